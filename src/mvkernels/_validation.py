@@ -1,0 +1,276 @@
+"""Input validation for multi-view data, shared by every estimator.
+
+Multi-view input comes in two forms:
+
+* a list (or tuple) of 2-D arrays, one per view, all with the same number of rows;
+* one 2-D array plus a ``views`` specification that cuts its columns into views.
+  This second form is what makes ``GridSearchCV``, ``cross_val_score`` and
+  ``Pipeline`` work unchanged, since they index rows of a single array.
+
+``views`` may be a list of integer sizes (consecutive column blocks), a list of
+slices, or a list of integer index arrays. ``views=None`` with a single array means
+one view holding every column.
+
+Errors name the view and the problem, e.g. ``"view 2 has 50 samples, view 0 has 60"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_views",
+    "split_views",
+    "check_targets_finite",
+    "is_dask_collection",
+    "check_precomputed_kernel",
+]
+
+
+def is_dask_collection(x: Any) -> bool:
+    """True for a Dask array (checked without importing Dask)."""
+    return type(x).__module__.startswith("dask.") and hasattr(x, "chunks")
+
+
+def _normalise_view_spec(views: Any, n_columns: int) -> list[np.ndarray | slice]:
+    """Turn a ``views`` specification into a list of column selectors."""
+    if views is None:
+        return [slice(0, n_columns)]
+    if isinstance(views, (int, np.integer)):
+        raise TypeError(
+            "views must be a list of view sizes, slices or column-index arrays, "
+            f"got the integer {views!r}"
+        )
+    views = list(views)
+    if len(views) == 0:
+        raise ValueError("views is empty: give at least one view")
+    if all(isinstance(v, (int, np.integer)) for v in views):
+        sizes = [int(v) for v in views]
+        if any(s <= 0 for s in sizes):
+            raise ValueError(f"views sizes must be positive, got {sizes}")
+        if sum(sizes) != n_columns:
+            raise ValueError(
+                f"views sizes {sizes} add up to {sum(sizes)} columns but X has "
+                f"{n_columns} columns"
+            )
+        bounds = np.cumsum([0] + sizes)
+        return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    selectors: list[np.ndarray | slice] = []
+    for i, v in enumerate(views):
+        if isinstance(v, slice):
+            idx = np.arange(n_columns)[v]
+        else:
+            idx = np.asarray(v)
+            if idx.dtype == bool:
+                if idx.shape != (n_columns,):
+                    raise ValueError(
+                        f"view {i}: boolean column mask has shape {idx.shape}, "
+                        f"expected ({n_columns},)"
+                    )
+                idx = np.flatnonzero(idx)
+            elif idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+                raise TypeError(
+                    f"view {i}: a view must be a size, a slice or a 1-D array of "
+                    f"column indices, got {v!r}"
+                )
+        if idx.size == 0:
+            raise ValueError(f"view {i} selects no column")
+        if idx.min() < -n_columns or idx.max() >= n_columns:
+            raise ValueError(
+                f"view {i} selects columns outside the {n_columns} columns of X"
+            )
+        selectors.append(v if isinstance(v, slice) else idx)
+    return selectors
+
+
+def split_views(X: Any, views: Any) -> list[Any]:
+    """Cut the columns of one 2-D array into views (no copy for slices)."""
+    selectors = _normalise_view_spec(views, X.shape[1])
+    return [X[:, s] for s in selectors]
+
+
+def _check_one_view(
+    Xv: Any,
+    i: int,
+    *,
+    dtype: Any,
+    ensure_finite: bool,
+    ensure_min_samples: int,
+) -> Any:
+    if is_dask_collection(Xv):
+        if Xv.ndim != 2:
+            raise ValueError(f"view {i} must be 2-D, got a {Xv.ndim}-D Dask array")
+        return Xv
+    if hasattr(Xv, "toarray") and not isinstance(Xv, np.ndarray):
+        raise TypeError(
+            f"view {i} is a sparse matrix; mvkernels needs dense views "
+            "(call .toarray() first)"
+        )
+    try:
+        arr = np.asarray(Xv, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"view {i} could not be read as a numeric array: {exc}") from exc
+    if arr.ndim == 1:
+        raise ValueError(
+            f"view {i} is 1-D (shape {arr.shape}); expected a 2-D array of shape "
+            "(n_samples, n_features). Reshape a single feature with x.reshape(-1, 1)."
+        )
+    if arr.ndim != 2:
+        raise ValueError(f"view {i} must be 2-D, got shape {arr.shape}")
+    if arr.shape[0] < ensure_min_samples:
+        raise ValueError(
+            f"view {i} has {arr.shape[0]} sample(s); at least "
+            f"{ensure_min_samples} required"
+        )
+    if arr.shape[1] == 0:
+        raise ValueError(f"view {i} has 0 features (shape {arr.shape})")
+    if ensure_finite and not np.isfinite(arr).all():
+        bad = "NaN" if np.isnan(arr).any() else "infinity"
+        raise ValueError(f"view {i} contains {bad}; remove or impute it first")
+    return arr
+
+
+def check_views(
+    X: Any,
+    *,
+    views: Any = None,
+    n_views: int | None = None,
+    n_features: Sequence[int] | None = None,
+    dtype: Any = np.float64,
+    ensure_finite: bool = True,
+    ensure_min_samples: int = 1,
+) -> list[Any]:
+    """Validate multi-view input and return a list of 2-D arrays.
+
+    Parameters
+    ----------
+    X : list of array-like or array-like of shape (n_samples, n_columns)
+        The views, or a single array cut by ``views``.
+    views : None, list of int, list of slice or list of array
+        How to cut a single array into views (ignored for list input).
+    n_views : int, optional
+        Expected number of views (at predict time: the number seen in ``fit``).
+    n_features : sequence of int, optional
+        Expected number of columns of each view (at predict time).
+    dtype : dtype, default float64
+    ensure_finite : bool, default True
+        Reject NaN and infinity.
+    ensure_min_samples : int, default 1
+
+    Returns
+    -------
+    Xs : list of ndarray (or Dask arrays, passed through unchanged)
+
+    Raises
+    ------
+    ValueError
+        Mismatched sample counts, wrong number of views, wrong view width, NaN/inf,
+        empty views. The message names the view.
+    TypeError
+        Input that is not array-like, sparse matrices, bad ``views`` specification.
+    """
+    if X is None:
+        raise TypeError("X is None; expected a list of views or a 2-D array")
+    if isinstance(X, (list, tuple)):
+        if len(X) == 0:
+            raise ValueError("X is an empty list: give at least one view")
+        first = X[0]
+        is_list_of_views = (
+            hasattr(first, "shape") and len(getattr(first, "shape")) >= 1
+        ) or (isinstance(first, (list, tuple)) and len(first) > 0
+              and isinstance(first[0], (list, tuple, np.ndarray)))
+        if is_list_of_views:
+            raw = list(X)
+        else:
+            raw = split_views(np.asarray(X, dtype=dtype), views)
+    elif isinstance(X, dict):
+        raise TypeError("X must be a list of views or a 2-D array, not a dict")
+    else:
+        if not hasattr(X, "shape"):
+            X = np.asarray(X)
+        if len(X.shape) == 1:
+            raise ValueError(
+                f"X is 1-D (shape {X.shape}); expected a list of 2-D views or a 2-D "
+                "array of shape (n_samples, n_columns)"
+            )
+        if len(X.shape) != 2:
+            raise ValueError(
+                f"X has shape {X.shape}; expected a list of 2-D views or one 2-D array"
+            )
+        if not is_dask_collection(X) and X.shape[1] == 0:
+            raise ValueError(f"X has 0 columns (shape {X.shape})")
+        raw = split_views(X, views)
+    Xs = [
+        _check_one_view(
+            Xv, i, dtype=dtype, ensure_finite=ensure_finite,
+            ensure_min_samples=ensure_min_samples,
+        )
+        for i, Xv in enumerate(raw)
+    ]
+    n0 = Xs[0].shape[0]
+    for i, Xv in enumerate(Xs[1:], start=1):
+        if Xv.shape[0] != n0 and not (
+            is_dask_collection(Xv) and np.isnan(Xv.shape[0])
+        ):
+            raise ValueError(
+                f"view {i} has {Xv.shape[0]} samples, view 0 has {n0}: every view "
+                "must hold the same samples in the same order"
+            )
+    if n_views is not None and len(Xs) != n_views:
+        raise ValueError(
+            f"expected {n_views} view(s) (as seen in fit), got {len(Xs)}"
+        )
+    if n_features is not None:
+        for i, (Xv, d) in enumerate(zip(Xs, n_features)):
+            if Xv.shape[1] != d:
+                raise ValueError(
+                    f"view {i} has {Xv.shape[1]} features, but {d} were seen in fit"
+                )
+    return Xs
+
+
+def check_targets_finite(y: np.ndarray, name: str = "y") -> None:
+    """Raise a ValueError if the targets hold NaN or infinity."""
+    if np.issubdtype(np.asarray(y).dtype, np.number) and not np.isfinite(y).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+
+
+def check_precomputed_kernel(
+    K: Any, view: int, *, n_train: int | None = None, square: bool = True,
+    psd_tol: float = 1e-8,
+) -> np.ndarray:
+    """Validate a precomputed kernel matrix of one view.
+
+    With ``square=True`` (fit time) the matrix must be square, symmetric (to
+    ``1e-8`` relative) and positive semi-definite: its smallest eigenvalue must be
+    at least ``-psd_tol * max|eig|``. With ``square=False`` (predict time) it must have
+    ``n_train`` columns.
+    """
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2:
+        raise ValueError(f"view {view}: precomputed kernel must be 2-D, got shape {K.shape}")
+    if not np.isfinite(K).all():
+        raise ValueError(f"view {view}: precomputed kernel contains NaN or infinity")
+    if square:
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(
+                f"view {view}: precomputed training kernel must be square, got shape {K.shape}"
+            )
+        scale = max(np.abs(K).max(), 1e-300)
+        if not np.allclose(K, K.T, rtol=0, atol=1e-8 * scale):
+            raise ValueError(f"view {view}: precomputed kernel is not symmetric")
+        eig = np.linalg.eigvalsh(K)
+        if eig[0] < -psd_tol * max(abs(eig[-1]), abs(eig[0])):
+            raise ValueError(
+                f"view {view}: precomputed kernel is not positive semi-definite "
+                f"(smallest eigenvalue {eig[0]:.3g}, largest {eig[-1]:.3g})"
+            )
+    elif n_train is not None and K.shape[1] != n_train:
+        raise ValueError(
+            f"view {view}: precomputed test kernel must have one column per training "
+            f"sample ({n_train}), got shape {K.shape}"
+        )
+    return K

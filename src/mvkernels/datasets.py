@@ -1,0 +1,204 @@
+"""Data sets: loaders for the shared real data, and generators for the papers' synthetic sets.
+
+Real data is never shipped with the package. It is read from the folder named by the
+``MVKERNELS_DATA`` environment variable (default: ``../shared/data`` relative to the
+current directory, i.e. the project root's sibling ``shared/data``). Loaders raise
+:class:`DataNotFoundError` (a ``FileNotFoundError``) with the path they looked in.
+
+Every loader returns views as a list of float64 arrays (``Xs``) and targets.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "DataNotFoundError",
+    "data_home",
+    "load_uwave",
+    "load_sarcos",
+    "load_winequality",
+    "load_parkinsons",
+    "load_santafe",
+    "load_nutrimouse",
+    "make_two_view_toy",
+    "make_sum_of_sines",
+    "make_multitask_regression",
+    "load_digits_views",
+]
+
+
+class DataNotFoundError(FileNotFoundError):
+    """The shared data folder (or a file in it) is missing."""
+
+
+def data_home(data_dir: str | os.PathLike | None = None) -> Path:
+    """The real-data folder: ``data_dir``, else ``$MVKERNELS_DATA``, else ``../shared/data``."""
+    if data_dir is None:
+        data_dir = os.environ.get("MVKERNELS_DATA", os.path.join("..", "shared", "data"))
+    return Path(data_dir).expanduser()
+
+
+def _file(sub: str, name: str, data_dir: Any) -> Path:
+    path = data_home(data_dir) / sub / name
+    if not path.is_file():
+        raise DataNotFoundError(
+            f"{path} not found. Point MVKERNELS_DATA (or --data) at the shared data folder."
+        )
+    return path
+
+
+def load_uwave(data_dir: Any = None) -> dict[str, Any]:
+    """uWaveGestureLibrary, UCR split used by the MVML papers (896 train / 3582 test).
+
+    Returns a dict with ``Xs_train``/``Xs_test`` (3 views: x, y, z acceleration series,
+    each (n, 315)), ``y_train``/``y_test`` (labels 1..8).
+    """
+    d = np.load(_file("uwave", "uwave_ucr_split_rebuilt.npz", data_dir))
+    out = {}
+    for part in ("train", "test"):
+        X = np.asarray(d[f"X_{part}"], dtype=np.float64)
+        out[f"Xs_{part}"] = [np.ascontiguousarray(X[:, v, :]) for v in range(X.shape[1])]
+        out[f"y_{part}"] = np.asarray(d[f"y_{part}"], dtype=np.int64)
+    out["view_names"] = ["x", "y", "z"]
+    return out
+
+
+def load_sarcos(data_dir: Any = None, torque: int | None = 0) -> dict[str, Any]:
+    """SARCOS inverse dynamics, the 4449-row TEST file only ("SARCOS-4449").
+
+    Views: joint positions (7), velocities (7), accelerations (7). ``y`` is torque
+    ``torque`` (0 = the paper's task 1) or all 7 torques when ``torque=None``.
+    """
+    from scipy.io import loadmat
+
+    M = loadmat(str(_file("sarcos", "sarcos_inv_test.mat", data_dir)))["sarcos_inv_test"]
+    M = np.asarray(M, dtype=np.float64)
+    Xs = [M[:, 0:7].copy(), M[:, 7:14].copy(), M[:, 14:21].copy()]
+    y = M[:, 21:28] if torque is None else M[:, 21 + torque].copy()
+    return {"Xs": Xs, "y": y, "view_names": ["positions", "velocities", "accelerations"]}
+
+
+def load_winequality(data_dir: Any = None, color: str = "white") -> dict[str, Any]:
+    """Wine Quality (UCI). ``X``: the 11 physico-chemical inputs; ``quality``; ``columns``."""
+    if color not in ("white", "red"):
+        raise ValueError(f"color must be 'white' or 'red', got {color!r}")
+    path = _file("winequality", f"winequality-{color}.csv", data_dir)
+    with open(path) as fh:
+        header = [h.strip().strip('"') for h in fh.readline().split(";")]
+    M = np.loadtxt(path, delimiter=";", skiprows=1)
+    return {"X": M[:, :-1], "quality": M[:, -1], "columns": header[:-1]}
+
+
+def load_parkinsons(data_dir: Any = None) -> dict[str, Any]:
+    """Parkinson's telemonitoring (UCI).
+
+    ``X``: age, sex, test_time and the 16 voice measures (19 columns; the OLOK paper
+    counts 20 with the subject number, which is returned separately as ``subject``
+    because it is an identifier, not a feature). ``Y``: (motor_UPDRS, total_UPDRS).
+    """
+    path = _file("parkinsons_telemonitoring", "parkinsons_updrs.data", data_dir)
+    with open(path) as fh:
+        header = fh.readline().strip().split(",")
+    M = np.loadtxt(path, delimiter=",", skiprows=1)
+    cols = {name: i for i, name in enumerate(header)}
+    y_cols = [cols["motor_UPDRS"], cols["total_UPDRS"]]
+    x_cols = [i for i in range(len(header)) if i not in y_cols and i != cols["subject#"]]
+    return {
+        "X": M[:, x_cols], "Y": M[:, y_cols], "subject": M[:, cols["subject#"]].astype(int),
+        "columns": [header[i] for i in x_cols], "targets": ["motor_UPDRS", "total_UPDRS"],
+    }
+
+
+def load_santafe(data_dir: Any = None) -> dict[str, np.ndarray]:
+    """Santa Fe laser series A: ``train`` (1000 values) and ``test`` (the next 100)."""
+    train = np.loadtxt(_file("santafe", "lasertrain.dat", data_dir))
+    test = np.loadtxt(_file("santafe", "laserpred.dat", data_dir))
+    return {"train": train.ravel(), "test": test.ravel()}
+
+
+def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
+    """Nutrimouse: views gene (40 x 120) and lipid (40 x 21); genotype and diet labels."""
+    def read(name: str) -> np.ndarray:
+        return np.loadtxt(_file("nutrimouse", name, data_dir), delimiter=",", skiprows=1)
+
+    def labels(name: str) -> np.ndarray:
+        with open(_file("nutrimouse", name, data_dir)) as fh:
+            rows = [line.strip().strip('"') for line in fh.readlines()[1:] if line.strip()]
+        return np.asarray(rows)
+
+    return {
+        "Xs": [read("gene.csv"), read("lipid.csv")],
+        "genotype": labels("genotype.csv"), "diet": labels("diet.csv"),
+        "view_names": ["gene", "lipid"],
+    }
+
+
+# --------------------------------------------------------------------------- generators
+def make_two_view_toy(
+    n_samples: int = 400, noise: float = 0.1, shear: float = 0.5, angle: float = np.pi / 4,
+    random_state: Any = None,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Two-view toy classification set in the spirit of the MVML paper's Figure 1.
+
+    View 1: two interleaved half moons (2-D) with Gaussian noise. View 2: the same
+    points sheared (``x' = x + shear * y``) then rotated by ``angle``, with independent
+    noise. Labels in {0, 1}. The views carry related but differently shaped
+    information, which is what a learned between-view metric exploits.
+    """
+    from sklearn.datasets import make_moons
+
+    rng = check_random_state(random_state)
+    X1, y = make_moons(n_samples=n_samples, noise=noise, random_state=rng)
+    S = np.array([[1.0, shear], [0.0, 1.0]])
+    R = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    X2 = X1 @ S.T @ R.T + noise * rng.standard_normal(X1.shape)
+    return [X1, X2], y
+
+
+def load_digits_views() -> tuple[list[np.ndarray], np.ndarray]:
+    """Embedded multi-view data: scikit-learn's handwritten digits cut into 3 views.
+
+    Views (built by this function from the 8 x 8 images shipped with scikit-learn):
+    0 = top half of the image (32 pixels), 1 = bottom half (32 pixels),
+    2 = row and column intensity profiles (16 values). Labels 0..9.
+    """
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    images = d.images.astype(np.float64) / 16.0
+    top = images[:, :4, :].reshape(len(images), -1)
+    bottom = images[:, 4:, :].reshape(len(images), -1)
+    profiles = np.hstack([images.mean(axis=2), images.mean(axis=1)])
+    return [top, bottom, profiles], d.target.astype(np.int64)
+
+
+def make_sum_of_sines(n_points: int = 500, step: float = 0.01) -> np.ndarray:
+    """The RKM paper's series ``y(t) = sin(2 pi t) + 0.2 sin(40 pi t)``, t = 0, 0.01, ..."""
+    t = np.arange(n_points) * step
+    return np.sin(2 * np.pi * t) + 0.2 * np.sin(40 * np.pi * t)
+
+
+def make_multitask_regression(
+    n_samples: int = 10000, n_features: int = 50, n_tasks: int = 20, n_relevant: int = 5,
+    noise: float = 0.1, random_state: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-task regression in the style of Argyriou et al. (2008).
+
+    Inputs ``x ~ N(0, I)`` are shared by all tasks; the task weight vectors live in a
+    shared ``n_relevant``-dimensional subspace: ``W = P B`` with ``P`` (n_features x
+    n_relevant) orthonormal and ``B`` Gaussian; ``Y = X W + noise * N(0, 1)``. Outputs
+    are therefore strongly correlated, which is what an output kernel can exploit.
+    """
+    rng = check_random_state(random_state)
+    X = rng.standard_normal((n_samples, n_features))
+    P, _ = np.linalg.qr(rng.standard_normal((n_features, n_relevant)))
+    B = rng.standard_normal((n_relevant, n_tasks))
+    W = P @ B / np.sqrt(n_relevant)
+    Y = X @ W + noise * rng.standard_normal((n_samples, n_tasks))
+    return X, Y

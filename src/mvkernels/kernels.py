@@ -1,0 +1,305 @@
+"""Scalar kernels on one view, shared by every estimator of the package.
+
+Each view ``l`` gets a scalar kernel ``k_l`` (SPEC.md, section 0). A kernel is given by
+name or as a callable, with a dict of parameters:
+
+=============  ===========================================  ==========================
+name           formula                                      parameters (default)
+=============  ===========================================  ==========================
+``"rbf"``      ``exp(-gamma ||x - z||^2)``                   ``gamma`` or ``sigma``
+(``"gaussian"``)  ``gamma = 1 / (2 sigma^2)``                  (sigma = mean pairwise
+                                                             Euclidean distance of the
+                                                             view's training points)
+``"laplacian"`` ``exp(-gamma ||x - z||_1)``                  ``gamma`` (1 / mean
+                                                             pairwise L1 distance)
+``"linear"``   ``<x, z>``                                    none
+``"poly"``     ``(gamma <x, z> + coef0)^degree``             ``gamma`` (1 / n_features),
+(``"polynomial"``)                                           ``coef0`` (1), ``degree`` (3)
+callable       ``f(X, Z, **params)`` -> (n_x, n_z) array     anything ``f`` accepts
+``"precomputed"``  the view *is* a kernel matrix              none
+=============  ===========================================  ==========================
+
+The default Gaussian bandwidth follows the MVML paper (Sec. 4.2): sigma is the mean
+pairwise distance between training points of the view. For more than
+``max_samples`` (2000) points it is estimated on a random subsample of the rows
+(an unbiased estimate of the mean over all pairs), so no n x n matrix is built.
+
+Precomputed kernels and cross-validation
+----------------------------------------
+With ``kernel="precomputed"`` each view passed to ``fit`` is the n x n training Gram
+matrix and each view passed to ``predict`` is the (n_test, n_train) cross-kernel.
+Scikit-learn's splitters cannot cut a *list* of Gram matrices, so to cross-validate
+precomputed kernels build the Gram matrix of each view on *all* samples once and
+wrap it in :class:`IndexedKernel`; the data ``X`` is then just the sample index
+column ``np.arange(n)[:, None]`` repeated for each view (``views=[1, 1, ...]``), and any
+splitter, ``GridSearchCV`` or ``cross_val_score`` works unchanged::
+
+    Ks = [K_view0, K_view1]                       # each n x n, on all samples
+    X = np.repeat(np.arange(n)[:, None], len(Ks), axis=1).astype(float)
+    est = MVMLClassifier(kernel=[IndexedKernel(K) for K in Ks], views=[1, 1])
+    cross_val_score(est, X, y, cv=5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.spatial.distance import pdist
+from sklearn.metrics.pairwise import (
+    laplacian_kernel,
+    linear_kernel,
+    polynomial_kernel,
+    rbf_kernel,
+)
+from sklearn.utils import check_random_state
+
+from ._validation import is_dask_collection
+
+__all__ = [
+    "KERNEL_NAMES",
+    "ViewKernel",
+    "IndexedKernel",
+    "mean_pairwise_distance",
+    "make_view_kernels",
+]
+
+_ALIASES = {"gaussian": "rbf", "polynomial": "poly"}
+KERNEL_NAMES = ("rbf", "gaussian", "laplacian", "linear", "poly", "polynomial", "precomputed")
+_ALLOWED_PARAMS = {
+    "rbf": {"gamma", "sigma"},
+    "laplacian": {"gamma"},
+    "linear": set(),
+    "poly": {"gamma", "coef0", "degree"},
+    "precomputed": set(),
+}
+
+
+def mean_pairwise_distance(
+    X: Any,
+    metric: str = "euclidean",
+    max_samples: int = 2000,
+    random_state: Any = None,
+) -> float:
+    """Mean distance between pairs of distinct rows of ``X``.
+
+    Exact for ``n <= max_samples``; otherwise the mean over the pairs of
+    ``max_samples`` rows drawn without replacement (an unbiased estimate), so the
+    cost is ``O(max_samples^2 d)`` whatever ``n`` is. Works on Dask arrays by
+    pulling only the sampled rows.
+    """
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError("at least 2 samples are needed to estimate a kernel bandwidth")
+    if n > max_samples:
+        rng = check_random_state(random_state)
+        idx = np.sort(rng.choice(n, size=max_samples, replace=False))
+        X = X[idx]
+    if is_dask_collection(X):
+        X = X.compute()
+    d = pdist(np.asarray(X, dtype=np.float64), metric=metric)
+    return float(d.mean())
+
+
+class ViewKernel:
+    """A scalar kernel for one view whose data-dependent parameters are set in ``fit``.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        One of :data:`KERNEL_NAMES` or a callable ``f(X, Z, **params)``.
+    params : dict, optional
+        Kernel parameters (see the module docstring).
+
+    Attributes
+    ----------
+    name : str
+        Canonical kernel name (``"callable"`` for a callable).
+    params_ : dict
+        Resolved parameters after :meth:`fit` (e.g. ``{"gamma": ...}`` for rbf).
+    """
+
+    def __init__(self, kernel: str | Callable = "rbf", params: dict | None = None, view: int = 0):
+        self.kernel = kernel
+        self.params = dict(params or {})
+        self.view = view
+        if callable(kernel):
+            self.name = "callable"
+        elif isinstance(kernel, str) and _ALIASES.get(kernel.lower(), kernel.lower()) in _ALLOWED_PARAMS:
+            self.name = _ALIASES.get(kernel.lower(), kernel.lower())
+        else:
+            raise ValueError(
+                f"view {view}: unknown kernel {kernel!r}; use one of "
+                f"{', '.join(KERNEL_NAMES)} or a callable"
+            )
+        if self.name in _ALLOWED_PARAMS:
+            unknown = set(self.params) - _ALLOWED_PARAMS[self.name]
+            if unknown:
+                raise ValueError(
+                    f"view {view}: kernel {self.name!r} does not take parameter(s) "
+                    f"{sorted(unknown)}; allowed: {sorted(_ALLOWED_PARAMS[self.name])}"
+                )
+        if self.name == "rbf" and {"gamma", "sigma"} <= set(self.params):
+            raise ValueError(f"view {view}: give either gamma or sigma for the rbf kernel, not both")
+        self.params_: dict | None = None
+
+    @property
+    def precomputed(self) -> bool:
+        return self.name == "precomputed"
+
+    def fit(self, X: Any, random_state: Any = None) -> "ViewKernel":
+        """Resolve data-dependent parameters (bandwidths) on training data ``X``."""
+        p = dict(self.params)
+        for key in ("gamma", "sigma"):
+            if key in p and p[key] is not None and not (np.isfinite(p[key]) and p[key] > 0):
+                raise ValueError(f"view {self.view}: kernel parameter {key} must be > 0, got {p[key]!r}")
+        if self.name == "rbf":
+            if p.get("sigma") is not None:
+                p = {"gamma": 1.0 / (2.0 * float(p["sigma"]) ** 2)}
+            elif p.get("gamma") is None:
+                sigma = mean_pairwise_distance(X, "euclidean", random_state=random_state)
+                if sigma <= 0:
+                    raise ValueError(
+                        f"view {self.view}: all training points are identical; the default "
+                        "Gaussian bandwidth (mean pairwise distance) is 0. Set gamma."
+                    )
+                p = {"gamma": 1.0 / (2.0 * sigma**2)}
+            else:
+                p = {"gamma": float(p["gamma"])}
+        elif self.name == "laplacian" and p.get("gamma") is None:
+            dist = mean_pairwise_distance(X, "cityblock", random_state=random_state)
+            if dist <= 0:
+                raise ValueError(
+                    f"view {self.view}: all training points are identical; set gamma."
+                )
+            p = {"gamma": 1.0 / dist}
+        elif self.name == "poly":
+            p = {
+                "gamma": float(p.get("gamma") or 1.0 / X.shape[1]),
+                "coef0": float(p.get("coef0", 1.0)),
+                "degree": p.get("degree", 3),
+            }
+        self.params_ = p
+        return self
+
+    def _check_fitted(self) -> dict:
+        if self.params_ is None:
+            raise RuntimeError("ViewKernel.fit must be called before evaluating the kernel")
+        return self.params_
+
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """Kernel matrix ``(k(x_i, z_j))_{ij}`` of shape (n_x, n_z)."""
+        p = self._check_fitted()
+        if self.name == "rbf":
+            return rbf_kernel(X, Z, gamma=p["gamma"])
+        if self.name == "laplacian":
+            return laplacian_kernel(X, Z, gamma=p["gamma"])
+        if self.name == "linear":
+            return linear_kernel(X, Z)
+        if self.name == "poly":
+            return polynomial_kernel(X, Z, degree=p["degree"], gamma=p["gamma"], coef0=p["coef0"])
+        if self.name == "precomputed":
+            raise RuntimeError("a precomputed kernel cannot be evaluated on raw data")
+        K = np.asarray(self.kernel(X, Z, **p), dtype=np.float64)
+        if K.shape != (X.shape[0], Z.shape[0]):
+            raise ValueError(
+                f"view {self.view}: the kernel callable returned shape {K.shape}, "
+                f"expected ({X.shape[0]}, {Z.shape[0]})"
+            )
+        if not np.isfinite(K).all():
+            raise ValueError(f"view {self.view}: the kernel callable returned NaN or infinity")
+        return K
+
+    def diag(self, X: np.ndarray) -> np.ndarray:
+        """``k(x_i, x_i)`` for every row, without building the full matrix."""
+        p = self._check_fitted()
+        if self.name in ("rbf", "laplacian"):
+            return np.ones(X.shape[0])
+        if self.name == "linear":
+            return np.einsum("ij,ij->i", X, X)
+        if self.name == "poly":
+            return (p["gamma"] * np.einsum("ij,ij->i", X, X) + p["coef0"]) ** p["degree"]
+        if self.name == "precomputed":
+            raise RuntimeError("the diagonal of a precomputed kernel comes with the matrix")
+        return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
+
+    def __repr__(self) -> str:
+        return f"ViewKernel({self.kernel!r}, params={self.params_ or self.params})"
+
+
+class IndexedKernel:
+    """A precomputed Gram matrix looked up by sample index, for cross-validation.
+
+    ``IndexedKernel(K)(X, Z) = K[X[:, 0], Z[:, 0]]``: the view's "data" is the column
+    of sample indices into ``K``. See the module docstring for the recipe.
+
+    Parameters
+    ----------
+    K : array of shape (n, n)
+        Gram matrix of the view over all samples (training and test).
+    """
+
+    def __init__(self, K: np.ndarray):
+        K = np.asarray(K, dtype=np.float64)
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise ValueError(f"IndexedKernel needs a square Gram matrix, got shape {K.shape}")
+        self.K = K
+
+    def _index(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != 1:
+            raise ValueError(
+                f"IndexedKernel expects one column of sample indices, got shape {X.shape}"
+            )
+        idx = X[:, 0]
+        if not np.all(idx == np.round(idx)) or idx.min() < 0 or idx.max() >= len(self.K):
+            raise ValueError(
+                f"IndexedKernel indices must be integers in [0, {len(self.K)})"
+            )
+        return idx.astype(np.intp)
+
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        return self.K[np.ix_(self._index(X), self._index(Z))]
+
+
+def make_view_kernels(
+    kernel: str | Callable | Sequence[str | Callable],
+    kernel_params: dict | Sequence[dict | None] | None,
+    n_views: int,
+) -> list[ViewKernel]:
+    """One unfitted :class:`ViewKernel` per view from estimator parameters.
+
+    ``kernel`` is one name/callable for all views or a list with one per view;
+    ``kernel_params`` is one dict for all views, a list of dicts (one per view), or None.
+    """
+    if isinstance(kernel, (list, tuple)):
+        if len(kernel) != n_views:
+            raise ValueError(
+                f"kernel lists {len(kernel)} kernels but the data has {n_views} view(s)"
+            )
+        kernels = list(kernel)
+    else:
+        kernels = [kernel] * n_views
+    if kernel_params is None or isinstance(kernel_params, dict):
+        params = [kernel_params] * n_views
+    elif isinstance(kernel_params, (list, tuple)):
+        if len(kernel_params) != n_views:
+            raise ValueError(
+                f"kernel_params lists {len(kernel_params)} dicts but the data has "
+                f"{n_views} view(s)"
+            )
+        params = list(kernel_params)
+    else:
+        raise TypeError(
+            f"kernel_params must be a dict, a list of dicts or None, got {type(kernel_params).__name__}"
+        )
+    out = []
+    for i, (k, p) in enumerate(zip(kernels, params)):
+        if p is not None and not isinstance(p, dict):
+            raise TypeError(f"view {i}: kernel_params must be a dict, got {type(p).__name__}")
+        out.append(ViewKernel(k, p, view=i))
+    names = {vk.name == "precomputed" for vk in out}
+    if len(names) > 1:
+        raise ValueError("mixing precomputed and non-precomputed kernels across views is not supported")
+    return out
