@@ -18,6 +18,13 @@ feature dimension stays ``p`` per view whatever the numerical rank, so with all 
 samples as landmarks ``U U^T = K`` exactly (up to the floor).
 
 No n x n matrix is built: features are computed in row chunks of ``chunk_size``.
+
+Dask input (optional extra ``mvkernels[dask]``): :class:`BlockNystrom` ``fit``,
+``transform`` and ``moments`` accept Dask views chunked by rows, and so do
+:func:`feature_moments` and :func:`map_views`; they dispatch to :mod:`mvkernels._dask`
+(Dask is only imported there). Results equal the NumPy ones to rounding (1e-10 tested);
+``transform`` then returns a lazy Dask array, ``moments`` a small in-memory
+:class:`FeatureMoments` computed as a Dask reduction.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_precomputed_kernel, check_views
+from ._validation import check_precomputed_kernel, check_views, is_dask_collection
 from .kernels import ViewKernel, make_view_kernels
 
 __all__ = [
@@ -41,7 +48,11 @@ __all__ = [
     "select_landmarks",
     "sqrt_pinv_psd",
     "default_chunk_size",
+    "uniform_indices",
     "FeatureMoments",
+    "moments_from_chunks",
+    "feature_moments",
+    "map_views",
     "BlockNystrom",
 ]
 
@@ -79,6 +90,32 @@ def default_chunk_size(n_columns: int, budget: int = 4_000_000) -> int:
     return int(max(256, budget // max(1, n_columns)))
 
 
+#: above this many samples, uniform landmarks are drawn without an O(n) permutation
+PERMUTATION_MAX = 1 << 22
+
+
+def uniform_indices(n: int, size: int, random_state: Any = None) -> np.ndarray:
+    """Sorted indices of ``size`` distinct samples drawn uniformly from ``range(n)``.
+
+    For ``n <= PERMUTATION_MAX`` (4,194,304) this is the first ``size`` entries of one
+    random permutation (the paper's rule). Above, to keep client memory O(size) for
+    out-of-core data, indices are drawn with replacement in rounds and the first ``size``
+    distinct ones (in draw order) are kept: still a uniform random subset. Both NumPy and
+    Dask input use this function, so they get the same landmarks for the same seed.
+    """
+    rng = check_random_state(random_state)
+    if n <= PERMUTATION_MAX:
+        return np.sort(rng.permutation(n)[:size])
+    if size > n:
+        raise ValueError(f"cannot draw {size} distinct samples out of {n}")
+    chosen = np.empty(0, dtype=np.int64)
+    while chosen.size < size:
+        draw = np.concatenate([chosen, rng.randint(0, n, size=2 * (size - chosen.size) + 16)])
+        _, first = np.unique(draw, return_index=True)
+        chosen = draw[np.sort(first)]
+    return np.sort(chosen[:size]).astype(np.intp)
+
+
 def _kernel_column_blocks(
     Xs: Sequence[np.ndarray], kernels: Sequence[ViewKernel], j: int, chunk: int
 ) -> Iterator[tuple[slice, np.ndarray]]:
@@ -114,20 +151,28 @@ def select_landmarks(
     n_landmarks : int
     strategy : {"uniform", "kmeans++"}
         ``"uniform"``: a uniformly random subset (the paper: one random ordering shared
-        by all views, first ``p`` kept). ``"kmeans++"``: k-means++ seeding in the joint
+        by all views, first ``p`` kept; see :func:`uniform_indices`). ``"kmeans++"``: k-means++ seeding in the joint
         kernel feature space, with squared distance
         ``sum_l k_l(x, x) + k_l(z, z) - 2 k_l(x, z)``; spreads landmarks over the data
         and gives a smaller Nystrom error than uniform sampling at equal ``p``.
     random_state : int, RandomState or None
+
+    With Dask views nothing but the chosen rows reaches the client; ``"kmeans++"`` then
+    runs on a uniform subsample of ``max(20000, 50 p)`` rows when n is larger than that
+    (see :func:`mvkernels._dask.select_landmarks_dask`).
 
     Returns
     -------
     idx : ndarray of int, shape (n_landmarks,), sorted
     """
     rng = check_random_state(random_state)
+    if any(is_dask_collection(X) for X in Xs):
+        from ._dask import select_landmarks_dask
+
+        return select_landmarks_dask(Xs, kernels, n_landmarks, strategy, rng)
     n = Xs[0].shape[0]
     if strategy == "uniform":
-        return np.sort(rng.permutation(n)[:n_landmarks])
+        return uniform_indices(n, n_landmarks, rng)
     if strategy != "kmeans++":
         raise ValueError(
             f"unknown landmark strategy {strategy!r}; use one of {LANDMARK_STRATEGIES}"
@@ -184,6 +229,20 @@ class FeatureMoments:
         cross = None if Y is None else U.T @ Y
         return cls(U.shape[0], U.sum(axis=0), U.T @ U, cross)
 
+    @property
+    def mean(self) -> np.ndarray:
+        """Feature means ``sum / n_samples``."""
+        return self.sum / self.n_samples
+
+    def centered_gram(self) -> np.ndarray:
+        """``Phi_c^T Phi_c = gram - n mean mean^T`` (KPCA's C with centred features).
+
+        Computed from the raw moments, so its absolute rounding error is about
+        ``eps * ||gram||``; fine unless the features' spread is tiny next to their mean.
+        """
+        C = self.gram - np.outer(self.sum, self.sum) / self.n_samples
+        return 0.5 * (C + C.T)
+
     def merge(self, other: "FeatureMoments") -> "FeatureMoments":
         cross = None
         if self.cross is not None and other.cross is not None:
@@ -204,6 +263,112 @@ def moments_from_chunks(chunks: Iterator[tuple[np.ndarray, np.ndarray | None]]) 
         raise ValueError("no data: the chunk iterator was empty")
     total.gram = 0.5 * (total.gram + total.gram.T)
     return total
+
+
+def _as_targets(Y: Any, n: int) -> Any:
+    """Targets as a 2-D float array (NumPy) or 2-D Dask array, with the row count checked."""
+    if Y is None:
+        return None
+    if not is_dask_collection(Y):
+        Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y.reshape(-1, 1)
+    if Y.ndim != 2:
+        raise ValueError(f"Y must be 1-D or 2-D, got shape {Y.shape}")
+    if Y.shape[0] != n and not (np.isnan(Y.shape[0]) or np.isnan(n)):
+        raise ValueError(f"Y has {Y.shape[0]} rows but the views have {n} samples")
+    return Y
+
+
+def feature_moments(
+    feature_fn: Callable[[list[np.ndarray]], np.ndarray],
+    Xs: Any,
+    Y: Any = None,
+    chunk_size: int | None = None,
+    *,
+    symmetrize: bool = True,
+) -> FeatureMoments:
+    """Sufficient statistics of any row-wise feature map, NumPy or Dask, in one pass.
+
+    Parameters
+    ----------
+    feature_fn : callable
+        ``feature_fn([X_1[rows], ..., X_v[rows]]) -> U[rows]`` of shape (rows, D): takes
+        the list of per-view row blocks (NumPy) and returns their features (NumPy);
+        row-wise. For Dask input it must be picklable (module-level function, bound
+        method or callable object; ``cloudpickle`` also takes lambdas and closures).
+    Xs : list of arrays (one per view) or one 2-D array (a single view)
+        NumPy arrays, or Dask arrays chunked by rows (any view being Dask selects the
+        Dask path; views may have different column chunking).
+    Y : None or array of shape (n,) or (n, k), NumPy or Dask
+    chunk_size : int or None
+        Rows per chunk (NumPy) or per sub-chunk inside a Dask block; ``None``: chunks of
+        ~32 MB of features (the width D is found from the first chunk).
+    symmetrize : bool
+        Symmetrise ``gram`` at the end (always done on the Dask path).
+
+    Returns
+    -------
+    FeatureMoments
+        ``gram = U^T U``, ``sum = U^T 1``, ``cross = U^T Y`` (None without Y), ``n_samples``.
+        With Dask input the work runs on the Dask scheduler (a distributed ``Client``
+        when one is active) and only these small arrays reach the client.
+    """
+    if not isinstance(Xs, (list, tuple)):
+        Xs = [Xs]
+    Xs = list(Xs)
+    if any(is_dask_collection(X) for X in Xs) or is_dask_collection(Y):
+        from ._dask import dask_feature_moments
+
+        return dask_feature_moments(feature_fn, Xs, Y, chunk_size=chunk_size)
+    n = Xs[0].shape[0]
+    Y = _as_targets(Y, n)
+
+    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+        step = chunk_size
+        start = 0
+        while start < n:
+            if step is None:  # probe the width on a small first chunk
+                rows = slice(0, min(n, 256))
+                U = np.asarray(feature_fn([X[rows] for X in Xs]))
+                step = default_chunk_size(U.shape[1])
+            else:
+                rows = slice(start, min(n, start + step))
+                U = np.asarray(feature_fn([X[rows] for X in Xs]))
+            yield U, None if Y is None else Y[rows]
+            start = rows.stop
+
+    if symmetrize:
+        return moments_from_chunks(chunks())
+    total: FeatureMoments | None = None
+    for U, Yc in chunks():
+        m = FeatureMoments.from_features(U, Yc)
+        total = m if total is None else total.merge(m)
+    if total is None:
+        raise ValueError("no data: the views have no rows")
+    return total
+
+
+def map_views(
+    fn: Callable[[list[np.ndarray]], np.ndarray],
+    Xs: Sequence[Any],
+    n_out: int | None = None,
+    dtype: Any = np.float64,
+) -> Any:
+    """Apply a row-wise function to views: NumPy in, NumPy out; Dask in, lazy Dask out.
+
+    ``fn([X_1, ..., X_v])`` returns an array with one row per sample: shape ``(rows,)``
+    (``n_out=None``) or ``(rows, n_out)``. With NumPy views this is just ``fn(Xs)``; with
+    Dask views (chunked by rows) it returns a lazy Dask array with those row chunks, ``fn``
+    running block by block on the workers (see :func:`mvkernels._dask.map_view_rows`).
+    This is how ``transform``/``predict`` return Dask arrays on Dask input.
+    """
+    Xs = list(Xs)
+    if any(is_dask_collection(X) for X in Xs):
+        from ._dask import map_view_rows
+
+        return map_view_rows(fn, Xs, n_out=n_out, dtype=dtype)
+    return fn(Xs)
 
 
 class BlockNystrom(TransformerMixin, BaseEstimator):
@@ -271,21 +436,37 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
 
     def _fit_views(self, Xs: list[np.ndarray]) -> "BlockNystrom":
         rng = check_random_state(self.random_state)
-        n = Xs[0].shape[0]
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
+        dask_input = any(is_dask_collection(X) for X in Xs)
+        if dask_input:
+            from ._dask import as_aligned_views
+
+            if kernels[0].precomputed:
+                raise TypeError(
+                    "kernel='precomputed' cannot be fitted on Dask input (the n x n Gram "
+                    "matrices are checked in memory); pass the raw views, or NumPy Gram "
+                    "matrices (test-time cross-kernels may be Dask arrays)"
+                )
+            Xs, _ = as_aligned_views(Xs)
+        n = int(Xs[0].shape[0])
         if kernels[0].precomputed:
             Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
         for Xv, kern in zip(Xs, kernels):
             kern.fit(Xv, random_state=rng)
         p = resolve_n_landmarks(self.n_landmarks, n)
         idx = select_landmarks(Xs, kernels, p, self.landmarks, rng)
+        if dask_input:  # only the landmark rows come to the client
+            from ._dask import _check_block_finite, gather_rows
+
+            gathered = gather_rows(Xs, idx)
+            _check_block_finite(gathered, None)
         normalizers, ranks, landmark_rows = [], [], []
-        for Xv, kern in zip(Xs, kernels):
+        for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
             if kern.precomputed:
                 W = Xv[np.ix_(idx, idx)]
                 landmark_rows.append(idx.copy())
             else:
-                Z = Xv[idx]
+                Z = gathered[l] if dask_input else Xv[idx]
                 W = kern(Z, Z)
                 landmark_rows.append(np.array(Z))
             S, r = sqrt_pinv_psd(W, self.eig_floor)
@@ -304,14 +485,27 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
 
     # -- features ------------------------------------------------------------
     def check_views(self, X: Any) -> list[np.ndarray]:
-        """Validate views for transform against what was seen in fit."""
+        """Validate views for transform against what was seen in fit.
+
+        Dask views are checked for their number and shapes only (NaN/inf are caught
+        block by block when the features are computed).
+        """
         check_is_fitted(self, "normalizers_")
         if self.kernels_[0].precomputed:
             Xs = check_views(X, views=self.views, n_views=self.n_views_)
-            return [
-                check_precomputed_kernel(K, i, n_train=self.n_samples_fit_, square=False)
-                for i, K in enumerate(Xs)
-            ]
+            out = []
+            for i, K in enumerate(Xs):
+                if is_dask_collection(K):
+                    if K.shape[1] != self.n_samples_fit_:
+                        raise ValueError(
+                            f"view {i}: precomputed test kernel must have one column per "
+                            f"training sample ({self.n_samples_fit_}), got shape {K.shape}"
+                        )
+                    out.append(K)
+                else:
+                    out.append(check_precomputed_kernel(
+                        K, i, n_train=self.n_samples_fit_, square=False))
+            return out
         return check_views(
             X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_
         )
@@ -325,38 +519,49 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             Q = kern(Xv, self.landmarks_[view])
         return Q @ self.normalizers_[view]
 
+    def features(self, blocks: list[np.ndarray]) -> np.ndarray:
+        """Concatenated features ``(u_1, ..., u_v)`` of a list of per-view NumPy row blocks.
+
+        The row-wise feature function handed to :func:`feature_moments` and
+        :func:`map_views` (picklable: it ships the fitted map to Dask workers).
+        """
+        return np.hstack([self.view_features(Xv, l) for l, Xv in enumerate(blocks)])
+
+    def _chunk(self, chunk_size: int | None = None) -> int:
+        return chunk_size or self.chunk_size or default_chunk_size(
+            self.n_views_ * self.n_landmarks_
+        )
+
     def iter_features(
         self, Xs: list[np.ndarray], chunk_size: int | None = None
     ) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(rows, U_chunk)`` with ``U_chunk`` of shape (rows, v p)."""
         n = Xs[0].shape[0]
-        chunk = chunk_size or self.chunk_size or default_chunk_size(
-            self.n_views_ * self.n_landmarks_
-        )
+        chunk = self._chunk(chunk_size)
         for start in range(0, n, chunk):
             rows = slice(start, min(n, start + chunk))
-            yield rows, np.hstack(
-                [self.view_features(Xv[rows], l) for l, Xv in enumerate(Xs)]
-            )
+            yield rows, self.features([Xv[rows] for Xv in Xs])
 
-    def transform(self, X: Any) -> np.ndarray:
-        """Concatenated Nystrom features, shape (n_samples, n_views * n_landmarks)."""
+    def transform(self, X: Any) -> Any:
+        """Concatenated Nystrom features, shape (n_samples, n_views * n_landmarks).
+
+        On Dask input: a lazy Dask array with the row chunks of the input.
+        """
         Xs = self.check_views(X)
-        out = np.empty((Xs[0].shape[0], self.n_views_ * self.n_landmarks_))
+        D = self.n_views_ * self.n_landmarks_
+        if any(is_dask_collection(Xv) for Xv in Xs):
+            return map_views(self.features, Xs, n_out=D)
+        out = np.empty((Xs[0].shape[0], D))
         for rows, U in self.iter_features(Xs):
             out[rows] = U
         return out
 
-    def moments(self, X: Any, Y: np.ndarray | None = None) -> FeatureMoments:
-        """Sufficient statistics ``sum u u^T``, ``sum u``, ``sum u y^T`` in one chunked pass."""
+    def moments(self, X: Any, Y: Any = None) -> FeatureMoments:
+        """Sufficient statistics ``sum u u^T``, ``sum u``, ``sum u y^T`` in one chunked pass.
+
+        ``X`` and ``Y`` may be Dask arrays (chunked by rows): the pass is then a Dask
+        reduction and only the small result comes back (:func:`feature_moments`).
+        """
         Xs = self.check_views(X)
-        if Y is not None:
-            Y = np.asarray(Y, dtype=np.float64)
-            Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
-            if Y.shape[0] != Xs[0].shape[0]:
-                raise ValueError(
-                    f"Y has {Y.shape[0]} rows but the views have {Xs[0].shape[0]} samples"
-                )
-        return moments_from_chunks(
-            (U, None if Y is None else Y[rows]) for rows, U in self.iter_features(Xs)
-        )
+        Y = _as_targets(Y, Xs[0].shape[0])
+        return feature_moments(self.features, Xs, Y, chunk_size=self._chunk())

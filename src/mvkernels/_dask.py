@@ -1,0 +1,293 @@
+"""Dask back end of the shared feature layer (optional: ``pip install mvkernels[dask]``).
+
+Dask is imported lazily, inside the functions of this module, and this module itself is
+only imported by :mod:`mvkernels.nystrom` when a view is a Dask array; without Dask
+nothing changes.
+
+What runs where
+---------------
+* **Sufficient statistics** (:func:`dask_feature_moments`): every row block of the views
+  (row chunks aligned across views, one chunk along columns) becomes one task that maps
+  the feature function over the block, in sub-chunks of ``chunk_size`` rows, and returns
+  its :class:`~mvkernels.nystrom.FeatureMoments` (``D x D`` Gram, sum, cross moments).
+  The per-block moments are added in a tree (fan-in ``split_every``) on the workers; only
+  the final ``D x D`` (and ``D x k``) result comes to the client.
+* **Transform / predict** (:func:`map_view_rows`): a row-wise NumPy function mapped over
+  the aligned row blocks; the result is a lazy Dask array with the same row chunks.
+* **Landmarks** (:func:`select_landmarks_dask`): uniform landmarks are random indices
+  drawn on the client (nothing is read), then only those rows are gathered
+  (:func:`gather_rows`, sorted indices). ``"kmeans++"`` runs exactly as on NumPy input when
+  ``n <= kmeanspp_sample_size(p)`` (the rows are gathered: at most that many), otherwise on a
+  uniform subsample of ``kmeanspp_sample_size(p) = max(20000, 50 p)`` rows.
+* **Bandwidths** (:func:`mvkernels.kernels.mean_pairwise_distance`) gather a random sample
+  of at most 2000 rows per view.
+
+The model pieces a task needs (kernels, landmarks, normalisers: the feature function)
+enter the graph once, as one key, and are shipped once to each worker, not once per task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "require_dask",
+    "as_aligned_views",
+    "dask_feature_moments",
+    "map_view_rows",
+    "gather_rows",
+    "kmeanspp_sample_size",
+    "select_landmarks_dask",
+]
+
+#: default fan-in of the tree sum of per-block moments
+SPLIT_EVERY = 8
+
+
+def require_dask() -> Any:
+    """Import ``dask.array``, or raise an ImportError saying how to install it."""
+    try:
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - exercised only without dask
+        raise ImportError(
+            "Dask input needs the optional dependency: pip install 'mvkernels[dask]'"
+        ) from exc
+    return da
+
+
+def _is_dask(x: Any) -> bool:
+    from ._validation import is_dask_collection
+
+    return is_dask_collection(x)
+
+
+def as_aligned_views(Xs: Sequence[Any], extra: Sequence[Any] = ()) -> tuple[list, list]:
+    """Dask views (and extra row-aligned arrays) with the same row chunks, one column chunk.
+
+    The row chunks of the first Dask array in ``Xs`` are the reference; other Dask views
+    are rechunked along rows to them (and to a single chunk along columns); NumPy views
+    and ``extra`` arrays (e.g. targets, 1-D or 2-D) are wrapped with those chunks.
+
+    Raises
+    ------
+    ValueError
+        Unknown (NaN) chunk sizes, mismatched sample counts (naming the view).
+    """
+    da = require_dask()
+    ref = next((X for X in Xs if _is_dask(X)), None)
+    if ref is None:
+        raise TypeError("as_aligned_views needs at least one Dask view")
+    for i, X in enumerate(Xs):
+        if _is_dask(X) and any(np.isnan(c) for c in X.chunks[0]):
+            raise ValueError(
+                f"view {i} is a Dask array with unknown chunk sizes; call "
+                "X.compute_chunk_sizes() (or build it with known lengths) first"
+            )
+    rows = ref.chunks[0]
+    n = int(sum(rows))
+
+    def align(A: Any, what: str) -> Any:
+        if A.shape[0] != n:
+            raise ValueError(
+                f"{what} has {A.shape[0]} samples, view 0 has {n}: every view must hold "
+                "the same samples in the same order"
+            )
+        target = (rows,) + tuple((s,) for s in A.shape[1:])
+        if _is_dask(A):
+            return A if A.chunks == target else A.rechunk(target)
+        return da.from_array(np.asarray(A), chunks=target)
+
+    views = [align(X, f"view {i}") for i, X in enumerate(Xs)]
+    others = [None if A is None else align(A, "Y") for A in extra]
+    return views, others
+
+
+def _check_block_finite(
+    blocks: Sequence[np.ndarray], start: int | None, Y: np.ndarray | None = None
+) -> None:
+    """Raise a ValueError naming the view (and the rows) if a block holds NaN/inf."""
+    named = [(f"view {l}", B) for l, B in enumerate(blocks)]
+    if Y is not None:
+        named.append(("Y", Y))
+    for name, B in named:
+        if not np.isfinite(B).all():
+            bad = "NaN" if np.isnan(B).any() else "infinity"
+            where = "" if start is None else f" (in rows {start}..{start + B.shape[0] - 1})"
+            raise ValueError(f"{name} contains {bad}{where}; remove or impute it first")
+
+
+def _block_moments(
+    feature_fn: Callable, chunk_size: int | None, start: int, Y: np.ndarray | None, *blocks
+) -> Any:
+    """FeatureMoments of one row block, in sub-chunks of ``chunk_size`` rows."""
+    from .nystrom import feature_moments
+
+    _check_block_finite(blocks, start, Y)
+    return feature_moments(feature_fn, list(blocks), Y, chunk_size=chunk_size, symmetrize=False)
+
+
+def _sum_moments(*parts: Any) -> Any:
+    total = parts[0]
+    for m in parts[1:]:
+        total = total.merge(m)
+    return total
+
+
+def dask_feature_moments(
+    feature_fn: Callable[[list[np.ndarray]], np.ndarray],
+    Xs: Sequence[Any],
+    Y: Any = None,
+    *,
+    chunk_size: int | None = None,
+    split_every: int = SPLIT_EVERY,
+    compute: bool = True,
+) -> Any:
+    """:class:`~mvkernels.nystrom.FeatureMoments` of a row-wise feature map over Dask views.
+
+    Parameters
+    ----------
+    feature_fn : callable
+        ``feature_fn([X_1[rows], ..., X_v[rows]]) -> U[rows]`` of shape (rows, D), NumPy in,
+        NumPy out, row-wise (row i of the output depends on row i of the input only) and
+        picklable (it is shipped to the workers once).
+    Xs : list of Dask (or NumPy) arrays, one per view, same number of rows
+    Y : None, NumPy or Dask array of shape (n,) or (n, k)
+    chunk_size : int or None
+        Rows per sub-chunk inside a block (bounds worker memory at ~rows x D floats).
+    split_every : int
+        Fan-in of the tree sum of per-block moments.
+    compute : bool
+        If False, return the Delayed result instead of computing it.
+
+    Returns
+    -------
+    FeatureMoments (``gram`` symmetrised), computed with the current Dask scheduler (the
+    distributed ``Client`` when one is active).
+    """
+    require_dask()
+    from dask import delayed
+
+    extra = [None if Y is None else (Y.reshape(-1, 1) if Y.ndim == 1 else Y)]
+    if Y is not None and not _is_dask(Y):
+        extra = [np.asarray(extra[0], dtype=np.float64)]
+    views, (Yd,) = as_aligned_views(Xs, extra)
+    if Yd is not None:
+        Yd = Yd.astype(np.float64)
+    fn = delayed(feature_fn, pure=True)
+    blocks = [V.to_delayed().ravel() for V in views]
+    yblocks = None if Yd is None else Yd.to_delayed().ravel()
+    starts = np.concatenate([[0], np.cumsum(views[0].chunks[0])[:-1]]).astype(int)
+    per_block = delayed(_block_moments, pure=True)
+    parts = [
+        per_block(fn, chunk_size, int(starts[b]), None if yblocks is None else yblocks[b],
+                  *[bl[b] for bl in blocks])
+        for b in range(len(starts))
+    ]
+    merge = delayed(_sum_moments, pure=True)
+    split_every = max(2, int(split_every))
+    while len(parts) > 1:
+        parts = [merge(*parts[i : i + split_every]) for i in range(0, len(parts), split_every)]
+    total = delayed(_symmetrize, pure=True)(parts[0])
+    return total.compute() if compute else total
+
+
+def _symmetrize(m: Any) -> Any:
+    m.gram = 0.5 * (m.gram + m.gram.T)
+    return m
+
+
+def _apply_rows(*blocks: np.ndarray, fn: Callable, ndim_out: int, block_info=None) -> np.ndarray:
+    start = 0 if not block_info else block_info[0]["array-location"][0][0]
+    _check_block_finite(blocks, start)
+    out = np.asarray(fn(list(blocks)))
+    if out.shape[0] != blocks[0].shape[0] or out.ndim != ndim_out:
+        raise ValueError(
+            f"the row-wise function returned shape {out.shape} for a block of "
+            f"{blocks[0].shape[0]} rows (expected {ndim_out}-D, one row per sample)"
+        )
+    return out
+
+
+def map_view_rows(
+    fn: Callable[[list[np.ndarray]], np.ndarray],
+    Xs: Sequence[Any],
+    n_out: int | None = None,
+    dtype: Any = np.float64,
+) -> Any:
+    """Lazy Dask array ``fn([X_1[rows], ..., X_v[rows]])`` over aligned row blocks.
+
+    ``fn`` is row-wise and returns ``(rows, n_out)`` (or ``(rows,)`` when ``n_out`` is None),
+    e.g. ``BlockNystrom`` features, ``predict`` or ``decision_function`` of an estimator.
+    Nothing is computed here; the output has the row chunks of the first Dask view.
+    """
+    require_dask()
+    import dask.array as da
+    from dask import delayed
+
+    views, _ = as_aligned_views(Xs)
+    rows = views[0].chunks[0]
+    fn_d = delayed(fn, pure=True)
+    if n_out is None:
+        return da.map_blocks(
+            _apply_rows, *views, fn=fn_d, ndim_out=1, dtype=dtype, chunks=(rows,),
+            drop_axis=1, meta=np.empty((0,), dtype=dtype),
+        )
+    return da.map_blocks(
+        _apply_rows, *views, fn=fn_d, ndim_out=2, dtype=dtype, chunks=(rows, (int(n_out),)),
+        meta=np.empty((0, 0), dtype=dtype),
+    )
+
+
+def gather_rows(Xs: Sequence[Any], idx: np.ndarray) -> list[np.ndarray]:
+    """Rows ``idx`` of every view as NumPy arrays, in one compute (only those rows move)."""
+    import dask
+
+    idx = np.asarray(idx, dtype=np.intp)
+    order = np.argsort(idx, kind="stable")
+    sorted_idx = idx[order]
+    lazy = [X[sorted_idx] if _is_dask(X) else np.asarray(X)[sorted_idx] for X in Xs]
+    got = dask.compute(*lazy)
+    inv = np.empty_like(order)
+    inv[order] = np.arange(order.size)
+    return [np.asarray(G, dtype=np.float64)[inv] for G in got]
+
+
+def kmeanspp_sample_size(n_landmarks: int) -> int:
+    """Rows on which k-means++ runs for Dask input: ``max(20000, 50 * n_landmarks)``."""
+    return max(20_000, 50 * int(n_landmarks))
+
+
+def select_landmarks_dask(
+    Xs: Sequence[Any], kernels: Sequence[Any], n_landmarks: int, strategy: str, rng: Any
+) -> np.ndarray:
+    """Landmark indices for Dask views without bringing the data to the client.
+
+    * ``"uniform"``: the same indices as on NumPy input (same ``rng`` draws); no data read.
+    * ``"kmeans++"``: if ``n <= kmeanspp_sample_size(p)`` the (at most that many) rows are
+      gathered and the NumPy k-means++ runs on them: the same indices as on NumPy input.
+      Otherwise k-means++ runs on a uniform random subsample of
+      ``kmeanspp_sample_size(p)`` rows (gathered; same rng stream), and the chosen rows
+      are mapped back to indices of the full data.
+    """
+    from .nystrom import LANDMARK_STRATEGIES, select_landmarks, uniform_indices
+
+    n = int(Xs[0].shape[0])
+    if strategy == "uniform":
+        return uniform_indices(n, n_landmarks, rng)
+    if strategy != "kmeans++":
+        raise ValueError(
+            f"unknown landmark strategy {strategy!r}; use one of {LANDMARK_STRATEGIES}"
+        )
+    m = kmeanspp_sample_size(n_landmarks)
+    if n <= m:
+        local = gather_rows(Xs, np.arange(n))
+        _check_block_finite(local, None)
+        return select_landmarks(local, kernels, n_landmarks, strategy, rng)
+    sub = uniform_indices(n, m, rng)
+    local = gather_rows(Xs, sub)
+    _check_block_finite(local, None)
+    chosen = select_landmarks(local, kernels, n_landmarks, strategy, rng)
+    return np.sort(sub[chosen])
