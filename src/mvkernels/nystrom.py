@@ -265,6 +265,16 @@ def moments_from_chunks(chunks: Iterator[tuple[np.ndarray, np.ndarray | None]]) 
     return total
 
 
+def _check_known_lengths(X: Any) -> None:
+    """Dask views must have known row counts (before they are compared across views)."""
+    for i, Xv in enumerate(X if isinstance(X, (list, tuple)) else [X]):
+        if is_dask_collection(Xv) and any(np.isnan(c) for c in Xv.chunks[0]):
+            raise ValueError(
+                f"view {i} is a Dask array with unknown chunk sizes; call "
+                "X.compute_chunk_sizes() (or build it with known lengths) first"
+            )
+
+
 def _as_targets(Y: Any, n: int) -> Any:
     """Targets as a 2-D float array (NumPy) or 2-D Dask array, with the row count checked."""
     if Y is None:
@@ -428,6 +438,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     # -- fitting -----------------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> "BlockNystrom":
         """Fit the kernels (bandwidths), choose landmarks, factor each ``W_l``."""
+        _check_known_lengths(X)
         Xs = check_views(X, views=self.views)
         self._fit_views(Xs)
         if not isinstance(X, (list, tuple)):
@@ -491,6 +502,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         block by block when the features are computed).
         """
         check_is_fitted(self, "normalizers_")
+        _check_known_lengths(X)
         if self.kernels_[0].precomputed:
             Xs = check_views(X, views=self.views, n_views=self.n_views_)
             out = []
