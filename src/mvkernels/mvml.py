@@ -1,16 +1,947 @@
-"""Placeholder: written under issue 2."""
+"""Multi-view metric learning (MVML; Huusari, Kadri & Capponi, 2018).
+
+Formulas: ``SPEC.md`` section 1 (which wins over the paper's text). Equation numbers
+below are the paper's.
+
+The model is a vector-valued kernel machine whose block kernel matrix is
+``K = H A H`` (eq. 5), ``H = blockdiag(K_1, ..., K_v)``, with a learned (or fixed)
+symmetric positive (semi-)definite *metric* ``A`` between and within the views. After
+the change of variable ``g = A H c`` the learning problem is (eq. 7 / 11)::
+
+    min_{A, g, w}  ||y - W H g||^2 + alpha <g, A^+ g> + eta R(A)
+
+with ``R(A) = ||A||_F^2`` (``metric="dense"``) or the view-pair group norm
+``sum_{l <= m} ||A_{lm}, A_{ml}||_F`` (``metric="sparse"``); ``alpha`` is the paper's
+lambda. In block Nystrom mode (Sec. 3.5, eq. 13-18) ``H`` is replaced by the features
+``U`` (``K_l ~ U_l U_l^T``) and ``A``, ``g`` by ``A~ = U^T A U`` (vp x vp), ``g~``;
+every iteration then only needs the sufficient statistics ``C = sum_i u_i u_i^T`` and
+``c = sum_i u_i y_i`` (one chunked pass through :meth:`BlockNystrom.moments`), so its
+cost is ``O((vp)^3)`` whatever ``n`` is.
+
+Layout of this module (designed for reuse by :mod:`mvkernels.mvml_svm`):
+
+* module-level numerical pieces: :class:`PSDFactor` (Cholesky, or eigh when only PSD),
+  :func:`dense_metric_update` (eq. 9/16), :func:`sparse_metric_update` (eq. 12/18) with
+  :func:`prox_group_frobenius`, :func:`metric_step` (one backtracked A-step),
+  :func:`cov_metric_full` / :func:`cov_metric_nystrom` (MVML_Cov),
+  :func:`least_squares_weights` (eq. 10/17), :func:`rank_one_metric_minimiser`;
+* :class:`MVMLProblem`: the training data of one fit in either mode;
+* :class:`_BaseMVML`: the alternating algorithm (Algorithm 1) with the overridable
+  hooks ``_g_step``, ``_data_loss`` and ``_w_step`` (square loss here);
+* :class:`MVMLRegressor`, :class:`MVMLClassifier` (one-vs-all).
+
+See ``docs/mvml.md`` for the documented choices (step size rule, number of A-steps,
+what the alternating scheme converges to, the Cov metric, eigenvalue floors).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ._validation import (
+    check_precomputed_kernel,
+    check_targets_finite,
+    check_views,
+    is_dask_collection,
+)
+from .kernels import make_view_kernels
+from .nystrom import BlockNystrom, default_chunk_size
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    _sk_validate_data = None
+
+__all__ = [
+    "METRICS",
+    "PSDFactor",
+    "NotPSDError",
+    "dense_metric_update",
+    "sparse_metric_update",
+    "prox_group_frobenius",
+    "group_norms",
+    "metric_penalty",
+    "metric_step",
+    "rank_one_metric_minimiser",
+    "cov_metric_full",
+    "cov_metric_nystrom",
+    "least_squares_weights",
+    "MVMLProblem",
+    "MVMLRegressor",
+    "MVMLClassifier",
+]
+
+METRICS = ("dense", "sparse", "identity", "cov")
+LEARNED_METRICS = ("dense", "sparse")
 
 
-class MVMLRegressor:
-    """Not implemented yet (issue 2)."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("MVMLRegressor is being written (issue 2)")
+# ============================================================================ linear algebra
+class NotPSDError(ValueError):
+    """A matrix expected to be positive (semi-)definite is not."""
 
 
-class MVMLClassifier:
-    """Not implemented yet (issue 2)."""
+class PSDFactor:
+    """Factorisation ``A = F F^T`` of a symmetric positive semi-definite matrix.
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("MVMLClassifier is being written (issue 2)")
+    A Cholesky factorisation is tried first (``F = L``, lower triangular). When it
+    fails (``A`` singular or indefinite) and ``require_pd`` is False, the
+    eigendecomposition ``A = V diag(s) V^T`` is used: eigenvalues ``s_i`` must satisfy
+    ``s_i >= -psd_tol * max|s|`` (else :class:`NotPSDError`), and those
+    ``<= eig_floor * max|s|`` are treated as zero, so ``F = V_+ diag(s_+)^{1/2}`` and
+    the pseudo-inverse ``A^+`` acts on the kept eigen-directions only. No inverse or
+    pseudo-inverse matrix is ever formed: :meth:`solve` applies ``A^+`` to vectors.
 
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+    eig_floor : float, default=1e-10
+        Relative eigenvalue floor of the pseudo-inverse (eigh path).
+    psd_tol : float, default=1e-10
+        Relative tolerance on negative eigenvalues (eigh path).
+    require_pd : bool, default=False
+        Raise :class:`NotPSDError` when the Cholesky factorisation fails.
+    """
+
+    def __init__(self, A: np.ndarray, eig_floor: float = 1e-10, psd_tol: float = 1e-10,
+                 require_pd: bool = False):
+        A = 0.5 * (A + A.T)
+        self.shape = A.shape
+        self._min_eig: float | None = None
+        try:
+            self.L = linalg.cholesky(A, lower=True, check_finite=False)
+            if not np.all(np.isfinite(self.L)):
+                raise linalg.LinAlgError("non-finite Cholesky factor")
+            self.kind = "cholesky"
+            self.F = self.L
+            return
+        except linalg.LinAlgError:
+            if require_pd:
+                raise NotPSDError("matrix is not positive definite (Cholesky failed)")
+        s, V = linalg.eigh(A, check_finite=False)
+        top = float(max(abs(s[0]), abs(s[-1]))) if s.size else 0.0
+        self._min_eig = float(s[0]) if s.size else 0.0
+        if s.size and s[0] < -psd_tol * top:
+            raise NotPSDError(
+                f"matrix is indefinite: smallest eigenvalue {s[0]:.3g}, largest {s[-1]:.3g}"
+            )
+        keep = s > eig_floor * top if top > 0 else np.zeros(s.shape, bool)
+        self.kind = "eigh"
+        self.s = s[keep]
+        self.V = V[:, keep]
+        self.F = self.V * np.sqrt(self.s)
+
+    @property
+    def rank(self) -> int:
+        return self.shape[0] if self.kind == "cholesky" else int(self.s.size)
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """``A^+ b`` (``A^{-1} b`` on the Cholesky path)."""
+        if self.kind == "cholesky":
+            return linalg.cho_solve((self.L, True), b, check_finite=False)
+        return self.V @ ((self.V.T @ b) / (self.s if b.ndim == 1 else self.s[:, None]))
+
+    def quad(self, g: np.ndarray) -> float:
+        """``<g, A^+ g>``."""
+        if self.kind == "cholesky":
+            z = linalg.solve_triangular(self.L, g, lower=True, check_finite=False)
+            return float(z @ z)
+        z = self.V.T @ g
+        return float(z @ (z / self.s))
+
+
+def _sym(A: np.ndarray) -> np.ndarray:
+    return 0.5 * (A + A.T)
+
+
+def min_eigenvalue(A: np.ndarray) -> float:
+    """Smallest eigenvalue of the symmetric part of ``A``."""
+    return float(linalg.eigvalsh(_sym(A), subset_by_index=[0, 0], check_finite=False)[0])
+
+
+# ============================================================================ A-step pieces
+def group_norms(A: np.ndarray, n_views: int) -> np.ndarray:
+    """Frobenius norms of the view-pair groups of ``A`` (v x v, symmetric).
+
+    Entry ``(l, m)`` is ``||(A_lm, A_ml)||_F = sqrt(||A_lm||^2 + ||A_ml||^2)`` for
+    ``l != m`` (the group of a view *pair* holds both blocks) and ``||A_ll||_F`` on the
+    diagonal: the ``v (v + 1) / 2`` groups of eq. (11).
+    """
+    b = A.shape[0] // n_views
+    sq = (A.reshape(n_views, b, n_views, b) ** 2).sum(axis=(1, 3))
+    N = sq + sq.T
+    N[np.diag_indices(n_views)] *= 0.5
+    return np.sqrt(N)
+
+
+def metric_penalty(A: np.ndarray, kind: str, n_views: int) -> float:
+    """``R(A)``: ``||A||_F^2`` (dense) or ``sum_{l <= m}`` group norms (sparse)."""
+    if kind == "sparse":
+        return float(np.triu(group_norms(A, n_views)).sum())
+    return float(np.sum(A * A))
+
+
+def prox_group_frobenius(B: np.ndarray, threshold: float, n_views: int) -> np.ndarray:
+    """Group soft-thresholding: the proximal operator of ``threshold * sum ||B_gamma||_F``.
+
+    ``[prox(B)]_gamma = max(0, 1 - threshold / ||B_gamma||_F) B_gamma`` for each view-pair
+    group ``gamma`` (see :func:`group_norms`); a group of norm 0 stays 0. A symmetric
+    ``B`` gives a symmetric result (both blocks of a pair get the same factor).
+    """
+    N = group_norms(B, n_views)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(N > 0, np.maximum(0.0, 1.0 - threshold / N), 0.0)
+    b = B.shape[0] // n_views
+    out = (B.reshape(n_views, b, n_views, b) * factor[:, None, :, None]).reshape(B.shape)
+    return _sym(out)
+
+
+def dense_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float,
+                        mu: float) -> np.ndarray:
+    """One gradient step on the metric, eq. (9) / (16).
+
+    ``A+ = (1 - 2 mu eta) A + mu alpha q q^T`` with ``q = A^+ g``; it is
+    ``A - mu grad F(A)`` for ``F(A) = alpha <g, A^+ g> + eta ||A||_F^2``
+    (``grad F = -alpha A^+ g g^T A^+ + 2 eta A``). Symmetric, and positive definite
+    whenever ``A`` is and ``mu eta < 1/2``.
+    """
+    return _sym((1.0 - 2.0 * mu * eta) * A + (mu * alpha) * np.outer(q, q))
+
+
+def sparse_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float, mu: float,
+                         n_views: int, threshold: str = "mu_eta") -> np.ndarray:
+    """One proximal-gradient step for the block-sparse metric, eq. (12) / (18).
+
+    ``B = A - mu grad h(A) = A + mu alpha q q^T`` (``h(A) = alpha <g, A^+ g>``,
+    ``q = A^+ g``), then group soft-thresholding of ``B`` with threshold ``mu * eta``
+    (``threshold="mu_eta"``: the proximal operator of ``mu * eta * sum ||.||_F``, so the
+    fixed points are the minimisers of eq. 11) or ``eta`` (``threshold="eta"``: the
+    paper's printed formula, whose threshold does not scale with the step).
+    """
+    if threshold == "mu_eta":
+        t = mu * eta
+    elif threshold == "eta":
+        t = eta
+    else:
+        raise ValueError(f"sparse_threshold must be 'mu_eta' or 'eta', got {threshold!r}")
+    B = A + (mu * alpha) * np.outer(q, q)
+    return prox_group_frobenius(B, t, n_views)
+
+
+def metric_step(A: np.ndarray, factor: PSDFactor, g: np.ndarray, alpha: float, eta: float,
+                kind: str, n_views: int, mu0: float, *, threshold: str = "mu_eta",
+                eig_floor: float = 1e-10, max_backtrack: int = 40,
+                ) -> tuple[np.ndarray, PSDFactor, float]:
+    """One backtracked A-step (dense gradient step or sparse proximal step).
+
+    Starting from ``mu = mu0`` the step is halved until (i) the new metric is
+    positive definite (dense; guaranteed once ``mu eta < 1/2``) or positive
+    semi-definite (sparse, see :class:`PSDFactor`) and (ii) the sufficient-decrease
+    condition of (proximal) gradient descent holds::
+
+        s(A+) <= s(A) + <grad s(A), A+ - A> + ||A+ - A||_F^2 / (2 mu)
+
+    with ``s = F = alpha <g, A^+ g> + eta ||A||_F^2`` (dense) or ``s = h = alpha <g, A^+ g>``
+    (sparse). This makes every accepted step decrease the A-part of the objective
+    (Beck & Teboulle's backtracking rule). If no step is accepted after
+    ``max_backtrack`` halvings, ``A`` is returned unchanged with ``mu = 0``.
+
+    Returns
+    -------
+    A_new, factor_new, mu : the accepted metric, its factorisation and step size.
+    """
+    q = factor.solve(g)
+    h0 = alpha * float(g @ q)
+    if kind == "dense":
+        s0 = h0 + eta * float(np.sum(A * A))
+    elif kind == "sparse":
+        s0 = h0
+    else:
+        raise ValueError(f"kind must be 'dense' or 'sparse', got {kind!r}")
+    mu = float(mu0)
+    if kind == "dense":
+        mu = min(mu, 0.499 / eta)  # mu eta < 1/2 (eq. 9 positivity condition)
+    for _ in range(max_backtrack):
+        if kind == "dense":
+            A_new = dense_metric_update(A, q, alpha, eta, mu)
+        else:
+            A_new = sparse_metric_update(A, q, alpha, eta, mu, n_views, threshold)
+        try:
+            f_new = PSDFactor(A_new, eig_floor=eig_floor, require_pd=(kind == "dense"))
+        except NotPSDError:
+            mu *= 0.5
+            continue
+        D = A_new - A
+        # <grad h, D> = -alpha q^T D q ; dense adds <2 eta A, D>
+        lin = -alpha * float(q @ D @ q)
+        s_new = alpha * f_new.quad(g)
+        if kind == "dense":
+            lin += 2.0 * eta * float(np.sum(A * D))
+            s_new += eta * float(np.sum(A_new * A_new))
+        if s_new <= s0 + lin + float(np.sum(D * D)) / (2.0 * mu) + 1e-12 * abs(s0):
+            return A_new, f_new, mu
+        mu *= 0.5
+    return A, factor, 0.0
+
+
+def rank_one_metric_minimiser(g: np.ndarray, alpha: float, eta: float) -> np.ndarray:
+    """Closed-form minimiser of ``alpha <g, A^+ g> + eta ||A||_F^2`` over PSD ``A``.
+
+    ``A* = t g g^T / ||g||^2`` with ``t = (alpha ||g||^2 / (2 eta))^{1/3}``; the minimum
+    is ``3 eta t^2``. Provided for reference and tests: the estimators do *not* jump to
+    it (see ``docs/mvml.md``, "What the alternating scheme converges to").
+    """
+    gg = float(g @ g)
+    t = (alpha * gg / (2.0 * eta)) ** (1.0 / 3.0)
+    return t * np.outer(g, g) / gg
+
+
+def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
+    """MVML_Cov metric in full-kernel mode (fixed, not learned).
+
+    The cross-covariance multi-view kernel of Kadri et al. (2013) uses, between views
+    ``l`` and ``m``, the empirical *centred* cross-covariance operator
+    ``C_lm = (1/n) sum_i (Phi_l(x_i) - mean_l) (Phi_m(x_i) - mean_m)^T = Phi_l (M / n) Phi_m^T``
+    (``M = I - 11^T / n``). In MVML's parametrisation ``C_lm = Phi_l A_lm Phi_m^T``
+    this is ``A_lm = M / n`` for every pair, i.e. ``A = (1_v 1_v^T) (x) M / n``.
+    ``A`` is then rescaled so that the multi-view training kernel has the trace of
+    ``H``: ``tr(H A H) = sum_l tr(K_l)`` (a scalar rescaling is equivalent to rescaling
+    ``alpha``; this one makes ``alpha`` comparable across metric variants and makes the
+    full and Nystrom (:func:`cov_metric_nystrom`) versions coincide with all landmarks).
+    """
+    n = Ks[0].shape[0]
+    v = len(Ks)
+    M = np.eye(n) - 1.0 / n
+    raw_trace = sum(float(np.sum((M @ K) ** 2)) for K in Ks) / n  # tr(K M K) / n
+    target = sum(float(np.trace(K)) for K in Ks)
+    scale = target / raw_trace if raw_trace > 0 else 1.0
+    return _sym(np.kron(np.ones((v, v)), M) * (scale / n))
+
+
+def cov_metric_nystrom(gram: np.ndarray, feature_sum: np.ndarray, n_samples: int) -> np.ndarray:
+    """MVML_Cov metric in Nystrom mode: ``A~ = U^T A U`` for the metric of :func:`cov_metric_full`.
+
+    ``A~_lm = U_l^T M U_m / n`` is the empirical covariance of the Nystrom features,
+    ``C / n - mean mean^T``, computed from the sufficient statistics. Rescaled so that
+    ``tr(U A~ U^T) = tr(A~ C) = tr(C)`` (the Nystrom ``sum_l tr(K_l)``).
+    """
+    mean = feature_sum / n_samples
+    cov = _sym(gram / n_samples - np.outer(mean, mean))
+    raw_trace = float(np.sum(cov * gram))
+    target = float(np.trace(gram))
+    scale = target / raw_trace if raw_trace > 0 else 1.0
+    return cov * scale
+
+
+def least_squares_weights(ZtZ: np.ndarray, Zty: np.ndarray) -> np.ndarray:
+    """View weights ``w = argmin ||y - Z w||^2`` from ``Z^T Z`` and ``Z^T y`` (eq. 10 / 17).
+
+    Minimum-norm least-squares solution of the normal equations (``scipy.linalg.lstsq``),
+    so a rank-deficient ``Z`` (e.g. a view whose block of ``g`` is zero) is handled.
+    """
+    w, *_ = linalg.lstsq(_sym(ZtZ), Zty, check_finite=False)
+    return np.asarray(w, dtype=np.float64)
+
+
+# ============================================================================ problem data
+@dataclass
+class MVMLProblem:
+    """Training data of one MVML fit, in full-kernel or Nystrom mode.
+
+    This is what the g-step hook receives (see ``_BaseMVML._g_step``).
+
+    Attributes
+    ----------
+    mode : {"full", "nystrom"}
+    n_samples, n_views : int
+    block_size : int
+        ``n`` (full) or ``p`` (Nystrom); ``dim = n_views * block_size`` is the size of
+        ``A`` / ``g``.
+    Y : ndarray of shape (n, T)
+        Targets, one column per independent problem (one-vs-all: +-1 columns).
+    Ks : list of ndarray (n, n) or None
+        Full mode: the per-view training kernel matrices.
+    gram, cross, feature_sum : ndarray or None
+        Nystrom mode: ``C = sum u u^T`` (dim, dim), ``c = sum u y^T`` (dim, T) and
+        ``sum u`` from :meth:`BlockNystrom.moments`.
+    feature_map : BlockNystrom or None
+        Nystrom mode: the fitted feature map (for losses that need the features
+        themselves, e.g. the hinge loss: :meth:`iter_features`, :meth:`features`).
+    Xs : list of arrays or None
+        Nystrom mode: the validated training views (for :meth:`iter_features`).
+    """
+
+    mode: str
+    n_samples: int
+    n_views: int
+    block_size: int
+    Y: np.ndarray
+    Ks: list | None = None
+    gram: np.ndarray | None = None
+    cross: np.ndarray | None = None
+    feature_sum: np.ndarray | None = None
+    feature_map: BlockNystrom | None = None
+    Xs: list | None = None
+    _design_cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def dim(self) -> int:
+        return self.n_views * self.block_size
+
+    @property
+    def n_targets(self) -> int:
+        return self.Y.shape[1]
+
+    def weight_vector(self, w: np.ndarray) -> np.ndarray:
+        """Diagonal of ``D_w = blockdiag(w_l I)`` (length ``dim``)."""
+        return np.repeat(np.asarray(w, dtype=np.float64), self.block_size)
+
+    def design(self, w: np.ndarray) -> np.ndarray:
+        """Full mode: ``P = W H = [w_1 K_1, ..., w_v K_v]`` (n x nv), cached per ``w``."""
+        if self.mode != "full":
+            raise RuntimeError("design() is the full-kernel W H; use the moments in Nystrom mode")
+        key = tuple(np.asarray(w, dtype=np.float64).tolist())
+        P = self._design_cache.get(key)
+        if P is None:
+            P = np.hstack([wl * K for wl, K in zip(w, self.Ks)])
+            self._design_cache.clear()
+            self._design_cache[key] = P
+        return P
+
+    def iter_features(self, chunk_size: int | None = None):
+        """Nystrom mode: yield ``(rows, U_chunk)``, ``U_chunk`` of shape (rows, dim)."""
+        if self.mode != "nystrom":
+            raise RuntimeError("iter_features() needs Nystrom mode (n_landmarks set)")
+        return self.feature_map.iter_features(self.Xs, chunk_size)
+
+    def features(self) -> np.ndarray:
+        """Nystrom mode: all training features ``U`` (n x dim), materialised."""
+        out = np.empty((self.n_samples, self.dim))
+        for rows, U in self.iter_features():
+            out[rows] = U
+        return out
+
+    def view_outputs(self, g: np.ndarray) -> np.ndarray:
+        """``Z`` (n x v): column ``l`` is ``K_l g_l`` (full) or ``U_l g_l`` (Nystrom)."""
+        b = self.block_size
+        if self.mode == "full":
+            return np.column_stack([K @ g[l * b:(l + 1) * b] for l, K in enumerate(self.Ks)])
+        Z = np.empty((self.n_samples, self.n_views))
+        G = np.zeros((self.dim, self.n_views))
+        for l in range(self.n_views):
+            G[l * b:(l + 1) * b, l] = g[l * b:(l + 1) * b]
+        for rows, U in self.iter_features():
+            Z[rows] = U @ G
+        return Z
+
+    def view_moments(self, g: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``Z^T Z`` (v x v) and ``Z^T y_t`` (v,) for the w-step.
+
+        Nystrom mode uses the sufficient statistics only: ``(Z^T Z)_lm = g_l^T C_lm g_m``,
+        ``(Z^T y)_l = g_l^T c_l`` (SPEC 1.1).
+        """
+        b, v = self.block_size, self.n_views
+        if self.mode == "full":
+            Z = self.view_outputs(g)
+            return Z.T @ Z, Z.T @ self.Y[:, t]
+        Gb = g.reshape(v, b)
+        Cb = self.gram.reshape(v, b, v, b)
+        ZtZ = np.einsum("li,limj,mj->lm", Gb, Cb, Gb)
+        Zty = np.einsum("li,li->l", Gb, self.cross[:, t].reshape(v, b))
+        return _sym(ZtZ), Zty
+
+
+# ============================================================================ estimators
+def _validate_array_input(est: BaseEstimator, X: Any, reset: bool) -> Any:
+    """sklearn-style validation of a single 2-D array input (feature names, widths, dtype).
+
+    Lists of views and Dask arrays are left to :func:`check_views`.
+    """
+    if isinstance(X, (list, tuple)) or is_dask_collection(X):
+        return X
+    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
+    if _sk_validate_data is not None:
+        return _sk_validate_data(est, X, **kw)
+    kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
+    return est._validate_data(X, **kw)  # pragma: no cover
+
+
+class _BaseMVML(BaseEstimator):
+    """Shared MVML machinery (Algorithm 1 of the paper, both versions a and b).
+
+    Subclasses choose the targets (regression: y; classification: one-vs-all +-1
+    columns) and may replace the loss through the hooks:
+
+    ``_g_step(problem, t, factor, w, state) -> g``
+        Minimise the data loss plus ``alpha <g, A^+ g>`` over ``g`` for target column
+        ``t``, metric ``A = factor.F @ factor.F.T`` (:class:`PSDFactor`) and weights ``w``.
+        Square loss here (eq. 8 by push-through / eq. 15 by sufficient statistics).
+        ``state`` is a per-target dict kept across outer iterations (warm starts).
+    ``_data_loss(problem, t, g, w) -> float``
+        The data term of the objective (square loss here), used for ``objective_``
+        and the stopping rule.
+    ``_w_step(problem, t, g, w) -> w``
+        View weights for fixed ``g`` and ``A`` (least squares, eq. 10 / 17, here).
+
+    The A-step (:func:`metric_step`), the metric variants and the stopping rule do
+    not depend on the loss and are reused unchanged.
+    """
+
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        eta: float = 1.0,
+        metric: str = "dense",
+        learn_weights: bool = False,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        max_iter: int = 10,
+        tol: float = 1e-4,
+        step_size: float | str = "auto",
+        n_a_steps: int = 1,
+        sparse_threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+    ):
+        self.alpha = alpha
+        self.eta = eta
+        self.metric = metric
+        self.learn_weights = learn_weights
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.max_iter = max_iter
+        self.tol = tol
+        self.step_size = step_size
+        self.n_a_steps = n_a_steps
+        self.sparse_threshold = sparse_threshold
+        self.eig_floor = eig_floor
+        self.chunk_size = chunk_size
+        self.views = views
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ tags
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        return tags
+
+    # ------------------------------------------------------------------ params
+    def _check_params(self) -> None:
+        def positive(name, value, allow_zero=False):
+            if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) \
+                    or (value < 0 if allow_zero else value <= 0):
+                op = ">= 0" if allow_zero else "> 0"
+                raise ValueError(f"{name} must be a finite number {op}, got {value!r}")
+
+        if self.metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
+        positive("alpha", self.alpha)
+        positive("eta", self.eta, allow_zero=self.metric not in LEARNED_METRICS)
+        positive("tol", self.tol, allow_zero=True)
+        positive("eig_floor", self.eig_floor, allow_zero=True)
+        for name in ("max_iter", "n_a_steps"):
+            val = getattr(self, name)
+            if isinstance(val, bool) or not isinstance(val, Integral) or val < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {val!r}")
+        if not (isinstance(self.step_size, str) and self.step_size == "auto"):
+            positive("step_size", self.step_size)
+        if self.sparse_threshold not in ("mu_eta", "eta"):
+            raise ValueError(
+                f"sparse_threshold must be 'mu_eta' or 'eta', got {self.sparse_threshold!r}"
+            )
+        if not isinstance(self.learn_weights, (bool, np.bool_)):
+            raise ValueError(f"learn_weights must be a bool, got {self.learn_weights!r}")
+
+    # ------------------------------------------------------------------ fitting
+    def _build_problem(self, X: Any, Y: np.ndarray) -> MVMLProblem:
+        """Validate the views, fit kernels / Nystrom map, build the problem data."""
+        Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        n = Xs[0].shape[0]
+        if Y.shape[0] != n:
+            raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        v = len(Xs)
+        if self.n_landmarks is None:
+            kernels = make_view_kernels(self.kernel, self.kernel_params, v)
+            if any(is_dask_collection(Xv) for Xv in Xs):
+                raise TypeError("Dask input needs Nystrom mode: set n_landmarks")
+            if kernels[0].precomputed:
+                Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
+            rng = check_random_state(self.random_state)
+            for Xv, kern in zip(Xs, kernels):
+                kern.fit(Xv, random_state=rng)
+            Ks = [Xv if kern.precomputed else kern(Xv, Xv) for Xv, kern in zip(Xs, kernels)]
+            Ks = [_sym(K) for K in Ks]
+            self.kernels_ = kernels
+            self.X_fit_ = None if kernels[0].precomputed else Xs
+            self.nystrom_ = None
+            self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+            return MVMLProblem("full", n, v, n, Y, Ks=Ks)
+        nys = BlockNystrom(
+            kernel=self.kernel, kernel_params=self.kernel_params,
+            n_landmarks=self.n_landmarks, landmarks=self.landmarks,
+            eig_floor=self.eig_floor, chunk_size=self.chunk_size, views=None,
+            random_state=self.random_state,
+        )
+        nys.fit(Xs)
+        mom = nys.moments(Xs, Y)
+        self.nystrom_ = nys
+        self.kernels_ = nys.kernels_
+        self.X_fit_ = None
+        self.n_features_view_ = list(nys.n_features_view_)
+        cross = np.asarray(mom.cross, dtype=np.float64).reshape(-1, Y.shape[1])
+        return MVMLProblem(
+            "nystrom", n, v, nys.n_landmarks_, Y, gram=_sym(np.asarray(mom.gram)),
+            cross=cross, feature_sum=np.asarray(mom.sum), feature_map=nys, Xs=Xs,
+        )
+
+    def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
+        """``A0``: identity for learned and identity metrics, the Cov metric for "cov"."""
+        if self.metric == "cov":
+            if problem.mode == "full":
+                return cov_metric_full(problem.Ks)
+            return cov_metric_nystrom(problem.gram, problem.feature_sum, problem.n_samples)
+        return np.eye(problem.dim)
+
+    # -- hooks (square loss) ---------------------------------------------------
+    def _g_step(self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray,
+                state: dict) -> np.ndarray:
+        """Square-loss g-step for target column ``t`` (override for another loss).
+
+        Full mode, eq. (8) by the push-through identity (an n x n solve):
+        ``g = A P^T (P A P^T + alpha I_n)^{-1} y`` with ``P = W H``; with ``A = F F^T``
+        this is ``g = F (P F)^T beta``, ``(P F)(P F)^T + alpha I`` factored by Cholesky.
+
+        Nystrom mode, eq. (15) from the sufficient statistics:
+        ``g~ = F (F^T M F + alpha I)^{-1} F^T b``, ``M = D_w C D_w``, ``b = D_w c``
+        (SPEC 1.1's robust form with any factor ``A~ = F F^T``; ``O((vp)^3)``).
+        Both forms are valid for a singular PSD ``A`` (``g`` then lies in its range).
+        """
+        F = factor.F
+        if problem.mode == "full":
+            PF = problem.design(w) @ F
+            G = PF @ PF.T
+            G[np.diag_indices_from(G)] += self.alpha
+            beta = linalg.cho_solve(linalg.cho_factor(G, lower=True, check_finite=False),
+                                    problem.Y[:, t], check_finite=False)
+            return F @ (PF.T @ beta)
+        d = problem.weight_vector(w)
+        M = problem.gram * d[:, None] * d[None, :]
+        b = d * problem.cross[:, t]
+        S = _sym(F.T @ M @ F)
+        S[np.diag_indices_from(S)] += self.alpha
+        x = linalg.cho_solve(linalg.cho_factor(S, lower=True, check_finite=False),
+                             F.T @ b, check_finite=False)
+        return F @ x
+
+    def _data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
+        """Square loss ``||y - W H g||^2`` (Nystrom: ``y^T y - 2 b^T g + g^T M g``)."""
+        y = problem.Y[:, t]
+        if problem.mode == "full":
+            r = y - problem.design(w) @ g
+            return float(r @ r)
+        d = problem.weight_vector(w)
+        dg = d * g
+        val = float(y @ y) - 2.0 * float(problem.cross[:, t] @ dg) + float(dg @ problem.gram @ dg)
+        return max(val, 0.0)
+
+    def _w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Least-squares view weights, eq. (10) / (17)."""
+        ZtZ, Zty = problem.view_moments(g, t)
+        return least_squares_weights(ZtZ, Zty)
+
+    # -- algorithm 1 -------------------------------------------------------------
+    def _objective(self, problem, t, A, factor, g, w) -> float:
+        val = self._data_loss(problem, t, g, w) + self.alpha * factor.quad(g)
+        if self.metric in LEARNED_METRICS:
+            val += self.eta * metric_penalty(A, self.metric, problem.n_views)
+        return val
+
+    def _initial_step(self, A: np.ndarray, factor: PSDFactor, g: np.ndarray) -> float:
+        """``step_size="auto"``: the first A-step moves A by at most ``||A||_F``.
+
+        ``mu0 = ||A||_F / ||grad||_F`` with ``grad`` the gradient of the smooth part
+        (capped by ``0.499 / eta`` in the dense case, inside :func:`metric_step`).
+        """
+        if not (isinstance(self.step_size, str) and self.step_size == "auto"):
+            return float(self.step_size)
+        q = factor.solve(g)
+        grad = -self.alpha * np.outer(q, q)
+        if self.metric == "dense":
+            grad = grad + 2.0 * self.eta * A
+        gn = float(np.linalg.norm(grad))
+        return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / self.eta
+
+    def _fit_target(self, problem: MVMLProblem, t: int, A0: np.ndarray) -> dict:
+        """Alternate g-, w- and A-steps for target column ``t`` (Algorithm 1)."""
+        v = problem.n_views
+        learned = self.metric in LEARNED_METRICS
+        A = A0.copy()
+        factor = PSDFactor(A, eig_floor=self.eig_floor)
+        w = np.full(v, 1.0 / v)
+        state: dict = {}
+        history: list[float] = []
+        mu_next: float | None = None
+        n_iter = 0
+        converged = not learned and not self.learn_weights
+        for it in range(self.max_iter):
+            n_iter = it + 1
+            g = self._g_step(problem, t, factor, w, state)
+            if self.learn_weights:
+                w = self._w_step(problem, t, g, w)
+            if learned:
+                for _ in range(self.n_a_steps):
+                    mu0 = self._initial_step(A, factor, g) if mu_next is None else mu_next
+                    A, factor, mu = metric_step(
+                        A, factor, g, self.alpha, self.eta, self.metric, v, mu0,
+                        threshold=self.sparse_threshold, eig_floor=self.eig_floor,
+                    )
+                    if mu > 0:  # next step starts from twice the accepted one
+                        mu_next = 2.0 * mu
+                    else:
+                        mu_next = None if mu_next is None else 0.5 * mu_next
+            history.append(self._objective(problem, t, A, factor, g, w))
+            if not learned and not self.learn_weights:
+                break
+            if len(history) > 1 and abs(history[-2] - history[-1]) <= self.tol * max(
+                abs(history[-2]), np.finfo(float).tiny
+            ):
+                converged = True
+                break
+        # final g-step: coef_ is the exact minimiser for the returned metric and weights
+        if learned or self.learn_weights:
+            g = self._g_step(problem, t, factor, w, state)
+            history.append(self._objective(problem, t, A, factor, g, w))
+        return dict(A=A, g=g, w=w, history=np.asarray(history), n_iter=n_iter,
+                    converged=converged, state=state)
+
+    def _fit_targets(self, X: Any, Y: np.ndarray) -> "_BaseMVML":
+        """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""
+        self._check_params()
+        problem = self._build_problem(X, Y)
+        A0 = self._initial_metric(problem)
+        results = [self._fit_target(problem, t, A0) for t in range(problem.n_targets)]
+        if self.max_iter > 1 and not all(r["converged"] for r in results):
+            warnings.warn(
+                f"{type(self).__name__} stopped after max_iter={self.max_iter} outer "
+                f"iterations before the relative objective decrease fell below tol={self.tol}",
+                ConvergenceWarning,
+            )
+        self._metrics = np.stack([r["A"] for r in results])
+        self._coefs = np.stack([r["g"] for r in results])
+        self._weights = np.stack([r["w"] for r in results])
+        self._histories = [r["history"] for r in results]
+        self._n_iters = np.array([r["n_iter"] for r in results])
+        self._min_eigs = np.array([min_eigenvalue(A) for A in self._metrics])
+        self.n_views_ = problem.n_views
+        self.mode_ = problem.mode
+        self.n_samples_fit_ = problem.n_samples
+        self._fit_states = [r["state"] for r in results]
+        if np.any(self._min_eigs < -1e-8 * np.abs(self._metrics).max()):
+            warnings.warn(
+                f"the learned metric is indefinite (smallest eigenvalue "
+                f"{self._min_eigs.min():.3g}); see metric_min_eigenvalue_",
+                RuntimeWarning,
+            )
+        self._set_public_attributes()
+        return self
+
+    def _set_public_attributes(self) -> None:
+        single = self._coefs.shape[0] == 1
+        self.metric_ = self._metrics[0] if single else self._metrics
+        self.coef_ = self._coefs[0] if single else self._coefs
+        self.weights_ = self._weights[0] if single else self._weights
+        self.objective_ = self._histories[0] if single else list(self._histories)
+        self.n_iter_ = int(self._n_iters[0]) if single else self._n_iters
+        self.metric_min_eigenvalue_ = float(self._min_eigs[0]) if single else self._min_eigs
+
+    # ------------------------------------------------------------------ prediction
+    def _decision(self, X: Any) -> np.ndarray:
+        """Outputs ``sum_l w_l f^l(x)`` for every target, shape (n_test, T)."""
+        check_is_fitted(self, "_coefs")
+        X = _validate_array_input(self, X, reset=False)
+        T = self._coefs.shape[0]
+        if self.mode_ == "nystrom":
+            nys = self.nystrom_
+            Xs = nys.check_views(check_views(X, views=self.views) if not isinstance(
+                X, (list, tuple)) else X)
+            p = nys.n_landmarks_
+            Gw = self._coefs * np.repeat(self._weights, p, axis=1)  # (T, vp)
+            if any(is_dask_collection(Xv) for Xv in Xs):
+                out = nys.transform(Xs) @ Gw.T
+                return np.asarray(out.compute())
+            out = np.empty((Xs[0].shape[0], T))
+            for rows, U in nys.iter_features(Xs):
+                out[rows] = U @ Gw.T
+            return out
+        Xs = check_views(X, views=self.views, n_views=self.n_views_,
+                         n_features=None if self.X_fit_ is None else self.n_features_view_)
+        n = self.n_samples_fit_
+        if self.X_fit_ is None:  # precomputed
+            Xs = [check_precomputed_kernel(K, i, n_train=n, square=False)
+                  for i, K in enumerate(Xs)]
+        m = Xs[0].shape[0]
+        out = np.zeros((m, T))
+        chunk = default_chunk_size(n)
+        G = self._coefs.reshape(T, self.n_views_, n)
+        for start in range(0, m, chunk):
+            rows = slice(start, min(m, start + chunk))
+            for l, (Xv, kern) in enumerate(zip(Xs, self.kernels_)):
+                Kt = Xv[rows] if self.X_fit_ is None else kern(Xv[rows], self.X_fit_[l])
+                out[rows] += (Kt @ G[:, l, :].T) * self._weights[:, l]
+        return out
+
+
+class MVMLRegressor(RegressorMixin, _BaseMVML):
+    """Multi-view metric learning regressor (Huusari et al. 2018).
+
+    Learns a vector-valued function ``f = (f^1, ..., f^v)`` with the multi-view kernel
+    ``K = H A H`` and predicts ``sum_l w_l f^l(x)``; the metric ``A`` between and
+    within views is learned (``metric="dense"`` / ``"sparse"``) or fixed
+    (``"identity"`` = MVML_I, ``"cov"`` = MVML_Cov). See ``docs/mvml.md``.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        The paper's lambda: weight of ``<g, A^+ g>`` (ridge on g).
+    eta : float, default=1.0
+        Metric penalty: ``eta ||A||_F^2`` (dense) or ``eta * sum_groups ||A_gamma||_F``
+        (sparse). Unused for fixed metrics.
+    metric : {"dense", "sparse", "identity", "cov"}, default="dense"
+        Learned dense A (eq. 9), learned block-sparse A (eq. 12), fixed ``A = I``
+        (MVML_I) or fixed cross-covariance metric (MVML_Cov, :func:`cov_metric_full`).
+        In Nystrom mode the metric is ``A~`` (vp x vp), e.g. ``A~ = I`` for "identity".
+    learn_weights : bool, default=False
+        Learn the view weights ``w`` (eq. 10 / 17); otherwise ``w = 1/v``.
+    n_landmarks : None, int or float in (0, 1], default=None
+        None: full kernels (``O(v^3 n^3)`` per iteration, for small n). Otherwise the
+        block Nystrom approximation with this many landmarks (or fraction of n), fitted
+        from sufficient statistics (``O((vp)^3)`` per iteration).
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+        Landmark strategy (:func:`mvkernels.nystrom.select_landmarks`).
+    kernel : str, callable or list, default="rbf"
+        One kernel for all views or one per view (:mod:`mvkernels.kernels`).
+    kernel_params : dict, list of dict or None
+        E.g. ``{"gamma": g}``; default Gaussian bandwidth = mean pairwise distance.
+    max_iter : int, default=10
+        Outer iterations of Algorithm 1 (g-step, w-step, A-steps).
+    tol : float, default=1e-4
+        Stop when the relative decrease of the objective is below ``tol``.
+    step_size : "auto" or float, default="auto"
+        Initial A-step size ``mu`` (then backtracked, see :func:`metric_step`).
+    n_a_steps : int, default=1
+        A-steps per outer iteration.
+    sparse_threshold : {"mu_eta", "eta"}, default="mu_eta"
+        Shrinkage threshold of the sparse proximal step (:func:`sparse_metric_update`).
+    eig_floor : float, default=1e-10
+        Relative eigenvalue floor for pseudo-inverses (Nystrom ``W^+`` and singular A).
+    chunk_size : int or None
+        Rows per chunk for Nystrom features and prediction.
+    views : None or list
+        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
+    random_state : int, RandomState or None
+        Landmarks and bandwidth subsampling.
+
+    Attributes
+    ----------
+    metric_ : ndarray (nv, nv) or (vp, vp)
+        Learned / fixed metric ``A`` (full) or ``A~`` (Nystrom).
+    metric_min_eigenvalue_ : float
+        Smallest eigenvalue of ``metric_`` (>= 0 up to rounding: every accepted A-step
+        is positive (semi-)definite; a RuntimeWarning is raised otherwise).
+    coef_ : ndarray (nv,) or (vp,)
+        ``g`` (full) or ``g~`` (Nystrom), the exact g-step solution for ``metric_``.
+    weights_ : ndarray (v,)
+    n_iter_ : int
+        Outer iterations run.
+    objective_ : ndarray
+        Objective after each outer iteration (and after the final g-step).
+    mode_ : {"full", "nystrom"}
+    nystrom_ : BlockNystrom or None
+    kernels_ : list of ViewKernel
+    n_views_ : int
+    """
+
+    def fit(self, X: Any, y: Any = None) -> "MVMLRegressor":
+        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and targets ``y``."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        X = _validate_array_input(self, X, reset=True)
+        y = column_or_1d(np.asarray(y) if not is_dask_collection(y) else y, warn=True)
+        y = np.asarray(y, dtype=np.float64)
+        check_targets_finite(y)
+        return self._fit_targets(X, y.reshape(-1, 1))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions ``sum_l w_l f^l(x)``."""
+        return self._decision(X)[:, 0]
+
+
+class MVMLClassifier(ClassifierMixin, _BaseMVML):
+    """Multi-view metric learning classifier: MVML on +-1 targets, one-vs-all.
+
+    Binary problems are one MVML problem (``+1`` = ``classes_[1]``); with K > 2
+    classes, K independent one-vs-all problems that share the kernels and, in Nystrom
+    mode, the sufficient statistic ``C`` (only ``c`` changes). Prediction: the class
+    with the largest output. Parameters as :class:`MVMLRegressor`.
+
+    Attributes
+    ----------
+    classes_ : ndarray (K,)
+    metric_, coef_, weights_, objective_, n_iter_, metric_min_eigenvalue_
+        As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
+        per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
+        ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
+    """
+
+    def fit(self, X: Any, y: Any = None) -> "MVMLClassifier":
+        """Fit on views ``X`` and class labels ``y``."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        X = _validate_array_input(self, X, reset=True)
+        y = column_or_1d(np.asarray(y), warn=True)
+        check_classification_targets(y)
+        self.classes_, yi = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes; y has only "
+                f"class {self.classes_[0]!r}"
+            )
+        Y = self._encode_targets(yi, len(self.classes_))
+        return self._fit_targets(X, Y)
+
+    @staticmethod
+    def _encode_targets(yi: np.ndarray, n_classes: int) -> np.ndarray:
+        """+-1 targets: one column (binary, +1 = classes_[1]) or one per class."""
+        if n_classes == 2:
+            return np.where(yi == 1, 1.0, -1.0)[:, None]
+        Y = -np.ones((yi.shape[0], n_classes))
+        Y[np.arange(yi.shape[0]), yi] = 1.0
+        return Y
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Outputs: shape (n,) for binary (positive = ``classes_[1]``), else (n, K)."""
+        D = self._decision(X)
+        return D[:, 0] if D.shape[1] == 1 else D
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class labels."""
+        D = self._decision(X)
+        if D.shape[1] == 1:
+            return self.classes_[(D[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(D, axis=1)]
