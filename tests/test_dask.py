@@ -84,6 +84,8 @@ def test_uwave_fit_and_moments_equal_in_memory(client, uwave, strategy):
     close(m.gram, m_ref.gram)
     close(m.sum, m_ref.sum)
     close(m.cross, m_ref.cross)
+    close(m.target_sum, Y.sum(0))
+    close(m.target_gram, Y.T @ Y)
     np.testing.assert_array_equal(m.gram, m.gram.T)
     # the reduction really ran as several blocks, and only the small result came back
     assert isinstance(m.gram, np.ndarray) and m.gram.shape == (3 * 108, 3 * 108)
@@ -245,3 +247,20 @@ def test_dask_errors_name_the_view(client):
     with pytest.raises(TypeError, match="precomputed"):
         K = da.from_array(Xs[0] @ Xs[0].T, chunks=100)
         BlockNystrom(kernel="precomputed", n_landmarks=5).fit([K, K])
+
+
+def test_uniform_indices_large_n_is_seeded_distinct_and_light():
+    n = 50_000_000  # above PERMUTATION_MAX: no O(n) permutation on the client
+    a = uniform_indices(n, 2000, np.random.RandomState(3))
+    b = uniform_indices(n, 2000, np.random.RandomState(3))
+    np.testing.assert_array_equal(a, b)
+    assert a.size == np.unique(a).size == 2000 and a.min() >= 0 and a.max() < n
+    assert np.all(np.diff(a) > 0)
+    # roughly uniform: each tenth of the range holds about 200 of them
+    counts = np.bincount(a * 10 // n, minlength=10)
+    assert counts.min() > 140 and counts.max() < 260
+    # small n: the paper's rule (first p of one permutation), unchanged
+    np.testing.assert_array_equal(
+        uniform_indices(100, 7, np.random.RandomState(0)),
+        np.sort(np.random.RandomState(0).permutation(100)[:7]),
+    )

@@ -41,6 +41,7 @@ __all__ = [
     "gather_rows",
     "kmeanspp_sample_size",
     "select_landmarks_dask",
+    "fit_kernels_and_landmarks",
 ]
 
 #: default fan-in of the tree sum of per-block moments
@@ -170,9 +171,9 @@ def dask_feature_moments(
     require_dask()
     from dask import delayed
 
-    extra = [None if Y is None else (Y.reshape(-1, 1) if Y.ndim == 1 else Y)]
     if Y is not None and not _is_dask(Y):
-        extra = [np.asarray(extra[0], dtype=np.float64)]
+        Y = np.asarray(Y, dtype=np.float64)
+    extra = [None if Y is None else (Y.reshape(-1, 1) if Y.ndim == 1 else Y)]
     views, (Yd,) = as_aligned_views(Xs, extra)
     if Yd is not None:
         Yd = Yd.astype(np.float64)
@@ -291,3 +292,62 @@ def select_landmarks_dask(
     _check_block_finite(local, None)
     chosen = select_landmarks(local, kernels, n_landmarks, strategy, rng)
     return np.sort(sub[chosen])
+
+
+def _bandwidth_sample_size() -> int:
+    import inspect
+
+    from .kernels import mean_pairwise_distance
+
+    return int(inspect.signature(mean_pairwise_distance).parameters["max_samples"].default)
+
+
+def _needs_bandwidth_sample(kern: Any) -> bool:
+    p = kern.params
+    if kern.name == "rbf":
+        return p.get("gamma") is None and p.get("sigma") is None
+    return kern.name == "laplacian" and p.get("gamma") is None
+
+
+def fit_kernels_and_landmarks(
+    Xs: Sequence[Any], kernels: Sequence[Any], n_landmarks: int, strategy: str, rng: Any
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Fit the view kernels and choose the landmarks of Dask views in as few passes as possible.
+
+    Draws the random numbers in the same order as the NumPy path (bandwidth subsample of
+    view 0, 1, ..., then the landmarks), so the fitted map is the same. The bandwidth
+    samples (``mean_pairwise_distance``: 2000 rows per view, or all rows when fewer) and,
+    for ``"uniform"``, the landmark rows are gathered in ONE compute, i.e. one pass over
+    the data; ``"kmeans++"`` adds its subsample gather.
+
+    Returns the sorted landmark indices and the landmark rows of every view (NumPy).
+    """
+    import dask
+
+    n = int(Xs[0].shape[0])
+    m = _bandwidth_sample_size()
+    samples: dict[int, np.ndarray] = {}
+    for l, kern in enumerate(kernels):
+        if _needs_bandwidth_sample(kern):
+            samples[l] = (
+                np.sort(rng.choice(n, size=m, replace=False)) if n > m else np.arange(n)
+            )
+    idx = None
+    if strategy == "uniform":
+        from .nystrom import uniform_indices
+
+        idx = uniform_indices(n, n_landmarks, rng)
+    lazy = [Xs[l][s] for l, s in samples.items()]
+    if idx is not None:
+        lazy += [X[idx] for X in Xs]
+    got = [np.asarray(G, dtype=np.float64) for G in dask.compute(*lazy)]
+    _check_block_finite(got, None)
+    for l, kern in enumerate(kernels):
+        # on <= max_samples rows mean_pairwise_distance is exact and draws nothing
+        kern.fit(got[list(samples).index(l)] if l in samples else Xs[l], random_state=rng)
+    if idx is not None:
+        return idx, got[len(samples):]
+    idx = select_landmarks_dask(Xs, kernels, n_landmarks, strategy, rng)
+    rows = gather_rows(Xs, idx)
+    _check_block_finite(rows, None)
+    return idx, rows

@@ -215,19 +215,25 @@ class FeatureMoments:
     """Sufficient statistics of a feature map over a data set (SPEC.md 1.1).
 
     ``gram = sum_i u_i u_i^T``, ``sum = sum_i u_i`` and, with targets,
-    ``cross = sum_i u_i y_i^T``. Moments of disjoint chunks add up (:meth:`merge`), so
-    they can be computed in one chunked, streamed or distributed pass.
+    ``cross = sum_i u_i y_i^T``, ``target_sum = sum_i y_i`` and
+    ``target_gram = sum_i y_i y_i^T`` (for intercepts, residuals and objective values:
+    ``||y - U g||^2 = target_gram - 2 g^T cross + g^T gram g``). Moments of disjoint
+    chunks add up (:meth:`merge`), so they can be computed in one chunked, streamed or
+    distributed pass.
     """
 
     n_samples: int
     sum: np.ndarray
     gram: np.ndarray
     cross: np.ndarray | None = None
+    target_sum: np.ndarray | None = None
+    target_gram: np.ndarray | None = None
 
     @classmethod
     def from_features(cls, U: np.ndarray, Y: np.ndarray | None = None) -> "FeatureMoments":
-        cross = None if Y is None else U.T @ Y
-        return cls(U.shape[0], U.sum(axis=0), U.T @ U, cross)
+        if Y is None:
+            return cls(U.shape[0], U.sum(axis=0), U.T @ U)
+        return cls(U.shape[0], U.sum(axis=0), U.T @ U, U.T @ Y, Y.sum(axis=0), Y.T @ Y)
 
     @property
     def mean(self) -> np.ndarray:
@@ -244,12 +250,13 @@ class FeatureMoments:
         return 0.5 * (C + C.T)
 
     def merge(self, other: "FeatureMoments") -> "FeatureMoments":
-        cross = None
-        if self.cross is not None and other.cross is not None:
-            cross = self.cross + other.cross
+        def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None or b is None else a + b
+
         return FeatureMoments(
             self.n_samples + other.n_samples, self.sum + other.sum,
-            self.gram + other.gram, cross,
+            self.gram + other.gram, add(self.cross, other.cross),
+            add(self.target_sum, other.target_sum), add(self.target_gram, other.target_gram),
         )
 
 
@@ -327,12 +334,12 @@ def feature_moments(
     if not isinstance(Xs, (list, tuple)):
         Xs = [Xs]
     Xs = list(Xs)
+    n = Xs[0].shape[0]
+    Y = _as_targets(Y, n)
     if any(is_dask_collection(X) for X in Xs) or is_dask_collection(Y):
         from ._dask import dask_feature_moments
 
         return dask_feature_moments(feature_fn, Xs, Y, chunk_size=chunk_size)
-    n = Xs[0].shape[0]
-    Y = _as_targets(Y, n)
 
     def chunks() -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
         step = chunk_size
@@ -462,15 +469,20 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         n = int(Xs[0].shape[0])
         if kernels[0].precomputed:
             Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
-        for Xv, kern in zip(Xs, kernels):
-            kern.fit(Xv, random_state=rng)
         p = resolve_n_landmarks(self.n_landmarks, n)
-        idx = select_landmarks(Xs, kernels, p, self.landmarks, rng)
-        if dask_input:  # only the landmark rows come to the client
-            from ._dask import _check_block_finite, gather_rows
+        if dask_input:  # bandwidth samples and landmark rows only, in one pass
+            from ._dask import fit_kernels_and_landmarks
 
-            gathered = gather_rows(Xs, idx)
-            _check_block_finite(gathered, None)
+            if self.landmarks not in LANDMARK_STRATEGIES:
+                raise ValueError(
+                    f"unknown landmark strategy {self.landmarks!r}; use one of "
+                    f"{LANDMARK_STRATEGIES}"
+                )
+            idx, gathered = fit_kernels_and_landmarks(Xs, kernels, p, self.landmarks, rng)
+        else:
+            for Xv, kern in zip(Xs, kernels):
+                kern.fit(Xv, random_state=rng)
+            idx = select_landmarks(Xs, kernels, p, self.landmarks, rng)
         normalizers, ranks, landmark_rows = [], [], []
         for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
             if kern.precomputed:
