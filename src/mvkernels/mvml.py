@@ -37,6 +37,7 @@ what the alternating scheme converges to, the Cov metric, eigenvalue floors).
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
@@ -328,29 +329,53 @@ def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
     return _sym(np.kron(np.ones((v, v)), M) * (scale / n))
 
 
-def cov_metric_nystrom(gram: np.ndarray, feature_sum: np.ndarray, n_samples: int) -> np.ndarray:
+def cov_metric_nystrom(gram: np.ndarray, feature_sum: np.ndarray, n_samples: int,
+                       n_views: int) -> np.ndarray:
     """MVML_Cov metric in Nystrom mode: ``A~ = U^T A U`` for the metric of :func:`cov_metric_full`.
 
-    ``A~_lm = U_l^T M U_m / n`` is the empirical covariance of the Nystrom features,
-    ``C / n - mean mean^T``, computed from the sufficient statistics. Rescaled so that
-    ``tr(U A~ U^T) = tr(A~ C) = tr(C)`` (the Nystrom ``sum_l tr(K_l)``).
+    ``U = blockdiag(U_1..U_v)``, so ``A~_lm = U_l^T M U_m / n``: the joint empirical
+    covariance of the Nystrom features, ``C / n - mean mean^T``, from the sufficient
+    statistics. Rescaled so that the multi-view training kernel ``U A~ U^T`` has the
+    trace of the Nystrom ``H``: ``sum_l tr(A~_ll C_ll) = sum_l tr(C_ll) = tr(C)``.
     """
     mean = feature_sum / n_samples
     cov = _sym(gram / n_samples - np.outer(mean, mean))
-    raw_trace = float(np.sum(cov * gram))
+    b = gram.shape[0] // n_views
+    raw_trace = sum(
+        float(np.sum(cov[l * b:(l + 1) * b, l * b:(l + 1) * b]
+                     * gram[l * b:(l + 1) * b, l * b:(l + 1) * b]))
+        for l in range(n_views)
+    )
     target = float(np.trace(gram))
     scale = target / raw_trace if raw_trace > 0 else 1.0
     return cov * scale
 
 
-def least_squares_weights(ZtZ: np.ndarray, Zty: np.ndarray) -> np.ndarray:
-    """View weights ``w = argmin ||y - Z w||^2`` from ``Z^T Z`` and ``Z^T y`` (eq. 10 / 17).
+def least_squares_weights(ZtZ: np.ndarray, Zty: np.ndarray, sum_to_one: bool = True) -> np.ndarray:
+    """View weights from ``Z^T Z`` and ``Z^T y``: eq. (10) / (17), optionally scale-fixed.
 
-    Minimum-norm least-squares solution of the normal equations (``scipy.linalg.lstsq``),
-    so a rank-deficient ``Z`` (e.g. a view whose block of ``g`` is zero) is handled.
+    ``sum_to_one=False``: the paper's ``w = argmin ||y - Z w||^2`` (minimum-norm
+    least-squares solution of the normal equations, ``scipy.linalg.lstsq``).
+
+    ``sum_to_one=True`` (used by the estimators): the same least squares under
+    ``sum_l w_l = 1``, from the KKT system ``[[Z^T Z, 1], [1^T, 0]] [w; nu] = [Z^T y; 1]``.
+    Without a scale constraint the alternating scheme is degenerate: ``(c w, g / c)``
+    leaves ``W H g`` unchanged and divides ``alpha <g, A^+ g>`` by ``c^2``, so repeated
+    unconstrained w-steps grow ``w`` without bound and switch the regularisation off.
+    ``sum w = 1`` is the scale of the paper's default ``w = 1/v``.
     """
-    w, *_ = linalg.lstsq(_sym(ZtZ), Zty, check_finite=False)
-    return np.asarray(w, dtype=np.float64)
+    ZtZ = _sym(np.asarray(ZtZ, dtype=np.float64))
+    Zty = np.asarray(Zty, dtype=np.float64)
+    if not sum_to_one:
+        w, *_ = linalg.lstsq(ZtZ, Zty, check_finite=False)
+        return np.asarray(w, dtype=np.float64)
+    v = ZtZ.shape[0]
+    K = np.zeros((v + 1, v + 1))
+    K[:v, :v] = ZtZ
+    K[:v, v] = K[v, :v] = 1.0
+    rhs = np.append(Zty, 1.0)
+    sol, *_ = linalg.lstsq(K, rhs, check_finite=False)
+    return np.asarray(sol[:v], dtype=np.float64)
 
 
 # ============================================================================ problem data
@@ -474,6 +499,22 @@ def _validate_array_input(est: BaseEstimator, X: Any, reset: bool) -> Any:
         return _sk_validate_data(est, X, **kw)
     kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
     return est._validate_data(X, **kw)  # pragma: no cover
+
+
+def _small_blas(dim: int):
+    """Single-threaded BLAS for the iterations when the matrices are small.
+
+    Below ``dim ~ 2000`` a threaded Cholesky / eigh is slower than a serial one, and
+    much slower (100x measured) when the cores are shared (e.g. ``pytest -n 2``).
+    """
+    if dim > _SERIAL_BLAS_MAX_DIM:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+_SERIAL_BLAS_MAX_DIM = 2000
 
 
 class _BaseMVML(BaseEstimator):
@@ -615,7 +656,8 @@ class _BaseMVML(BaseEstimator):
         if self.metric == "cov":
             if problem.mode == "full":
                 return cov_metric_full(problem.Ks)
-            return cov_metric_nystrom(problem.gram, problem.feature_sum, problem.n_samples)
+            return cov_metric_nystrom(problem.gram, problem.feature_sum, problem.n_samples,
+                                      problem.n_views)
         return np.eye(problem.dim)
 
     # -- hooks (square loss) ---------------------------------------------------
@@ -661,7 +703,8 @@ class _BaseMVML(BaseEstimator):
         return max(val, 0.0)
 
     def _w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Least-squares view weights, eq. (10) / (17)."""
+        """Least-squares view weights with ``sum w = 1``, eq. (10) / (17) (see
+        :func:`least_squares_weights` for why the scale is fixed)."""
         ZtZ, Zty = problem.view_moments(g, t)
         return least_squares_weights(ZtZ, Zty)
 
@@ -734,8 +777,10 @@ class _BaseMVML(BaseEstimator):
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""
         self._check_params()
         problem = self._build_problem(X, Y)
-        A0 = self._initial_metric(problem)
-        results = [self._fit_target(problem, t, A0) for t in range(problem.n_targets)]
+        with _small_blas(problem.dim):
+            A0 = self._initial_metric(problem)
+            results = [self._fit_target(problem, t, A0) for t in range(problem.n_targets)]
+            min_eigs = np.array([min_eigenvalue(r["A"]) for r in results])
         if self.max_iter > 1 and not all(r["converged"] for r in results):
             warnings.warn(
                 f"{type(self).__name__} stopped after max_iter={self.max_iter} outer "
@@ -747,7 +792,7 @@ class _BaseMVML(BaseEstimator):
         self._weights = np.stack([r["w"] for r in results])
         self._histories = [r["history"] for r in results]
         self._n_iters = np.array([r["n_iter"] for r in results])
-        self._min_eigs = np.array([min_eigenvalue(A) for A in self._metrics])
+        self._min_eigs = min_eigs
         self.n_views_ = problem.n_views
         self.mode_ = problem.mode
         self.n_samples_fit_ = problem.n_samples
@@ -920,7 +965,7 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         if len(self.classes_) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes; y has only "
-                f"class {self.classes_[0]!r}"
+                f"one class: {self.classes_[0]}"
             )
         Y = self._encode_targets(yi, len(self.classes_))
         return self._fit_targets(X, Y)
