@@ -180,8 +180,10 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     output_kernel : None, float or array of shape (d, d), default None
         ``B``: None = identity; a float ``rho`` = 1 on the diagonal and ``rho`` elsewhere
         (``0.1`` is the paper's ``J``); or an explicit symmetric PSD matrix.
-    eta0 : float, default 0.5
-        Initial learning rate (the paper's ``eta``).
+    eta0 : float, default 1.0
+        Initial learning rate (the paper's ``eta``; its experiments use 0.1). With a
+        normalised kernel (``k(x, x) = 1``, ``B = I``) ``eta_1 = 1`` fits the first sample
+        exactly; keep ``eta0 ||B||_op kappa^2 < 2`` for a stable squared-loss step.
     learning_rate : {"invscaling", "constant"} or callable, default "invscaling"
         "invscaling": ``eta_t = eta0 / t^power_t`` (Theorem 1 uses ``power_t = 0.5``);
         "constant": ``eta_t = eta0``; a callable maps the 1-based time ``t`` (an int array) to
@@ -232,7 +234,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         kernel: str | Callable | OperatorKernel = "rbf",
         kernel_params: dict | None = None,
         output_kernel: Any = None,
-        eta0: float = 0.5,
+        eta0: float = 1.0,
         learning_rate: str | Callable = "invscaling",
         power_t: float = 0.5,
         alpha: float = 1e-3,
@@ -518,6 +520,17 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             self._init_state(X, Y.shape[1], y_1d)
         self._learn(X, Y)
         return self
+
+    def progressive_predict(self, X: Any, y: Any) -> np.ndarray:
+        """Test-then-train on a batch: like :meth:`partial_fit`, but return the online
+        predictions ``f_{t-1}(x_t)`` made for each row *before* learning it (progressive
+        validation; these are the predictions whose cumulative risk Theorem 1 bounds)."""
+        first = not hasattr(self, "t_")
+        X, Y, y_1d = self._validate_xy(X, y, first=first)
+        if first:
+            self._init_state(X, Y.shape[1], y_1d)
+        P = self._learn(X, Y)
+        return P[:, 0] if self._y_1d else P
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         out = np.zeros((X.shape[0], self.n_outputs_))
