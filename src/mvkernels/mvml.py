@@ -57,7 +57,7 @@ from ._validation import (
     is_dask_collection,
 )
 from .kernels import make_view_kernels
-from .nystrom import BlockNystrom, default_chunk_size
+from .nystrom import BlockNystrom, default_chunk_size, resolve_n_landmarks
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -639,7 +639,8 @@ class _BaseMVML(BaseEstimator):
             eig_floor=self.eig_floor, chunk_size=self.chunk_size, views=None,
             random_state=self.random_state,
         )
-        nys.fit(Xs)
+        with _small_blas(resolve_n_landmarks(self.n_landmarks, n)):  # p x p eighs
+            nys.fit(Xs)
         mom = nys.moments(Xs, Y)
         self.nystrom_ = nys
         self.kernels_ = nys.kernels_
