@@ -134,7 +134,7 @@ def test_linear_cd_equals_liblinear():
         res = linear_svm_dual_cd(X, y, C, tol=1e-10, max_epochs=200000, random_state=0)
         assert res.converged
         ref = LinearSVC(C=C, loss="hinge", fit_intercept=False, tol=1e-12,
-                        max_iter=1_000_000).fit(X, y)
+                        max_iter=1_000_000, random_state=0).fit(X, y)
         np.testing.assert_allclose(res.coef[0], ref.coef_[0], rtol=1e-4, atol=1e-5)
 
 
@@ -154,7 +154,7 @@ def test_gstep_equals_liblinear_on_sqrt_metric_features():
     res = hinge_gstep(Z, y, A, lam, C, tol=1e-10, max_epochs=200000, random_state=0)
     S = np.real(sqrtm(A))
     ref = LinearSVC(C=svm_c_prime(C, lam), loss="hinge", fit_intercept=False, tol=1e-12,
-                    max_iter=1_000_000).fit(Z @ S, y)
+                    max_iter=1_000_000, random_state=0).fit(Z @ S, y)
     np.testing.assert_allclose(res.coef[0], S @ ref.coef_[0], rtol=1e-4, atol=1e-5)
 
 
@@ -225,3 +225,233 @@ def test_gstep_errors():
         hinge_gstep(Z, np.array([1, 1, -1, -1]), np.eye(2), 1.0, 1.0, method="qp")
     with pytest.raises(ValueError, match="A must have shape"):
         hinge_gstep(Z, np.array([1, 1, -1, -1]), np.eye(3), 1.0, 1.0)
+
+
+# --------------------------------------------------------------------------------------
+# the estimator MVMLSVC
+# --------------------------------------------------------------------------------------
+import warnings  # noqa: E402
+
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from mvkernels import MVMLClassifier, MVMLSVC  # noqa: E402
+from mvkernels import mvml as M  # noqa: E402
+
+
+def _views(n=40, seed=0, n_classes=2):
+    rng = np.random.RandomState(seed)
+    X1 = rng.randn(n, 3)
+    X2 = np.column_stack([X1[:, 0] * X1[:, 1], rng.randn(n)]) + 0.1 * rng.randn(n, 2)
+    score = X1[:, 0] + X2[:, 0] + 0.3 * rng.randn(n)
+    if n_classes == 2:
+        y = (score > np.median(score)).astype(int)
+    else:
+        y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    return [X1, X2], y
+
+
+def _primal_full(est, Xs, y):
+    """Objective of eq. 6 recomputed from the fitted attributes (full mode, binary)."""
+    Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
+    w = est.weights_
+    P = np.hstack([wl * K for wl, K in zip(w, Ks)])
+    s = np.where(y == est.classes_[1], 1.0, -1.0)
+    g, A = est.coef_, est.metric_
+    hinge = est.C_ * np.maximum(0.0, 1.0 - s * (P @ g)).sum()
+    reg = est.alpha * g @ np.linalg.solve(A, g)
+    pen = M.metric_penalty(A, est.metric, len(Xs)) if est.metric in ("dense", "sparse") else 0.0
+    return hinge + reg + est.eta * pen
+
+
+@pytest.mark.parametrize("mode", ["full", "nystrom"])
+@pytest.mark.parametrize("metric,learn_weights", [("dense", False), ("dense", True),
+                                                  ("sparse", False)])
+def test_primal_objective_decreases_over_outer_iterations(mode, metric, learn_weights):
+    Xs, y = _views(n=36, seed=1)
+    est = MVMLSVC(alpha=1e-2, eta=0.5 if metric == "dense" else 0.02, metric=metric,
+                  learn_weights=learn_weights,
+                  n_landmarks=None if mode == "full" else 20, max_iter=15, tol=0.0,
+                  svm_tol=1e-4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # no increase may be reported
+        warnings.filterwarnings("ignore", "MVMLSVC stopped after max_iter",
+                                ConvergenceWarning)
+        est.fit(Xs, y)
+    h = np.asarray(est.objective_)
+    assert h.size == 16
+    assert np.all(np.diff(h) <= 1e-10 * np.abs(h[:-1])), np.diff(h)
+    assert h[-1] < h[0]
+    assert est.objective_increase_ == 0.0
+    if learn_weights:
+        assert est.weights_.sum() == pytest.approx(1.0) and np.all(est.weights_ >= 0)
+    if metric == "dense":
+        assert est.metric_min_eigenvalue_ > 0
+    if mode == "full":
+        assert h[-1] == pytest.approx(_primal_full(est, Xs, y), rel=1e-9)
+
+
+def test_final_coef_is_the_hinge_gstep_solution():
+    """coef_ and dual_coef_ satisfy eq. 8 and the KKT conditions of the final g-step."""
+    Xs, y = _views(n=30, seed=2)
+    est = MVMLSVC(alpha=1e-2, eta=1.0, metric="dense", max_iter=4, svm_tol=1e-9,
+                  random_state=0).fit(Xs, y)
+    Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
+    P = np.hstack([0.5 * K for K in Ks])
+    s = np.where(y == est.classes_[1], 1.0, -1.0)
+    a = est.dual_coef_
+    np.testing.assert_allclose(est.coef_, est.metric_ @ (P.T @ (a * s)) / (2 * est.alpha),
+                               rtol=1e-7, atol=1e-10)
+    m = s * (P @ est.coef_)
+    C = est.C_
+    assert C == pytest.approx(1 / 30)
+    free = (a > 1e-7 * C) & (a < (1 - 1e-7) * C)
+    assert free.any()
+    np.testing.assert_allclose(m[free], 1.0, atol=1e-6)
+    assert np.all(m[a <= 1e-7 * C] >= 1 - 1e-6)
+    assert np.all(m[a >= (1 - 1e-7) * C] <= 1 + 1e-6)
+    # the objective is the primal one and is not the square loss of MVMLClassifier
+    assert est.objective_[-1] == pytest.approx(_primal_full(est, Xs, y), rel=1e-9)
+
+
+def test_nystrom_with_all_landmarks_equals_full_model_for_the_cov_metric():
+    Xs, y = _views(n=30, seed=3)
+    kw = dict(alpha=1e-2, metric="cov", svm_tol=1e-10, svm_max_epochs=100000, random_state=0)
+    full = MVMLSVC(**kw).fit(Xs, y)
+    nys = MVMLSVC(n_landmarks=30, **kw).fit(Xs, y)
+    Xt, _ = _views(n=25, seed=4)
+    np.testing.assert_allclose(nys.decision_function(Xt), full.decision_function(Xt),
+                               rtol=1e-5, atol=1e-6)
+    assert nys.objective_[-1] == pytest.approx(full.objective_[-1], rel=1e-6)
+
+
+def test_only_the_ratio_C_over_alpha_enters_the_gstep():
+    Xs, y = _views(n=30, seed=5)
+    kw = dict(metric="identity", n_landmarks=12, svm_tol=1e-10, svm_max_epochs=100000,
+              random_state=0)
+    a = MVMLSVC(alpha=1e-2, C=None, **kw).fit(Xs, y)
+    b = MVMLSVC(alpha=1e-2, C=1 / 30, **kw).fit(Xs, y)
+    c = MVMLSVC(alpha=3e-2, C=3 / 30, **kw).fit(Xs, y)
+    np.testing.assert_allclose(a.coef_, b.coef_)
+    np.testing.assert_allclose(c.coef_, a.coef_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(c.dual_coef_, 3 * a.dual_coef_, rtol=1e-6, atol=1e-9)
+    d = MVMLSVC(alpha=1e-2, C=10 / 30, **kw).fit(Xs, y)  # a different problem
+    assert not np.allclose(d.coef_, a.coef_, rtol=1e-3)
+
+
+def test_multiclass_one_vs_all_and_api():
+    Xs, y = _views(n=60, seed=6, n_classes=3)
+    labels = np.array(["a", "b", "c"])[y]
+    est = MVMLSVC(alpha=1e-3, eta=0.1, n_landmarks=0.5, max_iter=3, svm_tol=1e-10,
+                  svm_max_epochs=100000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(Xs, labels)
+    assert isinstance(est, MVMLClassifier)
+    assert list(est.classes_) == ["a", "b", "c"]
+    D = est.decision_function(Xs)
+    assert D.shape == (60, 3)
+    assert est.coef_.shape == (3, 2 * 30) and est.metric_.shape == (3, 60, 60)
+    assert est.dual_coef_.shape == (60, 3) and len(est.objective_) == 3
+    np.testing.assert_array_equal(est.predict(Xs), est.classes_[D.argmax(1)])
+    assert est.score(Xs, labels) > 0.8
+    # one-vs-all: each column equals the binary problem of that class
+    one = MVMLSVC(alpha=1e-3, eta=0.1, n_landmarks=0.5, max_iter=3, svm_tol=1e-10,
+                  svm_max_epochs=100000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        one.fit(Xs, np.where(labels == "c", "c", "rest"))
+    # binary: +1 = classes_[1] = "rest", so the "c" column is minus the binary output
+    np.testing.assert_allclose(D[:, 2], -one.decision_function(Xs), rtol=1e-6, atol=1e-8)
+
+
+def test_single_array_with_views_works_in_grid_search():
+    Xs, y = _views(n=48, seed=7)
+    X = np.hstack(Xs)
+    est = MVMLSVC(views=[3, 2], metric="identity", n_landmarks=0.5, random_state=0)
+    scores = cross_val_score(est, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.5)
+    gs = GridSearchCV(est, {"alpha": [1e-3, 1e-1], "C": [None, 1.0]}, cv=3).fit(X, y)
+    assert set(gs.best_params_) == {"alpha", "C"}
+    np.testing.assert_allclose(
+        MVMLSVC(views=[3, 2], metric="identity", n_landmarks=0.5, random_state=0)
+        .fit(X, y).decision_function(X),
+        MVMLSVC(metric="identity", n_landmarks=0.5, random_state=0)
+        .fit(Xs, y).decision_function(Xs))
+
+
+def test_sparse_metric_shrinks_view_pair_blocks_and_a_collapse_is_reported():
+    """Larger eta shrinks the between-view group; when the proximal A-step zeroes the
+    whole metric, g is forced to 0 and the objective jumps up: fit reports it."""
+    Xs, y = _views(n=40, seed=8)
+    off = []
+    for eta in (0.01, 0.03, 0.05):
+        est = MVMLSVC(alpha=1e-2, eta=eta, metric="sparse", n_landmarks=10, max_iter=20,
+                      random_state=0)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "MVMLSVC stopped", ConvergenceWarning)
+            warnings.simplefilter("error", RuntimeWarning)
+            est.fit(Xs, y)
+        off.append(M.group_norms(est.metric_, 2)[0, 1])
+        assert est.metric_min_eigenvalue_ >= -1e-10 and est.objective_increase_ == 0.0
+    assert off[0] > off[1] > off[2] > 0
+    est = MVMLSVC(alpha=1e-2, eta=0.2, metric="sparse", n_landmarks=10, max_iter=20,
+                  random_state=0)
+    with pytest.warns(ConvergenceWarning, match="objective increased"):
+        est.fit(Xs, y)
+    assert np.all(est.metric_ == 0.0) and np.all(est.coef_ == 0.0)
+    assert est.objective_increase_ > 0.5
+
+
+def test_reports_an_early_stopped_dual_solver():
+    Xs, y = _views(n=40, seed=9)
+    with pytest.warns(ConvergenceWarning, match="svm_max_epochs=1"):
+        MVMLSVC(alpha=1e-4, metric="identity", svm_max_epochs=1, svm_tol=1e-12).fit(Xs, y)
+
+
+def test_reports_an_objective_increase(monkeypatch):
+    """If a g-step made the objective worse, fit says so (forced by a bad hook here)."""
+    Xs, y = _views(n=30, seed=10)
+
+    class Bad(MVMLSVC):
+        def _g_step(self, problem, t, factor, w, state):
+            g = super()._g_step(problem, t, factor, w, state)
+            state["calls"] = state.get("calls", 0) + 1
+            return g * (-3.0 if state["calls"] == 5 else 1.0)
+
+    with pytest.warns(ConvergenceWarning, match="objective increased"):
+        est = Bad(alpha=1e-2, eta=1.0, max_iter=5, tol=0.0).fit(Xs, y)
+    assert est.objective_increase_ > 1e-6
+
+
+def test_estimator_errors():
+    Xs, y = _views(n=20, seed=11)
+    for kw, msg in [({"C": 0.0}, "C must be"), ({"C": -1}, "C must be"),
+                    ({"svm_tol": 0}, "svm_tol"), ({"svm_max_epochs": 0}, "svm_max_epochs"),
+                    ({"shrinking": "yes"}, "shrinking"), ({"alpha": 0}, "alpha"),
+                    ({"metric": "full"}, "metric")]:
+        with pytest.raises(ValueError, match=msg):
+            MVMLSVC(**kw).fit(Xs, y)
+    with pytest.raises(ValueError, match="one class"):
+        MVMLSVC().fit(Xs, np.zeros(20))
+    bad = [Xs[0], Xs[1].copy()]
+    bad[1][3, 0] = np.nan
+    with pytest.raises(ValueError, match="view 1 contains NaN"):
+        MVMLSVC().fit(bad, y)
+    with pytest.raises(ValueError, match="view 1 has 19 samples"):
+        MVMLSVC().fit([Xs[0], Xs[1][:19]], y)
+    est = MVMLSVC(metric="identity").fit(Xs, y)
+    with pytest.raises(ValueError, match="expected 2 view"):
+        est.predict([Xs[0]])
+
+
+@parametrize_with_checks([
+    MVMLSVC(max_iter=3),
+    # eta small enough that the sparse proximal step does not zero the whole metric
+    MVMLSVC(alpha=0.1, eta=0.1, n_landmarks=0.5, metric="sparse", max_iter=3, random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)

@@ -220,6 +220,82 @@ def _coordinate_descent(
     return epoch, False, violation
 
 
+def _cd_single(
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    a: np.ndarray,
+    tol: float,
+    max_epochs: int,
+    shrinking: bool,
+    rng: np.random.RandomState,
+) -> tuple[np.ndarray, int, bool, float]:
+    """One problem, shared features: the same algorithm as :func:`_coordinate_descent`
+    with scalar Python arithmetic and BLAS ``ddot``/``daxpy`` on the rows (about 1 us
+    per coordinate instead of ~10 us of NumPy call overhead). Returns ``v``."""
+    from scipy.linalg.blas import daxpy, ddot
+
+    n = X.shape[0]
+    rows = list(X)
+    yl = y.tolist()
+    al = a.tolist()
+    ql = np.einsum("id,id->i", X, X).tolist()
+    v = np.ascontiguousarray((a * y) @ X)
+    inf = float("inf")
+    pg_max_old, pg_min_old = inf, -inf
+    active = list(range(n))
+    violation = inf
+    epoch = 0
+    while epoch < max_epochs:
+        epoch += 1
+        perm = rng.permutation(len(active))
+        order = [active[j] for j in perm]
+        pg_max, pg_min = -inf, inf
+        kept = []
+        for i in order:
+            yi = yl[i]
+            G = yi * ddot(rows[i], v) - 1.0
+            ai = al[i]
+            if ai <= 0.0:
+                if shrinking and G > pg_max_old:
+                    continue
+                PG = G if G < 0.0 else 0.0
+            elif ai >= C:
+                if shrinking and G < pg_min_old:
+                    continue
+                PG = G if G > 0.0 else 0.0
+            else:
+                PG = G
+            kept.append(i)
+            if PG > pg_max:
+                pg_max = PG
+            if PG < pg_min:
+                pg_min = PG
+            if PG != 0.0:
+                qii = ql[i]
+                if qii > 0.0:
+                    new = ai - G / qii
+                    new = 0.0 if new < 0.0 else (C if new > C else new)
+                else:
+                    new = C if G < 0.0 else 0.0
+                delta = new - ai
+                if delta != 0.0:
+                    al[i] = new
+                    v = daxpy(rows[i], v, a=delta * yi)
+        violation = max(pg_max, -pg_min, 0.0)
+        if shrinking:
+            active = sorted(kept)
+        if violation <= tol:
+            if len(active) == n:
+                return np.asarray(al), epoch, True, violation
+            active = list(range(n))
+            pg_max_old, pg_min_old = inf, -inf
+            continue
+        pg_max_old = pg_max if pg_max > 0 else inf
+        pg_min_old = pg_min if pg_min < 0 else -inf
+    return np.asarray(al), epoch, False, violation
+
+
 def linear_svm_dual_cd(
     X: np.ndarray,
     Y: np.ndarray,
@@ -287,6 +363,12 @@ def linear_svm_dual_cd(
         a = np.zeros((n, K))
     else:
         a = np.clip(np.asarray(dual_coef_init, dtype=np.float64).reshape(n, K), 0.0, Cb)
+    if shared and K == 1 and X.shape[1] > 0:
+        a1, n_epochs, converged, viol = _cd_single(
+            X, Y[:, 0], float(Cb[0]), a[:, 0], tol, max_epochs, shrinking, rng
+        )
+        a = a1[:, None]
+        return DualCDResult(a, (a * Y).T @ X, n_epochs, converged, viol)
     AY = a * Y
     if shared:
         V = AY.T @ X
@@ -413,10 +495,11 @@ class GStepResult:
 def hinge_gstep(
     Phi: np.ndarray,
     Y: np.ndarray,
-    A: np.ndarray,
+    A: np.ndarray | None,
     lam: float,
     C: float,
     *,
+    factors: list[np.ndarray] | None = None,
     method: str = "linear",
     tol: float = 1e-4,
     max_epochs: int = 1000,
@@ -437,8 +520,11 @@ def hinge_gstep(
         kernels the rows of ``W H`` (``D = n v``).
     Y : ndarray of shape (n,) or (n, K)
         Labels in {-1, +1}.
-    A : ndarray of shape (D, D) or (K, D, D)
+    A : ndarray of shape (D, D) or (K, D, D), or None
         Metric (symmetric; indefinite parts are clipped, see :func:`psd_factor`).
+    factors : list of ndarray of shape (D, r_k), optional
+        Instead of ``A``: factors with ``A_k = F_k F_k^T`` (e.g. the Cholesky factor
+        kept by the MVML loop); one shared or one per problem. ``min_eig`` is then NaN.
     lam : float
         ``lambda`` (> 0).
     C : float
@@ -460,21 +546,27 @@ def hinge_gstep(
     n, D = Phi.shape
     Y = _check_problems(Y, n)
     K = Y.shape[1]
-    A = np.asarray(A, dtype=np.float64)
-    if A.ndim == 2:
-        A = A[None]
-    if A.shape[1:] != (D, D) or A.shape[0] not in (1, K):
-        raise ValueError(f"A must have shape ({D}, {D}) or ({K}, {D}, {D}), got {A.shape}")
     Cp = svm_c_prime(C, lam)
     a0 = None if alpha_init is None else np.asarray(alpha_init, dtype=np.float64) / (2 * lam)
     if method not in ("linear", "kernel"):
         raise ValueError(f"method must be 'linear' or 'kernel', got {method!r}")
-    factors, mins = [], []
-    for Ak in A:
-        F, m = psd_factor(Ak, eig_floor)
-        factors.append(F)
-        mins.append(m)
-    min_eig = np.broadcast_to(np.asarray(mins), (K,)).copy()
+    if factors is None:
+        A = np.asarray(A, dtype=np.float64)
+        if A.ndim == 2:
+            A = A[None]
+        if A.shape[1:] != (D, D) or A.shape[0] not in (1, K):
+            raise ValueError(f"A must have shape ({D}, {D}) or ({K}, {D}, {D}), got {A.shape}")
+        factors, mins = [], []
+        for Ak in A:
+            F, m = psd_factor(Ak, eig_floor)
+            factors.append(F)
+            mins.append(m)
+        min_eig = np.broadcast_to(np.asarray(mins), (K,)).copy()
+    else:
+        factors = [np.asarray(F, dtype=np.float64) for F in factors]
+        if len(factors) not in (1, K) or any(F.ndim != 2 or F.shape[0] != D for F in factors):
+            raise ValueError(f"factors must be 1 or {K} matrices with {D} rows")
+        min_eig = np.full(K, np.nan)
     feats = [Phi @ F for F in factors]  # x_i = F_k^T phi_i, so <x_i, x_j> = phi_i^T A_k+ phi_j
     opts = dict(tol=tol, max_epochs=max_epochs, shrinking=shrinking,
                 dual_coef_init=a0, random_state=random_state)
