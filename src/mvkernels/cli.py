@@ -19,9 +19,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--random-state", type=int, default=0)
 
     rep = sub.add_parser("reproduce", help="reproduce a paper's table or figure")
-    rep.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment")
+    rep.add_argument("name", choices=sorted(EXPERIMENTS) + ["all"],
+                     help="which experiment ('all': every one, plus an index page)")
     rep.add_argument("--quick", action="store_true", help="a reduced run of a few minutes")
-    rep.add_argument("--output", default=None, help="results folder (default results/<name>)")
+    rep.add_argument("--output", default=None,
+                     help="results folder (default results/<name>; for 'all': the root, default results)")
     rep.add_argument("--data", default=None, help="data folder (default $MVKERNELS_DATA or ../shared/data)")
     rep.add_argument("--random-state", type=int, default=0)
 
@@ -31,8 +33,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         run_demo(output=args.output, quick=args.quick, random_state=args.random_state)
         return 0
-    from .reproduce import run_experiment
+    from .reproduce import run_all, run_experiment
 
+    if args.name == "all":
+        results = run_all(quick=args.quick, output=args.output or "results", data_dir=args.data,
+                          random_state=args.random_state)
+        failed = [n for n, r in results.items() if isinstance(r, Exception)]
+        if failed:
+            print(f"[reproduce all] failed: {', '.join(failed)}", file=sys.stderr)
+            return 1
+        return 0
     run_experiment(
         args.name, quick=args.quick, output=args.output, data_dir=args.data,
         random_state=args.random_state,
