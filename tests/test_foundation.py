@@ -77,6 +77,29 @@ def test_bandwidth_subsample_is_close_and_seeded(rng):
     assert abs(a - exact) / exact < 0.03
 
 
+def test_subsample_indices_distinct_seeded_uniform_and_small_memory():
+    import tracemalloc
+
+    from mvkernels.kernels import subsample_indices
+
+    for n, m in [(10, 10), (10, 20), (7000, 2000), (10**6, 2000)]:
+        idx = subsample_indices(n, m, random_state=3)
+        assert idx.size == min(n, m) and np.all(np.diff(idx) > 0)
+        assert idx.min() >= 0 and idx.max() < n
+        np.testing.assert_array_equal(idx, subsample_indices(n, m, random_state=3))
+    # uniform: every row equally likely (chi-square style check on 20 bins)
+    counts = np.zeros(20)
+    for s in range(200):
+        counts += np.bincount(subsample_indices(100_000, 50, random_state=s) // 5000, minlength=20)
+    assert np.abs(counts - counts.mean()).max() < 5 * np.sqrt(counts.mean())
+    # O(sample) memory: 2000 rows out of 10^8 without an O(n) permutation
+    tracemalloc.start()
+    subsample_indices(10**8, 2000, random_state=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 2_000_000
+
+
 @pytest.mark.parametrize("name", ["rbf", "gaussian", "laplacian", "linear", "poly"])
 def test_kernels_symmetric_psd_and_diag(rng, name):
     X = rng.standard_normal((30, 4))

@@ -110,6 +110,29 @@ def test_sparse_step_equals_eq12(rng, threshold):
     np.testing.assert_allclose(got, direct, atol=1e-12)
 
 
+@pytest.mark.parametrize("eta, mu0", [(1.0, 0.1), (1e3, 1.0)])
+def test_sparse_step_rejects_candidates_whose_range_misses_g(eta, mu0):
+    """<g, A^+ g> is +inf when g is not in range(A): such a prox candidate must be rejected.
+
+    With A = blockdiag(I, 0.01 I) and g = (1, 0, 0.01, 0), the threshold mu0 * eta zeroes
+    view 1's block (first case) or every block (second case); the pseudo-inverse would
+    give a finite, smaller h there and the step would be accepted.
+    """
+    A = block_diag(np.eye(2), 0.01 * np.eye(2))
+    g = np.array([1.0, 0.0, 0.01, 0.0])
+    lam = 1e-6
+    zeroed = sparse_metric_update(A, np.linalg.solve(A, g), lam, eta, mu0, 2)
+    assert np.all(zeroed[2:, 2:] == 0)  # the first candidate really misses g
+    assert PSDFactor(zeroed).range_residual(g) > 1e-3
+    A1, fac1, mu = metric_step(A, PSDFactor(A), g, lam, eta, "sparse", 2, mu0)
+    assert 0 < mu < mu0
+    assert np.abs(A1[2:, 2:]).max() > 0 and fac1.range_residual(g) < 1e-8
+    # the accepted step decreases the true objective h + eta R (h finite)
+    h = lambda M: lam * g @ np.linalg.solve(M, g)  # noqa: E731
+    assert h(A1) + eta * M.metric_penalty(A1, "sparse", 2) \
+        < h(A) + eta * M.metric_penalty(A, "sparse", 2)
+
+
 def test_prox_group_frobenius_is_the_proximal_operator(rng):
     v, b, t = 3, 3, 0.9
     B = rng.standard_normal((v * b, v * b))

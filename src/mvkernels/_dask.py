@@ -324,14 +324,14 @@ def fit_kernels_and_landmarks(
     """
     import dask
 
+    from .kernels import subsample_indices
+
     n = int(Xs[0].shape[0])
     m = _bandwidth_sample_size()
     samples: dict[int, np.ndarray] = {}
     for l, kern in enumerate(kernels):
         if _needs_bandwidth_sample(kern):
-            samples[l] = (
-                np.sort(rng.choice(n, size=m, replace=False)) if n > m else np.arange(n)
-            )
+            samples[l] = subsample_indices(n, m, rng)
     idx = None
     if strategy == "uniform":
         from .nystrom import uniform_indices

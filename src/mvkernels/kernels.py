@@ -62,6 +62,7 @@ __all__ = [
     "ViewKernel",
     "IndexedKernel",
     "mean_pairwise_distance",
+    "subsample_indices",
     "make_view_kernels",
 ]
 
@@ -76,6 +77,41 @@ _ALLOWED_PARAMS = {
 }
 
 
+def distinct_uniform_draws(n: int, size: int, rng: np.random.RandomState) -> np.ndarray:
+    """``size`` distinct integers of ``range(n)`` in draw order, in O(size) memory.
+
+    Integers are drawn uniformly with replacement in rounds (``2 * missing + 16`` per
+    round) and the first occurrence of each is kept until ``size`` distinct ones are
+    found: a uniformly random ``size``-subset, in uniformly random order. Efficient when
+    ``size`` is small next to ``n`` (the expected number of rounds is then ~1).
+    """
+    if not 0 <= size <= n:
+        raise ValueError(f"cannot draw {size} distinct samples out of {n}")
+    chosen = np.empty(0, dtype=np.int64)
+    while chosen.size < size:
+        draw = np.concatenate([chosen, rng.randint(0, n, size=2 * (size - chosen.size) + 16)])
+        _, first = np.unique(draw, return_index=True)
+        chosen = draw[np.sort(first)]
+    return chosen[:size]
+
+
+def subsample_indices(n: int, size: int, random_state: Any = None) -> np.ndarray:
+    """Sorted indices of ``min(size, n)`` distinct rows drawn uniformly from ``range(n)``.
+
+    Memory is O(size) whatever ``n`` is (``RandomState.choice(n, size, replace=False)``
+    would build an O(n) permutation: 160 MB at n = 20M): for ``n <= 4 * size`` one
+    permutation of ``range(n)`` (then O(size) too), otherwise
+    :func:`distinct_uniform_draws`. Seeded by ``random_state``; NumPy and Dask inputs
+    use this same function, so they draw the same rows.
+    """
+    if size >= n:
+        return np.arange(n, dtype=np.intp)
+    rng = check_random_state(random_state)
+    if n <= 4 * size:
+        return np.sort(rng.permutation(n)[:size]).astype(np.intp)
+    return np.sort(distinct_uniform_draws(n, size, rng)).astype(np.intp)
+
+
 def mean_pairwise_distance(
     X: Any,
     metric: str = "euclidean",
@@ -86,16 +122,15 @@ def mean_pairwise_distance(
 
     Exact for ``n <= max_samples``; otherwise the mean over the pairs of
     ``max_samples`` rows drawn without replacement (an unbiased estimate), so the
-    cost is ``O(max_samples^2 d)`` whatever ``n`` is. Works on Dask arrays by
+    cost is ``O(max_samples^2 d)`` whatever ``n`` is. The rows are drawn by
+    :func:`subsample_indices` (O(max_samples) memory, not O(n)). Works on Dask arrays by
     pulling only the sampled rows.
     """
     n = X.shape[0]
     if n < 2:
         raise ValueError("at least 2 samples are needed to estimate a kernel bandwidth")
     if n > max_samples:
-        rng = check_random_state(random_state)
-        idx = np.sort(rng.choice(n, size=max_samples, replace=False))
-        X = X[idx]
+        X = X[subsample_indices(n, max_samples, random_state)]
     if is_dask_collection(X):
         X = X.compute()
     d = pdist(np.asarray(X, dtype=np.float64), metric=metric)

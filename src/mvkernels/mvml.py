@@ -152,8 +152,22 @@ class PSDFactor:
             return linalg.cho_solve((self.L, True), b, check_finite=False)
         return self.V @ ((self.V.T @ b) / (self.s if b.ndim == 1 else self.s[:, None]))
 
+    def range_residual(self, g: np.ndarray) -> float:
+        """Relative distance of ``g`` from ``range(A)``: ``||g - P g|| / ||g||``.
+
+        ``P`` projects on the kept eigen-directions (0 on the Cholesky path, where ``A``
+        is invertible; 0 for ``g = 0``). When it is not ~0, ``<g, A^+ g>`` (what
+        :meth:`quad` returns) is not ``<g, A^{-1} g>``: the true value is ``+inf``.
+        """
+        if self.kind == "cholesky":
+            return 0.0
+        gn = float(np.linalg.norm(g))
+        if gn == 0.0:
+            return 0.0
+        return float(np.linalg.norm(g - self.V @ (self.V.T @ g))) / gn
+
     def quad(self, g: np.ndarray) -> float:
-        """``<g, A^+ g>``."""
+        """``<g, A^+ g>`` (the pseudo-inverse: see :meth:`range_residual`)."""
         if self.kind == "cholesky":
             z = linalg.solve_triangular(self.L, g, lower=True, check_finite=False)
             return float(z @ z)
@@ -242,6 +256,7 @@ def sparse_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float,
 def metric_step(A: np.ndarray, factor: PSDFactor, g: np.ndarray, alpha: float, eta: float,
                 kind: str, n_views: int, mu0: float, *, threshold: str = "mu_eta",
                 eig_floor: float = 1e-10, max_backtrack: int = 40,
+                range_tol: float = 1e-8,
                 ) -> tuple[np.ndarray, PSDFactor, float]:
     """One backtracked A-step (dense gradient step or sparse proximal step).
 
@@ -256,6 +271,13 @@ def metric_step(A: np.ndarray, factor: PSDFactor, g: np.ndarray, alpha: float, e
     (sparse). This makes every accepted step decrease the A-part of the objective
     (Beck & Teboulle's backtracking rule). If no step is accepted after
     ``max_backtrack`` halvings, ``A`` is returned unchanged with ``mu = 0``.
+
+    ``<g, A^+ g>`` is ``+inf`` when ``g`` is not in the range of ``A`` (the convex
+    extension of ``<g, A^{-1} g>`` to singular PSD ``A``). The sparse proximal step can
+    zero whole blocks (or all of ``A``) and so leave such a candidate, on which the
+    pseudo-inverse would give a *finite* value; a candidate whose range misses ``g`` by
+    more than ``range_tol`` (relative residual, :meth:`PSDFactor.range_residual`) counts
+    as ``s = +inf`` and is rejected (the step is halved).
 
     Returns
     -------
@@ -280,6 +302,9 @@ def metric_step(A: np.ndarray, factor: PSDFactor, g: np.ndarray, alpha: float, e
         try:
             f_new = PSDFactor(A_new, eig_floor=eig_floor, require_pd=(kind == "dense"))
         except NotPSDError:
+            mu *= 0.5
+            continue
+        if f_new.range_residual(g) > range_tol:  # <g, A_new^+ g> = +inf
             mu *= 0.5
             continue
         D = A_new - A

@@ -40,7 +40,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_precomputed_kernel, check_views, is_dask_collection
-from .kernels import ViewKernel, make_view_kernels
+from .kernels import ViewKernel, distinct_uniform_draws, make_view_kernels
 
 __all__ = [
     "LANDMARK_STRATEGIES",
@@ -100,20 +100,14 @@ def uniform_indices(n: int, size: int, random_state: Any = None) -> np.ndarray:
     For ``n <= PERMUTATION_MAX`` (4,194,304) this is the first ``size`` entries of one
     random permutation (the paper's rule). Above, to keep client memory O(size) for
     out-of-core data, indices are drawn with replacement in rounds and the first ``size``
-    distinct ones (in draw order) are kept: still a uniform random subset. Both NumPy and
+    distinct ones (in draw order) are kept: still a uniform random subset
+    (:func:`mvkernels.kernels.distinct_uniform_draws`). Both NumPy and
     Dask input use this function, so they get the same landmarks for the same seed.
     """
     rng = check_random_state(random_state)
     if n <= PERMUTATION_MAX:
         return np.sort(rng.permutation(n)[:size])
-    if size > n:
-        raise ValueError(f"cannot draw {size} distinct samples out of {n}")
-    chosen = np.empty(0, dtype=np.int64)
-    while chosen.size < size:
-        draw = np.concatenate([chosen, rng.randint(0, n, size=2 * (size - chosen.size) + 16)])
-        _, first = np.unique(draw, return_index=True)
-        chosen = draw[np.sort(first)]
-    return np.sort(chosen[:size]).astype(np.intp)
+    return np.sort(distinct_uniform_draws(n, size, rng)).astype(np.intp)
 
 
 def _kernel_column_blocks(
