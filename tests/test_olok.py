@@ -320,3 +320,15 @@ def test_one_dimensional_target_and_score():
 @parametrize_with_checks([OLOKRegressor(random_state=0), VVRLSRegressor(random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_divergence_is_a_clear_error_not_silent_nan():
+    # constant step 3 with k(x, x) = 1, B = I: |1 - eta| > 1, the squared-loss iterates blow up
+    X, Y = _stream(n=3000, p=3, d=2, seed=8)
+    est = OLOKRegressor(kernel_params={"gamma": 1e-3}, eta0=3.0, alpha=0.0,
+                        learning_rate="constant")
+    with pytest.raises(ValueError, match="diverged at t="):
+        est.fit(X, Y)
+    ok = OLOKRegressor(kernel_params={"gamma": 1e-3}, eta0=0.5, alpha=0.0,
+                       learning_rate="constant").fit(X, Y)
+    assert np.isfinite(ok.predict(X)).all()

@@ -399,11 +399,20 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         P = np.empty((n, self.n_outputs_))
         start = 0
         while start < n:
-            done = self._learn_block(X[start:start + self._block_size],
-                                     Y[start:start + self._block_size],
-                                     P[start:start + self._block_size])
+            with np.errstate(over="ignore", invalid="ignore"):   # checked: _diverged
+                done = self._learn_block(X[start:start + self._block_size],
+                                         Y[start:start + self._block_size],
+                                         P[start:start + self._block_size])
             start += done
         return P
+
+    def _diverged(self, t: int) -> ValueError:
+        return ValueError(
+            f"OLOK diverged at t={t} (non-finite prediction or coefficient): the step is too "
+            f"large for this kernel. With the squared loss keep eta_t ||K(x, x)||_op < 2, here "
+            f"eta0={self.eta0!r}; lower eta0, use learning_rate='invscaling', or a smaller "
+            "output_kernel"
+        )
 
     def _learn_block(self, Xb: np.ndarray, Yb: np.ndarray, Pout: np.ndarray) -> int:
         if self._scale < _RENORM:
@@ -466,6 +475,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             p = c_before[j] * (u @ B if B is not None else u)
             Pout[j] = p
             beta_blk[j] = (-eta[j] / c_after[j]) * grad(p, Yb[j], eps)
+        if not (np.isfinite(beta_blk).all() and np.isfinite(Pout[:b]).all()):
+            bad = np.flatnonzero(~(np.isfinite(beta_blk).all(1) & np.isfinite(Pout[:b]).all(1)))
+            raise self._diverged(t0 + 1 + int(bad[0]))   # state left at time t0, unchanged
         # store the block, then truncate and advance the clock
         self._reserve(b)
         self._Xs[self._hi:self._hi + b] = Xb
