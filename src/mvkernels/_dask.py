@@ -68,7 +68,8 @@ def _is_dask(x: Any) -> bool:
 def as_aligned_views(Xs: Sequence[Any], extra: Sequence[Any] = ()) -> tuple[list, list]:
     """Dask views (and extra row-aligned arrays) with the same row chunks, one column chunk.
 
-    The row chunks of the first Dask array in ``Xs`` are the reference; other Dask views
+    The row chunks of the first Dask array in ``Xs`` (else in ``extra``) are the
+    reference; other Dask views
     are rechunked along rows to them (and to a single chunk along columns); NumPy views
     and ``extra`` arrays (e.g. targets, 1-D or 2-D) are wrapped with those chunks.
 
@@ -78,14 +79,15 @@ def as_aligned_views(Xs: Sequence[Any], extra: Sequence[Any] = ()) -> tuple[list
         Unknown (NaN) chunk sizes, mismatched sample counts (naming the view).
     """
     da = require_dask()
-    ref = next((X for X in Xs if _is_dask(X)), None)
+    ref = next((X for X in list(Xs) + list(extra) if X is not None and _is_dask(X)), None)
     if ref is None:
-        raise TypeError("as_aligned_views needs at least one Dask view")
-    for i, X in enumerate(Xs):
-        if _is_dask(X) and any(np.isnan(c) for c in X.chunks[0]):
+        raise TypeError("as_aligned_views needs at least one Dask array")
+    named = [(f"view {i}", X) for i, X in enumerate(Xs)] + [("Y", A) for A in extra]
+    for name, X in named:
+        if X is not None and _is_dask(X) and any(np.isnan(c) for c in X.chunks[0]):
             raise ValueError(
-                f"view {i} is a Dask array with unknown chunk sizes; call "
-                "X.compute_chunk_sizes() (or build it with known lengths) first"
+                f"{name} is a Dask array with unknown chunk sizes; call "
+                ".compute_chunk_sizes() (or build it with known lengths) first"
             )
     rows = ref.chunks[0]
     n = int(sum(rows))

@@ -57,7 +57,13 @@ from ._validation import (
     is_dask_collection,
 )
 from .kernels import make_view_kernels
-from .nystrom import BlockNystrom, default_chunk_size, resolve_n_landmarks
+from .nystrom import (
+    BlockNystrom,
+    _check_known_lengths,
+    default_chunk_size,
+    map_views,
+    resolve_n_landmarks,
+)
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -417,18 +423,28 @@ class MVMLProblem:
     block_size : int
         ``n`` (full) or ``p`` (Nystrom); ``dim = n_views * block_size`` is the size of
         ``A`` / ``g``.
-    Y : ndarray of shape (n, T)
-        Targets, one column per independent problem (one-vs-all: +-1 columns).
+    Y : ndarray of shape (n, T), or a Dask array (Nystrom mode on Dask input)
+        Targets, one column per independent problem (one-vs-all: +-1 columns). On Dask
+        input it stays a lazy Dask array: the square loss only uses the statistics
+        ``cross`` and ``target_sq``.
     Ks : list of ndarray (n, n) or None
         Full mode: the per-view training kernel matrices.
     gram, cross, feature_sum : ndarray or None
         Nystrom mode: ``C = sum u u^T`` (dim, dim), ``c = sum u y^T`` (dim, T) and
         ``sum u`` from :meth:`BlockNystrom.moments`.
+    target_sq : ndarray of shape (T,) or None
+        Nystrom mode: ``y_t^T y_t`` per target column (diagonal of the moments'
+        ``target_gram``), for the square loss from the statistics.
     feature_map : BlockNystrom or None
         Nystrom mode: the fitted feature map (for losses that need the features
         themselves, e.g. the hinge loss: :meth:`iter_features`, :meth:`features`).
     Xs : list of arrays or None
-        Nystrom mode: the validated training views (for :meth:`iter_features`).
+        Nystrom mode: the validated training views (for :meth:`iter_features`); NumPy
+        or Dask.
+    U : ndarray of shape (n, dim) or None
+        Nystrom mode: the training features, when a loss has materialised them (e.g.
+        :class:`~mvkernels.MVMLSVC` on Dask input); :meth:`iter_features` and
+        :meth:`features` then read them instead of recomputing from ``Xs``.
     """
 
     mode: str
@@ -440,8 +456,10 @@ class MVMLProblem:
     gram: np.ndarray | None = None
     cross: np.ndarray | None = None
     feature_sum: np.ndarray | None = None
+    target_sq: np.ndarray | None = None
     feature_map: BlockNystrom | None = None
     Xs: list | None = None
+    U: np.ndarray | None = None
     _design_cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -472,10 +490,21 @@ class MVMLProblem:
         """Nystrom mode: yield ``(rows, U_chunk)``, ``U_chunk`` of shape (rows, dim)."""
         if self.mode != "nystrom":
             raise RuntimeError("iter_features() needs Nystrom mode (n_landmarks set)")
+        if self.U is not None:
+            chunk = chunk_size or default_chunk_size(self.dim)
+            return ((slice(s, min(self.n_samples, s + chunk)), self.U[s:s + chunk])
+                    for s in range(0, self.n_samples, chunk))
+        if any(is_dask_collection(X) for X in self.Xs):
+            raise RuntimeError(
+                "the training views are Dask arrays: set problem.U (materialised features) "
+                "or use the sufficient statistics (gram, cross, target_sq)"
+            )
         return self.feature_map.iter_features(self.Xs, chunk_size)
 
     def features(self) -> np.ndarray:
         """Nystrom mode: all training features ``U`` (n x dim), materialised."""
+        if self.U is not None:
+            return self.U
         out = np.empty((self.n_samples, self.dim))
         for rows, U in self.iter_features():
             out[rows] = U
@@ -524,6 +553,22 @@ def _validate_array_input(est: BaseEstimator, X: Any, reset: bool) -> Any:
         return _sk_validate_data(est, X, **kw)
     kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
     return est._validate_data(X, **kw)  # pragma: no cover
+
+
+def _dask_column(y: Any) -> Any:
+    """A Dask target as 1-D (an (n, 1) column is raveled with sklearn's warning)."""
+    if y.ndim == 2 and y.shape[1] == 1:
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples, ), for example using ravel().",
+            DataConversionWarning, stacklevel=3,
+        )
+        return y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got a Dask array of shape {y.shape}")
+    return y
 
 
 def _small_blas(dim: int):
@@ -636,16 +681,31 @@ class _BaseMVML(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _build_problem(self, X: Any, Y: np.ndarray) -> MVMLProblem:
-        """Validate the views, fit kernels / Nystrom map, build the problem data."""
+        """Validate the views, fit kernels / Nystrom map, build the problem data.
+
+        Dask views and/or targets (Nystrom mode only): the Nystrom map is fitted from
+        sampled rows and ``C``, ``c``, ``y^T y`` come from one Dask reduction
+        (:meth:`BlockNystrom.moments`); ``Y`` stays lazy.
+        """
+        _check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2)
         n = Xs[0].shape[0]
+        dask_input = any(is_dask_collection(Xv) for Xv in Xs) or is_dask_collection(Y)
+        if is_dask_collection(Y) and np.isnan(Y.shape[0]):
+            raise ValueError(
+                "y is a Dask array with unknown chunk sizes; call y.compute_chunk_sizes() first"
+            )
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
         v = len(Xs)
         if self.n_landmarks is None:
             kernels = make_view_kernels(self.kernel, self.kernel_params, v)
-            if any(is_dask_collection(Xv) for Xv in Xs):
-                raise TypeError("Dask input needs Nystrom mode: set n_landmarks")
+            if dask_input:
+                raise ValueError(
+                    f"{type(self).__name__}: Dask input needs the Nystrom mode; "
+                    "n_landmarks=None is the full-kernel mode, which builds the n x n "
+                    "kernel matrices in memory. Set n_landmarks (e.g. 200 or 0.1)."
+                )
             if kernels[0].precomputed:
                 Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
             rng = check_random_state(self.random_state)
@@ -672,9 +732,11 @@ class _BaseMVML(BaseEstimator):
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
         cross = np.asarray(mom.cross, dtype=np.float64).reshape(-1, Y.shape[1])
+        target_sq = np.diag(np.asarray(mom.target_gram, dtype=np.float64)).copy()
         return MVMLProblem(
-            "nystrom", n, v, nys.n_landmarks_, Y, gram=_sym(np.asarray(mom.gram)),
-            cross=cross, feature_sum=np.asarray(mom.sum), feature_map=nys, Xs=Xs,
+            "nystrom", int(n), v, nys.n_landmarks_, Y, gram=_sym(np.asarray(mom.gram)),
+            cross=cross, feature_sum=np.asarray(mom.sum), target_sq=target_sq,
+            feature_map=nys, Xs=Xs,
         )
 
     def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
@@ -719,13 +781,17 @@ class _BaseMVML(BaseEstimator):
 
     def _data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """Square loss ``||y - W H g||^2`` (Nystrom: ``y^T y - 2 b^T g + g^T M g``)."""
-        y = problem.Y[:, t]
         if problem.mode == "full":
-            r = y - problem.design(w) @ g
+            r = problem.Y[:, t] - problem.design(w) @ g
             return float(r @ r)
+        if problem.target_sq is not None:
+            yy = float(problem.target_sq[t])
+        else:
+            y = np.asarray(problem.Y[:, t])
+            yy = float(y @ y)
         d = problem.weight_vector(w)
         dg = d * g
-        val = float(y @ y) - 2.0 * float(problem.cross[:, t] @ dg) + float(dg @ problem.gram @ dg)
+        val = yy - 2.0 * float(problem.cross[:, t] @ dg) + float(dg @ problem.gram @ dg)
         return max(val, 0.0)
 
     def _w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -842,40 +908,100 @@ class _BaseMVML(BaseEstimator):
         self.metric_min_eigenvalue_ = float(self._min_eigs[0]) if single else self._min_eigs
 
     # ------------------------------------------------------------------ prediction
-    def _decision(self, X: Any) -> np.ndarray:
-        """Outputs ``sum_l w_l f^l(x)`` for every target, shape (n_test, T)."""
-        check_is_fitted(self, "_coefs")
-        X = _validate_array_input(self, X, reset=False)
+    def _decision_block(self, classes: np.ndarray | None = None) -> "_MVMLOutputs":
+        """The fitted model's row-wise output function (picklable, small)."""
         T = self._coefs.shape[0]
         if self.mode_ == "nystrom":
-            nys = self.nystrom_
-            Xs = nys.check_views(check_views(X, views=self.views) if not isinstance(
-                X, (list, tuple)) else X)
-            p = nys.n_landmarks_
+            p = self.nystrom_.n_landmarks_
             Gw = self._coefs * np.repeat(self._weights, p, axis=1)  # (T, vp)
-            if any(is_dask_collection(Xv) for Xv in Xs):
-                out = nys.transform(Xs) @ Gw.T
-                return np.asarray(out.compute())
-            out = np.empty((Xs[0].shape[0], T))
-            for rows, U in nys.iter_features(Xs):
-                out[rows] = U @ Gw.T
-            return out
+            return _MVMLOutputs(Gw=Gw, nystrom=self.nystrom_, classes=classes)
+        n = self.n_samples_fit_
+        G = self._coefs.reshape(T, self.n_views_, n) * self._weights[:, :, None]
+        return _MVMLOutputs(Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes)
+
+    def _check_test_views(self, X: Any) -> list:
+        check_is_fitted(self, "_coefs")
+        _check_known_lengths(X)
+        X = _validate_array_input(self, X, reset=False)
+        if self.mode_ == "nystrom":
+            return self.nystrom_.check_views(
+                check_views(X, views=self.views) if not isinstance(X, (list, tuple)) else X)
         Xs = check_views(X, views=self.views, n_views=self.n_views_,
                          n_features=None if self.X_fit_ is None else self.n_features_view_)
-        n = self.n_samples_fit_
-        if self.X_fit_ is None:  # precomputed
-            Xs = [check_precomputed_kernel(K, i, n_train=n, square=False)
-                  for i, K in enumerate(Xs)]
-        m = Xs[0].shape[0]
-        out = np.zeros((m, T))
+        if self.X_fit_ is None:  # precomputed (Dask cross-kernels: shape checked only)
+            n = self.n_samples_fit_
+            out = []
+            for i, K in enumerate(Xs):
+                if is_dask_collection(K):
+                    if K.shape[1] != n:
+                        raise ValueError(
+                            f"view {i}: precomputed test kernel must have one column per "
+                            f"training sample ({n}), got shape {K.shape}"
+                        )
+                    out.append(K)
+                else:
+                    out.append(check_precomputed_kernel(K, i, n_train=n, square=False))
+            Xs = out
+        return Xs
+
+    def _decision(self, X: Any, classes: np.ndarray | None = None) -> Any:
+        """Outputs ``sum_l w_l f^l(x)`` for every target, shape (n_test, T).
+
+        With ``classes``: the predicted labels instead, shape (n_test,). On Dask views
+        (chunked by rows) the result is a lazy Dask array with the views' row chunks,
+        computed block by block on the workers (:func:`mvkernels.nystrom.map_views`).
+        """
+        Xs = self._check_test_views(X)
+        fn = self._decision_block(classes)
+        if any(is_dask_collection(Xv) for Xv in Xs):
+            if classes is None:
+                return map_views(fn, Xs, n_out=self._coefs.shape[0])
+            return map_views(fn, Xs, n_out=None, dtype=classes.dtype)
+        return fn(Xs)
+
+
+@dataclass
+class _MVMLOutputs:
+    """Row-wise output function of a fitted MVML model: ``(rows of each view) -> outputs``.
+
+    Holds only what prediction needs (weighted coefficients, feature map or training
+    views) so that it can be shipped once to Dask workers. ``Gw``: ``(T, vp)``
+    ``g~_t * w`` (Nystrom) or ``(T, v, n)`` ``g_t,l * w_t,l`` (full). With ``classes``
+    it returns labels (binary: ``classes[1]`` where the output is > 0; else argmax).
+    """
+
+    Gw: np.ndarray
+    nystrom: BlockNystrom | None = None
+    kernels: list | None = None
+    X_fit: list | None = None
+    classes: np.ndarray | None = None
+
+    def outputs(self, blocks: list) -> np.ndarray:
+        m = blocks[0].shape[0]
+        T = self.Gw.shape[0]
+        out = np.empty((m, T))
+        if self.nystrom is not None:
+            for rows, U in self.nystrom.iter_features(blocks):
+                out[rows] = U @ self.Gw.T
+            return out
+        n = self.Gw.shape[2]
         chunk = default_chunk_size(n)
-        G = self._coefs.reshape(T, self.n_views_, n)
         for start in range(0, m, chunk):
             rows = slice(start, min(m, start + chunk))
-            for l, (Xv, kern) in enumerate(zip(Xs, self.kernels_)):
-                Kt = Xv[rows] if self.X_fit_ is None else kern(Xv[rows], self.X_fit_[l])
-                out[rows] += (Kt @ G[:, l, :].T) * self._weights[:, l]
+            acc = np.zeros((rows.stop - rows.start, T))
+            for l, (Xv, kern) in enumerate(zip(blocks, self.kernels)):
+                Kt = Xv[rows] if self.X_fit is None else kern(Xv[rows], self.X_fit[l])
+                acc += Kt @ self.Gw[:, l, :].T
+            out[rows] = acc
         return out
+
+    def __call__(self, blocks: list) -> np.ndarray:
+        D = self.outputs(blocks)
+        if self.classes is None:
+            return D
+        if D.shape[1] == 1:
+            return self.classes[(D[:, 0] > 0).astype(int)]
+        return self.classes[np.argmax(D, axis=1)]
 
 
 class MVMLRegressor(RegressorMixin, _BaseMVML):
@@ -953,13 +1079,18 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X = _validate_array_input(self, X, reset=True)
-        y = column_or_1d(np.asarray(y) if not is_dask_collection(y) else y, warn=True)
+        if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
+            y = _dask_column(y)
+            if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+                raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
+            return self._fit_targets(X, y.astype(np.float64)[:, None])
+        y = column_or_1d(np.asarray(y), warn=True)
         y = np.asarray(y, dtype=np.float64)
         check_targets_finite(y)
         return self._fit_targets(X, y.reshape(-1, 1))
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predictions ``sum_l w_l f^l(x)``."""
+    def predict(self, X: Any) -> Any:
+        """Predictions ``sum_l w_l f^l(x)`` (a lazy Dask array on Dask views)."""
         return self._decision(X)[:, 0]
 
 
@@ -985,16 +1116,40 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X = _validate_array_input(self, X, reset=True)
+        if is_dask_collection(y):
+            # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)
+            from ._dask import require_dask
+
+            da = require_dask()
+            y = _dask_column(y)
+            self.classes_ = np.asarray(da.unique(y).compute())
+            check_classification_targets(self.classes_)
+            self._check_n_classes()
+            Y = self._encode_targets_lazy(y, self.classes_)
+            return self._fit_targets(X, Y)
         y = column_or_1d(np.asarray(y), warn=True)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
+        self._check_n_classes()
+        Y = self._encode_targets(yi, len(self.classes_))
+        return self._fit_targets(X, Y)
+
+    def _check_n_classes(self) -> None:
         if len(self.classes_) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes; y has only "
                 f"one class: {self.classes_[0]}"
             )
-        Y = self._encode_targets(yi, len(self.classes_))
-        return self._fit_targets(X, Y)
+
+    @staticmethod
+    def _encode_targets_lazy(y: Any, classes: np.ndarray) -> Any:
+        """:meth:`_encode_targets` for a 1-D Dask ``y``: a lazy (n, 1) or (n, K) Dask array."""
+        from ._dask import require_dask
+
+        da = require_dask()
+        if len(classes) == 2:
+            return da.where(y == classes[1], 1.0, -1.0)[:, None]
+        return da.where(y[:, None] == classes[None, :], 1.0, -1.0)
 
     @staticmethod
     def _encode_targets(yi: np.ndarray, n_classes: int) -> np.ndarray:
@@ -1005,14 +1160,15 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         Y[np.arange(yi.shape[0]), yi] = 1.0
         return Y
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Outputs: shape (n,) for binary (positive = ``classes_[1]``), else (n, K)."""
+    def decision_function(self, X: Any) -> Any:
+        """Outputs: shape (n,) for binary (positive = ``classes_[1]``), else (n, K).
+
+        A lazy Dask array on Dask views.
+        """
         D = self._decision(X)
         return D[:, 0] if D.shape[1] == 1 else D
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted class labels."""
-        D = self._decision(X)
-        if D.shape[1] == 1:
-            return self.classes_[(D[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(D, axis=1)]
+    def predict(self, X: Any) -> Any:
+        """Predicted class labels (a lazy Dask array on Dask views)."""
+        check_is_fitted(self, "classes_")
+        return self._decision(X, classes=self.classes_)

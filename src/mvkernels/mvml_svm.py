@@ -21,6 +21,13 @@ its documented hooks (``docs/mvml.md``, "Extending: the g-step hook"):
 The A-steps (:func:`mvkernels.mvml.metric_step`, dense gradient / sparse proximal),
 the fixed metrics (identity, Cov), kernels, block Nystrom map, one-vs-all, prediction
 and the stopping rule are inherited unchanged. See ``docs/mvml_svm.md``.
+
+Dask input (Nystrom mode only): the hinge loss has no sufficient statistics and the dual
+coordinate descent needs random access to every row's features at every epoch, so the
+training features ``U`` (n x vp) are computed on the workers and *gathered* to the client
+(one pass, as a NumPy array) when they fit in :data:`DASK_GATHER_MAX_BYTES`; above it
+``fit`` raises a ValueError that points to :class:`~mvkernels.MVMLClassifier` (square
+loss, one Dask reduction, any n). Prediction on Dask views stays lazy (inherited).
 """
 
 from __future__ import annotations
@@ -34,9 +41,14 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
 from ._linear_svm import hinge_gstep
+from ._validation import is_dask_collection
 from .mvml import MVMLClassifier, MVMLProblem, PSDFactor
 
-__all__ = ["MVMLSVC"]
+__all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES"]
+
+#: largest training feature matrix (n x vp float64, plus the n x K targets) that
+#: :class:`MVMLSVC` gathers to the client on Dask input (2 GiB)
+DASK_GATHER_MAX_BYTES = 2 * 1024**3
 
 
 class MVMLSVC(MVMLClassifier):
@@ -145,6 +157,34 @@ mode_, nystrom_, kernels_, n_views_
             raise ValueError(f"svm_max_epochs must be an int >= 1, got {self.svm_max_epochs!r}")
         if not isinstance(self.shrinking, (bool, np.bool_)):
             raise ValueError(f"shrinking must be a bool, got {self.shrinking!r}")
+
+    # ------------------------------------------------------------------ Dask
+    def _build_problem(self, X: Any, Y: Any) -> MVMLProblem:
+        """MVML's problem; on Dask input, also gather ``U`` and ``Y`` (see module doc)."""
+        problem = super()._build_problem(X, Y)
+        if problem.mode != "nystrom" or not (
+            is_dask_collection(problem.Y) or any(is_dask_collection(V) for V in problem.Xs)
+        ):
+            return problem
+        import dask
+
+        n, dim, T = problem.n_samples, problem.dim, problem.n_targets
+        size = 8 * n * (dim + T)
+        if size > DASK_GATHER_MAX_BYTES:
+            raise ValueError(
+                f"MVMLSVC on Dask input gathers the training features on the client (the "
+                f"hinge-loss dual coordinate descent needs random access to all rows): "
+                f"n x v p = {n} x {dim} float64 is {size / 2**30:.1f} GiB, above "
+                f"mvkernels.mvml_svm.DASK_GATHER_MAX_BYTES = "
+                f"{DASK_GATHER_MAX_BYTES / 2**30:.1f} GiB. Use MVMLClassifier (square "
+                "loss, fitted by one Dask reduction for any n), fewer landmarks, or a "
+                "subsample."
+            )
+        U = problem.feature_map.transform(problem.Xs)
+        U, Yc = dask.compute(U, problem.Y)
+        problem.U = np.asarray(U, dtype=np.float64)
+        problem.Y = np.asarray(Yc, dtype=np.float64)
+        return problem
 
     # ------------------------------------------------------------------ helpers
     def _hinge_weight(self, problem: MVMLProblem) -> float:
