@@ -1,15 +1,20 @@
-"""Out-of-core benchmark: block Nystrom sufficient statistics of 20M samples x 3 views on Dask.
+"""Out-of-core benchmark: MVMLRegressor (block Nystrom) on 20M samples x 3 views with Dask.
 
 The data are synthetic and generated block by block on the workers (a seeded generator per
 row block; the full data never exist in memory anywhere): a 2-D latent z per sample, three
 noisy nonlinear views of it (6, 4 and 3 columns) and a target y. With 200 landmarks per view
-(600 features) the script runs
+(600 features) the script runs, for ``--estimator mvml`` (default):
 
-* ``dask``: a ``LocalCluster`` (processes, 1 thread each), ``BlockNystrom.fit`` on the Dask
-  views (bandwidths from 2000 sampled rows, 200 landmark rows gathered), then
-  ``BlockNystrom.moments(Xs, y)`` = the one pass of SPEC 1.1 as a Dask reduction; then, if
-  ``MVMLRegressor`` exists and accepts Dask input, a full MVML fit;
+* ``dask``: a ``LocalCluster`` (processes, 1 thread each), ``MVMLRegressor(n_landmarks=200,
+  learn_weights=True).fit(Xs, y)`` on the Dask views and the Dask target, end to end:
+  bandwidths from 2000 sampled rows and the 200 landmark rows gathered (one pass), the
+  sufficient statistics ``C = sum u u^T``, ``c = sum u y``, ``y^T y`` (SPEC 1.1) as one Dask
+  reduction, then the (600 x 600) MVML iterations on the client; then a lazy ``predict``
+  on a held-out block (another seed), computed, and its R^2;
 * ``memory``: the same on ``--memory-n`` (1M) samples generated into NumPy arrays.
+
+``--estimator nystrom`` measures ``BlockNystrom.fit`` + ``moments(Xs, y)`` only (the
+phase-1 benchmark).
 
 Each mode runs in a fresh subprocess so that peak memory figures are its own. Printed:
 wall time per phase, peak client memory (process peak RSS from ``getrusage``; for the
@@ -86,21 +91,43 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
-def _try_mvml(Xs, y, p, seed) -> dict:
-    try:
-        from mvkernels import MVMLRegressor
+def _fit_mvml(Xs, y, args, out: dict) -> None:
+    """MVMLRegressor end to end; predictions on a held-out block (seed + 1)."""
+    import warnings
 
-        t = time.perf_counter()
-        MVMLRegressor(n_landmarks=p, random_state=seed).fit(Xs, y)
-        return {"mvml_fit_s": time.perf_counter() - t}
-    except Exception as exc:  # MVML is written elsewhere (issue 2); phase 2 wires Dask in
-        return {"mvml_fit_s": None, "mvml_skipped": f"{type(exc).__name__}: {exc}"[:160]}
+    from sklearn.exceptions import ConvergenceWarning
+
+    from mvkernels import MVMLRegressor
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = MVMLRegressor(n_landmarks=args.landmarks, alpha=1.0, eta=1.0,
+                            learn_weights=True, max_iter=10,
+                            random_state=args.seed).fit(Xs, y)
+    t1 = time.perf_counter()
+    out.update(fit_s=t1 - t0, total_s=t1 - t0, n_iter=int(est.n_iter_),
+               weights=[round(float(w), 4) for w in est.weights_],
+               client_tracemalloc_peak_mb=tracemalloc.get_traced_memory()[1] / 2**20,
+               client_peak_rss_mb=peak_rss_mb())
+    Xt, yt = make_block(0, 100_000, args.seed + 1)
+    if args.mode == "dask":
+        import dask.array as da
+
+        lazy = est.predict([da.from_array(X, chunks=(25_000, -1)) for X in Xt])
+        out["predict_is_lazy"] = type(lazy).__module__.startswith("dask")
+        pred = lazy.compute()
+    else:
+        pred = est.predict(Xt)
+    out["heldout_r2"] = float(1 - np.mean((pred - yt) ** 2) / np.var(yt))
+    out["predict_s"] = time.perf_counter() - t1
 
 
 def run_mode(args) -> dict:
     from mvkernels import BlockNystrom
 
-    out: dict = {"mode": args.mode, "n": args.n_samples if args.mode == "dask" else args.memory_n}
+    out: dict = {"mode": args.mode, "estimator": args.estimator,
+                 "n": args.n_samples if args.mode == "dask" else args.memory_n}
     tracemalloc.start()
     if args.mode == "dask":
         from dask.distributed import Client, LocalCluster
@@ -114,21 +141,22 @@ def run_mode(args) -> dict:
         Xs, y = memory_data(args.memory_n, args.chunk, args.seed)
         out["generate_s"] = time.perf_counter() - t
     tracemalloc.reset_peak()
-    rss0 = peak_rss_mb()
-    t0 = time.perf_counter()
-    ny = BlockNystrom(n_landmarks=args.landmarks, random_state=args.seed).fit(Xs)
-    t1 = time.perf_counter()
-    m = ny.moments(Xs, y)
-    t2 = time.perf_counter()
-    out.update(
-        fit_landmarks_s=t1 - t0, moments_s=t2 - t1, total_s=t2 - t0,
-        n_samples_seen=int(m.n_samples), gram_shape=list(m.gram.shape),
-        gram_trace=float(np.trace(m.gram)),
-        client_tracemalloc_peak_mb=tracemalloc.get_traced_memory()[1] / 2**20,
-        client_peak_rss_mb=peak_rss_mb(), client_rss_before_fit_mb=rss0,
-    )
-    if args.mvml:
-        out.update(_try_mvml(Xs, y, args.landmarks, args.seed))
+    out["client_rss_before_fit_mb"] = peak_rss_mb()
+    if args.estimator == "mvml":
+        _fit_mvml(Xs, y, args, out)
+    else:
+        t0 = time.perf_counter()
+        ny = BlockNystrom(n_landmarks=args.landmarks, random_state=args.seed).fit(Xs)
+        t1 = time.perf_counter()
+        m = ny.moments(Xs, y)
+        t2 = time.perf_counter()
+        out.update(
+            fit_landmarks_s=t1 - t0, moments_s=t2 - t1, total_s=t2 - t0,
+            n_samples_seen=int(m.n_samples), gram_shape=list(m.gram.shape),
+            gram_trace=float(np.trace(m.gram)),
+            client_tracemalloc_peak_mb=tracemalloc.get_traced_memory()[1] / 2**20,
+            client_peak_rss_mb=peak_rss_mb(),
+        )
     if args.mode == "dask":
         def worker_peak():
             import resource as r
@@ -151,7 +179,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--worker-memory", default="2GiB")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--no-mvml", dest="mvml", action="store_false")
+    ap.add_argument("--estimator", choices=["mvml", "nystrom"], default="mvml",
+                    help="mvml: MVMLRegressor.fit end to end; nystrom: BlockNystrom fit + moments")
     ap.add_argument("--mode", choices=["all", "dask", "memory"], default="all")
     args = ap.parse_args()
     if args.mode != "all":
@@ -163,10 +192,9 @@ def main() -> None:
         n = args.n_samples if mode == "dask" else args.memory_n
         print(f"[{mode}] {n:,} samples x 3 views, {args.landmarks} landmarks/view ...", flush=True)
         cmd = [sys.executable, os.path.abspath(__file__), "--mode", mode]
-        for k in ("n_samples", "memory_n", "chunk", "landmarks", "workers", "worker_memory", "seed"):
+        for k in ("n_samples", "memory_n", "chunk", "landmarks", "workers", "worker_memory",
+                  "seed", "estimator"):
             cmd += [f"--{k.replace('_', '-')}", str(getattr(args, k))]
-        if not args.mvml:
-            cmd.append("--no-mvml")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode:
             sys.stderr.write(proc.stderr)
@@ -175,18 +203,24 @@ def main() -> None:
         results.append(res)
         print(json.dumps(res, indent=1), flush=True)
     print()
-    print(f"{'mode':8s} {'n':>12s} {'fit+landmarks s':>16s} {'moments s':>10s} {'total s':>8s} "
-          f"{'client peak RSS MB':>19s} {'client tracemalloc MB':>22s}  worker peak RSS MB")
+    if args.estimator == "mvml":
+        print("| mode | n | MVMLRegressor.fit (s) | n_iter | client peak RSS (MB) | client "
+              "tracemalloc peak (MB) | worker peak RSS (MB) | held-out R^2 |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in results:
+            workers = ", ".join(f"{w:.0f}" for w in r.get("worker_peak_rss_mb", [])) or "-"
+            print(f"| {r['mode']} | {r['n']:,} | {r['fit_s']:.1f} | {r['n_iter']} | "
+                  f"{r['client_peak_rss_mb']:.0f} | {r['client_tracemalloc_peak_mb']:.1f} | "
+                  f"{workers} | {r['heldout_r2']:.4f} |")
+        return
+    print("| mode | n | fit + landmarks (s) | moments pass (s) | total (s) | client peak RSS (MB) "
+          "| client tracemalloc peak (MB) | worker peak RSS (MB) |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         workers = ", ".join(f"{w:.0f}" for w in r.get("worker_peak_rss_mb", [])) or "-"
-        print(f"{r['mode']:8s} {r['n']:12,d} {r['fit_landmarks_s']:16.1f} {r['moments_s']:10.1f} "
-              f"{r['total_s']:8.1f} {r['client_peak_rss_mb']:19.0f} "
-              f"{r['client_tracemalloc_peak_mb']:22.1f}  {workers}")
-    for r in results:
-        if "mvml_skipped" in r:
-            print(f"MVML fit ({r['mode']}) skipped: {r['mvml_skipped']}")
-        elif r.get("mvml_fit_s") is not None:
-            print(f"MVML fit ({r['mode']}): {r['mvml_fit_s']:.1f} s")
+        print(f"| {r['mode']} | {r['n']:,} | {r['fit_landmarks_s']:.1f} | {r['moments_s']:.1f} | "
+              f"{r['total_s']:.1f} | {r['client_peak_rss_mb']:.0f} | "
+              f"{r['client_tracemalloc_peak_mb']:.1f} | {workers} |")
 
 
 if __name__ == "__main__":
