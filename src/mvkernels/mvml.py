@@ -30,6 +30,13 @@ Layout of this module (designed for reuse by :mod:`mvkernels.mvml_svm`):
   hooks ``_g_step``, ``_data_loss`` and ``_w_step`` (square loss here);
 * :class:`MVMLRegressor`, :class:`MVMLClassifier` (one-vs-all).
 
+Dask input (Nystrom mode only; ``docs/dask.md``): views and ``y`` may be Dask arrays
+chunked by rows. ``y`` is never brought to the client: the classifier's ``classes_`` come
+from ``da.unique`` and its +-1 targets are built lazily per block; ``C``, ``c`` and
+``y^T y`` come from one Dask reduction and only the (vp x vp) problem is solved on the
+client. ``predict`` / ``decision_function`` then return lazy Dask arrays. Full-kernel mode
+(``n_landmarks=None``) on Dask input raises a ValueError.
+
 See ``docs/mvml.md`` for the documented choices (step size rule, number of A-steps,
 what the alternating scheme converges to, the Cov metric, eigenvalue floors).
 """
