@@ -126,23 +126,30 @@ def okl_objective(K: np.ndarray, Y: np.ndarray, C: np.ndarray, L: np.ndarray,
 
         ||Y - K C L||_F^2 / (2 alpha) + tr(C^T K C L) / 2 + ||L||_F^2 / 2
     """
-    KC = K @ C
-    R = Y - KC @ L
-    return float(np.sum(R * R) / (2 * alpha) + 0.5 * np.sum((C.T @ KC) * L)
+    return _okl_objective_e(K @ C, Y, C, L, alpha)
+
+
+def _okl_objective_e(E: np.ndarray, Y: np.ndarray, C: np.ndarray, L: np.ndarray,
+                     alpha: float) -> float:
+    R = Y - E @ L
+    return float(np.sum(R * R) / (2 * alpha) + 0.5 * np.sum((C.T @ E) * L)
                  + 0.5 * np.sum(L * L))
 
 
-def okl_c_step(VK: np.ndarray, dK: np.ndarray, Y: np.ndarray, L: np.ndarray,
+def okl_c_step(VK: np.ndarray | None, dK: np.ndarray, Y: np.ndarray, L: np.ndarray,
                alpha: float) -> np.ndarray:
     """OKL C-step: the solution of ``K C L + alpha C = Y`` (Sylvester equation).
 
     With ``K = VK diag(dK) VK^T`` and ``L = VL diag(dL) VL^T`` (both PSD),
     ``C = VK [(VK^T Y VL) / (dK_i dL_j + alpha)] VL^T``; the exact minimiser over ``C`` of
-    the (convex in C) objective :func:`okl_objective` for fixed ``L``.
+    the (convex in C) objective :func:`okl_objective` for fixed ``L``. ``VK=None`` means
+    ``K = diag(dK)`` (the problem rotated into the eigenbasis of K).
     """
     dL, VL = linalg.eigh(_sym(L), check_finite=False)
     dL = np.maximum(dL, 0.0)
-    return VK @ ((VK.T @ Y @ VL) / (dK[:, None] * dL[None, :] + alpha)) @ VL.T
+    Yr = Y if VK is None else VK.T @ Y
+    Cr = ((Yr @ VL) / (dK[:, None] * dL[None, :] + alpha)) @ VL.T
+    return Cr if VK is None else VK @ Cr
 
 
 def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
@@ -154,11 +161,25 @@ def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.
     ``M = E^T E``, solved in the eigenbasis of ``M``:
     ``L = V [(V^T R V) / (m_i + m_j + 2 alpha)] V^T``.
     """
-    E = K @ C
+    return _okl_l_step_e(K @ C, Y, C, alpha)
+
+
+def _okl_l_step_e(E: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     m, V = linalg.eigh(_sym(E.T @ E), check_finite=False)
     R = E.T @ Y
     R = R + R.T - alpha * _sym(C.T @ E)
     return _sym(V @ ((V.T @ R @ V) / (m[:, None] + m[None, :] + 2 * alpha)) @ V.T)
+
+
+def _serial_blas(n: int):
+    """Single-threaded BLAS for small matrices (threaded BLAS is slower below ~2000)."""
+    if n > 2000:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _check_positive(name: str, value: Any, allow_zero: bool = False) -> None:
@@ -350,8 +371,9 @@ class _Base(BaseEstimator):
         if Y.shape[0] != Xs[0].shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
         self.n_views_ = len(Xs)
-        self.grams_ = self._maps().fit(self._transform_views(Xs))
-        self._fit_grams(self.grams_.train, Y)
+        with _serial_blas(Xs[0].shape[0]):
+            self.grams_ = self._maps().fit(self._transform_views(Xs))
+            self._fit_grams(self.grams_.train, Y)
         return self
 
     def _decision(self, X: Any) -> np.ndarray:
@@ -359,7 +381,8 @@ class _Base(BaseEstimator):
         X = _validate_array(self, X, reset=False)
         Xs = check_views(X, views=self.views, n_views=self.n_views_)
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
-        return self._decision_grams(self.grams_.cross(Xs))
+        with _serial_blas(self.grams_.n_samples):
+            return self._decision_grams(self.grams_.cross(Xs))
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted targets (regressors) or class labels (classifiers)."""
@@ -794,15 +817,21 @@ class _OKL(_Base):
         L = np.eye(T)
         history: list[float] = []
         converged = False
+        # The loop runs in the eigenbasis of K (K = VK diag(dK) VK^T): with
+        # Yr = VK^T Y, Cr = VK^T C the objective is the same problem with K = diag(dK),
+        # so every iteration costs O(n T^2) instead of O(n^2 T).
+        Yr = VK.T @ Y
         for it in range(1, self.max_iter + 1):
-            C = okl_c_step(VK, dK, Y, L, lam)
-            L = okl_l_step(K, Y, C, lam)
-            history.append(okl_objective(K, Y, C, L, lam))
+            Cr = okl_c_step(None, dK, Yr, L, lam)
+            Er = dK[:, None] * Cr
+            L = _okl_l_step_e(Er, Yr, Cr, lam)
+            history.append(_okl_objective_e(Er, Yr, Cr, L, lam))
             if it > 1 and history[-2] - history[-1] <= self.tol * abs(history[-2]):
                 converged = True
                 break
-        C = okl_c_step(VK, dK, Y, L, lam)
-        history.append(okl_objective(K, Y, C, L, lam))
+        Cr = okl_c_step(None, dK, Yr, L, lam)
+        history.append(_okl_objective_e(dK[:, None] * Cr, Yr, Cr, L, lam))
+        C = VK @ Cr
         if not converged:
             warnings.warn(f"OKL did not converge in {self.max_iter} iterations",
                           ConvergenceWarning)
@@ -961,8 +990,9 @@ def mlkr_fit(X: np.ndarray, Y: np.ndarray, n_components: int | None = None,
         loss, g = mlkr_loss_grad(a.reshape(m, d), X, Y)
         return loss, g.ravel()
 
-    res = minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B",
-                   options={"maxiter": max_iter})
+    with _serial_blas(n):
+        res = minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B",
+                       options={"maxiter": max_iter})
     return res.x.reshape(m, d), res
 
 

@@ -17,19 +17,14 @@ difference) and, when matplotlib is installed, ``accuracy.png``.
 
 from __future__ import annotations
 
-import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-from ..datasets import load_uwave
-from ..kernels import mean_pairwise_distance
 from ..mvml_svm import MVMLSVC
 from ._report import Progress, fmt, markdown_table, write_report
+from ._uwave import VIEW_SIZES, cv_search, load_split, score_draws
 
 #: Table 1 of the paper, uWaveGesture rows (accuracy in %); MUMBO is not implemented here
 PAPER = {
@@ -63,10 +58,7 @@ def run(quick: bool = False, output: Path | str = Path("results/mvml-svm-uwave")
     """
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    d = load_uwave(data_dir)
-    X, Xt = np.hstack(d["Xs_train"]), np.hstack(d["Xs_test"])
-    y, yt = d["y_train"], d["y_test"]
-    sig = [mean_pairwise_distance(V) for V in d["Xs_train"]]
+    data = load_split(data_dir)
     variants = ["MVMLSVM", "MVMLSVMsp"] if quick else list(VARIANTS)
     n_draws = 1 if quick else 4
     progress = Progress(len(variants) * len(LEVELS), prefix="mvml-svm-uwave ")
@@ -74,34 +66,16 @@ def run(quick: bool = False, output: Path | str = Path("results/mvml-svm-uwave")
     for name in variants:
         metric = VARIANTS[name]
         for level in LEVELS:
-            grid = _grid(metric, quick)
-            factors = grid.pop("bandwidth")
-            grid["kernel_params"] = [[{"gamma": f / (2 * s**2)} for s in sig] for f in factors]
-            est = MVMLSVC(views=[315, 315, 315], metric=metric, n_landmarks=level,
+            est = MVMLSVC(views=VIEW_SIZES, metric=metric, n_landmarks=level,
                           max_iter=5, random_state=random_state)
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                gs = GridSearchCV(est, grid, cv=StratifiedKFold(3, shuffle=True,
-                                                                random_state=random_state))
-                gs.fit(X, y)
-            cv_time = time.perf_counter() - t0
-            best = dict(gs.best_params_)
-            f_best = factors[grid["kernel_params"].index(best.pop("kernel_params"))]
-            accs, fits = [], []
-            for draw in range(n_draws):
-                model = gs.best_estimator_.set_params(random_state=random_state + draw)
-                t1 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    model.fit(X, y)
-                fits.append(time.perf_counter() - t1)
-                accs.append(100.0 * model.score(Xt, yt))
+            chosen, best, cv_time = cv_search(est, _grid(metric, quick), data.X, data.y,
+                                              data.view_gammas, random_state)
+            accs, fits = score_draws(chosen, data, n_draws, random_state)
             acc = float(np.mean(accs))
             paper = PAPER[(name, level)]
+            best["bandwidth_factor"] = best.pop("bandwidth")
             rows.append(dict(method=name, level=level, accuracy=acc, std=float(np.std(accs)),
-                             paper=paper, diff=acc - paper,
-                             best={**best, "bandwidth_factor": f_best},
+                             paper=paper, diff=acc - paper, best=best,
                              cv_time_s=cv_time, fit_time_s=float(np.mean(fits))))
             progress.step(f"{name} at {level:.0%}: {acc:.2f} % (paper {paper:.2f}), "
                           f"CV {cv_time:.0f} s")
