@@ -353,7 +353,7 @@ def run(quick: bool = False, output: Path | str = Path("results/olok"),
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     n_splits = 2 if quick else 5
-    progress = Progress(len(DATASETS) * n_splits + 3, prefix="olok ")
+    progress = Progress(len(DATASETS) * n_splits + 4, prefix="olok ")
     results, tasks = {}, {}
     for name in DATASETS:
         tasks[name] = load_task(name, data_dir, random_state)
