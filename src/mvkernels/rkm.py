@@ -1,16 +1,798 @@
-"""Placeholder: written under issue 5."""
+"""Multi-view restricted kernel machines: primal/dual kernel PCA (Achten et al. 2023).
+
+Formulas: SPEC.md section 4 (the paper's text lost its math); equation numbers below are
+the paper's. Column convention: ``Phi_v`` (n x d_v) centred training features of view v,
+``Phi = [Phi_1, ..., Phi_V]``, ``C = Phi^T Phi`` (NOT divided by n), ``K_v = Phi_v Phi_v^T``
+(centred Gram matrices ``M K_v M``), ``K = sum_v K_v``; ``W_v`` (d_v x s), hidden units
+``H`` (n x s), ``Sigma`` (s x s).
+
+Training (Algorithms 1-4)
+-------------------------
+* ``"primal-eig"`` (Alg. 1, eq. 11): ``C U = U Lambda`` (top s), ``W = U Lambda^{1/2}``
+  (the rescaling, Alg. 1 step 6), ``Sigma = Lambda``, ``H = Phi W Sigma^{-1}`` (eq. 6).
+* ``"dual-eig"`` (Alg. 2, eq. 14): ``K H = H Lambda`` (top s), ``Sigma = Lambda``; with
+  explicit features also ``W_v = Phi_v^T H`` (eq. 5).
+* ``"primal-stiefel"`` / ``"dual-stiefel"`` (Alg. 3/4, eq. 8/12): Cayley Adam on the Stiefel
+  manifold (:mod:`mvkernels.stiefel`), ``Sigma = U^T C U`` (eq. 9) or ``H^T K H`` (eq. 13),
+  ``W = U Sigma^{1/2}``; with ``rotate=True`` ``Sigma = O Lambda O^T`` is diagonalised and
+  ``U <- U O``, ``H <- H O``, ``Sigma <- Lambda``.
+* ``"auto"`` (the paper's flowchart, Fig. 1): any view with an implicit kernel -> dual;
+  all views explicit -> primal if ``d < n`` else dual; eigendecomposition (Stiefel is for
+  parametric maps or mini-batches, which this class does not train).
+
+Inference (eq. 15/16)
+---------------------
+Hidden units of a point with missing views ``m`` and observed views ``O``::
+
+    primal: h* = (Sigma - sum_m W_m^T W_m)^{-1} sum_{v in O} W_v^T (phi_v(x*) - mean_v)
+    dual:   h* = (Sigma - H^T (sum_m K_m) H)^{-1} H^T sum_{v in O} k_v^c(x*)
+
+with the test kernel vector centred with the UNCENTRED training Gram matrix:
+``k^c = k - mean(k) - K_unc 1/n + 1^T K_unc 1 / n^2`` (SPEC.md 4; the authors' released
+code centres with the already-centred K, which we do not reproduce). With no view missing
+this is eq. (6), ``Sigma h* = sum_v W_v^T phi_v^c(x*)`` (:meth:`MultiViewKPCA.transform`).
+A missing view's centred features are ``W_m h*`` (primal, eq. 7) or ``Phi_m^T H h*`` (dual);
+identity features (linear kernel) give the view itself after adding the training mean.
+
+Choices the paper leaves open (also in ``docs/rkm.md``)
+-------------------------------------------------------
+* Pre-image of a missing view whose features are not the identity (RFF, Nystrom, implicit
+  kernel): a kernel smoother over the ``n_neighbors`` training points with the largest
+  centred feature-space similarity ``s = K_m H h*`` (weights ``max(s, 0)``).
+* Signs: every column of ``H`` is flipped so that its largest-magnitude entry is positive
+  (``U``, ``W`` and ``Sigma`` follow), so primal and dual solutions come out with equal signs.
+* Components beyond the numerical rank (eigenvalue ``<= 1e-10 * largest``) are rejected with
+  a ValueError: ``Lambda^{-1/2}`` would amplify rounding noise.
+* Random Fourier features: scikit-learn's ``RBFSampler`` with the view kernel's
+  ``gamma = 1/(2 sigma^2)``; Nystrom: a :class:`~mvkernels.nystrom.BlockNystrom` per view
+  with ``n_features`` uniform landmarks (not shared between views). All random choices
+  draw from one ``RandomState(random_state)`` in view order (kernel bandwidths, then
+  feature maps, then the Stiefel start), so one RFF view with an int seed gets exactly
+  ``RBFSampler(random_state=seed)``.
+* Primal fit on NumPy input centres ``Phi`` explicitly before ``Phi^T Phi``; on Dask input
+  ``C`` is ``gram - n mean mean^T`` from one Dask reduction
+  (:func:`mvkernels.nystrom.feature_moments`). Dual solvers need the n x n kernel in memory
+  and refuse Dask input.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.kernel_approximation import RBFSampler
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import check_precomputed_kernel, check_views, is_dask_collection
+from .kernels import ViewKernel, make_view_kernels
+from .nystrom import BlockNystrom, feature_moments, map_views
+from .stiefel import stiefel_trace_max
+
+__all__ = ["SOLVERS", "FEATURE_KINDS", "MultiViewKPCA", "RKMForecaster"]
+
+SOLVERS = ("auto", "primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel")
+FEATURE_KINDS = ("kernel", "identity", "rff", "nystrom")
+
+#: eigenvalues at or below this fraction of the largest count as zero
+RANK_TOL = 1e-10
 
 
-class MultiViewKPCA:
-    """Not implemented yet (issue 5)."""
+# --------------------------------------------------------------------------- feature maps
+class _ViewMap:
+    """The feature map (explicit) or kernel (implicit) of one view, fitted on its data."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("MultiViewKPCA is being written (issue 5)")
+    def __init__(self, kind: str, kernel: ViewKernel, n_features: Any, view: int):
+        self.kind, self.kernel, self.n_features, self.view = kind, kernel, n_features, view
+        self.sampler: Any = None
+
+    @property
+    def explicit(self) -> bool:
+        return self.kind != "kernel"
+
+    def fit(self, X: Any, rng: np.random.RandomState) -> "_ViewMap":
+        v = self.view
+        if self.kind == "identity":
+            if self.kernel.name != "linear":
+                raise ValueError(
+                    f"view {v}: features='identity' is the feature map of the linear kernel, "
+                    f"not of {self.kernel.name!r}"
+                )
+            self.kernel.fit(X[:2] if is_dask_collection(X) else X)
+            self.n_out = int(X.shape[1])
+            return self
+        if self.kind == "kernel":
+            if self.kernel.precomputed:
+                self.kernel.params_ = {}
+            else:
+                self.kernel.fit(X, random_state=rng)
+            return self
+        D = self.n_features
+        if isinstance(D, bool) or not isinstance(D, Integral) or D < 1:
+            raise ValueError(f"view {v}: n_features must be a positive int for "
+                             f"features={self.kind!r}, got {D!r}")
+        if self.kind == "rff":
+            if self.kernel.name != "rbf":
+                raise ValueError(f"view {v}: random Fourier features approximate the rbf "
+                                 f"kernel, not {self.kernel.name!r}")
+            self.kernel.fit(X, random_state=rng)
+            self.sampler = RBFSampler(gamma=self.kernel.params_["gamma"], n_components=int(D),
+                                      random_state=rng)
+            # the random draws depend on the input width only: fit on a zero row
+            self.sampler.fit(np.zeros((1, X.shape[1])))
+        elif self.kind == "nystrom":
+            if self.kernel.precomputed:
+                raise ValueError(f"view {v}: Nystrom features need raw data, not a "
+                                 "precomputed kernel")
+            self.sampler = BlockNystrom(kernel=self.kernel.kernel, kernel_params=self.kernel.params,
+                                        n_landmarks=int(D), random_state=rng).fit([X])
+        self.n_out = int(D)
+        return self
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        if self.kind == "identity":
+            return np.asarray(X, dtype=np.float64)
+        if self.kind == "rff":
+            return self.sampler.transform(X)
+        if self.kind == "nystrom":
+            return self.sampler.view_features(X, 0)
+        raise RuntimeError(f"view {self.view} has an implicit kernel: no explicit features")
+
+    def cross_kernel(self, X_train: np.ndarray, F_train: np.ndarray | None,
+                     X: np.ndarray) -> np.ndarray:
+        """``(k(x_j, x))`` of shape (n_train, n_new)."""
+        if self.explicit:
+            return F_train @ self.features(X).T
+        if self.kernel.precomputed:
+            return np.asarray(X, dtype=np.float64).T
+        return self.kernel(X_train, X)
 
 
-class RKMForecaster:
-    """Not implemented yet (issue 5)."""
+class _FeatureStack:
+    """Row-wise ``[phi_1(X_1), ..., phi_V(X_V)]`` of a list of view blocks (picklable)."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("RKMForecaster is being written (issue 5)")
+    def __init__(self, maps: Sequence[_ViewMap]):
+        self.maps = list(maps)
 
+    def __call__(self, blocks: Sequence[np.ndarray]) -> np.ndarray:
+        return np.hstack([m.features(np.asarray(B, dtype=np.float64))
+                          for m, B in zip(self.maps, blocks)])
+
+
+class _PrimalHidden:
+    """Row-wise hidden units of eq. (6), ``h = Sigma^{-1} W^T (phi - mean)`` (picklable)."""
+
+    def __init__(self, stack: _FeatureStack, mean: np.ndarray, B: np.ndarray):
+        self.stack, self.mean, self.B = stack, mean, B      # B = Sigma^{-1} W^T (s x d)
+
+    def __call__(self, blocks: Sequence[np.ndarray]) -> np.ndarray:
+        return (self.stack(blocks) - self.mean) @ self.B.T
+
+
+# --------------------------------------------------------------------------- helpers
+def _per_view(value: Any, n_views: int, name: str) -> list:
+    if isinstance(value, (list, tuple)):
+        if len(value) != n_views:
+            raise ValueError(f"{name} lists {len(value)} entries but the data has "
+                             f"{n_views} view(s)")
+        return list(value)
+    return [value] * n_views
+
+
+def _sym(A: np.ndarray) -> np.ndarray:
+    return 0.5 * (A + A.T)
+
+
+def _center_gram(K: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """``M K M`` and the row means / grand mean of the uncentred K (for test centring)."""
+    row = K.mean(axis=0)
+    grand = float(row.mean())
+    Kc = K - row[None, :] - row[:, None] + grand
+    return _sym(Kc), row, grand
+
+
+def _top_eigh(A: np.ndarray, s: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``s`` eigenpairs of a symmetric PSD matrix, descending; rank checked."""
+    m = A.shape[0]
+    lam, V = scipy.linalg.eigh(A, subset_by_index=[m - s, m - 1])
+    lam, V = lam[::-1], V[:, ::-1]
+    _check_rank(lam, s, what)
+    return lam, V
+
+
+def _check_rank(lam: np.ndarray, s: int, what: str) -> None:
+    top = lam[0] if lam.size else 0.0
+    if not top > 0 or lam[-1] <= RANK_TOL * top:
+        rank = int(np.sum(lam > RANK_TOL * max(top, 0.0))) if top > 0 else 0
+        raise ValueError(
+            f"n_components={s} exceeds the numerical rank of the centred {what} "
+            f"(only {rank} eigenvalue(s) above {RANK_TOL:g} x the largest); lower n_components"
+        )
+
+
+def _sign_flip(H: np.ndarray) -> np.ndarray:
+    """+-1 per column so that each column's largest-magnitude entry is positive."""
+    idx = np.argmax(np.abs(H), axis=0)
+    signs = np.sign(H[idx, np.arange(H.shape[1])])
+    signs[signs == 0] = 1.0
+    return signs
+
+
+def _sqrtm_psd(S: np.ndarray) -> np.ndarray:
+    lam, O = np.linalg.eigh(_sym(S))
+    return _sym((O * np.sqrt(np.maximum(lam, 0.0))) @ O.T)
+
+
+# --------------------------------------------------------------------------- estimator
+class MultiViewKPCA(TransformerMixin, BaseEstimator):
+    """Multi-view restricted kernel machine / kernel PCA (Achten et al. 2023).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Number of hidden units ``s``.
+    solver : {"auto", "primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel"}
+        Training algorithm (Algorithms 1-4); ``"auto"`` follows the paper's flowchart.
+    kernel : str, callable or list, default="linear"
+        Kernel of each view (one for all or one per view), see :mod:`mvkernels.kernels`.
+    kernel_params : dict, list of dict or None
+    features : None, str or list, default=None
+        Feature map of each view: ``"kernel"`` (implicit: dual solvers only), ``"identity"``
+        (explicit map of the linear kernel), ``"rff"`` (random Fourier features of the rbf
+        kernel, scikit-learn ``RBFSampler``), ``"nystrom"``. ``None``: ``"identity"`` for a
+        linear kernel, ``"kernel"`` otherwise.
+    n_features : int or list, default=1000
+        Number of features of ``"rff"`` / ``"nystrom"`` views (one for all or one per view).
+    rotate : bool, default=True
+        After Stiefel training, rotate to diagonal Sigma (Alg. 3/4, steps 7-9).
+    rescale : bool, default=True
+        Primal rescaling ``W = U Sigma^{1/2}`` (Alg. 1 step 6). ``False`` reproduces the
+        paper's ablation (Fig. 7): ``W = U``, which breaks primal-dual equivalence and
+        inference; for study only.
+    learning_rate, tol, max_iter : Stiefel (Cayley Adam) step size, relative Riemannian
+        gradient tolerance and iteration cap (see :func:`mvkernels.stiefel.cayley_adam`).
+    n_neighbors : int, default=10
+        Neighbours of the kernel-smoother pre-image of a missing non-identity view.
+    chunk_size : int or None
+        Rows per chunk of the Dask feature reduction.
+    views : None or list
+        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    solver_ : str
+        The algorithm used (``"auto"`` resolved).
+    hidden_, components_ : ndarray (n, s)
+        Hidden units ``H`` of the training points (the paper's latent components);
+        ``components_`` is the same array. A lazy Dask array after a Dask fit.
+    sigma_ : ndarray (s, s)
+        Sigma (diagonal after eig or rotation).
+    eigenvalues_ : ndarray (s,)
+        Eigenvalues of ``sigma_``, descending (the top eigenvalues of C and K).
+    U_ : ndarray (d, s) or None
+        Orthonormal primal directions (explicit features only).
+    W_ : list of ndarray (d_v, s) or None
+        Primal weights per view (explicit features only): eq. (9) or eq. (5).
+    feature_means_ : list of ndarray or None
+        Training feature means per view (explicit features).
+    n_views_, n_samples_, n_features_view_ : sizes seen in fit.
+    stiefel_result_ : StiefelResult or None
+    """
+
+    def __init__(
+        self,
+        n_components: int = 2,
+        solver: str = "auto",
+        kernel: Any = "linear",
+        kernel_params: Any = None,
+        features: Any = None,
+        n_features: Any = 1000,
+        rotate: bool = True,
+        rescale: bool = True,
+        learning_rate: float = 0.5,
+        tol: float = 1e-12,
+        max_iter: int = 100_000,
+        n_neighbors: int = 10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+    ):
+        self.n_components = n_components
+        self.solver = solver
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.features = features
+        self.n_features = n_features
+        self.rotate = rotate
+        self.rescale = rescale
+        self.learning_rate = learning_rate
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_neighbors = n_neighbors
+        self.chunk_size = chunk_size
+        self.views = views
+        self.random_state = random_state
+
+    # -- setup --------------------------------------------------------------
+    def _make_maps(self, n_views: int) -> list[_ViewMap]:
+        kernels = make_view_kernels(self.kernel, self.kernel_params, n_views)
+        feats = _per_view(self.features, n_views, "features")
+        nfeat = _per_view(self.n_features, n_views, "n_features")
+        maps = []
+        for l, (k, f, D) in enumerate(zip(kernels, feats, nfeat)):
+            if f is None:
+                f = "identity" if k.name == "linear" else "kernel"
+            if f not in FEATURE_KINDS:
+                raise ValueError(f"view {l}: unknown features {f!r}; use one of {FEATURE_KINDS}")
+            maps.append(_ViewMap(f, k, D, l))
+        return maps
+
+    def _resolve_solver(self, maps: list[_ViewMap], n: int, dask_input: bool) -> str:
+        if self.solver not in SOLVERS:
+            raise ValueError(f"unknown solver {self.solver!r}; use one of {SOLVERS}")
+        implicit = [m.view for m in maps if not m.explicit]
+        solver = self.solver
+        if solver == "auto":
+            if implicit:
+                solver = "dual-eig"
+            else:
+                d = sum(m.n_out for m in maps)
+                solver = "primal-eig" if d < n else "dual-eig"
+                if dask_input:
+                    solver = "primal-eig"
+        if solver.startswith("primal") and implicit:
+            raise ValueError(
+                f"solver={solver!r} needs explicit feature maps, but view(s) {implicit} use an "
+                "implicit kernel; use a dual solver or features='rff'/'nystrom'/'identity'"
+            )
+        if dask_input and solver.startswith("dual"):
+            raise ValueError(
+                f"solver={solver!r} needs the n x n kernel matrix in memory and does not take "
+                "Dask input; use solver='primal-eig' or 'primal-stiefel' with explicit "
+                "features ('identity', 'rff', 'nystrom'), or compute the views first"
+            )
+        return solver
+
+    def _check_params(self) -> None:
+        s = self.n_components
+        if isinstance(s, bool) or not isinstance(s, Integral) or s < 1:
+            raise ValueError(f"n_components must be a positive int, got {s!r}")
+        if isinstance(self.n_neighbors, bool) or not isinstance(self.n_neighbors, Integral) \
+                or self.n_neighbors < 1:
+            raise ValueError(f"n_neighbors must be a positive int, got {self.n_neighbors!r}")
+
+    def _check_input(self, X: Any, fit: bool) -> list[Any]:
+        if fit:
+            Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        else:
+            Xs = check_views(X, views=self.views, n_views=self.n_views_,
+                             n_features=self.n_features_view_)
+        if any(is_dask_collection(V) for V in Xs):
+            from ._dask import as_aligned_views
+
+            Xs, _ = as_aligned_views(Xs)
+        return Xs
+
+    # -- fit ------------------------------------------------------------------
+    def fit(self, X: Any, y: Any = None) -> "MultiViewKPCA":
+        """Train the model on the views ``X`` (list of arrays or one array + ``views``).
+
+        ``y`` is ignored (a target is simply another view).
+        """
+        self._check_params()
+        Xs = self._check_input(X, fit=True)
+        dask_input = any(is_dask_collection(V) for V in Xs)
+        n = int(Xs[0].shape[0])
+        s = int(self.n_components)
+        rng = check_random_state(self.random_state)
+        maps = self._make_maps(len(Xs))
+        if maps[0].kernel.precomputed:
+            if dask_input:
+                raise TypeError("kernel='precomputed' does not take Dask input")
+            Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
+        for m, Xv in zip(maps, Xs):
+            m.fit(Xv, rng)
+        solver = self._resolve_solver(maps, n, dask_input)
+        self.n_views_ = len(Xs)
+        self.n_samples_ = n
+        self.n_features_view_ = [int(V.shape[1]) for V in Xs]
+        if not isinstance(X, (list, tuple)):
+            self.n_features_in_ = int(X.shape[1])
+        self.solver_ = solver
+        self._maps = maps
+        self.stiefel_result_ = None
+        if solver.startswith("primal"):
+            self._fit_primal(Xs, maps, s, rng, dask_input)
+        else:
+            self._fit_dual(Xs, maps, s, rng)
+        return self
+
+    def _stiefel(self, A: np.ndarray, s: int, rng: np.random.RandomState) -> np.ndarray:
+        res = stiefel_trace_max(A, s, random_state=rng, lr=self.learning_rate, tol=self.tol,
+                                max_iter=self.max_iter)
+        self.stiefel_result_ = res
+        if not res.converged:
+            warnings.warn(
+                f"Stiefel optimisation stopped after max_iter={self.max_iter} iterations with "
+                f"relative Riemannian gradient {res.grad_norm:.2e} > tol={self.tol:g}",
+                ConvergenceWarning, stacklevel=3)
+        return res.X
+
+    def _rotation(self, Sigma: np.ndarray, what: str, s: int) -> tuple[np.ndarray, np.ndarray]:
+        lam, O = np.linalg.eigh(_sym(Sigma))
+        lam, O = lam[::-1], O[:, ::-1]
+        _check_rank(lam, s, what)
+        return lam, O
+
+    def _fit_primal(self, Xs: list, maps: list[_ViewMap], s: int,
+                    rng: np.random.RandomState, dask_input: bool) -> None:
+        stack = _FeatureStack(maps)
+        dims = [m.n_out for m in maps]
+        d = sum(dims)
+        if s > d:
+            raise ValueError(f"n_components={s} exceeds the feature dimension d={d}")
+        if dask_input:
+            mom = feature_moments(stack, Xs, chunk_size=self.chunk_size)
+            mean = mom.mean
+            C = mom.centered_gram()
+            Phi = None
+        else:
+            Phi = stack(Xs)
+            mean = Phi.mean(axis=0)
+            Phi = Phi - mean
+            C = _sym(Phi.T @ Phi)                       # eq. (10)
+        if self.solver_ == "primal-eig":
+            lam, U = _top_eigh(C, s, "covariance C")    # eq. (11)
+            Sigma = np.diag(lam)
+        else:
+            U = self._stiefel(C, s, rng)                # eq. (8)
+            Sigma = _sym(U.T @ C @ U)                   # eq. (9)
+            lam, O = self._rotation(Sigma, "covariance C", s)
+            if self.rotate:
+                U, Sigma = U @ O, np.diag(lam)
+        if self.rescale:
+            root = (np.diag(np.sqrt(np.diag(Sigma))) if self._diag(Sigma)
+                    else _sqrtm_psd(Sigma))
+            W = U @ root                               # W = U Sigma^{1/2} (Alg. 1 step 6)
+        else:
+            W = U.copy()                               # ablation: no step 6
+        B = scipy.linalg.solve(Sigma, W.T, assume_a="sym")   # Sigma^{-1} W^T, for eq. (6)
+        if Phi is not None:
+            H = Phi @ B.T                              # eq. (6)
+            D = _sign_flip(H)
+            H = H * D
+        else:
+            D = self._dask_signs(Xs, stack, mean, B)
+            H = None
+        U, W, B = U * D, W * D, B * D[:, None]
+        Sigma = D[:, None] * Sigma * D[None, :]
+        self.U_ = U
+        self.sigma_ = Sigma
+        self.eigenvalues_ = lam
+        bounds = np.cumsum([0] + dims)
+        self.W_ = [W[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        self.feature_means_ = [mean[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        self._hidden_fn = _PrimalHidden(stack, mean, B)
+        self._X_fit = None if dask_input else Xs       # for pre-images of non-identity views
+        if H is None:
+            H = map_views(self._hidden_fn, Xs, n_out=s)
+        self.hidden_ = H
+        self.components_ = H
+
+    @staticmethod
+    def _diag(S: np.ndarray) -> bool:
+        return bool(np.all(S == np.diag(np.diag(S))))
+
+    def _dask_signs(self, Xs: list, stack: _FeatureStack, mean: np.ndarray,
+                    B: np.ndarray) -> np.ndarray:
+        """Sign convention on Dask input: one pass for each column's max-|H| entry."""
+        import dask
+
+        H = map_views(_PrimalHidden(stack, mean, B), Xs, n_out=B.shape[0])
+        hi, lo = dask.compute(H.max(axis=0), H.min(axis=0))
+        signs = np.where(hi >= -lo, 1.0, -1.0)
+        return signs
+
+    def _fit_dual(self, Xs: list, maps: list[_ViewMap], s: int,
+                  rng: np.random.RandomState) -> None:
+        n = Xs[0].shape[0]
+        if s >= n:
+            raise ValueError(f"n_components={s} must be smaller than n_samples={n}")
+        F_train, Kc, rows, grands = [], [], [], []
+        for m, Xv in zip(maps, Xs):
+            if m.explicit:
+                F = m.features(Xv)
+                K = F @ F.T
+            else:
+                F = None
+                K = Xv if m.kernel.precomputed else m.kernel(Xv, Xv)
+            Kcv, row, grand = _center_gram(K)
+            F_train.append(F)
+            Kc.append(Kcv)
+            rows.append(row)
+            grands.append(grand)
+        Ksum = _sym(sum(Kc))                            # eq. (14): sum_v M K_v M
+        if self.solver_ == "dual-eig":
+            lam, H = _top_eigh(Ksum, s, "kernel matrix K")
+            Sigma = np.diag(lam)
+        else:
+            H = self._stiefel(Ksum, s, rng)             # eq. (12)
+            Sigma = _sym(H.T @ Ksum @ H)                # eq. (13)
+            lam, O = self._rotation(Sigma, "kernel matrix K", s)
+            if self.rotate:
+                H, Sigma = H @ O, np.diag(lam)
+        D = _sign_flip(H)
+        H = H * D
+        Sigma = D[:, None] * Sigma * D[None, :]
+        self.sigma_ = Sigma
+        self.eigenvalues_ = lam
+        self.hidden_ = H
+        self.components_ = H
+        self.U_ = None
+        self._X_fit = [None if m.kernel.precomputed else Xv for m, Xv in zip(maps, Xs)]
+        self._F_train = F_train
+        self._Kc = Kc
+        self._K_rows = rows
+        self._K_grand = grands
+        if all(m.explicit for m in maps):
+            means = [F.mean(axis=0) for F in F_train]
+            self.feature_means_ = means
+            self.W_ = [(F - mu).T @ H for F, mu in zip(F_train, means)]   # eq. (5)
+        else:
+            self.feature_means_ = None
+            self.W_ = None
+
+    # -- inference --------------------------------------------------------------
+    def _is_dual(self) -> bool:
+        return self.solver_.startswith("dual")
+
+    def _centred_cross(self, v: int, Xv: np.ndarray) -> np.ndarray:
+        """Centred test kernel vectors ``k_v^c(x*)`` as columns, (n_train, n_new)."""
+        k = self._maps[v].cross_kernel(self._X_fit[v], self._F_train[v], Xv)
+        return k - k.mean(axis=0)[None, :] - self._K_rows[v][:, None] + self._K_grand[v]
+
+    def _hidden_units(self, obs: dict[int, np.ndarray], missing: list[int]) -> np.ndarray:
+        """Eq. (15) (primal) / (16) (dual): hidden units from the observed views."""
+        Sigma = self.sigma_
+        if self._is_dual():
+            H = self.hidden_
+            A = Sigma - sum((H.T @ self._Kc[m] @ H for m in missing), np.zeros_like(Sigma))
+            rhs = sum(H.T @ self._centred_cross(v, Xv) for v, Xv in obs.items())
+        else:
+            A = Sigma - sum((self.W_[m].T @ self.W_[m] for m in missing), np.zeros_like(Sigma))
+            rhs = sum(self.W_[v].T @ (self._maps[v].features(Xv) - self.feature_means_[v]).T
+                      for v, Xv in obs.items())
+        return scipy.linalg.solve(_sym(A), rhs, assume_a="sym").T
+
+    def transform(self, X: Any) -> Any:
+        """Hidden units of new points with every view observed (eq. 6), shape (n_new, s).
+
+        Dask input (primal solvers) gives a lazy Dask array with the row chunks of the input.
+        """
+        check_is_fitted(self, "sigma_")
+        Xs = self._check_input(X, fit=False)
+        if any(is_dask_collection(V) for V in Xs):
+            if self._is_dual():
+                raise ValueError("a dual model cannot transform Dask input; compute it first "
+                                 "or fit with a primal solver")
+            return map_views(self._hidden_fn, Xs, n_out=self.n_components)
+        if self._is_dual():
+            return self._hidden_units(dict(enumerate(Xs)), [])
+        return self._hidden_fn(Xs)
+
+    def infer_views(self, X: Any, missing: Sequence[int], return_hidden: bool = False) -> Any:
+        """Infer the ``missing`` views of new points from the observed ones (eq. 15/16).
+
+        Parameters
+        ----------
+        X : list
+            One entry per view (``None`` or anything for the missing ones), or only the
+            observed views, in view order.
+        missing : sequence of int
+            Indices of the views to infer (at least one view must stay observed).
+        return_hidden : bool
+            Also return the hidden units ``h*`` (n_new, s).
+
+        Returns
+        -------
+        list of ndarray
+            One array per missing view, in the order of ``missing``: the view itself for
+            identity features (exact pre-image), else a kernel-smoother pre-image over the
+            ``n_neighbors`` most similar training points (see the module docstring).
+        """
+        check_is_fitted(self, "sigma_")
+        V = self.n_views_
+        missing = [int(m) for m in missing]
+        if not missing:
+            raise ValueError("missing is empty: use transform to get the hidden units")
+        bad = [m for m in missing if not 0 <= m < V]
+        if bad or len(set(missing)) != len(missing):
+            raise ValueError(f"missing must list distinct view indices in [0, {V}), got {missing}")
+        observed = [v for v in range(V) if v not in missing]
+        if not observed:
+            raise ValueError("every view is missing: at least one view must be observed")
+        if not isinstance(X, (list, tuple)):
+            raise TypeError("infer_views takes a list of views (None for the missing ones)")
+        if len(X) == V:
+            given = [X[v] for v in observed]
+        elif len(X) == len(observed):
+            given = list(X)
+        else:
+            raise ValueError(f"X has {len(X)} entries; expected {V} (all views, None for the "
+                             f"missing) or {len(observed)} (the observed views {observed})")
+        checked = check_views(given, n_features=[self.n_features_view_[v] for v in observed])
+        if any(is_dask_collection(G) for G in checked):
+            raise TypeError("infer_views takes NumPy views; compute the Dask arrays first")
+        obs = dict(zip(observed, checked))
+        h = self._hidden_units(obs, missing)
+        out = [self._reconstruct(m, h) for m in missing]
+        return (out, h) if return_hidden else out
+
+    def _reconstruct(self, m: int, h: np.ndarray) -> np.ndarray:
+        """Missing view ``m`` from hidden units: eq. (7) / ``Phi_m^T H h``, then pre-image."""
+        vmap = self._maps[m]
+        if vmap.kind == "identity":
+            if self._is_dual():
+                F = self._F_train[m]
+                return ((F - F.mean(axis=0)).T @ (self.hidden_ @ h.T)).T + F.mean(axis=0)
+            return h @ self.W_[m].T + self.feature_means_[m]
+        X_train = self._X_fit[m] if self._X_fit is not None else None
+        if self._is_dual():
+            S = self._Kc[m] @ (self.hidden_ @ h.T)             # (n_train, n_new)
+        else:
+            if self._X_fit is None:
+                raise ValueError(f"view {m}: the pre-image of a non-identity view needs the "
+                                 "training data, which a Dask fit does not keep")
+            F = vmap.features(X_train) - self.feature_means_[m]
+            S = F @ (self.W_[m] @ h.T)                         # Phi_m W_m h = K_m H h (eq. 5)
+        if X_train is None:
+            raise ValueError(f"view {m}: a precomputed kernel has no pre-image")
+        k = min(int(self.n_neighbors), S.shape[0])
+        out = np.empty((S.shape[1], X_train.shape[1]))
+        for j in range(S.shape[1]):
+            top = np.argpartition(-S[:, j], k - 1)[:k]
+            w = np.maximum(S[top, j], 0.0)
+            if w.sum() <= 0:
+                out[j] = X_train[top[np.argmax(S[top, j])]]
+            else:
+                out[j] = w @ X_train[top] / w.sum()
+        return out
+
+
+# --------------------------------------------------------------------------- forecaster
+class RKMForecaster(BaseEstimator):
+    """Nonlinear autoregression with a two-view RKM (SPEC.md 4.1).
+
+    View x: the window of the ``lag`` most recent (standardised) values, oldest first;
+    view y: the next value (linear kernel, identity features). Forecasting infers view y
+    from view x by eq. (15)/(16) and slides the window (recursive forecast).
+
+    Parameters
+    ----------
+    lag : int
+        Window length. The authors' code feeds p + 1 values for the paper's lag p: the
+        paper's settings are ``lag=41`` (sum of sines) and ``lag=71`` (SantaFe).
+    n_components : int
+    kernel : str or callable, default="linear"
+        Kernel of the window view.
+    kernel_params : dict or None
+        E.g. ``{"sigma": 2.1856}`` for the rbf kernel.
+    features : None or {"kernel", "identity", "rff", "nystrom"}
+        Feature map of the window view (``None``: identity for linear, implicit otherwise).
+        ``"rff"`` uses scikit-learn's ``RBFSampler(gamma=1/(2 sigma^2), n_components=
+        n_features, random_state=random_state)``.
+    n_features : int, default=1000
+    solver : str, default="auto"
+        See :class:`MultiViewKPCA`.
+    rotate : bool, default=True
+    learning_rate, tol, max_iter : Stiefel settings, see :class:`MultiViewKPCA`.
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    model_ : MultiViewKPCA
+        The fitted two-view model.
+    mean_, scale_ : float
+        Training mean and unbiased standard deviation used to standardise.
+    last_window_ : ndarray (lag,)
+        The last ``lag`` training values (original scale).
+    """
+
+    def __init__(
+        self,
+        lag: int = 10,
+        n_components: int = 2,
+        kernel: Any = "linear",
+        kernel_params: dict | None = None,
+        features: str | None = None,
+        n_features: int = 1000,
+        solver: str = "auto",
+        rotate: bool = True,
+        learning_rate: float = 0.5,
+        tol: float = 1e-12,
+        max_iter: int = 100_000,
+        random_state: Any = None,
+    ):
+        self.lag = lag
+        self.n_components = n_components
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.features = features
+        self.n_features = n_features
+        self.solver = solver
+        self.rotate = rotate
+        self.learning_rate = learning_rate
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _model(self, **extra: Any) -> MultiViewKPCA:
+        return MultiViewKPCA(
+            n_components=self.n_components, solver=self.solver,
+            kernel=[self.kernel, "linear"], kernel_params=[self.kernel_params, None],
+            features=[self.features, "identity"], n_features=[self.n_features, None],
+            rotate=self.rotate, learning_rate=self.learning_rate, tol=self.tol,
+            max_iter=self.max_iter, random_state=self.random_state, **extra)
+
+    @staticmethod
+    def windows(z: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs (window of ``lag`` values, next value) of a 1-D series."""
+        n = len(z) - lag
+        idx = np.arange(lag)[None, :] + np.arange(n)[:, None]
+        return z[idx], z[lag:, None]
+
+    def fit(self, series: Any, y: Any = None, **model_params: Any) -> "RKMForecaster":
+        """Fit on a 1-D training series (``y`` ignored).
+
+        ``model_params`` go to :class:`MultiViewKPCA` (e.g. ``rescale=False``).
+        """
+        z = np.asarray(series, dtype=np.float64)
+        if z.ndim == 2 and z.shape[1] == 1:
+            z = z[:, 0]
+        if z.ndim != 1:
+            raise ValueError(f"series must be 1-D, got shape {z.shape}")
+        if not np.isfinite(z).all():
+            raise ValueError("series contains NaN or infinity")
+        lag = self.lag
+        if isinstance(lag, bool) or not isinstance(lag, Integral) or lag < 1:
+            raise ValueError(f"lag must be a positive int, got {lag!r}")
+        if len(z) < lag + 3:
+            raise ValueError(f"series has {len(z)} values; lag={lag} needs at least {lag + 3}")
+        self.mean_ = float(z.mean())
+        self.scale_ = float(z.std(ddof=1))
+        if not self.scale_ > 0:
+            raise ValueError("series is constant: it cannot be standardised")
+        zs = (z - self.mean_) / self.scale_
+        Xw, yv = self.windows(zs, lag)
+        self.model_ = self._model(**model_params).fit([Xw, yv])
+        self.last_window_ = z[-lag:].copy()
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """One-step predictions for windows ``X`` (n, lag) on the original scale."""
+        check_is_fitted(self, "model_")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.lag:
+            raise ValueError(f"X must have shape (n, lag={self.lag}), got {X.shape}")
+        (y,) = self.model_.infer_views([(X - self.mean_) / self.scale_, None], missing=[1])
+        return y[:, 0] * self.scale_ + self.mean_
+
+    def forecast(self, h: int) -> np.ndarray:
+        """Recursive forecast of the ``h`` values after the training series."""
+        check_is_fitted(self, "model_")
+        if isinstance(h, bool) or not isinstance(h, Integral) or h < 1:
+            raise ValueError(f"h must be a positive int, got {h!r}")
+        window = list((self.last_window_ - self.mean_) / self.scale_)
+        out = np.empty(int(h))
+        for t in range(int(h)):
+            (y,) = self.model_.infer_views([np.asarray(window)[None, :], None], missing=[1])
+            out[t] = y[0, 0]
+            window = window[1:] + [out[t]]
+        return out * self.scale_ + self.mean_
