@@ -72,7 +72,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_precomputed_kernel, check_views, is_dask_collection
 from .kernels import ViewKernel, make_view_kernels
-from .mvml import _small_blas
+from .mvml import _small_blas, _validate_array_input
 from .nystrom import BlockNystrom, feature_moments, map_views
 from .stiefel import stiefel_trace_max
 
@@ -299,6 +299,10 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         Training feature means per view (explicit features).
     n_views_, n_samples_, n_features_view_ : sizes seen in fit.
     stiefel_result_ : StiefelResult or None
+    n_iter_ : int
+        Stiefel iterations (1 for an eigendecomposition).
+    n_features_in_ : int
+        Columns of a single-array input (not set for a list of views).
     """
 
     def __init__(
@@ -384,6 +388,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_neighbors must be a positive int, got {self.n_neighbors!r}")
 
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
+        X = _validate_array_input(self, X, reset=fit)   # sklearn checks on one array
         if fit:
             Xs = check_views(X, views=self.views, ensure_min_samples=2)
         else:
@@ -418,11 +423,10 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         self.n_views_ = len(Xs)
         self.n_samples_ = n
         self.n_features_view_ = [int(V.shape[1]) for V in Xs]
-        if not isinstance(X, (list, tuple)):
-            self.n_features_in_ = int(X.shape[1])
         self.solver_ = solver
         self._maps = maps
         self.stiefel_result_ = None
+        self.n_iter_ = 1
         self._factor_cache = {}
         # serial BLAS below ~2000 rows/features: threaded OpenBLAS QR/eigh on shared cores
         # was measured 70x slower (SantaFe QR: 30 s threaded vs 0.4 s serial)
@@ -438,6 +442,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         res = stiefel_trace_max(A, s, random_state=rng, lr=self.learning_rate, tol=self.tol,
                                 max_iter=self.max_iter)
         self.stiefel_result_ = res
+        self.n_iter_ = max(int(res.n_iter), 1)
         if not res.converged:
             warnings.warn(
                 f"Stiefel optimisation stopped after max_iter={self.max_iter} iterations with "

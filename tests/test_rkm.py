@@ -1,0 +1,274 @@
+"""Multi-view RKM / kernel PCA (Achten et al. 2023; SPEC.md section 4).
+
+Equivalences the paper proves: primal eig == dual eig (hidden units up to sign, eigenvalues,
+forecasts) thanks to the rescaling W = U Lambda^{1/2}; Stiefel + rotation == eig; Stiefel
+without rotation gives the same predictions; missing-view inference of a linear view is the
+closed-form least-squares answer (eq. 15 with eq. 7).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mvkernels import MultiViewKPCA, RKMForecaster
+from mvkernels import rkm as R
+from mvkernels.datasets import make_sum_of_sines
+
+SOLVERS = ["primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel"]
+
+
+def same_up_to_sign(A, B, atol):
+    A, B = np.asarray(A), np.asarray(B)
+    signs = np.sign(np.sum(A * B, axis=0))
+    np.testing.assert_allclose(A * signs, B, rtol=0, atol=atol * np.abs(B).max())
+
+
+@pytest.fixture(scope="module")
+def sines():
+    y = make_sum_of_sines()
+    return y[:400], y[400:]
+
+
+@pytest.fixture(scope="module")
+def sine_models(sines):
+    tr, _ = sines
+    return {s: RKMForecaster(lag=41, n_components=4, solver=s, random_state=0).fit(tr)
+            for s in SOLVERS}
+
+
+def nonlinear_views(rng, n=120):
+    """Two views: x in R^3 and y = smooth function of x (1-D), plus noise."""
+    X = rng.standard_normal((n, 3))
+    y = np.sin(X[:, :1]) + 0.5 * X[:, 1:2] * X[:, 2:3] + 0.05 * rng.standard_normal((n, 1))
+    return [X, y]
+
+
+# ------------------------------------------------------------------ sum of sines (SPEC 4.1)
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_sines_forecast_exact(sines, sine_models, solver):
+    _, te = sines
+    fc = sine_models[solver].forecast(100)
+    assert np.mean((fc - te) ** 2) < 1e-20
+
+
+def test_sines_primal_dual_eig_equal(sine_models):
+    p, d = sine_models["primal-eig"].model_, sine_models["dual-eig"].model_
+    assert p.solver_ == "primal-eig" and d.solver_ == "dual-eig"
+    np.testing.assert_allclose(p.eigenvalues_, d.eigenvalues_, rtol=1e-10)
+    same_up_to_sign(p.hidden_, d.hidden_, 1e-8)
+    # H^T H = I in both settings (eq. 12 constraint; primal through the rescaling)
+    np.testing.assert_allclose(p.hidden_.T @ p.hidden_, np.eye(4), atol=1e-9)
+    np.testing.assert_allclose(sine_models["primal-eig"].forecast(100),
+                               sine_models["dual-eig"].forecast(100), atol=1e-10)
+    # dual W (eq. 5) equals primal W = U Lambda^{1/2} (up to sign)
+    for Wp, Wd in zip(p.W_, d.W_):
+        same_up_to_sign(Wp, Wd, 1e-8)
+
+
+def test_without_rescaling_primal_dual_differ(sines, sine_models):
+    tr, te = sines
+    f = RKMForecaster(lag=41, n_components=4, solver="primal-eig").fit(tr, rescale=False)
+    d = sine_models["dual-eig"].model_
+    lam = d.eigenvalues_
+    # H = Phi U Lambda^{-1}: the dual components scaled by Lambda^{-1/2} (paper Fig. 7)
+    same_up_to_sign(f.model_.hidden_, d.hidden_ / np.sqrt(lam), 1e-8)
+    assert not np.allclose(np.abs(f.model_.hidden_), np.abs(d.hidden_), atol=1e-3)
+    mse = np.mean((f.forecast(100) - te) ** 2)
+    assert 0.3 < mse < 1.0   # SPEC 4: 0.53 instead of ~1e-28
+
+
+@pytest.mark.parametrize("setting", ["primal", "dual"])
+def test_stiefel_rotation_reproduces_eig(sine_models, setting):
+    eig = sine_models[f"{setting}-eig"].model_
+    st = sine_models[f"{setting}-stiefel"].model_
+    assert st.stiefel_result_.converged
+    np.testing.assert_allclose(st.sigma_, np.diag(np.diag(st.sigma_)), atol=0)
+    np.testing.assert_allclose(st.eigenvalues_, eig.eigenvalues_, rtol=1e-9)
+    same_up_to_sign(st.hidden_, eig.hidden_, 1e-6)
+
+
+@pytest.mark.parametrize("setting", ["primal", "dual"])
+def test_stiefel_without_rotation_same_forecasts(sines, sine_models, setting):
+    tr, _ = sines
+    f = RKMForecaster(lag=41, n_components=4, solver=f"{setting}-stiefel", rotate=False,
+                      random_state=1).fit(tr)
+    m, eig = f.model_, sine_models[f"{setting}-eig"].model_
+    # Sigma is a non-diagonal rotation of Lambda (Corollary 3.4) ...
+    off = m.sigma_ - np.diag(np.diag(m.sigma_))
+    assert np.abs(off).max() > 1e-3 * np.abs(m.sigma_).max()
+    np.testing.assert_allclose(np.linalg.eigvalsh(m.sigma_)[::-1], eig.eigenvalues_, rtol=1e-9)
+    # ... H = H_eig O with O orthogonal ...
+    O = eig.hidden_.T @ m.hidden_
+    np.testing.assert_allclose(O.T @ O, np.eye(4), atol=1e-7)
+    np.testing.assert_allclose(eig.hidden_ @ O, m.hidden_, atol=1e-7)
+    # ... and the forecasts do not change
+    np.testing.assert_allclose(f.forecast(100), sine_models[f"{setting}-eig"].forecast(100),
+                               atol=1e-8)
+
+
+# ------------------------------------------------------------------ inference (eq. 15/16)
+def test_linear_view_inference_is_least_squares(rng):
+    Xs = nonlinear_views(rng)
+    Xt = [rng.standard_normal((15, 3)), None]
+    s = 3
+    for solver in ["primal-eig", "dual-eig"]:
+        m = MultiViewKPCA(n_components=s, solver=solver).fit(Xs)
+        (y,) = m.infer_views(Xt, missing=[1])
+        # closed form, built here from scratch: W = U Lambda^{1/2} of C = Z^T Z, then
+        # h* = argmin ||W_x h - (x - mean_x)|| (reconstruction eq. 7), y = W_y h + mean_y
+        Z = np.hstack(Xs)
+        mu = Z.mean(axis=0)
+        lam, U = np.linalg.eigh((Z - mu).T @ (Z - mu))
+        W = U[:, ::-1][:, :s] * np.sqrt(lam[::-1][:s])
+        h = np.linalg.lstsq(W[:3], (Xt[0] - mu[:3]).T, rcond=None)[0]
+        np.testing.assert_allclose(y, (W[3:] @ h).T + mu[3], atol=1e-9)
+
+
+def test_exact_linear_relation_recovered(rng):
+    X = rng.standard_normal((50, 4))
+    b = rng.standard_normal((4, 2))
+    Xs = [X, X @ b + 3.0]
+    Xt = rng.standard_normal((7, 4))
+    for solver in ["primal-eig", "dual-eig"]:
+        m = MultiViewKPCA(n_components=4, solver=solver).fit(Xs)
+        (y,), h = m.infer_views([Xt], missing=[1], return_hidden=True)
+        np.testing.assert_allclose(y, Xt @ b + 3.0, atol=1e-9)
+        assert h.shape == (7, 4)
+
+
+@pytest.mark.parametrize("features", ["rff", "nystrom"])
+def test_primal_dual_equal_with_explicit_maps(rng, features):
+    Xs = nonlinear_views(rng)
+    Xt = [rng.standard_normal((20, 3)), None]
+    kw = dict(n_components=8, kernel=["rbf", "linear"], kernel_params=[{"sigma": 1.5}, None],
+              features=[features, "identity"], n_features=[60, None], random_state=3)
+    p = MultiViewKPCA(solver="primal-eig", **kw).fit(Xs)
+    d = MultiViewKPCA(solver="dual-eig", **kw).fit(Xs)
+    np.testing.assert_allclose(p.eigenvalues_, d.eigenvalues_, rtol=1e-9)
+    same_up_to_sign(p.hidden_, d.hidden_, 1e-7)
+    # test points: correct test-kernel centring makes dual inference equal primal (eq. 15/16)
+    np.testing.assert_allclose(p.infer_views(Xt, [1])[0], d.infer_views(Xt, [1])[0], atol=1e-8)
+    np.testing.assert_allclose(p.transform([Xt[0], rng.standard_normal((20, 1))]).shape, (20, 8))
+
+
+def test_dual_test_kernel_centring_uses_uncentred_gram(rng):
+    Xs = nonlinear_views(rng)
+    m = MultiViewKPCA(n_components=5, kernel="rbf", kernel_params={"sigma": 1.0}).fit(Xs)
+    assert m.solver_ == "dual-eig"
+    # direct formula: k^c = M (k - K_unc 1/n), eq. (16) with no missing view = eq. (6)
+    n = len(Xs[0])
+    Xt = [rng.standard_normal((6, 3)), rng.standard_normal((6, 1))]
+    M = np.eye(n) - 1.0 / n
+    kc = 0
+    for v in range(2):
+        Ktr = m._maps[v].kernel(Xs[v], Xs[v])
+        k = m._maps[v].kernel(Xs[v], Xt[v])
+        kc = kc + M @ (k - Ktr @ np.ones((n, 1)) / n)
+    h = np.linalg.solve(m.sigma_, m.hidden_.T @ kc).T
+    np.testing.assert_allclose(m.transform(Xt), h, atol=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["primal-eig", "dual-eig"])
+def test_transform_of_training_points_is_hidden(rng, solver):
+    Xs = nonlinear_views(rng)
+    m = MultiViewKPCA(n_components=3, solver=solver).fit(Xs)
+    np.testing.assert_allclose(m.transform(Xs), m.hidden_, atol=1e-10)
+    np.testing.assert_allclose(m.hidden_.T @ m.hidden_, np.eye(3), atol=1e-10)
+
+
+def test_implicit_kernel_preimage_smoother(rng):
+    Xs = nonlinear_views(rng, n=200)
+    m = MultiViewKPCA(n_components=20, kernel="rbf", kernel_params={"sigma": 1.0},
+                      n_neighbors=5).fit([Xs[1], Xs[0]])
+    (x,) = m.infer_views([Xs[1][:30], None], missing=[1])
+    # a convex combination of training points (kernel smoother)
+    assert x.shape == (30, 3)
+    assert np.all(x >= Xs[0].min(axis=0) - 1e-12) and np.all(x <= Xs[0].max(axis=0) + 1e-12)
+
+
+def test_range_restricted_primal_eigh_equals_direct(rng):
+    Phi = rng.standard_normal((15, 40))
+    Phi -= Phi.mean(axis=0)
+    lam, U = R._top_eigh_range(Phi, 5)
+    lam0, U0 = R._top_eigh(Phi.T @ Phi, 5, "C")
+    np.testing.assert_allclose(lam, lam0, rtol=1e-12)
+    same_up_to_sign(U, U0, 1e-10)
+
+
+# ------------------------------------------------------------------ solver choice and errors
+def test_auto_solver_follows_flowchart(rng):
+    Xs = nonlinear_views(rng, n=60)
+    assert MultiViewKPCA().fit(Xs).solver_ == "primal-eig"              # d = 4 < n
+    assert MultiViewKPCA(kernel=["rbf", "linear"]).fit(Xs).solver_ == "dual-eig"  # implicit
+    wide = [rng.standard_normal((30, 50)), rng.standard_normal((30, 1))]
+    assert MultiViewKPCA().fit(wide).solver_ == "dual-eig"             # d > n
+
+
+def test_errors_name_the_problem(rng):
+    Xs = nonlinear_views(rng, n=40)
+    with pytest.raises(ValueError, match="unknown solver"):
+        MultiViewKPCA(solver="svd").fit(Xs)
+    with pytest.raises(ValueError, match=r"view\(s\) \[0\] use an implicit kernel"):
+        MultiViewKPCA(kernel=["rbf", "linear"], solver="primal-eig").fit(Xs)
+    with pytest.raises(ValueError, match="exceeds the numerical rank"):
+        MultiViewKPCA(n_components=5, solver="dual-eig").fit(Xs)   # d = 4: rank 4
+    with pytest.raises(ValueError, match="view 1: unknown features"):
+        MultiViewKPCA(features=["identity", "fourier"]).fit(Xs)
+    with pytest.raises(ValueError, match="view 0: features='identity'"):
+        MultiViewKPCA(kernel="rbf", features="identity").fit(Xs)
+    with pytest.raises(ValueError, match="view 0: random Fourier features"):
+        MultiViewKPCA(features=["rff", "identity"]).fit(Xs)
+    with pytest.raises(ValueError, match="view 0: n_features"):
+        MultiViewKPCA(kernel=["rbf", "linear"], features=["rff", None], n_features=0).fit(Xs)
+    with pytest.raises(ValueError, match="n_components"):
+        MultiViewKPCA(n_components=0).fit(Xs)
+    with pytest.raises(ValueError, match="view 1 has 30 samples"):
+        MultiViewKPCA().fit([Xs[0], Xs[1][:30]])
+    m = MultiViewKPCA(n_components=2).fit(Xs)
+    with pytest.raises(ValueError, match="at least one view must be observed"):
+        m.infer_views([None, None], missing=[0, 1])
+    with pytest.raises(ValueError, match="missing must list"):
+        m.infer_views([Xs[0]], missing=[2])
+    with pytest.raises(ValueError, match="view 0 has 2 features, but 3 were seen"):
+        m.infer_views([Xs[0][:, :2], None], missing=[1])
+    with pytest.raises(ValueError, match="expected 2 view"):
+        m.transform([Xs[0]])
+    with pytest.raises(ValueError, match="series must be 1-D"):
+        RKMForecaster(lag=3).fit(np.ones((10, 2)))
+    with pytest.raises(ValueError, match="constant"):
+        RKMForecaster(lag=3).fit(np.ones(20))
+    with pytest.raises(ValueError, match="lag=30 needs"):
+        RKMForecaster(lag=30).fit(np.arange(20.0))
+
+
+def test_forecaster_predict_matches_first_forecast_step(sines, sine_models):
+    tr, _ = sines
+    f = sine_models["dual-eig"]
+    first = f.forecast(1)
+    np.testing.assert_allclose(f.predict(tr[-41:][None, :]), first, atol=1e-12)
+    with pytest.raises(ValueError, match="lag=41"):
+        f.predict(tr[None, -40:])
+
+
+def test_stiefel_not_converged_warns(sines):
+    from sklearn.exceptions import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        RKMForecaster(lag=41, n_components=4, solver="dual-stiefel", max_iter=5,
+                      random_state=0).fit(sines[0])
+
+
+# ------------------------------------------------------------------ scikit-learn checks
+# RKMForecaster takes a 1-D series, not an (n_samples, n_features) matrix: the estimator
+# checks do not apply to it. MultiViewKPCA on one array is one view (views=None).
+@parametrize_with_checks(
+    [MultiViewKPCA(), MultiViewKPCA(kernel="rbf", n_components=2),
+     MultiViewKPCA(solver="primal-stiefel", random_state=0)],
+)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)
