@@ -189,6 +189,19 @@ def test_implicit_kernel_preimage_smoother(rng):
     assert np.all(x >= Xs[0].min(axis=0) - 1e-12) and np.all(x <= Xs[0].max(axis=0) + 1e-12)
 
 
+def test_precomputed_kernels_equal_implicit(rng):
+    Xs = nonlinear_views(rng, n=60)
+    Xt = [rng.standard_normal((9, 3)), rng.standard_normal((9, 1))]
+    kp = {"sigma": 1.3}
+    ref = MultiViewKPCA(n_components=4, kernel="rbf", kernel_params=kp).fit(Xs)
+    Ks = [ref._maps[v].kernel(Xs[v], Xs[v]) for v in range(2)]
+    Kt = [ref._maps[v].kernel(Xt[v], Xs[v]) for v in range(2)]
+    m = MultiViewKPCA(n_components=4, kernel="precomputed").fit(Ks)
+    assert m.solver_ == "dual-eig"
+    np.testing.assert_allclose(m.hidden_, ref.hidden_, atol=1e-10)
+    np.testing.assert_allclose(m.transform(Kt), ref.transform(Xt), atol=1e-10)
+
+
 def test_range_restricted_primal_eigh_equals_direct(rng):
     Phi = rng.standard_normal((15, 40))
     Phi -= Phi.mean(axis=0)
@@ -266,7 +279,7 @@ def test_stiefel_not_converged_warns(sines):
 # checks do not apply to it. MultiViewKPCA on one array is one view (views=None).
 @parametrize_with_checks(
     [MultiViewKPCA(), MultiViewKPCA(kernel="rbf", n_components=2),
-     MultiViewKPCA(solver="primal-stiefel", random_state=0)],
+     MultiViewKPCA(solver="primal-stiefel", random_state=0, tol=1e-8)],
 )
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
