@@ -58,7 +58,7 @@ Choices the paper leaves open (also in ``docs/rkm.md``)
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from numbers import Integral
 from typing import Any
 
