@@ -285,3 +285,19 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check(estimator)
+
+
+# ------------------------------------------------------------------ reproduction module
+def test_reproduce_rkm_sines(tmp_path):
+    pytest.importorskip("matplotlib")
+    from mvkernels.reproduce import run_experiment
+
+    out = run_experiment("rkm-sines", quick=True, output=tmp_path / "rkm-sines")
+    rows = {r["solver"]: r for r in out["rows"]}
+    for solver in SOLVERS:
+        assert rows[solver]["mse"] < 1e-20
+    assert 0.3 < rows["primal-eig, no rescaling"]["mse"] < 1.0
+    for name in ("results.md", "run.json", "forecasts.png", "components.png",
+                 "n_components.png"):
+        assert (tmp_path / "rkm-sines" / name).is_file()
+    assert "| primal-eig |" in (tmp_path / "rkm-sines" / "results.md").read_text()
