@@ -70,7 +70,7 @@ def test_sines_primal_dual_eig_equal(sine_models):
 
 def test_without_rescaling_primal_dual_differ(sines, sine_models):
     tr, te = sines
-    f = RKMForecaster(lag=41, n_components=4, solver="primal-eig").fit(tr, rescale=False)
+    f = RKMForecaster(lag=41, n_components=4, solver="primal-eig", rescale=False).fit(tr)
     d = sine_models["dual-eig"].model_
     lam = d.eigenvalues_
     # H = Phi U Lambda^{-1}: the dual components scaled by Lambda^{-1/2} (paper Fig. 7)
@@ -301,3 +301,13 @@ def test_reproduce_rkm_sines(tmp_path):
                  "n_components.png"):
         assert (tmp_path / "rkm-sines" / name).is_file()
     assert "| primal-eig |" in (tmp_path / "rkm-sines" / "results.md").read_text()
+
+
+def test_forecaster_params_clone(sines):
+    from sklearn.base import clone
+
+    f = RKMForecaster(lag=41, n_components=4, solver="dual-eig", rescale=True)
+    g = clone(f).set_params(n_components=3)
+    assert g.get_params()["n_components"] == 3 and f.get_params()["lag"] == 41
+    assert not hasattr(g, "model_")
+    assert g.fit(sines[0]).model_.n_components == 3

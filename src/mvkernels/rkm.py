@@ -737,6 +737,8 @@ class RKMForecaster(BaseEstimator):
     solver : str, default="auto"
         See :class:`MultiViewKPCA`.
     rotate : bool, default=True
+    rescale : bool, default=True
+        ``False``: the paper's ablation without the primal rescaling (study only).
     learning_rate, tol, max_iter : Stiefel settings, see :class:`MultiViewKPCA`.
     random_state : int, RandomState or None
 
@@ -760,6 +762,7 @@ class RKMForecaster(BaseEstimator):
         n_features: int = 1000,
         solver: str = "auto",
         rotate: bool = True,
+        rescale: bool = True,
         learning_rate: float = 0.5,
         tol: float = 1e-12,
         max_iter: int = 100_000,
@@ -773,18 +776,19 @@ class RKMForecaster(BaseEstimator):
         self.n_features = n_features
         self.solver = solver
         self.rotate = rotate
+        self.rescale = rescale
         self.learning_rate = learning_rate
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def _model(self, **extra: Any) -> MultiViewKPCA:
+    def _model(self) -> MultiViewKPCA:
         return MultiViewKPCA(
             n_components=self.n_components, solver=self.solver,
             kernel=[self.kernel, "linear"], kernel_params=[self.kernel_params, None],
             features=[self.features, "identity"], n_features=[self.n_features, None],
-            rotate=self.rotate, learning_rate=self.learning_rate, tol=self.tol,
-            max_iter=self.max_iter, random_state=self.random_state, **extra)
+            rotate=self.rotate, rescale=self.rescale, learning_rate=self.learning_rate,
+            tol=self.tol, max_iter=self.max_iter, random_state=self.random_state)
 
     @staticmethod
     def windows(z: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray]:
@@ -793,11 +797,8 @@ class RKMForecaster(BaseEstimator):
         idx = np.arange(lag)[None, :] + np.arange(n)[:, None]
         return z[idx], z[lag:, None]
 
-    def fit(self, series: Any, y: Any = None, **model_params: Any) -> "RKMForecaster":
-        """Fit on a 1-D training series (``y`` ignored).
-
-        ``model_params`` go to :class:`MultiViewKPCA` (e.g. ``rescale=False``).
-        """
+    def fit(self, series: Any, y: Any = None) -> "RKMForecaster":
+        """Fit on a 1-D training series (``y`` ignored)."""
         z = np.asarray(series, dtype=np.float64)
         if z.ndim == 2 and z.shape[1] == 1:
             z = z[:, 0]
@@ -816,7 +817,7 @@ class RKMForecaster(BaseEstimator):
             raise ValueError("series is constant: it cannot be standardised")
         zs = (z - self.mean_) / self.scale_
         Xw, yv = self.windows(zs, lag)
-        self.model_ = self._model(**model_params).fit([Xw, yv])
+        self.model_ = self._model().fit([Xw, yv])
         self.last_window_ = z[-lag:].copy()
         return self
 
