@@ -10,7 +10,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.linalg
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import MultiViewKPCA, RKMForecaster

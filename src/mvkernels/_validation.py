@@ -26,6 +26,7 @@ __all__ = [
     "split_views",
     "check_targets_finite",
     "is_dask_collection",
+    "validate_array_input",
     "check_precomputed_kernel",
 ]
 
@@ -274,3 +275,23 @@ def check_precomputed_kernel(
             f"sample ({n_train}), got shape {K.shape}"
         )
     return K
+
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    _sk_validate_data = None
+
+
+def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
+    """sklearn-style validation of a single 2-D array input (feature names, widths, dtype).
+
+    Lists of views and Dask arrays are left to :func:`check_views`.
+    """
+    if isinstance(X, (list, tuple)) or is_dask_collection(X):
+        return X
+    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
+    if _sk_validate_data is not None:
+        return _sk_validate_data(est, X, **kw)
+    kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
+    return est._validate_data(X, **kw)  # pragma: no cover

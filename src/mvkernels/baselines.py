@@ -54,6 +54,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._threads import serial_blas
 from ._validation import check_precomputed_kernel, check_targets_finite, check_views
 from .kernels import make_view_kernels
 from .nystrom import BlockNystrom, resolve_n_landmarks, uniform_indices
@@ -169,17 +170,6 @@ def _okl_l_step_e(E: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> 
     R = E.T @ Y
     R = R + R.T - alpha * _sym(C.T @ E)
     return _sym(V @ ((V.T @ R @ V) / (m[:, None] + m[None, :] + 2 * alpha)) @ V.T)
-
-
-def _serial_blas(n: int):
-    """Single-threaded BLAS for small matrices (threaded BLAS is slower below ~2000)."""
-    if n > 2000:
-        from contextlib import nullcontext
-
-        return nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _check_positive(name: str, value: Any, allow_zero: bool = False) -> None:
@@ -371,7 +361,7 @@ class _Base(BaseEstimator):
         if Y.shape[0] != Xs[0].shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
         self.n_views_ = len(Xs)
-        with _serial_blas(Xs[0].shape[0]):
+        with serial_blas(Xs[0].shape[0]):
             self.grams_ = self._maps().fit(self._transform_views(Xs))
             self._fit_grams(self.grams_.train, Y)
         return self
@@ -381,7 +371,7 @@ class _Base(BaseEstimator):
         X = _validate_array(self, X, reset=False)
         Xs = check_views(X, views=self.views, n_views=self.n_views_)
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
-        with _serial_blas(self.grams_.n_samples):
+        with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))
 
     def predict(self, X: Any) -> np.ndarray:
@@ -990,7 +980,7 @@ def mlkr_fit(X: np.ndarray, Y: np.ndarray, n_components: int | None = None,
         loss, g = mlkr_loss_grad(a.reshape(m, d), X, Y)
         return loss, g.ravel()
 
-    with _serial_blas(n):
+    with serial_blas(n):
         res = minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B",
                        options={"maxiter": max_iter})
     return res.x.reshape(m, d), res

@@ -44,7 +44,6 @@ what the alternating scheme converges to, the Cov metric, eigenvalue floors).
 from __future__ import annotations
 
 import warnings
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
@@ -57,11 +56,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._threads import serial_blas
 from ._validation import (
     check_precomputed_kernel,
     check_targets_finite,
     check_views,
     is_dask_collection,
+    validate_array_input,
 )
 from .kernels import make_view_kernels
 from .nystrom import (
@@ -72,10 +73,6 @@ from .nystrom import (
     resolve_n_landmarks,
 )
 
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sk_validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    _sk_validate_data = None
 
 __all__ = [
     "METRICS",
@@ -548,20 +545,6 @@ class MVMLProblem:
 
 
 # ============================================================================ estimators
-def _validate_array_input(est: BaseEstimator, X: Any, reset: bool) -> Any:
-    """sklearn-style validation of a single 2-D array input (feature names, widths, dtype).
-
-    Lists of views and Dask arrays are left to :func:`check_views`.
-    """
-    if isinstance(X, (list, tuple)) or is_dask_collection(X):
-        return X
-    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
-    if _sk_validate_data is not None:
-        return _sk_validate_data(est, X, **kw)
-    kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
-    return est._validate_data(X, **kw)  # pragma: no cover
-
-
 def _dask_column(y: Any) -> Any:
     """A Dask target as 1-D (an (n, 1) column is raveled with sklearn's warning)."""
     if y.ndim == 2 and y.shape[1] == 1:
@@ -578,20 +561,6 @@ def _dask_column(y: Any) -> Any:
     return y
 
 
-def _small_blas(dim: int):
-    """Single-threaded BLAS for the iterations when the matrices are small.
-
-    Below ``dim ~ 2000`` a threaded Cholesky / eigh is slower than a serial one, and
-    much slower (100x measured) when the cores are shared (e.g. ``pytest -n 2``).
-    """
-    if dim > _SERIAL_BLAS_MAX_DIM:
-        return nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-_SERIAL_BLAS_MAX_DIM = 2000
 
 
 class _BaseMVML(BaseEstimator):
@@ -731,7 +700,7 @@ class _BaseMVML(BaseEstimator):
             eig_floor=self.eig_floor, chunk_size=self.chunk_size, views=None,
             random_state=self.random_state,
         )
-        with _small_blas(resolve_n_landmarks(self.n_landmarks, n)):  # p x p eighs
+        with serial_blas(resolve_n_landmarks(self.n_landmarks, n)):  # p x p eighs
             nys.fit(Xs)
         mom = nys.moments(Xs, Y)
         self.nystrom_ = nys
@@ -876,7 +845,7 @@ class _BaseMVML(BaseEstimator):
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""
         self._check_params()
         problem = self._build_problem(X, Y)
-        with _small_blas(problem.dim):
+        with serial_blas(problem.dim):
             A0 = self._initial_metric(problem)
             results = [self._fit_target(problem, t, A0) for t in range(problem.n_targets)]
             min_eigs = np.array([min_eigenvalue(r["A"]) for r in results])
@@ -929,7 +898,7 @@ class _BaseMVML(BaseEstimator):
     def _check_test_views(self, X: Any) -> list:
         check_is_fitted(self, "_coefs")
         _check_known_lengths(X)
-        X = _validate_array_input(self, X, reset=False)
+        X = validate_array_input(self, X, reset=False)
         if self.mode_ == "nystrom":
             return self.nystrom_.check_views(
                 check_views(X, views=self.views) if not isinstance(X, (list, tuple)) else X)
@@ -1085,7 +1054,7 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and targets ``y``."""
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        X = _validate_array_input(self, X, reset=True)
+        X = validate_array_input(self, X, reset=True)
         if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
             y = _dask_column(y)
             if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
@@ -1122,7 +1091,7 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         """Fit on views ``X`` and class labels ``y``."""
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        X = _validate_array_input(self, X, reset=True)
+        X = validate_array_input(self, X, reset=True)
         if is_dask_collection(y):
             # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)
             from ._dask import require_dask

@@ -55,9 +55,7 @@ batch of one row (or :meth:`~OLOKRegressor.learn_one`) cannot set it: give ``gam
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -66,28 +64,20 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._threads import serial_blas
 from .operator_kernels import DecomposableKernel, OperatorKernel
 
 __all__ = ["OLOKRegressor", "VVRLSRegressor", "olok_reference", "theorem_t0"]
 
 _RENORM = 1e-100      # renormalise the running scale below this
 _FLOOR = 1e-200       # never let the scale go below this inside a block
+# Batches of at least this many rows run on one BLAS thread: the block products are thin
+# (measured 38 ms threaded against 16 ms serial for an rbf block 256 x 10000 x 50 on 2
+# busy cores); learn_one skips the context switch, which costs more than the work.
+_SERIAL_MIN_ROWS = 64
 
 
 # --------------------------------------------------------------------------- helpers
-def _serial_blas(n_rows: int):
-    """Single-threaded BLAS while learning a batch of ``n_rows >= 64`` rows.
-
-    The block products are thin (``_block_size`` rows against the support); threaded BLAS
-    is 2-3x slower on them when the cores are shared (measured: 38 ms against 16 ms for an
-    rbf block 256 x 10000 x 50 on 2 busy cores). Tiny batches (``learn_one``) skip the
-    context switch, which costs more than the work.
-    """
-    if n_rows < 64:
-        return nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def theorem_t0(eta: float, lam: float, eps: float, t_max: float = 1e15) -> int:
@@ -418,7 +408,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         """Run Algorithm 1 over the rows of ``X``; return the online predictions f_{t-1}(x_t)."""
         n = X.shape[0]
         P = np.empty((n, self.n_outputs_))
-        with _serial_blas(n):
+        with serial_blas(n, min_size=_SERIAL_MIN_ROWS, max_size=None):
             self._learn_rows(X, Y, P)
         return P
 

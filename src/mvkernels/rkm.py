@@ -72,7 +72,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_precomputed_kernel, check_views, is_dask_collection
 from .kernels import ViewKernel, make_view_kernels
-from .mvml import _small_blas, _validate_array_input
+from ._threads import serial_blas
+from ._validation import validate_array_input
 from .nystrom import BlockNystrom, feature_moments, map_views
 from .stiefel import stiefel_trace_max
 
@@ -388,7 +389,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_neighbors must be a positive int, got {self.n_neighbors!r}")
 
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
-        X = _validate_array_input(self, X, reset=fit)   # sklearn checks on one array
+        X = validate_array_input(self, X, reset=fit)   # sklearn checks on one array
         if fit:
             Xs = check_views(X, views=self.views, ensure_min_samples=2)
         else:
@@ -431,7 +432,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         # serial BLAS below ~2000 rows/features: threaded OpenBLAS QR/eigh on shared cores
         # was measured 70x slower (SantaFe QR: 30 s threaded vs 0.4 s serial)
         size = n if solver.startswith("dual") else min(n, sum(m.n_out for m in maps))
-        with _small_blas(size):
+        with serial_blas(size):
             if solver.startswith("primal"):
                 self._fit_primal(Xs, maps, s, rng, dask_input)
             else:
