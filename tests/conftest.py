@@ -25,3 +25,29 @@ def data_dir() -> Path:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def client(request):
+    """A ``dask.distributed`` client on a 2-worker LocalCluster (processes), per test module.
+
+    The workers are separate processes that cannot import the test module, so the module's
+    own helper functions are shipped by value (cloudpickle) while the cluster lives.
+    """
+    import sys
+
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (pip install 'mvkernels[dask]')")
+    import cloudpickle
+
+    module = sys.modules[request.module.__name__]
+    cloudpickle.register_pickle_by_value(module)
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+        memory_limit="2GiB",
+    )
+    cl = distributed.Client(cluster)
+    yield cl
+    cl.close()
+    cluster.close()
+    cloudpickle.unregister_pickle_by_value(module)

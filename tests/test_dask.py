@@ -5,7 +5,6 @@ rows give the in-memory results to 1e-10 (real data: uWave); transform is lazy; 
 selection and bandwidth heuristics bring only sampled rows to the client.
 """
 
-import sys
 
 import numpy as np
 import pytest
@@ -14,7 +13,6 @@ da = pytest.importorskip("dask.array", reason="dask is not installed (pip instal
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install 'mvkernels[dask]')"
 )
-import dask  # noqa: E402
 
 from mvkernels import BlockNystrom  # noqa: E402
 from mvkernels.datasets import load_uwave  # noqa: E402
@@ -24,24 +22,6 @@ RTOL = 1e-10
 
 # the tests wrap small in-memory arrays with da.from_array, which embeds them in the graph
 pytestmark = pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning")
-
-
-@pytest.fixture(scope="module")
-def client():
-    import cloudpickle
-
-    # the workers are separate processes that cannot import this test module:
-    # ship its helper functions by value
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
-        memory_limit="2GiB",
-    )
-    cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ fitted model (metric_, coef_, weights_) equals the in-memory fit to 1e-10, predi
 match, predict / decision_function are lazy, full-kernel mode on Dask is a clear error.
 """
 
-import sys
 import warnings
 
 import numpy as np
@@ -25,22 +24,6 @@ from mvkernels.datasets import load_sarcos, load_uwave  # noqa: E402
 RTOL = 1e-10
 
 pytestmark = pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning")
-
-
-@pytest.fixture(scope="module")
-def client():
-    import cloudpickle
-
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
-        memory_limit="2GiB",
-    )
-    cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ solved on the client. The Dask fit equals the NumPy fit to 1e-10, transform is l
 matches, dual solvers refuse Dask input with a clear error.
 """
 
-import sys
 
 import numpy as np
 import pytest
@@ -19,22 +18,6 @@ from mvkernels import MultiViewKPCA  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning")
 TOL = 1e-10
-
-
-@pytest.fixture(scope="module")
-def client():
-    import cloudpickle
-
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
-        memory_limit="2GiB",
-    )
-    cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module")
