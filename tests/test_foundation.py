@@ -213,6 +213,27 @@ def test_chunked_moments_equal_dense(rng):
     np.testing.assert_allclose(half.gram, m.gram, atol=1e-10)
 
 
+def test_moments_scatter_is_stable_under_a_large_common_mean(rng):
+    """Chan's pairwise update keeps the centred scatter accurate where gram - n m m^T is not."""
+    U = 1e4 + rng.standard_normal((3000, 4)) * 1e-3  # spread 1e-3 around a mean of 1e4
+    exact = (U - U.mean(0)).T @ (U - U.mean(0))
+    parts = [FeatureMoments.from_features(U[i:i + 250]) for i in range(0, 3000, 250)]
+    left = parts[0]
+    for p in parts[1:]:
+        left = left.merge(p)
+    right = parts[-1]
+    for p in parts[-2::-1]:
+        right = p.merge(right)
+    scale = np.abs(exact).max()
+    for m in (left, right):
+        assert m.n_samples == 3000
+        np.testing.assert_allclose(m.centered_gram(), exact, rtol=0, atol=1e-9 * scale)
+        np.testing.assert_allclose(m.covariance(), exact / 3000, rtol=0, atol=1e-9 * scale / 3000)
+        np.testing.assert_allclose(m.gram, U.T @ U, rtol=1e-12)
+    naive = FeatureMoments(left.n_samples, left.sum, left.gram)  # no scatter: raw formula
+    assert np.abs(naive.centered_gram() - exact).max() > 1e-3 * scale  # what it protects against
+
+
 def test_precomputed_nystrom_matches_raw(rng):
     Xs = two_views(rng, n=50)
     raw = BlockNystrom(n_landmarks=10, kernel_params={"gamma": 0.2}, random_state=0).fit(Xs)

@@ -365,6 +365,9 @@ def test_cov_metric_construction(rng):
     At = cov_metric_nystrom(U.T @ U, U.sum(0), 30, 2)
     cov = np.cov(U.T, bias=True)
     np.testing.assert_allclose(At / At[0, 0], cov / cov[0, 0], rtol=1e-10)
+    Uc = U - U.mean(0)
+    np.testing.assert_allclose(cov_metric_nystrom(U.T @ U, U.sum(0), 30, 2, scatter=Uc.T @ Uc),
+                               At, rtol=1e-10)  # stable scatter: same metric
     Ub = blockdiag([U[:, :3], U[:, 3:]])
     assert np.isclose(np.trace(Ub @ At @ Ub.T), np.trace(U.T @ U))
 

@@ -22,6 +22,7 @@ from mvkernels import mvml_svm  # noqa: E402
 from mvkernels.datasets import load_sarcos, load_uwave  # noqa: E402
 
 RTOL = 1e-10
+SARCOS_RTOL = 1e-8  # see test_sarcos_regressor_equals_in_memory_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning")
 
@@ -59,9 +60,31 @@ def fit_quiet(est, X, y):
         return est.fit(X, y)
 
 
-def assert_same_model(a, b, rtol=RTOL):
-    for name in ("metric_", "coef_", "weights_"):
-        close(getattr(a, name), getattr(b, name), rtol)
+def assert_same_model(a, b, rtol=RTOL, Xs=None):
+    """The two fits are the same model.
+
+    With ``Xs`` (training views): ``metric_`` and ``coef_`` are compared *through the
+    features* to ``rtol`` (``U g`` and ``U A U^T`` on 300 training rows, each model with its
+    own Nystrom map) and element-wise to ``1e-8``. The Nystrom basis is defined by
+    ``(W^+)^{1/2}``, whose eigenvalue floor amplifies a last-bit difference in the landmark
+    kernel ``W`` (scikit-learn's RBF on equal inputs is not bit-reproducible across
+    processes) by up to ~1e12 in near-null directions of ``W`` that the features hardly
+    use; element-wise agreement of ``A`` and ``g`` in that basis is then ~1e-10..1e-9 in
+    some runs, while the fitted functions agree to ~1e-13.
+    """
+    if Xs is None:
+        for name in ("metric_", "coef_", "weights_"):
+            close(getattr(a, name), getattr(b, name), rtol)
+    else:
+        rows = [X[:300] for X in Xs]
+        Ua, Ub = a.nystrom_.transform(rows), b.nystrom_.transform(rows)
+        ga, gb = np.atleast_2d(a.coef_), np.atleast_2d(b.coef_)
+        close(Ua @ ga.T, Ub @ gb.T, rtol)
+        Aa, Ab = a.metric_.reshape(-1, *a.metric_.shape[-2:]), b.metric_.reshape(-1, *b.metric_.shape[-2:])
+        close(Ua @ Aa @ Ua.T, Ub @ Ab @ Ub.T, rtol)
+        close(a.weights_, b.weights_, rtol)
+        for name in ("metric_", "coef_"):
+            close(getattr(a, name), getattr(b, name), max(rtol, 1e-8))
     np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
     np.testing.assert_array_equal(a.nystrom_.landmark_indices_, b.nystrom_.landmark_indices_)
 
@@ -78,7 +101,7 @@ def test_uwave_classifier_equals_in_memory_fit(client, uwave, metric):
     est = fit_quiet(MVMLClassifier(**kw), to_dask(Xs), yd)
     np.testing.assert_array_equal(est.classes_, ref.classes_)
     assert est.metric_.shape == (8, 324, 324)
-    assert_same_model(est, ref)
+    assert_same_model(est, ref, Xs=Xs)
     # predictions on the test set: lazy Dask arrays with the input's row chunks
     Xt = uwave["Xs_test"]
     D = est.decision_function(to_dask(Xt, rows=(500, 700, 1000)))
@@ -110,7 +133,14 @@ def test_uwave_binary_classifier_and_numpy_views_with_dask_labels(client, uwave)
 @pytest.mark.realdata
 @pytest.mark.parametrize("metric", ["dense", "cov"])
 def test_sarcos_regressor_equals_in_memory_fit(client, sarcos, metric):
-    """n = 4449 > 2000: the bandwidths come from the same 2000-row sample on both paths."""
+    """n = 4449 > 2000: the bandwidths come from the same 2000-row sample on both paths.
+
+    Compared to ``SARCOS_RTOL = 1e-8``, not 1e-10: with ``alpha = 1e-2`` against
+    ``C = sum u u^T`` of norm ~1e4 the g-solve has a condition number ~1e6, and the
+    Nystrom basis amplifies last-bit differences of the landmark kernel (see
+    :func:`assert_same_model`), so two correct fits that differ only in summation order
+    agree to ~1e-13 in most runs and ~1e-10 in some (measured: up to 2.7e-9 relative).
+    """
     Xs, y = sarcos["Xs"], sarcos["y"]
     kw = dict(n_landmarks=100, metric=metric, alpha=1e-2, eta=1e-3, learn_weights=True,
               max_iter=4, random_state=3)
@@ -119,11 +149,11 @@ def test_sarcos_regressor_equals_in_memory_fit(client, sarcos, metric):
                     da.from_array(y, chunks=800))
     for l in range(3):
         assert est.kernels_[l].params_["gamma"] == ref.kernels_[l].params_["gamma"]
-    assert_same_model(est, ref)
-    close(est.objective_, ref.objective_)
+    assert_same_model(est, ref, rtol=SARCOS_RTOL, Xs=Xs)
+    close(est.objective_, ref.objective_, SARCOS_RTOL)
     pred = est.predict(to_dask(Xs))
     assert isinstance(pred, da.Array) and pred.shape == (4449,)
-    close(pred.compute(), ref.predict(Xs))
+    close(pred.compute(), ref.predict(Xs), SARCOS_RTOL)
     r2 = 1 - np.mean((ref.predict(Xs) - y) ** 2) / np.var(y)
     assert r2 > 0.9  # a real fit, not a trivial one
 

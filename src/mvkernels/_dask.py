@@ -198,8 +198,7 @@ def dask_feature_moments(
 
 
 def _symmetrize(m: Any) -> Any:
-    m.gram = 0.5 * (m.gram + m.gram.T)
-    return m
+    return m.symmetrize()
 
 
 def _apply_rows(*blocks: np.ndarray, fn: Callable, ndim_out: int, block_info=None) -> np.ndarray:

@@ -365,16 +365,23 @@ def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
 
 
 def cov_metric_nystrom(gram: np.ndarray, feature_sum: np.ndarray, n_samples: int,
-                       n_views: int) -> np.ndarray:
+                       n_views: int, scatter: np.ndarray | None = None) -> np.ndarray:
     """MVML_Cov metric in Nystrom mode: ``A~ = U^T A U`` for the metric of :func:`cov_metric_full`.
 
     ``U = blockdiag(U_1..U_v)``, so ``A~_lm = U_l^T M U_m / n``: the joint empirical
     covariance of the Nystrom features, ``C / n - mean mean^T``, from the sufficient
     statistics. Rescaled so that the multi-view training kernel ``U A~ U^T`` has the
     trace of the Nystrom ``H``: ``sum_l tr(A~_ll C_ll) = sum_l tr(C_ll) = tr(C)``.
+
+    ``scatter`` (``sum_i (u_i - mean)(u_i - mean)^T``, :attr:`FeatureMoments.scatter`), when
+    given, replaces the cancellation-prone ``gram - n mean mean^T``; the result is the same
+    in exact arithmetic, but reproducible to rounding whatever the summation order.
     """
-    mean = feature_sum / n_samples
-    cov = _sym(gram / n_samples - np.outer(mean, mean))
+    if scatter is not None:
+        cov = _sym(np.asarray(scatter, dtype=np.float64) / n_samples)
+    else:
+        mean = feature_sum / n_samples
+        cov = _sym(gram / n_samples - np.outer(mean, mean))
     b = gram.shape[0] // n_views
     raw_trace = sum(
         float(np.sum(cov[l * b:(l + 1) * b, l * b:(l + 1) * b]
@@ -436,6 +443,9 @@ class MVMLProblem:
     gram, cross, feature_sum : ndarray or None
         Nystrom mode: ``C = sum u u^T`` (dim, dim), ``c = sum u y^T`` (dim, T) and
         ``sum u`` from :meth:`BlockNystrom.moments`.
+    feature_scatter : ndarray or None
+        Nystrom mode: ``sum (u - mean)(u - mean)^T`` accumulated stably
+        (:attr:`FeatureMoments.scatter`), for the MVML_Cov metric.
     target_sq : ndarray of shape (T,) or None
         Nystrom mode: ``y_t^T y_t`` per target column (diagonal of the moments'
         ``target_gram``), for the square loss from the statistics.
@@ -461,6 +471,7 @@ class MVMLProblem:
     cross: np.ndarray | None = None
     feature_sum: np.ndarray | None = None
     target_sq: np.ndarray | None = None
+    feature_scatter: np.ndarray | None = None
     feature_map: BlockNystrom | None = None
     Xs: list | None = None
     U: np.ndarray | None = None
@@ -712,6 +723,7 @@ class _BaseMVML(BaseEstimator):
         return MVMLProblem(
             "nystrom", int(n), v, nys.n_landmarks_, Y, gram=_sym(np.asarray(mom.gram)),
             cross=cross, feature_sum=np.asarray(mom.sum), target_sq=target_sq,
+            feature_scatter=None if mom.scatter is None else np.asarray(mom.scatter),
             feature_map=nys, Xs=Xs,
         )
 
@@ -721,7 +733,7 @@ class _BaseMVML(BaseEstimator):
             if problem.mode == "full":
                 return cov_metric_full(problem.Ks)
             return cov_metric_nystrom(problem.gram, problem.feature_sum, problem.n_samples,
-                                      problem.n_views)
+                                      problem.n_views, scatter=problem.feature_scatter)
         return np.eye(problem.dim)
 
     # -- hooks (square loss) ---------------------------------------------------

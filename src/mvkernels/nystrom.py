@@ -214,6 +214,14 @@ class FeatureMoments:
     ``||y - U g||^2 = target_gram - 2 g^T cross + g^T gram g``). Moments of disjoint
     chunks add up (:meth:`merge`), so they can be computed in one chunked, streamed or
     distributed pass.
+
+    ``scatter = sum_i (u_i - mean)(u_i - mean)^T`` is kept alongside, accumulated the
+    numerically stable way (each chunk centred on its own mean, chunks combined with the
+    pairwise update of Chan, Golub & LeVeque 1979). ``gram / n - mean mean^T`` would lose
+    about ``log10(||gram|| / (n ||cov||))`` digits to cancellation: RBF Nystrom features
+    have a large common mean, and the one-pass covariance then depends on the summation
+    order (chunking, number of Dask workers) in its 10th digit. No extra ``D x D`` product
+    is needed: a chunk's ``gram`` is its scatter plus ``n_c m_c m_c^T``.
     """
 
     n_samples: int
@@ -222,12 +230,22 @@ class FeatureMoments:
     cross: np.ndarray | None = None
     target_sum: np.ndarray | None = None
     target_gram: np.ndarray | None = None
+    scatter: np.ndarray | None = None
 
     @classmethod
     def from_features(cls, U: np.ndarray, Y: np.ndarray | None = None) -> "FeatureMoments":
+        n = U.shape[0]
+        total = U.sum(axis=0)
+        if n == 0:
+            scatter = np.zeros((U.shape[1], U.shape[1]))
+            gram = scatter.copy()
+        else:
+            Uc = U - total / n
+            scatter = Uc.T @ Uc
+            gram = scatter + np.outer(total, total) / n
         if Y is None:
-            return cls(U.shape[0], U.sum(axis=0), U.T @ U)
-        return cls(U.shape[0], U.sum(axis=0), U.T @ U, U.T @ Y, Y.sum(axis=0), Y.T @ Y)
+            return cls(n, total, gram, scatter=scatter)
+        return cls(n, total, gram, U.T @ Y, Y.sum(axis=0), Y.T @ Y, scatter=scatter)
 
     @property
     def mean(self) -> np.ndarray:
@@ -235,23 +253,47 @@ class FeatureMoments:
         return self.sum / self.n_samples
 
     def centered_gram(self) -> np.ndarray:
-        """``Phi_c^T Phi_c = gram - n mean mean^T`` (KPCA's C with centred features).
+        """``Phi_c^T Phi_c = sum_i (u_i - mean)(u_i - mean)^T`` (KPCA's C with centred features).
 
-        Computed from the raw moments, so its absolute rounding error is about
-        ``eps * ||gram||``; fine unless the features' spread is tiny next to their mean.
+        The stably accumulated :attr:`scatter` when present; otherwise (moments built by
+        hand from ``gram`` and ``sum`` only) ``gram - n mean mean^T``, whose absolute
+        rounding error is about ``eps * ||gram||``.
         """
-        C = self.gram - np.outer(self.sum, self.sum) / self.n_samples
+        if self.scatter is not None:
+            C = self.scatter
+        else:
+            C = self.gram - np.outer(self.sum, self.sum) / self.n_samples
         return 0.5 * (C + C.T)
+
+    def covariance(self) -> np.ndarray:
+        """Empirical feature covariance ``centered_gram() / n_samples`` (biased, 1/n)."""
+        return self.centered_gram() / self.n_samples
 
     def merge(self, other: "FeatureMoments") -> "FeatureMoments":
         def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
             return None if a is None or b is None else a + b
 
+        na, nb = self.n_samples, other.n_samples
+        scatter = None
+        if self.scatter is not None and other.scatter is not None:
+            if na == 0 or nb == 0:
+                scatter = self.scatter + other.scatter
+            else:  # Chan et al.: M = M_a + M_b + (n_a n_b / n) delta delta^T
+                delta = other.sum / nb - self.sum / na
+                scatter = self.scatter + other.scatter + np.outer(delta, delta) * (na * nb / (na + nb))
         return FeatureMoments(
-            self.n_samples + other.n_samples, self.sum + other.sum,
+            na + nb, self.sum + other.sum,
             self.gram + other.gram, add(self.cross, other.cross),
             add(self.target_sum, other.target_sum), add(self.target_gram, other.target_gram),
+            scatter,
         )
+
+    def symmetrize(self) -> "FeatureMoments":
+        """Make ``gram`` (and ``scatter``) exactly symmetric, in place; returns ``self``."""
+        self.gram = 0.5 * (self.gram + self.gram.T)
+        if self.scatter is not None:
+            self.scatter = 0.5 * (self.scatter + self.scatter.T)
+        return self
 
 
 def moments_from_chunks(chunks: Iterator[tuple[np.ndarray, np.ndarray | None]]) -> FeatureMoments:
@@ -262,8 +304,7 @@ def moments_from_chunks(chunks: Iterator[tuple[np.ndarray, np.ndarray | None]]) 
         total = m if total is None else total.merge(m)
     if total is None:
         raise ValueError("no data: the chunk iterator was empty")
-    total.gram = 0.5 * (total.gram + total.gram.T)
-    return total
+    return total.symmetrize()
 
 
 def _check_known_lengths(X: Any) -> None:
@@ -483,9 +524,12 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                 W = Xv[np.ix_(idx, idx)]
                 landmark_rows.append(idx.copy())
             else:
-                Z = gathered[l] if dask_input else Xv[idx]
+                # one memory layout on both paths: a kernel evaluated on a C- or a
+                # Fortran-ordered copy of the same rows can differ in the last bit, which
+                # the eigenvalue floor of sqrt_pinv_psd then amplifies
+                Z = np.ascontiguousarray(gathered[l] if dask_input else Xv[idx], dtype=np.float64)
                 W = kern(Z, Z)
-                landmark_rows.append(np.array(Z))
+                landmark_rows.append(Z)
             S, r = sqrt_pinv_psd(W, self.eig_floor)
             normalizers.append(S)
             ranks.append(r)
