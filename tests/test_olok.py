@@ -78,6 +78,7 @@ CASES = [
     dict(truncation=25, loss="squared"),
     dict(truncation=3, loss="epsilon_insensitive", epsilon=0.05),
     dict(truncation="theorem", truncation_t0=30, truncation_eps=0.25, loss="squared"),
+    dict(truncation="theorem", truncation_t0=10, truncation_eps=0.25, truncation_scale=0.5),
     dict(truncation=None, loss="squared", learning_rate="constant", eta0=0.3),
     dict(truncation=40, loss="squared", learning_rate=lambda t: 0.5 / (1.0 + 0.01 * t)),
 ]
@@ -167,6 +168,12 @@ def test_theorem_t0():
     est._check_params()
     s = est._windows(np.array([1, 10**8]))
     assert s[0] == t0 and s[1] == max(int(np.ceil(1e8**0.75)), t0)
+    est.set_params(truncation_scale=2.0, truncation_t0=100)
+    est._check_params()
+    np.testing.assert_array_equal(est._windows(np.array([1, 10_000])), [100, 2000])
+    for bad in (0.0, -1.0, np.inf, "2"):
+        with pytest.raises(ValueError, match="truncation_scale"):
+            est.set_params(truncation_scale=bad)._check_params()
 
 
 # ----------------------------------------------------------------------------- vv-RLS

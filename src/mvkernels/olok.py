@@ -38,8 +38,9 @@ Implementation (exactly the algorithm above, only reorganised):
 
 Truncation schedules (``truncation``): ``None`` (keep everything), an integer ``s`` (fixed
 window of the last ``s`` samples), or ``"theorem"``: Theorem 1's
-``s_t = max(ceil(t^{1/2 + eps}), t_0)`` with ``eps = truncation_eps`` and ``t_0`` from the
-theorem, ``t_0 = min{t : eta lambda < sqrt(t), exp(-eta lambda t^eps) <= eta lambda /
+``s_t = max(ceil(c t^{1/2 + eps}), t_0)`` with ``eps = truncation_eps``, ``c =
+truncation_scale`` (default 1, the theorem's form; a constant factor keeps the theorem's
+``t^{1/2 + eps}`` growth and only moves the work budget) and ``t_0`` from the theorem, ``t_0 = min{t : eta lambda < sqrt(t), exp(-eta lambda t^eps) <= eta lambda /
 sqrt(t), t^{1/2 + eps} <= 0.75 t}`` (:func:`theorem_t0`), unless ``truncation_t0`` is
 given. Note that the theorem's ``t_0`` is large (about 3e5 for ``eta lambda = 0.3`` and
 ``eps = 0.25``), so on shorter streams "theorem" keeps every sample.
@@ -56,6 +57,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -206,7 +208,10 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         Keep only the last ``s_t`` coefficients (Algorithm 1, step 3): None keeps all, an
         int ``s`` is a fixed window, "theorem" uses Theorem 1's schedule.
     truncation_eps : float, default 0.25
-        ``eps`` in ``s_t = max(ceil(t^{1/2+eps}), t_0)`` (only for "theorem").
+        ``eps`` in ``s_t = max(ceil(c t^{1/2+eps}), t_0)`` (only for "theorem").
+    truncation_scale : float, default 1.0
+        ``c > 0`` in that schedule (only for "theorem"): a constant factor on the window,
+        i.e. on the work per step; Theorem 1's bound needs the ``t^{1/2+eps}`` growth only.
     truncation_t0 : int, optional
         ``t_0`` of that schedule; default: Theorem 1's value, :func:`theorem_t0`.
     loss : {"squared", "epsilon_insensitive"}, default "squared"
@@ -251,6 +256,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         truncation: int | str | None = None,
         truncation_eps: float = 0.25,
         truncation_t0: int | None = None,
+        truncation_scale: float = 1.0,
         loss: str = "squared",
         epsilon: float = 0.1,
         random_state: Any = None,
@@ -265,6 +271,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         self.truncation = truncation
         self.truncation_eps = truncation_eps
         self.truncation_t0 = truncation_t0
+        self.truncation_scale = truncation_scale
         self.loss = loss
         self.epsilon = epsilon
         self.random_state = random_state
@@ -308,6 +315,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             if tr != "theorem":
                 raise ValueError(f"truncation must be None, a positive int or 'theorem', got {tr!r}")
             self._window_kind = "theorem"
+            c = self.truncation_scale
+            if isinstance(c, bool) or not isinstance(c, Real) or not (np.isfinite(c) and c > 0):
+                raise ValueError(f"truncation_scale must be a finite number > 0, got {c!r}")
             if self.truncation_t0 is None:
                 self._t0 = theorem_t0(self.eta0, self.alpha, float(self.truncation_eps))
             else:
@@ -353,7 +363,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             return None
         if self._window_kind == "fixed":
             return np.full(t.shape, int(self.truncation), dtype=np.int64)
-        s = np.ceil(np.power(t.astype(np.float64), 0.5 + float(self.truncation_eps)))
+        s = np.ceil(float(self.truncation_scale)
+                    * np.power(t.astype(np.float64), 0.5 + float(self.truncation_eps)))
         return np.maximum(s.astype(np.int64), self._t0)
 
     # ------------------------------------------------------------------ state

@@ -21,8 +21,8 @@ Methods (SPEC.md section 3), all with the paper's kernel ``exp(-gamma ||x - x'||
   with Theorem 1's truncation shape ``s_t = max(ceil(c t^{3/4}), t_0)`` (``eps = 1/4``),
   ``t_0 = 100`` instead of the theorem's ``t_0`` (about ``3e5`` for ``eta lambda = 0.3``,
   longer than every stream here, so it would never truncate) and ``c = 2``
-  (:class:`ScaledWindowOLOK`). ``c`` is not selected: the progressive error falls
-  monotonically with the window (a bigger window is closer to OLOK), so validation would
+  (``OLOKRegressor(truncation="theorem", truncation_scale=c)``). ``c`` is not selected:
+  the progressive error falls monotonically with the window (a bigger window is closer to OLOK), so validation would
   pick the largest candidate; ``c = 2`` is a work budget, T-OLOK's kernel evaluations about a
   quarter of OLOK's on these streams, the paper's T-OLOK / OLOK time ratio (4 / 17 s). With
   ``c = 1`` and the vv-RLS ``gamma`` (the earlier protocol), T-OLOK stayed at the
@@ -96,49 +96,6 @@ WINDOW_SCALE = 2.0
 #: multiples of the vv-RLS bandwidth tried for OLOK and T-OLOK (progressive validation)
 GAMMA_FACTORS = (1.0, 3.0, 10.0, 30.0, 100.0)
 GAMMA_FACTORS_QUICK = (1.0, 3.0, 10.0, 30.0)
-
-
-class ScaledWindowOLOK(OLOKRegressor):
-    """OLOK with Theorem 1's truncation shape and a constant factor on the window.
-
-    ``s_t = max(ceil(window_scale * t^{1/2 + eps}), t_0)`` (with ``truncation="theorem"``);
-    ``window_scale = 1`` is :class:`~mvkernels.OLOKRegressor`'s schedule. The window still
-    grows like ``t^{1/2 + eps}`` as Theorem 1 requires; the factor only moves the constant,
-    as the theorem's own ``t_0`` does. Every other parameter is
-    :class:`~mvkernels.OLOKRegressor`'s; the fast path and
-    :func:`~mvkernels.olok.olok_reference` both read the windows from :meth:`_windows`.
-
-    Parameters
-    ----------
-    window_scale : float, default 1.0
-        The factor ``c > 0`` on ``t^{1/2 + eps}``.
-    **others
-        As :class:`~mvkernels.OLOKRegressor` (``truncation`` defaults to ``"theorem"``).
-    """
-
-    def __init__(self, kernel: Any = "rbf", kernel_params: dict | None = None,
-                 output_kernel: Any = None, eta0: float = 1.0,
-                 learning_rate: Any = "invscaling", power_t: float = 0.5, alpha: float = 1e-3,
-                 truncation: Any = "theorem", truncation_eps: float = 0.25,
-                 truncation_t0: int | None = None, loss: str = "squared", epsilon: float = 0.1,
-                 random_state: Any = None, window_scale: float = 1.0):
-        super().__init__(kernel=kernel, kernel_params=kernel_params,
-                         output_kernel=output_kernel, eta0=eta0, learning_rate=learning_rate,
-                         power_t=power_t, alpha=alpha, truncation=truncation,
-                         truncation_eps=truncation_eps, truncation_t0=truncation_t0, loss=loss,
-                         epsilon=epsilon, random_state=random_state)
-        self.window_scale = window_scale
-
-    def _windows(self, t: np.ndarray) -> np.ndarray | None:
-        """Truncation sizes ``s_t``, scaled by ``window_scale`` for the "theorem" schedule."""
-        s = super()._windows(t)
-        if s is None or self._window_kind != "theorem":
-            return s
-        c = float(self.window_scale)
-        if not c > 0:
-            raise ValueError(f"window_scale must be > 0, got {self.window_scale!r}")
-        w = np.ceil(c * np.power(t.astype(np.float64), 0.5 + float(self.truncation_eps)))
-        return np.maximum(w.astype(np.int64), self._t0)
 
 
 # ----------------------------------------------------------------------------- data
@@ -245,7 +202,7 @@ def select_vvrls(X: np.ndarray, Y: np.ndarray, quick: bool = False, cv_rows: int
 def _truncation_params() -> dict[str, Any]:
     """T-OLOK's window: Theorem 1's shape with ``t_0 = T0`` and the factor ``WINDOW_SCALE``."""
     return dict(truncation="theorem", truncation_eps=TRUNCATION_EPS, truncation_t0=T0,
-                window_scale=WINDOW_SCALE)
+                truncation_scale=WINDOW_SCALE)
 
 
 def progressive_error(X: np.ndarray, Y: np.ndarray, params: dict[str, Any],
@@ -254,7 +211,7 @@ def progressive_error(X: np.ndarray, Y: np.ndarray, params: dict[str, Any],
 
     ``inf`` when the iterate diverges (``OLOKRegressor`` raises ``ValueError``).
     """
-    est = (ScaledWindowOLOK(**params, **_truncation_params()) if truncated
+    est = (OLOKRegressor(**params, **_truncation_params()) if truncated
            else OLOKRegressor(**params))
     try:
         P = est.progressive_predict(X, Y)
@@ -322,7 +279,7 @@ def make_estimators(params: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
         "vv-RLS": VVRLSRegressor(output_kernel=OUTPUT_KERNEL, **params["vv-RLS"]),
         "OLOK": OLOKRegressor(**params["OLOK"]),
-        "T-OLOK": ScaledWindowOLOK(**params["T-OLOK"], **_truncation_params()),
+        "T-OLOK": OLOKRegressor(**params["T-OLOK"], **_truncation_params()),
     }
 
 
