@@ -67,6 +67,7 @@ from ._validation import (
 from .kernels import make_view_kernels
 from .nystrom import (
     BlockNystrom,
+    FeatureMoments,
     _check_known_lengths,
     default_chunk_size,
     map_views,
@@ -377,11 +378,7 @@ def cov_metric_nystrom(gram: np.ndarray, feature_sum: np.ndarray, n_samples: int
     given, replaces the cancellation-prone ``gram - n mean mean^T``; the result is the same
     in exact arithmetic, but reproducible to rounding whatever the summation order.
     """
-    if scatter is not None:
-        cov = _sym(np.asarray(scatter, dtype=np.float64) / n_samples)
-    else:
-        mean = feature_sum / n_samples
-        cov = _sym(gram / n_samples - np.outer(mean, mean))
+    cov = FeatureMoments(n_samples, feature_sum, gram, scatter=scatter).covariance()
     b = gram.shape[0] // n_views
     raw_trace = sum(
         float(np.sum(cov[l * b:(l + 1) * b, l * b:(l + 1) * b]
@@ -723,7 +720,7 @@ class _BaseMVML(BaseEstimator):
         return MVMLProblem(
             "nystrom", int(n), v, nys.n_landmarks_, Y, gram=_sym(np.asarray(mom.gram)),
             cross=cross, feature_sum=np.asarray(mom.sum), target_sq=target_sq,
-            feature_scatter=None if mom.scatter is None else np.asarray(mom.scatter),
+            feature_scatter=mom.centered_gram(),
             feature_map=nys, Xs=Xs,
         )
 

@@ -236,13 +236,10 @@ class FeatureMoments:
     def from_features(cls, U: np.ndarray, Y: np.ndarray | None = None) -> "FeatureMoments":
         n = U.shape[0]
         total = U.sum(axis=0)
-        if n == 0:
-            scatter = np.zeros((U.shape[1], U.shape[1]))
-            gram = scatter.copy()
-        else:
-            Uc = U - total / n
-            scatter = Uc.T @ Uc
-            gram = scatter + np.outer(total, total) / n
+        mean = total / max(n, 1)  # an empty chunk (e.g. a 0-row Dask block): all zeros
+        Uc = U - mean
+        scatter = Uc.T @ Uc
+        gram = scatter + np.outer(total, mean)
         if Y is None:
             return cls(n, total, gram, scatter=scatter)
         return cls(n, total, gram, U.T @ Y, Y.sum(axis=0), Y.T @ Y, scatter=scatter)
@@ -280,7 +277,8 @@ class FeatureMoments:
                 scatter = self.scatter + other.scatter
             else:  # Chan et al.: M = M_a + M_b + (n_a n_b / n) delta delta^T
                 delta = other.sum / nb - self.sum / na
-                scatter = self.scatter + other.scatter + np.outer(delta, delta) * (na * nb / (na + nb))
+                scatter = (self.scatter + other.scatter
+                           + np.outer(delta, delta) * (na * nb / (na + nb)))
         return FeatureMoments(
             na + nb, self.sum + other.sum,
             self.gram + other.gram, add(self.cross, other.cross),
@@ -524,12 +522,9 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                 W = Xv[np.ix_(idx, idx)]
                 landmark_rows.append(idx.copy())
             else:
-                # one memory layout on both paths: a kernel evaluated on a C- or a
-                # Fortran-ordered copy of the same rows can differ in the last bit, which
-                # the eigenvalue floor of sqrt_pinv_psd then amplifies
-                Z = np.ascontiguousarray(gathered[l] if dask_input else Xv[idx], dtype=np.float64)
+                Z = gathered[l] if dask_input else Xv[idx]
                 W = kern(Z, Z)
-                landmark_rows.append(Z)
+                landmark_rows.append(np.array(Z))
             S, r = sqrt_pinv_psd(W, self.eig_floor)
             normalizers.append(S)
             ranks.append(r)

@@ -40,8 +40,9 @@ Truncation schedules (``truncation``): ``None`` (keep everything), an integer ``
 window of the last ``s`` samples), or ``"theorem"``: Theorem 1's
 ``s_t = max(ceil(c t^{1/2 + eps}), t_0)`` with ``eps = truncation_eps``, ``c =
 truncation_scale`` (default 1, the theorem's form; a constant factor keeps the theorem's
-``t^{1/2 + eps}`` growth and only moves the work budget) and ``t_0`` from the theorem, ``t_0 = min{t : eta lambda < sqrt(t), exp(-eta lambda t^eps) <= eta lambda /
-sqrt(t), t^{1/2 + eps} <= 0.75 t}`` (:func:`theorem_t0`), unless ``truncation_t0`` is
+``t^{1/2 + eps}`` growth and only moves the work budget) and ``t_0`` from the theorem,
+``t_0 = min{t : eta lambda < sqrt(t), exp(-eta lambda t^eps) <= eta lambda / sqrt(t),
+t^{1/2 + eps} <= 0.75 t}`` (:func:`theorem_t0`), unless ``truncation_t0`` is
 given. Note that the theorem's ``t_0`` is large (about 3e5 for ``eta lambda = 0.3`` and
 ``eps = 0.25``), so on shorter streams "theorem" keeps every sample.
 

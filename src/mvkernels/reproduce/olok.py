@@ -22,11 +22,11 @@ Methods (SPEC.md section 3), all with the paper's kernel ``exp(-gamma ||x - x'||
   ``t_0 = 100`` instead of the theorem's ``t_0`` (about ``3e5`` for ``eta lambda = 0.3``,
   longer than every stream here, so it would never truncate) and ``c = 2``
   (``OLOKRegressor(truncation="theorem", truncation_scale=c)``). ``c`` is not selected:
-  the progressive error falls monotonically with the window (a bigger window is closer to OLOK), so validation would
-  pick the largest candidate; ``c = 2`` is a work budget, T-OLOK's kernel evaluations about a
-  quarter of OLOK's on these streams, the paper's T-OLOK / OLOK time ratio (4 / 17 s). With
-  ``c = 1`` and the vv-RLS ``gamma`` (the earlier protocol), T-OLOK stayed at the
-  training-mean level on the synthetic set (0.986).
+  the progressive error falls monotonically with the window (a bigger window is closer to
+  OLOK), so validation would pick the largest candidate; ``c = 2`` is a work budget,
+  T-OLOK's kernel evaluations about a quarter of OLOK's on these streams, the paper's T-OLOK
+  / OLOK time ratio (4 / 17 s). With ``c = 1`` and the vv-RLS ``gamma`` (the earlier
+  protocol), T-OLOK stayed at the training-mean level on the synthetic set (0.986).
 
 Data (the paper's data where it exists here, the substitutes named):
 
@@ -211,8 +211,7 @@ def progressive_error(X: np.ndarray, Y: np.ndarray, params: dict[str, Any],
 
     ``inf`` when the iterate diverges (``OLOKRegressor`` raises ``ValueError``).
     """
-    est = (OLOKRegressor(**params, **_truncation_params()) if truncated
-           else OLOKRegressor(**params))
+    est = OLOKRegressor(**params, **(_truncation_params() if truncated else {}))
     try:
         P = est.progressive_predict(X, Y)
     except ValueError:
