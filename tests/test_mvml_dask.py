@@ -22,7 +22,6 @@ from mvkernels import mvml_svm  # noqa: E402
 from mvkernels.datasets import load_sarcos, load_uwave  # noqa: E402
 
 RTOL = 1e-10
-SARCOS_RTOL = 1e-8  # see test_sarcos_regressor_equals_in_memory_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning")
 
@@ -135,25 +134,27 @@ def test_uwave_binary_classifier_and_numpy_views_with_dask_labels(client, uwave)
 def test_sarcos_regressor_equals_in_memory_fit(client, sarcos, metric):
     """n = 4449 > 2000: the bandwidths come from the same 2000-row sample on both paths.
 
-    Compared to ``SARCOS_RTOL = 1e-8``, not 1e-10: with ``alpha = 1e-2`` against
-    ``C = sum u u^T`` of norm ~1e4 the g-solve has a condition number ~1e6, and the
-    Nystrom basis amplifies last-bit differences of the landmark kernel (see
-    :func:`assert_same_model`), so two correct fits that differ only in summation order
-    agree to ~1e-13 in most runs and ~1e-10 in some (measured: up to 2.7e-9 relative).
+    ``eig_floor=1e-6``: with the default floor (1e-10) the landmark kernel of this data set
+    has kept eigenvalues near 1e-10 of the largest, where ``(W^+)^{1/2}`` amplifies the
+    last-bit differences of scikit-learn's RBF between processes (see
+    :func:`assert_same_model`); combined with the g-solve's conditioning (~1e6), two correct
+    fits then differ by up to ~1e-8 in some runs (measured over 8 runs: 4e-12 to 1.1e-8).
+    With the floor at 1e-6 they agree to <= 1e-11 in every run (8 of 8, both metrics), so
+    the comparison is the issue's 1e-10.
     """
     Xs, y = sarcos["Xs"], sarcos["y"]
     kw = dict(n_landmarks=100, metric=metric, alpha=1e-2, eta=1e-3, learn_weights=True,
-              max_iter=4, random_state=3)
+              max_iter=4, random_state=3, eig_floor=1e-6)
     ref = fit_quiet(MVMLRegressor(**kw), Xs, y)
     est = fit_quiet(MVMLRegressor(**kw), to_dask(Xs, rows=(1000, 700, 1500)),
                     da.from_array(y, chunks=800))
     for l in range(3):
         assert est.kernels_[l].params_["gamma"] == ref.kernels_[l].params_["gamma"]
-    assert_same_model(est, ref, rtol=SARCOS_RTOL, Xs=Xs)
-    close(est.objective_, ref.objective_, SARCOS_RTOL)
+    assert_same_model(est, ref, Xs=Xs)
+    close(est.objective_, ref.objective_)
     pred = est.predict(to_dask(Xs))
     assert isinstance(pred, da.Array) and pred.shape == (4449,)
-    close(pred.compute(), ref.predict(Xs), SARCOS_RTOL)
+    close(pred.compute(), ref.predict(Xs))
     r2 = 1 - np.mean((ref.predict(Xs) - y) ** 2) / np.var(y)
     assert r2 > 0.9  # a real fit, not a trivial one
 
