@@ -18,7 +18,7 @@ distributed = pytest.importorskip(
 )
 
 from mvkernels import MVMLClassifier, MVMLRegressor, MVMLSVC  # noqa: E402
-from mvkernels import mvml_svm  # noqa: E402
+from mvkernels.mvml import _svm as mvml_svm  # noqa: E402
 from mvkernels.datasets import load_sarcos, load_uwave  # noqa: E402
 
 RTOL = 1e-10

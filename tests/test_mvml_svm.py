@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from mvkernels._linear_svm import (
+from mvkernels.mvml._hinge import (
     hinge_dual,
     hinge_gstep,
     hinge_primal,

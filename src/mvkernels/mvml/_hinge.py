@@ -61,6 +61,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._linalg import robust_eigh
+
 __all__ = [
     "DualCDResult",
     "psd_factor",
@@ -114,7 +116,7 @@ def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, flo
         Smallest eigenvalue of the symmetrised ``A``.
     """
     A = 0.5 * (A + A.T)
-    s, V = np.linalg.eigh(A)
+    s, V = robust_eigh(A, what="metric")
     top = s[-1] if s.size else 0.0
     if not top > 0:
         raise ValueError("the metric A has no positive eigenvalue")

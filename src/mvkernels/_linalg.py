@@ -1,0 +1,132 @@
+"""Robust symmetric eigendecompositions and Cholesky factorisations.
+
+Every LAPACK call of the library can fail on a finite matrix (OpenBLAS' ``dsyevr`` has
+raised ``LinAlgError: Internal Error`` on a well-scaled, symmetric 645 x 645 matrix, and
+``subset_by_index`` has returned fewer eigenpairs than asked on an exactly degenerate
+spectrum). The helpers here try the fast driver first and fall back, in order, to the
+divide-and-conquer driver (``evd``), the QR driver (``ev``) and a tiny relative diagonal
+shift, checking that the result has the requested size and is finite. When every attempt
+fails they raise :class:`EighError` (a :class:`numpy.linalg.LinAlgError`) that names
+``what`` was being decomposed and the matrix's size and scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+__all__ = ["EighError", "robust_eigh", "robust_eigvalsh", "robust_cholesky", "sym"]
+
+
+class EighError(np.linalg.LinAlgError):
+    """Every eigendecomposition attempt of a symmetric matrix failed."""
+
+
+def sym(A: np.ndarray) -> np.ndarray:
+    """Symmetric part ``(A + A^T) / 2``."""
+    return 0.5 * (A + A.T)
+
+
+def _describe(A: np.ndarray, what: str) -> str:
+    scale = float(np.max(np.abs(A))) if A.size else 0.0
+    return f"{what} ({A.shape[0]} x {A.shape[1]}, max |entry| {scale:.3g})"
+
+
+def robust_eigh(
+    A: np.ndarray,
+    *,
+    subset_by_index: tuple[int, int] | list[int] | None = None,
+    eigvals_only: bool = False,
+    what: str = "matrix",
+) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
+    """Eigendecomposition of the symmetric part of ``A``, with fallbacks.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Real matrix; its symmetric part is decomposed. Must be finite.
+    subset_by_index : (lo, hi) or None
+        Inclusive range of eigenvalue indices (ascending order), as in
+        :func:`scipy.linalg.eigh`. A driver that returns fewer pairs than asked (seen on
+        exactly degenerate spectra) counts as a failure; the fallback computes every
+        eigenpair and slices.
+    eigvals_only : bool
+        Return the eigenvalues only.
+    what : str
+        Name of the matrix for the error message.
+
+    Returns
+    -------
+    w : ndarray of shape (k,), ascending
+    V : ndarray of shape (d, k)
+        Only when ``eigvals_only`` is False.
+
+    Raises
+    ------
+    ValueError
+        ``A`` is not square or holds NaN/inf.
+    EighError
+        Every driver (and a 1e-12 relative diagonal shift) failed.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{what} must be a square matrix, got shape {A.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{what} holds NaN or inf: cannot compute its eigendecomposition")
+    A = sym(A)
+    d = A.shape[0]
+    want = d if subset_by_index is None else int(subset_by_index[1]) - int(subset_by_index[0]) + 1
+
+    def ok(res) -> bool:
+        w = res if eigvals_only else res[0]
+        if w.shape[0] != want or not np.all(np.isfinite(w)):
+            return False
+        return eigvals_only or bool(np.all(np.isfinite(res[1])))
+
+    attempts = [dict(driver=None, subset_by_index=subset_by_index)]
+    attempts += [dict(driver=drv, subset_by_index=None) for drv in ("evd", "ev")]
+    errors: list[str] = []
+    for shift in (0.0, 1e-12):
+        B = A
+        if shift:
+            top = float(np.max(np.abs(A))) if A.size else 0.0
+            B = A + (shift * max(top, np.finfo(float).tiny)) * np.eye(d)
+        for kw in attempts:
+            try:
+                res = linalg.eigh(B, eigvals_only=eigvals_only, check_finite=False,
+                                  **{k: v for k, v in kw.items() if v is not None})
+            except (np.linalg.LinAlgError, ValueError) as exc:  # LAPACK failure
+                errors.append(f"{kw.get('driver') or 'evr'}: {exc}")
+                continue
+            if kw["subset_by_index"] is None and subset_by_index is not None:
+                lo, hi = int(subset_by_index[0]), int(subset_by_index[1])
+                res = res[lo:hi + 1] if eigvals_only else (res[0][lo:hi + 1], res[1][:, lo:hi + 1])
+            if not ok(res):
+                errors.append(f"{kw.get('driver') or 'evr'}: wrong size or non-finite output")
+                continue
+            if shift:
+                top = float(np.max(np.abs(A))) if A.size else 0.0
+                delta = shift * max(top, np.finfo(float).tiny)
+                res = res - delta if eigvals_only else (res[0] - delta, res[1])
+            return res
+    raise EighError(
+        f"eigendecomposition of {_describe(A, what)} failed with every LAPACK driver "
+        f"({'; '.join(errors[:4])})"
+    )
+
+
+def robust_eigvalsh(A: np.ndarray, *, subset_by_index=None, what: str = "matrix") -> np.ndarray:
+    """Eigenvalues of the symmetric part of ``A`` (ascending), with fallbacks."""
+    return robust_eigh(A, subset_by_index=subset_by_index, eigvals_only=True, what=what)  # type: ignore[return-value]
+
+
+def robust_cholesky(A: np.ndarray, *, lower: bool = True) -> np.ndarray | None:
+    """Cholesky factor of the symmetric part of ``A``, or ``None`` if it is not
+    (numerically) positive definite or LAPACK fails; never raises on finite input."""
+    try:
+        L = linalg.cholesky(sym(np.asarray(A, dtype=np.float64)), lower=lower, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    if not np.all(np.isfinite(L)):
+        return None
+    return L

@@ -1,0 +1,341 @@
+"""The metric pieces of MVML: factorisations, A-steps (eq. 9/12, 16/18), fixed metrics
+(MVML_Cov) and view weights (eq. 10/17).
+
+These act on one metric matrix at a time (``nv x nv`` in full-kernel mode, ``vp x vp`` in
+block Nystrom mode) and are shared by every MVML estimator (square and hinge loss) and by
+the dense reference solver (:mod:`mvkernels.mvml._solver`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from .._linalg import robust_eigh, robust_eigvalsh
+from ..nystrom import FeatureMoments
+
+METRICS = ("dense", "sparse", "identity", "cov")
+LEARNED_METRICS = ("dense", "sparse")
+
+
+# ============================================================================ linear algebra
+class NotPSDError(ValueError):
+    """A matrix expected to be positive (semi-)definite is not."""
+
+
+class PSDFactor:
+    """Factorisation ``A = F F^T`` of a symmetric positive semi-definite matrix.
+
+    A Cholesky factorisation is tried first (``F = L``, lower triangular). When it
+    fails (``A`` singular or indefinite) and ``require_pd`` is False, the
+    eigendecomposition ``A = V diag(s) V^T`` is used: eigenvalues ``s_i`` must satisfy
+    ``s_i >= -psd_tol * max|s|`` (else :class:`NotPSDError`), and those
+    ``<= eig_floor * max|s|`` are treated as zero, so ``F = V_+ diag(s_+)^{1/2}`` and
+    the pseudo-inverse ``A^+`` acts on the kept eigen-directions only. No inverse or
+    pseudo-inverse matrix is ever formed: :meth:`solve` applies ``A^+`` to vectors.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+    eig_floor : float, default=1e-10
+        Relative eigenvalue floor of the pseudo-inverse (eigh path).
+    psd_tol : float, default=1e-10
+        Relative tolerance on negative eigenvalues (eigh path).
+    require_pd : bool, default=False
+        Raise :class:`NotPSDError` when the Cholesky factorisation fails.
+    """
+
+    def __init__(self, A: np.ndarray, eig_floor: float = 1e-10, psd_tol: float = 1e-10,
+                 require_pd: bool = False):
+        A = 0.5 * (A + A.T)
+        self.shape = A.shape
+        self._min_eig: float | None = None
+        try:
+            self.L = linalg.cholesky(A, lower=True, check_finite=False)
+            if not np.all(np.isfinite(self.L)):
+                raise linalg.LinAlgError("non-finite Cholesky factor")
+            self.kind = "cholesky"
+            self.F = self.L
+            return
+        except linalg.LinAlgError:
+            if require_pd:
+                raise NotPSDError("matrix is not positive definite (Cholesky failed)")
+        if not np.all(np.isfinite(A)):
+            raise NotPSDError("matrix holds NaN or inf")
+        s, V = robust_eigh(A, what="metric")
+        top = float(max(abs(s[0]), abs(s[-1]))) if s.size else 0.0
+        self._min_eig = float(s[0]) if s.size else 0.0
+        if s.size and s[0] < -psd_tol * top:
+            raise NotPSDError(
+                f"matrix is indefinite: smallest eigenvalue {s[0]:.3g}, largest {s[-1]:.3g}"
+            )
+        keep = s > eig_floor * top if top > 0 else np.zeros(s.shape, bool)
+        self.kind = "eigh"
+        self.s = s[keep]
+        self.V = V[:, keep]
+        self.F = self.V * np.sqrt(self.s)
+
+    @property
+    def rank(self) -> int:
+        return self.shape[0] if self.kind == "cholesky" else int(self.s.size)
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """``A^+ b`` (``A^{-1} b`` on the Cholesky path)."""
+        if self.kind == "cholesky":
+            return linalg.cho_solve((self.L, True), b, check_finite=False)
+        return self.V @ ((self.V.T @ b) / (self.s if b.ndim == 1 else self.s[:, None]))
+
+    def range_residual(self, g: np.ndarray) -> float:
+        """Relative distance of ``g`` from ``range(A)``: ``||g - P g|| / ||g||``.
+
+        ``P`` projects on the kept eigen-directions (0 on the Cholesky path, where ``A``
+        is invertible; 0 for ``g = 0``). When it is not ~0, ``<g, A^+ g>`` (what
+        :meth:`quad` returns) is not ``<g, A^{-1} g>``: the true value is ``+inf``.
+        """
+        if self.kind == "cholesky":
+            return 0.0
+        gn = float(np.linalg.norm(g))
+        if gn == 0.0:
+            return 0.0
+        return float(np.linalg.norm(g - self.V @ (self.V.T @ g))) / gn
+
+    def quad(self, g: np.ndarray) -> float:
+        """``<g, A^+ g>`` (the pseudo-inverse: see :meth:`range_residual`)."""
+        if self.kind == "cholesky":
+            z = linalg.solve_triangular(self.L, g, lower=True, check_finite=False)
+            return float(z @ z)
+        z = self.V.T @ g
+        return float(z @ (z / self.s))
+
+
+def _sym(A: np.ndarray) -> np.ndarray:
+    return 0.5 * (A + A.T)
+
+
+def min_eigenvalue(A: np.ndarray) -> float:
+    """Smallest eigenvalue of the symmetric part of ``A``."""
+    return float(robust_eigvalsh(A, subset_by_index=[0, 0], what="metric")[0])
+
+
+# ============================================================================ A-step pieces
+def group_norms(A: np.ndarray, n_views: int) -> np.ndarray:
+    """Frobenius norms of the view-pair groups of ``A`` (v x v, symmetric).
+
+    Entry ``(l, m)`` is ``||(A_lm, A_ml)||_F = sqrt(||A_lm||^2 + ||A_ml||^2)`` for
+    ``l != m`` (the group of a view *pair* holds both blocks) and ``||A_ll||_F`` on the
+    diagonal: the ``v (v + 1) / 2`` groups of eq. (11).
+    """
+    b = A.shape[0] // n_views
+    sq = (A.reshape(n_views, b, n_views, b) ** 2).sum(axis=(1, 3))
+    N = sq + sq.T
+    N[np.diag_indices(n_views)] *= 0.5
+    return np.sqrt(N)
+
+
+def metric_penalty(A: np.ndarray, kind: str, n_views: int) -> float:
+    """``R(A)``: ``||A||_F^2`` (dense) or ``sum_{l <= m}`` group norms (sparse)."""
+    if kind == "sparse":
+        return float(np.triu(group_norms(A, n_views)).sum())
+    return float(np.sum(A * A))
+
+
+def prox_group_frobenius(B: np.ndarray, threshold: float, n_views: int) -> np.ndarray:
+    """Group soft-thresholding: the proximal operator of ``threshold * sum ||B_gamma||_F``.
+
+    ``[prox(B)]_gamma = max(0, 1 - threshold / ||B_gamma||_F) B_gamma`` for each view-pair
+    group ``gamma`` (see :func:`group_norms`); a group of norm 0 stays 0. A symmetric
+    ``B`` gives a symmetric result (both blocks of a pair get the same factor).
+    """
+    N = group_norms(B, n_views)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(N > 0, np.maximum(0.0, 1.0 - threshold / N), 0.0)
+    b = B.shape[0] // n_views
+    out = (B.reshape(n_views, b, n_views, b) * factor[:, None, :, None]).reshape(B.shape)
+    return _sym(out)
+
+
+def dense_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float,
+                        mu: float) -> np.ndarray:
+    """One gradient step on the metric, eq. (9) / (16).
+
+    ``A+ = (1 - 2 mu eta) A + mu alpha q q^T`` with ``q = A^+ g``; it is
+    ``A - mu grad F(A)`` for ``F(A) = alpha <g, A^+ g> + eta ||A||_F^2``
+    (``grad F = -alpha A^+ g g^T A^+ + 2 eta A``). Symmetric, and positive definite
+    whenever ``A`` is and ``mu eta < 1/2``.
+    """
+    return _sym((1.0 - 2.0 * mu * eta) * A + (mu * alpha) * np.outer(q, q))
+
+
+def sparse_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float, mu: float,
+                         n_views: int, threshold: str = "mu_eta") -> np.ndarray:
+    """One proximal-gradient step for the block-sparse metric, eq. (12) / (18).
+
+    ``B = A - mu grad h(A) = A + mu alpha q q^T`` (``h(A) = alpha <g, A^+ g>``,
+    ``q = A^+ g``), then group soft-thresholding of ``B`` with threshold ``mu * eta``
+    (``threshold="mu_eta"``: the proximal operator of ``mu * eta * sum ||.||_F``, so the
+    fixed points are the minimisers of eq. 11) or ``eta`` (``threshold="eta"``: the
+    paper's printed formula, whose threshold does not scale with the step).
+    """
+    if threshold == "mu_eta":
+        t = mu * eta
+    elif threshold == "eta":
+        t = eta
+    else:
+        raise ValueError(f"sparse_threshold must be 'mu_eta' or 'eta', got {threshold!r}")
+    B = A + (mu * alpha) * np.outer(q, q)
+    return prox_group_frobenius(B, t, n_views)
+
+
+def metric_step(A: np.ndarray, factor: PSDFactor, g: np.ndarray, alpha: float, eta: float,
+                kind: str, n_views: int, mu0: float, *, threshold: str = "mu_eta",
+                eig_floor: float = 1e-10, max_backtrack: int = 40,
+                range_tol: float = 1e-8,
+                ) -> tuple[np.ndarray, PSDFactor, float]:
+    """One backtracked A-step (dense gradient step or sparse proximal step).
+
+    Starting from ``mu = mu0`` the step is halved until (i) the new metric is
+    positive definite (dense; guaranteed once ``mu eta < 1/2``) or positive
+    semi-definite (sparse, see :class:`PSDFactor`) and (ii) the sufficient-decrease
+    condition of (proximal) gradient descent holds::
+
+        s(A+) <= s(A) + <grad s(A), A+ - A> + ||A+ - A||_F^2 / (2 mu)
+
+    with ``s = F = alpha <g, A^+ g> + eta ||A||_F^2`` (dense) or ``s = h = alpha <g, A^+ g>``
+    (sparse). This makes every accepted step decrease the A-part of the objective
+    (Beck & Teboulle's backtracking rule). If no step is accepted after
+    ``max_backtrack`` halvings, ``A`` is returned unchanged with ``mu = 0``.
+
+    ``<g, A^+ g>`` is ``+inf`` when ``g`` is not in the range of ``A`` (the convex
+    extension of ``<g, A^{-1} g>`` to singular PSD ``A``). The sparse proximal step can
+    zero whole blocks (or all of ``A``) and so leave such a candidate, on which the
+    pseudo-inverse would give a *finite* value; a candidate whose range misses ``g`` by
+    more than ``range_tol`` (relative residual, :meth:`PSDFactor.range_residual`) counts
+    as ``s = +inf`` and is rejected (the step is halved).
+
+    Returns
+    -------
+    A_new, factor_new, mu : the accepted metric, its factorisation and step size.
+    """
+    q = factor.solve(g)
+    h0 = alpha * float(g @ q)
+    if kind == "dense":
+        s0 = h0 + eta * float(np.sum(A * A))
+    elif kind == "sparse":
+        s0 = h0
+    else:
+        raise ValueError(f"kind must be 'dense' or 'sparse', got {kind!r}")
+    mu = float(mu0)
+    if kind == "dense":
+        mu = min(mu, 0.499 / eta)  # mu eta < 1/2 (eq. 9 positivity condition)
+    for _ in range(max_backtrack):
+        if kind == "dense":
+            A_new = dense_metric_update(A, q, alpha, eta, mu)
+        else:
+            A_new = sparse_metric_update(A, q, alpha, eta, mu, n_views, threshold)
+        try:
+            f_new = PSDFactor(A_new, eig_floor=eig_floor, require_pd=(kind == "dense"))
+        except NotPSDError:
+            mu *= 0.5
+            continue
+        if f_new.range_residual(g) > range_tol:  # <g, A_new^+ g> = +inf
+            mu *= 0.5
+            continue
+        D = A_new - A
+        # <grad h, D> = -alpha q^T D q ; dense adds <2 eta A, D>
+        lin = -alpha * float(q @ D @ q)
+        s_new = alpha * f_new.quad(g)
+        if kind == "dense":
+            lin += 2.0 * eta * float(np.sum(A * D))
+            s_new += eta * float(np.sum(A_new * A_new))
+        if s_new <= s0 + lin + float(np.sum(D * D)) / (2.0 * mu) + 1e-12 * abs(s0):
+            return A_new, f_new, mu
+        mu *= 0.5
+    return A, factor, 0.0
+
+
+def rank_one_metric_minimiser(g: np.ndarray, alpha: float, eta: float) -> np.ndarray:
+    """Closed-form minimiser of ``alpha <g, A^+ g> + eta ||A||_F^2`` over PSD ``A``.
+
+    ``A* = t g g^T / ||g||^2`` with ``t = (alpha ||g||^2 / (2 eta))^{1/3}``; the minimum
+    is ``3 eta t^2``. Provided for reference and tests: the estimators do *not* jump to
+    it (see ``docs/mvml.md``, "What the alternating scheme converges to").
+    """
+    gg = float(g @ g)
+    t = (alpha * gg / (2.0 * eta)) ** (1.0 / 3.0)
+    return t * np.outer(g, g) / gg
+
+
+def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
+    """MVML_Cov metric in full-kernel mode (fixed, not learned).
+
+    The cross-covariance multi-view kernel of Kadri et al. (2013) uses, between views
+    ``l`` and ``m``, the empirical *centred* cross-covariance operator
+    ``C_lm = (1/n) sum_i (Phi_l(x_i) - mean_l) (Phi_m(x_i) - mean_m)^T = Phi_l (M / n) Phi_m^T``
+    (``M = I - 11^T / n``). In MVML's parametrisation ``C_lm = Phi_l A_lm Phi_m^T``
+    this is ``A_lm = M / n`` for every pair, i.e. ``A = (1_v 1_v^T) (x) M / n``.
+    ``A`` is then rescaled so that the multi-view training kernel has the trace of
+    ``H``: ``tr(H A H) = sum_l tr(K_l)`` (a scalar rescaling is equivalent to rescaling
+    ``alpha``; this one makes ``alpha`` comparable across metric variants and makes the
+    full and Nystrom (:func:`cov_metric_nystrom`) versions coincide with all landmarks).
+    """
+    n = Ks[0].shape[0]
+    v = len(Ks)
+    M = np.eye(n) - 1.0 / n
+    raw_trace = sum(float(np.sum((M @ K) ** 2)) for K in Ks) / n  # tr(K M K) / n
+    target = sum(float(np.trace(K)) for K in Ks)
+    scale = target / raw_trace if raw_trace > 0 else 1.0
+    return _sym(np.kron(np.ones((v, v)), M) * (scale / n))
+
+
+def cov_metric_nystrom(gram: np.ndarray, feature_sum: np.ndarray, n_samples: int,
+                       n_views: int, scatter: np.ndarray | None = None) -> np.ndarray:
+    """MVML_Cov metric in Nystrom mode: ``A~ = U^T A U`` for the metric of :func:`cov_metric_full`.
+
+    ``U = blockdiag(U_1..U_v)``, so ``A~_lm = U_l^T M U_m / n``: the joint empirical
+    covariance of the Nystrom features, ``C / n - mean mean^T``, from the sufficient
+    statistics. Rescaled so that the multi-view training kernel ``U A~ U^T`` has the
+    trace of the Nystrom ``H``: ``sum_l tr(A~_ll C_ll) = sum_l tr(C_ll) = tr(C)``.
+
+    ``scatter`` (``sum_i (u_i - mean)(u_i - mean)^T``, :attr:`FeatureMoments.scatter`), when
+    given, replaces the cancellation-prone ``gram - n mean mean^T``; the result is the same
+    in exact arithmetic, but reproducible to rounding whatever the summation order.
+    """
+    cov = FeatureMoments(n_samples, feature_sum, gram, scatter=scatter).covariance()
+    b = gram.shape[0] // n_views
+    raw_trace = sum(
+        float(np.sum(cov[l * b:(l + 1) * b, l * b:(l + 1) * b]
+                     * gram[l * b:(l + 1) * b, l * b:(l + 1) * b]))
+        for l in range(n_views)
+    )
+    target = float(np.trace(gram))
+    scale = target / raw_trace if raw_trace > 0 else 1.0
+    return cov * scale
+
+
+def least_squares_weights(ZtZ: np.ndarray, Zty: np.ndarray, sum_to_one: bool = True) -> np.ndarray:
+    """View weights from ``Z^T Z`` and ``Z^T y``: eq. (10) / (17), optionally scale-fixed.
+
+    ``sum_to_one=False``: the paper's ``w = argmin ||y - Z w||^2`` (minimum-norm
+    least-squares solution of the normal equations, ``scipy.linalg.lstsq``).
+
+    ``sum_to_one=True`` (used by the estimators): the same least squares under
+    ``sum_l w_l = 1``, from the KKT system ``[[Z^T Z, 1], [1^T, 0]] [w; nu] = [Z^T y; 1]``.
+    Without a scale constraint the alternating scheme is degenerate: ``(c w, g / c)``
+    leaves ``W H g`` unchanged and divides ``alpha <g, A^+ g>`` by ``c^2``, so repeated
+    unconstrained w-steps grow ``w`` without bound and switch the regularisation off.
+    ``sum w = 1`` is the scale of the paper's default ``w = 1/v``.
+    """
+    ZtZ = _sym(np.asarray(ZtZ, dtype=np.float64))
+    Zty = np.asarray(Zty, dtype=np.float64)
+    if not sum_to_one:
+        w, *_ = linalg.lstsq(ZtZ, Zty, check_finite=False)
+        return np.asarray(w, dtype=np.float64)
+    v = ZtZ.shape[0]
+    K = np.zeros((v + 1, v + 1))
+    K[:v, :v] = ZtZ
+    K[:v, v] = K[v, :v] = 1.0
+    rhs = np.append(Zty, 1.0)
+    sol, *_ = linalg.lstsq(K, rhs, check_finite=False)
+    return np.asarray(sol[:v], dtype=np.float64)
+
+

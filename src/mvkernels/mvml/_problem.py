@@ -1,0 +1,147 @@
+"""Training data of one MVML fit (:class:`MVMLProblem`), full-kernel or Nystrom mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import is_dask_collection
+from ..nystrom import BlockNystrom, default_chunk_size
+from ._metric import _sym
+
+# ============================================================================ problem data
+@dataclass
+class MVMLProblem:
+    """Training data of one MVML fit, in full-kernel or Nystrom mode.
+
+    This is what the g-step hook receives (see ``_BaseMVML._g_step``).
+
+    Attributes
+    ----------
+    mode : {"full", "nystrom"}
+    n_samples, n_views : int
+    block_size : int
+        ``n`` (full) or ``p`` (Nystrom); ``dim = n_views * block_size`` is the size of
+        ``A`` / ``g``.
+    Y : ndarray of shape (n, T), or a Dask array (Nystrom mode on Dask input)
+        Targets, one column per independent problem (one-vs-all: +-1 columns). On Dask
+        input it stays a lazy Dask array: the square loss only uses the statistics
+        ``cross`` and ``target_sq``.
+    Ks : list of ndarray (n, n) or None
+        Full mode: the per-view training kernel matrices.
+    gram, cross, feature_sum : ndarray or None
+        Nystrom mode: ``C = sum u u^T`` (dim, dim), ``c = sum u y^T`` (dim, T) and
+        ``sum u`` from :meth:`BlockNystrom.moments`.
+    feature_scatter : ndarray or None
+        Nystrom mode: ``sum (u - mean)(u - mean)^T`` accumulated stably
+        (:attr:`FeatureMoments.scatter`), for the MVML_Cov metric.
+    target_sq : ndarray of shape (T,) or None
+        Nystrom mode: ``y_t^T y_t`` per target column (diagonal of the moments'
+        ``target_gram``), for the square loss from the statistics.
+    feature_map : BlockNystrom or None
+        Nystrom mode: the fitted feature map (for losses that need the features
+        themselves, e.g. the hinge loss: :meth:`iter_features`, :meth:`features`).
+    Xs : list of arrays or None
+        Nystrom mode: the validated training views (for :meth:`iter_features`); NumPy
+        or Dask.
+    U : ndarray of shape (n, dim) or None
+        Nystrom mode: the training features, when a loss has materialised them (e.g.
+        :class:`~mvkernels.MVMLSVC` on Dask input); :meth:`iter_features` and
+        :meth:`features` then read them instead of recomputing from ``Xs``.
+    """
+
+    mode: str
+    n_samples: int
+    n_views: int
+    block_size: int
+    Y: np.ndarray
+    Ks: list | None = None
+    gram: np.ndarray | None = None
+    cross: np.ndarray | None = None
+    feature_sum: np.ndarray | None = None
+    target_sq: np.ndarray | None = None
+    feature_scatter: np.ndarray | None = None
+    feature_map: BlockNystrom | None = None
+    Xs: list | None = None
+    U: np.ndarray | None = None
+    _design_cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def dim(self) -> int:
+        return self.n_views * self.block_size
+
+    @property
+    def n_targets(self) -> int:
+        return self.Y.shape[1]
+
+    def weight_vector(self, w: np.ndarray) -> np.ndarray:
+        """Diagonal of ``D_w = blockdiag(w_l I)`` (length ``dim``)."""
+        return np.repeat(np.asarray(w, dtype=np.float64), self.block_size)
+
+    def design(self, w: np.ndarray) -> np.ndarray:
+        """Full mode: ``P = W H = [w_1 K_1, ..., w_v K_v]`` (n x nv), cached per ``w``."""
+        if self.mode != "full":
+            raise RuntimeError("design() is the full-kernel W H; use the moments in Nystrom mode")
+        key = tuple(np.asarray(w, dtype=np.float64).tolist())
+        P = self._design_cache.get(key)
+        if P is None:
+            P = np.hstack([wl * K for wl, K in zip(w, self.Ks)])
+            self._design_cache.clear()
+            self._design_cache[key] = P
+        return P
+
+    def iter_features(self, chunk_size: int | None = None):
+        """Nystrom mode: yield ``(rows, U_chunk)``, ``U_chunk`` of shape (rows, dim)."""
+        if self.mode != "nystrom":
+            raise RuntimeError("iter_features() needs Nystrom mode (n_landmarks set)")
+        if self.U is not None:
+            chunk = chunk_size or default_chunk_size(self.dim)
+            return ((slice(s, min(self.n_samples, s + chunk)), self.U[s:s + chunk])
+                    for s in range(0, self.n_samples, chunk))
+        if any(is_dask_collection(X) for X in self.Xs):
+            raise RuntimeError(
+                "the training views are Dask arrays: set problem.U (materialised features) "
+                "or use the sufficient statistics (gram, cross, target_sq)"
+            )
+        return self.feature_map.iter_features(self.Xs, chunk_size)
+
+    def features(self) -> np.ndarray:
+        """Nystrom mode: all training features ``U`` (n x dim), materialised."""
+        if self.U is not None:
+            return self.U
+        out = np.empty((self.n_samples, self.dim))
+        for rows, U in self.iter_features():
+            out[rows] = U
+        return out
+
+    def view_outputs(self, g: np.ndarray) -> np.ndarray:
+        """``Z`` (n x v): column ``l`` is ``K_l g_l`` (full) or ``U_l g_l`` (Nystrom)."""
+        b = self.block_size
+        if self.mode == "full":
+            return np.column_stack([K @ g[l * b:(l + 1) * b] for l, K in enumerate(self.Ks)])
+        Z = np.empty((self.n_samples, self.n_views))
+        G = np.zeros((self.dim, self.n_views))
+        for l in range(self.n_views):
+            G[l * b:(l + 1) * b, l] = g[l * b:(l + 1) * b]
+        for rows, U in self.iter_features():
+            Z[rows] = U @ G
+        return Z
+
+    def view_moments(self, g: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``Z^T Z`` (v x v) and ``Z^T y_t`` (v,) for the w-step.
+
+        Nystrom mode uses the sufficient statistics only: ``(Z^T Z)_lm = g_l^T C_lm g_m``,
+        ``(Z^T y)_l = g_l^T c_l`` (SPEC 1.1).
+        """
+        b, v = self.block_size, self.n_views
+        if self.mode == "full":
+            Z = self.view_outputs(g)
+            return Z.T @ Z, Z.T @ self.Y[:, t]
+        Gb = g.reshape(v, b)
+        Cb = self.gram.reshape(v, b, v, b)
+        ZtZ = np.einsum("li,limj,mj->lm", Gb, Cb, Gb)
+        Zty = np.einsum("li,li->l", Gb, self.cross[:, t].reshape(v, b))
+        return _sym(ZtZ), Zty
+
+
