@@ -212,9 +212,9 @@ def test_dask_errors(client):
     for Est in (MVMLRegressor, MVMLClassifier, MVMLSVC):
         target = y if Est is MVMLRegressor else (y > 0).astype(int)
         with pytest.raises(ValueError, match="Dask input needs the Nystrom mode.*n_landmarks"):
-            Est().fit(Xd, target)
+            Est(n_landmarks=None).fit(Xd, target)
         with pytest.raises(ValueError, match="Dask input needs the Nystrom mode"):
-            Est().fit(Xs, da.from_array(target, chunks=50))
+            Est(n_landmarks=None).fit(Xs, da.from_array(target, chunks=50))
     ybad = y.copy()
     ybad[70] = np.nan
     with pytest.raises(ValueError, match=r"Y contains NaN \(in rows 40\.\.79\)"):

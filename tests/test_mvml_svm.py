@@ -295,7 +295,7 @@ def test_primal_objective_decreases_over_outer_iterations(mode, metric, learn_we
 def test_final_coef_is_the_hinge_gstep_solution():
     """coef_ and dual_coef_ satisfy eq. 8 and the KKT conditions of the final g-step."""
     Xs, y = _views(n=30, seed=2)
-    est = MVMLSVC(alpha=1e-2, eta=1.0, metric="dense", max_iter=4, svm_tol=1e-9,
+    est = MVMLSVC(alpha=1e-2, eta=1.0, metric="dense", max_iter=4, svm_tol=1e-9, n_landmarks=None,
                   random_state=0).fit(Xs, y)
     Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
     P = np.hstack([0.5 * K for K in Ks])

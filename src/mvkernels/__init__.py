@@ -6,6 +6,9 @@ MVMLRegressor, MVMLClassifier
     Multi-view metric learning (Huusari et al. 2018), full kernels or block Nystrom.
 MVMLSVC
     MVML with the hinge loss (Huusari et al., JdS 2018).
+MVMLClassifierCV, MVMLRegressorCV, MVMLSVCCV
+    The same with built-in cross-validation of the regularisation, bandwidth and
+    number of iterations.
 OLOKRegressor, VVRLSRegressor
     Online learning with operator-valued kernels (Audiffren & Kadri 2015) and its batch
     counterpart, vector-valued regularised least squares.
@@ -18,8 +21,14 @@ BlockNystrom
 from ._validation import check_views
 from .kernels import IndexedKernel, ViewKernel
 from .nystrom import BlockNystrom
-from .mvml import MVMLClassifier, MVMLRegressor
-from .mvml_svm import MVMLSVC
+from .mvml import (
+    MVMLSVC,
+    MVMLClassifier,
+    MVMLClassifierCV,
+    MVMLRegressor,
+    MVMLRegressorCV,
+    MVMLSVCCV,
+)
 from .olok import OLOKRegressor, VVRLSRegressor
 from .rkm import MultiViewKPCA, RKMForecaster
 
@@ -33,6 +42,9 @@ __all__ = [
     "MVMLClassifier",
     "MVMLRegressor",
     "MVMLSVC",
+    "MVMLClassifierCV",
+    "MVMLRegressorCV",
+    "MVMLSVCCV",
     "OLOKRegressor",
     "VVRLSRegressor",
     "MultiViewKPCA",

@@ -23,12 +23,15 @@ Layout of the subpackage (public names are re-exported here):
 * :mod:`._problem`: :class:`MVMLProblem`, the training data of one fit;
 * :mod:`._estimators`: Algorithm 1 (``_BaseMVML``), :class:`MVMLRegressor`,
   :class:`MVMLClassifier`;
-* :mod:`._hinge`, :mod:`._svm`: the hinge-loss g-step and :class:`MVMLSVC`.
+* :mod:`._lowrank`: the structured solver (one eigendecomposition per fit, low-rank metric);
+* :mod:`._hinge`, :mod:`._svm`: the hinge-loss g-step and :class:`MVMLSVC`;
+* :mod:`._cv`: :class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`, :class:`MVMLSVCCV`.
 
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """
 
-from ._estimators import MVMLClassifier, MVMLRegressor
+from ._cv import MVMLClassifierCV, MVMLRegressorCV, MVMLSVCCV, complement_moments
+from ._estimators import AUTO_FEATURE_BUDGET, MVMLClassifier, MVMLRegressor, auto_n_landmarks
 from ._metric import (
     LEARNED_METRICS,
     METRICS,
@@ -70,4 +73,10 @@ __all__ = [
     "MVMLClassifier",
     "MVMLSVC",
     "DASK_GATHER_MAX_BYTES",
+    "MVMLClassifierCV",
+    "MVMLRegressorCV",
+    "MVMLSVCCV",
+    "complement_moments",
+    "auto_n_landmarks",
+    "AUTO_FEATURE_BUDGET",
 ]

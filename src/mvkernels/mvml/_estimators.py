@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -44,7 +45,47 @@ from ._metric import (
     metric_step,
     min_eigenvalue,
 )
+from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._problem import MVMLProblem
+
+#: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
+#: i.e. about 600 Nystrom features in all (``v p``) whatever the number of views
+AUTO_FEATURE_BUDGET = 600
+
+
+def auto_n_landmarks(n_samples: int, n_views: int) -> int:
+    """Landmarks per view chosen by ``n_landmarks="auto"``.
+
+    ``p = min(n, ceil(600 / v))``: every sample is a landmark while ``n <= 600 / v`` (the
+    Nystrom map is then exact, ``U_l U_l^T = K_l`` up to the eigenvalue floor), else a
+    budget of about 600 features in all, so that a fit costs one ``O(n (vp)^2)`` pass over
+    the data and one ``(vp) x (vp)`` eigendecomposition whatever ``n`` is.
+    """
+    return int(min(n_samples, -(-AUTO_FEATURE_BUDGET // max(1, n_views))))
+
+
+def _mvml_constraints() -> dict:
+    return {
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "eta": [Interval(Real, 0, None, closed="left")],
+        "metric": [StrOptions(set(METRICS))],
+        "learn_weights": ["boolean"],
+        "n_landmarks": [StrOptions({"auto"}), None, Interval(Integral, 1, None, closed="left"),
+                        Interval(Real, 0, 1, closed="right")],
+        "landmarks": [StrOptions({"uniform", "kmeans++"})],
+        "kernel": [str, callable, list, tuple],
+        "kernel_params": [dict, list, tuple, None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "step_size": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "n_a_steps": [Interval(Integral, 1, None, closed="left")],
+        "sparse_threshold": [StrOptions({"mu_eta", "eta"})],
+        "eig_floor": [Interval(Real, 0, 1, closed="left")],
+        "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "views": "no_validation",
+        "random_state": ["random_state"],
+        "solver": [StrOptions({"auto", "dense"})],
+    }
 
 # ============================================================================ estimators
 def _dask_column(y: Any) -> Any:
@@ -92,12 +133,12 @@ class _BaseMVML(BaseEstimator):
         eta: float = 1.0,
         metric: str = "dense",
         learn_weights: bool = False,
-        n_landmarks: int | float | None = None,
+        n_landmarks: int | float | str | None = "auto",
         landmarks: str = "uniform",
         kernel: Any = "rbf",
         kernel_params: Any = None,
         max_iter: int = 10,
-        tol: float = 1e-4,
+        tol: float | None = None,
         step_size: float | str = "auto",
         n_a_steps: int = 1,
         sparse_threshold: str = "mu_eta",
@@ -105,6 +146,7 @@ class _BaseMVML(BaseEstimator):
         chunk_size: int | None = None,
         views: Any = None,
         random_state: Any = None,
+        solver: str = "auto",
     ):
         self.alpha = alpha
         self.eta = eta
@@ -123,6 +165,9 @@ class _BaseMVML(BaseEstimator):
         self.chunk_size = chunk_size
         self.views = views
         self.random_state = random_state
+        self.solver = solver
+
+    _parameter_constraints: dict = _mvml_constraints()
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
@@ -132,30 +177,16 @@ class _BaseMVML(BaseEstimator):
 
     # ------------------------------------------------------------------ params
     def _check_params(self) -> None:
-        def positive(name, value, allow_zero=False):
-            if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) \
-                    or (value < 0 if allow_zero else value <= 0):
-                op = ">= 0" if allow_zero else "> 0"
-                raise ValueError(f"{name} must be a finite number {op}, got {value!r}")
-
-        if self.metric not in METRICS:
-            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
-        positive("alpha", self.alpha)
-        positive("eta", self.eta, allow_zero=self.metric not in LEARNED_METRICS)
-        positive("tol", self.tol, allow_zero=True)
-        positive("eig_floor", self.eig_floor, allow_zero=True)
-        for name in ("max_iter", "n_a_steps"):
-            val = getattr(self, name)
-            if isinstance(val, bool) or not isinstance(val, Integral) or val < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {val!r}")
-        if not (isinstance(self.step_size, str) and self.step_size == "auto"):
-            positive("step_size", self.step_size)
-        if self.sparse_threshold not in ("mu_eta", "eta"):
+        """Checks that the declarative constraints cannot express (run once, at fit,
+        after :meth:`_validate_params`)."""
+        if self.metric in LEARNED_METRICS and not self.eta > 0:
             raise ValueError(
-                f"sparse_threshold must be 'mu_eta' or 'eta', got {self.sparse_threshold!r}"
+                f"eta must be > 0 for a learned metric (metric={self.metric!r}), got {self.eta!r}"
             )
-        if not isinstance(self.learn_weights, (bool, np.bool_)):
-            raise ValueError(f"learn_weights must be a bool, got {self.learn_weights!r}")
+        for name in ("alpha", "eta", "tol", "eig_floor", "step_size"):
+            val = getattr(self, name)
+            if isinstance(val, Real) and not isinstance(val, bool) and not np.isfinite(val):
+                raise ValueError(f"{name} must be finite, got {val!r}")
 
     # ------------------------------------------------------------------ fitting
     def _build_problem(self, X: Any, Y: np.ndarray) -> MVMLProblem:
@@ -195,28 +226,26 @@ class _BaseMVML(BaseEstimator):
             self.X_fit_ = None if kernels[0].precomputed else Xs
             self.nystrom_ = None
             self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+            self.n_landmarks_ = None
             return MVMLProblem("full", n, v, n, Y, Ks=Ks)
+        n_landmarks = self.n_landmarks
+        if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
+            n_landmarks = auto_n_landmarks(n, v)
         nys = BlockNystrom(
             kernel=self.kernel, kernel_params=self.kernel_params,
-            n_landmarks=self.n_landmarks, landmarks=self.landmarks,
+            n_landmarks=n_landmarks, landmarks=self.landmarks,
             eig_floor=self.eig_floor, chunk_size=self.chunk_size, views=None,
             random_state=self.random_state,
         )
-        with serial_blas(resolve_n_landmarks(self.n_landmarks, n)):  # p x p eighs
+        with serial_blas(resolve_n_landmarks(n_landmarks, n)):  # p x p eighs
             nys.fit(Xs)
         mom = nys.moments(Xs, Y)
         self.nystrom_ = nys
+        self.n_landmarks_ = int(nys.n_landmarks_)
         self.kernels_ = nys.kernels_
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
-        cross = np.asarray(mom.cross, dtype=np.float64).reshape(-1, Y.shape[1])
-        target_sq = np.diag(np.asarray(mom.target_gram, dtype=np.float64)).copy()
-        return MVMLProblem(
-            "nystrom", int(n), v, nys.n_landmarks_, Y, gram=_sym(np.asarray(mom.gram)),
-            cross=cross, feature_sum=np.asarray(mom.sum), target_sq=target_sq,
-            feature_scatter=mom.centered_gram(),
-            feature_map=nys, Xs=Xs,
-        )
+        return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
 
     def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
         """``A0``: identity for learned and identity metrics, the Cov metric for "cov"."""
@@ -301,8 +330,16 @@ class _BaseMVML(BaseEstimator):
         gn = float(np.linalg.norm(grad))
         return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / self.eta
 
-    def _fit_target(self, problem: MVMLProblem, t: int, A0: np.ndarray) -> dict:
-        """Alternate g-, w- and A-steps for target column ``t`` (Algorithm 1)."""
+    def _fit_target(self, problem: MVMLProblem, t: int, A0: np.ndarray,
+                    record_path: bool = False) -> dict:
+        """Alternate g-, w- and A-steps for target column ``t`` (Algorithm 1).
+
+        The dense reference path. With ``record_path``, ``path[k]`` is the g-step
+        solution for the metric after ``k + 1`` outer iterations (the final ``g`` of a
+        fit with ``max_iter = k + 1``, ``tol=None``), with its weights ``path_w[k]``.
+        """
+        path: list[np.ndarray] = []
+        path_w: list[np.ndarray] = []
         v = problem.n_views
         learned = self.metric in LEARNED_METRICS
         A = A0.copy()
@@ -316,6 +353,9 @@ class _BaseMVML(BaseEstimator):
         for it in range(self.max_iter):
             n_iter = it + 1
             g = self._g_step(problem, t, factor, w, state)
+            if it > 0:
+                path.append(g)
+                path_w.append(w)
             if self.learn_weights:
                 w = self._w_step(problem, t, g, w)
             if learned:
@@ -332,7 +372,8 @@ class _BaseMVML(BaseEstimator):
             history.append(self._objective(problem, t, A, factor, g, w))
             if not learned and not self.learn_weights:
                 break
-            if len(history) > 1 and abs(history[-2] - history[-1]) <= self.tol * max(
+            if self.tol is not None and len(history) > 1 and abs(
+                    history[-2] - history[-1]) <= self.tol * max(
                 abs(history[-2]), np.finfo(float).tiny
             ):
                 converged = True
@@ -341,18 +382,91 @@ class _BaseMVML(BaseEstimator):
         if learned or self.learn_weights:
             g = self._g_step(problem, t, factor, w, state)
             history.append(self._objective(problem, t, A, factor, g, w))
-        return dict(A=A, g=g, w=w, history=np.asarray(history), n_iter=n_iter,
-                    converged=converged, state=state)
+        path.append(g)
+        path_w.append(w)
+        out = dict(A=A, g=g, w=w, history=np.asarray(history), n_iter=n_iter,
+                   converged=converged, state=state)
+        if record_path:
+            out["path"] = np.asarray(path)
+            out["path_w"] = np.asarray(path_w)
+        return out
+
+    def _structured_applies(self, problem: MVMLProblem) -> bool:
+        """Whether the structured solver (:mod:`mvkernels.mvml._lowrank`) runs this fit.
+
+        It needs the square loss (no overridden ``_g_step``), Nystrom mode, fixed view
+        weights, and a dense learned metric started at ``A~ = I`` or a fixed metric.
+        Other fits (sparse metric, learned weights, full kernels, hinge loss) take the
+        dense reference path, which is also what ``solver="dense"`` forces.
+        """
+        return (
+            self.solver == "auto"
+            and problem.mode == "nystrom"
+            and not self.learn_weights
+            and self.metric in ("dense", "identity", "cov")
+            and type(self)._g_step is _BaseMVML._g_step
+            and type(self)._data_loss is _BaseMVML._data_loss
+        )
+
+    def _fit_structured(self, problem: MVMLProblem, A0: np.ndarray,
+                        record_path: bool = False) -> list[dict]:
+        """All target columns at once with the shared factorisation (same results as
+        :meth:`_fit_target`, see :mod:`mvkernels.mvml._lowrank`)."""
+        v, T = problem.n_views, problem.n_targets
+        w = np.full(v, 1.0 / v)
+        dw = problem.weight_vector(w)
+        M = _sym(problem.gram * dw[:, None] * dw[None, :])
+        B = (problem.cross * dw[:, None]).T  # (T, d)
+        yy = np.asarray(problem.target_sq, dtype=np.float64)
+        if self.metric in ("identity", "cov"):
+            factor = PSDFactor(A0, eig_floor=self.eig_floor)
+            G = fixed_metric_solve(M, factor.F, B, np.array([self.alpha]))[0]
+            out = []
+            for t in range(T):
+                g = G[t]
+                loss = max(yy[t] - 2.0 * float(B[t] @ g) + float(g @ M @ g), 0.0)
+                obj = loss + self.alpha * factor.quad(g)
+                out.append(dict(A=A0, g=g, w=w, history=np.array([obj]), n_iter=1,
+                                converged=True, state={}, path=g[None], path_w=w[None]))
+            return out
+        spec = SharedSpectrum.from_matrix(M)
+        path = dense_metric_path(
+            spec.lam, spec.rotate(B), yy, np.full(T, float(self.alpha)),
+            np.full(T, float(self.eta)), max_iter=self.max_iter, n_a_steps=self.n_a_steps,
+            tol=self.tol, step_size=self.step_size, record_path=record_path,
+        )
+        G = spec.unrotate(path.G)
+        out = [dict(A=path.metric(spec.Q, t), g=G[t], w=w, history=path.history[t],
+                    n_iter=int(path.n_iter[t]), converged=bool(path.converged[t]),
+                    state={}, min_eig=path.min_eigenvalue(t)) for t in range(T)]
+        if record_path:
+            P = spec.unrotate(path.path)
+            for t in range(T):
+                out[t]["path"] = P[t, :out[t]["n_iter"]]
+                out[t]["path_w"] = np.tile(w, (out[t]["n_iter"], 1))
+        return out
+
+    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
+        """Run Algorithm 1 on ``problem`` for every target column; sets ``solver_``."""
+        with serial_blas(problem.dim):
+            A0 = self._initial_metric(problem)
+            if self._structured_applies(problem):
+                self.solver_ = "structured"
+                return self._fit_structured(problem, A0, record_path)
+            self.solver_ = "dense"
+            return [self._fit_target(problem, t, A0, record_path)
+                    for t in range(problem.n_targets)]
 
     def _fit_targets(self, X: Any, Y: np.ndarray) -> "_BaseMVML":
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""
         self._check_params()
         problem = self._build_problem(X, Y)
+        results = self._solve(problem)
         with serial_blas(problem.dim):
-            A0 = self._initial_metric(problem)
-            results = [self._fit_target(problem, t, A0) for t in range(problem.n_targets)]
-            min_eigs = np.array([min_eigenvalue(r["A"]) for r in results])
-        if self.max_iter > 1 and not all(r["converged"] for r in results):
+            min_eigs = np.array([r["min_eig"] if "min_eig" in r else min_eigenvalue(r["A"])
+                                 for r in results])
+        learned = self.metric in LEARNED_METRICS or self.learn_weights
+        if learned and self.tol is not None and not all(r["converged"] for r in results):
             warnings.warn(
                 f"{type(self).__name__} stopped after max_iter={self.max_iter} outer "
                 f"iterations before the relative objective decrease fell below tol={self.tol}",
@@ -553,6 +667,7 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     n_views_ : int
     """
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "MVMLRegressor":
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and targets ``y``."""
         if y is None:
@@ -590,6 +705,7 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
     """
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "MVMLClassifier":
         """Fit on views ``X`` and class labels ``y``."""
         if y is None:

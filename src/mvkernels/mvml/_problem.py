@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +67,21 @@ class MVMLProblem:
     Xs: list | None = None
     U: np.ndarray | None = None
     _design_cache: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_moments(cls, mom: Any, feature_map: BlockNystrom, Y: Any, Xs: list | None = None,
+                     U: np.ndarray | None = None) -> "MVMLProblem":
+        """Nystrom-mode problem from :class:`~mvkernels.nystrom.FeatureMoments` (with
+        targets) of the training rows: ``C``, ``c``, ``y^T y``, the feature sum and scatter."""
+        T = Y.shape[1]
+        cross = np.asarray(mom.cross, dtype=np.float64).reshape(-1, T)
+        target_sq = np.diag(np.asarray(mom.target_gram, dtype=np.float64)).copy()
+        return cls(
+            "nystrom", int(mom.n_samples), int(feature_map.n_views_),
+            int(feature_map.n_landmarks_), Y, gram=_sym(np.asarray(mom.gram, dtype=np.float64)),
+            cross=cross, feature_sum=np.asarray(mom.sum), target_sq=target_sq,
+            feature_scatter=mom.centered_gram(), feature_map=feature_map, Xs=Xs, U=U,
+        )
 
     @property
     def dim(self) -> int:

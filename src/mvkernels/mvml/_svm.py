@@ -40,8 +40,10 @@ import numpy as np
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
+from sklearn.utils._param_validation import Interval
+
 from .._validation import is_dask_collection
-from ._estimators import MVMLClassifier
+from ._estimators import MVMLClassifier, _mvml_constraints
 from ._hinge import hinge_gstep
 from ._metric import PSDFactor
 from ._problem import MVMLProblem
@@ -115,12 +117,12 @@ mode_, nystrom_, kernels_, n_views_
         eta: float = 1.0,
         metric: str = "dense",
         learn_weights: bool = False,
-        n_landmarks: int | float | None = None,
+        n_landmarks: int | float | str | None = "auto",
         landmarks: str = "uniform",
         kernel: Any = "rbf",
         kernel_params: Any = None,
         max_iter: int = 10,
-        tol: float = 1e-4,
+        tol: float | None = None,
         step_size: float | str = "auto",
         n_a_steps: int = 1,
         sparse_threshold: str = "mu_eta",
@@ -128,6 +130,7 @@ mode_, nystrom_, kernels_, n_views_
         chunk_size: int | None = None,
         views: Any = None,
         random_state: Any = None,
+        solver: str = "auto",
         C: float | None = None,
         svm_tol: float = 1e-3,
         svm_max_epochs: int = 1000,
@@ -138,12 +141,20 @@ mode_, nystrom_, kernels_, n_views_
             n_landmarks=n_landmarks, landmarks=landmarks, kernel=kernel,
             kernel_params=kernel_params, max_iter=max_iter, tol=tol, step_size=step_size,
             n_a_steps=n_a_steps, sparse_threshold=sparse_threshold, eig_floor=eig_floor,
-            chunk_size=chunk_size, views=views, random_state=random_state,
+            chunk_size=chunk_size, views=views, random_state=random_state, solver=solver,
         )
         self.C = C
         self.svm_tol = svm_tol
         self.svm_max_epochs = svm_max_epochs
         self.shrinking = shrinking
+
+    _parameter_constraints: dict = {
+        **_mvml_constraints(),
+        "C": [Interval(Real, 0, None, closed="neither"), None],
+        "svm_tol": [Interval(Real, 0, None, closed="neither")],
+        "svm_max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "shrinking": ["boolean"],
+    }
 
     # ------------------------------------------------------------------ params
     def _check_params(self) -> None:

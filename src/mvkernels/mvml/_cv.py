@@ -1,0 +1,733 @@
+"""Built-in model selection for the MVML family: :class:`MVMLClassifierCV`,
+:class:`MVMLRegressorCV` and :class:`MVMLSVCCV`.
+
+Like scikit-learn's ``RidgeCV`` / ``LogisticRegressionCV``, these estimators choose their
+hyperparameters by cross-validation on the training data and refit the best model. They
+search
+
+* ``alpha`` (the paper's lambda) and, for learned metrics, ``eta``: log-spaced grids over
+  the papers' ranges (lambda in [1e-8, 10], eta in [1e-3, 100]);
+* a bandwidth factor ``f`` on the per-view default (Gaussian: ``gamma_l = f / (2 sigma_l^2)``
+  with ``sigma_l`` the mean pairwise distance of view ``l``; Laplacian likewise); kernels
+  without a bandwidth (linear, polynomial, precomputed, callables) are not rescaled;
+* the number of outer iterations ``max_iter`` (1 .. ``max_iter``) along Algorithm 1's path
+  (``tol=None``): every outer iteration's g-step is the final model of a fit with that many
+  iterations, so this axis costs nothing.
+
+How the work is shared (block Nystrom mode, square loss). For each bandwidth factor one
+Nystrom map is fitted on all training rows (the same landmarks for every factor and
+fold: only unlabelled rows enter it). Each held-out part is read once: its features give
+its decision values and its sufficient statistics ``C_k = sum u u^T``, ``c_k = sum u y^T``;
+a fold's training statistics are the total minus the held-out part
+(:func:`complement_moments`), so a whole cross-validation is one pass over the data per
+bandwidth. Per fold, ``D_w C D_w`` is factored once (:class:`~._lowrank.SharedSpectrum`) and
+shared by every class, ``alpha``, ``eta`` and iteration: the dense-metric problems of a fold
+run as one batch (:func:`~._lowrank.dense_metric_path`). Variants that break that
+structure (sparse metric, learned weights, hinge loss) run the reference solver on the
+same fold statistics (the hinge loss on the fold's features, computed once per fold).
+Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    _fit_context,
+    clone,
+    is_classifier,
+)
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from .._threads import serial_blas
+from .._validation import check_targets_finite, check_views, is_dask_collection, validate_array_input
+from ..kernels import make_view_kernels
+from ..nystrom import BlockNystrom, FeatureMoments, _check_known_lengths, default_chunk_size
+from ._estimators import MVMLClassifier, MVMLRegressor, _mvml_constraints, auto_n_landmarks
+from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
+from ._metric import LEARNED_METRICS, PSDFactor, _sym, cov_metric_nystrom
+from ._problem import MVMLProblem
+from ._svm import MVMLSVC
+
+__all__ = [
+    "MVMLClassifierCV",
+    "MVMLRegressorCV",
+    "MVMLSVCCV",
+    "complement_moments",
+    "DEFAULT_ALPHAS",
+    "DEFAULT_ETAS",
+    "DEFAULT_BANDWIDTH_FACTORS",
+]
+
+#: default ``alpha`` grid (the paper's lambda, searched in [1e-8, 10])
+DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 6))
+#: default ``eta`` grid (the paper's range [1e-3, 100])
+DEFAULT_ETAS = tuple(float(e) for e in np.logspace(-3, 2, 6))
+#: default bandwidth factors on the per-view mean-distance heuristic
+DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
+#: MVMLSVCCV's defaults (every candidate runs the dual solver: a smaller grid)
+SVC_DEFAULT_ALPHAS = (1e-4, 1e-3, 1e-2, 1e-1)
+SVC_DEFAULT_ETAS = (1e-2, 1.0)
+SVC_DEFAULT_BANDWIDTH_FACTORS = (1.0, 4.0, 16.0)
+
+_BANDWIDTH_KERNELS = ("rbf", "laplacian")
+
+
+def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMoments:
+    """Statistics of the rows in ``total`` but not in ``part`` (a fold's training rows).
+
+    Sums, Gram matrices and cross moments subtract. The centred scatter follows from
+    the pairwise update of Chan, Golub & LeVeque run backwards: with ``a`` the
+    complement, ``S_total = S_a + S_part + (n_a n_part / n) (m_part - m_a)(m_part - m_a)^T``.
+    """
+    def sub(x: np.ndarray | None, z: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None or z is None else x - z
+
+    n_a = total.n_samples - part.n_samples
+    if n_a <= 0:
+        raise ValueError("a training fold is empty: every row is held out")
+    s_a = total.sum - part.sum
+    scatter = None
+    if total.scatter is not None and part.scatter is not None:
+        scatter = total.scatter - part.scatter
+        if part.n_samples > 0:
+            delta = part.sum / part.n_samples - s_a / n_a
+            scatter = scatter - np.outer(delta, delta) * (n_a * part.n_samples / total.n_samples)
+    return FeatureMoments(
+        n_a, s_a, total.gram - part.gram, sub(total.cross, part.cross),
+        sub(total.target_sum, part.target_sum), sub(total.target_gram, part.target_gram),
+        scatter,
+    ).symmetrize()
+
+
+class _FrozenOutputs(BaseEstimator):
+    """Stand-in estimator that returns precomputed outputs, for scikit-learn scorers."""
+
+    def __init__(self, outputs: np.ndarray, classes: np.ndarray | None = None):
+        self.outputs = outputs
+        self.classes = classes
+        if classes is not None:
+            self.classes_ = classes
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        D = self.outputs
+        return D[:, 0] if D.shape[1] == 1 else D
+
+    def predict(self, X: Any) -> np.ndarray:
+        D = self.outputs
+        if self.classes is None:
+            return D[:, 0]
+        if D.shape[1] == 1:
+            return self.classes[(D[:, 0] > 0).astype(int)]
+        return self.classes[np.argmax(D, axis=1)]
+
+
+class _FrozenClassifier(ClassifierMixin, _FrozenOutputs):
+    pass
+
+
+class _FrozenRegressor(RegressorMixin, _FrozenOutputs):
+    pass
+
+
+def _cv_constraints() -> dict:
+    base = _mvml_constraints()
+    for name in ("alpha", "eta", "tol", "solver"):
+        base.pop(name)
+    base.update({
+        "alphas": ["array-like", None],
+        "etas": ["array-like", None],
+        "bandwidth_factors": ["array-like", None],
+        "cv": ["cv_object"],
+        "scoring": [str, callable, None],
+        "n_jobs": [Integral, None],
+        "refit": ["boolean"],
+        "verbose": ["verbose"],
+    })
+    return base
+
+
+def _score_outputs(D: np.ndarray, y_te: np.ndarray, classes: np.ndarray | None,
+                   scorer: Any) -> float:
+    """Score of one candidate's held-out outputs ``D`` (n_te, T)."""
+    if scorer is not None:
+        Frozen = _FrozenClassifier if classes is not None else _FrozenRegressor
+        return float(scorer(Frozen(D, classes), np.zeros((D.shape[0], 1)), y_te))
+    if classes is not None:
+        return float(np.mean(_FrozenOutputs(D, classes).predict(None) == y_te))
+    r = y_te - D[:, 0]
+    sst = float(((y_te - y_te.mean()) ** 2).sum())
+    return 1.0 - float(r @ r) / sst if sst > 0 else float(r @ r == 0)
+
+
+class _MVMLCVBase(BaseEstimator):
+    """Shared cross-validation machinery (see the module docstring)."""
+
+    _base_class: type = MVMLRegressor
+    _default_alphas: tuple = DEFAULT_ALPHAS
+    _default_etas: tuple = DEFAULT_ETAS
+    _default_factors: tuple = DEFAULT_BANDWIDTH_FACTORS
+    _parameter_constraints: dict = _cv_constraints()
+
+    def __init__(
+        self,
+        *,
+        alphas: Any = None,
+        etas: Any = None,
+        bandwidth_factors: Any = None,
+        cv: Any = 5,
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        refit: bool = True,
+        metric: str = "dense",
+        learn_weights: bool = False,
+        n_landmarks: int | float | str | None = "auto",
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        max_iter: int = 10,
+        step_size: float | str = "auto",
+        n_a_steps: int = 1,
+        sparse_threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+        verbose: int = 0,
+    ):
+        self.alphas = alphas
+        self.etas = etas
+        self.bandwidth_factors = bandwidth_factors
+        self.cv = cv
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.metric = metric
+        self.learn_weights = learn_weights
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.max_iter = max_iter
+        self.step_size = step_size
+        self.n_a_steps = n_a_steps
+        self.sparse_threshold = sparse_threshold
+        self.eig_floor = eig_floor
+        self.chunk_size = chunk_size
+        self.views = views
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        return tags
+
+    # ------------------------------------------------------------------ grids
+    def _base_estimator(self) -> Any:
+        names = ("metric", "learn_weights", "n_landmarks", "landmarks", "kernel",
+                 "kernel_params", "max_iter", "step_size", "n_a_steps", "sparse_threshold",
+                 "eig_floor", "chunk_size", "views", "random_state")
+        return self._base_class(tol=None, **{k: getattr(self, k) for k in names})
+
+    @staticmethod
+    def _grid(values: Any, default: tuple, name: str) -> np.ndarray:
+        arr = np.asarray(default if values is None else values, dtype=np.float64).ravel()
+        if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+            raise ValueError(f"{name} must be a non-empty list of finite numbers > 0, got {values!r}")
+        return arr
+
+    def _learned(self) -> bool:
+        return self.metric in LEARNED_METRICS
+
+    def _fast_path(self) -> bool:
+        """Batched structured solver on fold statistics (square loss only)."""
+        return (self._base_class is not MVMLSVC and not self.learn_weights
+                and self.metric in ("dense", "identity", "cov"))
+
+    # ------------------------------------------------------------------ targets
+    def _encode(self, y: Any) -> tuple[Any, Any, Any]:
+        """``(Y, y_split, y_score)``: +-1 or real target columns, labels for the splitter,
+        and the values scored against."""
+        if is_classifier(self):
+            if is_dask_collection(y):
+                y = np.asarray(y.compute())
+            y = column_or_1d(np.asarray(y), warn=True)
+            check_classification_targets(y)
+            self.classes_, yi = np.unique(y, return_inverse=True)
+            if len(self.classes_) < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of at least 2 classes; y has only "
+                    f"one class: {self.classes_[0]}"
+                )
+            Y = MVMLClassifier._encode_targets(yi, len(self.classes_))
+            return Y, y, y
+        if is_dask_collection(y):
+            y = np.asarray(y.compute())
+        y = np.asarray(column_or_1d(np.asarray(y), warn=True), dtype=np.float64)
+        check_targets_finite(y)
+        return y[:, None], None, y
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any = None) -> "_MVMLCVBase":
+        """Cross-validate the grid on ``(X, y)`` and (with ``refit``) refit the best model.
+
+        ``X``: a list of views, or one array cut by ``views``; NumPy or Dask arrays
+        (Nystrom mode). Dask views: the held-out parts are read as Dask row selections and
+        their statistics come from Dask reductions; the labels ``y`` are brought to the
+        client (one value per row).
+        """
+        t_start = time.perf_counter()
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        X = validate_array_input(self, X, reset=True)
+        _check_known_lengths(X)
+        Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        n, v = Xs[0].shape[0], len(Xs)
+        Y, y_split, y_score = self._encode(y)
+        if Y.shape[0] != n:
+            raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        alphas = self._grid(self.alphas, self._default_alphas, "alphas")
+        etas = self._grid(self.etas, self._default_etas, "etas") if self._learned() else np.array([np.nan])
+        splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
+        splits = [(np.asarray(tr), np.asarray(te))
+                  for tr, te in splitter.split(np.zeros((n, 1)), y_split)]
+        dask_input = any(is_dask_collection(Xv) for Xv in Xs)
+        scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+
+        # per-view base kernel parameters, then the bandwidth grid
+        kernels = make_view_kernels(self.kernel, self.kernel_params, v)
+        has_bandwidth = any(k.name in _BANDWIDTH_KERNELS for k in kernels)
+        factors = (self._grid(self.bandwidth_factors, self._default_factors, "bandwidth_factors")
+                   if has_bandwidth else np.array([1.0]))
+        base_params = self._base_kernel_params(kernels, Xs)
+
+        if self.n_landmarks is None:
+            if dask_input:
+                raise ValueError(f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks")
+            n_landmarks = None
+        elif isinstance(self.n_landmarks, str):
+            n_landmarks = auto_n_landmarks(n, v)
+        else:
+            n_landmarks = self.n_landmarks
+        K = self.max_iter if self._learned() or self.learn_weights else 1
+        n_splits = len(splits)
+        scores = np.full((len(factors), alphas.size, etas.size, K, n_splits), np.nan)
+        dim = v * (n if n_landmarks is None else (
+            n_landmarks if isinstance(n_landmarks, Integral) else max(1, round(n_landmarks * n))))
+        with serial_blas(dim):
+            self._search(Xs, y, Y, y_score, splits, kernels, base_params, factors, alphas,
+                         etas, K, n_landmarks, scorer, scores)
+        self._store_results(scores, factors, alphas, etas, K, base_params, kernels, n_landmarks)
+        if self.refit:
+            best = self.best_params_
+            est = self._base_estimator().set_params(
+                alpha=best["alpha"], kernel_params=self.best_kernel_params_,
+                n_landmarks=n_landmarks)
+            if self._learned():
+                est.set_params(eta=best["eta"])
+            if "max_iter" in best:
+                est.set_params(max_iter=best["max_iter"])
+            self.best_estimator_ = est.fit(X, y)
+        self.cv_time_ = time.perf_counter() - t_start
+        return self
+
+    def _search(self, Xs, y, Y, y_score, splits, kernels, base_params, factors, alphas,
+                etas, K, n_landmarks, scorer, scores) -> None:
+        n_splits = len(splits)
+        for fi, f in enumerate(factors):
+            kp = self._scaled_params(kernels, base_params, f)
+            if self.verbose:
+                print(f"[{type(self).__name__}] bandwidth factor {f:g} "
+                      f"({fi + 1}/{len(factors)}), {n_splits} folds")
+            if n_landmarks is None:
+                scores[fi] = self._score_full(Xs, y, Y, y_score, splits, kp, alphas, etas, K, scorer)
+            else:
+                scores[fi] = self._score_nystrom(Xs, Y, y_score, splits, kp, n_landmarks,
+                                                 alphas, etas, K, scorer)
+
+    # ------------------------------------------------------------------ bandwidths
+    def _base_kernel_params(self, kernels: list, Xs: list) -> list[dict | None]:
+        """Per-view fitted kernel parameters at factor 1 (the default heuristic)."""
+        from sklearn.utils import check_random_state
+
+        rng = check_random_state(self.random_state)
+        out: list[dict | None] = []
+        for Xv, kern in zip(Xs, kernels):
+            if kern.name in _BANDWIDTH_KERNELS:
+                if is_dask_collection(Xv):
+                    from .._dask import gather_rows
+                    from ..kernels import subsample_indices
+
+                    idx = subsample_indices(Xv.shape[0], 2000, rng)
+                    Xv = gather_rows([Xv], idx)[0]
+                kern.fit(np.asarray(Xv, dtype=np.float64) if not kern.precomputed else Xv,
+                         random_state=rng)
+                out.append(dict(kern.params_))
+            else:
+                out.append(None if not kern.params else dict(kern.params))
+        return out
+
+    @staticmethod
+    def _scaled_params(kernels: list, base: list, factor: float) -> list[dict | None]:
+        out: list[dict | None] = []
+        for kern, p in zip(kernels, base):
+            if kern.name in _BANDWIDTH_KERNELS and p is not None:
+                out.append({"gamma": float(p["gamma"]) * float(factor)})
+            else:
+                out.append(p)
+        return out
+
+    # ------------------------------------------------------------------ scoring
+    def _candidate_scores(self, U: Any, y_te: np.ndarray, GW: np.ndarray,
+                          scorer: Any) -> np.ndarray:
+        """Scores of every candidate on one held-out part.
+
+        ``GW``: ``(n_cand, T, d)`` weighted coefficients ``w (.) g`` (decision values
+        ``U @ GW[c].T``). Default scoring (accuracy / R^2) is accumulated over row
+        chunks (Dask blocks run on the workers); a custom ``scoring`` materialises one
+        candidate's outputs at a time.
+        """
+        n_cand, T, d = GW.shape
+        classes = getattr(self, "classes_", None)
+        if scorer is not None:
+            if is_dask_collection(U):
+                U = np.asarray(U.compute())
+            out = np.empty(n_cand)
+            Frozen = _FrozenClassifier if classes is not None else _FrozenRegressor
+            for c in range(n_cand):
+                D = U @ GW[c].T
+                out[c] = scorer(Frozen(D, classes), np.zeros((D.shape[0], 1)), y_te)
+            return out
+        flat = GW.reshape(n_cand * T, d).T
+
+        def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
+            D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
+            if classes is not None:
+                pred = (D[:, :, 0] > 0).astype(int) if T == 1 else np.argmax(D, axis=2)
+                yi = np.searchsorted(classes, yb)
+                return np.stack([(pred == yi[:, None]).sum(axis=0), np.zeros(n_cand)], axis=1)
+            r = yb[:, None] - D[:, :, 0]
+            return np.stack([(r * r).sum(axis=0), np.zeros(n_cand)], axis=1)
+
+        if is_dask_collection(U):
+            import dask
+
+            bounds = np.cumsum((0,) + U.chunks[0])
+            parts = [dask.delayed(stats)(blk, y_te[bounds[i]:bounds[i + 1]])
+                     for i, blk in enumerate(U.to_delayed().ravel())]
+            acc = np.sum(dask.compute(*parts), axis=0)
+        else:
+            chunk = default_chunk_size(max(n_cand * T, d))
+            acc = np.zeros((n_cand, 2))
+            for s in range(0, U.shape[0], chunk):
+                acc += stats(U[s:s + chunk], y_te[s:s + chunk])
+        m = y_te.shape[0]
+        if classes is not None:
+            return acc[:, 0] / m
+        sst = float(((y_te - y_te.mean()) ** 2).sum())
+        return 1.0 - acc[:, 0] / sst if sst > 0 else np.where(acc[:, 0] == 0, 1.0, 0.0)
+
+    # ------------------------------------------------------------------ Nystrom CV
+    def _score_nystrom(self, Xs: list, Y: Any, y_score: np.ndarray, splits: list,
+                       kernel_params: list, n_landmarks: Any, alphas: np.ndarray,
+                       etas: np.ndarray, K: int, scorer: Any) -> np.ndarray:
+        nys = BlockNystrom(kernel=self.kernel, kernel_params=kernel_params,
+                           n_landmarks=n_landmarks, landmarks=self.landmarks,
+                           eig_floor=self.eig_floor, chunk_size=self.chunk_size,
+                           random_state=self.random_state)
+        nys.fit(Xs)
+        dask_input = any(is_dask_collection(Xv) for Xv in Xs)
+        n = Xs[0].shape[0]
+        # held-out parts: features (for scoring) and statistics, each row read once
+        test_U, test_mom = [], []
+        for _, te in splits:
+            Xte = [Xv[te] for Xv in Xs]
+            if dask_input:
+                test_U.append(nys.transform(Xte))
+                test_mom.append(nys.moments(Xte, Y[te]).symmetrize())
+            else:
+                U = nys.transform(Xte)
+                test_U.append(U)
+                test_mom.append(FeatureMoments.from_features(U, Y[te]))
+        all_te = np.sort(np.concatenate([te for _, te in splits]))
+        partition = all_te.size == n and np.array_equal(all_te, np.arange(n)) and all(
+            tr.size + te.size == n for tr, te in splits)
+        total = None
+        if partition:
+            total = test_mom[0]
+            for mom in test_mom[1:]:
+                total = total.merge(mom)
+        out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
+        for k, (tr, te) in enumerate(splits):
+            if partition:
+                mom = complement_moments(total, test_mom[k])
+            else:
+                mom = nys.moments([Xv[tr] for Xv in Xs], Y[tr]).symmetrize()
+            problem = MVMLProblem.from_moments(mom, nys, Y[tr])
+            if self._base_class is MVMLSVC and dask_input:  # the hinge loss needs the rows
+                problem.U = np.asarray(nys.transform([Xv[tr] for Xv in Xs]).compute())
+            GW, basis = self._fold_paths(problem, nys, [Xv[tr] for Xv in Xs], alphas, etas, K)
+            U = test_U[k] if basis is None else test_U[k] @ basis
+            sc = self._candidate_scores(U, y_score[te], GW.reshape(-1, *GW.shape[-2:]), scorer)
+            out[..., k] = sc.reshape(alphas.size, etas.size, K)
+        return out
+
+    def _fold_paths(self, problem: MVMLProblem, nys: BlockNystrom, Xtr: list,
+                    alphas: np.ndarray, etas: np.ndarray, K: int) -> np.ndarray:
+        """Weighted coefficients ``w (.) g`` of every candidate on one fold, shape
+        ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in (``Q``: the
+        decision values are ``(U Q) @ coef``; None: the feature basis)."""
+        T, d, v = problem.n_targets, problem.dim, problem.n_views
+        out = np.zeros((alphas.size, etas.size, K, T, d))
+        if self._fast_path():
+            with serial_blas(d):
+                w = np.full(v, 1.0 / v)
+                dw = problem.weight_vector(w)
+                M = _sym(problem.gram * dw[:, None] * dw[None, :])
+                B = (problem.cross * dw[:, None]).T
+                if self.metric in ("identity", "cov"):
+                    if self.metric == "identity":
+                        F = np.eye(d)
+                    else:
+                        A0 = cov_metric_nystrom(problem.gram, problem.feature_sum,
+                                                problem.n_samples, v,
+                                                scatter=problem.feature_scatter)
+                        F = PSDFactor(A0, eig_floor=self.eig_floor).F
+                    G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
+                    out[:, 0, 0] = G * dw
+                    return out, None
+                spec = SharedSpectrum.from_matrix(M)
+                Bb = spec.rotate(B)
+                a_g, e_g, t_g = np.meshgrid(alphas, etas, np.arange(T), indexing="ij")
+                path = dense_metric_path(
+                    spec.lam, Bb[t_g.ravel()], problem.target_sq[t_g.ravel()],
+                    a_g.ravel(), e_g.ravel(), max_iter=self.max_iter,
+                    n_a_steps=self.n_a_steps, tol=None, step_size=self.step_size,
+                    record_path=True)
+                # uniform weights: w (.) g = g / v in any orthonormal basis (eigenbasis here)
+                P = path.path.reshape(alphas.size, etas.size, T, K, d).transpose(0, 1, 3, 2, 4)
+                return P / v, spec.Q
+        # reference solver on the fold statistics (sparse, learned weights, hinge loss)
+        if self._base_class is MVMLSVC:
+            problem.Xs = Xtr
+        est = self._base_estimator()
+        for ai, a in enumerate(alphas):
+            for ei, e in enumerate(etas):
+                est.set_params(alpha=float(a))
+                if self._learned():
+                    est.set_params(eta=float(e))
+                res = est._solve(problem, record_path=True)
+                for t, r in enumerate(res):
+                    P, PW = r["path"], r["path_w"]
+                    P = np.concatenate([P, np.repeat(P[-1:], K - P.shape[0], axis=0)])[:K]
+                    PW = np.concatenate([PW, np.repeat(PW[-1:], K - PW.shape[0], axis=0)])[:K]
+                    out[ai, ei, :, t] = P * np.repeat(PW, problem.block_size, axis=1)
+        return out, None
+
+    # ------------------------------------------------------------------ full-kernel CV
+    def _score_full(self, Xs: list, y: Any, Y: Any, y_score: np.ndarray, splits: list,
+                    kernel_params: list, alphas: np.ndarray, etas: np.ndarray, K: int,
+                    scorer: Any) -> np.ndarray:
+        """Full-kernel mode: per fold, the kernels are built once and every candidate
+        runs the reference solver on them (its path scored at every iteration)."""
+        from ._estimators import _MVMLOutputs
+
+        out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
+        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        classes = getattr(self, "classes_", None)
+        for k, (tr, te) in enumerate(splits):
+            if precomputed:
+                Xtr = [Kv[np.ix_(tr, tr)] for Kv in Xs]
+                Xte = [Kv[np.ix_(te, tr)] for Kv in Xs]
+            else:
+                Xtr, Xte = [Xv[tr] for Xv in Xs], [Xv[te] for Xv in Xs]
+            est = self._base_estimator().set_params(kernel_params=kernel_params,
+                                                    n_landmarks=None, views=None)
+            est._check_params()
+            problem = est._build_problem(Xtr, Y[tr])
+            for ai, a in enumerate(alphas):
+                for ei, e in enumerate(etas):
+                    est.set_params(alpha=float(a))
+                    if self._learned():
+                        est.set_params(eta=float(e))
+                    res = est._solve(problem, record_path=True)
+                    for it in range(K):
+                        Gw = np.stack([
+                            (r["path"][min(it, len(r["path"]) - 1)].reshape(problem.n_views, -1)
+                             * r["path_w"][min(it, len(r["path"]) - 1)][:, None])
+                            for r in res])
+                        D = _MVMLOutputs(Gw=Gw, kernels=est.kernels_, X_fit=est.X_fit_).outputs(Xte)
+                        out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
+        return out
+
+    # ------------------------------------------------------------------ results
+    def _store_results(self, scores: np.ndarray, factors: np.ndarray, alphas: np.ndarray,
+                       etas: np.ndarray, K: int, base_params: list, kernels: list,
+                       n_landmarks: Any) -> None:
+        learned = self._learned()
+        n_splits = scores.shape[-1]
+        params, cols = [], {"bandwidth_factor": [], "alpha": []}
+        if learned:
+            cols["eta"] = []
+        if K > 1:
+            cols["max_iter"] = []
+        flat_scores = []
+        for fi, f in enumerate(factors):
+            for ai, a in enumerate(alphas):
+                for ei, e in enumerate(etas):
+                    for it in range(K):
+                        p = {"bandwidth_factor": float(f), "alpha": float(a)}
+                        if learned:
+                            p["eta"] = float(e)
+                        if K > 1:
+                            p["max_iter"] = it + 1
+                        params.append(p)
+                        for key in cols:
+                            cols[key].append(p[key])
+                        flat_scores.append(scores[fi, ai, ei, it])
+        S = np.asarray(flat_scores)  # (n_candidates, n_splits)
+        mean = S.mean(axis=1)
+        std = S.std(axis=1)
+        finite = np.where(np.isfinite(mean), mean, -np.inf)
+        order = np.argsort(-finite, kind="stable")
+        rank = np.empty(len(mean), dtype=np.int32)
+        # equal scores share a rank (as GridSearchCV)
+        rank[order] = np.searchsorted(-finite[order], -finite[order], side="left") + 1
+        results: dict[str, Any] = {"params": params}
+        for key, vals in cols.items():
+            results[f"param_{key}"] = np.ma.MaskedArray(vals, mask=False)
+        for k in range(n_splits):
+            results[f"split{k}_test_score"] = S[:, k]
+        results["mean_test_score"] = mean
+        results["std_test_score"] = std
+        results["rank_test_score"] = rank
+        self.cv_results_ = results
+        # ties: the first candidate in grid order (smaller factor, alpha, eta, fewer
+        # iterations) wins, i.e. the most regularised of the equally good models
+        self.best_index_ = int(order[0])
+        self.best_params_ = dict(params[self.best_index_])
+        self.best_score_ = float(mean[self.best_index_])
+        self.best_kernel_params_ = self._scaled_params(
+            kernels, base_params, self.best_params_["bandwidth_factor"])
+        self.n_splits_ = n_splits
+
+    # ------------------------------------------------------------------ prediction
+    def _check_refit(self) -> Any:
+        check_is_fitted(self, "cv_results_")
+        if not self.refit:
+            raise AttributeError(f"{type(self).__name__} was fitted with refit=False: no model to predict with")
+        return self.best_estimator_
+
+    def predict(self, X: Any) -> Any:
+        """Predictions of the refitted best model."""
+        return self._check_refit().predict(X)
+
+
+class MVMLRegressorCV(RegressorMixin, _MVMLCVBase):
+    """:class:`~mvkernels.MVMLRegressor` with built-in cross-validation of ``alpha``,
+    ``eta``, the bandwidth and the number of outer iterations.
+
+    Parameters
+    ----------
+    alphas : array-like or None, default=None
+        Candidate ``alpha`` (the paper's lambda); None: ``logspace(-4, 1, 6)``.
+    etas : array-like or None, default=None
+        Candidate ``eta`` for learned metrics; None: ``logspace(-3, 2, 6)``.
+    bandwidth_factors : array-like or None, default=None
+        Factors on the per-view default bandwidth parameter (``gamma_l = f / (2 sigma_l^2)``
+        for Gaussian kernels); None: ``(1, 2, 4, 8, 16)``. Ignored for kernels without
+        a bandwidth.
+    cv : int, splitter or iterable, default=5
+        As :func:`sklearn.model_selection.check_cv` (``KFold`` for regression,
+        ``StratifiedKFold`` for classification; not shuffled).
+    scoring : str, callable or None, default=None
+        None: R^2 (regressors) or accuracy (classifiers), computed from the statistics
+        of the held-out outputs; otherwise a scikit-learn scorer evaluated per candidate.
+    n_jobs : int or None
+        Reserved; the search runs in this process (its work is shared across candidates).
+    refit : bool, default=True
+        Refit the best candidate on all the data (``best_estimator_``).
+    metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, max_iter, \
+step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_state
+        As :class:`~mvkernels.MVMLRegressor`; ``max_iter`` is the longest path searched.
+    verbose : int, default=0
+        Print one line per bandwidth factor.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        ``bandwidth_factor``, ``alpha``, and for learned metrics ``eta`` and ``max_iter``.
+    best_score_ : float
+        Mean held-out score of the best candidate.
+    best_kernel_params_ : list of dict
+        The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses).
+    cv_results_ : dict of arrays
+        As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``.
+    best_estimator_ : MVMLRegressor
+        The refitted model (``refit=True``).
+    best_index_, n_splits_, cv_time_
+    """
+
+    _base_class = MVMLRegressor
+
+    def predict(self, X: Any) -> Any:
+        """Predictions of ``best_estimator_``."""
+        return self._check_refit().predict(X)
+
+
+class MVMLClassifierCV(ClassifierMixin, _MVMLCVBase):
+    """:class:`~mvkernels.MVMLClassifier` with built-in cross-validation.
+
+    Parameters and attributes as :class:`MVMLRegressorCV` (default scoring: accuracy;
+    ``StratifiedKFold`` folds), plus ``classes_``; ``best_estimator_`` is a fitted
+    :class:`~mvkernels.MVMLClassifier`. All one-vs-all classes share the fold
+    statistics, the factorisation and the hyperparameters.
+    """
+
+    _base_class = MVMLClassifier
+
+    def predict(self, X: Any) -> Any:
+        """Class labels from ``best_estimator_``."""
+        return self._check_refit().predict(X)
+
+    def decision_function(self, X: Any) -> Any:
+        """Outputs of ``best_estimator_``."""
+        return self._check_refit().decision_function(X)
+
+
+class MVMLSVCCV(ClassifierMixin, _MVMLCVBase):
+    """:class:`~mvkernels.MVMLSVC` (hinge loss) with built-in cross-validation.
+
+    As :class:`MVMLClassifierCV`, with a smaller default grid because every candidate
+    runs the dual coordinate descent (the hinge loss has no sufficient statistics):
+    ``alphas=(1e-4, 1e-3, 1e-2, 1e-1)``, ``etas=(1e-2, 1)``,
+    ``bandwidth_factors=(1, 4, 16)``. Per bandwidth and fold the Nystrom features are
+    computed once and shared by every candidate; the iterations along each fit's path
+    are scored for free.
+    """
+
+    _base_class = MVMLSVC
+    _default_alphas = SVC_DEFAULT_ALPHAS
+    _default_etas = SVC_DEFAULT_ETAS
+    _default_factors = SVC_DEFAULT_BANDWIDTH_FACTORS
+
+    def predict(self, X: Any) -> Any:
+        """Class labels from ``best_estimator_``."""
+        return self._check_refit().predict(X)
+
+    def decision_function(self, X: Any) -> Any:
+        """Outputs of ``best_estimator_``."""
+        return self._check_refit().decision_function(X)

@@ -1,0 +1,414 @@
+"""Structured MVML solver for the square loss in block Nystrom mode.
+
+With fixed view weights ``w`` the data enter Algorithm 1 only through
+``M = D_w C D_w`` and ``b = D_w c`` (``C = sum_i u_i u_i^T``, ``c = sum_i u_i y_i``,
+``D_w = blockdiag(w_l I_p)``; eq. 15). This module factors ``M = Q diag(lam) Q^T``
+once (one symmetric eigendecomposition per fit) and reuses it for every target column
+(one-vs-all class), every regularisation value ``alpha`` / ``eta`` and every outer
+iteration. All vectors are kept in the eigenbasis of ``M`` (``b_bar = Q^T b``); the
+Frobenius norms and inner products that the A-step needs are invariant under that
+rotation.
+
+Dense metric (eq. 16). From ``A~_0 = I`` the update ``A+ = (1 - 2 mu eta) A + mu alpha q q^T``
+keeps ``A~ = s I + W W^T`` with a scalar ``s > 0`` and ``W`` of one column per A-step
+(rank ``r <= max_iter * n_a_steps``). Then
+
+* g-step (eq. 15, push-through form ``g = A (M A + alpha I)^{-1} b``):
+  ``M A + alpha I = D + diag(lam) W W^T`` with ``D = diag(s lam + alpha)``, inverted by
+  the Woodbury identity with the ``r x r`` matrix ``I + W^T diag(lam / (s lam + alpha)) W``;
+* ``A^{-1} v = (v - W (s I + W^T W)^{-1} W^T v) / s`` (Woodbury again), and
+  ``||A||_F^2 = s^2 d + 2 s tr(W^T W) + ||W^T W||_F^2``; every quantity of the backtracking
+  test of :func:`mvkernels.mvml.metric_step` is a combination of these.
+
+So an outer iteration costs ``O(d r^2 + r^3)`` instead of ``O(d^3)`` (``d = v p``), and the
+problems of a batch (classes x alphas x etas) run together as stacked arrays. The
+iterates, step sizes, accept/reject decisions and objective values are those of the dense
+reference path (:meth:`mvkernels.mvml._estimators._BaseMVML._fit_target`), up to rounding
+(tested to 1e-8 relative).
+
+Fixed metrics (``"identity"``, ``"cov"``) with fixed weights need one g-step:
+``g = F (F^T M F + alpha I)^{-1} F^T b`` for ``A~ = F F^T``; ``F^T M F`` is factored once
+and shared by every target and every ``alpha``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._linalg import robust_eigh, sym
+
+__all__ = ["SharedSpectrum", "LowRankPath", "fixed_metric_solve", "dense_metric_path"]
+
+#: halvings of the A-step size before a step is given up (as in ``metric_step``)
+MAX_BACKTRACK = 40
+
+
+@dataclass
+class SharedSpectrum:
+    """``M = Q diag(lam) Q^T``: the eigendecomposition shared by a batch of problems."""
+
+    Q: np.ndarray
+    lam: np.ndarray
+
+    @classmethod
+    def from_matrix(cls, M: np.ndarray) -> "SharedSpectrum":
+        lam, Q = robust_eigh(sym(M), what="weighted feature Gram matrix D_w C D_w")
+        return cls(Q=Q, lam=np.maximum(lam, 0.0))
+
+    def rotate(self, B: np.ndarray) -> np.ndarray:
+        """``Q^T b`` for each row ``b`` of ``B`` (shape (k, d))."""
+        return B @ self.Q
+
+    def unrotate(self, Bbar: np.ndarray) -> np.ndarray:
+        """``Q b_bar`` for each row of ``Bbar`` (shape (..., d))."""
+        return Bbar @ self.Q.T
+
+
+def _solve_spd(K: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Solve stacked SPD systems ``K[i] y[i] = x[i]`` (Cholesky, LU if it fails)."""
+    if K.shape[-1] == 0:
+        return np.zeros_like(x)
+    try:
+        L = np.linalg.cholesky(K)
+        z = np.linalg.solve(L, x[..., None])
+        return np.linalg.solve(np.swapaxes(L, -1, -2), z)[..., 0]
+    except np.linalg.LinAlgError:
+        return np.linalg.solve(K, x[..., None])[..., 0]
+
+
+def _tmv(W: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Stacked ``W^T v``: (b, d, r), (b, d) -> (b, r)."""
+    return np.matmul(v[:, None, :], W)[:, 0, :]
+
+
+def _mv(W: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Stacked ``W x``: (b, d, r), (b, r) -> (b, d)."""
+    return np.matmul(W, x[:, :, None])[:, :, 0]
+
+
+def _ainv(s: np.ndarray, W: np.ndarray, v: np.ndarray, gram: np.ndarray | None = None
+          ) -> np.ndarray:
+    """``A^{-1} v`` for ``A = s I + W W^T`` (stacked; Woodbury). ``gram``: ``W^T W``."""
+    if W.shape[-1] == 0:
+        return v / s[:, None]
+    r = W.shape[-1]
+    if gram is None:
+        gram = np.matmul(np.swapaxes(W, 1, 2), W)
+    y = _solve_spd(gram + s[:, None, None] * np.eye(r), _tmv(W, v))
+    return (v - _mv(W, y)) / s[:, None]
+
+
+def _frob2(s: np.ndarray, gram: np.ndarray, d: int) -> np.ndarray:
+    """``||s I + W W^T||_F^2`` from ``gram = W^T W`` (stacked)."""
+    if gram.shape[-1] == 0:
+        return s**2 * d
+    return (s**2 * d + 2.0 * s * np.trace(gram, axis1=1, axis2=2)
+            + np.einsum("bij,bij->b", gram, gram))
+
+
+def _g_step(lam: np.ndarray, s: np.ndarray, W: np.ndarray, alpha: np.ndarray,
+            Bb: np.ndarray) -> np.ndarray:
+    """Eq. (15) in the eigenbasis: ``g = A (diag(lam) A + alpha I)^{-1} b`` for
+    ``A = s I + W W^T`` (stacked over the batch)."""
+    D = s[:, None] * lam[None, :] + alpha[:, None]
+    t = Bb / D
+    if W.shape[-1] == 0:
+        return s[:, None] * t
+    r = W.shape[-1]
+    E = np.matmul(np.swapaxes(W, 1, 2), W * (lam[None, :] / D)[:, :, None]) + np.eye(r)
+    v = _solve_spd(E, _tmv(W, t))
+    z = t - lam[None, :] * _mv(W, v) / D
+    return s[:, None] * z + _mv(W, _tmv(W, z))
+
+
+def _data_loss(lam: np.ndarray, Bb: np.ndarray, yy: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """``||y - U D_w g||^2 = y^T y - 2 b^T g + g^T M g`` (clipped at 0), stacked."""
+    val = yy - 2.0 * np.einsum("bd,bd->b", Bb, G) + (G * G) @ lam
+    return np.maximum(val, 0.0)
+
+
+def fixed_metric_solve(M: np.ndarray, F: np.ndarray, B: np.ndarray, alpha: np.ndarray
+                       ) -> np.ndarray:
+    """g-steps for a fixed metric ``A~ = F F^T``: ``g = F (F^T M F + alpha I)^{-1} F^T b``.
+
+    Parameters
+    ----------
+    M : ndarray (d, d)
+        ``D_w C D_w``.
+    F : ndarray (d, k)
+        Factor of the metric (``I`` for MVML_I).
+    B : ndarray (T, d)
+        Rows ``b_t = D_w c_t``.
+    alpha : ndarray (m,)
+        Regularisation values.
+
+    Returns
+    -------
+    G : ndarray (m, T, d)
+    """
+    S = sym(F.T @ M @ F)
+    theta, R = robust_eigh(S, what="metric-weighted Gram matrix F^T M F")
+    theta = np.maximum(theta, 0.0)
+    FR = F @ R
+    proj = B @ FR  # (T, k)
+    out = proj[None, :, :] / (theta[None, None, :] + np.asarray(alpha)[:, None, None])
+    return out @ FR.T
+
+
+@dataclass
+class LowRankPath:
+    """Result of :func:`dense_metric_path` for a batch of ``n`` problems (eigenbasis).
+
+    Attributes
+    ----------
+    G : ndarray (n, d)
+        Final ``g`` (after the final g-step), in the eigenbasis of ``M``.
+    s : ndarray (n,)
+    W : ndarray (n, d, r)
+        The metric is ``A~ = Q (s I + W W^T) Q^T``.
+    history : list of ndarray
+        Objective per recorded step, per problem.
+    n_iter : ndarray of int (n,)
+    converged : ndarray of bool (n,)
+    path : ndarray (n, max_iter, d) or None
+        ``path[:, k]``: the g-step solution for the metric after ``k + 1`` outer
+        iterations, i.e. the final ``g`` of a fit with ``max_iter = k + 1`` and
+        ``tol=None`` (only when requested).
+    """
+
+    G: np.ndarray
+    s: np.ndarray
+    W: np.ndarray
+    history: list
+    n_iter: np.ndarray
+    converged: np.ndarray
+    path: np.ndarray | None = None
+
+    def metric(self, Q: np.ndarray, i: int) -> np.ndarray:
+        """Dense ``A~`` of problem ``i`` in the original basis."""
+        QW = Q @ self.W[i]
+        return sym(self.s[i] * np.eye(Q.shape[0]) + QW @ QW.T)
+
+    def min_eigenvalue(self, i: int) -> float:
+        """Smallest eigenvalue of ``s I + W W^T`` (``s`` unless ``W`` has full row rank)."""
+        d, r = self.W.shape[1:]
+        if r < d:
+            return float(self.s[i])
+        G = self.W[i].T @ self.W[i]
+        return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W^T W")[0])
+
+
+def _g_step_rows(lam: np.ndarray, s: np.ndarray, WT: np.ndarray, sc: np.ndarray,
+                 alpha: np.ndarray, Bb: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eq. (15) for ``A = s I + W W^T`` with ``W^T = diag(sc) WT`` (rows of ``WT`` are the
+    raw columns of ``W``). Returns ``(g, v)`` with ``z = (diag(lam) A + alpha I)^{-1} b``,
+    ``g = A z`` and ``v = W^T z``.
+
+    Woodbury: ``z = t - (lam / D) (.) W v`` with ``t = b / D``, ``D = s lam + alpha`` and
+    ``(I + W^T diag(lam / D) W) v = W^T t``; then ``W^T z = v`` exactly, so
+    ``g = s z + W v`` needs a single product with ``W``. Also returns ``z = A^{-1} g``.
+    """
+    D = s[:, None] * lam[None, :] + alpha[:, None]
+    t = Bb / D
+    r = WT.shape[1]
+    if r == 0:
+        return s[:, None] * t, np.zeros((Bb.shape[0], 0)), t
+    ld = lam[None, :] / D
+    E = np.matmul(WT * ld[:, None, :], np.swapaxes(WT, 1, 2))
+    E *= sc[:, :, None] * sc[:, None, :]
+    E += np.eye(r)
+    u = sc * np.matmul(WT, t[:, :, None])[:, :, 0]
+    v = _solve_spd(E, u)
+    Wv = np.matmul((sc * v)[:, None, :], WT)[:, 0, :]
+    z = t - ld * Wv
+    return s[:, None] * z + Wv, v, z
+
+
+def dense_metric_path(
+    lam: np.ndarray,
+    Bb: np.ndarray,
+    yy: np.ndarray,
+    alpha: np.ndarray,
+    eta: np.ndarray,
+    *,
+    max_iter: int,
+    n_a_steps: int = 1,
+    tol: float | None = None,
+    step_size: float | str = "auto",
+    record_path: bool = False,
+) -> LowRankPath:
+    """Algorithm 1 with the dense metric (eq. 15-16) for a batch of problems.
+
+    Parameters
+    ----------
+    lam : ndarray (d,)
+        Eigenvalues of ``M = D_w C D_w`` (shared by the batch).
+    Bb : ndarray (n, d)
+        ``Q^T b`` per problem.
+    yy : ndarray (n,)
+        ``y^T y`` per problem (for the objective).
+    alpha, eta : ndarray (n,)
+        Per-problem regularisation (``alpha > 0``, ``eta > 0``).
+    max_iter, n_a_steps, tol, step_size
+        As the estimators' parameters (``tol=None``: run ``max_iter`` iterations).
+    record_path : bool
+        Keep the g-step solution of every outer iteration (``LowRankPath.path``).
+
+    Notes
+    -----
+    ``W`` is stored as raw rows ``WT`` (one per A-step, written once) with a per-column
+    scale ``sc`` (an accepted step multiplies every existing column by
+    ``sqrt(1 - 2 mu eta)``), and ``W^T W`` is updated in ``O(r)`` per step, so an outer
+    iteration reads ``WT`` about four times.
+    """
+    lam = np.asarray(lam, dtype=np.float64)
+    Bb = np.asarray(Bb, dtype=np.float64)
+    n, d = Bb.shape
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,)).copy()
+    eta = np.broadcast_to(np.asarray(eta, dtype=np.float64), (n,)).copy()
+    yy = np.broadcast_to(np.asarray(yy, dtype=np.float64), (n,)).copy()
+    R = max_iter * n_a_steps
+    s = np.ones(n)
+    WT = np.zeros((n, R, d))  # raw columns of W, as rows
+    sc = np.zeros((n, R))  # column scales: W[:, j] = sc[j] * WT[j]
+    gram = np.zeros((n, R, R))  # W^T W (true, scaled)
+    r = 0  # columns in use (the same for every problem: a rejected step adds a zero column)
+    mu_next = np.full(n, np.nan)  # NaN: no accepted step yet ("None" in metric_step's caller)
+    histories: list[list[float]] = [[] for _ in range(n)]
+    n_iter = np.zeros(n, dtype=int)
+    converged = np.zeros(n, dtype=bool)
+    active = np.ones(n, dtype=bool)
+    path = np.zeros((n, max_iter, d)) if record_path else None
+    auto = isinstance(step_size, str) and step_size == "auto"
+    idx: Any = slice(None)  # all problems active (tol=None, or none converged yet)
+
+    for it in range(max_iter):
+        m = n if isinstance(idx, slice) else idx.size
+        if m == 0:
+            break
+        n_iter[idx] = it + 1
+        a, e = alpha[idx], eta[idx]
+        sa = s[idx]
+        g, v, z = _g_step_rows(lam, sa, WT[idx, :r], sc[idx, :r], a, Bb[idx])
+        if record_path and it > 0:
+            path[idx, it - 1] = g
+        gg = np.einsum("bd,bd->b", g, g)
+        Ga = gram[idx, :r, :r]
+        xg = sa[:, None] * v + np.matmul(Ga, v[:, :, None])[:, :, 0]  # W^T g
+        s_obj = np.zeros(m)
+        for step in range(n_a_steps):
+            if step == 0:  # q = A^{-1} g = z, W^T q = v (from the g-step)
+                q = z
+                Wq = v
+            else:
+                sa = s[idx]
+                Ga = gram[idx, :r, :r]
+                xg = np.matmul(WT[idx, :r], g[:, :, None])[:, :, 0] * sc[idx, :r]
+                y = _solve_spd(Ga + sa[:, None, None] * np.eye(r), xg)
+                q = (g - np.matmul((sc[idx, :r] * y)[:, None, :], WT[idx, :r])[:, 0, :]) / sa[:, None]
+                Wq = (xg - np.matmul(Ga, y[:, :, None])[:, :, 0]) / sa[:, None]
+            normA2 = _frob2(sa, Ga, d)
+            gq = np.einsum("bd,bd->b", g, q)
+            s0 = a * gq + e * normA2
+            qq = np.einsum("bd,bd->b", q, q)
+            qAq = sa * qq + np.einsum("bi,bi->b", Wq, Wq)
+            mu = mu_next[idx].copy()
+            if auto:
+                grad2 = a**2 * qq**2 - 4.0 * a * e * qAq + 4.0 * e**2 * normA2
+                gn = np.sqrt(np.maximum(grad2, 0.0))
+                first = np.isnan(mu)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    mu[first] = np.where(gn[first] > 0, np.sqrt(normA2[first]) / gn[first],
+                                         1.0 / e[first])
+            else:
+                mu[np.isnan(mu)] = float(step_size)
+            mu = np.minimum(mu, 0.499 / e)
+            accepted = np.zeros(m, dtype=bool)
+            s_new_acc = s0.copy()
+            c1_acc = np.ones(m)
+            ma_acc = np.zeros(m)
+            pending = np.ones(m, dtype=bool)
+            for _bt in range(MAX_BACKTRACK):
+                pi = np.flatnonzero(pending)
+                if pi.size == 0:
+                    break
+                m_ = mu[pi]
+                a_, e_ = a[pi], e[pi]
+                c1 = 1.0 - 2.0 * m_ * e_
+                ma = m_ * a_
+                s_c = c1 * sa[pi]
+                # K' = s' I + W'^T W' and W'^T g for W' = [sqrt(c1) W, sqrt(mu alpha) q]
+                Kc = np.empty((pi.size, r + 1, r + 1))
+                Kc[:, :r, :r] = c1[:, None, None] * Ga[pi]
+                off = np.sqrt(c1 * ma)[:, None] * Wq[pi]
+                Kc[:, :r, r] = off
+                Kc[:, r, :r] = off
+                Kc[:, r, r] = ma * qq[pi]
+                Kc += s_c[:, None, None] * np.eye(r + 1)
+                xc = np.concatenate([np.sqrt(c1)[:, None] * xg[pi],
+                                     (np.sqrt(ma) * gq[pi])[:, None]], axis=1)
+                quad = (gg[pi] - np.einsum("bi,bi->b", xc, _solve_spd(Kc, xc))) / s_c
+                qq_, qAq_, nA_ = qq[pi], qAq[pi], normA2[pi]
+                newA2 = c1**2 * nA_ + 2.0 * c1 * ma * qAq_ + ma**2 * qq_**2
+                s_new = a_ * quad + e_ * newA2
+                lin = (-a_ * (-2.0 * m_ * e_ * qAq_ + ma * qq_**2)
+                       + 2.0 * e_ * (-2.0 * m_ * e_ * nA_ + ma * qAq_))
+                DD = 4.0 * m_**2 * e_**2 * nA_ - 4.0 * m_ * e_ * ma * qAq_ + ma**2 * qq_**2
+                ok = s_c > 0
+                ok &= s_new <= s0[pi] + lin + DD / (2.0 * m_) + 1e-12 * np.abs(s0[pi])
+                acc = pi[ok]
+                accepted[acc] = True
+                s_new_acc[acc] = s_new[ok]
+                c1_acc[acc] = c1[ok]
+                ma_acc[acc] = ma[ok]
+                pending[acc] = False
+                mu[pi[~ok]] *= 0.5
+            # apply: accepted -> scale and append sqrt(mu alpha) q; rejected -> zero column
+            sq = np.sqrt(c1_acc)
+            WT[idx, r] = q
+            scn = sc[idx]
+            scn[:, :r] *= sq[:, None]
+            scn[:, r] = np.sqrt(ma_acc)
+            sc[idx] = scn
+            Gn = gram[idx]
+            Gn[:, :r, :r] *= c1_acc[:, None, None]
+            cross = (sq * np.sqrt(ma_acc))[:, None] * Wq
+            Gn[:, :r, r] = cross
+            Gn[:, r, :r] = cross
+            Gn[:, r, r] = ma_acc * qq
+            gram[idx] = Gn
+            s[idx] = sa * c1_acc
+            r += 1
+            prev = mu_next[idx]
+            mu_next[idx] = np.where(accepted, 2.0 * mu, np.where(np.isnan(prev), np.nan,
+                                                                  0.5 * prev))
+            s_obj = s_new_acc
+        obj = _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
+        rows = range(n) if isinstance(idx, slice) else idx
+        for j, i in enumerate(rows):
+            histories[i].append(float(obj[j]))
+        if tol is not None:
+            for i in rows:
+                h = histories[i]
+                if len(h) > 1 and abs(h[-2] - h[-1]) <= tol * max(abs(h[-2]),
+                                                                  np.finfo(float).tiny):
+                    converged[i] = True
+                    active[i] = False
+            if not active.all():
+                idx = np.flatnonzero(active)
+    # final g-step for the returned metric (every problem)
+    WT, sc, gram = WT[:, :r], sc[:, :r], gram[:, :r, :r]
+    G, _, Z = _g_step_rows(lam, s, WT, sc, alpha, Bb)
+    if record_path:
+        path[np.arange(n), n_iter - 1] = G
+    W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
+    quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
+    obj = _data_loss(lam, Bb, yy, G) + alpha * quad + eta * _frob2(s, gram, d)
+    for i in range(n):
+        histories[i].append(float(obj[i]))
+    return LowRankPath(G=G, s=s, W=W, history=[np.asarray(h) for h in histories],
+                       n_iter=n_iter, converged=converged, path=path)
