@@ -340,6 +340,9 @@ class _MVMLCVBase(BaseEstimator):
             if "max_iter" in best:
                 est.set_params(max_iter=best["max_iter"])
             self.best_estimator_ = est.fit(X, y)
+            self.n_iter_ = self.best_estimator_.n_iter_
+        else:
+            self.n_iter_ = int(self.best_params_.get("max_iter", 1))
         self.cv_time_ = time.perf_counter() - t_start
         return self
 
@@ -678,6 +681,8 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``.
     best_estimator_ : MVMLRegressor
         The refitted model (``refit=True``).
+    n_iter_ : int or ndarray
+        Outer iterations of ``best_estimator_`` (the selected ``max_iter`` without refit).
     best_index_, n_splits_, cv_time_
     """
 
