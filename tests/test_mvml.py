@@ -263,6 +263,7 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
     assert np.isclose(PSDFactor(At).quad(gt), PSDFactor(A).quad(g), rtol=1e-6)
     # identity metric: Nystrom A~ = I is the full model with A = H^+ (kernel blockdiag(K_l))
     ident = MVMLRegressor(metric="identity", alpha=0.05, kernel="laplacian", n_landmarks=1.0,
+                          bandwidth_factor=1.0,
                           random_state=0).fit(Xs, y)
     Hp = np.linalg.pinv(blockdiag(Ks))
     g_full = est._g_step(full_problem(Ks, y), 0, PSDFactor(Hp), np.array([0.5, 0.5]), {})

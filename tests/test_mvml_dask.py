@@ -143,7 +143,7 @@ def test_sarcos_regressor_equals_in_memory_fit(client, sarcos, metric):
     the comparison is the issue's 1e-10.
     """
     Xs, y = sarcos["Xs"], sarcos["y"]
-    kw = dict(n_landmarks=100, metric=metric, alpha=1e-2, eta=1e-3, learn_weights=True,
+    kw = dict(n_landmarks=100, metric=metric, bandwidth_factor=1.0, alpha=1e-2, eta=1e-3, learn_weights=True,
               max_iter=4, random_state=3, eig_floor=1e-6)
     ref = fit_quiet(MVMLRegressor(**kw), Xs, y)
     est = fit_quiet(MVMLRegressor(**kw), to_dask(Xs, rows=(1000, 700, 1500)),

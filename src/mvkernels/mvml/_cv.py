@@ -53,6 +53,7 @@ from .._threads import serial_blas
 from .._validation import check_targets_finite, check_views, is_dask_collection, validate_array_input
 from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom, FeatureMoments, _check_known_lengths, default_chunk_size
+from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from ._estimators import MVMLClassifier, MVMLRegressor, _mvml_constraints, auto_n_landmarks
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor, _sym, cov_metric_nystrom
@@ -76,11 +77,11 @@ DEFAULT_ETAS = tuple(float(e) for e in np.logspace(-3, 2, 6))
 #: default bandwidth factors on the per-view mean-distance heuristic
 DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
 #: MVMLSVCCV's defaults (every candidate runs the dual solver: a smaller grid)
-SVC_DEFAULT_ALPHAS = (1e-4, 1e-3, 1e-2, 1e-1)
-SVC_DEFAULT_ETAS = (1e-2, 1.0)
-SVC_DEFAULT_BANDWIDTH_FACTORS = (1.0, 4.0, 16.0)
+SVC_DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4)
+SVC_DEFAULT_ETAS = (1.0,)
+SVC_DEFAULT_BANDWIDTH_FACTORS = (2.0, 8.0)
 
-_BANDWIDTH_KERNELS = ("rbf", "laplacian")
+_BANDWIDTH_KERNELS = BANDWIDTH_KERNELS
 
 
 def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMoments:
@@ -362,35 +363,12 @@ class _MVMLCVBase(BaseEstimator):
 
     # ------------------------------------------------------------------ bandwidths
     def _base_kernel_params(self, kernels: list, Xs: list) -> list[dict | None]:
-        """Per-view fitted kernel parameters at factor 1 (the default heuristic)."""
-        from sklearn.utils import check_random_state
+        """Per-view kernel parameters at factor 1 (the per-view heuristic)."""
+        return resolve_bandwidths(self.kernel, self.kernel_params, Xs, 1.0,
+                                  self.random_state)[0]
 
-        rng = check_random_state(self.random_state)
-        out: list[dict | None] = []
-        for Xv, kern in zip(Xs, kernels):
-            if kern.name in _BANDWIDTH_KERNELS:
-                if is_dask_collection(Xv):
-                    from .._dask import gather_rows
-                    from ..kernels import subsample_indices
-
-                    idx = subsample_indices(Xv.shape[0], 2000, rng)
-                    Xv = gather_rows([Xv], idx)[0]
-                kern.fit(np.asarray(Xv, dtype=np.float64) if not kern.precomputed else Xv,
-                         random_state=rng)
-                out.append(dict(kern.params_))
-            else:
-                out.append(None if not kern.params else dict(kern.params))
-        return out
-
-    @staticmethod
-    def _scaled_params(kernels: list, base: list, factor: float) -> list[dict | None]:
-        out: list[dict | None] = []
-        for kern, p in zip(kernels, base):
-            if kern.name in _BANDWIDTH_KERNELS and p is not None:
-                out.append({"gamma": float(p["gamma"]) * float(factor)})
-            else:
-                out.append(p)
-        return out
+    def _scaled_params(self, kernels: list, base: list, factor: float) -> list[dict | None]:
+        return scale_bandwidths(self.kernel, base, factor)
 
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(self, U: Any, y_te: np.ndarray, GW: np.ndarray,
@@ -718,8 +696,8 @@ class MVMLSVCCV(ClassifierMixin, _MVMLCVBase):
 
     As :class:`MVMLClassifierCV`, with a smaller default grid because every candidate
     runs the dual coordinate descent (the hinge loss has no sufficient statistics):
-    ``alphas=(1e-4, 1e-3, 1e-2, 1e-1)``, ``etas=(1e-2, 1)``,
-    ``bandwidth_factors=(1, 4, 16)``. Per bandwidth and fold the Nystrom features are
+    ``alphas=(1e-6, 1e-5, 1e-4)``, ``etas=(1,)``, ``bandwidth_factors=(2, 8)``, i.e.
+    6 candidates x 5 folds fits (each scoring its whole iteration path). Per bandwidth and fold the Nystrom features are
     computed once and shared by every candidate; the iterations along each fit's path
     are scored for free.
     """

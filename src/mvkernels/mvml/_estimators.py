@@ -45,6 +45,7 @@ from ._metric import (
     metric_step,
     min_eigenvalue,
 )
+from ._bandwidth import resolve_bandwidths
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._problem import MVMLProblem
 
@@ -85,6 +86,7 @@ def _mvml_constraints() -> dict:
         "views": "no_validation",
         "random_state": ["random_state"],
         "solver": [StrOptions({"auto", "dense"})],
+        "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
     }
 
 # ============================================================================ estimators
@@ -147,6 +149,7 @@ class _BaseMVML(BaseEstimator):
         views: Any = None,
         random_state: Any = None,
         solver: str = "auto",
+        bandwidth_factor: float = 4.0,
     ):
         self.alpha = alpha
         self.eta = eta
@@ -166,6 +169,7 @@ class _BaseMVML(BaseEstimator):
         self.views = views
         self.random_state = random_state
         self.solver = solver
+        self.bandwidth_factor = bandwidth_factor
 
     _parameter_constraints: dict = _mvml_constraints()
 
@@ -207,8 +211,11 @@ class _BaseMVML(BaseEstimator):
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
         v = len(Xs)
+        kernel_params, _ = resolve_bandwidths(self.kernel, self.kernel_params, Xs,
+                                              self.bandwidth_factor, self.random_state)
+        self.kernel_params_ = kernel_params
         if self.n_landmarks is None:
-            kernels = make_view_kernels(self.kernel, self.kernel_params, v)
+            kernels = make_view_kernels(self.kernel, kernel_params, v)
             if dask_input:
                 raise ValueError(
                     f"{type(self).__name__}: Dask input needs the Nystrom mode; "
@@ -232,7 +239,7 @@ class _BaseMVML(BaseEstimator):
         if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
             n_landmarks = auto_n_landmarks(n, v)
         nys = BlockNystrom(
-            kernel=self.kernel, kernel_params=self.kernel_params,
+            kernel=self.kernel, kernel_params=kernel_params,
             n_landmarks=n_landmarks, landmarks=self.landmarks,
             eig_floor=self.eig_floor, chunk_size=self.chunk_size, views=None,
             random_state=self.random_state,
@@ -618,10 +625,12 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         In Nystrom mode the metric is ``A~`` (vp x vp), e.g. ``A~ = I`` for "identity".
     learn_weights : bool, default=False
         Learn the view weights ``w`` (eq. 10 / 17); otherwise ``w = 1/v``.
-    n_landmarks : None, int or float in (0, 1], default=None
-        None: full kernels (``O(v^3 n^3)`` per iteration, for small n). Otherwise the
-        block Nystrom approximation with this many landmarks (or fraction of n), fitted
-        from sufficient statistics (``O((vp)^3)`` per iteration).
+    n_landmarks : "auto", None, int or float in (0, 1], default="auto"
+        ``"auto"``: block Nystrom with ``p = min(n, ceil(600 / v))`` landmarks per view
+        (:func:`~mvkernels.mvml.auto_n_landmarks`; every sample while ``n <= 600 / v``,
+        where the map is exact). None: full kernels (``O((nv)^3)`` per iteration and
+        class, for small n). Otherwise the block Nystrom approximation with this many
+        landmarks (or fraction of n), fitted from sufficient statistics.
     landmarks : {"uniform", "kmeans++"}, default="uniform"
         Landmark strategy (:func:`mvkernels.nystrom.select_landmarks`).
     kernel : str, callable or list, default="rbf"
@@ -630,8 +639,12 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         E.g. ``{"gamma": g}``; default Gaussian bandwidth = mean pairwise distance.
     max_iter : int, default=10
         Outer iterations of Algorithm 1 (g-step, w-step, A-steps).
-    tol : float, default=1e-4
-        Stop when the relative decrease of the objective is below ``tol``.
+    tol : float or None, default=None
+        None: run exactly ``max_iter`` outer iterations (the early-stopped iterate is the
+        model; ``max_iter`` and ``eta`` act as regularisers, chosen by
+        :class:`~mvkernels.MVMLRegressorCV`). A number: stop when the relative decrease of
+        the objective is below ``tol``, with a ``ConvergenceWarning`` if ``max_iter``
+        comes first.
     step_size : "auto" or float, default="auto"
         Initial A-step size ``mu`` (then backtracked, see :func:`metric_step`).
     n_a_steps : int, default=1
@@ -646,6 +659,18 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
     random_state : int, RandomState or None
         Landmarks and bandwidth subsampling.
+    solver : {"auto", "dense"}, default="auto"
+        ``"auto"``: the structured solver (:mod:`mvkernels.mvml._lowrank`: one
+        eigendecomposition of ``D_w C D_w`` per fit, metric kept as ``s I + W W^T``) when
+        the fit allows it (Nystrom mode, square loss, fixed weights, dense / identity / Cov
+        metric), else the dense reference path; ``"dense"`` forces the reference path
+        (``O((vp)^3)`` per outer iteration and class). Both give the same results to rounding.
+    bandwidth_factor : float, default=4.0
+        Multiplies the data-driven bandwidth parameter of Gaussian / Laplacian views whose
+        ``gamma`` is not given: ``gamma_l = f / (2 sigma_l^2)``, ``sigma_l`` the mean
+        pairwise distance of view ``l`` (1 is the papers' setting; 4, of the order of
+        scikit-learn's ``gamma="scale"``, is what cross-validation picks most often).
+        Ignored for given ``gamma`` / ``sigma`` and other kernels.
 
     Attributes
     ----------
@@ -662,6 +687,12 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     objective_ : ndarray
         Objective after each outer iteration (and after the final g-step).
     mode_ : {"full", "nystrom"}
+    solver_ : {"structured", "dense"}
+        The solver that ran (see ``solver``).
+    n_landmarks_ : int or None
+        Landmarks per view (None in full-kernel mode).
+    kernel_params_ : list of dict or None
+        The per-view kernel parameters used, with resolved bandwidths.
     nystrom_ : BlockNystrom or None
     kernels_ : list of ViewKernel
     n_views_ : int

@@ -65,10 +65,12 @@ class MVMLSVC(MVMLClassifier):
 
     Parameters
     ----------
-    alpha : float, default=1e-3
+    alpha : float, default=1e-5
         The paper's lambda: weight of ``<g, A^+ g>``. With the default ``C = 1/n`` the
         g-step is the standard SVM ``1/2 ||v||^2 + C' sum hinge`` with
-        ``C' = 1 / (2 n alpha)``.
+        ``C' = 1 / (2 n alpha)`` (``C' ~ 56`` for n = 900). Larger values regularise
+        strongly: 1e-3 (the default before 0.2) reached 82 % on uWave where 1e-5 reaches
+        94 %; :class:`~mvkernels.MVMLSVCCV` selects it by cross-validation.
     eta : float, default=1.0
         Metric penalty (as :class:`~mvkernels.MVMLClassifier`).
     metric : {"dense", "sparse", "identity", "cov"}, default="dense"
@@ -78,9 +80,9 @@ class MVMLSVC(MVMLClassifier):
         Learn the view weights ``w`` by minimising the hinge loss over the simplex;
         otherwise ``w = 1/v``.
     n_landmarks, landmarks, kernel, kernel_params, max_iter, tol, step_size, n_a_steps, \
-sparse_threshold, eig_floor, chunk_size, views, random_state
+sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_factor
         As :class:`~mvkernels.MVMLClassifier` (``random_state`` also seeds the coordinate
-        order of the dual solver).
+        order of the dual solver; the hinge loss always runs the reference solver).
     C : float or None, default=None
         Weight of the hinge loss; ``None`` means ``1 / n_samples``, the paper's choice
         (eq. 7). Only the ratio ``C / alpha`` enters the g-step; ``alpha`` and ``eta``
@@ -113,7 +115,7 @@ mode_, nystrom_, kernels_, n_views_
 
     def __init__(
         self,
-        alpha: float = 1e-3,
+        alpha: float = 1e-5,
         eta: float = 1.0,
         metric: str = "dense",
         learn_weights: bool = False,
@@ -131,6 +133,7 @@ mode_, nystrom_, kernels_, n_views_
         views: Any = None,
         random_state: Any = None,
         solver: str = "auto",
+        bandwidth_factor: float = 4.0,
         C: float | None = None,
         svm_tol: float = 1e-3,
         svm_max_epochs: int = 1000,
@@ -142,6 +145,7 @@ mode_, nystrom_, kernels_, n_views_
             kernel_params=kernel_params, max_iter=max_iter, tol=tol, step_size=step_size,
             n_a_steps=n_a_steps, sparse_threshold=sparse_threshold, eig_floor=eig_floor,
             chunk_size=chunk_size, views=views, random_state=random_state, solver=solver,
+            bandwidth_factor=bandwidth_factor,
         )
         self.C = C
         self.svm_tol = svm_tol
