@@ -266,6 +266,8 @@ class _MVMLCVBase(BaseEstimator):
             y = column_or_1d(np.asarray(y), warn=True)
             check_classification_targets(y)
             self.classes_, yi = np.unique(y, return_inverse=True)
+            if len(self.classes_) == 0:
+                raise ValueError(f"{type(self).__name__}: y is empty (0 samples)")
             if len(self.classes_) < 2:
                 raise ValueError(
                     f"{type(self).__name__} needs samples of at least 2 classes; y has only "

@@ -761,6 +761,8 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         return self._fit_targets(X, Y)
 
     def _check_n_classes(self) -> None:
+        if len(self.classes_) == 0:
+            raise ValueError(f"{type(self).__name__}: y is empty (0 samples)")
         if len(self.classes_) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes; y has only "
