@@ -17,11 +17,26 @@ Errors name the view and the problem, e.g. ``"view 2 has 50 samples, view 0 has 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    Options,
+    RealNotInt,
+    StrOptions,
+)
 
 __all__ = [
+    "KERNEL_NAMES",
+    "KernelSpec",
+    "common_constraints",
+    "positive_real",
+    "nonnegative_real",
+    "positive_int",
+    "InvalidParameterError",
     "check_views",
     "split_views",
     "check_targets_finite",
@@ -29,6 +44,85 @@ __all__ = [
     "validate_array_input",
     "check_precomputed_kernel",
 ]
+
+
+# ----------------------------------------------------------------------------- parameters
+#: kernel names accepted by :class:`mvkernels.kernels.ViewKernel` (case-insensitive)
+KERNEL_NAMES = ("rbf", "gaussian", "laplacian", "linear", "poly", "polynomial", "precomputed")
+
+
+class KernelSpec(Options):
+    """Constraint for a ``kernel`` parameter: a kernel name, a callable, or a list of them.
+
+    Names are matched case-insensitively against :data:`KERNEL_NAMES`; a list/tuple gives
+    one kernel per view (its length is checked against the data in ``fit``).
+    ``allow_list=False`` for estimators with a single kernel (early fusion, OLOK).
+    (A subclass of scikit-learn's ``Options`` so that ``_parameter_constraints`` takes it.)
+    """
+
+    def __init__(self, allow_list: bool = True, allow_precomputed: bool = True):
+        super().__init__(object, set(KERNEL_NAMES))
+        self.allow_list = allow_list
+        self.allow_precomputed = allow_precomputed
+
+    def _one(self, val: Any) -> bool:
+        if callable(val):
+            return True
+        if isinstance(val, str):
+            name = val.lower()
+            return name in KERNEL_NAMES and (self.allow_precomputed or name != "precomputed")
+        return False
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        if self._one(val):
+            return True
+        return (self.allow_list and isinstance(val, (list, tuple)) and len(val) > 0
+                and all(self._one(v) for v in val))
+
+    def __str__(self) -> str:
+        names = [n for n in KERNEL_NAMES if self.allow_precomputed or n != "precomputed"]
+        out = f"a str among {names} or a callable"
+        return out + (" or a non-empty list of those (one per view)" if self.allow_list else "")
+
+
+def positive_real() -> Interval:
+    """Constraint: a finite real number ``> 0``."""
+    return Interval(Real, 0, np.inf, closed="neither")
+
+
+def nonnegative_real() -> Interval:
+    """Constraint: a finite real number ``>= 0``."""
+    return Interval(Real, 0, np.inf, closed="left")
+
+
+def positive_int(low: int = 1) -> Interval:
+    """Constraint: an int ``>= low``."""
+    return Interval(Integral, low, None, closed="left")
+
+
+def common_constraints(*, landmarks_optional: bool = True) -> dict[str, list]:
+    """``_parameter_constraints`` entries shared by the kernel estimators.
+
+    ``kernel``, ``kernel_params``, ``n_landmarks`` (int >= 1 or a fraction in (0, 1];
+    also None, full kernels, when ``landmarks_optional``), ``landmarks``, ``views`` and
+    ``random_state``. Merge into an estimator's own dict; scikit-learn's
+    ``BaseEstimator._validate_params`` (run by ``sklearn.base._fit_context``) then checks
+    every parameter once, at ``fit``, whatever the mode (e.g. ``landmarks`` even with
+    full kernels). The contents of ``kernel_params`` are checked when the kernels are
+    built (:class:`mvkernels.kernels.ViewKernel`).
+    """
+    n_landmarks: list = [Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="right")]
+    if landmarks_optional:
+        n_landmarks.append(None)
+    return {
+        "kernel": [KernelSpec()],
+        "kernel_params": [dict, list, tuple, None],
+        "n_landmarks": n_landmarks,
+        "landmarks": [StrOptions({"uniform", "kmeans++"})],
+        "views": ["array-like", None],
+        "random_state": ["random_state"],
+    }
 
 
 def is_dask_collection(x: Any) -> bool:
@@ -263,7 +357,9 @@ def check_precomputed_kernel(
         scale = max(np.abs(K).max(), 1e-300)
         if not np.allclose(K, K.T, rtol=0, atol=1e-8 * scale):
             raise ValueError(f"view {view}: precomputed kernel is not symmetric")
-        eig = np.linalg.eigvalsh(K)
+        from ._linalg import robust_eigvalsh
+
+        eig = robust_eigvalsh(K, what=f"view {view}: precomputed kernel")
         if eig[0] < -psd_tol * max(abs(eig[-1]), abs(eig[0])):
             raise ValueError(
                 f"view {view}: precomputed kernel is not positive semi-definite "

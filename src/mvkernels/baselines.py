@@ -47,15 +47,26 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._linalg import robust_eigh, robust_eigvalsh
 from ._threads import serial_blas
-from ._validation import check_precomputed_kernel, check_targets_finite, check_views
+from ._validation import (
+    KernelSpec,
+    check_precomputed_kernel,
+    check_targets_finite,
+    check_views,
+    common_constraints,
+    nonnegative_real,
+    positive_int,
+    positive_real,
+)
 from .kernels import make_view_kernels
 from .nystrom import BlockNystrom, resolve_n_landmarks, uniform_indices
 
@@ -146,7 +157,7 @@ def okl_c_step(VK: np.ndarray | None, dK: np.ndarray, Y: np.ndarray, L: np.ndarr
     the (convex in C) objective :func:`okl_objective` for fixed ``L``. ``VK=None`` means
     ``K = diag(dK)`` (the problem rotated into the eigenbasis of K).
     """
-    dL, VL = linalg.eigh(_sym(L), check_finite=False)
+    dL, VL = robust_eigh(L, what="OKL output kernel L")
     dL = np.maximum(dL, 0.0)
     Yr = Y if VK is None else VK.T @ Y
     Cr = ((Yr @ VL) / (dK[:, None] * dL[None, :] + alpha)) @ VL.T
@@ -166,22 +177,10 @@ def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.
 
 
 def _okl_l_step_e(E: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
-    m, V = linalg.eigh(_sym(E.T @ E), check_finite=False)
+    m, V = robust_eigh(E.T @ E, what="OKL matrix E^T E")
     R = E.T @ Y
     R = R + R.T - alpha * _sym(C.T @ E)
     return _sym(V @ ((V.T @ R @ V) / (m[:, None] + m[None, :] + 2 * alpha)) @ V.T)
-
-
-def _check_positive(name: str, value: Any, allow_zero: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) \
-            or (value < 0 if allow_zero else value <= 0):
-        op = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {op}, got {value!r}")
-
-
-def _check_int(name: str, value: Any, low: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
 
 
 # ============================================================================ kernel maps
@@ -306,13 +305,16 @@ class _Base(BaseEstimator):
     """
 
     _is_classifier = False
+    _parameter_constraints: dict = {
+        **common_constraints(),
+        "alpha": [positive_real()],
+        "C": [positive_real()],
+        "loss": [StrOptions(set(LOSSES))],
+    }
 
     def _check_common(self) -> None:
-        if getattr(self, "loss", "squared") not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        _check_positive("alpha", self.alpha)
-        if hasattr(self, "C"):
-            _check_positive("C", self.C)
+        """Checks that involve more than one parameter (each one is checked by
+        ``_parameter_constraints`` at fit)."""
 
     def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         return Xs
@@ -352,6 +354,7 @@ class _Base(BaseEstimator):
         return ViewGrams(self.kernel, self.kernel_params, self.n_landmarks, self.landmarks,
                          self.random_state)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "_Base":
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
         self._check_common()
@@ -419,11 +422,11 @@ def _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, ran
 
 # ---------------------------------------------------------------------------- single view
 class _SingleView(_Base):
-    def _check_common(self) -> None:
-        super()._check_common()
-        if self.view != "best":
-            _check_int("view", self.view, low=0)
-        _check_int("cv", self.cv, low=2)
+    _parameter_constraints: dict = {
+        **_Base._parameter_constraints,
+        "view": [StrOptions({"best"}), Interval(Integral, 0, None, closed="left")],
+        "cv": [positive_int(2)],
+    }
 
     def _model(self) -> _GramModel:
         return _GramModel(getattr(self, "loss", "squared"), self.alpha,
@@ -531,14 +534,15 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
 
 # ---------------------------------------------------------------------------- early fusion
 class _EarlyFusion(_Base):
+    _parameter_constraints: dict = {
+        **_Base._parameter_constraints,
+        "kernel": [KernelSpec(allow_list=False, allow_precomputed=False)],
+    }
+
     def _check_common(self) -> None:
-        super()._check_common()
         if isinstance(self.kernel_params, (list, tuple)):
             raise TypeError("early fusion uses one kernel on the concatenated views: "
                             "kernel_params must be one dict, not a list")
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            raise ValueError("early fusion concatenates the views' features; "
-                             "kernel='precomputed' is not possible")
 
     def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         return [np.hstack(Xs)]
@@ -658,13 +662,12 @@ class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
 
 # ---------------------------------------------------------------------------- lpMKL
 class _LpMKL(_Base):
-    def _check_common(self) -> None:
-        super()._check_common()
-        if isinstance(self.p, bool) or not isinstance(self.p, Real) or not self.p >= 1 \
-                or not np.isfinite(self.p):
-            raise ValueError(f"p must be a finite number >= 1, got {self.p!r}")
-        _check_int("max_iter", self.max_iter)
-        _check_positive("tol", self.tol, allow_zero=True)
+    _parameter_constraints: dict = {
+        **_Base._parameter_constraints,
+        "p": [Interval(Real, 1, np.inf, closed="left")],
+        "max_iter": [positive_int()],
+        "tol": [nonnegative_real()],
+    }
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         loss = getattr(self, "loss", "squared")
@@ -793,15 +796,16 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
 
 # ---------------------------------------------------------------------------- OKL
 class _OKL(_Base):
-    def _check_common(self) -> None:
-        super()._check_common()
-        _check_int("max_iter", self.max_iter)
-        _check_positive("tol", self.tol, allow_zero=True)
+    _parameter_constraints: dict = {
+        **_Base._parameter_constraints,
+        "max_iter": [positive_int()],
+        "tol": [nonnegative_real()],
+    }
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         lam = self.alpha
         K = _sym(sum(grams) / len(grams))
-        dK, VK = linalg.eigh(K, check_finite=False)
+        dK, VK = robust_eigh(K, what="OKL input kernel")
         dK = np.maximum(dK, 0.0)
         T = Y.shape[1]
         L = np.eye(T)
@@ -827,7 +831,7 @@ class _OKL(_Base):
                           ConvergenceWarning)
         self.coef_ = C
         self.output_kernel_ = L
-        self.output_kernel_min_eigenvalue_ = float(linalg.eigvalsh(L)[0])
+        self.output_kernel_min_eigenvalue_ = float(robust_eigvalsh(L, what="OKL output kernel L")[0])
         self.objective_ = np.asarray(history)
         self.n_iter_ = it
 
@@ -991,10 +995,17 @@ class _MLKR(BaseEstimator):
 
     _is_classifier = False
     _multi_output = False
+    _parameter_constraints: dict = {
+        "n_components": [positive_int(), None],
+        "max_iter": [positive_int()],
+        "n_landmarks": common_constraints()["n_landmarks"],
+        "views": ["array-like", None],
+        "random_state": ["random_state"],
+    }
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "_MLKR":
         """Fit on views ``X`` and targets / labels ``y``."""
-        _check_int("max_iter", self.max_iter)
         X = _validate_array(self, X, reset=True)
         Xs = check_views(X, views=self.views, ensure_min_samples=2)
         Z = np.hstack(Xs)

@@ -30,11 +30,13 @@ Dask input (optional extra ``mvkernels[dask]``): :class:`BlockNystrom` ``fit``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from numbers import Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._landmarks import (
@@ -45,13 +47,20 @@ from ._landmarks import (
     select_landmarks_numpy,
     uniform_indices,
 )
+from ._linalg import robust_eigh
 from ._moments import (
     FeatureMoments,
     _as_targets,
     moments_from_chunks,
     numpy_feature_moments,
 )
-from ._validation import check_precomputed_kernel, check_views, is_dask_collection
+from ._validation import (
+    check_precomputed_kernel,
+    check_views,
+    common_constraints,
+    is_dask_collection,
+    positive_int,
+)
 from .kernels import ViewKernel, make_view_kernels
 
 __all__ = [
@@ -113,7 +122,7 @@ def sqrt_pinv_psd(W: np.ndarray, eig_floor: float = 1e-10) -> tuple[np.ndarray, 
     Eigenvalues ``<= eig_floor * max eigenvalue`` count as zero.
     """
     W = 0.5 * (W + W.T)
-    s, V = np.linalg.eigh(W)
+    s, V = robust_eigh(W, what="landmark kernel matrix W")
     top = s[-1] if s.size else 0.0
     if not top > 0:
         raise ValueError("the landmark kernel matrix is zero or negative definite")
@@ -237,6 +246,12 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     n_views_, n_landmarks_, n_features_view_ : fitted sizes.
     """
 
+    _parameter_constraints: dict = {
+        **common_constraints(landmarks_optional=False),
+        "eig_floor": [Interval(Real, 0, 1, closed="left")],
+        "chunk_size": [positive_int(), None],
+    }
+
     def __init__(
         self,
         kernel: str | Callable | Sequence = "rbf",
@@ -258,8 +273,14 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # -- fitting -----------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "BlockNystrom":
-        """Fit the kernels (bandwidths), choose landmarks, factor each ``W_l``."""
+        """Fit the kernels (bandwidths), choose landmarks, factor each ``W_l``.
+
+        Every parameter is checked first (``_parameter_constraints``): e.g. ``eig_floor``
+        must lie in [0, 1), ``chunk_size`` be None or an int >= 1, ``landmarks`` a known
+        strategy, whatever the input.
+        """
         _check_known_lengths(X)
         Xs = check_views(X, views=self.views)
         self._fit_views(Xs)

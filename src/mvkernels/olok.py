@@ -58,16 +58,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._linalg import robust_eigh
 from ._threads import serial_blas
+from ._validation import KernelSpec, nonnegative_real, positive_int, positive_real
 from .operator_kernels import DecomposableKernel, OperatorKernel
 
 __all__ = ["OLOKRegressor", "VVRLSRegressor", "olok_reference", "theorem_t0"]
@@ -244,6 +247,23 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     """
 
     _block_size = 256
+    _parameter_constraints: dict = {
+        "kernel": [KernelSpec(allow_list=False, allow_precomputed=False), OperatorKernel],
+        "kernel_params": [dict, None],
+        "output_kernel": "no_validation",  # checked when the kernel is built
+        "eta0": [positive_real()],
+        "learning_rate": [StrOptions({"invscaling", "constant"}), callable],
+        "power_t": [nonnegative_real()],
+        "alpha": [nonnegative_real()],
+        "truncation": [Interval(Integral, 1, None, closed="left"), StrOptions({"theorem"}),
+                       None],
+        "truncation_eps": [Interval(Real, 0, 0.5, closed="neither")],
+        "truncation_t0": [positive_int(), None],
+        "truncation_scale": [positive_real()],
+        "loss": [StrOptions(set(_LOSSES))],
+        "epsilon": [nonnegative_real()],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -285,6 +305,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self) -> None:
+        self._validate_params()  # every parameter (_parameter_constraints), then the joint rules
+
         def pos(name: str, v: Any, strict: bool = True) -> float:
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
                 raise TypeError(f"{name} must be a number, got {v!r}")
@@ -383,7 +405,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             )
         self.kernel_.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
         self._B = self.kernel_.B if self.kernel_.decomposable else None
-        self._B_eig = np.linalg.eigh(self._B) if self._B is not None else None
+        self._B_eig = robust_eigh(self._B, what="output kernel B") if self._B is not None else None
         self.n_outputs_ = d
         self._y_1d = y_1d
         self._loss_fn, self._grad_fn = _LOSSES[self.loss]
@@ -770,6 +792,11 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         The regularisation ``lambda`` (> 0).
     random_state : int, RandomState or None
         Subsampling for the default bandwidth.
+    max_memory_bytes : int or None, default 2 GiB
+        Refuse (``MemoryError``, before building anything) a fit whose kernel matrices
+        need more (:meth:`memory_estimate`: ``3 n^2`` float64 for a decomposable kernel,
+        ``3 (nd)^2`` otherwise; n=15000 is about 5 GiB). None: no limit. For large n use
+        :class:`OLOKRegressor` or a Nystrom approximation.
 
     Attributes
     ----------
@@ -779,14 +806,25 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         ``c_i``.
     """
 
+    _parameter_constraints: dict = {
+        "kernel": [KernelSpec(allow_list=False, allow_precomputed=False), OperatorKernel],
+        "kernel_params": [dict, None],
+        "output_kernel": "no_validation",  # checked when the kernel is built
+        "alpha": [positive_real()],
+        "random_state": ["random_state"],
+        "max_memory_bytes": [positive_int(), None],
+    }
+
     def __init__(self, kernel: str | Callable | OperatorKernel = "rbf",
                  kernel_params: dict | None = None, output_kernel: Any = None,
-                 alpha: float = 1.0, random_state: Any = None):
+                 alpha: float = 1.0, random_state: Any = None,
+                 max_memory_bytes: int | None = 2 * 1024**3):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.output_kernel = output_kernel
         self.alpha = alpha
         self.random_state = random_state
+        self.max_memory_bytes = max_memory_bytes
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -794,18 +832,30 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         return tags
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> "VVRLSRegressor":
-        """Solve the vv-RLS system on ``(X, y)``."""
+        """Solve the vv-RLS system on ``(X, y)``.
+
+        Raises ``MemoryError`` before any kernel is built when the estimated memory
+        (:meth:`memory_estimate`) exceeds ``max_memory_bytes``.
+        """
         a = self.alpha
-        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, float, np.number)):
-            raise TypeError(f"alpha must be a number, got {a!r}")
-        if not (np.isfinite(a) and a > 0):
-            raise ValueError(f"alpha must be > 0, got {a!r}")
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         self._y_1d = y.ndim == 1
         Y = y.reshape(-1, 1) if self._y_1d else y
         n, d = Y.shape
+        need = self.memory_estimate(n, d)
+        if self.max_memory_bytes is not None and need > self.max_memory_bytes:
+            raise MemoryError(
+                f"VVRLSRegressor needs about {need / 2**30:.2f} GiB for n={n} samples and "
+                f"d={d} outputs (three {'n x n' if self._decomposable_hint() else 'nd x nd'} "
+                f"float64 matrices), above max_memory_bytes={self.max_memory_bytes} "
+                f"({self.max_memory_bytes / 2**30:.2f} GiB). Use OLOKRegressor (online, "
+                "truncation=... bounds the memory), a Nystrom approximation (e.g. "
+                "MVMLRegressor(n_landmarks=...) or BlockNystrom features with a linear "
+                "ridge), or raise max_memory_bytes (None: no limit)."
+            )
         if n < 2 and isinstance(self.kernel, str) and not self.kernel_params:
             raise ValueError("got 1 sample; the default bandwidth needs at least 2 samples")
         kern = _make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
@@ -813,7 +863,7 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         lam = float(a)
         if kern.decomposable:
             K = kern.scalar(X, X)
-            s, V = np.linalg.eigh(kern.B)
+            s, V = robust_eigh(kern.B, what="output kernel B")
             Yr = Y @ V
             Cr = np.empty_like(Yr)
             tol = 1e-12 * max(abs(s).max(), 1e-300)
@@ -847,6 +897,17 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         self.dual_coef_ = C
         self.n_outputs_ = d
         return self
+
+    def _decomposable_hint(self) -> bool:
+        k = self.kernel
+        return not isinstance(k, OperatorKernel) or bool(getattr(k, "decomposable", False))
+
+    def memory_estimate(self, n_samples: int, n_outputs: int) -> int:
+        """Bytes the fit needs: about ``3 n^2`` float64 for a decomposable kernel
+        (the Gram matrix, the regularised copy and its Cholesky factor), ``3 (n d)^2``
+        for a general operator kernel (the ``nd x nd`` block matrix)."""
+        m = n_samples if self._decomposable_hint() else n_samples * n_outputs
+        return int(3 * 8 * m * m)
 
     @staticmethod
     def _cholesky(A: np.ndarray):

@@ -1,0 +1,122 @@
+"""Reliability: parameters checked once at fit, one validation path, clear errors, limits."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from mvkernels import baselines as B
+from mvkernels.kernels import ViewKernel
+from mvkernels.nystrom import BlockNystrom
+from mvkernels.olok import OLOKRegressor, VVRLSRegressor
+
+
+@pytest.fixture
+def data():
+    rng = np.random.RandomState(0)
+    Xs = [rng.standard_normal((30, 3)), rng.standard_normal((30, 2))]
+    y = Xs[0][:, 0] + Xs[1][:, 1]
+    return Xs, y
+
+
+BASELINES = [B.SingleViewRegressor, B.EarlyFusionRegressor, B.LateFusionRegressor,
+             B.LpMKLRegressor, B.OKLRegressor]
+
+
+# ------------------------------------------------------------------ 13.3 parameters at fit
+@pytest.mark.parametrize("params, match", [
+    ({"eig_floor": 2}, "'eig_floor' parameter of BlockNystrom must be a float in the range "
+                       r"\[0.0, 1.0\)"),
+    ({"eig_floor": -0.1}, "eig_floor"),
+    ({"chunk_size": -1}, "'chunk_size' parameter"),
+    ({"chunk_size": 2.5}, "'chunk_size' parameter"),
+    ({"landmarks": "foo"}, "'landmarks' parameter"),
+    ({"n_landmarks": 1.5}, "'n_landmarks' parameter"),
+    ({"n_landmarks": 0}, "'n_landmarks' parameter"),
+    ({"kernel": "cosine"}, "'kernel' parameter"),
+    ({"kernel_params": "gamma=1"}, "'kernel_params' parameter"),
+    ({"kernel_params": {"gamma": "1"}}, "view 0: kernel parameter gamma must be a real"),
+    ({"kernel": "poly", "kernel_params": {"degree": 2.5}},
+     "view 0: kernel parameter degree must be an int"),
+    ({"kernel": "poly", "kernel_params": {"coef0": np.nan}}, "coef0 must be finite"),
+])
+def test_blocknystrom_parameters_checked_at_fit(data, params, match):
+    Xs, _ = data
+    with pytest.raises((ValueError, TypeError), match=match):
+        BlockNystrom(**params).fit(Xs)
+
+
+def test_eig_floor_and_chunk_size_valid_values_work(data):
+    Xs, _ = data
+    U = BlockNystrom(n_landmarks=10, eig_floor=0.0, chunk_size=7, random_state=0).fit(Xs)
+    out = U.transform(Xs)
+    assert out.shape == (30, 20) and np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("cls", BASELINES)
+@pytest.mark.parametrize("params, match", [
+    ({"landmarks": "foo"}, "'landmarks' parameter"),   # unused (full kernels), still refused
+    ({"alpha": -1.0}, "'alpha' parameter"),
+    ({"alpha": np.nan}, "'alpha' parameter"),
+    ({"kernel_params": {"gamma": "big"}}, "kernel parameter gamma must be a real"),
+    ({"kernel": "poly", "kernel_params": {"degree": 1.5}}, "degree must be an int"),
+    ({"n_landmarks": -3}, "'n_landmarks' parameter"),
+    ({"random_state": "seed"}, "'random_state' parameter"),
+])
+def test_baselines_parameters_checked_at_fit_whatever_the_mode(data, cls, params, match):
+    Xs, y = data
+    with pytest.raises((ValueError, TypeError), match=match):
+        cls(**params).fit(Xs, y)
+
+
+@pytest.mark.parametrize("cls, params, match", [
+    (B.LpMKLRegressor, {"p": 0.5}, "'p' parameter"),
+    (B.LpMKLRegressor, {"max_iter": 2.5}, "'max_iter' parameter"),
+    (B.OKLRegressor, {"tol": -1}, "'tol' parameter"),
+    (B.SingleViewRegressor, {"cv": 1}, "'cv' parameter"),
+    (B.SingleViewRegressor, {"view": "worst"}, "'view' parameter"),
+    (B.SingleViewClassifier, {"loss": "log"}, "'loss' parameter"),
+    (B.EarlyFusionClassifier, {"kernel": "precomputed"}, "'kernel' parameter"),
+    (B.MLKRRegressor, {"n_components": 0}, "'n_components' parameter"),
+    (B.MLKRRegressor, {"max_iter": -5}, "'max_iter' parameter"),
+])
+def test_baseline_specific_parameters(data, cls, params, match):
+    Xs, y = data
+    target = y if "Regressor" in cls.__name__ else y > 0
+    with pytest.raises((ValueError, TypeError), match=match):
+        cls(**params).fit(Xs, target)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"eta0": "1"}, "'eta0' parameter"),
+    ({"truncation": 2.5}, "'truncation' parameter"),
+    ({"truncation_eps": 0.7}, "'truncation_eps' parameter"),
+    ({"kernel_params": {"gamma": "x"}}, "kernel parameter gamma"),
+    ({"kernel": "poly", "kernel_params": {"degree": 0.5}}, "degree must be an int"),
+])
+def test_olok_parameters(data, params, match):
+    Xs, y = data
+    with pytest.raises((ValueError, TypeError), match=match):
+        OLOKRegressor(**params).fit(Xs[0], y)
+
+
+def test_kernel_param_values_are_checked_when_built():
+    with pytest.raises(TypeError, match="view 2: kernel parameter sigma must be a real"):
+        ViewKernel("rbf", {"sigma": [1.0]}, view=2)
+    with pytest.raises(TypeError, match="degree must be an int"):
+        ViewKernel("poly", {"degree": True})
+    ViewKernel("poly", {"degree": np.int64(2), "gamma": np.float32(0.5), "coef0": 0})
+
+
+# ------------------------------------------------------------------ 13.6 vv-RLS memory budget
+def test_vvrls_refuses_above_memory_budget(data):
+    Xs, y = data
+    with pytest.raises(MemoryError, match="OLOKRegressor.*Nystrom"):
+        VVRLSRegressor(max_memory_bytes=1000).fit(Xs[0], y)
+    est = VVRLSRegressor(max_memory_bytes=None).fit(Xs[0], y)
+    assert est.memory_estimate(30, 1) == 3 * 8 * 30 * 30
+    # the default budget (2 GiB) refuses n = 15000 before building anything
+    assert VVRLSRegressor().memory_estimate(15000, 20) > 2 * 1024**3
