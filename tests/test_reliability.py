@@ -120,3 +120,83 @@ def test_vvrls_refuses_above_memory_budget(data):
     assert est.memory_estimate(30, 1) == 3 * 8 * 30 * 30
     # the default budget (2 GiB) refuses n = 15000 before building anything
     assert VVRLSRegressor().memory_estimate(15000, 20) > 2 * 1024**3
+
+
+# ------------------------------------------------------------------ 13.4 one validation path
+def _containers(Xs, views=(3, 2)):
+    import pandas as pd
+
+    X = np.hstack(Xs)
+    return {
+        "list of views": (list(Xs), None),
+        "list of nested lists": ([Xs[0], Xs[1].tolist()], None),
+        "single array": (X, list(views)),
+        "DataFrame": (pd.DataFrame(X, columns=list("abcde")), list(views)),
+    }
+
+
+@pytest.mark.parametrize("container", ["list of views", "list of nested lists", "single array",
+                                       "DataFrame"])
+@pytest.mark.parametrize("make", [
+    lambda v: B.LateFusionRegressor(views=v), lambda v: B.OKLRegressor(views=v, max_iter=3),
+    lambda v: B.MLKRRegressor(views=v, max_iter=3), lambda v: BlockNystrom(views=v),
+])
+def test_complex_views_refused_on_every_container(data, container, make):
+    Xs, y = data
+    Xc = [Xs[0], Xs[1] + 1j]
+    X, views = _containers(Xc)[container]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # never a ComplexWarning
+        with pytest.raises(ValueError, match="Complex data not supported: (view 1|X) is complex"):
+            make(views).fit(X, y)
+
+
+@pytest.mark.parametrize("est", [B.LateFusionRegressor(), B.LpMKLRegressor(max_iter=2),
+                                 B.SingleViewClassifier(), B.MLKRRegressor(max_iter=2)])
+def test_complex_targets_refused(data, est):
+    Xs, y = data
+    target = (y > 0) + 0j if "Classifier" in type(est).__name__ else y + 1j
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="Complex data not supported: y is complex"):
+            est.fit(Xs, target)
+
+
+@pytest.mark.parametrize("X_c, y_c", [(True, False), (False, True)])
+@pytest.mark.parametrize("cls", [OLOKRegressor, VVRLSRegressor])
+def test_olok_complex_refused(data, cls, X_c, y_c):
+    Xs, y = data
+    X = Xs[0] + (1j if X_c else 0)
+    yy = y + (1j if y_c else 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="Complex data not supported"):
+            cls().fit(X, yy)
+    with pytest.raises(ValueError, match="Complex data not supported: x is complex"):
+        OLOKRegressor().learn_one(Xs[0][0] + 1j, 1.0)
+
+
+def test_dataframe_views_by_column_labels(data):
+    import pandas as pd
+
+    Xs, y = data
+    df = pd.DataFrame(np.hstack(Xs), columns=["a", "b", "c", "d", "e"])
+    by_label = B.LateFusionRegressor(views=[["a", "b", "c"], ["d", "e"]]).fit(df, y)
+    by_size = B.LateFusionRegressor(views=[3, 2]).fit(np.hstack(Xs), y)
+    np.testing.assert_allclose(by_label.predict(df), by_size.predict(np.hstack(Xs)))
+    # labels in another order select those columns
+    swapped = B.LateFusionRegressor(views=[["d", "e"], ["a", "b", "c"]]).fit(df, y)
+    np.testing.assert_allclose(swapped.predict(df),
+                               B.LateFusionRegressor().fit([Xs[1], Xs[0]], y).predict(Xs[::-1]))
+    with pytest.raises(ValueError, match="view 1: column label 'zz' is not a column of X"):
+        B.LateFusionRegressor(views=[["a"], ["zz"]]).fit(df, y)
+    with pytest.raises(TypeError, match="labels need a pandas DataFrame"):
+        B.LateFusionRegressor(views=[["a"], ["b"]]).fit(np.hstack(Xs), y)
+
+
+def test_cross_validation_with_single_array_and_views(data):
+    from sklearn.model_selection import cross_val_score
+
+    Xs, y = data
+    scores = cross_val_score(B.LateFusionRegressor(views=[3, 2]), np.hstack(Xs), y, cv=3)
+    assert scores.shape == (3,) and np.isfinite(scores).all()

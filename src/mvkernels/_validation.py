@@ -16,6 +16,7 @@ Errors name the view and the problem, e.g. ``"view 2 has 50 samples, view 0 has 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import Any
@@ -37,6 +38,9 @@ __all__ = [
     "nonnegative_real",
     "positive_int",
     "InvalidParameterError",
+    "as_real_array",
+    "check_not_complex",
+    "check_real_targets",
     "check_views",
     "split_views",
     "check_targets_finite",
@@ -130,7 +134,86 @@ def is_dask_collection(x: Any) -> bool:
     return type(x).__module__.startswith("dask.") and hasattr(x, "chunks")
 
 
-def _normalise_view_spec(views: Any, n_columns: int) -> list[np.ndarray | slice]:
+def _complex_error(what: str) -> ValueError:
+    return ValueError(f"Complex data not supported: {what} is complex; mvkernels needs real "
+                      "data (pass the real and imaginary parts as separate columns if both "
+                      "matter)")
+
+
+def check_not_complex(x: Any, what: str) -> None:
+    """Raise the library's complex-data ``ValueError`` if ``x`` holds complex numbers.
+
+    Checks dtypes only for arrays and DataFrames; other containers are converted once.
+    """
+    if is_dask_collection(x):
+        if np.dtype(x.dtype).kind == "c":
+            raise _complex_error(what)
+        return
+    if hasattr(x, "dtypes") and hasattr(x, "to_numpy"):  # pandas DataFrame / Series
+        dts = x.dtypes if hasattr(x.dtypes, "__iter__") else [x.dtypes]
+        if any(isinstance(t, np.dtype) and t.kind == "c" for t in dts):
+            raise _complex_error(what)
+        return
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "c":
+            raise _complex_error(what)
+        if x.dtype.kind != "O":
+            return
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError):
+        return  # not array-like: reported by the caller's conversion
+    if arr.dtype.kind == "c" or (arr.dtype.kind == "O" and any(
+            isinstance(v, (complex, np.complexfloating)) for v in arr.ravel()[:10000])):
+        raise _complex_error(what)
+
+
+def as_real_array(x: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
+    """``np.asarray(x, dtype)`` that refuses complex input instead of dropping the imaginary part.
+
+    Every container goes through here (a view, the single array, a DataFrame, targets), so
+    complex data gets the same clear ``ValueError`` everywhere, never a ``ComplexWarning``.
+    ``dtype=None`` keeps the inferred dtype (labels), converting object arrays if numeric.
+    """
+    check_not_complex(x, what)
+    if hasattr(x, "dtypes") and hasattr(x, "to_numpy"):
+        x = x.to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            arr = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
+        except np.exceptions.ComplexWarning:
+            raise _complex_error(what) from None
+    if arr.dtype.kind == "c":
+        raise _complex_error(what)
+    return arr
+
+
+def _label_positions(v: Any, feature_names: Any, i: int) -> np.ndarray | None:
+    """Column positions of a view given by column labels (None if ``v`` is not labels)."""
+    if isinstance(v, (str, bytes)):
+        v = [v]
+    if isinstance(v, slice) or not isinstance(v, (list, tuple, np.ndarray)):
+        return None
+    items = list(v)
+    if not items or all(isinstance(c, (int, np.integer, bool, np.bool_)) for c in items):
+        return None
+    if feature_names is None:
+        raise TypeError(
+            f"view {i} lists column labels {items[:3]!r}...; labels need a pandas DataFrame "
+            "(or fitted feature names); with a NumPy array give column positions"
+        )
+    names = list(np.asarray(feature_names, dtype=object))
+    out = []
+    for c in items:
+        if c not in names:
+            raise ValueError(f"view {i}: column label {c!r} is not a column of X")
+        out.append(names.index(c))
+    return np.asarray(out, dtype=np.intp)
+
+
+def _normalise_view_spec(views: Any, n_columns: int,
+                         feature_names: Any = None) -> list[np.ndarray | slice]:
     """Turn a ``views`` specification into a list of column selectors."""
     if views is None:
         return [slice(0, n_columns)]
@@ -155,6 +238,9 @@ def _normalise_view_spec(views: Any, n_columns: int) -> list[np.ndarray | slice]
         return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
     selectors: list[np.ndarray | slice] = []
     for i, v in enumerate(views):
+        labels = _label_positions(v, feature_names, i)
+        if labels is not None:
+            v = labels
         if isinstance(v, slice):
             idx = np.arange(n_columns)[v]
         else:
@@ -181,9 +267,17 @@ def _normalise_view_spec(views: Any, n_columns: int) -> list[np.ndarray | slice]
     return selectors
 
 
-def split_views(X: Any, views: Any) -> list[Any]:
-    """Cut the columns of one 2-D array into views (no copy for slices)."""
-    selectors = _normalise_view_spec(views, X.shape[1])
+def split_views(X: Any, views: Any, feature_names: Any = None) -> list[Any]:
+    """Cut the columns of one 2-D array into views (no copy for slices).
+
+    A view may be given by column labels (a list of labels per view) when ``X`` is a
+    pandas DataFrame or ``feature_names`` (e.g. a fitted ``feature_names_in_``) is given.
+    """
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        if feature_names is None:
+            feature_names = np.asarray(X.columns, dtype=object)
+        X = as_real_array(X, "X")
+    selectors = _normalise_view_spec(views, X.shape[1], feature_names)
     return [X[:, s] for s in selectors]
 
 
@@ -205,8 +299,12 @@ def _check_one_view(
             "(call .toarray() first)"
         )
     try:
-        arr = np.asarray(Xv, dtype=dtype)
-    except (TypeError, ValueError) as exc:
+        arr = as_real_array(Xv, f"view {i}", dtype=dtype)
+    except ValueError as exc:
+        if "complex" in str(exc):
+            raise
+        raise ValueError(f"view {i} could not be read as a numeric array: {exc}") from exc
+    except TypeError as exc:
         raise ValueError(f"view {i} could not be read as a numeric array: {exc}") from exc
     if arr.ndim == 1:
         raise ValueError(
@@ -237,6 +335,7 @@ def check_views(
     dtype: Any = np.float64,
     ensure_finite: bool = True,
     ensure_min_samples: int = 1,
+    feature_names: Any = None,
 ) -> list[Any]:
     """Validate multi-view input and return a list of 2-D arrays.
 
@@ -244,8 +343,10 @@ def check_views(
     ----------
     X : list of array-like or array-like of shape (n_samples, n_columns)
         The views, or a single array cut by ``views``.
-    views : None, list of int, list of slice or list of array
-        How to cut a single array into views (ignored for list input).
+    views : None, list of int, list of slice, list of array or list of label lists
+        How to cut a single array into views (ignored for list input). With a pandas
+        DataFrame (or ``feature_names``) a view may be a list of column labels, e.g.
+        ``views=[["x1", "x2"], ["z"]]``.
     n_views : int, optional
         Expected number of views (at predict time: the number seen in ``fit``).
     n_features : sequence of int, optional
@@ -254,6 +355,9 @@ def check_views(
     ensure_finite : bool, default True
         Reject NaN and infinity.
     ensure_min_samples : int, default 1
+    feature_names : array of str, optional
+        Column labels of a single-array ``X`` already converted to NumPy (an estimator's
+        ``feature_names_in_``), for label views.
 
     Returns
     -------
@@ -280,12 +384,12 @@ def check_views(
         if is_list_of_views:
             raw = list(X)
         else:
-            raw = split_views(np.asarray(X, dtype=dtype), views)
+            raw = split_views(as_real_array(X, "X", dtype=dtype), views, feature_names)
     elif isinstance(X, dict):
         raise TypeError("X must be a list of views or a 2-D array, not a dict")
     else:
         if not hasattr(X, "shape"):
-            X = np.asarray(X)
+            X = as_real_array(X, "X", dtype=None)
         if len(X.shape) == 1:
             raise ValueError(
                 f"X is 1-D (shape {X.shape}); expected a list of 2-D views or a 2-D "
@@ -297,7 +401,8 @@ def check_views(
             )
         if not is_dask_collection(X) and X.shape[1] == 0:
             raise ValueError(f"X has 0 columns (shape {X.shape})")
-        raw = split_views(X, views)
+        check_not_complex(X, "X")
+        raw = split_views(X, views, feature_names)
     Xs = [
         _check_one_view(
             Xv, i, dtype=dtype, ensure_finite=ensure_finite,
@@ -325,6 +430,11 @@ def check_views(
                     f"view {i} has {Xv.shape[1]} features, but {d} were seen in fit"
                 )
     return Xs
+
+
+def check_real_targets(y: Any, name: str = "y") -> np.ndarray:
+    """Targets as a float64 array; complex targets are refused (not cast with a warning)."""
+    return as_real_array(y, name)
 
 
 def check_targets_finite(y: np.ndarray, name: str = "y") -> None:
@@ -386,6 +496,7 @@ def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
     """
     if isinstance(X, (list, tuple)) or is_dask_collection(X):
         return X
+    check_not_complex(X, "X")
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
     if _sk_validate_data is not None:
         return _sk_validate_data(est, X, **kw)

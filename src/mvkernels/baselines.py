@@ -59,13 +59,16 @@ from ._linalg import robust_eigh, robust_eigvalsh
 from ._threads import serial_blas
 from ._validation import (
     KernelSpec,
+    as_real_array,
     check_precomputed_kernel,
+    check_real_targets,
     check_targets_finite,
     check_views,
     common_constraints,
     nonnegative_real,
     positive_int,
     positive_real,
+    validate_array_input,
 )
 from .kernels import make_view_kernels
 from .nystrom import BlockNystrom, resolve_n_landmarks, uniform_indices
@@ -286,13 +289,7 @@ class _GramModel:
 
 def _validate_array(est: BaseEstimator, X: Any, reset: bool) -> Any:
     """sklearn-style validation of a single 2-D array (names, widths); lists pass through."""
-    if isinstance(X, (list, tuple)):
-        return X
-    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
-    if _sk_validate_data is not None:
-        return _sk_validate_data(est, X, **kw)
-    kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
-    return est._validate_data(X, **kw)  # pragma: no cover
+    return validate_array_input(est, X, reset)
 
 
 class _Base(BaseEstimator):
@@ -323,7 +320,7 @@ class _Base(BaseEstimator):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         if not self._is_classifier:
-            y = np.asarray(y, dtype=np.float64)
+            y = check_real_targets(y)
             if not self._multi_output:
                 y = column_or_1d(y, warn=True)
             if y.ndim == 1:
@@ -336,7 +333,7 @@ class _Base(BaseEstimator):
             check_targets_finite(y)
             self._y_1d = False
             return y
-        y = column_or_1d(np.asarray(y), warn=True)
+        y = column_or_1d(as_real_array(y, "y", dtype=None), warn=True)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
@@ -359,7 +356,8 @@ class _Base(BaseEstimator):
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
         self._check_common()
         X = _validate_array(self, X, reset=True)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        Xs = check_views(X, views=self.views, ensure_min_samples=2,
+                         feature_names=getattr(self, "feature_names_in_", None))
         Y = self._targets(y)
         if Y.shape[0] != Xs[0].shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
@@ -372,7 +370,8 @@ class _Base(BaseEstimator):
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "grams_")
         X = _validate_array(self, X, reset=False)
-        Xs = check_views(X, views=self.views, n_views=self.n_views_)
+        Xs = check_views(X, views=self.views, n_views=self.n_views_,
+                         feature_names=getattr(self, "feature_names_in_", None))
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))
@@ -1007,7 +1006,8 @@ class _MLKR(BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> "_MLKR":
         """Fit on views ``X`` and targets / labels ``y``."""
         X = _validate_array(self, X, reset=True)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        Xs = check_views(X, views=self.views, ensure_min_samples=2,
+                         feature_names=getattr(self, "feature_names_in_", None))
         Z = np.hstack(Xs)
         Y = _Base._targets(self, y)
         if Y.shape[0] != Z.shape[0]:
@@ -1038,7 +1038,8 @@ class _MLKR(BaseEstimator):
         check_is_fitted(self, "components_")
         X = _validate_array(self, X, reset=False)
         Xs = check_views(X, views=self.views, n_views=self.n_views_,
-                         n_features=self.n_features_view_)
+                         n_features=self.n_features_view_,
+                         feature_names=getattr(self, "feature_names_in_", None))
         Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
         E = self.train_embedding_
         d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)

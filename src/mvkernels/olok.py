@@ -70,7 +70,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._linalg import robust_eigh
 from ._threads import serial_blas
-from ._validation import KernelSpec, nonnegative_real, positive_int, positive_real
+from ._validation import (
+    KernelSpec,
+    as_real_array,
+    check_not_complex,
+    nonnegative_real,
+    positive_int,
+    positive_real,
+)
 from .operator_kernels import DecomposableKernel, OperatorKernel
 
 __all__ = ["OLOKRegressor", "VVRLSRegressor", "olok_reference", "theorem_t0"]
@@ -587,6 +594,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ public API
     def _validate_xy(self, X: Any, y: Any, first: bool) -> tuple[np.ndarray, np.ndarray, bool]:
+        check_not_complex(X, "X")
+        check_not_complex(y, "y")
         X, y = validate_data(self, X, y, reset=first, multi_output=True, y_numeric=True,
                              dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
@@ -654,6 +663,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """``f_t(X)``, shape (n_samples,) if fitted on 1-D ``y``, else (n_samples, n_outputs)."""
         check_is_fitted(self, "t_")
+        check_not_complex(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         P = self._decision(X)
         return P[:, 0] if self._y_1d else P
@@ -680,9 +690,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                     f"feature dict keys {sorted(map(str, x.keys()))} differ from the first "
                     f"ones {sorted(map(str, keys))}"
                 )
-            row = np.array([x[k] for k in keys], dtype=np.float64)
+            row = as_real_array([x[k] for k in keys], "x")
         else:
-            row = np.asarray(x, dtype=np.float64)
+            row = as_real_array(x, "x")
             if row.ndim != 1:
                 raise ValueError(f"learn_one/predict_one take one sample (1-D), got shape {row.shape}")
         return row.reshape(1, -1)
@@ -703,9 +713,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                 self._y_keys = ykeys
             if set(y.keys()) != set(ykeys):
                 raise ValueError("target dict keys differ from the first ones")
-            Y = np.array([[y[k] for k in ykeys]], dtype=np.float64)
+            Y = as_real_array([[y[k] for k in ykeys]], "y")
         else:
-            yy = np.asarray(y, dtype=np.float64)
+            yy = as_real_array(y, "y")
             if yy.ndim > 1:
                 raise ValueError(f"learn_one takes one target (scalar or 1-D), got shape {yy.shape}")
             Y = yy.reshape(1, -1) if yy.ndim == 1 else yy.reshape(1)
@@ -840,6 +850,8 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         (:meth:`memory_estimate`) exceeds ``max_memory_bytes``.
         """
         a = self.alpha
+        check_not_complex(X, "X")
+        check_not_complex(y, "y")
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         self._y_1d = y.ndim == 1
@@ -922,6 +934,7 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """``f(X) = sum_i K(X, x_i) c_i``."""
         check_is_fitted(self, "dual_coef_")
+        check_not_complex(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         out = np.empty((X.shape[0], self.n_outputs_))
         step = max(1, 2**22 // self.X_fit_.shape[0])
