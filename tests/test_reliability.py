@@ -200,3 +200,69 @@ def test_cross_validation_with_single_array_and_views(data):
     Xs, y = data
     scores = cross_val_score(B.LateFusionRegressor(views=[3, 2]), np.hstack(Xs), y, cv=3)
     assert scores.shape == (3,) and np.isfinite(scores).all()
+
+
+# ------------------------------------------------------------------ 13.5 right view, right cause
+def _not_psd(A, Z):
+    return -A @ Z.T
+
+
+@pytest.mark.parametrize("est", [
+    B.LateFusionRegressor(kernel=["rbf", _not_psd]), B.OKLRegressor(kernel=["rbf", _not_psd]),
+    B.LpMKLRegressor(kernel=["rbf", _not_psd]), B.SingleViewRegressor(kernel=["rbf", _not_psd]),
+    B.OKLRegressor(kernel=["rbf", _not_psd], n_landmarks=8, random_state=0),
+    BlockNystrom(kernel=["rbf", _not_psd], n_landmarks=8, random_state=0),
+])
+def test_callable_kernel_that_is_not_psd_is_named(data, est):
+    Xs, y = data
+    with pytest.raises(ValueError, match="view 1: the kernel callable's (training|landmark) "
+                                         "Gram matrix is not positive semi-definite"):
+        est.fit(Xs, y)
+
+
+def test_psd_callable_kernel_still_works(data):
+    Xs, y = data
+    lin = B.LateFusionRegressor(kernel="linear", alpha=0.1).fit(Xs, y)
+    cal = B.LateFusionRegressor(kernel=lambda A, Z: A @ Z.T, alpha=0.1).fit(Xs, y)
+    np.testing.assert_allclose(cal.predict(Xs), lin.predict(Xs), atol=1e-10)
+
+
+def test_early_fusion_errors_name_the_right_view(data):
+    Xs, y = data
+    est = B.EarlyFusionRegressor().fit(Xs, y)
+    with pytest.raises(ValueError, match="view 1 has 1 features, but 2 were seen in fit"):
+        est.predict([Xs[0], Xs[1][:, :1]])
+    with pytest.raises(ValueError, match="view 1 contains NaN"):
+        est.predict([Xs[0], np.full((4, 2), np.nan)])
+    with pytest.raises(ValueError, match="the concatenated views \\(early fusion\\): all "
+                                         "training points are identical"):
+        B.EarlyFusionRegressor().fit([np.ones((5, 2)), np.ones((5, 1))], np.arange(5.0))
+
+
+@pytest.mark.parametrize("est", [B.LateFusionClassifier(), B.MLKRClassifier(), BlockNystrom(),
+                                 B.OKLRegressor()])
+def test_zero_row_views_are_a_validation_error(est):
+    Xs = [np.empty((0, 3)), np.empty((0, 2))]
+    with pytest.raises(ValueError, match="view 0 has 0 sample"):
+        est.fit(Xs, np.empty(0))
+
+
+def test_corrupt_data_file_is_named(tmp_path):
+    from mvkernels import datasets
+
+    folder = tmp_path / "uwave"
+    folder.mkdir()
+    bad = folder / "uwave_ucr_split_rebuilt.npz"
+    bad.write_bytes(b"this is not a numpy archive" * 10)
+    with pytest.raises(datasets.DataFileError, match="could not read .*uwave_ucr_split_rebuilt"
+                                                     ".npz: the file looks corrupt"):
+        datasets.load_uwave(tmp_path)
+    (tmp_path / "santafe").mkdir()
+    (tmp_path / "santafe" / "lasertrain.dat").write_text("1\n2\nthree\n")
+    (tmp_path / "santafe" / "laserpred.dat").write_text("1\n")
+    with pytest.raises(datasets.DataFileError, match="lasertrain.dat"):
+        datasets.load_santafe(tmp_path)
+    with pytest.raises(datasets.DataNotFoundError):
+        datasets.load_sarcos(tmp_path)
+    with pytest.raises(ValueError, match="color must be"):  # argument errors stay as they are
+        datasets.load_winequality(tmp_path, color="blue")

@@ -47,6 +47,7 @@ __all__ = [
     "is_dask_collection",
     "validate_array_input",
     "check_precomputed_kernel",
+    "check_psd_gram",
 ]
 
 
@@ -443,6 +444,28 @@ def check_targets_finite(y: np.ndarray, name: str = "y") -> None:
         raise ValueError(f"{name} contains NaN or infinity")
 
 
+def check_psd_gram(K: np.ndarray, view: int | str, *, what: str = "precomputed kernel",
+                   psd_tol: float = 1e-8) -> None:
+    """Raise a ValueError naming the view if a training Gram matrix is not a valid kernel.
+
+    Symmetric to ``1e-8`` relative and positive semi-definite: smallest eigenvalue at least
+    ``-psd_tol * max|eig|``. Used for precomputed kernels and for the Gram matrices that
+    callable kernels produce on the training data.
+    """
+    from ._linalg import robust_eigvalsh
+
+    label = view if isinstance(view, str) else f"view {view}"
+    scale = max(float(np.abs(K).max()) if K.size else 0.0, 1e-300)
+    if not np.allclose(K, K.T, rtol=0, atol=1e-8 * scale):
+        raise ValueError(f"{label}: {what} is not symmetric")
+    eig = robust_eigvalsh(K, what=f"{label}: {what}")
+    if eig[0] < -psd_tol * max(abs(eig[-1]), abs(eig[0])):
+        raise ValueError(
+            f"{label}: {what} is not positive semi-definite "
+            f"(smallest eigenvalue {eig[0]:.3g}, largest {eig[-1]:.3g})"
+        )
+
+
 def check_precomputed_kernel(
     K: Any, view: int, *, n_train: int | None = None, square: bool = True,
     psd_tol: float = 1e-8,
@@ -451,10 +474,10 @@ def check_precomputed_kernel(
 
     With ``square=True`` (fit time) the matrix must be square, symmetric (to
     ``1e-8`` relative) and positive semi-definite: its smallest eigenvalue must be
-    at least ``-psd_tol * max|eig|``. With ``square=False`` (predict time) it must have
-    ``n_train`` columns.
+    at least ``-psd_tol * max|eig|`` (:func:`check_psd_gram`). With ``square=False``
+    (predict time) it must have ``n_train`` columns.
     """
-    K = np.asarray(K, dtype=np.float64)
+    K = as_real_array(K, f"view {view}: precomputed kernel")
     if K.ndim != 2:
         raise ValueError(f"view {view}: precomputed kernel must be 2-D, got shape {K.shape}")
     if not np.isfinite(K).all():
@@ -464,17 +487,7 @@ def check_precomputed_kernel(
             raise ValueError(
                 f"view {view}: precomputed training kernel must be square, got shape {K.shape}"
             )
-        scale = max(np.abs(K).max(), 1e-300)
-        if not np.allclose(K, K.T, rtol=0, atol=1e-8 * scale):
-            raise ValueError(f"view {view}: precomputed kernel is not symmetric")
-        from ._linalg import robust_eigvalsh
-
-        eig = robust_eigvalsh(K, what=f"view {view}: precomputed kernel")
-        if eig[0] < -psd_tol * max(abs(eig[-1]), abs(eig[0])):
-            raise ValueError(
-                f"view {view}: precomputed kernel is not positive semi-definite "
-                f"(smallest eigenvalue {eig[0]:.3g}, largest {eig[-1]:.3g})"
-            )
+        check_psd_gram(K, view, psd_tol=psd_tol)
     elif n_train is not None and K.shape[1] != n_train:
         raise ValueError(
             f"view {view}: precomputed test kernel must have one column per training "

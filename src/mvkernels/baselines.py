@@ -61,6 +61,7 @@ from ._validation import (
     KernelSpec,
     as_real_array,
     check_precomputed_kernel,
+    check_psd_gram,
     check_real_targets,
     check_targets_finite,
     check_views,
@@ -219,6 +220,9 @@ class ViewGrams:
             self.X_fit = Xs
             self.train = [_sym(Xv) if self.precomputed else _sym(kern(Xv, Xv))
                           for Xv, kern in zip(Xs, kernels)]
+            for i, (K, kern) in enumerate(zip(self.train, kernels)):
+                if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
+                    check_psd_gram(K, i, what="the kernel callable's training Gram matrix")
             self.nystrom = None
         else:
             nys = BlockNystrom(kernel=self.kernel, kernel_params=self.kernel_params,
@@ -362,15 +366,26 @@ class _Base(BaseEstimator):
         if Y.shape[0] != Xs[0].shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
         self.n_views_ = len(Xs)
+        self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
         with serial_blas(Xs[0].shape[0]):
-            self.grams_ = self._maps().fit(self._transform_views(Xs))
+            try:
+                self.grams_ = self._maps().fit(self._transform_views(Xs))
+            except ValueError as exc:
+                raise self._rename_error(exc) from exc
             self._fit_grams(self.grams_.train, Y)
         return self
+
+    def _rename_error(self, exc: ValueError) -> ValueError:
+        """Errors about the transformed views, named for the user (early fusion: the
+        concatenation is not "view 0")."""
+        return exc
 
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "grams_")
         X = _validate_array(self, X, reset=False)
+        precomputed = self.grams_.precomputed
         Xs = check_views(X, views=self.views, n_views=self.n_views_,
+                         n_features=None if precomputed else self.n_features_view_,
                          feature_names=getattr(self, "feature_names_in_", None))
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
@@ -545,6 +560,12 @@ class _EarlyFusion(_Base):
 
     def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         return [np.hstack(Xs)]
+
+    def _rename_error(self, exc: ValueError) -> ValueError:
+        msg = str(exc)
+        if msg.startswith("view 0"):
+            return type(exc)("the concatenated views (early fusion)" + msg[len("view 0"):])
+        return exc
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         self.model_ = _GramModel(getattr(self, "loss", "squared"), self.alpha,

@@ -56,6 +56,7 @@ from ._moments import (
 )
 from ._validation import (
     check_precomputed_kernel,
+    check_psd_gram,
     check_views,
     common_constraints,
     is_dask_collection,
@@ -327,6 +328,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             else:
                 Z = gathered[l] if dask_input else Xv[idx]
                 W = kern(Z, Z)
+                if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
+                    check_psd_gram(W, l, what="the kernel callable's landmark Gram matrix")
                 landmark_rows.append(np.array(Z))
             S, r = sqrt_pinv_psd(W, self.eig_floor)
             normalizers.append(S)
