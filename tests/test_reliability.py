@@ -266,3 +266,33 @@ def test_corrupt_data_file_is_named(tmp_path):
         datasets.load_sarcos(tmp_path)
     with pytest.raises(ValueError, match="color must be"):  # argument errors stay as they are
         datasets.load_winequality(tmp_path, color="blue")
+
+
+# ------------------------------------------------------------------ 13.6 numerically unsafe
+@pytest.mark.parametrize("constant", [False, True])
+def test_olok_divergence_detected_early(constant):
+    rng = np.random.RandomState(0)
+    X = np.ones((40, 3)) if constant else rng.standard_normal((40, 3))
+    y = rng.standard_normal(40)
+    est = OLOKRegressor(eta0=10, alpha=0, learning_rate="constant", kernel_params={"gamma": 0.5})
+    with pytest.raises(ValueError, match="diverged at t=(\\d+) .*growing geometrically") as info:
+        est.fit(X, y)
+    t = int(info.value.args[0].split("t=")[1].split(" ")[0])
+    assert t <= 30  # flagged from growth, long before overflow (|f| ~ 9^t)
+
+
+def test_olok_growth_test_leaves_stable_runs_alone():
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((500, 3))
+    y = 1e-9 * np.sin(X[:, 0])  # tiny targets: the test is relative to them
+    est = OLOKRegressor(eta0=0.5, alpha=1e-3, kernel_params={"gamma": 0.5}).fit(X, y)
+    assert np.isfinite(est.predict(X)).all()
+
+
+def test_mlkr_warns_when_stopping_at_max_iter(data):
+    Xs, y = data
+    with pytest.warns(ConvergenceWarning, match="MLKR stopped at max_iter=2"):
+        B.MLKRRegressor(max_iter=2).fit(Xs, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        B.MLKRRegressor(max_iter=2000).fit(Xs, y)

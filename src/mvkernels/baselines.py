@@ -1051,6 +1051,10 @@ class _MLKR(BaseEstimator):
         self.components_, res = mlkr_fit(Z[idx], Y[idx], self.n_components, self.max_iter)
         self.n_iter_ = int(res.nit)
         self.loss_ = float(res.fun)
+        if res.status == 1 or self.n_iter_ >= self.max_iter:  # L-BFGS-B: limit reached
+            warnings.warn(f"MLKR stopped at max_iter={self.max_iter} L-BFGS iterations before "
+                          "converging; its metric (and predictions) then depend on the input "
+                          "scale and start. Increase max_iter.", ConvergenceWarning)
         self.train_embedding_ = Z[idx] @ self.components_.T
         self.train_targets_ = Y[idx]
         return self

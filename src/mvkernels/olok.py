@@ -159,6 +159,10 @@ def _loss_eps(P: np.ndarray, Y: np.ndarray, epsilon: float) -> np.ndarray:
     return np.maximum(np.linalg.norm(P - Y, axis=-1) - epsilon, 0.0)
 
 
+#: growth test (squared loss): online predictions larger than this multiple of the largest
+#: target seen so far mean the recursion is unstable (eta_t ||K(x, x)||_op >= 2)
+_GROWTH = 1e6
+
 _LOSSES = {
     "squared": (_loss_squared, _grad_squared),
     "squared_error": (_loss_squared, _grad_squared),
@@ -417,6 +421,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         self._y_1d = y_1d
         self._loss_fn, self._grad_fn = _LOSSES[self.loss]
         self.t_ = 0
+        self._ymax = 0.0      # largest |target| seen (growth test of the squared loss)
         cap = max(1024, X.shape[0] if self._window_kind is None else 1024)
         self._Xs = np.empty((cap, X.shape[1]))
         self._beta = np.empty((cap, d))
@@ -462,9 +467,12 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                                          P[start:start + self._block_size])
             start += done
 
-    def _diverged(self, t: int) -> ValueError:
+    def _diverged(self, t: int, growth: tuple[float, float] | None = None) -> ValueError:
+        what = ("non-finite prediction or coefficient" if growth is None else
+                f"online prediction |f| = {growth[0]:.3g}, more than {_GROWTH:.0e} times the "
+                f"largest target seen ({growth[1]:.3g}), growing geometrically")
         return ValueError(
-            f"OLOK diverged at t={t} (non-finite prediction or coefficient): the step is too "
+            f"OLOK diverged at t={t} ({what}): the step is too "
             f"large for this kernel. With the squared loss keep eta_t ||K(x, x)||_op < 2, here "
             f"eta0={self.eta0!r}; lower eta0, use learning_rate='invscaling', or a smaller "
             "output_kernel"
@@ -581,6 +589,19 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         if not (np.isfinite(beta_blk).all() and np.isfinite(Pout[:b]).all()):
             bad = np.flatnonzero(~(np.isfinite(beta_blk).all(1) & np.isfinite(Pout[:b]).all(1)))
             raise self._diverged(t0 + 1 + int(bad[0]))   # state left at time t0, unchanged
+        if self._grad_fn is _grad_squared:
+            # growth test: with the squared loss a stable step keeps the online predictions
+            # within a modest multiple of the targets; an unstable one multiplies them by
+            # |1 - eta k| > 1 at every step, so |f| > GROWTH x max|y| flags it after a few
+            # rows instead of after overflow (the model stays at time t0)
+            ymax = np.maximum.accumulate(np.max(np.abs(Yb), axis=1))
+            ymax = np.maximum(ymax, self._ymax)
+            pmax = np.max(np.abs(Pout[:b]), axis=1)
+            grown = np.flatnonzero(pmax > _GROWTH * ymax)
+            if grown.size:
+                j = int(grown[0])
+                raise self._diverged(t0 + 1 + j, growth=(float(pmax[j]), float(ymax[j])))
+            self._ymax = float(ymax[-1])
         # store the block, then truncate and advance the clock
         self._reserve(b)
         self._Xs[self._hi:self._hi + b] = Xb
