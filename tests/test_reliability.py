@@ -296,3 +296,34 @@ def test_mlkr_warns_when_stopping_at_max_iter(data):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         B.MLKRRegressor(max_iter=2000).fit(Xs, y)
+
+
+# ------------------------------------------------------------------ 13.7 BlockNystrom
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks([BlockNystrom(n_landmarks=0.5, random_state=0)])
+def test_blocknystrom_sklearn_transformer_checks(estimator, check):
+    check(estimator)
+
+
+def test_blocknystrom_containers_agree(data):
+    import pandas as pd
+
+    Xs, _ = data
+    X = np.hstack(Xs)
+    ref = BlockNystrom(n_landmarks=10, random_state=0).fit(Xs).transform(Xs)
+    single = BlockNystrom(n_landmarks=10, views=[3, 2], random_state=0).fit(X)
+    np.testing.assert_allclose(single.transform(X), ref)
+    assert single.n_features_in_ == 5
+    df = pd.DataFrame(X, columns=list("abcde"))
+    by_label = BlockNystrom(n_landmarks=10, views=[["a", "b", "c"], ["d", "e"]],
+                            random_state=0).fit(df)
+    np.testing.assert_allclose(by_label.transform(df), ref)
+    np.testing.assert_array_equal(by_label.feature_names_in_, list("abcde"))
+    # a single array given as a list of lists: the same at fit and at transform
+    lol = BlockNystrom(n_landmarks=10, views=[3, 2], random_state=0).fit(X.tolist())
+    np.testing.assert_allclose(lol.transform(X.tolist()), ref)
+    np.testing.assert_allclose(lol.transform(X), ref)
+    with pytest.raises(ValueError, match="view 1 has 1 features, but 2 were seen"):
+        single.transform([Xs[0], Xs[1][:, :1]])

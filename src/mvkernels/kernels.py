@@ -128,7 +128,8 @@ def mean_pairwise_distance(
     """
     n = X.shape[0]
     if n < 2:
-        raise ValueError("at least 2 samples are needed to estimate a kernel bandwidth")
+        raise ValueError(f"got n_samples = {n}: at least 2 samples are needed to estimate "
+                         "a kernel bandwidth (or set gamma/sigma in kernel_params)")
     if n > max_samples:
         X = X[subsample_indices(n, max_samples, random_state)]
     if is_dask_collection(X):

@@ -61,6 +61,7 @@ from ._validation import (
     common_constraints,
     is_dask_collection,
     positive_int,
+    validate_array_input,
 )
 from .kernels import ViewKernel, make_view_kernels
 
@@ -283,10 +284,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         strategy, whatever the input.
         """
         _check_known_lengths(X)
-        Xs = check_views(X, views=self.views)
+        X = validate_array_input(self, X, reset=True)
+        Xs = check_views(X, views=self.views,
+                         feature_names=getattr(self, "feature_names_in_", None))
         self._fit_views(Xs)
-        if not isinstance(X, (list, tuple)):
-            self.n_features_in_ = X.shape[1]
         return self
 
     def _fit_views(self, Xs: list[np.ndarray]) -> "BlockNystrom":
@@ -354,8 +355,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "normalizers_")
         _check_known_lengths(X)
+        X = validate_array_input(self, X, reset=False)
+        names = getattr(self, "feature_names_in_", None)
         if self.kernels_[0].precomputed:
-            Xs = check_views(X, views=self.views, n_views=self.n_views_)
+            Xs = check_views(X, views=self.views, n_views=self.n_views_, feature_names=names)
             out = []
             for i, K in enumerate(Xs):
                 if is_dask_collection(K):
@@ -370,7 +373,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                         K, i, n_train=self.n_samples_fit_, square=False))
             return out
         return check_views(
-            X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_
+            X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_,
+            feature_names=names,
         )
 
     def view_features(self, Xv: np.ndarray, view: int) -> np.ndarray:
