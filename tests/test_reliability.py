@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import baselines as B
 from mvkernels.kernels import ViewKernel
@@ -26,10 +27,10 @@ BASELINES = [B.SingleViewRegressor, B.EarlyFusionRegressor, B.LateFusionRegresso
              B.LpMKLRegressor, B.OKLRegressor]
 
 
-# ------------------------------------------------------------------ 13.3 parameters at fit
+# ------------------------------------------------------------------ parameters at fit
 @pytest.mark.parametrize("params, match", [
-    ({"eig_floor": 2}, "'eig_floor' parameter of BlockNystrom must be a float in the range "
-                       r"\[0.0, 1.0\)"),
+    ({"eig_floor": 2}, ("'eig_floor' parameter of BlockNystrom must be a float in the range "
+                        r"\[0.0, 1.0\)")),
     ({"eig_floor": -0.1}, "eig_floor"),
     ({"chunk_size": -1}, "'chunk_size' parameter"),
     ({"chunk_size": 2.5}, "'chunk_size' parameter"),
@@ -111,7 +112,7 @@ def test_kernel_param_values_are_checked_when_built():
     ViewKernel("poly", {"degree": np.int64(2), "gamma": np.float32(0.5), "coef0": 0})
 
 
-# ------------------------------------------------------------------ 13.6 vv-RLS memory budget
+# ------------------------------------------------------------------ vv-RLS memory budget
 def test_vvrls_refuses_above_memory_budget(data):
     Xs, y = data
     with pytest.raises(MemoryError, match="OLOKRegressor.*Nystrom"):
@@ -122,7 +123,7 @@ def test_vvrls_refuses_above_memory_budget(data):
     assert VVRLSRegressor().memory_estimate(15000, 20) > 2 * 1024**3
 
 
-# ------------------------------------------------------------------ 13.4 one validation path
+# ------------------------------------------------------------------ one validation path
 def _containers(Xs, views=(3, 2)):
     import pandas as pd
 
@@ -202,7 +203,7 @@ def test_cross_validation_with_single_array_and_views(data):
     assert scores.shape == (3,) and np.isfinite(scores).all()
 
 
-# ------------------------------------------------------------------ 13.5 right view, right cause
+# ------------------------------------------------------------------ right view, right cause
 def _not_psd(A, Z):
     return -A @ Z.T
 
@@ -268,7 +269,7 @@ def test_corrupt_data_file_is_named(tmp_path):
         datasets.load_winequality(tmp_path, color="blue")
 
 
-# ------------------------------------------------------------------ 13.6 numerically unsafe
+# ------------------------------------------------------------------ numerically unsafe
 @pytest.mark.parametrize("constant", [False, True])
 def test_olok_divergence_detected_early(constant):
     rng = np.random.RandomState(0)
@@ -298,8 +299,7 @@ def test_mlkr_warns_when_stopping_at_max_iter(data):
         B.MLKRRegressor(max_iter=2000).fit(Xs, y)
 
 
-# ------------------------------------------------------------------ 13.7 BlockNystrom
-from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+# ------------------------------------------------------------------ BlockNystrom
 
 
 @parametrize_with_checks([BlockNystrom(n_landmarks=0.5, random_state=0)])
