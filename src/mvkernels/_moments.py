@@ -18,7 +18,7 @@ from ._validation import is_dask_collection
 
 @dataclass
 class FeatureMoments:
-    """Sufficient statistics of a feature map over a data set (SPEC.md 1.1).
+    """Sufficient statistics of a feature map over a data set.
 
     ``gram = sum_i u_i u_i^T``, ``sum = sum_i u_i`` and, with targets,
     ``cross = sum_i u_i y_i^T``, ``target_sum = sum_i y_i`` and

@@ -1,6 +1,6 @@
 """Scalar kernels on one view, shared by every estimator of the package.
 
-Each view ``l`` gets a scalar kernel ``k_l`` (SPEC.md, section 0). A kernel is given by
+Each view ``l`` gets a scalar kernel ``k_l``. A kernel is given by
 name or as a callable, with a dict of parameters:
 
 =============  ===========================================  ==========================

@@ -1,7 +1,7 @@
 """Block-wise Nystrom approximation shared by all views (MVML paper, Sec. 3.5).
 
 One set of landmark *samples* is chosen and used in every view, so that the
-approximate block kernel keeps the sample alignment between views (SPEC.md 1.1).
+approximate block kernel keeps the sample alignment between views.
 For view ``l`` with landmark indices ``idx`` (``p`` of them):
 
     W_l = K_l[idx, idx]                 (p x p)
