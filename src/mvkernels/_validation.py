@@ -190,15 +190,22 @@ def as_real_array(x: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
     return arr
 
 
+def _is_label_list(v: Any) -> bool:
+    """True if a view entry lists column labels (anything but integer positions/masks)."""
+    if isinstance(v, (str, bytes)):
+        return True
+    if isinstance(v, slice) or not isinstance(v, (list, tuple, np.ndarray)):
+        return False
+    items = list(v)
+    return bool(items) and not all(
+        isinstance(c, (int, np.integer, bool, np.bool_)) for c in items)
+
+
 def _label_positions(v: Any, feature_names: Any, i: int) -> np.ndarray | None:
     """Column positions of a view given by column labels (None if ``v`` is not labels)."""
-    if isinstance(v, (str, bytes)):
-        v = [v]
-    if isinstance(v, slice) or not isinstance(v, (list, tuple, np.ndarray)):
+    if not _is_label_list(v):
         return None
-    items = list(v)
-    if not items or all(isinstance(c, (int, np.integer, bool, np.bool_)) for c in items):
-        return None
+    items = [v] if isinstance(v, (str, bytes)) else list(v)
     if feature_names is None:
         raise TypeError(
             f"view {i} lists column labels {items[:3]!r}...; labels need a pandas DataFrame "
@@ -505,13 +512,30 @@ except ImportError:  # pragma: no cover - older scikit-learn
 def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
     """sklearn-style validation of a single 2-D array input (feature names, widths, dtype).
 
-    Lists of views and Dask arrays are left to :func:`check_views`.
+    Lists of views and Dask arrays are left to :func:`check_views`. A pandas DataFrame
+    whose views are given by column labels (``est.views``) is validated here (feature
+    names, width, dtype) but returned as the DataFrame, so that :func:`check_views` can
+    resolve the labels.
     """
     if isinstance(X, (list, tuple)) or is_dask_collection(X):
         return X
     check_not_complex(X, "X")
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
     if _sk_validate_data is not None:
-        return _sk_validate_data(est, X, **kw)
-    kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
-    return est._validate_data(X, **kw)  # pragma: no cover
+        out = _sk_validate_data(est, X, **kw)
+    else:  # pragma: no cover
+        kw["force_all_finite"] = kw.pop("ensure_all_finite")
+        out = est._validate_data(X, **kw)
+    if hasattr(X, "columns") and hasattr(X, "iloc") and _has_label_views(
+            getattr(est, "views", None)):
+        return X
+    return out
+
+
+def _has_label_views(views: Any) -> bool:
+    if views is None or isinstance(views, (str, bytes)):
+        return False
+    try:
+        return any(_is_label_list(v) for v in views)
+    except TypeError:
+        return False
