@@ -74,11 +74,6 @@ from ._validation import (
 from .kernels import make_view_kernels
 from .nystrom import BlockNystrom, resolve_n_landmarks, uniform_indices
 
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sk_validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    _sk_validate_data = None
-
 __all__ = [
     "ViewGrams",
     "kernel_ridge_dual",
@@ -371,7 +366,10 @@ class _Base(BaseEstimator):
             try:
                 self.grams_ = self._maps().fit(self._transform_views(Xs))
             except ValueError as exc:
-                raise self._rename_error(exc) from exc
+                renamed = self._rename_error(exc)
+                if renamed is exc:
+                    raise
+                raise renamed from exc
             self._fit_grams(self.grams_.train, Y)
         return self
 

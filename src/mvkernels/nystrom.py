@@ -311,11 +311,6 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         if dask_input:  # bandwidth samples and landmark rows only, in one pass
             from ._dask import fit_kernels_and_landmarks
 
-            if self.landmarks not in LANDMARK_STRATEGIES:
-                raise ValueError(
-                    f"unknown landmark strategy {self.landmarks!r}; use one of "
-                    f"{LANDMARK_STRATEGIES}"
-                )
             idx, gathered = fit_kernels_and_landmarks(Xs, kernels, p, self.landmarks, rng)
         else:
             for Xv, kern in zip(Xs, kernels):
