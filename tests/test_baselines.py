@@ -257,13 +257,13 @@ def test_bad_input_errors(rng):
         B.LpMKLRegressor().fit([Xs[0], Xs[1][:59]], y)
     with pytest.raises(ValueError, match="y has 59 samples"):
         B.LateFusionRegressor().fit(Xs, y[:59])
-    with pytest.raises(ValueError, match="p must be"):
+    with pytest.raises(ValueError, match="'p' parameter of LpMKLRegressor must be a float in the range \\[1.0, inf\\)"):
         B.LpMKLRegressor(p=0.5).fit(Xs, y)
     with pytest.raises(ValueError, match="alpha"):
         B.OKLRegressor(alpha=0).fit(Xs, y)
-    with pytest.raises(ValueError, match="loss must be"):
+    with pytest.raises(ValueError, match="'loss' parameter"):
         B.LpMKLClassifier(loss="log").fit(Xs, y > 0)
-    with pytest.raises(ValueError, match="C must be"):
+    with pytest.raises(ValueError, match="'C' parameter"):
         B.SingleViewClassifier(C=-1).fit(Xs, y > 0)
     with pytest.raises(ValueError, match="view=5 but X has 2 view"):
         B.SingleViewRegressor(view=5).fit(Xs, y)

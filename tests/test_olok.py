@@ -211,7 +211,7 @@ def test_vvrls_general_kernel_and_errors():
     asym = CallableOperatorKernel(lambda X, Z: _coupled_kernel(X, Z) + np.array([[0, 1.0], [0, 0]]))
     with pytest.raises(ValueError, match="not symmetric"):
         VVRLSRegressor(kernel=asym).fit(X, Y)
-    with pytest.raises(ValueError, match="alpha must be > 0"):
+    with pytest.raises(ValueError, match="'alpha' parameter of VVRLSRegressor must be a float in the range \\(0.0, inf\\)"):
         VVRLSRegressor(alpha=0).fit(X, Y)
     with pytest.raises(ValueError, match="output_kernel cannot"):
         VVRLSRegressor(kernel=CallableOperatorKernel(_coupled_kernel), output_kernel=0.1).fit(X, Y)
@@ -306,7 +306,7 @@ def test_input_errors():
         OLOKRegressor(eta0=1.0, alpha=1.0).fit(X, Y)
     with pytest.raises(ValueError, match="at t=5"):
         OLOKRegressor(learning_rate=lambda t: np.where(t == 5, 3.0, 0.1), alpha=0.5).fit(X, Y)
-    for bad, match in [(dict(truncation=0), ">= 1"), (dict(truncation="x"), "truncation"),
+    for bad, match in [(dict(truncation=0), "range \\[1, inf\\)"), (dict(truncation="x"), "truncation"),
                        (dict(loss="hinge"), "loss"), (dict(learning_rate="optimal"), "learning_rate"),
                        (dict(eta0=-1), "eta0"), (dict(output_kernel=[[1, 2], [2, 1]]), "semi-definite"),
                        (dict(output_kernel=np.eye(3)), "output")]:

@@ -31,9 +31,15 @@ def fake_experiment(monkeypatch):
     return calls
 
 
+def _snapshot(root):
+    """Every file under ``root`` with its bytes."""
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
 def test_run_experiment_writes_metadata_and_index(tmp_path, fake_experiment):
     out = tmp_path / "res" / "fake"
-    result = reproduce.run_experiment("fake", quick=True, output=out, data_dir="d", random_state=3)
+    result = reproduce.run_experiment("fake", quick=True, output=out, data_dir="d", random_state=3,
+                                      index=tmp_path / "res")
     assert result == {"score": 1.0}
     assert fake_experiment == [(True, "d", 3)]
     meta = json.loads((out / "run.json").read_text())
@@ -43,6 +49,39 @@ def test_run_experiment_writes_metadata_and_index(tmp_path, fake_experiment):
     assert "[fake](fake/results.md)" in index
     assert "![curve](fake/curve.png)" in index
     assert "| quick |" in index
+
+
+def test_cli_single_experiment_writes_nothing_outside_output(tmp_path, fake_experiment):
+    (tmp_path / "README.md").write_text("my own project readme\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "run.json").write_text("{}")
+    before = _snapshot(tmp_path)
+    out = tmp_path / "sines"
+    assert cli.main(["reproduce", "fake", "--quick", "--output", str(out)]) == 0
+    after = _snapshot(tmp_path)
+    outside = {p: b for p, b in after.items() if p.parts[0] != "sines"}
+    assert outside == before
+    assert {p.name for p in out.iterdir()} == {"results.md", "curve.png", "run.json"}
+
+
+def test_cli_all_writes_index_inside_output_only(tmp_path, fake_experiment, monkeypatch):
+    monkeypatch.setattr(reproduce, "EXPERIMENTS", {"fake": "_fake"})
+    (tmp_path / "README.md").write_text("sibling readme\n")
+    before = _snapshot(tmp_path)
+    root = tmp_path / "results"
+    assert cli.main(["reproduce", "all", "--quick", "--output", str(root)]) == 0
+    after = _snapshot(tmp_path)
+    assert {p: b for p, b in after.items() if p.parts[0] != "results"} == before
+    assert "[fake](fake/results.md)" in (root / "README.md").read_text()
+
+
+def test_cli_index_option_is_explicit(tmp_path, fake_experiment):
+    out = tmp_path / "res" / "fake"
+    assert cli.main(["reproduce", "fake", "--output", str(out), "--index",
+                     str(tmp_path / "res")]) == 0
+    assert "[fake](fake/results.md)" in (tmp_path / "res" / "README.md").read_text()
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "all", "--output", str(out), "--index", str(tmp_path)])
 
 
 def test_index_lists_runs_in_registry_order(tmp_path):

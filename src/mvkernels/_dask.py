@@ -126,10 +126,12 @@ def _block_moments(
     feature_fn: Callable, chunk_size: int | None, start: int, Y: np.ndarray | None, *blocks
 ) -> Any:
     """FeatureMoments of one row block, in sub-chunks of ``chunk_size`` rows."""
-    from .nystrom import feature_moments
+    from ._moments import _as_targets, numpy_feature_moments
 
     _check_block_finite(blocks, start, Y)
-    return feature_moments(feature_fn, list(blocks), Y, chunk_size=chunk_size, symmetrize=False)
+    blocks_ = list(blocks)
+    return numpy_feature_moments(feature_fn, blocks_, _as_targets(Y, blocks_[0].shape[0]),
+                                 chunk_size=chunk_size, symmetrize=False)
 
 
 def _sum_moments(*parts: Any) -> Any:
@@ -274,7 +276,8 @@ def select_landmarks_dask(
       ``kmeanspp_sample_size(p)`` rows (gathered; same rng stream), and the chosen rows
       are mapped back to indices of the full data.
     """
-    from .nystrom import LANDMARK_STRATEGIES, select_landmarks, uniform_indices
+    from ._landmarks import LANDMARK_STRATEGIES, uniform_indices
+    from ._landmarks import select_landmarks_numpy as select_landmarks
 
     n = int(Xs[0].shape[0])
     if strategy == "uniform":
@@ -335,7 +338,7 @@ def fit_kernels_and_landmarks(
             samples[l] = subsample_indices(n, m, rng)
     idx = None
     if strategy == "uniform":
-        from .nystrom import uniform_indices
+        from ._landmarks import uniform_indices
 
         idx = uniform_indices(n, n_landmarks, rng)
     lazy = [Xs[l][s] for l, s in samples.items()]

@@ -16,19 +16,118 @@ Errors name the view and the problem, e.g. ``"view 2 has 50 samples, view 0 has 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    Options,
+    RealNotInt,
+    StrOptions,
+)
 
 __all__ = [
+    "KERNEL_NAMES",
+    "KernelSpec",
+    "common_constraints",
+    "positive_real",
+    "nonnegative_real",
+    "positive_int",
+    "InvalidParameterError",
+    "as_real_array",
+    "check_not_complex",
+    "check_real_targets",
     "check_views",
     "split_views",
     "check_targets_finite",
     "is_dask_collection",
     "validate_array_input",
     "check_precomputed_kernel",
+    "check_psd_gram",
 ]
+
+
+# ----------------------------------------------------------------------------- parameters
+#: kernel names accepted by :class:`mvkernels.kernels.ViewKernel` (case-insensitive)
+KERNEL_NAMES = ("rbf", "gaussian", "laplacian", "linear", "poly", "polynomial", "precomputed")
+
+
+class KernelSpec(Options):
+    """Constraint for a ``kernel`` parameter: a kernel name, a callable, or a list of them.
+
+    Names are matched case-insensitively against :data:`KERNEL_NAMES`; a list/tuple gives
+    one kernel per view (its length is checked against the data in ``fit``).
+    ``allow_list=False`` for estimators with a single kernel (early fusion, OLOK).
+    (A subclass of scikit-learn's ``Options`` so that ``_parameter_constraints`` takes it.)
+    """
+
+    def __init__(self, allow_list: bool = True, allow_precomputed: bool = True):
+        super().__init__(object, set(KERNEL_NAMES))
+        self.allow_list = allow_list
+        self.allow_precomputed = allow_precomputed
+
+    def _one(self, val: Any) -> bool:
+        if callable(val):
+            return True
+        if isinstance(val, str):
+            name = val.lower()
+            return name in KERNEL_NAMES and (self.allow_precomputed or name != "precomputed")
+        return False
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        if self._one(val):
+            return True
+        return (self.allow_list and isinstance(val, (list, tuple)) and len(val) > 0
+                and all(self._one(v) for v in val))
+
+    def __str__(self) -> str:
+        names = [n for n in KERNEL_NAMES if self.allow_precomputed or n != "precomputed"]
+        out = f"a str among {names} or a callable"
+        return out + (" or a non-empty list of those (one per view)" if self.allow_list else "")
+
+
+def positive_real() -> Interval:
+    """Constraint: a finite real number ``> 0``."""
+    return Interval(Real, 0, np.inf, closed="neither")
+
+
+def nonnegative_real() -> Interval:
+    """Constraint: a finite real number ``>= 0``."""
+    return Interval(Real, 0, np.inf, closed="left")
+
+
+def positive_int(low: int = 1) -> Interval:
+    """Constraint: an int ``>= low``."""
+    return Interval(Integral, low, None, closed="left")
+
+
+def common_constraints(*, landmarks_optional: bool = True) -> dict[str, list]:
+    """``_parameter_constraints`` entries shared by the kernel estimators.
+
+    ``kernel``, ``kernel_params``, ``n_landmarks`` (int >= 1 or a fraction in (0, 1];
+    also None, full kernels, when ``landmarks_optional``), ``landmarks``, ``views`` and
+    ``random_state``. Merge into an estimator's own dict; scikit-learn's
+    ``BaseEstimator._validate_params`` (run by ``sklearn.base._fit_context``) then checks
+    every parameter once, at ``fit``, whatever the mode (e.g. ``landmarks`` even with
+    full kernels). The contents of ``kernel_params`` are checked when the kernels are
+    built (:class:`mvkernels.kernels.ViewKernel`).
+    """
+    n_landmarks: list = [Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="right")]
+    if landmarks_optional:
+        n_landmarks.append(None)
+    return {
+        "kernel": [KernelSpec()],
+        "kernel_params": [dict, list, tuple, None],
+        "n_landmarks": n_landmarks,
+        "landmarks": [StrOptions({"uniform", "kmeans++"})],
+        "views": ["array-like", None],
+        "random_state": ["random_state"],
+    }
 
 
 def is_dask_collection(x: Any) -> bool:
@@ -36,7 +135,93 @@ def is_dask_collection(x: Any) -> bool:
     return type(x).__module__.startswith("dask.") and hasattr(x, "chunks")
 
 
-def _normalise_view_spec(views: Any, n_columns: int) -> list[np.ndarray | slice]:
+def _complex_error(what: str) -> ValueError:
+    return ValueError(f"Complex data not supported: {what} is complex; mvkernels needs real "
+                      "data (pass the real and imaginary parts as separate columns if both "
+                      "matter)")
+
+
+def check_not_complex(x: Any, what: str) -> None:
+    """Raise the library's complex-data ``ValueError`` if ``x`` holds complex numbers.
+
+    Checks dtypes only for arrays and DataFrames; other containers are converted once.
+    """
+    if is_dask_collection(x):
+        if np.dtype(x.dtype).kind == "c":
+            raise _complex_error(what)
+        return
+    if hasattr(x, "dtypes") and hasattr(x, "to_numpy"):  # pandas DataFrame / Series
+        dts = x.dtypes if hasattr(x.dtypes, "__iter__") else [x.dtypes]
+        if any(isinstance(t, np.dtype) and t.kind == "c" for t in dts):
+            raise _complex_error(what)
+        return
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "c":
+            raise _complex_error(what)
+        if x.dtype.kind != "O":
+            return
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError):
+        return  # not array-like: reported by the caller's conversion
+    if arr.dtype.kind == "c" or (arr.dtype.kind == "O" and any(
+            isinstance(v, (complex, np.complexfloating)) for v in arr.ravel()[:10000])):
+        raise _complex_error(what)
+
+
+def as_real_array(x: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
+    """``np.asarray(x, dtype)`` that refuses complex input instead of dropping the imaginary part.
+
+    Every container goes through here (a view, the single array, a DataFrame, targets), so
+    complex data gets the same clear ``ValueError`` everywhere, never a ``ComplexWarning``.
+    ``dtype=None`` keeps the inferred dtype (labels), converting object arrays if numeric.
+    """
+    check_not_complex(x, what)
+    if hasattr(x, "dtypes") and hasattr(x, "to_numpy"):
+        x = x.to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            arr = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
+        except np.exceptions.ComplexWarning:
+            raise _complex_error(what) from None
+    if arr.dtype.kind == "c":
+        raise _complex_error(what)
+    return arr
+
+
+def _is_label_list(v: Any) -> bool:
+    """True if a view entry lists column labels (anything but integer positions/masks)."""
+    if isinstance(v, (str, bytes)):
+        return True
+    if isinstance(v, slice) or not isinstance(v, (list, tuple, np.ndarray)):
+        return False
+    items = list(v)
+    return bool(items) and not all(
+        isinstance(c, (int, np.integer, bool, np.bool_)) for c in items)
+
+
+def _label_positions(v: Any, feature_names: Any, i: int) -> np.ndarray | None:
+    """Column positions of a view given by column labels (None if ``v`` is not labels)."""
+    if not _is_label_list(v):
+        return None
+    items = [v] if isinstance(v, (str, bytes)) else list(v)
+    if feature_names is None:
+        raise TypeError(
+            f"view {i} lists column labels {items[:3]!r}...; labels need a pandas DataFrame "
+            "(or fitted feature names); with a NumPy array give column positions"
+        )
+    names = list(np.asarray(feature_names, dtype=object))
+    out = []
+    for c in items:
+        if c not in names:
+            raise ValueError(f"view {i}: column label {c!r} is not a column of X")
+        out.append(names.index(c))
+    return np.asarray(out, dtype=np.intp)
+
+
+def _normalise_view_spec(views: Any, n_columns: int,
+                         feature_names: Any = None) -> list[np.ndarray | slice]:
     """Turn a ``views`` specification into a list of column selectors."""
     if views is None:
         return [slice(0, n_columns)]
@@ -61,6 +246,9 @@ def _normalise_view_spec(views: Any, n_columns: int) -> list[np.ndarray | slice]
         return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
     selectors: list[np.ndarray | slice] = []
     for i, v in enumerate(views):
+        labels = _label_positions(v, feature_names, i)
+        if labels is not None:
+            v = labels
         if isinstance(v, slice):
             idx = np.arange(n_columns)[v]
         else:
@@ -87,9 +275,17 @@ def _normalise_view_spec(views: Any, n_columns: int) -> list[np.ndarray | slice]
     return selectors
 
 
-def split_views(X: Any, views: Any) -> list[Any]:
-    """Cut the columns of one 2-D array into views (no copy for slices)."""
-    selectors = _normalise_view_spec(views, X.shape[1])
+def split_views(X: Any, views: Any, feature_names: Any = None) -> list[Any]:
+    """Cut the columns of one 2-D array into views (no copy for slices).
+
+    A view may be given by column labels (a list of labels per view) when ``X`` is a
+    pandas DataFrame or ``feature_names`` (e.g. a fitted ``feature_names_in_``) is given.
+    """
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        if feature_names is None:
+            feature_names = np.asarray(X.columns, dtype=object)
+        X = as_real_array(X, "X")
+    selectors = _normalise_view_spec(views, X.shape[1], feature_names)
     return [X[:, s] for s in selectors]
 
 
@@ -111,8 +307,12 @@ def _check_one_view(
             "(call .toarray() first)"
         )
     try:
-        arr = np.asarray(Xv, dtype=dtype)
-    except (TypeError, ValueError) as exc:
+        arr = as_real_array(Xv, f"view {i}", dtype=dtype)
+    except ValueError as exc:
+        if "complex" in str(exc):
+            raise
+        raise ValueError(f"view {i} could not be read as a numeric array: {exc}") from exc
+    except TypeError as exc:
         raise ValueError(f"view {i} could not be read as a numeric array: {exc}") from exc
     if arr.ndim == 1:
         raise ValueError(
@@ -143,6 +343,7 @@ def check_views(
     dtype: Any = np.float64,
     ensure_finite: bool = True,
     ensure_min_samples: int = 1,
+    feature_names: Any = None,
 ) -> list[Any]:
     """Validate multi-view input and return a list of 2-D arrays.
 
@@ -150,8 +351,10 @@ def check_views(
     ----------
     X : list of array-like or array-like of shape (n_samples, n_columns)
         The views, or a single array cut by ``views``.
-    views : None, list of int, list of slice or list of array
-        How to cut a single array into views (ignored for list input).
+    views : None, list of int, list of slice, list of array or list of label lists
+        How to cut a single array into views (ignored for list input). With a pandas
+        DataFrame (or ``feature_names``) a view may be a list of column labels, e.g.
+        ``views=[["x1", "x2"], ["z"]]``.
     n_views : int, optional
         Expected number of views (at predict time: the number seen in ``fit``).
     n_features : sequence of int, optional
@@ -160,6 +363,9 @@ def check_views(
     ensure_finite : bool, default True
         Reject NaN and infinity.
     ensure_min_samples : int, default 1
+    feature_names : array of str, optional
+        Column labels of a single-array ``X`` already converted to NumPy (an estimator's
+        ``feature_names_in_``), for label views.
 
     Returns
     -------
@@ -186,12 +392,12 @@ def check_views(
         if is_list_of_views:
             raw = list(X)
         else:
-            raw = split_views(np.asarray(X, dtype=dtype), views)
+            raw = split_views(as_real_array(X, "X", dtype=dtype), views, feature_names)
     elif isinstance(X, dict):
         raise TypeError("X must be a list of views or a 2-D array, not a dict")
     else:
         if not hasattr(X, "shape"):
-            X = np.asarray(X)
+            X = as_real_array(X, "X", dtype=None)
         if len(X.shape) == 1:
             raise ValueError(
                 f"X is 1-D (shape {X.shape}); expected a list of 2-D views or a 2-D "
@@ -203,7 +409,8 @@ def check_views(
             )
         if not is_dask_collection(X) and X.shape[1] == 0:
             raise ValueError(f"X has 0 columns (shape {X.shape})")
-        raw = split_views(X, views)
+        check_not_complex(X, "X")
+        raw = split_views(X, views, feature_names)
     Xs = [
         _check_one_view(
             Xv, i, dtype=dtype, ensure_finite=ensure_finite,
@@ -233,10 +440,37 @@ def check_views(
     return Xs
 
 
+def check_real_targets(y: Any, name: str = "y") -> np.ndarray:
+    """Targets as a float64 array; complex targets are refused (not cast with a warning)."""
+    return as_real_array(y, name)
+
+
 def check_targets_finite(y: np.ndarray, name: str = "y") -> None:
     """Raise a ValueError if the targets hold NaN or infinity."""
     if np.issubdtype(np.asarray(y).dtype, np.number) and not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity")
+
+
+def check_psd_gram(K: np.ndarray, view: int | str, *, what: str = "precomputed kernel",
+                   psd_tol: float = 1e-8) -> None:
+    """Raise a ValueError naming the view if a training Gram matrix is not a valid kernel.
+
+    Symmetric to ``1e-8`` relative and positive semi-definite: smallest eigenvalue at least
+    ``-psd_tol * max|eig|``. Used for precomputed kernels and for the Gram matrices that
+    callable kernels produce on the training data.
+    """
+    from ._linalg import robust_eigvalsh
+
+    label = view if isinstance(view, str) else f"view {view}"
+    scale = max(float(np.abs(K).max()) if K.size else 0.0, 1e-300)
+    if not np.allclose(K, K.T, rtol=0, atol=1e-8 * scale):
+        raise ValueError(f"{label}: {what} is not symmetric")
+    eig = robust_eigvalsh(K, what=f"{label}: {what}")
+    if eig[0] < -psd_tol * max(abs(eig[-1]), abs(eig[0])):
+        raise ValueError(
+            f"{label}: {what} is not positive semi-definite "
+            f"(smallest eigenvalue {eig[0]:.3g}, largest {eig[-1]:.3g})"
+        )
 
 
 def check_precomputed_kernel(
@@ -247,10 +481,10 @@ def check_precomputed_kernel(
 
     With ``square=True`` (fit time) the matrix must be square, symmetric (to
     ``1e-8`` relative) and positive semi-definite: its smallest eigenvalue must be
-    at least ``-psd_tol * max|eig|``. With ``square=False`` (predict time) it must have
-    ``n_train`` columns.
+    at least ``-psd_tol * max|eig|`` (:func:`check_psd_gram`). With ``square=False``
+    (predict time) it must have ``n_train`` columns.
     """
-    K = np.asarray(K, dtype=np.float64)
+    K = as_real_array(K, f"view {view}: precomputed kernel")
     if K.ndim != 2:
         raise ValueError(f"view {view}: precomputed kernel must be 2-D, got shape {K.shape}")
     if not np.isfinite(K).all():
@@ -260,15 +494,7 @@ def check_precomputed_kernel(
             raise ValueError(
                 f"view {view}: precomputed training kernel must be square, got shape {K.shape}"
             )
-        scale = max(np.abs(K).max(), 1e-300)
-        if not np.allclose(K, K.T, rtol=0, atol=1e-8 * scale):
-            raise ValueError(f"view {view}: precomputed kernel is not symmetric")
-        eig = np.linalg.eigvalsh(K)
-        if eig[0] < -psd_tol * max(abs(eig[-1]), abs(eig[0])):
-            raise ValueError(
-                f"view {view}: precomputed kernel is not positive semi-definite "
-                f"(smallest eigenvalue {eig[0]:.3g}, largest {eig[-1]:.3g})"
-            )
+        check_psd_gram(K, view, psd_tol=psd_tol)
     elif n_train is not None and K.shape[1] != n_train:
         raise ValueError(
             f"view {view}: precomputed test kernel must have one column per training "
@@ -286,12 +512,30 @@ except ImportError:  # pragma: no cover - older scikit-learn
 def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
     """sklearn-style validation of a single 2-D array input (feature names, widths, dtype).
 
-    Lists of views and Dask arrays are left to :func:`check_views`.
+    Lists of views and Dask arrays are left to :func:`check_views`. A pandas DataFrame
+    whose views are given by column labels (``est.views``) is validated here (feature
+    names, width, dtype) but returned as the DataFrame, so that :func:`check_views` can
+    resolve the labels.
     """
     if isinstance(X, (list, tuple)) or is_dask_collection(X):
         return X
+    check_not_complex(X, "X")
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
     if _sk_validate_data is not None:
-        return _sk_validate_data(est, X, **kw)
-    kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
-    return est._validate_data(X, **kw)  # pragma: no cover
+        out = _sk_validate_data(est, X, **kw)
+    else:  # pragma: no cover
+        kw["force_all_finite"] = kw.pop("ensure_all_finite")
+        out = est._validate_data(X, **kw)
+    if hasattr(X, "columns") and hasattr(X, "iloc") and _has_label_views(
+            getattr(est, "views", None)):
+        return X
+    return out
+
+
+def _has_label_views(views: Any) -> bool:
+    if views is None or isinstance(views, (str, bytes)):
+        return False
+    try:
+        return any(_is_label_list(v) for v in views)
+    except TypeError:
+        return False

@@ -2,7 +2,7 @@
 
 Every estimator here takes a list of views (or one 2-D array cut by ``views``, see
 :func:`mvkernels._validation.check_views`), a per-view kernel (:mod:`mvkernels.kernels`;
-default Gaussian with sigma = mean pairwise training distance, SPEC.md 0) and an optional
+default Gaussian with sigma = mean pairwise training distance, MVML paper Sec. 4.2) and an optional
 block Nystrom approximation (``n_landmarks``, :class:`mvkernels.nystrom.BlockNystrom`:
 the same landmark samples for every view, as MVML uses in the paper's Table 1, so every
 method of that table sees the same approximated kernels ``K_l ~ U_l U_l^T``).
@@ -47,22 +47,32 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._linalg import robust_eigh, robust_eigvalsh
 from ._threads import serial_blas
-from ._validation import check_precomputed_kernel, check_targets_finite, check_views
+from ._validation import (
+    KernelSpec,
+    as_real_array,
+    check_precomputed_kernel,
+    check_psd_gram,
+    check_real_targets,
+    check_targets_finite,
+    check_views,
+    common_constraints,
+    nonnegative_real,
+    positive_int,
+    positive_real,
+    validate_array_input,
+)
 from .kernels import make_view_kernels
 from .nystrom import BlockNystrom, resolve_n_landmarks, uniform_indices
-
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sk_validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    _sk_validate_data = None
 
 __all__ = [
     "ViewGrams",
@@ -146,7 +156,7 @@ def okl_c_step(VK: np.ndarray | None, dK: np.ndarray, Y: np.ndarray, L: np.ndarr
     the (convex in C) objective :func:`okl_objective` for fixed ``L``. ``VK=None`` means
     ``K = diag(dK)`` (the problem rotated into the eigenbasis of K).
     """
-    dL, VL = linalg.eigh(_sym(L), check_finite=False)
+    dL, VL = robust_eigh(L, what="OKL output kernel L")
     dL = np.maximum(dL, 0.0)
     Yr = Y if VK is None else VK.T @ Y
     Cr = ((Yr @ VL) / (dK[:, None] * dL[None, :] + alpha)) @ VL.T
@@ -166,22 +176,10 @@ def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.
 
 
 def _okl_l_step_e(E: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
-    m, V = linalg.eigh(_sym(E.T @ E), check_finite=False)
+    m, V = robust_eigh(E.T @ E, what="OKL matrix E^T E")
     R = E.T @ Y
     R = R + R.T - alpha * _sym(C.T @ E)
     return _sym(V @ ((V.T @ R @ V) / (m[:, None] + m[None, :] + 2 * alpha)) @ V.T)
-
-
-def _check_positive(name: str, value: Any, allow_zero: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) \
-            or (value < 0 if allow_zero else value <= 0):
-        op = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {op}, got {value!r}")
-
-
-def _check_int(name: str, value: Any, low: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
 
 
 # ============================================================================ kernel maps
@@ -217,6 +215,9 @@ class ViewGrams:
             self.X_fit = Xs
             self.train = [_sym(Xv) if self.precomputed else _sym(kern(Xv, Xv))
                           for Xv, kern in zip(Xs, kernels)]
+            for i, (K, kern) in enumerate(zip(self.train, kernels)):
+                if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
+                    check_psd_gram(K, i, what="the kernel callable's training Gram matrix")
             self.nystrom = None
         else:
             nys = BlockNystrom(kernel=self.kernel, kernel_params=self.kernel_params,
@@ -287,13 +288,7 @@ class _GramModel:
 
 def _validate_array(est: BaseEstimator, X: Any, reset: bool) -> Any:
     """sklearn-style validation of a single 2-D array (names, widths); lists pass through."""
-    if isinstance(X, (list, tuple)):
-        return X
-    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
-    if _sk_validate_data is not None:
-        return _sk_validate_data(est, X, **kw)
-    kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
-    return est._validate_data(X, **kw)  # pragma: no cover
+    return validate_array_input(est, X, reset)
 
 
 class _Base(BaseEstimator):
@@ -306,13 +301,16 @@ class _Base(BaseEstimator):
     """
 
     _is_classifier = False
+    _parameter_constraints: dict = {
+        **common_constraints(),
+        "alpha": [positive_real()],
+        "C": [positive_real()],
+        "loss": [StrOptions(set(LOSSES))],
+    }
 
     def _check_common(self) -> None:
-        if getattr(self, "loss", "squared") not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        _check_positive("alpha", self.alpha)
-        if hasattr(self, "C"):
-            _check_positive("C", self.C)
+        """Checks that involve more than one parameter (each one is checked by
+        ``_parameter_constraints`` at fit)."""
 
     def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         return Xs
@@ -321,7 +319,7 @@ class _Base(BaseEstimator):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         if not self._is_classifier:
-            y = np.asarray(y, dtype=np.float64)
+            y = check_real_targets(y)
             if not self._multi_output:
                 y = column_or_1d(y, warn=True)
             if y.ndim == 1:
@@ -334,7 +332,7 @@ class _Base(BaseEstimator):
             check_targets_finite(y)
             self._y_1d = False
             return y
-        y = column_or_1d(np.asarray(y), warn=True)
+        y = column_or_1d(as_real_array(y, "y", dtype=None), warn=True)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
@@ -352,24 +350,41 @@ class _Base(BaseEstimator):
         return ViewGrams(self.kernel, self.kernel_params, self.n_landmarks, self.landmarks,
                          self.random_state)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "_Base":
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
         self._check_common()
         X = _validate_array(self, X, reset=True)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        Xs = check_views(X, views=self.views, ensure_min_samples=2,
+                         feature_names=getattr(self, "feature_names_in_", None))
         Y = self._targets(y)
         if Y.shape[0] != Xs[0].shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
         self.n_views_ = len(Xs)
+        self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
         with serial_blas(Xs[0].shape[0]):
-            self.grams_ = self._maps().fit(self._transform_views(Xs))
+            try:
+                self.grams_ = self._maps().fit(self._transform_views(Xs))
+            except ValueError as exc:
+                renamed = self._rename_error(exc)
+                if renamed is exc:
+                    raise
+                raise renamed from exc
             self._fit_grams(self.grams_.train, Y)
         return self
+
+    def _rename_error(self, exc: ValueError) -> ValueError:
+        """Errors about the transformed views, named for the user (early fusion: the
+        concatenation is not "view 0")."""
+        return exc
 
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "grams_")
         X = _validate_array(self, X, reset=False)
-        Xs = check_views(X, views=self.views, n_views=self.n_views_)
+        precomputed = self.grams_.precomputed
+        Xs = check_views(X, views=self.views, n_views=self.n_views_,
+                         n_features=None if precomputed else self.n_features_view_,
+                         feature_names=getattr(self, "feature_names_in_", None))
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))
@@ -419,11 +434,11 @@ def _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, ran
 
 # ---------------------------------------------------------------------------- single view
 class _SingleView(_Base):
-    def _check_common(self) -> None:
-        super()._check_common()
-        if self.view != "best":
-            _check_int("view", self.view, low=0)
-        _check_int("cv", self.cv, low=2)
+    _parameter_constraints: dict = {
+        **_Base._parameter_constraints,
+        "view": [StrOptions({"best"}), Interval(Integral, 0, None, closed="left")],
+        "cv": [positive_int(2)],
+    }
 
     def _model(self) -> _GramModel:
         return _GramModel(getattr(self, "loss", "squared"), self.alpha,
@@ -531,17 +546,24 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
 
 # ---------------------------------------------------------------------------- early fusion
 class _EarlyFusion(_Base):
+    _parameter_constraints: dict = {
+        **_Base._parameter_constraints,
+        "kernel": [KernelSpec(allow_list=False, allow_precomputed=False)],
+    }
+
     def _check_common(self) -> None:
-        super()._check_common()
         if isinstance(self.kernel_params, (list, tuple)):
             raise TypeError("early fusion uses one kernel on the concatenated views: "
                             "kernel_params must be one dict, not a list")
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            raise ValueError("early fusion concatenates the views' features; "
-                             "kernel='precomputed' is not possible")
 
     def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         return [np.hstack(Xs)]
+
+    def _rename_error(self, exc: ValueError) -> ValueError:
+        msg = str(exc)
+        if msg.startswith("view 0"):
+            return type(exc)("the concatenated views (early fusion)" + msg[len("view 0"):])
+        return exc
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         self.model_ = _GramModel(getattr(self, "loss", "squared"), self.alpha,
@@ -658,13 +680,12 @@ class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
 
 # ---------------------------------------------------------------------------- lpMKL
 class _LpMKL(_Base):
-    def _check_common(self) -> None:
-        super()._check_common()
-        if isinstance(self.p, bool) or not isinstance(self.p, Real) or not self.p >= 1 \
-                or not np.isfinite(self.p):
-            raise ValueError(f"p must be a finite number >= 1, got {self.p!r}")
-        _check_int("max_iter", self.max_iter)
-        _check_positive("tol", self.tol, allow_zero=True)
+    _parameter_constraints: dict = {
+        **_Base._parameter_constraints,
+        "p": [Interval(Real, 1, np.inf, closed="left")],
+        "max_iter": [positive_int()],
+        "tol": [nonnegative_real()],
+    }
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         loss = getattr(self, "loss", "squared")
@@ -793,15 +814,16 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
 
 # ---------------------------------------------------------------------------- OKL
 class _OKL(_Base):
-    def _check_common(self) -> None:
-        super()._check_common()
-        _check_int("max_iter", self.max_iter)
-        _check_positive("tol", self.tol, allow_zero=True)
+    _parameter_constraints: dict = {
+        **_Base._parameter_constraints,
+        "max_iter": [positive_int()],
+        "tol": [nonnegative_real()],
+    }
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         lam = self.alpha
         K = _sym(sum(grams) / len(grams))
-        dK, VK = linalg.eigh(K, check_finite=False)
+        dK, VK = robust_eigh(K, what="OKL input kernel")
         dK = np.maximum(dK, 0.0)
         T = Y.shape[1]
         L = np.eye(T)
@@ -827,7 +849,7 @@ class _OKL(_Base):
                           ConvergenceWarning)
         self.coef_ = C
         self.output_kernel_ = L
-        self.output_kernel_min_eigenvalue_ = float(linalg.eigvalsh(L)[0])
+        self.output_kernel_min_eigenvalue_ = float(robust_eigvalsh(L, what="OKL output kernel L")[0])
         self.objective_ = np.asarray(history)
         self.n_iter_ = it
 
@@ -991,12 +1013,20 @@ class _MLKR(BaseEstimator):
 
     _is_classifier = False
     _multi_output = False
+    _parameter_constraints: dict = {
+        "n_components": [positive_int(), None],
+        "max_iter": [positive_int()],
+        "n_landmarks": common_constraints()["n_landmarks"],
+        "views": ["array-like", None],
+        "random_state": ["random_state"],
+    }
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "_MLKR":
         """Fit on views ``X`` and targets / labels ``y``."""
-        _check_int("max_iter", self.max_iter)
         X = _validate_array(self, X, reset=True)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        Xs = check_views(X, views=self.views, ensure_min_samples=2,
+                         feature_names=getattr(self, "feature_names_in_", None))
         Z = np.hstack(Xs)
         Y = _Base._targets(self, y)
         if Y.shape[0] != Z.shape[0]:
@@ -1019,6 +1049,10 @@ class _MLKR(BaseEstimator):
         self.components_, res = mlkr_fit(Z[idx], Y[idx], self.n_components, self.max_iter)
         self.n_iter_ = int(res.nit)
         self.loss_ = float(res.fun)
+        if res.status == 1 or self.n_iter_ >= self.max_iter:  # L-BFGS-B: limit reached
+            warnings.warn(f"MLKR stopped at max_iter={self.max_iter} L-BFGS iterations before "
+                          "converging; its metric (and predictions) then depend on the input "
+                          "scale and start. Increase max_iter.", ConvergenceWarning)
         self.train_embedding_ = Z[idx] @ self.components_.T
         self.train_targets_ = Y[idx]
         return self
@@ -1027,7 +1061,8 @@ class _MLKR(BaseEstimator):
         check_is_fitted(self, "components_")
         X = _validate_array(self, X, reset=False)
         Xs = check_views(X, views=self.views, n_views=self.n_views_,
-                         n_features=self.n_features_view_)
+                         n_features=self.n_features_view_,
+                         feature_names=getattr(self, "feature_names_in_", None))
         Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
         E = self.train_embedding_
         d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)

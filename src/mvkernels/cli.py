@@ -26,6 +26,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="results folder (default results/<name>; for 'all': the root, default results)")
     rep.add_argument("--data", default=None, help="data folder (default $MVKERNELS_DATA or ../shared/data)")
     rep.add_argument("--random-state", type=int, default=0)
+    rep.add_argument("--index", default=None, metavar="ROOT",
+                     help="also rewrite the results index ROOT/README.md (single experiment only; "
+                          "'all' writes it inside --output); by default nothing is written "
+                          "outside --output")
 
     args = parser.parse_args(argv)
     if args.command == "demo":
@@ -36,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .reproduce import run_all, run_experiment
 
     if args.name == "all":
+        if args.index is not None:
+            parser.error("--index applies to a single experiment; 'all' writes the index "
+                         "inside --output")
         results = run_all(quick=args.quick, output=args.output or "results", data_dir=args.data,
                           random_state=args.random_state)
         failed = [n for n, r in results.items() if isinstance(r, Exception)]
@@ -45,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     run_experiment(
         args.name, quick=args.quick, output=args.output, data_dir=args.data,
-        random_state=args.random_state,
+        random_state=args.random_state, index=args.index,
     )
     return 0
 

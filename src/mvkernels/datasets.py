@@ -3,14 +3,18 @@
 Real data is never shipped with the package. It is read from the folder named by the
 ``MVKERNELS_DATA`` environment variable (default: ``../shared/data`` relative to the
 current directory, i.e. the project root's sibling ``shared/data``). Loaders raise
-:class:`DataNotFoundError` (a ``FileNotFoundError``) with the path they looked in.
+:class:`DataNotFoundError` (a ``FileNotFoundError``) with the path they looked in, and
+:class:`DataFileError` (a ``ValueError``) naming the file when it exists but cannot be
+parsed (corrupt or truncated).
 
 Every loader returns views as a list of float64 arrays (``Xs``) and targets.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,7 @@ from sklearn.utils import check_random_state
 
 __all__ = [
     "DataNotFoundError",
+    "DataFileError",
     "data_home",
     "load_uwave",
     "load_sarcos",
@@ -37,6 +42,38 @@ class DataNotFoundError(FileNotFoundError):
     """The shared data folder (or a file in it) is missing."""
 
 
+class DataFileError(ValueError):
+    """A data file exists but cannot be read (corrupt, truncated, wrong format)."""
+
+
+_opened: list[Path] = []
+
+
+def _reads_files(loader: Callable) -> Callable:
+    """Turn any failure while a loader parses its files into :class:`DataFileError` naming
+    the file (instead of, e.g., NumPy's ``allow_pickle`` message on a corrupt ``.npz``)."""
+
+    @functools.wraps(loader)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = len(_opened)
+        try:
+            return loader(*args, **kwargs)
+        except (DataNotFoundError, DataFileError):
+            raise
+        except Exception as exc:
+            if len(_opened) == start:  # failed before touching a file: argument error
+                raise
+            path = _opened[-1]
+            raise DataFileError(
+                f"could not read {path}: the file looks corrupt or truncated "
+                f"({type(exc).__name__}: {str(exc)[:200]}); replace it with a fresh copy"
+            ) from exc
+        finally:
+            del _opened[start:]
+
+    return wrapper
+
+
 def data_home(data_dir: str | os.PathLike | None = None) -> Path:
     """The real-data folder: ``data_dir``, else ``$MVKERNELS_DATA``, else ``../shared/data``."""
     if data_dir is None:
@@ -50,16 +87,18 @@ def _file(sub: str, name: str, data_dir: Any) -> Path:
         raise DataNotFoundError(
             f"{path} not found. Point MVKERNELS_DATA (or --data) at the shared data folder."
         )
+    _opened.append(path)
     return path
 
 
+@_reads_files
 def load_uwave(data_dir: Any = None) -> dict[str, Any]:
     """uWaveGestureLibrary, UCR split used by the MVML papers (896 train / 3582 test).
 
     Returns a dict with ``Xs_train``/``Xs_test`` (3 views: x, y, z acceleration series,
     each (n, 315)), ``y_train``/``y_test`` (labels 1..8).
     """
-    d = np.load(_file("uwave", "uwave_ucr_split_rebuilt.npz", data_dir))
+    d = np.load(_file("uwave", "uwave_ucr_split_rebuilt.npz", data_dir), allow_pickle=False)
     out = {}
     for part in ("train", "test"):
         X = np.asarray(d[f"X_{part}"], dtype=np.float64)
@@ -69,6 +108,7 @@ def load_uwave(data_dir: Any = None) -> dict[str, Any]:
     return out
 
 
+@_reads_files
 def load_sarcos(data_dir: Any = None, torque: int | None = 0) -> dict[str, Any]:
     """SARCOS inverse dynamics, the 4449-row TEST file only ("SARCOS-4449").
 
@@ -84,6 +124,7 @@ def load_sarcos(data_dir: Any = None, torque: int | None = 0) -> dict[str, Any]:
     return {"Xs": Xs, "y": y, "view_names": ["positions", "velocities", "accelerations"]}
 
 
+@_reads_files
 def load_winequality(data_dir: Any = None, color: str = "white") -> dict[str, Any]:
     """Wine Quality (UCI). ``X``: the 11 physico-chemical inputs; ``quality``; ``columns``."""
     if color not in ("white", "red"):
@@ -95,6 +136,7 @@ def load_winequality(data_dir: Any = None, color: str = "white") -> dict[str, An
     return {"X": M[:, :-1], "quality": M[:, -1], "columns": header[:-1]}
 
 
+@_reads_files
 def load_parkinsons(data_dir: Any = None) -> dict[str, Any]:
     """Parkinson's telemonitoring (UCI).
 
@@ -115,6 +157,7 @@ def load_parkinsons(data_dir: Any = None) -> dict[str, Any]:
     }
 
 
+@_reads_files
 def load_santafe(data_dir: Any = None) -> dict[str, np.ndarray]:
     """Santa Fe laser series A: ``train`` (1000 values) and ``test`` (the next 100)."""
     train = np.loadtxt(_file("santafe", "lasertrain.dat", data_dir))
@@ -122,6 +165,7 @@ def load_santafe(data_dir: Any = None) -> dict[str, np.ndarray]:
     return {"train": train.ravel(), "test": test.ravel()}
 
 
+@_reads_files
 def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
     """Nutrimouse: views gene (40 x 120) and lipid (40 x 21); genotype and diet labels."""
     def read(name: str) -> np.ndarray:

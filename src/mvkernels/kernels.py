@@ -1,6 +1,6 @@
 """Scalar kernels on one view, shared by every estimator of the package.
 
-Each view ``l`` gets a scalar kernel ``k_l`` (SPEC.md, section 0). A kernel is given by
+Each view ``l`` gets a scalar kernel ``k_l``. A kernel is given by
 name or as a callable, with a dict of parameters:
 
 =============  ===========================================  ==========================
@@ -43,6 +43,7 @@ splitter, ``GridSearchCV`` or ``cross_val_score`` works unchanged::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ from sklearn.metrics.pairwise import (
 )
 from sklearn.utils import check_random_state
 
-from ._validation import is_dask_collection
+from ._validation import KERNEL_NAMES, is_dask_collection
 
 __all__ = [
     "KERNEL_NAMES",
@@ -67,7 +68,6 @@ __all__ = [
 ]
 
 _ALIASES = {"gaussian": "rbf", "polynomial": "poly"}
-KERNEL_NAMES = ("rbf", "gaussian", "laplacian", "linear", "poly", "polynomial", "precomputed")
 _ALLOWED_PARAMS = {
     "rbf": {"gamma", "sigma"},
     "laplacian": {"gamma"},
@@ -128,13 +128,51 @@ def mean_pairwise_distance(
     """
     n = X.shape[0]
     if n < 2:
-        raise ValueError("at least 2 samples are needed to estimate a kernel bandwidth")
+        raise ValueError(f"got n_samples = {n}: at least 2 samples are needed to estimate "
+                         "a kernel bandwidth (or set gamma/sigma in kernel_params)")
     if n > max_samples:
         X = X[subsample_indices(n, max_samples, random_state)]
     if is_dask_collection(X):
         X = X.compute()
     d = pdist(np.asarray(X, dtype=np.float64), metric=metric)
     return float(d.mean())
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, (Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_kernel_param_values(params: dict, view: int) -> None:
+    """Types and ranges of the built-in kernels' parameters (checked when built, at fit).
+
+    ``gamma``/``sigma``: None or a finite real > 0; ``coef0``: a finite real; ``degree``:
+    an int >= 1 (a float such as 2.5 is refused: a fractional power of a possibly
+    negative base is NaN).
+    """
+    for key in ("gamma", "sigma"):
+        v = params.get(key)
+        if v is None:
+            continue
+        if not _is_real(v):
+            raise TypeError(f"view {view}: kernel parameter {key} must be a real number > 0 "
+                            f"or None, got {type(v).__name__} {v!r}")
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"view {view}: kernel parameter {key} must be > 0 and finite, "
+                             f"got {v!r}")
+    if "coef0" in params:
+        v = params["coef0"]
+        if not _is_real(v):
+            raise TypeError(f"view {view}: kernel parameter coef0 must be a real number, "
+                            f"got {type(v).__name__} {v!r}")
+        if not np.isfinite(v):
+            raise ValueError(f"view {view}: kernel parameter coef0 must be finite, got {v!r}")
+    if "degree" in params:
+        v = params["degree"]
+        if not isinstance(v, (Integral, np.integer)) or isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"view {view}: kernel parameter degree must be an int >= 1, "
+                            f"got {type(v).__name__} {v!r}")
+        if v < 1:
+            raise ValueError(f"view {view}: kernel parameter degree must be >= 1, got {v!r}")
 
 
 class ViewKernel:
@@ -177,6 +215,8 @@ class ViewKernel:
                 )
         if self.name == "rbf" and {"gamma", "sigma"} <= set(self.params):
             raise ValueError(f"view {view}: give either gamma or sigma for the rbf kernel, not both")
+        if self.name != "callable":
+            _check_kernel_param_values(self.params, view)
         self.params_: dict | None = None
 
     @property
@@ -213,7 +253,7 @@ class ViewKernel:
             p = {
                 "gamma": float(p.get("gamma") or 1.0 / X.shape[1]),
                 "coef0": float(p.get("coef0", 1.0)),
-                "degree": p.get("degree", 3),
+                "degree": int(p.get("degree", 3)),
             }
         self.params_ = p
         return self

@@ -1,7 +1,7 @@
 """Block-wise Nystrom approximation shared by all views (MVML paper, Sec. 3.5).
 
 One set of landmark *samples* is chosen and used in every view, so that the
-approximate block kernel keeps the sample alignment between views (SPEC.md 1.1).
+approximate block kernel keeps the sample alignment between views.
 For view ``l`` with landmark indices ``idx`` (``p`` of them):
 
     W_l = K_l[idx, idx]                 (p x p)
@@ -30,17 +30,40 @@ Dask input (optional extra ``mvkernels[dask]``): :class:`BlockNystrom` ``fit``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_precomputed_kernel, check_views, is_dask_collection
-from .kernels import ViewKernel, distinct_uniform_draws, make_view_kernels
+from ._landmarks import (
+    LANDMARK_STRATEGIES,
+    PERMUTATION_MAX,  # noqa: F401  (re-exported)
+    default_chunk_size,
+    resolve_n_landmarks,
+    select_landmarks_numpy,
+    uniform_indices,
+)
+from ._linalg import robust_eigh
+from ._moments import (
+    FeatureMoments,
+    _as_targets,
+    moments_from_chunks,
+    numpy_feature_moments,
+)
+from ._validation import (
+    check_precomputed_kernel,
+    check_psd_gram,
+    check_views,
+    common_constraints,
+    is_dask_collection,
+    positive_int,
+    validate_array_input,
+)
+from .kernels import ViewKernel, make_view_kernels
 
 __all__ = [
     "LANDMARK_STRATEGIES",
@@ -55,78 +78,6 @@ __all__ = [
     "map_views",
     "BlockNystrom",
 ]
-
-LANDMARK_STRATEGIES = ("uniform", "kmeans++")
-
-
-def resolve_n_landmarks(n_landmarks: int | float, n_samples: int) -> int:
-    """Number of landmarks from an int or a fraction of ``n_samples`` in (0, 1].
-
-    A fraction is rounded to the nearest integer, and at least 1.
-    """
-    if isinstance(n_landmarks, bool):
-        raise TypeError("n_landmarks must be an int or a float in (0, 1], not a bool")
-    if isinstance(n_landmarks, Integral):
-        p = int(n_landmarks)
-        if p < 1:
-            raise ValueError(f"n_landmarks must be >= 1, got {p}")
-        if p > n_samples:
-            raise ValueError(
-                f"n_landmarks={p} is larger than the number of training samples ({n_samples})"
-            )
-        return p
-    if isinstance(n_landmarks, Real):
-        f = float(n_landmarks)
-        if not 0.0 < f <= 1.0:
-            raise ValueError(
-                f"a fractional n_landmarks must be in (0, 1], got {n_landmarks!r}"
-            )
-        return max(1, min(n_samples, int(round(f * n_samples))))
-    raise TypeError(f"n_landmarks must be an int or a float in (0, 1], got {n_landmarks!r}")
-
-
-def default_chunk_size(n_columns: int, budget: int = 4_000_000) -> int:
-    """Rows per chunk so that a chunk of ``n_columns`` float64 features is ~32 MB."""
-    return int(max(256, budget // max(1, n_columns)))
-
-
-#: above this many samples, uniform landmarks are drawn without an O(n) permutation
-PERMUTATION_MAX = 1 << 22
-
-
-def uniform_indices(n: int, size: int, random_state: Any = None) -> np.ndarray:
-    """Sorted indices of ``size`` distinct samples drawn uniformly from ``range(n)``.
-
-    For ``n <= PERMUTATION_MAX`` (4,194,304) this is the first ``size`` entries of one
-    random permutation (the paper's rule). Above, to keep client memory O(size) for
-    out-of-core data, indices are drawn with replacement in rounds and the first ``size``
-    distinct ones (in draw order) are kept: still a uniform random subset
-    (:func:`mvkernels.kernels.distinct_uniform_draws`). Both NumPy and
-    Dask input use this function, so they get the same landmarks for the same seed.
-    """
-    rng = check_random_state(random_state)
-    if n <= PERMUTATION_MAX:
-        return np.sort(rng.permutation(n)[:size])
-    return np.sort(distinct_uniform_draws(n, size, rng)).astype(np.intp)
-
-
-def _kernel_column_blocks(
-    Xs: Sequence[np.ndarray], kernels: Sequence[ViewKernel], j: int, chunk: int
-) -> Iterator[tuple[slice, np.ndarray]]:
-    """Yield (rows, sum over views of the kernel-space squared distance to sample j)."""
-    n = Xs[0].shape[0]
-    for start in range(0, n, chunk):
-        rows = slice(start, min(n, start + chunk))
-        d2 = np.zeros(rows.stop - rows.start)
-        for Xv, kern in zip(Xs, kernels):
-            if kern.precomputed:
-                diag = np.diagonal(Xv)
-                d2 += diag[rows] + Xv[j, j] - 2.0 * Xv[rows, j]
-            else:
-                zj = Xv[j : j + 1]
-                d2 += kern.diag(Xv[rows]) + kern.diag(zj)[0] - 2.0 * kern(Xv[rows], zj)[:, 0]
-        yield rows, np.maximum(d2, 0.0)
-
 
 def select_landmarks(
     Xs: Sequence[np.ndarray],
@@ -164,27 +115,7 @@ def select_landmarks(
         from ._dask import select_landmarks_dask
 
         return select_landmarks_dask(Xs, kernels, n_landmarks, strategy, rng)
-    n = Xs[0].shape[0]
-    if strategy == "uniform":
-        return uniform_indices(n, n_landmarks, rng)
-    if strategy != "kmeans++":
-        raise ValueError(
-            f"unknown landmark strategy {strategy!r}; use one of {LANDMARK_STRATEGIES}"
-        )
-    chunk = default_chunk_size(1, budget=1_000_000)
-    chosen = [int(rng.randint(n))]
-    mind2 = np.full(n, np.inf)
-    for _ in range(1, n_landmarks):
-        for rows, d2 in _kernel_column_blocks(Xs, kernels, chosen[-1], chunk):
-            np.minimum(mind2[rows], d2, out=mind2[rows])
-        mind2[chosen] = 0.0
-        total = mind2.sum()
-        if not total > 0:  # every remaining point coincides with a landmark
-            rest = np.setdiff1d(np.arange(n), chosen)
-            chosen.extend(rng.choice(rest, n_landmarks - len(chosen), replace=False).tolist())
-            break
-        chosen.append(int(rng.choice(n, p=mind2 / total)))
-    return np.sort(np.asarray(chosen, dtype=np.intp))
+    return select_landmarks_numpy(Xs, kernels, n_landmarks, strategy, rng)
 
 
 def sqrt_pinv_psd(W: np.ndarray, eig_floor: float = 1e-10) -> tuple[np.ndarray, int]:
@@ -193,7 +124,7 @@ def sqrt_pinv_psd(W: np.ndarray, eig_floor: float = 1e-10) -> tuple[np.ndarray, 
     Eigenvalues ``<= eig_floor * max eigenvalue`` count as zero.
     """
     W = 0.5 * (W + W.T)
-    s, V = np.linalg.eigh(W)
+    s, V = robust_eigh(W, what="landmark kernel matrix W")
     top = s[-1] if s.size else 0.0
     if not top > 0:
         raise ValueError("the landmark kernel matrix is zero or negative definite")
@@ -204,107 +135,6 @@ def sqrt_pinv_psd(W: np.ndarray, eig_floor: float = 1e-10) -> tuple[np.ndarray, 
     return 0.5 * (S + S.T), int(keep.sum())
 
 
-@dataclass
-class FeatureMoments:
-    """Sufficient statistics of a feature map over a data set (SPEC.md 1.1).
-
-    ``gram = sum_i u_i u_i^T``, ``sum = sum_i u_i`` and, with targets,
-    ``cross = sum_i u_i y_i^T``, ``target_sum = sum_i y_i`` and
-    ``target_gram = sum_i y_i y_i^T`` (for intercepts, residuals and objective values:
-    ``||y - U g||^2 = target_gram - 2 g^T cross + g^T gram g``). Moments of disjoint
-    chunks add up (:meth:`merge`), so they can be computed in one chunked, streamed or
-    distributed pass.
-
-    ``scatter = sum_i (u_i - mean)(u_i - mean)^T`` is kept alongside, accumulated the
-    numerically stable way (each chunk centred on its own mean, chunks combined with the
-    pairwise update of Chan, Golub & LeVeque 1979). ``gram / n - mean mean^T`` would lose
-    about ``log10(||gram|| / (n ||cov||))`` digits to cancellation: RBF Nystrom features
-    have a large common mean, and the one-pass covariance then depends on the summation
-    order (chunking, number of Dask workers) in its 10th digit. No extra ``D x D`` product
-    is needed: a chunk's ``gram`` is its scatter plus ``n_c m_c m_c^T``.
-    """
-
-    n_samples: int
-    sum: np.ndarray
-    gram: np.ndarray
-    cross: np.ndarray | None = None
-    target_sum: np.ndarray | None = None
-    target_gram: np.ndarray | None = None
-    scatter: np.ndarray | None = None
-
-    @classmethod
-    def from_features(cls, U: np.ndarray, Y: np.ndarray | None = None) -> "FeatureMoments":
-        n = U.shape[0]
-        total = U.sum(axis=0)
-        mean = total / max(n, 1)  # an empty chunk (e.g. a 0-row Dask block): all zeros
-        Uc = U - mean
-        scatter = Uc.T @ Uc
-        gram = scatter + np.outer(total, mean)
-        if Y is None:
-            return cls(n, total, gram, scatter=scatter)
-        return cls(n, total, gram, U.T @ Y, Y.sum(axis=0), Y.T @ Y, scatter=scatter)
-
-    @property
-    def mean(self) -> np.ndarray:
-        """Feature means ``sum / n_samples``."""
-        return self.sum / self.n_samples
-
-    def centered_gram(self) -> np.ndarray:
-        """``Phi_c^T Phi_c = sum_i (u_i - mean)(u_i - mean)^T`` (KPCA's C with centred features).
-
-        The stably accumulated :attr:`scatter` when present; otherwise (moments built by
-        hand from ``gram`` and ``sum`` only) ``gram - n mean mean^T``, whose absolute
-        rounding error is about ``eps * ||gram||``.
-        """
-        if self.scatter is not None:
-            C = self.scatter
-        else:
-            C = self.gram - np.outer(self.sum, self.sum) / self.n_samples
-        return 0.5 * (C + C.T)
-
-    def covariance(self) -> np.ndarray:
-        """Empirical feature covariance ``centered_gram() / n_samples`` (biased, 1/n)."""
-        return self.centered_gram() / self.n_samples
-
-    def merge(self, other: "FeatureMoments") -> "FeatureMoments":
-        def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-            return None if a is None or b is None else a + b
-
-        na, nb = self.n_samples, other.n_samples
-        scatter = None
-        if self.scatter is not None and other.scatter is not None:
-            if na == 0 or nb == 0:
-                scatter = self.scatter + other.scatter
-            else:  # Chan et al.: M = M_a + M_b + (n_a n_b / n) delta delta^T
-                delta = other.sum / nb - self.sum / na
-                scatter = (self.scatter + other.scatter
-                           + np.outer(delta, delta) * (na * nb / (na + nb)))
-        return FeatureMoments(
-            na + nb, self.sum + other.sum,
-            self.gram + other.gram, add(self.cross, other.cross),
-            add(self.target_sum, other.target_sum), add(self.target_gram, other.target_gram),
-            scatter,
-        )
-
-    def symmetrize(self) -> "FeatureMoments":
-        """Make ``gram`` (and ``scatter``) exactly symmetric, in place; returns ``self``."""
-        self.gram = 0.5 * (self.gram + self.gram.T)
-        if self.scatter is not None:
-            self.scatter = 0.5 * (self.scatter + self.scatter.T)
-        return self
-
-
-def moments_from_chunks(chunks: Iterator[tuple[np.ndarray, np.ndarray | None]]) -> FeatureMoments:
-    """Accumulate :class:`FeatureMoments` over ``(U_chunk, Y_chunk)`` pairs."""
-    total: FeatureMoments | None = None
-    for U, Y in chunks:
-        m = FeatureMoments.from_features(U, Y)
-        total = m if total is None else total.merge(m)
-    if total is None:
-        raise ValueError("no data: the chunk iterator was empty")
-    return total.symmetrize()
-
-
 def _check_known_lengths(X: Any) -> None:
     """Dask views must have known row counts (before they are compared across views)."""
     for i, Xv in enumerate(X if isinstance(X, (list, tuple)) else [X]):
@@ -313,21 +143,6 @@ def _check_known_lengths(X: Any) -> None:
                 f"view {i} is a Dask array with unknown chunk sizes; call "
                 "X.compute_chunk_sizes() (or build it with known lengths) first"
             )
-
-
-def _as_targets(Y: Any, n: int) -> Any:
-    """Targets as a 2-D float array (NumPy) or 2-D Dask array, with the row count checked."""
-    if Y is None:
-        return None
-    if not is_dask_collection(Y):
-        Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y.reshape(-1, 1)
-    if Y.ndim != 2:
-        raise ValueError(f"Y must be 1-D or 2-D, got shape {Y.shape}")
-    if Y.shape[0] != n and not (np.isnan(Y.shape[0]) or np.isnan(n)):
-        raise ValueError(f"Y has {Y.shape[0]} rows but the views have {n} samples")
-    return Y
 
 
 def feature_moments(
@@ -374,29 +189,7 @@ def feature_moments(
 
         return dask_feature_moments(feature_fn, Xs, Y, chunk_size=chunk_size)
 
-    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
-        step = chunk_size
-        start = 0
-        while start < n:
-            if step is None:  # probe the width on a small first chunk
-                rows = slice(0, min(n, 256))
-                U = np.asarray(feature_fn([X[rows] for X in Xs]))
-                step = default_chunk_size(U.shape[1])
-            else:
-                rows = slice(start, min(n, start + step))
-                U = np.asarray(feature_fn([X[rows] for X in Xs]))
-            yield U, None if Y is None else Y[rows]
-            start = rows.stop
-
-    if symmetrize:
-        return moments_from_chunks(chunks())
-    total: FeatureMoments | None = None
-    for U, Yc in chunks():
-        m = FeatureMoments.from_features(U, Yc)
-        total = m if total is None else total.merge(m)
-    if total is None:
-        raise ValueError("no data: the views have no rows")
-    return total
+    return numpy_feature_moments(feature_fn, Xs, Y, chunk_size, symmetrize=symmetrize)
 
 
 def map_views(
@@ -455,6 +248,12 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     n_views_, n_landmarks_, n_features_view_ : fitted sizes.
     """
 
+    _parameter_constraints: dict = {
+        **common_constraints(landmarks_optional=False),
+        "eig_floor": [Interval(Real, 0, 1, closed="left")],
+        "chunk_size": [positive_int(), None],
+    }
+
     def __init__(
         self,
         kernel: str | Callable | Sequence = "rbf",
@@ -476,13 +275,19 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # -- fitting -----------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "BlockNystrom":
-        """Fit the kernels (bandwidths), choose landmarks, factor each ``W_l``."""
+        """Fit the kernels (bandwidths), choose landmarks, factor each ``W_l``.
+
+        Every parameter is checked first (``_parameter_constraints``): e.g. ``eig_floor``
+        must lie in [0, 1), ``chunk_size`` be None or an int >= 1, ``landmarks`` a known
+        strategy, whatever the input.
+        """
         _check_known_lengths(X)
-        Xs = check_views(X, views=self.views)
+        X = validate_array_input(self, X, reset=True)
+        Xs = check_views(X, views=self.views,
+                         feature_names=getattr(self, "feature_names_in_", None))
         self._fit_views(Xs)
-        if not isinstance(X, (list, tuple)):
-            self.n_features_in_ = X.shape[1]
         return self
 
     def _fit_views(self, Xs: list[np.ndarray]) -> "BlockNystrom":
@@ -506,11 +311,6 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         if dask_input:  # bandwidth samples and landmark rows only, in one pass
             from ._dask import fit_kernels_and_landmarks
 
-            if self.landmarks not in LANDMARK_STRATEGIES:
-                raise ValueError(
-                    f"unknown landmark strategy {self.landmarks!r}; use one of "
-                    f"{LANDMARK_STRATEGIES}"
-                )
             idx, gathered = fit_kernels_and_landmarks(Xs, kernels, p, self.landmarks, rng)
         else:
             for Xv, kern in zip(Xs, kernels):
@@ -524,6 +324,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             else:
                 Z = gathered[l] if dask_input else Xv[idx]
                 W = kern(Z, Z)
+                if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
+                    check_psd_gram(W, l, what="the kernel callable's landmark Gram matrix")
                 landmark_rows.append(np.array(Z))
             S, r = sqrt_pinv_psd(W, self.eig_floor)
             normalizers.append(S)
@@ -548,8 +350,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "normalizers_")
         _check_known_lengths(X)
+        X = validate_array_input(self, X, reset=False)
+        names = getattr(self, "feature_names_in_", None)
         if self.kernels_[0].precomputed:
-            Xs = check_views(X, views=self.views, n_views=self.n_views_)
+            Xs = check_views(X, views=self.views, n_views=self.n_views_, feature_names=names)
             out = []
             for i, K in enumerate(Xs):
                 if is_dask_collection(K):
@@ -564,7 +368,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                         K, i, n_train=self.n_samples_fit_, square=False))
             return out
         return check_views(
-            X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_
+            X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_,
+            feature_names=names,
         )
 
     def view_features(self, Xv: np.ndarray, view: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 """OLOK: online learning with operator-valued kernels, and its batch counterpart vv-RLS.
 
-Audiffren & Kadri (ESANN 2015), restated in SPEC.md section 3 (SPEC wins over the paper).
+Audiffren & Kadri (ESANN 2015), "Online Learning with Operator-valued Kernels".
 
 OLOK (Algorithm 1) is NORMA with a matrix-valued kernel ``K(x, x') in R^{d x d}``. With
 ``f_0 = 0``, at time ``t`` with ``(x_t, y_t)``:
@@ -58,16 +58,26 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._linalg import robust_eigh
 from ._threads import serial_blas
+from ._validation import (
+    KernelSpec,
+    as_real_array,
+    check_not_complex,
+    nonnegative_real,
+    positive_int,
+    positive_real,
+)
 from .operator_kernels import DecomposableKernel, OperatorKernel
 
 __all__ = ["OLOKRegressor", "VVRLSRegressor", "olok_reference", "theorem_t0"]
@@ -148,6 +158,10 @@ def _loss_squared(P: np.ndarray, Y: np.ndarray, epsilon: float) -> np.ndarray:
 def _loss_eps(P: np.ndarray, Y: np.ndarray, epsilon: float) -> np.ndarray:
     return np.maximum(np.linalg.norm(P - Y, axis=-1) - epsilon, 0.0)
 
+
+#: growth test (squared loss): online predictions larger than this multiple of the largest
+#: target seen so far mean the recursion is unstable (eta_t ||K(x, x)||_op >= 2)
+_GROWTH = 1e6
 
 _LOSSES = {
     "squared": (_loss_squared, _grad_squared),
@@ -244,6 +258,23 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     """
 
     _block_size = 256
+    _parameter_constraints: dict = {
+        "kernel": [KernelSpec(allow_list=False, allow_precomputed=False), OperatorKernel],
+        "kernel_params": [dict, None],
+        "output_kernel": "no_validation",  # checked when the kernel is built
+        "eta0": [positive_real()],
+        "learning_rate": [StrOptions({"invscaling", "constant"}), callable],
+        "power_t": [nonnegative_real()],
+        "alpha": [nonnegative_real()],
+        "truncation": [Interval(Integral, 1, None, closed="left"), StrOptions({"theorem"}),
+                       None],
+        "truncation_eps": [Interval(Real, 0, 0.5, closed="neither")],
+        "truncation_t0": [positive_int(), None],
+        "truncation_scale": [positive_real()],
+        "loss": [StrOptions(set(_LOSSES))],
+        "epsilon": [nonnegative_real()],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -285,6 +316,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self) -> None:
+        self._validate_params()  # every parameter (_parameter_constraints), then the joint rules
+
         def pos(name: str, v: Any, strict: bool = True) -> float:
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
                 raise TypeError(f"{name} must be a number, got {v!r}")
@@ -383,11 +416,12 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             )
         self.kernel_.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
         self._B = self.kernel_.B if self.kernel_.decomposable else None
-        self._B_eig = np.linalg.eigh(self._B) if self._B is not None else None
+        self._B_eig = robust_eigh(self._B, what="output kernel B") if self._B is not None else None
         self.n_outputs_ = d
         self._y_1d = y_1d
         self._loss_fn, self._grad_fn = _LOSSES[self.loss]
         self.t_ = 0
+        self._ymax = 0.0      # largest |target| seen (growth test of the squared loss)
         cap = max(1024, X.shape[0] if self._window_kind is None else 1024)
         self._Xs = np.empty((cap, X.shape[1]))
         self._beta = np.empty((cap, d))
@@ -433,9 +467,12 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                                          P[start:start + self._block_size])
             start += done
 
-    def _diverged(self, t: int) -> ValueError:
+    def _diverged(self, t: int, growth: tuple[float, float] | None = None) -> ValueError:
+        what = ("non-finite prediction or coefficient" if growth is None else
+                f"online prediction |f| = {growth[0]:.3g}, more than {_GROWTH:.0e} times the "
+                f"largest target seen ({growth[1]:.3g}), growing geometrically")
         return ValueError(
-            f"OLOK diverged at t={t} (non-finite prediction or coefficient): the step is too "
+            f"OLOK diverged at t={t} ({what}): the step is too "
             f"large for this kernel. With the squared loss keep eta_t ||K(x, x)||_op < 2, here "
             f"eta0={self.eta0!r}; lower eta0, use learning_rate='invscaling', or a smaller "
             "output_kernel"
@@ -552,6 +589,19 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         if not (np.isfinite(beta_blk).all() and np.isfinite(Pout[:b]).all()):
             bad = np.flatnonzero(~(np.isfinite(beta_blk).all(1) & np.isfinite(Pout[:b]).all(1)))
             raise self._diverged(t0 + 1 + int(bad[0]))   # state left at time t0, unchanged
+        if self._grad_fn is _grad_squared:
+            # growth test: with the squared loss a stable step keeps the online predictions
+            # within a modest multiple of the targets; an unstable one multiplies them by
+            # |1 - eta k| > 1 at every step, so |f| > GROWTH x max|y| flags it after a few
+            # rows instead of after overflow (the model stays at time t0)
+            ymax = np.maximum.accumulate(np.max(np.abs(Yb), axis=1))
+            ymax = np.maximum(ymax, self._ymax)
+            pmax = np.max(np.abs(Pout[:b]), axis=1)
+            grown = np.flatnonzero(pmax > _GROWTH * ymax)
+            if grown.size:
+                j = int(grown[0])
+                raise self._diverged(t0 + 1 + j, growth=(float(pmax[j]), float(ymax[j])))
+            self._ymax = float(ymax[-1])
         # store the block, then truncate and advance the clock
         self._reserve(b)
         self._Xs[self._hi:self._hi + b] = Xb
@@ -565,6 +615,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ public API
     def _validate_xy(self, X: Any, y: Any, first: bool) -> tuple[np.ndarray, np.ndarray, bool]:
+        check_not_complex(X, "X")
+        check_not_complex(y, "y")
         X, y = validate_data(self, X, y, reset=first, multi_output=True, y_numeric=True,
                              dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
@@ -632,6 +684,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """``f_t(X)``, shape (n_samples,) if fitted on 1-D ``y``, else (n_samples, n_outputs)."""
         check_is_fitted(self, "t_")
+        check_not_complex(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         P = self._decision(X)
         return P[:, 0] if self._y_1d else P
@@ -658,9 +711,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                     f"feature dict keys {sorted(map(str, x.keys()))} differ from the first "
                     f"ones {sorted(map(str, keys))}"
                 )
-            row = np.array([x[k] for k in keys], dtype=np.float64)
+            row = as_real_array([x[k] for k in keys], "x")
         else:
-            row = np.asarray(x, dtype=np.float64)
+            row = as_real_array(x, "x")
             if row.ndim != 1:
                 raise ValueError(f"learn_one/predict_one take one sample (1-D), got shape {row.shape}")
         return row.reshape(1, -1)
@@ -681,9 +734,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                 self._y_keys = ykeys
             if set(y.keys()) != set(ykeys):
                 raise ValueError("target dict keys differ from the first ones")
-            Y = np.array([[y[k] for k in ykeys]], dtype=np.float64)
+            Y = as_real_array([[y[k] for k in ykeys]], "y")
         else:
-            yy = np.asarray(y, dtype=np.float64)
+            yy = as_real_array(y, "y")
             if yy.ndim > 1:
                 raise ValueError(f"learn_one takes one target (scalar or 1-D), got shape {yy.shape}")
             Y = yy.reshape(1, -1) if yy.ndim == 1 else yy.reshape(1)
@@ -750,8 +803,8 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
     """Vector-valued regularised least squares, the batch counterpart of OLOK.
 
     ``min_f sum_i ||f(x_i) - y_i||^2 + alpha ||f||_H^2`` over the RKHS of ``K``; by the
-    representer theorem ``f = sum_i K(., x_i) c_i`` with ``(K_blk + alpha I_{nd}) c = y``
-    (SPEC.md section 3), where ``K_blk`` is the ``nd x nd`` block kernel matrix.
+    representer theorem ``f = sum_i K(., x_i) c_i`` with ``(K_blk + alpha I_{nd}) c = y``,
+    where ``K_blk`` is the ``nd x nd`` block kernel matrix.
 
     For a decomposable kernel ``k(x, x') B`` the system reads ``K C B + alpha C = Y``
     (``C``, ``Y`` of shape (n, d)). With ``B = V diag(s) V^T`` (``eigh``), ``C' = C V`` and
@@ -770,6 +823,11 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         The regularisation ``lambda`` (> 0).
     random_state : int, RandomState or None
         Subsampling for the default bandwidth.
+    max_memory_bytes : int or None, default 2 GiB
+        Refuse (``MemoryError``, before building anything) a fit whose kernel matrices
+        need more (:meth:`memory_estimate`: ``3 n^2`` float64 for a decomposable kernel,
+        ``3 (nd)^2`` otherwise; n=15000 is about 5 GiB). None: no limit. For large n use
+        :class:`OLOKRegressor` or a Nystrom approximation.
 
     Attributes
     ----------
@@ -779,14 +837,25 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         ``c_i``.
     """
 
+    _parameter_constraints: dict = {
+        "kernel": [KernelSpec(allow_list=False, allow_precomputed=False), OperatorKernel],
+        "kernel_params": [dict, None],
+        "output_kernel": "no_validation",  # checked when the kernel is built
+        "alpha": [positive_real()],
+        "random_state": ["random_state"],
+        "max_memory_bytes": [positive_int(), None],
+    }
+
     def __init__(self, kernel: str | Callable | OperatorKernel = "rbf",
                  kernel_params: dict | None = None, output_kernel: Any = None,
-                 alpha: float = 1.0, random_state: Any = None):
+                 alpha: float = 1.0, random_state: Any = None,
+                 max_memory_bytes: int | None = 2 * 1024**3):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.output_kernel = output_kernel
         self.alpha = alpha
         self.random_state = random_state
+        self.max_memory_bytes = max_memory_bytes
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -794,18 +863,32 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         return tags
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> "VVRLSRegressor":
-        """Solve the vv-RLS system on ``(X, y)``."""
+        """Solve the vv-RLS system on ``(X, y)``.
+
+        Raises ``MemoryError`` before any kernel is built when the estimated memory
+        (:meth:`memory_estimate`) exceeds ``max_memory_bytes``.
+        """
         a = self.alpha
-        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, float, np.number)):
-            raise TypeError(f"alpha must be a number, got {a!r}")
-        if not (np.isfinite(a) and a > 0):
-            raise ValueError(f"alpha must be > 0, got {a!r}")
+        check_not_complex(X, "X")
+        check_not_complex(y, "y")
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         self._y_1d = y.ndim == 1
         Y = y.reshape(-1, 1) if self._y_1d else y
         n, d = Y.shape
+        need = self.memory_estimate(n, d)
+        if self.max_memory_bytes is not None and need > self.max_memory_bytes:
+            raise MemoryError(
+                f"VVRLSRegressor needs about {need / 2**30:.2f} GiB for n={n} samples and "
+                f"d={d} outputs (three {'n x n' if self._decomposable_hint() else 'nd x nd'} "
+                f"float64 matrices), above max_memory_bytes={self.max_memory_bytes} "
+                f"({self.max_memory_bytes / 2**30:.2f} GiB). Use OLOKRegressor (online, "
+                "truncation=... bounds the memory), a Nystrom approximation (e.g. "
+                "MVMLRegressor(n_landmarks=...) or BlockNystrom features with a linear "
+                "ridge), or raise max_memory_bytes (None: no limit)."
+            )
         if n < 2 and isinstance(self.kernel, str) and not self.kernel_params:
             raise ValueError("got 1 sample; the default bandwidth needs at least 2 samples")
         kern = _make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
@@ -813,7 +896,7 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         lam = float(a)
         if kern.decomposable:
             K = kern.scalar(X, X)
-            s, V = np.linalg.eigh(kern.B)
+            s, V = robust_eigh(kern.B, what="output kernel B")
             Yr = Y @ V
             Cr = np.empty_like(Yr)
             tol = 1e-12 * max(abs(s).max(), 1e-300)
@@ -848,6 +931,17 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         self.n_outputs_ = d
         return self
 
+    def _decomposable_hint(self) -> bool:
+        k = self.kernel
+        return not isinstance(k, OperatorKernel) or bool(getattr(k, "decomposable", False))
+
+    def memory_estimate(self, n_samples: int, n_outputs: int) -> int:
+        """Bytes the fit needs: about ``3 n^2`` float64 for a decomposable kernel
+        (the Gram matrix, the regularised copy and its Cholesky factor), ``3 (n d)^2``
+        for a general operator kernel (the ``nd x nd`` block matrix)."""
+        m = n_samples if self._decomposable_hint() else n_samples * n_outputs
+        return int(3 * 8 * m * m)
+
     @staticmethod
     def _cholesky(A: np.ndarray):
         try:
@@ -861,6 +955,7 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """``f(X) = sum_i K(X, x_i) c_i``."""
         check_is_fitted(self, "dual_coef_")
+        check_not_complex(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         out = np.empty((X.shape[0], self.n_outputs_))
         step = max(1, 2**22 // self.X_fit_.shape[0])

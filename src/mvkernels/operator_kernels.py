@@ -1,7 +1,7 @@
 """Operator-valued (matrix-valued) kernels for vector-valued learning.
 
 An operator-valued kernel maps a pair of inputs to a ``d x d`` matrix,
-``K(x, x') in R^{d x d}`` (SPEC.md, section 3; Audiffren & Kadri 2015, Sec. 2). A function in
+``K(x, x') in R^{d x d}`` (Audiffren & Kadri 2015, Sec. 2). A function in
 its RKHS is ``f(x) = sum_i K(x, x_i) c_i`` with coefficients ``c_i in R^d``.
 
 Two kinds are provided:
@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ._linalg import robust_eigvalsh
 from .kernels import ViewKernel
 
 __all__ = [
@@ -113,7 +114,7 @@ def check_output_kernel(B: Any, d: int | None = None, psd_tol: float = 1e-10) ->
     if not np.allclose(B, B.T, rtol=0.0, atol=1e-10 * scale):
         raise ValueError("output_kernel is not symmetric")
     B = 0.5 * (B + B.T)
-    eig = np.linalg.eigvalsh(B)
+    eig = robust_eigvalsh(B, what="output_kernel")
     if eig[0] < -psd_tol * max(abs(eig[0]), abs(eig[-1])):
         raise ValueError(
             "output_kernel is not positive semi-definite "
@@ -250,7 +251,7 @@ class DecomposableKernel(OperatorKernel):
 
     def diag_op_norm(self, X: np.ndarray) -> np.ndarray:
         B = self._check()
-        return self.scalar_kernel.diag(X) * float(np.linalg.eigvalsh(B)[-1])
+        return self.scalar_kernel.diag(X) * float(robust_eigvalsh(B, what="output kernel B")[-1])
 
     def __repr__(self) -> str:
         return f"DecomposableKernel({self.scalar_kernel!r}, output_kernel={self.output_kernel!r})"

@@ -7,9 +7,12 @@ figures into ``output``. ``EXPERIMENTS`` maps the command-line name to the modul
 
 Run one with ``mvkernels reproduce NAME [--quick] [--output DIR] [--data DIR]`` or
 :func:`run_experiment`; run them all with ``mvkernels reproduce all --output docs/results``.
-Every run also records ``run.json`` (command, date, wall time, versions) beside its report and
-rewrites the index page ``README.md`` of the parent folder (:func:`write_results_index`), so
-the results page linked from the project README is generated, never hand-written.
+Every run also records ``run.json`` (command, date, wall time, versions) beside its report.
+Nothing is written outside the folder the user names: ``reproduce all --output ROOT`` writes
+each experiment into ``ROOT/<name>`` and the index page ``ROOT/README.md``
+(:func:`write_results_index`), so the results page linked from the project README is
+generated, never hand-written; a single experiment updates an index only when asked
+explicitly (``--index ROOT`` / ``index=ROOT``).
 """
 
 from __future__ import annotations
@@ -55,9 +58,9 @@ def _versions() -> dict[str, str]:
 
 def run_experiment(
     name: str, quick: bool = False, output: str | Path | None = None,
-    data_dir: str | None = None, random_state: int = 0,
+    data_dir: str | None = None, random_state: int = 0, index: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Run experiment ``name``; write its report, ``run.json`` and the parent's index.
+    """Run experiment ``name``; write its report and ``run.json`` into ``output`` only.
 
     Parameters
     ----------
@@ -71,6 +74,9 @@ def run_experiment(
         Data folder (default ``$MVKERNELS_DATA`` or ``../shared/data``).
     random_state : int
         Seed of every random choice of the experiment.
+    index : str or Path, optional
+        Folder whose ``README.md`` index (:func:`write_results_index`) is rewritten after the
+        run. Default None: no index is written, so nothing outside ``output`` changes.
 
     Returns
     -------
@@ -97,7 +103,8 @@ def run_experiment(
             "date": _dt.datetime.now().isoformat(timespec="seconds"),
             "versions": _versions()}
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
-    write_results_index(out.parent)
+    if index is not None:
+        write_results_index(index)
     return result
 
 
@@ -142,7 +149,9 @@ def write_results_index(root: str | Path) -> Path:
 
 def run_all(quick: bool = False, output: str | Path = "results", data_dir: str | None = None,
             random_state: int = 0, names: list[str] | None = None) -> dict[str, Any]:
-    """Run every experiment (or ``names``) into ``output/<name>`` and write the index.
+    """Run every experiment (or ``names``) into ``output/<name>`` and write ``output/README.md``.
+
+    Everything is written inside ``output``.
 
     An experiment that fails is reported on stderr and in the returned dict (as the
     exception) and does not stop the others; the exit status of the CLI is then 1.
