@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -70,12 +70,21 @@ from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_precomputed_kernel, check_views, is_dask_collection
-from .kernels import ViewKernel, make_view_kernels
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._linalg import robust_eigh
 from ._threads import serial_blas
-from ._validation import validate_array_input
+from ._validation import (
+    _check_one_view,
+    check_precomputed_kernel,
+    check_views,
+    is_dask_collection,
+    validate_array_input,
+)
+from .kernels import ViewKernel, make_view_kernels
 from .nystrom import BlockNystrom, feature_moments, map_views
-from .stiefel import stiefel_trace_max
+from .stiefel import STIEFEL_OPTIMIZERS, stiefel_trace_max
 
 __all__ = ["SOLVERS", "FEATURE_KINDS", "MultiViewKPCA", "RKMForecaster"]
 
@@ -132,8 +141,15 @@ class _ViewMap:
             if self.kernel.precomputed:
                 raise ValueError(f"view {v}: Nystrom features need raw data, not a "
                                  "precomputed kernel")
-            self.sampler = BlockNystrom(kernel=self.kernel.kernel, kernel_params=self.kernel.params,
-                                        n_landmarks=int(D), random_state=rng).fit([X])
+            try:
+                self.sampler = BlockNystrom(kernel=self.kernel.kernel,
+                                            kernel_params=self.kernel.params,
+                                            n_landmarks=int(D), random_state=rng).fit([X])
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                msg = str(exc).replace("view 0", f"view {v}")
+                if f"view {v}" not in msg:
+                    msg = f"view {v}: {msg}"
+                raise ValueError(f"{msg} (Nystrom features of view {v})") from exc
         self.n_out = int(D)
         return self
 
@@ -187,6 +203,18 @@ def _per_view(value: Any, n_views: int, name: str) -> list:
     return [value] * n_views
 
 
+def _real_array(X: Any, name: str) -> np.ndarray:
+    """``X`` as a float64 array; complex input refused (no silent cast to real)."""
+    if np.iscomplexobj(X) or (isinstance(X, (list, tuple)) and
+                              any(isinstance(v, complex) for v in np.ravel(np.asarray(X, dtype=object)))):
+        raise ValueError(f"{name} is complex; mvkernels works on real data (take the real "
+                         "part, the modulus, or split real and imaginary parts into features)")
+    try:
+        return np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} could not be read as a real numeric array: {exc}") from exc
+
+
 def _sym(A: np.ndarray) -> np.ndarray:
     return 0.5 * (A + A.T)
 
@@ -202,7 +230,7 @@ def _center_gram(K: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 def _top_eigh(A: np.ndarray, s: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Top ``s`` eigenpairs of a symmetric PSD matrix, descending; rank checked."""
     m = A.shape[0]
-    lam, V = scipy.linalg.eigh(A, subset_by_index=[m - s, m - 1])
+    lam, V = robust_eigh(A, subset_by_index=(m - s, m - 1), what=f"centred {what}")
     lam, V = lam[::-1], V[:, ::-1]
     _check_rank(lam, s, what)
     return lam, V
@@ -271,8 +299,22 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         Primal rescaling ``W = U Sigma^{1/2}`` (Alg. 1 step 6). ``False`` reproduces the
         paper's ablation (Fig. 7): ``W = U``, which breaks primal-dual equivalence and
         inference; for study only.
-    learning_rate, tol, max_iter : Stiefel (Cayley Adam) step size, relative Riemannian
-        gradient tolerance and iteration cap (see :func:`mvkernels.stiefel.cayley_adam`).
+    learning_rate : float, default=0.5
+        Cayley Adam step size (``optimizer="cayley-adam"`` only).
+    tol : float, default=1e-12
+        Stiefel stopping rule: relative Riemannian gradient
+        ``||grad f||_F / ||A X||_F <= tol`` of eq. (8) / (12).
+    max_iter : int or None, default=None
+        Stiefel iteration cap (a ``ConvergenceWarning`` when hit); ``None``: 1000 for
+        ``"lobpcg"``, 100000 for ``"cayley-adam"``.
+    optimizer : {"lobpcg", "cayley-adam"}, default="lobpcg"
+        Stiefel optimiser of ``"primal-stiefel"`` / ``"dual-stiefel"``: block Riemannian
+        conjugate gradient with an exact Rayleigh-Ritz line search
+        (:func:`mvkernels.stiefel.lobpcg_trace_max`), or the paper's Cayley Adam
+        (:func:`mvkernels.stiefel.cayley_adam`).
+    verbose : int, default=0
+        If > 0, Stiefel training prints the iteration, objective and relative Riemannian
+        gradient norm.
     n_neighbors : int, default=10
         Neighbours of the kernel-smoother pre-image of a missing non-identity view.
     chunk_size : int or None
@@ -306,6 +348,26 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         Columns of a single-array input (not set for a list of views).
     """
 
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+        "kernel": [str, callable, list, tuple],
+        "kernel_params": [dict, list, tuple, None],
+        "features": [StrOptions(set(FEATURE_KINDS)), list, tuple, None],
+        "n_features": [Interval(Integral, 1, None, closed="left"), list, tuple],
+        "rotate": ["boolean"],
+        "rescale": ["boolean"],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
+        "verbose": ["verbose"],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "views": ["array-like", None],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         n_components: int = 2,
@@ -318,7 +380,9 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         rescale: bool = True,
         learning_rate: float = 0.5,
         tol: float = 1e-12,
-        max_iter: int = 100_000,
+        max_iter: int | None = None,
+        optimizer: str = "lobpcg",
+        verbose: int = 0,
         n_neighbors: int = 10,
         chunk_size: int | None = None,
         views: Any = None,
@@ -335,6 +399,8 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.tol = tol
         self.max_iter = max_iter
+        self.optimizer = optimizer
+        self.verbose = verbose
         self.n_neighbors = n_neighbors
         self.chunk_size = chunk_size
         self.views = views
@@ -389,6 +455,10 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_neighbors must be a positive int, got {self.n_neighbors!r}")
 
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
+        if isinstance(X, (list, tuple)):
+            for i, Xv in enumerate(X):
+                if not is_dask_collection(Xv) and np.iscomplexobj(Xv):
+                    raise ValueError(f"view {i} is complex; mvkernels works on real data")
         X = validate_array_input(self, X, reset=fit)   # sklearn checks on one array
         if fit:
             Xs = check_views(X, views=self.views, ensure_min_samples=2)
@@ -402,6 +472,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         return Xs
 
     # -- fit ------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "MultiViewKPCA":
         """Train the model on the views ``X`` (list of arrays or one array + ``views``).
 
@@ -439,20 +510,30 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
                 self._fit_dual(Xs, maps, s, rng)
         return self
 
-    def _stiefel(self, A: np.ndarray, s: int, rng: np.random.RandomState) -> np.ndarray:
-        res = stiefel_trace_max(A, s, random_state=rng, lr=self.learning_rate, tol=self.tol,
-                                max_iter=self.max_iter)
+    def _max_iter(self) -> int:
+        if self.max_iter is not None:
+            return int(self.max_iter)
+        return 1000 if self.optimizer == "lobpcg" else 100_000
+
+    def _stiefel(self, A: Any, n: int, s: int, rng: np.random.RandomState) -> np.ndarray:
+        """Eq. (8) / (12) on the Stiefel manifold; ``A`` a matrix or ``Z -> A Z``."""
+        kw: dict[str, Any] = dict(tol=self.tol, max_iter=self._max_iter(),
+                                  verbose=self.verbose)
+        if self.optimizer == "cayley-adam":
+            kw["lr"] = self.learning_rate
+        res = stiefel_trace_max(A, s, random_state=rng, n=n, optimizer=self.optimizer, **kw)
         self.stiefel_result_ = res
         self.n_iter_ = max(int(res.n_iter), 1)
         if not res.converged:
             warnings.warn(
-                f"Stiefel optimisation stopped after max_iter={self.max_iter} iterations with "
-                f"relative Riemannian gradient {res.grad_norm:.2e} > tol={self.tol:g}",
+                f"Stiefel optimisation ({self.optimizer}) stopped after "
+                f"max_iter={self._max_iter()} iterations with relative Riemannian gradient "
+                f"{res.grad_norm:.2e} > tol={self.tol:g}",
                 ConvergenceWarning, stacklevel=3)
         return res.X
 
     def _rotation(self, Sigma: np.ndarray, what: str, s: int) -> tuple[np.ndarray, np.ndarray]:
-        lam, O = np.linalg.eigh(_sym(Sigma))
+        lam, O = robust_eigh(Sigma, what="Sigma")
         lam, O = lam[::-1], O[:, ::-1]
         _check_rank(lam, s, what)
         return lam, O
@@ -474,8 +555,8 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             Phi = stack(Xs)
             mean = Phi.mean(axis=0)
             Phi = Phi - mean
-            # eq. (10); not needed by primal-eig when d > n (range-restricted eigh below)
-            C = None if (self.solver_ == "primal-eig" and d > n) else _sym(Phi.T @ Phi)
+            # eq. (10); not formed when d > n (range-restricted eigh, or C Z = Phi^T (Phi Z))
+            C = None if d > n else _sym(Phi.T @ Phi)
         if self.solver_ == "primal-eig":
             if C is None:
                 lam, U = _top_eigh_range(Phi, s)         # eq. (11), exact, O(d n^2)
@@ -483,8 +564,15 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
                 lam, U = _top_eigh(C, s, "covariance C")    # eq. (11)
             Sigma = np.diag(lam)
         else:
-            U = self._stiefel(C, s, rng)                # eq. (8)
-            Sigma = _sym(U.T @ C @ U)                   # eq. (9)
+            if C is None:                               # d > n: C Z = Phi^T (Phi Z)
+                def apply_C(Z: np.ndarray, Phi: np.ndarray = Phi) -> np.ndarray:
+                    return Phi.T @ (Phi @ Z)
+                U = self._stiefel(apply_C, d, s, rng)   # eq. (8)
+                PU = Phi @ U
+                Sigma = _sym(PU.T @ PU)                 # eq. (9)
+            else:
+                U = self._stiefel(C, d, s, rng)         # eq. (8)
+                Sigma = _sym(U.T @ C @ U)               # eq. (9)
             lam, O = self._rotation(Sigma, "covariance C", s)
             if self.rotate:
                 U, Sigma = U @ O, np.diag(lam)
@@ -554,7 +642,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             lam, H = _top_eigh(Ksum, s, "kernel matrix K")
             Sigma = np.diag(lam)
         else:
-            H = self._stiefel(Ksum, s, rng)             # eq. (12)
+            H = self._stiefel(Ksum, n, s, rng)          # eq. (12)
             Sigma = _sym(H.T @ Ksum @ H)                # eq. (13)
             lam, O = self._rotation(Sigma, "kernel matrix K", s)
             if self.rotate:
@@ -673,9 +761,21 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             raise ValueError(f"X has {len(X)} entries; expected {V} (all views, None for the "
                              f"missing) or {len(observed)} (the observed views {observed})")
-        checked = check_views(given, n_features=[self.n_features_view_[v] for v in observed])
-        if any(is_dask_collection(G) for G in checked):
+        if any(is_dask_collection(G) for G in given):
             raise TypeError("infer_views takes NumPy views; compute the Dask arrays first")
+        checked = []
+        for v, G in zip(observed, given):               # errors name the view's own index
+            if np.iscomplexobj(G):
+                raise ValueError(f"view {v} is complex; mvkernels works on real data")
+            G = _check_one_view(G, v, dtype=np.float64, ensure_finite=True,
+                                ensure_min_samples=1)
+            if G.shape[1] != self.n_features_view_[v]:
+                raise ValueError(f"view {v} has {G.shape[1]} features, but "
+                                 f"{self.n_features_view_[v]} were seen in fit")
+            if G.shape[0] != checked[0].shape[0] if checked else False:
+                raise ValueError(f"view {v} has {G.shape[0]} samples, view {observed[0]} "
+                                 f"has {checked[0].shape[0]}: the views must be aligned")
+            checked.append(G)
         obs = dict(zip(observed, checked))
         h = self._hidden_units(obs, missing)
         out = [self._reconstruct(m, h) for m in missing]
@@ -740,7 +840,8 @@ class RKMForecaster(BaseEstimator):
     rotate : bool, default=True
     rescale : bool, default=True
         ``False``: the paper's ablation without the primal rescaling (study only).
-    learning_rate, tol, max_iter : Stiefel settings, see :class:`MultiViewKPCA`.
+    learning_rate, tol, max_iter, optimizer, verbose :
+        Stiefel settings, see :class:`MultiViewKPCA`.
     random_state : int, RandomState or None
 
     Attributes
@@ -752,6 +853,24 @@ class RKMForecaster(BaseEstimator):
     last_window_ : ndarray (lag,)
         The last ``lag`` training values (original scale).
     """
+
+    _parameter_constraints: dict = {
+        "lag": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "kernel": [str, callable],
+        "kernel_params": [dict, None],
+        "features": [StrOptions(set(FEATURE_KINDS)), None],
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+        "rotate": ["boolean"],
+        "rescale": ["boolean"],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -766,7 +885,9 @@ class RKMForecaster(BaseEstimator):
         rescale: bool = True,
         learning_rate: float = 0.5,
         tol: float = 1e-12,
-        max_iter: int = 100_000,
+        max_iter: int | None = None,
+        optimizer: str = "lobpcg",
+        verbose: int = 0,
         random_state: Any = None,
     ):
         self.lag = lag
@@ -781,6 +902,8 @@ class RKMForecaster(BaseEstimator):
         self.learning_rate = learning_rate
         self.tol = tol
         self.max_iter = max_iter
+        self.optimizer = optimizer
+        self.verbose = verbose
         self.random_state = random_state
 
     def _model(self) -> MultiViewKPCA:
@@ -789,7 +912,8 @@ class RKMForecaster(BaseEstimator):
             kernel=[self.kernel, "linear"], kernel_params=[self.kernel_params, None],
             features=[self.features, "identity"], n_features=[self.n_features, None],
             rotate=self.rotate, rescale=self.rescale, learning_rate=self.learning_rate,
-            tol=self.tol, max_iter=self.max_iter, random_state=self.random_state)
+            tol=self.tol, max_iter=self.max_iter, optimizer=self.optimizer,
+            verbose=self.verbose, random_state=self.random_state)
 
     @staticmethod
     def windows(z: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray]:
@@ -798,9 +922,10 @@ class RKMForecaster(BaseEstimator):
         idx = np.arange(lag)[None, :] + np.arange(n)[:, None]
         return z[idx], z[lag:, None]
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, series: Any, y: Any = None) -> "RKMForecaster":
         """Fit on a 1-D training series (``y`` ignored)."""
-        z = np.asarray(series, dtype=np.float64)
+        z = _real_array(series, "series")
         if z.ndim == 2 and z.shape[1] == 1:
             z = z[:, 0]
         if z.ndim != 1:
@@ -808,13 +933,19 @@ class RKMForecaster(BaseEstimator):
         if not np.isfinite(z).all():
             raise ValueError("series contains NaN or infinity")
         lag = self.lag
-        if isinstance(lag, bool) or not isinstance(lag, Integral) or lag < 1:
-            raise ValueError(f"lag must be a positive int, got {lag!r}")
         if len(z) < lag + 3:
             raise ValueError(f"series has {len(z)} values; lag={lag} needs at least {lag + 3}")
-        self.mean_ = float(z.mean())
-        self.scale_ = float(z.std(ddof=1))
-        if not self.scale_ > 0:
+        # mean and standard deviation of z / max|z|, scaled back: no overflow in the sums
+        top = float(np.abs(z).max())
+        u = z / top if top > 0 else z
+        mean, scale = float(u.mean()) * top, float(u.std(ddof=1)) * top
+        if not (np.isfinite(mean) and np.isfinite(scale)):
+            raise ValueError(
+                f"series values (max |z| = {top:.3g}) are too large to standardise in "
+                "float64; rescale the series first")
+        self.mean_ = mean
+        self.scale_ = scale
+        if not self.scale_ > 0 or float(u.std(ddof=1)) <= 1e-14 * max(abs(float(u.mean())), 1e-300):
             raise ValueError("series is constant: it cannot be standardised")
         zs = (z - self.mean_) / self.scale_
         Xw, yv = self.windows(zs, lag)
@@ -825,7 +956,7 @@ class RKMForecaster(BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """One-step predictions for windows ``X`` (n, lag) on the original scale."""
         check_is_fitted(self, "model_")
-        X = np.asarray(X, dtype=np.float64)
+        X = _real_array(X, "X")
         if X.ndim != 2 or X.shape[1] != self.lag:
             raise ValueError(f"X must have shape (n, lag={self.lag}), got {X.shape}")
         (y,) = self.model_.infer_views([(X - self.mean_) / self.scale_, None], missing=[1])
