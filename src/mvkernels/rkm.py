@@ -576,6 +576,17 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             lam, O = self._rotation(Sigma, "covariance C", s)
             if self.rotate:
                 U, Sigma = U @ O, np.diag(lam)
+        H = None if Phi is None else (lambda B: Phi @ B.T)
+        self._primal_tail(U, Sigma, lam, stack, mean, dims, H, Xs, dask_input)
+
+    def _primal_tail(self, U: np.ndarray, Sigma: np.ndarray, lam: np.ndarray,
+                     stack: _FeatureStack, mean: np.ndarray, dims: list[int],
+                     hidden: Any, Xs: Any, dask_input: bool) -> None:
+        """W (rescaling), hidden units (eq. 6), sign convention and fitted attributes.
+
+        ``hidden(B)`` returns ``Phi B^T`` for ``B = Sigma^{-1} W^T`` (None on Dask input).
+        """
+        s = U.shape[1]
         if self.rescale:
             root = (np.diag(np.sqrt(np.diag(Sigma))) if self._diag(Sigma)
                     else _sqrtm_psd(Sigma))
@@ -583,8 +594,8 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             W = U.copy()                               # ablation: no step 6
         B = scipy.linalg.solve(Sigma, W.T, assume_a="sym")   # Sigma^{-1} W^T, for eq. (6)
-        if Phi is not None:
-            H = Phi @ B.T                              # eq. (6)
+        if hidden is not None:
+            H = hidden(B)                              # eq. (6)
             D = _sign_flip(H)
             H = H * D
         else:
@@ -599,11 +610,128 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         self.W_ = [W[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         self.feature_means_ = [mean[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         self._hidden_fn = _PrimalHidden(stack, mean, B)
-        self._X_fit = None if dask_input else Xs       # for pre-images of non-identity views
+        # training data for pre-images of non-identity views (not kept from Dask / streams)
+        self._X_fit = None if (dask_input or Xs is None) else Xs
         if H is None:
             H = map_views(self._hidden_fn, Xs, n_out=s)
         self.hidden_ = H
         self.components_ = H
+
+    # -- mini-batch (streamed) primal Stiefel training ---------------------------------
+    def fit_stream(self, chunks: Any, y: Any = None) -> "MultiViewKPCA":
+        """Primal Stiefel training (Alg. 3) on a stream of row chunks, never all in memory.
+
+        Parameters
+        ----------
+        chunks : callable
+            ``chunks()`` returns a fresh iterable of chunks; each chunk is a list of views
+            (aligned rows, the same views and widths in every chunk), or one 2-D array cut
+            by ``views``. It is called once for the feature means, once per Stiefel
+            iteration (``C Z = sum_chunks (Phi_c - mean)^T ((Phi_c - mean) Z)``, eq. 8) and
+            once for ``Phi U`` (eq. 9 and the hidden units, eq. 6).
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        Only ``solver="primal-stiefel"`` (or ``"auto"``) with explicit feature maps
+        (``"identity"``, ``"rff"``, ``"nystrom"``). Data-dependent parts of the feature
+        maps (Nystrom landmarks, a default rbf bandwidth) are fitted on the first chunk;
+        with ``identity`` maps and RFF with a given bandwidth the result equals
+        :meth:`fit` on the concatenated data. Memory: one chunk's features, ``d x b``
+        Stiefel blocks and the ``n x s`` hidden units. The model keeps no training data,
+        so it infers identity views only (like a Dask fit).
+        """
+        self._validate_params()
+        self._check_params()
+        if not callable(chunks):
+            raise TypeError("chunks must be a callable returning a fresh iterable of chunks "
+                            "(a generator function, e.g. lambda: iter_chunks(path))")
+        solver = "primal-stiefel" if self.solver == "auto" else self.solver
+        if solver != "primal-stiefel":
+            raise ValueError(f"fit_stream trains with solver='primal-stiefel' (Alg. 3); "
+                             f"got solver={self.solver!r}")
+        rng = check_random_state(self.random_state)
+        s = int(self.n_components)
+        state: dict[str, Any] = {}
+
+        def stream():
+            for i, chunk in enumerate(chunks()):
+                if isinstance(chunk, (list, tuple)):
+                    for v, Cv in enumerate(chunk):
+                        if np.iscomplexobj(Cv):
+                            raise ValueError(f"chunk {i}, view {v} is complex; mvkernels "
+                                             "works on real data")
+                if "widths" not in state:
+                    Cs = check_views(chunk, views=self.views, ensure_min_samples=1)
+                    state["widths"] = [int(V.shape[1]) for V in Cs]
+                else:
+                    try:
+                        Cs = check_views(chunk, views=self.views, n_views=len(state["widths"]),
+                                         n_features=state["widths"])
+                    except ValueError as exc:
+                        raise ValueError(f"chunk {i}: {exc}") from exc
+                if any(is_dask_collection(V) for V in Cs):
+                    raise TypeError("fit_stream takes NumPy chunks; give Dask views to fit")
+                yield Cs
+
+        it = iter(stream())
+        try:
+            first = next(it)
+        except StopIteration:
+            raise ValueError("the chunk stream is empty") from None
+        maps = self._make_maps(len(first))
+        if maps[0].kernel.precomputed:
+            raise ValueError("fit_stream needs feature maps, not precomputed kernels")
+        for m, Xv in zip(maps, first):
+            m.fit(Xv, rng)
+        implicit = [m.view for m in maps if not m.explicit]
+        if implicit:
+            raise ValueError(f"fit_stream needs explicit feature maps, but view(s) {implicit} "
+                             "use an implicit kernel; use features='rff'/'nystrom'/'identity'")
+        stack = _FeatureStack(maps)
+        dims = [m.n_out for m in maps]
+        d = sum(dims)
+        if s > d:
+            raise ValueError(f"n_components={s} exceeds the feature dimension d={d}")
+        total = np.zeros(d)
+        n = 0
+        for Cs in [first, *it]:                       # pass 1: n and the feature mean
+            F = stack(Cs)
+            total += F.sum(axis=0)
+            n += F.shape[0]
+        if n < 2:
+            raise ValueError(f"the chunk stream holds {n} sample(s); at least 2 required")
+        mean = total / n
+
+        def apply_C(Z: np.ndarray) -> np.ndarray:      # C Z, one pass over the chunks
+            out = np.zeros((d, Z.shape[1]))
+            for Cs in stream():
+                P = stack(Cs) - mean
+                out += P.T @ (P @ Z)
+            return out
+
+        self.n_views_ = len(first)
+        self.n_samples_ = n
+        self.n_features_view_ = list(state["widths"])
+        self.solver_ = "primal-stiefel"
+        self._maps = maps
+        self.stiefel_result_ = None
+        self.n_iter_ = 1
+        self._factor_cache = {}
+        with serial_blas(min(n, d)):
+            U = self._stiefel(apply_C, d, s, rng)      # eq. (8)
+            PU = np.vstack([(stack(Cs) - mean) @ U for Cs in stream()])
+            Sigma = _sym(PU.T @ PU)                     # eq. (9)
+            lam, O = self._rotation(Sigma, "covariance C", s)
+            if self.rotate:
+                U, Sigma, PU = U @ O, np.diag(lam), PU @ O
+            self._primal_tail(U, Sigma, lam, stack, mean, dims,
+                              lambda B: PU @ (U.T @ B.T), None, False)
+        return self
 
     @staticmethod
     def _diag(S: np.ndarray) -> bool:
