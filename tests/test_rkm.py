@@ -361,3 +361,116 @@ def test_forecaster_params_clone(sines):
     assert g.get_params()["n_components"] == 3 and f.get_params()["lag"] == 41
     assert not hasattr(g, "model_")
     assert g.fit(sines[0]).model_.n_components == 3
+
+
+# ------------------------------------------------------------------ robustness (bad input)
+def test_infer_views_pseudo_inverse_on_digits():
+    """Digits, top half -> bottom half with linear views. The top half has constant pixels,
+    so for s = 40 the inference matrix W_top^T W_top (eq. 15) is singular: the answer is
+    the minimum-norm least-squares solution on its well-conditioned part, with a warning,
+    and the error does not blow up with the number of components."""
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data
+    top, bot = X[:, :32], X[:, 32:]
+    tr, te = slice(0, 1500), slice(1500, None)
+    mae = {}
+    for s in (1, 10, 40):
+        m = MultiViewKPCA(n_components=s, solver="primal-eig").fit([top[tr], bot[tr]])
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            (pred,) = m.infer_views([top[te], None], missing=[1])
+        ill = [w for w in rec if "ill-conditioned" in str(w.message)]
+        assert bool(ill) == (s == 40)
+        mae[s] = np.abs(pred - bot[te]).mean()
+        # independent reference: min-norm least squares min ||W_top h - (x - mean)||
+        # (the eq. 15 normal matrix is W_top^T W_top), then y = W_bot h + mean (eq. 7)
+        Wt, Wb = m.W_
+        h = np.linalg.lstsq(Wt, (top[te] - m.feature_means_[0]).T, rcond=1e-5)[0]
+        ref = (Wb @ h).T + m.feature_means_[1]
+        np.testing.assert_allclose(pred, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
+    assert mae[40] < 2.5 * mae[1]
+    assert mae[1] == pytest.approx(3.08, abs=0.05)
+
+
+def test_degenerate_centred_kernel_large_gamma(rng):
+    # rbf with gamma = 1e6 on distinct points: K = I, centred M, eigenvalue 1 (n - 1 times)
+    X = rng.standard_normal((40, 3))
+    m = MultiViewKPCA(kernel="rbf", kernel_params={"gamma": 1e6}, n_components=5).fit([X])
+    np.testing.assert_allclose(m.eigenvalues_, np.ones(5), atol=1e-12)
+    np.testing.assert_allclose(m.hidden_.T @ m.hidden_, np.eye(5), atol=1e-10)
+    np.testing.assert_allclose(m.hidden_.sum(axis=0), 0.0, atol=1e-10)   # centred
+    # the full rank n - 1 of the centred kernel: 39 eigenpairs, all equal to 1
+    m = MultiViewKPCA(kernel="rbf", kernel_params={"gamma": 1e6}, n_components=39).fit([X])
+    np.testing.assert_allclose(m.eigenvalues_, np.ones(39), atol=1e-12)
+
+
+def test_complex_input_refused(rng):
+    X = rng.standard_normal((30, 3))
+    Z = X + 1j
+    with pytest.raises(ValueError, match="view 1 is complex"):
+        MultiViewKPCA().fit([X, Z])
+    m = MultiViewKPCA().fit([X, X])
+    with pytest.raises(ValueError, match="view 1 is complex"):
+        m.transform([X, Z])
+    with pytest.raises(ValueError, match="view 1 is complex"):
+        m.infer_views([None, Z], missing=[0])
+    with pytest.raises(ValueError, match="series is complex"):
+        RKMForecaster(lag=3).fit(np.arange(20.0) + 1j)
+    f = RKMForecaster(lag=3).fit(np.sin(np.arange(40.0)))
+    with pytest.raises(ValueError, match="X is complex"):
+        f.predict(np.ones((2, 3)) + 1j)
+
+
+def test_errors_name_the_right_view(rng):
+    X = rng.standard_normal((50, 3))
+    with pytest.raises(ValueError, match="view 1: all training points are identical"):
+        MultiViewKPCA(kernel="rbf", features="nystrom", n_features=10).fit(
+            [X, np.ones((50, 2))])
+    m = MultiViewKPCA(n_components=2).fit([X, X, X])
+    with pytest.raises(ValueError, match="view 2 has 2 features, but 3"):
+        m.infer_views([None, X, X[:, :2]], missing=[0])
+    with pytest.raises(ValueError, match="view 2 contains NaN"):
+        m.infer_views([None, X, np.full((50, 3), np.nan)], missing=[0])
+    with pytest.raises(ValueError, match="view 2 has 7 samples, view 1 has 50"):
+        m.infer_views([None, X, X[:7]], missing=[0])
+
+
+def test_overflowing_series_standardised_without_overflow(rng):
+    z = np.tanh(rng.standard_normal(80)) * 1.5e308     # finite, but sum(z^2) overflows
+    f = RKMForecaster(lag=3, n_components=2).fit(z)
+    u = z / 1.5e308
+    assert f.mean_ == pytest.approx(u.mean() * 1.5e308, rel=1e-12)
+    assert f.scale_ == pytest.approx(u.std(ddof=1) * 1.5e308, rel=1e-12)
+    ref = RKMForecaster(lag=3, n_components=2).fit(u)
+    np.testing.assert_allclose(f.forecast(5) / 1.5e308, ref.forecast(5), rtol=1e-10)
+
+
+@pytest.mark.parametrize("est, msg", [
+    (MultiViewKPCA(n_components=2.5), "'n_components' parameter"),
+    (MultiViewKPCA(chunk_size=-1), "'chunk_size' parameter"),
+    (MultiViewKPCA(learning_rate=0.0), "'learning_rate' parameter"),
+    (MultiViewKPCA(optimizer="sgd"), "'optimizer' parameter"),
+    (MultiViewKPCA(tol=-1.0), "'tol' parameter"),
+    (MultiViewKPCA(max_iter=0), "'max_iter' parameter"),
+    (MultiViewKPCA(n_neighbors=0), "'n_neighbors' parameter"),
+    (RKMForecaster(lag=0), "'lag' parameter"),
+    (RKMForecaster(features="fourier"), "'features' parameter"),
+    (RKMForecaster(max_iter=2.5), "'max_iter' parameter"),
+])
+def test_parameters_validated_at_fit(est, msg):
+    data = np.sin(np.arange(60.0)) if isinstance(est, RKMForecaster) else np.ones((5, 2))
+    with pytest.raises(ValueError, match=msg):
+        est.fit(data)
+
+
+def test_feature_names_and_set_output(rng):
+    pd = pytest.importorskip("pandas")
+    X = rng.standard_normal((30, 4))
+    m = MultiViewKPCA(n_components=3, views=[[0, 1], [2, 3]]).fit(X)
+    names = m.get_feature_names_out()
+    assert list(names) == ["multiviewkpca0", "multiviewkpca1", "multiviewkpca2"]
+    out = m.set_output(transform="pandas").transform(pd.DataFrame(X, index=np.arange(30) + 7))
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == list(names)
+    assert list(out.index) == list(range(7, 37))
+    np.testing.assert_allclose(out.to_numpy(), m.hidden_, atol=1e-10)

@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils import check_random_state
@@ -93,6 +93,9 @@ FEATURE_KINDS = ("kernel", "identity", "rff", "nystrom")
 
 #: eigenvalues at or below this fraction of the largest count as zero
 RANK_TOL = 1e-10
+#: eigenvalues of the inference matrix (eq. 15/16) at or below this fraction of the
+#: largest are treated as zero (pseudo-inverse on the well-conditioned part)
+INFERENCE_RCOND = 1e-10
 
 
 # --------------------------------------------------------------------------- feature maps
@@ -274,7 +277,7 @@ def _sqrtm_psd(S: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- estimator
-class MultiViewKPCA(TransformerMixin, BaseEstimator):
+class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Multi-view restricted kernel machine / kernel PCA (Achten et al. 2023).
 
     Parameters
@@ -405,6 +408,11 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.views = views
         self.random_state = random_state
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output width of :meth:`transform` (for ``get_feature_names_out``)."""
+        return int(self.sigma_.shape[0])
 
     # -- setup --------------------------------------------------------------
     def _make_maps(self, n_views: int) -> list[_ViewMap]:
@@ -813,13 +821,28 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             rhs = sum(self.W_[v].T @ (self._maps[v].features(Xv) - self.feature_means_[v]).T
                       for v, Xv in obs.items())
-        return scipy.linalg.lu_solve(self._inference_factor(tuple(sorted(missing))), rhs).T
+        V, inv, cond, n_cut = self._inference_factor(tuple(sorted(missing)))
+        if n_cut:
+            warnings.warn(
+                f"inferring view(s) {sorted(missing)}: the inference matrix of eq. (15)/(16) "
+                f"is ill-conditioned (condition number {cond:.2e}); {n_cut} of its "
+                f"{len(inv)} eigenvalue(s) are below {INFERENCE_RCOND:g} x the largest and "
+                "were treated as zero (pseudo-inverse): the observed views do not determine "
+                "every hidden unit. Lower n_components for a well-posed inference.",
+                UserWarning, stacklevel=3)
+        return (V @ (inv[:, None] * (V.T @ rhs))).T
 
     def _inference_factor(self, missing: tuple[int, ...]) -> Any:
-        """LU factor of ``Sigma - sum_m W_m^T W_m`` (eq. 15) or ``Sigma - H^T K_m H`` (eq. 16).
+        """Pseudo-inverse of ``Sigma - sum_m W_m^T W_m`` (eq. 15) / ``Sigma - H^T K_m H`` (eq. 16).
 
-        Cached per set of missing views (recursive forecasting reuses it every step). LU,
-        not Cholesky: without the rescaling (``rescale=False``) the matrix may be indefinite.
+        With the rescaling the matrix is ``W_O^T W_O`` (``H^T K_O H`` in the dual), the
+        normal matrix of a least-squares problem, and can be singular when the observed
+        views span fewer than ``s`` directions. It is decomposed by a symmetric eigensolver
+        (not LU: without the rescaling it may be indefinite) and inverted on its
+        well-conditioned part: eigenvalues ``|w| <= INFERENCE_RCOND * max|w|`` count as 0
+        (their eigenvalues carry an absolute rounding error ~ s eps max|w|). Cached per set
+        of missing views (recursive forecasting reuses it every step). Returns
+        ``(V, 1/w or 0, condition number, number of discarded eigenvalues)``.
         """
         cache = self.__dict__.setdefault("_factor_cache", {})
         if missing not in cache:
@@ -830,7 +853,14 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             else:
                 A = Sigma - sum((self.W_[m].T @ self.W_[m] for m in missing),
                                 np.zeros_like(Sigma))
-            cache[missing] = scipy.linalg.lu_factor(_sym(A))
+            w, V = robust_eigh(A, what="inference matrix of eq. (15)/(16)")
+            top = float(np.abs(w).max()) if w.size else 0.0
+            keep = np.abs(w) > INFERENCE_RCOND * top
+            inv = np.zeros_like(w)
+            inv[keep] = 1.0 / w[keep]
+            low = float(np.abs(w).min()) if w.size else 0.0
+            cond = top / low if low > 0 else np.inf
+            cache[missing] = (V, inv, cond, int(np.sum(~keep)))
         return cache[missing]
 
     def transform(self, X: Any) -> Any:
