@@ -217,12 +217,36 @@ def test_transform_of_training_points_is_hidden(rng, solver):
 
 def test_implicit_kernel_preimage_smoother(rng):
     Xs = nonlinear_views(rng, n=200)
-    m = MultiViewKPCA(n_components=20, kernel="rbf", kernel_params={"sigma": 1.0},
-                      n_neighbors=5).fit([Xs[1], Xs[0]])
-    (x,) = m.infer_views([Xs[1][:30], None], missing=[1])
-    # a convex combination of training points (kernel smoother)
-    assert x.shape == (30, 3)
-    assert np.all(x >= Xs[0].min(axis=0) - 1e-12) and np.all(x <= Xs[0].max(axis=0) + 1e-12)
+    Y, X = Xs[1], Xs[0]
+    s, k, sigma = 8, 5, 1.0
+    m = MultiViewKPCA(n_components=s, kernel="rbf", kernel_params={"sigma": sigma},
+                      n_neighbors=k).fit([Y, X])
+    Yt = Y[:30] + 0.01
+    (x,) = m.infer_views([Yt, None], missing=[1])
+    # independent reference from the formulas: rbf Gram matrices, centred; top-s
+    # eigenpairs of K = K_y + K_x (eq. 14); eq. (16) with the test kernel vector centred by
+    # the uncentred Gram matrix; similarity s = K_x H h*; weighted mean of the k most
+    # similar training points with weights max(s, 0)
+    def rbf(A, B):
+        d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+        return np.exp(-d2 / (2 * sigma**2))
+
+    n = len(Y)
+    M = np.eye(n) - 1.0 / n
+    Ky, Kx = rbf(Y, Y), rbf(X, X)
+    Kyc, Kxc = M @ Ky @ M, M @ Kx @ M
+    lam, V = np.linalg.eigh(Kyc + Kxc)
+    lam, H = lam[::-1][:s], V[:, ::-1][:, :s]
+    kt = rbf(Y, Yt)
+    ktc = kt - kt.mean(axis=0) - Ky.mean(axis=1)[:, None] + Ky.mean()
+    h = np.linalg.solve(np.diag(lam) - H.T @ Kxc @ H, H.T @ ktc)
+    S = Kxc @ H @ h
+    ref = np.empty((30, 3))
+    for j in range(30):
+        top = np.argsort(-S[:, j])[:k]
+        w = np.maximum(S[top, j], 0.0)
+        ref[j] = w @ X[top] / w.sum()
+    np.testing.assert_allclose(x, ref, rtol=0, atol=1e-8)
 
 
 def test_precomputed_kernels_equal_implicit(rng):
