@@ -50,6 +50,7 @@ Choices the paper leaves open, written down here and in ``docs/rkm.md``:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +86,7 @@ class StiefelResult:
     converged : bool
     grad_norm : float, final relative Riemannian gradient norm
     history : list of (iteration, objective, relative gradient norm), every ``log_every``
+    seconds : float, wall-clock time of the optimisation (set by :func:`stiefel_trace_max`)
     """
 
     X: np.ndarray
@@ -93,6 +95,7 @@ class StiefelResult:
     converged: bool
     grad_norm: float
     history: list = field(default_factory=list)
+    seconds: float = 0.0
 
 
 def riemannian_gradient(X: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -457,16 +460,20 @@ def stiefel_trace_max(
     rng = check_random_state(random_state)
     if X0 is None:
         X0 = rng.standard_normal((n, s))
+    start = time.perf_counter()
     if optimizer == "cayley-adam":
         def fun_and_grad(X: np.ndarray) -> tuple[float, np.ndarray]:
             AX = apply_A(X)
             return -0.5 * float(np.sum(X * AX)), -AX
 
-        return cayley_adam(fun_and_grad, X0, **kwargs)
-    g = min(n - s, max(8, s // 8)) if n_guard is None else int(n_guard)
-    if not 0 <= g <= n - s:
-        raise ValueError(f"n_guard must be in [0, {n - s}], got {n_guard}")
-    X0 = np.asarray(X0, dtype=np.float64)
-    if g:
-        X0 = np.hstack([X0, rng.standard_normal((n, g))])
-    return lobpcg_trace_max(apply_A, X0, s, **kwargs)
+        res = cayley_adam(fun_and_grad, X0, **kwargs)
+    else:
+        g = min(n - s, max(8, s // 8)) if n_guard is None else int(n_guard)
+        if not 0 <= g <= n - s:
+            raise ValueError(f"n_guard must be in [0, {n - s}], got {n_guard}")
+        X0 = np.asarray(X0, dtype=np.float64)
+        if g:
+            X0 = np.hstack([X0, rng.standard_normal((n, g))])
+        res = lobpcg_trace_max(apply_A, X0, s, **kwargs)
+    res.seconds = time.perf_counter() - start
+    return res
