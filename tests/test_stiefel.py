@@ -115,7 +115,7 @@ def test_lobpcg_small_eigengap(rng):
 
 
 def test_lobpcg_equals_cayley_adam_fixed_point(rng):
-    A, Qtop = psd_with_gap(rng, n=40)
+    A, _ = psd_with_gap(rng, n=40)
     a = stiefel_trace_max(A, 3, random_state=1, optimizer="lobpcg", tol=1e-12)
     b = stiefel_trace_max(A, 3, random_state=1, optimizer="cayley-adam", tol=1e-12)
     np.testing.assert_allclose(a.X @ a.X.T, b.X @ b.X.T, atol=1e-10)

@@ -1,7 +1,7 @@
 """Multi-view restricted kernel machines: primal/dual kernel PCA (Achten et al. 2023).
 
-Formulas: SPEC.md section 4 (the paper's text lost its math); equation numbers below are
-the paper's. Column convention: ``Phi_v`` (n x d_v) centred training features of view v,
+Equation numbers below are the paper's; the formulas are also stated in ``docs/rkm.md``.
+Column convention: ``Phi_v`` (n x d_v) centred training features of view v,
 ``Phi = [Phi_1, ..., Phi_V]``, ``C = Phi^T Phi`` (NOT divided by n), ``K_v = Phi_v Phi_v^T``
 (centred Gram matrices ``M K_v M``), ``K = sum_v K_v``; ``W_v`` (d_v x s), hidden units
 ``H`` (n x s), ``Sigma`` (s x s).
@@ -12,13 +12,14 @@ Training (Algorithms 1-4)
   (the rescaling, Alg. 1 step 6), ``Sigma = Lambda``, ``H = Phi W Sigma^{-1}`` (eq. 6).
 * ``"dual-eig"`` (Alg. 2, eq. 14): ``K H = H Lambda`` (top s), ``Sigma = Lambda``; with
   explicit features also ``W_v = Phi_v^T H`` (eq. 5).
-* ``"primal-stiefel"`` / ``"dual-stiefel"`` (Alg. 3/4, eq. 8/12): Cayley Adam on the Stiefel
-  manifold (:mod:`mvkernels.stiefel`), ``Sigma = U^T C U`` (eq. 9) or ``H^T K H`` (eq. 13),
+* ``"primal-stiefel"`` / ``"dual-stiefel"`` (Alg. 3/4, eq. 8/12): optimisation on the
+  Stiefel manifold (:mod:`mvkernels.stiefel`: block Riemannian CG ``optimizer="lobpcg"``,
+  default, or the paper's Cayley Adam), ``Sigma = U^T C U`` (eq. 9) or ``H^T K H`` (eq. 13),
   ``W = U Sigma^{1/2}``; with ``rotate=True`` ``Sigma = O Lambda O^T`` is diagonalised and
   ``U <- U O``, ``H <- H O``, ``Sigma <- Lambda``.
 * ``"auto"`` (the paper's flowchart, Fig. 1): any view with an implicit kernel -> dual;
-  all views explicit -> primal if ``d < n`` else dual; eigendecomposition (Stiefel is for
-  parametric maps or mini-batches, which this class does not train).
+  all views explicit -> primal if ``d < n`` else dual; eigendecomposition. Mini-batch
+  primal Stiefel training on a stream of chunks: :meth:`MultiViewKPCA.fit_stream`.
 
 Inference (eq. 15/16)
 ---------------------
@@ -28,7 +29,7 @@ Hidden units of a point with missing views ``m`` and observed views ``O``::
     dual:   h* = (Sigma - H^T (sum_m K_m) H)^{-1} H^T sum_{v in O} k_v^c(x*)
 
 with the test kernel vector centred with the UNCENTRED training Gram matrix:
-``k^c = k - mean(k) - K_unc 1/n + 1^T K_unc 1 / n^2`` (SPEC.md 4; the authors' released
+``k^c = k - mean(k) - K_unc 1/n + 1^T K_unc 1 / n^2`` (the authors' released
 code centres with the already-centred K, which we do not reproduce). With no view missing
 this is eq. (6), ``Sigma h* = sum_v W_v^T phi_v^c(x*)`` (:meth:`MultiViewKPCA.transform`).
 A missing view's centred features are ``W_m h*`` (primal, eq. 7) or ``Phi_m^T H h*`` (dual);
@@ -60,7 +61,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
@@ -351,7 +352,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Columns of a single-array input (not set for a list of views).
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions(set(SOLVERS))],
         "kernel": [str, callable, list, tuple],
@@ -972,7 +973,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
 # --------------------------------------------------------------------------- forecaster
 class RKMForecaster(BaseEstimator):
-    """Nonlinear autoregression with a two-view RKM (SPEC.md 4.1).
+    """Nonlinear autoregression with a two-view RKM (the paper's Sec. 5 experiments).
 
     View x: the window of the ``lag`` most recent (standardised) values, oldest first;
     view y: the next value (linear kernel, identity features). Forecasting infers view y
@@ -1012,7 +1013,7 @@ class RKMForecaster(BaseEstimator):
         The last ``lag`` training values (original scale).
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "lag": [Interval(Integral, 1, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "kernel": [str, callable],
