@@ -1,4 +1,4 @@
-"""Multi-view RKM on the SantaFe laser series (SPEC.md 4.1 settings).
+"""Multi-view RKM on the SantaFe laser series (the paper's settings).
 
 lag 71 (the paper's p = 70), RFF with D = 5000, sigma = 2.1856 on the window view, linear
 target view, s = 144, RBFSampler seed 42: primal and dual eig forecasts agree to 1e-8 and

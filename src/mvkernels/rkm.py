@@ -1,7 +1,7 @@
 """Multi-view restricted kernel machines: primal/dual kernel PCA (Achten et al. 2023).
 
-Formulas: SPEC.md section 4 (the paper's text lost its math); equation numbers below are
-the paper's. Column convention: ``Phi_v`` (n x d_v) centred training features of view v,
+Equation numbers below are the paper's; the formulas are also stated in ``docs/rkm.md``.
+Column convention: ``Phi_v`` (n x d_v) centred training features of view v,
 ``Phi = [Phi_1, ..., Phi_V]``, ``C = Phi^T Phi`` (NOT divided by n), ``K_v = Phi_v Phi_v^T``
 (centred Gram matrices ``M K_v M``), ``K = sum_v K_v``; ``W_v`` (d_v x s), hidden units
 ``H`` (n x s), ``Sigma`` (s x s).
@@ -12,13 +12,14 @@ Training (Algorithms 1-4)
   (the rescaling, Alg. 1 step 6), ``Sigma = Lambda``, ``H = Phi W Sigma^{-1}`` (eq. 6).
 * ``"dual-eig"`` (Alg. 2, eq. 14): ``K H = H Lambda`` (top s), ``Sigma = Lambda``; with
   explicit features also ``W_v = Phi_v^T H`` (eq. 5).
-* ``"primal-stiefel"`` / ``"dual-stiefel"`` (Alg. 3/4, eq. 8/12): Cayley Adam on the Stiefel
-  manifold (:mod:`mvkernels.stiefel`), ``Sigma = U^T C U`` (eq. 9) or ``H^T K H`` (eq. 13),
+* ``"primal-stiefel"`` / ``"dual-stiefel"`` (Alg. 3/4, eq. 8/12): optimisation on the
+  Stiefel manifold (:mod:`mvkernels.stiefel`: block Riemannian CG ``optimizer="lobpcg"``,
+  default, or the paper's Cayley Adam), ``Sigma = U^T C U`` (eq. 9) or ``H^T K H`` (eq. 13),
   ``W = U Sigma^{1/2}``; with ``rotate=True`` ``Sigma = O Lambda O^T`` is diagonalised and
   ``U <- U O``, ``H <- H O``, ``Sigma <- Lambda``.
 * ``"auto"`` (the paper's flowchart, Fig. 1): any view with an implicit kernel -> dual;
-  all views explicit -> primal if ``d < n`` else dual; eigendecomposition (Stiefel is for
-  parametric maps or mini-batches, which this class does not train).
+  all views explicit -> primal if ``d < n`` else dual; eigendecomposition. Mini-batch
+  primal Stiefel training on a stream of chunks: :meth:`MultiViewKPCA.fit_stream`.
 
 Inference (eq. 15/16)
 ---------------------
@@ -28,7 +29,7 @@ Hidden units of a point with missing views ``m`` and observed views ``O``::
     dual:   h* = (Sigma - H^T (sum_m K_m) H)^{-1} H^T sum_{v in O} k_v^c(x*)
 
 with the test kernel vector centred with the UNCENTRED training Gram matrix:
-``k^c = k - mean(k) - K_unc 1/n + 1^T K_unc 1 / n^2`` (SPEC.md 4; the authors' released
+``k^c = k - mean(k) - K_unc 1/n + 1^T K_unc 1 / n^2`` (the authors' released
 code centres with the already-centred K, which we do not reproduce). With no view missing
 this is eq. (6), ``Sigma h* = sum_v W_v^T phi_v^c(x*)`` (:meth:`MultiViewKPCA.transform`).
 A missing view's centred features are ``W_m h*`` (primal, eq. 7) or ``Phi_m^T H h*`` (dual);
@@ -59,23 +60,32 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from numbers import Integral
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_precomputed_kernel, check_views, is_dask_collection
-from .kernels import ViewKernel, make_view_kernels
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._linalg import robust_eigh
 from ._threads import serial_blas
-from ._validation import validate_array_input
+from ._validation import (
+    _check_one_view,
+    check_precomputed_kernel,
+    check_views,
+    is_dask_collection,
+    validate_array_input,
+)
+from .kernels import ViewKernel, make_view_kernels
 from .nystrom import BlockNystrom, feature_moments, map_views
-from .stiefel import stiefel_trace_max
+from .stiefel import STIEFEL_OPTIMIZERS, stiefel_trace_max
 
 __all__ = ["SOLVERS", "FEATURE_KINDS", "MultiViewKPCA", "RKMForecaster"]
 
@@ -84,6 +94,9 @@ FEATURE_KINDS = ("kernel", "identity", "rff", "nystrom")
 
 #: eigenvalues at or below this fraction of the largest count as zero
 RANK_TOL = 1e-10
+#: eigenvalues of the inference matrix (eq. 15/16) at or below this fraction of the
+#: largest are treated as zero (pseudo-inverse on the well-conditioned part)
+INFERENCE_RCOND = 1e-10
 
 
 # --------------------------------------------------------------------------- feature maps
@@ -132,8 +145,15 @@ class _ViewMap:
             if self.kernel.precomputed:
                 raise ValueError(f"view {v}: Nystrom features need raw data, not a "
                                  "precomputed kernel")
-            self.sampler = BlockNystrom(kernel=self.kernel.kernel, kernel_params=self.kernel.params,
-                                        n_landmarks=int(D), random_state=rng).fit([X])
+            try:
+                self.sampler = BlockNystrom(kernel=self.kernel.kernel,
+                                            kernel_params=self.kernel.params,
+                                            n_landmarks=int(D), random_state=rng).fit([X])
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                msg = str(exc).replace("view 0", f"view {v}")
+                if f"view {v}" not in msg:
+                    msg = f"view {v}: {msg}"
+                raise ValueError(f"{msg} (Nystrom features of view {v})") from exc
         self.n_out = int(D)
         return self
 
@@ -187,6 +207,18 @@ def _per_view(value: Any, n_views: int, name: str) -> list:
     return [value] * n_views
 
 
+def _real_array(X: Any, name: str) -> np.ndarray:
+    """``X`` as a float64 array; complex input refused (no silent cast to real)."""
+    if np.iscomplexobj(X) or (isinstance(X, (list, tuple)) and
+                              any(isinstance(v, complex) for v in np.ravel(np.asarray(X, dtype=object)))):
+        raise ValueError(f"{name} is complex; mvkernels works on real data (take the real "
+                         "part, the modulus, or split real and imaginary parts into features)")
+    try:
+        return np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} could not be read as a real numeric array: {exc}") from exc
+
+
 def _sym(A: np.ndarray) -> np.ndarray:
     return 0.5 * (A + A.T)
 
@@ -202,7 +234,7 @@ def _center_gram(K: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 def _top_eigh(A: np.ndarray, s: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Top ``s`` eigenpairs of a symmetric PSD matrix, descending; rank checked."""
     m = A.shape[0]
-    lam, V = scipy.linalg.eigh(A, subset_by_index=[m - s, m - 1])
+    lam, V = robust_eigh(A, subset_by_index=(m - s, m - 1), what=f"centred {what}")
     lam, V = lam[::-1], V[:, ::-1]
     _check_rank(lam, s, what)
     return lam, V
@@ -246,7 +278,7 @@ def _sqrtm_psd(S: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- estimator
-class MultiViewKPCA(TransformerMixin, BaseEstimator):
+class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Multi-view restricted kernel machine / kernel PCA (Achten et al. 2023).
 
     Parameters
@@ -271,8 +303,22 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         Primal rescaling ``W = U Sigma^{1/2}`` (Alg. 1 step 6). ``False`` reproduces the
         paper's ablation (Fig. 7): ``W = U``, which breaks primal-dual equivalence and
         inference; for study only.
-    learning_rate, tol, max_iter : Stiefel (Cayley Adam) step size, relative Riemannian
-        gradient tolerance and iteration cap (see :func:`mvkernels.stiefel.cayley_adam`).
+    learning_rate : float, default=0.5
+        Cayley Adam step size (``optimizer="cayley-adam"`` only).
+    tol : float, default=1e-12
+        Stiefel stopping rule: relative Riemannian gradient
+        ``||grad f||_F / ||A X||_F <= tol`` of eq. (8) / (12).
+    max_iter : int or None, default=None
+        Stiefel iteration cap (a ``ConvergenceWarning`` when hit); ``None``: 1000 for
+        ``"lobpcg"``, 100000 for ``"cayley-adam"``.
+    optimizer : {"lobpcg", "cayley-adam"}, default="lobpcg"
+        Stiefel optimiser of ``"primal-stiefel"`` / ``"dual-stiefel"``: block Riemannian
+        conjugate gradient with an exact Rayleigh-Ritz line search
+        (:func:`mvkernels.stiefel.lobpcg_trace_max`), or the paper's Cayley Adam
+        (:func:`mvkernels.stiefel.cayley_adam`).
+    verbose : int, default=0
+        If > 0, Stiefel training prints the iteration, objective and relative Riemannian
+        gradient norm.
     n_neighbors : int, default=10
         Neighbours of the kernel-smoother pre-image of a missing non-identity view.
     chunk_size : int or None
@@ -306,6 +352,26 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         Columns of a single-array input (not set for a list of views).
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+        "kernel": [str, callable, list, tuple],
+        "kernel_params": [dict, list, tuple, None],
+        "features": [StrOptions(set(FEATURE_KINDS)), list, tuple, None],
+        "n_features": [Interval(Integral, 1, None, closed="left"), list, tuple],
+        "rotate": ["boolean"],
+        "rescale": ["boolean"],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
+        "verbose": ["verbose"],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "views": ["array-like", None],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         n_components: int = 2,
@@ -318,7 +384,9 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         rescale: bool = True,
         learning_rate: float = 0.5,
         tol: float = 1e-12,
-        max_iter: int = 100_000,
+        max_iter: int | None = None,
+        optimizer: str = "lobpcg",
+        verbose: int = 0,
         n_neighbors: int = 10,
         chunk_size: int | None = None,
         views: Any = None,
@@ -335,10 +403,17 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.tol = tol
         self.max_iter = max_iter
+        self.optimizer = optimizer
+        self.verbose = verbose
         self.n_neighbors = n_neighbors
         self.chunk_size = chunk_size
         self.views = views
         self.random_state = random_state
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output width of :meth:`transform` (for ``get_feature_names_out``)."""
+        return int(self.sigma_.shape[0])
 
     # -- setup --------------------------------------------------------------
     def _make_maps(self, n_views: int) -> list[_ViewMap]:
@@ -389,6 +464,10 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_neighbors must be a positive int, got {self.n_neighbors!r}")
 
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
+        if isinstance(X, (list, tuple)):
+            for i, Xv in enumerate(X):
+                if not is_dask_collection(Xv) and np.iscomplexobj(Xv):
+                    raise ValueError(f"view {i} is complex; mvkernels works on real data")
         X = validate_array_input(self, X, reset=fit)   # sklearn checks on one array
         if fit:
             Xs = check_views(X, views=self.views, ensure_min_samples=2)
@@ -402,6 +481,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         return Xs
 
     # -- fit ------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> "MultiViewKPCA":
         """Train the model on the views ``X`` (list of arrays or one array + ``views``).
 
@@ -439,20 +519,30 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
                 self._fit_dual(Xs, maps, s, rng)
         return self
 
-    def _stiefel(self, A: np.ndarray, s: int, rng: np.random.RandomState) -> np.ndarray:
-        res = stiefel_trace_max(A, s, random_state=rng, lr=self.learning_rate, tol=self.tol,
-                                max_iter=self.max_iter)
+    def _max_iter(self) -> int:
+        if self.max_iter is not None:
+            return int(self.max_iter)
+        return 1000 if self.optimizer == "lobpcg" else 100_000
+
+    def _stiefel(self, A: Any, n: int, s: int, rng: np.random.RandomState) -> np.ndarray:
+        """Eq. (8) / (12) on the Stiefel manifold; ``A`` a matrix or ``Z -> A Z``."""
+        kw: dict[str, Any] = dict(tol=self.tol, max_iter=self._max_iter(),
+                                  verbose=self.verbose)
+        if self.optimizer == "cayley-adam":
+            kw["lr"] = self.learning_rate
+        res = stiefel_trace_max(A, s, random_state=rng, n=n, optimizer=self.optimizer, **kw)
         self.stiefel_result_ = res
         self.n_iter_ = max(int(res.n_iter), 1)
         if not res.converged:
             warnings.warn(
-                f"Stiefel optimisation stopped after max_iter={self.max_iter} iterations with "
-                f"relative Riemannian gradient {res.grad_norm:.2e} > tol={self.tol:g}",
+                f"Stiefel optimisation ({self.optimizer}) stopped after "
+                f"max_iter={self._max_iter()} iterations with relative Riemannian gradient "
+                f"{res.grad_norm:.2e} > tol={self.tol:g}",
                 ConvergenceWarning, stacklevel=3)
         return res.X
 
     def _rotation(self, Sigma: np.ndarray, what: str, s: int) -> tuple[np.ndarray, np.ndarray]:
-        lam, O = np.linalg.eigh(_sym(Sigma))
+        lam, O = robust_eigh(Sigma, what="Sigma")
         lam, O = lam[::-1], O[:, ::-1]
         _check_rank(lam, s, what)
         return lam, O
@@ -474,8 +564,8 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             Phi = stack(Xs)
             mean = Phi.mean(axis=0)
             Phi = Phi - mean
-            # eq. (10); not needed by primal-eig when d > n (range-restricted eigh below)
-            C = None if (self.solver_ == "primal-eig" and d > n) else _sym(Phi.T @ Phi)
+            # eq. (10); not formed when d > n (range-restricted eigh, or C Z = Phi^T (Phi Z))
+            C = None if d > n else _sym(Phi.T @ Phi)
         if self.solver_ == "primal-eig":
             if C is None:
                 lam, U = _top_eigh_range(Phi, s)         # eq. (11), exact, O(d n^2)
@@ -483,11 +573,29 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
                 lam, U = _top_eigh(C, s, "covariance C")    # eq. (11)
             Sigma = np.diag(lam)
         else:
-            U = self._stiefel(C, s, rng)                # eq. (8)
-            Sigma = _sym(U.T @ C @ U)                   # eq. (9)
+            if C is None:                               # d > n: C Z = Phi^T (Phi Z)
+                def apply_C(Z: np.ndarray, Phi: np.ndarray = Phi) -> np.ndarray:
+                    return Phi.T @ (Phi @ Z)
+                U = self._stiefel(apply_C, d, s, rng)   # eq. (8)
+                PU = Phi @ U
+                Sigma = _sym(PU.T @ PU)                 # eq. (9)
+            else:
+                U = self._stiefel(C, d, s, rng)         # eq. (8)
+                Sigma = _sym(U.T @ C @ U)               # eq. (9)
             lam, O = self._rotation(Sigma, "covariance C", s)
             if self.rotate:
                 U, Sigma = U @ O, np.diag(lam)
+        H = None if Phi is None else (lambda B: Phi @ B.T)
+        self._primal_tail(U, Sigma, lam, stack, mean, dims, H, Xs, dask_input)
+
+    def _primal_tail(self, U: np.ndarray, Sigma: np.ndarray, lam: np.ndarray,
+                     stack: _FeatureStack, mean: np.ndarray, dims: list[int],
+                     hidden: Any, Xs: Any, dask_input: bool) -> None:
+        """W (rescaling), hidden units (eq. 6), sign convention and fitted attributes.
+
+        ``hidden(B)`` returns ``Phi B^T`` for ``B = Sigma^{-1} W^T`` (None on Dask input).
+        """
+        s = U.shape[1]
         if self.rescale:
             root = (np.diag(np.sqrt(np.diag(Sigma))) if self._diag(Sigma)
                     else _sqrtm_psd(Sigma))
@@ -495,8 +603,8 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             W = U.copy()                               # ablation: no step 6
         B = scipy.linalg.solve(Sigma, W.T, assume_a="sym")   # Sigma^{-1} W^T, for eq. (6)
-        if Phi is not None:
-            H = Phi @ B.T                              # eq. (6)
+        if hidden is not None:
+            H = hidden(B)                              # eq. (6)
             D = _sign_flip(H)
             H = H * D
         else:
@@ -511,11 +619,128 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         self.W_ = [W[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         self.feature_means_ = [mean[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         self._hidden_fn = _PrimalHidden(stack, mean, B)
-        self._X_fit = None if dask_input else Xs       # for pre-images of non-identity views
+        # training data for pre-images of non-identity views (not kept from Dask / streams)
+        self._X_fit = None if (dask_input or Xs is None) else Xs
         if H is None:
             H = map_views(self._hidden_fn, Xs, n_out=s)
         self.hidden_ = H
         self.components_ = H
+
+    # -- mini-batch (streamed) primal Stiefel training ---------------------------------
+    def fit_stream(self, chunks: Any, y: Any = None) -> "MultiViewKPCA":
+        """Primal Stiefel training (Alg. 3) on a stream of row chunks, never all in memory.
+
+        Parameters
+        ----------
+        chunks : callable
+            ``chunks()`` returns a fresh iterable of chunks; each chunk is a list of views
+            (aligned rows, the same views and widths in every chunk), or one 2-D array cut
+            by ``views``. It is called once for the feature means, once per Stiefel
+            iteration (``C Z = sum_chunks (Phi_c - mean)^T ((Phi_c - mean) Z)``, eq. 8) and
+            once for ``Phi U`` (eq. 9 and the hidden units, eq. 6).
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        Only ``solver="primal-stiefel"`` (or ``"auto"``) with explicit feature maps
+        (``"identity"``, ``"rff"``, ``"nystrom"``). Data-dependent parts of the feature
+        maps (Nystrom landmarks, a default rbf bandwidth) are fitted on the first chunk;
+        with ``identity`` maps and RFF with a given bandwidth the result equals
+        :meth:`fit` on the concatenated data. Memory: one chunk's features, ``d x b``
+        Stiefel blocks and the ``n x s`` hidden units. The model keeps no training data,
+        so it infers identity views only (like a Dask fit).
+        """
+        self._validate_params()
+        self._check_params()
+        if not callable(chunks):
+            raise TypeError("chunks must be a callable returning a fresh iterable of chunks "
+                            "(a generator function, e.g. lambda: iter_chunks(path))")
+        solver = "primal-stiefel" if self.solver == "auto" else self.solver
+        if solver != "primal-stiefel":
+            raise ValueError(f"fit_stream trains with solver='primal-stiefel' (Alg. 3); "
+                             f"got solver={self.solver!r}")
+        rng = check_random_state(self.random_state)
+        s = int(self.n_components)
+        state: dict[str, Any] = {}
+
+        def stream():
+            for i, chunk in enumerate(chunks()):
+                if isinstance(chunk, (list, tuple)):
+                    for v, Cv in enumerate(chunk):
+                        if np.iscomplexobj(Cv):
+                            raise ValueError(f"chunk {i}, view {v} is complex; mvkernels "
+                                             "works on real data")
+                if "widths" not in state:
+                    Cs = check_views(chunk, views=self.views, ensure_min_samples=1)
+                    state["widths"] = [int(V.shape[1]) for V in Cs]
+                else:
+                    try:
+                        Cs = check_views(chunk, views=self.views, n_views=len(state["widths"]),
+                                         n_features=state["widths"])
+                    except ValueError as exc:
+                        raise ValueError(f"chunk {i}: {exc}") from exc
+                if any(is_dask_collection(V) for V in Cs):
+                    raise TypeError("fit_stream takes NumPy chunks; give Dask views to fit")
+                yield Cs
+
+        it = iter(stream())
+        try:
+            first = next(it)
+        except StopIteration:
+            raise ValueError("the chunk stream is empty") from None
+        maps = self._make_maps(len(first))
+        if maps[0].kernel.precomputed:
+            raise ValueError("fit_stream needs feature maps, not precomputed kernels")
+        for m, Xv in zip(maps, first):
+            m.fit(Xv, rng)
+        implicit = [m.view for m in maps if not m.explicit]
+        if implicit:
+            raise ValueError(f"fit_stream needs explicit feature maps, but view(s) {implicit} "
+                             "use an implicit kernel; use features='rff'/'nystrom'/'identity'")
+        stack = _FeatureStack(maps)
+        dims = [m.n_out for m in maps]
+        d = sum(dims)
+        if s > d:
+            raise ValueError(f"n_components={s} exceeds the feature dimension d={d}")
+        total = np.zeros(d)
+        n = 0
+        for Cs in [first, *it]:                       # pass 1: n and the feature mean
+            F = stack(Cs)
+            total += F.sum(axis=0)
+            n += F.shape[0]
+        if n < 2:
+            raise ValueError(f"the chunk stream holds {n} sample(s); at least 2 required")
+        mean = total / n
+
+        def apply_C(Z: np.ndarray) -> np.ndarray:      # C Z, one pass over the chunks
+            out = np.zeros((d, Z.shape[1]))
+            for Cs in stream():
+                P = stack(Cs) - mean
+                out += P.T @ (P @ Z)
+            return out
+
+        self.n_views_ = len(first)
+        self.n_samples_ = n
+        self.n_features_view_ = list(state["widths"])
+        self.solver_ = "primal-stiefel"
+        self._maps = maps
+        self.stiefel_result_ = None
+        self.n_iter_ = 1
+        self._factor_cache = {}
+        with serial_blas(min(n, d)):
+            U = self._stiefel(apply_C, d, s, rng)      # eq. (8)
+            PU = np.vstack([(stack(Cs) - mean) @ U for Cs in stream()])
+            Sigma = _sym(PU.T @ PU)                     # eq. (9)
+            lam, O = self._rotation(Sigma, "covariance C", s)
+            if self.rotate:
+                U, Sigma, PU = U @ O, np.diag(lam), PU @ O
+            self._primal_tail(U, Sigma, lam, stack, mean, dims,
+                              lambda B: PU @ (U.T @ B.T), None, False)
+        return self
 
     @staticmethod
     def _diag(S: np.ndarray) -> bool:
@@ -554,7 +779,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             lam, H = _top_eigh(Ksum, s, "kernel matrix K")
             Sigma = np.diag(lam)
         else:
-            H = self._stiefel(Ksum, s, rng)             # eq. (12)
+            H = self._stiefel(Ksum, n, s, rng)          # eq. (12)
             Sigma = _sym(H.T @ Ksum @ H)                # eq. (13)
             lam, O = self._rotation(Sigma, "kernel matrix K", s)
             if self.rotate:
@@ -597,13 +822,28 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             rhs = sum(self.W_[v].T @ (self._maps[v].features(Xv) - self.feature_means_[v]).T
                       for v, Xv in obs.items())
-        return scipy.linalg.lu_solve(self._inference_factor(tuple(sorted(missing))), rhs).T
+        V, inv, cond, n_cut = self._inference_factor(tuple(sorted(missing)))
+        if n_cut:
+            warnings.warn(
+                f"inferring view(s) {sorted(missing)}: the inference matrix of eq. (15)/(16) "
+                f"is ill-conditioned (condition number {cond:.2e}); {n_cut} of its "
+                f"{len(inv)} eigenvalue(s) are below {INFERENCE_RCOND:g} x the largest and "
+                "were treated as zero (pseudo-inverse): the observed views do not determine "
+                "every hidden unit. Lower n_components for a well-posed inference.",
+                UserWarning, stacklevel=3)
+        return (V @ (inv[:, None] * (V.T @ rhs))).T
 
     def _inference_factor(self, missing: tuple[int, ...]) -> Any:
-        """LU factor of ``Sigma - sum_m W_m^T W_m`` (eq. 15) or ``Sigma - H^T K_m H`` (eq. 16).
+        """Pseudo-inverse of ``Sigma - sum_m W_m^T W_m`` (eq. 15) / ``Sigma - H^T K_m H`` (eq. 16).
 
-        Cached per set of missing views (recursive forecasting reuses it every step). LU,
-        not Cholesky: without the rescaling (``rescale=False``) the matrix may be indefinite.
+        With the rescaling the matrix is ``W_O^T W_O`` (``H^T K_O H`` in the dual), the
+        normal matrix of a least-squares problem, and can be singular when the observed
+        views span fewer than ``s`` directions. It is decomposed by a symmetric eigensolver
+        (not LU: without the rescaling it may be indefinite) and inverted on its
+        well-conditioned part: eigenvalues ``|w| <= INFERENCE_RCOND * max|w|`` count as 0
+        (their eigenvalues carry an absolute rounding error ~ s eps max|w|). Cached per set
+        of missing views (recursive forecasting reuses it every step). Returns
+        ``(V, 1/w or 0, condition number, number of discarded eigenvalues)``.
         """
         cache = self.__dict__.setdefault("_factor_cache", {})
         if missing not in cache:
@@ -614,7 +854,14 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             else:
                 A = Sigma - sum((self.W_[m].T @ self.W_[m] for m in missing),
                                 np.zeros_like(Sigma))
-            cache[missing] = scipy.linalg.lu_factor(_sym(A))
+            w, V = robust_eigh(A, what="inference matrix of eq. (15)/(16)")
+            top = float(np.abs(w).max()) if w.size else 0.0
+            keep = np.abs(w) > INFERENCE_RCOND * top
+            inv = np.zeros_like(w)
+            inv[keep] = 1.0 / w[keep]
+            low = float(np.abs(w).min()) if w.size else 0.0
+            cond = top / low if low > 0 else np.inf
+            cache[missing] = (V, inv, cond, int(np.sum(~keep)))
         return cache[missing]
 
     def transform(self, X: Any) -> Any:
@@ -673,9 +920,21 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             raise ValueError(f"X has {len(X)} entries; expected {V} (all views, None for the "
                              f"missing) or {len(observed)} (the observed views {observed})")
-        checked = check_views(given, n_features=[self.n_features_view_[v] for v in observed])
-        if any(is_dask_collection(G) for G in checked):
+        if any(is_dask_collection(G) for G in given):
             raise TypeError("infer_views takes NumPy views; compute the Dask arrays first")
+        checked = []
+        for v, G in zip(observed, given):               # errors name the view's own index
+            if np.iscomplexobj(G):
+                raise ValueError(f"view {v} is complex; mvkernels works on real data")
+            G = _check_one_view(G, v, dtype=np.float64, ensure_finite=True,
+                                ensure_min_samples=1)
+            if G.shape[1] != self.n_features_view_[v]:
+                raise ValueError(f"view {v} has {G.shape[1]} features, but "
+                                 f"{self.n_features_view_[v]} were seen in fit")
+            if G.shape[0] != checked[0].shape[0] if checked else False:
+                raise ValueError(f"view {v} has {G.shape[0]} samples, view {observed[0]} "
+                                 f"has {checked[0].shape[0]}: the views must be aligned")
+            checked.append(G)
         obs = dict(zip(observed, checked))
         h = self._hidden_units(obs, missing)
         out = [self._reconstruct(m, h) for m in missing]
@@ -714,7 +973,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
 
 # --------------------------------------------------------------------------- forecaster
 class RKMForecaster(BaseEstimator):
-    """Nonlinear autoregression with a two-view RKM (SPEC.md 4.1).
+    """Nonlinear autoregression with a two-view RKM (the paper's Sec. 5 experiments).
 
     View x: the window of the ``lag`` most recent (standardised) values, oldest first;
     view y: the next value (linear kernel, identity features). Forecasting infers view y
@@ -740,7 +999,8 @@ class RKMForecaster(BaseEstimator):
     rotate : bool, default=True
     rescale : bool, default=True
         ``False``: the paper's ablation without the primal rescaling (study only).
-    learning_rate, tol, max_iter : Stiefel settings, see :class:`MultiViewKPCA`.
+    learning_rate, tol, max_iter, optimizer, verbose :
+        Stiefel settings, see :class:`MultiViewKPCA`.
     random_state : int, RandomState or None
 
     Attributes
@@ -752,6 +1012,24 @@ class RKMForecaster(BaseEstimator):
     last_window_ : ndarray (lag,)
         The last ``lag`` training values (original scale).
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "lag": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "kernel": [str, callable],
+        "kernel_params": [dict, None],
+        "features": [StrOptions(set(FEATURE_KINDS)), None],
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+        "rotate": ["boolean"],
+        "rescale": ["boolean"],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -766,7 +1044,9 @@ class RKMForecaster(BaseEstimator):
         rescale: bool = True,
         learning_rate: float = 0.5,
         tol: float = 1e-12,
-        max_iter: int = 100_000,
+        max_iter: int | None = None,
+        optimizer: str = "lobpcg",
+        verbose: int = 0,
         random_state: Any = None,
     ):
         self.lag = lag
@@ -781,6 +1061,8 @@ class RKMForecaster(BaseEstimator):
         self.learning_rate = learning_rate
         self.tol = tol
         self.max_iter = max_iter
+        self.optimizer = optimizer
+        self.verbose = verbose
         self.random_state = random_state
 
     def _model(self) -> MultiViewKPCA:
@@ -789,7 +1071,8 @@ class RKMForecaster(BaseEstimator):
             kernel=[self.kernel, "linear"], kernel_params=[self.kernel_params, None],
             features=[self.features, "identity"], n_features=[self.n_features, None],
             rotate=self.rotate, rescale=self.rescale, learning_rate=self.learning_rate,
-            tol=self.tol, max_iter=self.max_iter, random_state=self.random_state)
+            tol=self.tol, max_iter=self.max_iter, optimizer=self.optimizer,
+            verbose=self.verbose, random_state=self.random_state)
 
     @staticmethod
     def windows(z: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray]:
@@ -798,9 +1081,10 @@ class RKMForecaster(BaseEstimator):
         idx = np.arange(lag)[None, :] + np.arange(n)[:, None]
         return z[idx], z[lag:, None]
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, series: Any, y: Any = None) -> "RKMForecaster":
         """Fit on a 1-D training series (``y`` ignored)."""
-        z = np.asarray(series, dtype=np.float64)
+        z = _real_array(series, "series")
         if z.ndim == 2 and z.shape[1] == 1:
             z = z[:, 0]
         if z.ndim != 1:
@@ -808,13 +1092,19 @@ class RKMForecaster(BaseEstimator):
         if not np.isfinite(z).all():
             raise ValueError("series contains NaN or infinity")
         lag = self.lag
-        if isinstance(lag, bool) or not isinstance(lag, Integral) or lag < 1:
-            raise ValueError(f"lag must be a positive int, got {lag!r}")
         if len(z) < lag + 3:
             raise ValueError(f"series has {len(z)} values; lag={lag} needs at least {lag + 3}")
-        self.mean_ = float(z.mean())
-        self.scale_ = float(z.std(ddof=1))
-        if not self.scale_ > 0:
+        # mean and standard deviation of z / max|z|, scaled back: no overflow in the sums
+        top = float(np.abs(z).max())
+        u = z / top if top > 0 else z
+        mean, scale = float(u.mean()) * top, float(u.std(ddof=1)) * top
+        if not (np.isfinite(mean) and np.isfinite(scale)):
+            raise ValueError(
+                f"series values (max |z| = {top:.3g}) are too large to standardise in "
+                "float64; rescale the series first")
+        self.mean_ = mean
+        self.scale_ = scale
+        if not self.scale_ > 0 or float(u.std(ddof=1)) <= 1e-14 * max(abs(float(u.mean())), 1e-300):
             raise ValueError("series is constant: it cannot be standardised")
         zs = (z - self.mean_) / self.scale_
         Xw, yv = self.windows(zs, lag)
@@ -825,7 +1115,7 @@ class RKMForecaster(BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """One-step predictions for windows ``X`` (n, lag) on the original scale."""
         check_is_fitted(self, "model_")
-        X = np.asarray(X, dtype=np.float64)
+        X = _real_array(X, "X")
         if X.ndim != 2 or X.shape[1] != self.lag:
             raise ValueError(f"X must have shape (n, lag={self.lag}), got {X.shape}")
         (y,) = self.model_.infer_views([(X - self.mean_) / self.scale_, None], missing=[1])
