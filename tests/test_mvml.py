@@ -410,13 +410,35 @@ def test_regressor_all_metrics_and_single_array_views(rng, metric):
 
 
 def test_gridsearch_and_cross_val_on_single_array(rng):
+    """One stacked array + ``views`` inside GridSearchCV / cross_val_score gives the scores
+    of an independent model on the same folds: with A~ = I, fixed w = 1/v and every sample
+    a landmark, MVML is kernel ridge with the kernel sum_l w_l^2 K_l (no intercept)."""
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.model_selection import KFold
+
     Xs, y = reg_data(rng, n=60)
     X = np.hstack(Xs)
-    est = MVMLRegressor(views=[2, 3], metric="identity")
-    gs = GridSearchCV(est, {"alpha": [1e-2, 1.0]}, cv=3).fit(X, y)
-    assert gs.best_params_["alpha"] in (1e-2, 1.0)
-    s = quiet(lambda: cross_val_score(MVMLRegressor(views=[2, 3], max_iter=2), X, y, cv=3))
-    assert np.all(np.isfinite(s))
+    K = sum(0.25 * rbf_kernel(V, gamma=0.5) for V in Xs)     # w_l = 1/2
+    cv = KFold(3, shuffle=True, random_state=0)
+    alphas = [1e-3, 1e-1, 10.0]
+
+    def krr_scores(alpha):
+        out = []
+        for tr, te in cv.split(X):
+            m = KernelRidge(alpha=alpha, kernel="precomputed").fit(K[np.ix_(tr, tr)], y[tr])
+            out.append(m.score(K[np.ix_(te, tr)], y[te]))
+        return np.array(out)
+
+    ref = {a: krr_scores(a) for a in alphas}
+    est = MVMLRegressor(views=[2, 3], metric="identity", n_landmarks=1.0,
+                        kernel_params={"gamma": 0.5}, max_iter=2, tol=1e-4, random_state=0)
+    gs = GridSearchCV(est, {"alpha": alphas}, cv=cv).fit(X, y)
+    np.testing.assert_allclose(gs.cv_results_["mean_test_score"],
+                               [ref[a].mean() for a in alphas], rtol=1e-7, atol=1e-9)
+    assert gs.best_params_["alpha"] == max(alphas, key=lambda a: ref[a].mean())
+    assert len({round(ref[a].mean(), 3) for a in alphas}) == 3   # the grid discriminates
+    s = cross_val_score(est.set_params(alpha=1e-1), X, y, cv=cv)
+    np.testing.assert_allclose(s, ref[1e-1], rtol=1e-7, atol=1e-9)
 
 
 def test_precomputed_kernels_match_rbf(rng):

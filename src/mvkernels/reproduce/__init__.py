@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ._claims import claims_index
+
 EXPERIMENTS: dict[str, str] = {
     "mvml-uwave": "mvml_uwave",
     "mvml-sarcos": "mvml_sarcos",
@@ -133,6 +135,7 @@ def write_results_index(root: str | Path) -> Path:
         mode = "quick" if meta.get("quick") else "full"
         lines.append(f"| [{meta['name']}]({folder.name}/results.md) | {mode} | "
                      f"`{meta['command']}` | {meta['seconds']:.0f} s | {meta['date'][:10]} |")
+    lines += claims_index(folder for _, folder, _ in runs)
     for _, folder, meta in runs:
         lines += ["", f"## {meta['name']}: {meta.get('title', '')}", "",
                   f"Report: [{folder.name}/results.md]({folder.name}/results.md). "

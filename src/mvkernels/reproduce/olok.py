@@ -68,6 +68,7 @@ from sklearn.utils import check_random_state
 
 from ..datasets import load_parkinsons, load_winequality, make_multitask_regression
 from ..olok import OLOKRegressor, VVRLSRegressor, olok_reference
+from ._claims import Claim, claims_table, verdict, write_claims
 from ._report import Progress, fmt, markdown_table, write_report
 
 #: Table 1 of the paper: (MSE, std, running time in seconds)
@@ -96,6 +97,68 @@ WINDOW_SCALE = 2.0
 #: multiples of the vv-RLS bandwidth tried for OLOK and T-OLOK (progressive validation)
 GAMMA_FACTORS = (1.0, 3.0, 10.0, 30.0, 100.0)
 GAMMA_FACTORS_QUICK = (1.0, 3.0, 10.0, 30.0)
+#: "OLOK close to vv-RLS": the largest OLOK / vv-RLS MSE ratio of the paper's Table 1 (wine,
+#: 2.3e-4 / 2e-4); a ratio above it is "not shown"
+CLOSE_RATIO = 1.15
+PAPER_NAME = "OLOK (Audiffren & Kadri, ESANN 2015), Table 1 and Fig. 1"
+
+
+def make_claims(results: dict[str, dict[str, Any]],
+                curves: dict[str, dict[str, Any]]) -> list[Claim]:
+    """The paper's statements (Table 1, Fig. 1) with our numbers and a verdict each."""
+    mean = {(n, m): float(np.mean(r["mse"][m])) for n, r in results.items() for m in METHODS}
+    secs = {(n, m): float(np.mean(r["time"][m])) for n, r in results.items() for m in METHODS}
+    names = [n for n in results if (n, "OLOK") in PAPER]
+    claims = []
+    for n in names:
+        p = PAPER[(n, "OLOK")][0] / PAPER[(n, "vv-RLS")][0]
+        o = mean[(n, "OLOK")] / mean[(n, "vv-RLS")]
+        claims.append(Claim(
+            claim=f"OLOK's test MSE close to vv-RLS's ({n}, Table 1)",
+            paper=f"{PAPER[(n, 'OLOK')][0]:.2g} vs {PAPER[(n, 'vv-RLS')][0]:.2g} "
+                  f"(ratio {p:.2f})",
+            ours=f"{mean[(n, 'OLOK')]:.4g} vs {mean[(n, 'vv-RLS')]:.4g} (ratio {o:.2f})",
+            verdict=verdict(o <= CLOSE_RATIO),
+            test=f"OLOK / vv-RLS MSE ratio <= {CLOSE_RATIO} (the paper's largest)"))
+    for n in names:
+        p = PAPER[(n, "T-OLOK")][0] / PAPER[(n, "OLOK")][0]
+        o = mean[(n, "T-OLOK")] / mean[(n, "OLOK")]
+        claims.append(Claim(
+            claim=f"T-OLOK loses little accuracy against OLOK ({n}, Table 1)",
+            paper=f"ratio T-OLOK / OLOK {p:.2f}", ours=f"ratio {o:.2f}",
+            verdict=verdict(o <= max(p, CLOSE_RATIO)),
+            test=f"ratio <= max(the paper's ratio, {CLOSE_RATIO})"))
+    for n in names:
+        p = PAPER[(n, "vv-RLS")][2] / PAPER[(n, "OLOK")][2]
+        o = secs[(n, "vv-RLS")] / secs[(n, "OLOK")]
+        pt = PAPER[(n, "OLOK")][2] / PAPER[(n, "T-OLOK")][2]
+        ot = secs[(n, "OLOK")] / secs[(n, "T-OLOK")]
+        claims.append(Claim(
+            claim=f"OLOK much faster than vv-RLS, T-OLOK faster than OLOK ({n}, Table 1)",
+            paper=f"speed-ups {p:.1f}x and {pt:.1f}x", ours=f"{o:.1f}x and {ot:.1f}x",
+            verdict=verdict(o >= 5.0 and ot > 1.0),
+            test="vv-RLS / OLOK time >= 5 and OLOK / T-OLOK time > 1 (final fits)"))
+    for n, c in curves.items():
+        level = c["vv-RLS"]
+        ratio = [v / level for v in c["OLOK"]]
+        reached = [int(t) for t, r in zip(c["t"], ratio) if r <= CLOSE_RATIO]
+        claims.append(Claim(
+            claim=f"OLOK quickly reaches the vv-RLS error ({n}, Fig. 1)",
+            paper="OLOK's curve meets vv-RLS's level within the stream",
+            ours=(f"after all {int(c['t'][-1])} examples: {c['OLOK'][-1]:.4g} vs vv-RLS "
+                  f"{level:.4g} (ratio {ratio[-1]:.2f}); "
+                  + (f"first within {CLOSE_RATIO}x at t = {reached[0]}" if reached
+                     else f"never within {CLOSE_RATIO}x")),
+            verdict=verdict(ratio[-1] <= CLOSE_RATIO),
+            test=f"final OLOK / vv-RLS ratio <= {CLOSE_RATIO}"))
+    claims.append(Claim(
+        claim="absolute MSE values of Table 1", paper="1e-5 (synthetic) .. 0.1 (parkinson)",
+        ours="standardised targets; the paper's target scaling is not given",
+        verdict="not comparable", test="-"))
+    claims.append(Claim(
+        claim="click-rate data (1e6 x 120, d = 16), Table 1", paper="its column",
+        ours="data not available here", verdict="not run", test="-"))
+    return claims
 
 
 # ----------------------------------------------------------------------------- data
@@ -275,10 +338,12 @@ def select_olok(X: np.ndarray, Y: np.ndarray, gamma: float, quick: bool = False,
 
 def make_estimators(params: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The three estimators of Table 1 from the selected parameters."""
+    exact = {"kernel": "rbf", "loss": "squared", "power_t": 0.5}  # the paper's settings
     return {
-        "vv-RLS": VVRLSRegressor(output_kernel=OUTPUT_KERNEL, **params["vv-RLS"]),
-        "OLOK": OLOKRegressor(**params["OLOK"]),
-        "T-OLOK": OLOKRegressor(**params["T-OLOK"], **_truncation_params()),
+        "vv-RLS": VVRLSRegressor(kernel="rbf", output_kernel=OUTPUT_KERNEL,
+                                 **params["vv-RLS"]),
+        "OLOK": OLOKRegressor(**exact, truncation=None, **params["OLOK"]),
+        "T-OLOK": OLOKRegressor(**exact, **params["T-OLOK"], **_truncation_params()),
     }
 
 
@@ -475,10 +540,16 @@ def run(quick: bool = False, output: Path | str = Path("results/olok"),
          + "\n\nvv-RLS level (all training examples): " + ", ".join(
              f"{name} {c['vv-RLS']:.4g}" for name, c in curves.items())),
     ]
+    claims = make_claims(results, curves)
+    write_claims(output, PAPER_NAME, claims)
+    sections.insert(0, ("Paper claims", claims_table(claims) + (
+        "\n\nOn Parkinson the paper's \"OLOK quickly reaches vv-RLS\" is not reproduced: "
+        "after one pass OLOK's test MSE stays above the vv-RLS level (learning curve in the "
+        "right panel of the figure below and in the Fig. 1 table).")))
     write_report(output, "OLOK (Audiffren & Kadri, ESANN 2015): Table 1 and Fig. 1", sections)
     progress.step("report written")
     table = {name: {k: v for k, v in r.items() if k != "first_split"}
              for name, r in results.items()}
     return {"table": table, "curves": {k: {kk: (vv.tolist() if isinstance(vv, np.ndarray) else vv)
                                            for kk, vv in c.items()} for k, c in curves.items()},
-            "speed": speed}
+            "speed": speed, "claims": claims}
