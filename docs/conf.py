@@ -168,8 +168,16 @@ def _write_api_pages() -> None:
             seen.add(id(obj))
             rows.append(name)
         slug = module_name.replace(".", "_")
-        lines = [title, "=" * len(title), "", f".. automodule:: {module_name}",
-                 "   :no-members:", "", f".. currentmodule:: {module_name}", ""]
+        lines = [
+            title,
+            "=" * len(title),
+            "",
+            f".. automodule:: {module_name}",
+            "   :no-members:",
+            "",
+            f".. currentmodule:: {module_name}",
+            "",
+        ]
         if rows:
             lines += [".. autosummary::", "   :toctree: .", "   :nosignatures:", ""]
             lines += [f"   {name}" for name in rows]
@@ -177,15 +185,32 @@ def _write_api_pages() -> None:
             lines += ["Everything public here is re-exported by :mod:`mvkernels` above."]
         text = "\n".join(lines) + "\n"
         _write_if_changed(out / f"api_{slug}.rst", text)
-    _write_if_changed(out / "api_toc.md", "\n".join(
-        ["```{toctree}", ":maxdepth: 1", ""]
-        + [f"/_generated/api_{m.replace('.', '_')}" for m, _ in API_MODULES] + ["```"]) + "\n")
+    _write_if_changed(
+        out / "api_toc.md",
+        "\n".join(
+            ["```{toctree}", ":maxdepth: 1", ""]
+            + [f"/_generated/api_{m.replace('.', '_')}" for m, _ in API_MODULES]
+            + ["```"]
+        )
+        + "\n",
+    )
 
 
 #: User-guide pages in reading order; any other ``docs/*.md`` page is appended after them,
 #: so a new page is on the site without editing this list.
-GUIDE_PAGES = ["kernels", "mvml", "mvml_svm", "olok", "rkm", "baselines", "dask", "datasets",
-               "errors", "reproduce", "method_reference"]
+GUIDE_PAGES = [
+    "kernels",
+    "mvml",
+    "mvml_svm",
+    "olok",
+    "rkm",
+    "baselines",
+    "dask",
+    "datasets",
+    "errors",
+    "reproduce",
+    "method_reference",
+]
 NOT_GUIDE = {"index", "install", "api"}
 
 
@@ -193,9 +218,15 @@ def _write_guide_toc() -> None:
     """Write ``docs/_generated/guide_toc.md``: the user guide's toctree (pages that exist)."""
     present = {p.stem for p in HERE.glob("*.md")} - NOT_GUIDE
     pages = [p for p in GUIDE_PAGES if p in present] + sorted(present - set(GUIDE_PAGES))
-    _write_if_changed(HERE / "_generated" / "guide_toc.md", "\n".join(
-        ["```{toctree}", ":maxdepth: 1", ":caption: User guide", ""]
-        + [f"/{p}" for p in pages] + ["```"]) + "\n")
+    _write_if_changed(
+        HERE / "_generated" / "guide_toc.md",
+        "\n".join(
+            ["```{toctree}", ":maxdepth: 1", ":caption: User guide", ""]
+            + [f"/{p}" for p in pages]
+            + ["```"]
+        )
+        + "\n",
+    )
 
 
 def _write_if_changed(path: Path, text: str) -> None:

@@ -21,23 +21,24 @@ def block(seed, n):
     """One row block of the three views and the target, from its own seed."""
     rng = np.random.RandomState(seed)
     z = rng.uniform(-2, 2, size=(n, 2))
-    views = [np.c_[z, np.sin(z)] @ W + 0.05 * rng.standard_normal((n, W.shape[1]))
-             for W in WEIGHTS]
+    views = [np.c_[z, np.sin(z)] @ W + 0.05 * rng.standard_normal((n, W.shape[1])) for W in WEIGHTS]
     return views + [np.sin(z[:, 0]) * np.cos(z[:, 1])]
 
 
 WEIGHTS = [np.random.RandomState(k).standard_normal((4, d)) for k, d in enumerate((6, 4, 3))]
 n_blocks, rows = 8, 2_000
 delayed = [dask.delayed(block)(seed, rows) for seed in range(n_blocks)]
-Xs = [da.concatenate([da.from_delayed(d[v], shape=(rows, W.shape[1]), dtype=float)
-                      for d in delayed]) for v, W in enumerate(WEIGHTS)]
+Xs = [
+    da.concatenate([da.from_delayed(d[v], shape=(rows, W.shape[1]), dtype=float) for d in delayed])
+    for v, W in enumerate(WEIGHTS)
+]
 y = da.concatenate([da.from_delayed(d[3], shape=(rows,), dtype=float) for d in delayed])
 print("views:", [X.shape for X in Xs], "chunks per view:", Xs[0].numblocks[0])
 
 with dask.config.set(scheduler="threads", num_workers=2):
     est = MVMLRegressor(n_landmarks=100, learn_weights=True, max_iter=5, random_state=0)
     est.fit(Xs, y)
-    pred = est.predict(Xs)           # lazy: nothing computed yet
+    pred = est.predict(Xs)  # lazy: nothing computed yet
     print("prediction:", type(pred).__name__, pred.shape)
     r2 = 1 - float(((pred - y) ** 2).mean().compute()) / float(y.var().compute())
 print(f"training R^2 on Dask views: {r2:.4f}")

@@ -19,13 +19,11 @@ from mvkernels import MVMLClassifierCV
 from mvkernels.datasets import load_digits_views
 
 Xs, y = load_digits_views()
-idx_train, idx_test = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y,
-                                       random_state=0)
+idx_train, idx_test = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y, random_state=0)
 Xs_train = [X[idx_train] for X in Xs]
 Xs_test = [X[idx_test] for X in Xs]
 
-clf = MVMLClassifierCV(alphas=[1e-3, 1e-1], etas=[0.1, 1.0], cv=3, n_landmarks=100,
-                       random_state=0)
+clf = MVMLClassifierCV(alphas=[1e-3, 1e-1], etas=[0.1, 1.0], cv=3, n_landmarks=100, random_state=0)
 clf.fit(Xs_train, y[idx_train])
 print("best parameters:", clf.best_params_)
 print(f"cross-validated accuracy: {clf.best_score_:.3f}")
@@ -40,8 +38,12 @@ print(f"test accuracy: {clf.score(Xs_test, y[idx_test]):.3f}")
 A = clf.best_estimator_.metric_
 v = len(Xs)
 p = A.shape[0] // v
-norms = np.array([[np.linalg.norm(A[i * p:(i + 1) * p, j * p:(j + 1) * p])
-                   for j in range(v)] for i in range(v)])
+norms = np.array(
+    [
+        [np.linalg.norm(A[i * p : (i + 1) * p, j * p : (j + 1) * p]) for j in range(v)]
+        for i in range(v)
+    ]
+)
 fig, ax = plt.subplots(figsize=(4, 3.5))
 im = ax.imshow(norms, cmap="viridis")
 names = ["top", "bottom", "profiles"]

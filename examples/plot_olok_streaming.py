@@ -16,17 +16,24 @@ import numpy as np
 from mvkernels import OLOKRegressor, VVRLSRegressor
 from mvkernels.datasets import make_multitask_regression
 
-X, Y = make_multitask_regression(n_samples=600, n_features=5, n_tasks=3, n_relevant=2,
-                                 noise=0.1, random_state=0)
+X, Y = make_multitask_regression(
+    n_samples=600, n_features=5, n_tasks=3, n_relevant=2, noise=0.1, random_state=0
+)
 Y = np.tanh(Y)  # a nonlinear target
 X_stream, Y_stream = X[:500], Y[:500]
 X_test, Y_test = X[500:], Y[500:]
 
-ol = OLOKRegressor(kernel_params={"gamma": 0.1}, output_kernel=0.1, eta0=0.3,
-                   learning_rate="invscaling", power_t=0.5, alpha=1e-3)
+ol = OLOKRegressor(
+    kernel_params={"gamma": 0.1},
+    output_kernel=0.1,
+    eta0=0.3,
+    learning_rate="invscaling",
+    power_t=0.5,
+    alpha=1e-3,
+)
 seen, mse = [], []
 for start in range(0, len(X_stream), 25):
-    Xb, Yb = X_stream[start:start + 25], Y_stream[start:start + 25]
+    Xb, Yb = X_stream[start : start + 25], Y_stream[start : start + 25]
     if start > 0:  # test on the batch before learning it
         seen.append(start)
         mse.append(np.mean((ol.predict(Xb) - Yb) ** 2))

@@ -34,7 +34,8 @@ print(f"test accuracy with precomputed kernels: {acc:.3f}")
 # --------------------------------------
 n = len(y)
 X_idx = np.repeat(np.arange(n)[:, None], len(Ks), axis=1).astype(float)  # one index column per view
-est = MVMLClassifier(kernel=[IndexedKernel(K) for K in Ks], views=[1] * len(Ks), alpha=1e-3,
-                     random_state=0)
+est = MVMLClassifier(
+    kernel=[IndexedKernel(K) for K in Ks], views=[1] * len(Ks), alpha=1e-3, random_state=0
+)
 scores = cross_val_score(est, X_idx, y, cv=3)
 print("3-fold accuracies:", np.round(scores, 3))

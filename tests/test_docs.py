@@ -141,8 +141,9 @@ def test_page_code_blocks_run(page, tmp_path, monkeypatch):
         distributed = pytest.importorskip("distributed", reason="the page needs distributed")
 
         def _local_client(*args, **kwargs):
-            client = distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
-                                        dashboard_address=":0")
+            client = distributed.Client(
+                processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+            )
             clients.append(client)
             return client
 
@@ -185,8 +186,17 @@ def test_gallery_example_runs(script, tmp_path):
 
     if script.name == "plot_mvml_cv.py" and not hasattr(mvkernels, "MVMLClassifierCV"):
         pytest.skip("mvkernels.MVMLClassifierCV is not in this version")
-    env = dict(os.environ, MPLBACKEND="Agg",
-               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    env = dict(
+        os.environ,
+        MPLBACKEND="Agg",
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, f"{script.name} failed:\n{proc.stderr[-3000:]}"
