@@ -200,3 +200,22 @@ def test_gallery_example_runs(script, tmp_path):
         timeout=600,
     )
     assert proc.returncode == 0, f"{script.name} failed:\n{proc.stderr[-3000:]}"
+
+
+#: Pages still being rewritten elsewhere; remove an entry once the page is clean.
+NOT_YET_CLEAN = {"docs/mvml.md"}
+_NOTES = re.compile(r"SPEC\.md|\bSPEC\b|\bissue \d+\b|\bthe brief\b|written elsewhere")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_rel)
+def test_pages_are_self_contained(page):
+    """No reference to files outside the repository, no working notes."""
+    rel = _rel(page)
+    if rel in NOT_YET_CLEAN:
+        pytest.skip(f"{rel} is listed in NOT_YET_CLEAN")
+    hits = [
+        f"{rel}:{n}: {line.strip()}"
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if _NOTES.search(line)
+    ]
+    assert not hits, "\n".join(hits)

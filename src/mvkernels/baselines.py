@@ -2,7 +2,7 @@
 
 Every estimator here takes a list of views (or one 2-D array cut by ``views``, see
 :func:`mvkernels._validation.check_views`), a per-view kernel (:mod:`mvkernels.kernels`;
-default Gaussian with sigma = mean pairwise training distance, SPEC.md 0) and an optional
+default Gaussian with sigma = mean pairwise training distance) and an optional
 block Nystrom approximation (``n_landmarks``, :class:`mvkernels.nystrom.BlockNystrom`:
 the same landmark samples for every view, as MVML uses in the paper's Table 1, so every
 method of that table sees the same approximated kernels ``K_l ~ U_l U_l^T``).

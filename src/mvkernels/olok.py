@@ -1,6 +1,6 @@
 """OLOK: online learning with operator-valued kernels, and its batch counterpart vv-RLS.
 
-Audiffren & Kadri (ESANN 2015), restated in SPEC.md section 3 (SPEC wins over the paper).
+Audiffren & Kadri (ESANN 2015); formulas in docs/method_reference.md.
 
 OLOK (Algorithm 1) is NORMA with a matrix-valued kernel ``K(x, x') in R^{d x d}``. With
 ``f_0 = 0``, at time ``t`` with ``(x_t, y_t)``:
@@ -751,7 +751,7 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
 
     ``min_f sum_i ||f(x_i) - y_i||^2 + alpha ||f||_H^2`` over the RKHS of ``K``; by the
     representer theorem ``f = sum_i K(., x_i) c_i`` with ``(K_blk + alpha I_{nd}) c = y``
-    (SPEC.md section 3), where ``K_blk`` is the ``nd x nd`` block kernel matrix.
+    (the batch counterpart of OLOK), where ``K_blk`` is the ``nd x nd`` block kernel matrix.
 
     For a decomposable kernel ``k(x, x') B`` the system reads ``K C B + alpha C = Y``
     (``C``, ``Y`` of shape (n, d)). With ``B = V diag(s) V^T`` (``eigh``), ``C' = C V`` and

@@ -1,7 +1,7 @@
 """Operator-valued (matrix-valued) kernels for vector-valued learning.
 
 An operator-valued kernel maps a pair of inputs to a ``d x d`` matrix,
-``K(x, x') in R^{d x d}`` (SPEC.md, section 3; Audiffren & Kadri 2015, Sec. 2). A function in
+``K(x, x') in R^{d x d}`` (Audiffren & Kadri 2015, Sec. 2). A function in
 its RKHS is ``f(x) = sum_i K(x, x_i) c_i`` with coefficients ``c_i in R^d``.
 
 Two kinds are provided:

