@@ -32,15 +32,20 @@ print(f"test accuracy: {clf.score(Xs_test, y[idx_test]):.3f}")
 # %%
 # The learned metric between the views
 # ------------------------------------
-# ``metric_`` is the ``(v p) x (v p)`` metric matrix on the Nystrom features; its
-# ``p x p`` blocks couple the views. The norm of each block shows how much the fitted
-# model relies on each view and on their interactions.
-A = clf.best_estimator_.metric_
+# ``metric_`` holds one ``(v p) x (v p)`` metric matrix on the Nystrom features per
+# one-vs-all problem; its ``p x p`` blocks couple the views. The norm of each block,
+# averaged over the ten classes, shows how much the model relies on each view and on
+# their interactions.
+metrics = np.asarray(clf.best_estimator_.metric_)
+metrics = metrics.reshape(-1, *metrics.shape[-2:])  # (classes, v p, v p)
 v = len(Xs)
-p = A.shape[0] // v
+p = metrics.shape[-1] // v
 norms = np.array(
     [
-        [np.linalg.norm(A[i * p : (i + 1) * p, j * p : (j + 1) * p]) for j in range(v)]
+        [
+            np.linalg.norm(metrics[:, i * p : (i + 1) * p, j * p : (j + 1) * p], axis=(1, 2)).mean()
+            for j in range(v)
+        ]
         for i in range(v)
     ]
 )
