@@ -1,4 +1,8 @@
-"""Command line: ``mvkernels demo`` and ``mvkernels reproduce <name>``."""
+"""Command line: ``mvkernels demo`` and ``mvkernels reproduce NAME``.
+
+The help texts are plain text (``mvkernels --help``, ``mvkernels reproduce --help``); every
+option states its default.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +10,110 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+DESCRIPTION = """\
+Multi-view and operator-valued kernel learning: run the demo or reproduce the papers.
+Run 'mvkernels COMMAND --help' for the options of a command."""
+
+EPILOG = """\
+The real data folder is the --data option, else the MVKERNELS_DATA environment variable,
+else ../shared/data (relative to the current directory)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``mvkernels`` command."""
+    from . import __version__
+    from .reproduce import EXPERIMENTS, TITLES
+
+    parser = argparse.ArgumentParser(
+        prog="mvkernels",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"mvkernels {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser(
+        "demo",
+        help="MVML against the baselines on embedded data",
+        description="Fit MVML and the baselines on scikit-learn's digits cut into three "
+        "views; print a results table as it goes and write it, with a figure of "
+        "the learned metric, into the output folder.",
+    )
+    demo.add_argument(
+        "--output",
+        default="results/demo",
+        metavar="DIR",
+        help="folder for the table and the figure (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--quick", action="store_true", help="smaller grid, for a smoke test (default: off)"
+    )
+    demo.add_argument(
+        "--random-state",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of every random choice (default: %(default)s)",
+    )
+
+    names = sorted(EXPERIMENTS)
+    experiments = "\n".join(f"  {n:<16}{TITLES.get(n, '')}" for n in names)
+    rep = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper's table or figure",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run one experiment (or 'all') and write results.md (the paper's numbers "
+        "beside ours),\nPNG figures and run.json into the output folder. Nothing is "
+        "written outside it:\n'all' writes the index README.md inside --output; a single "
+        "experiment rewrites an\nindex only with --index.\n\nexperiments:\n"
+        + experiments
+        + "\n  all             every experiment, plus the index page",
+        epilog=EPILOG,
+    )
+    rep.add_argument(
+        "name",
+        choices=names + ["all"],
+        metavar="NAME",
+        help="the experiment, or 'all' (choices: %(choices)s)",
+    )
+    rep.add_argument(
+        "--quick",
+        action="store_true",
+        help="a reduced run of a few minutes (default: off, the full run)",
+    )
+    rep.add_argument(
+        "--output",
+        default=None,
+        metavar="DIR",
+        help="results folder (default: results/NAME; for 'all' the root folder, results)",
+    )
+    rep.add_argument(
+        "--data",
+        default=None,
+        metavar="DIR",
+        help="real data folder (default: $MVKERNELS_DATA, else ../shared/data)",
+    )
+    rep.add_argument(
+        "--random-state",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of every random choice (default: %(default)s)",
+    )
+    rep.add_argument(
+        "--index",
+        default=None,
+        metavar="ROOT",
+        help="also rewrite the results index ROOT/README.md (single experiment only; 'all' "
+        "writes it inside --output) (default: none, nothing is written outside --output)",
+    )
+    return parser
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .reproduce import EXPERIMENTS
-
-    parser = argparse.ArgumentParser(prog="mvkernels", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    demo = sub.add_parser("demo", help="MVML against baselines on embedded data")
-    demo.add_argument("--output", default="results/demo", help="folder for the table and figure")
-    demo.add_argument("--quick", action="store_true", help="smaller grid, for a smoke test")
-    demo.add_argument("--random-state", type=int, default=0)
-
-    rep = sub.add_parser("reproduce", help="reproduce a paper's table or figure")
-    rep.add_argument("name", choices=sorted(EXPERIMENTS) + ["all"],
-                     help="which experiment ('all': every one, plus an index page)")
-    rep.add_argument("--quick", action="store_true", help="a reduced run of a few minutes")
-    rep.add_argument("--output", default=None,
-                     help="results folder (default results/<name>; for 'all': the root, default results)")
-    rep.add_argument("--data", default=None, help="data folder (default $MVKERNELS_DATA or ../shared/data)")
-    rep.add_argument("--random-state", type=int, default=0)
-    rep.add_argument("--index", default=None, metavar="ROOT",
-                     help="also rewrite the results index ROOT/README.md (single experiment only; "
-                          "'all' writes it inside --output); by default nothing is written "
-                          "outside --output")
-
+    """Entry point of the ``mvkernels`` command; returns the exit status."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import run_demo
@@ -43,16 +126,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.index is not None:
             parser.error("--index applies to a single experiment; 'all' writes the index "
                          "inside --output")
-        results = run_all(quick=args.quick, output=args.output or "results", data_dir=args.data,
-                          random_state=args.random_state)
+        results = run_all(
+            quick=args.quick,
+            output=args.output or "results",
+            data_dir=args.data,
+            random_state=args.random_state,
+        )
         failed = [n for n, r in results.items() if isinstance(r, Exception)]
         if failed:
             print(f"[reproduce all] failed: {', '.join(failed)}", file=sys.stderr)
             return 1
         return 0
     run_experiment(
-        args.name, quick=args.quick, output=args.output, data_dir=args.data,
-        random_state=args.random_state, index=args.index,
+        args.name,
+        quick=args.quick,
+        output=args.output,
+        data_dir=args.data,
+        random_state=args.random_state,
+        index=args.index,
     )
     return 0
 

@@ -3,21 +3,21 @@
 Each view ``l`` gets a scalar kernel ``k_l``. A kernel is given by
 name or as a callable, with a dict of parameters:
 
-=============  ===========================================  ==========================
-name           formula                                      parameters (default)
-=============  ===========================================  ==========================
-``"rbf"``      ``exp(-gamma ||x - z||^2)``                   ``gamma`` or ``sigma``
-(``"gaussian"``)  ``gamma = 1 / (2 sigma^2)``                  (sigma = mean pairwise
-                                                             Euclidean distance of the
-                                                             view's training points)
-``"laplacian"`` ``exp(-gamma ||x - z||_1)``                  ``gamma`` (1 / mean
-                                                             pairwise L1 distance)
-``"linear"``   ``<x, z>``                                    none
-``"poly"``     ``(gamma <x, z> + coef0)^degree``             ``gamma`` (1 / n_features),
-(``"polynomial"``)                                           ``coef0`` (1), ``degree`` (3)
-callable       ``f(X, Z, **params)`` -> (n_x, n_z) array     anything ``f`` accepts
-``"precomputed"``  the view *is* a kernel matrix              none
-=============  ===========================================  ==========================
+====================  ===========================================  ===========================
+name                  formula                                      parameters (default)
+====================  ===========================================  ===========================
+``"rbf"``             ``exp(-gamma ||x - z||^2)``,                 ``gamma`` or ``sigma``
+(``"gaussian"``)      ``gamma = 1 / (2 sigma^2)``                  (sigma = mean pairwise
+                                                                   Euclidean distance of the
+                                                                   view's training points)
+``"laplacian"``       ``exp(-gamma ||x - z||_1)``                  ``gamma`` (1 / mean
+                                                                   pairwise L1 distance)
+``"linear"``          ``<x, z>``                                   none
+``"poly"``            ``(gamma <x, z> + coef0)^degree``            ``gamma`` (1 / n_features),
+(``"polynomial"``)                                                 ``coef0`` (1), ``degree`` (3)
+callable              ``f(X, Z, **params)`` -> (n_x, n_z) array    anything ``f`` accepts
+``"precomputed"``     the view *is* a kernel matrix                none
+====================  ===========================================  ===========================
 
 The default Gaussian bandwidth follows the MVML paper (Sec. 4.2): sigma is the mean
 pairwise distance between training points of the view. For more than

@@ -2,7 +2,7 @@
 
 ``mvkernels reproduce olok [--quick] [--output DIR] [--data DIR]``
 
-Methods (SPEC.md section 3), all with the paper's kernel ``exp(-gamma ||x - x'||^2) J``
+Methods (Algorithm 1 and vv-RLS), all with the paper's kernel ``exp(-gamma ||x - x'||^2) J``
 (``J``: 1 on the diagonal, 0.1 elsewhere, ``output_kernel=0.1``):
 
 * **vv-RLS** (:class:`~mvkernels.VVRLSRegressor`): ``gamma`` and ``lambda`` by 5-fold CV
