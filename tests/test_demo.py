@@ -81,6 +81,7 @@ def test_quick_demo_writes_its_files_and_sane_numbers(tmp_path, monkeypatch):
             # ten balanced classes: chance is 0.1; every method here is far above it
             assert 0.5 < r["test_accuracy"] <= 1.0, (c, r)
             assert 0.0 < r["fit_seconds"] < 600.0, (c, r)
+            assert 0.0 < r["cpu_seconds"] < 600.0, (c, r)
     svc = {c: per_case[c]["SVC() on the concatenated views"]["test_accuracy"] for c in cases}
     default = {c: per_case[c]["MVMLClassifier() (defaults)"]["test_accuracy"] for c in cases}
     cv = {c: next(r["test_accuracy"] for m, r in per_case[c].items()
@@ -99,6 +100,7 @@ def test_quick_demo_writes_its_files_and_sane_numbers(tmp_path, monkeypatch):
     for r, t in zip(rows, table):
         assert t["case"] == r["case"] and t["method"] == r["method"]
         assert float(t["test_accuracy"]) == pytest.approx(r["test_accuracy"], abs=1e-4)
+        assert float(t["cpu_seconds"]) == pytest.approx(r["cpu_seconds"], abs=1e-3)
     md = (out / "results.md").read_text()
     for r in rows:
         assert f"| {r['test_accuracy']:.4f} |" in md
