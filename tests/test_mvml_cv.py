@@ -10,12 +10,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import (
     MVMLSVC,
+    MVMLSVCCV,
     BlockNystrom,
     MVMLClassifier,
     MVMLClassifierCV,
     MVMLRegressor,
     MVMLRegressorCV,
-    MVMLSVCCV,
 )
 from mvkernels.mvml import MVMLProblem, complement_moments
 from mvkernels.nystrom import FeatureMoments
@@ -50,12 +50,18 @@ def _reference_scores(est_cls, Xs, y, Y, splits, kp, p, alpha, eta, max_iter, sc
     for tr, te in splits:
         mom = nys.moments([X[tr] for X in Xs], Y[tr]).symmetrize()
         problem = MVMLProblem.from_moments(mom, nys, Y[tr])
-        est = est_cls(alpha=alpha, eta=eta, max_iter=max_iter, n_landmarks=p, solver="dense",
-                      tol=None, random_state=0)
+        est = est_cls(
+            alpha=alpha,
+            eta=eta,
+            max_iter=max_iter,
+            n_landmarks=p,
+            solver="dense",
+            tol=None,
+            random_state=0,
+        )
         res = est._solve(problem)
         Ute = nys.transform([X[te] for X in Xs])
-        D = np.column_stack([Ute @ (r["g"] * np.repeat(r["w"], problem.block_size))
-                             for r in res])
+        D = np.column_stack([Ute @ (r["g"] * np.repeat(r["w"], problem.block_size)) for r in res])
         out.append(score(D, te))
     return np.array(out)
 
@@ -63,8 +69,15 @@ def _reference_scores(est_cls, Xs, y, Y, splits, kp, p, alpha, eta, max_iter, sc
 def test_classifier_cv_scores_equal_brute_force(rng):
     Xs, y = _data(rng)
     yc = np.digitize(y, [-0.5, 0.5])
-    cv = MVMLClassifierCV(alphas=[0.05, 1.0], etas=[0.1, 5.0], bandwidth_factors=[1.0, 4.0],
-                          max_iter=4, cv=3, n_landmarks=15, random_state=0).fit(Xs, yc)
+    cv = MVMLClassifierCV(
+        alphas=[0.05, 1.0],
+        etas=[0.1, 5.0],
+        bandwidth_factors=[1.0, 4.0],
+        max_iter=4,
+        cv=3,
+        n_landmarks=15,
+        random_state=0,
+    ).fit(Xs, yc)
     splits = list(StratifiedKFold(3).split(Xs[0], yc))
     classes = np.unique(yc)
     Y = MVMLClassifier._encode_targets(np.searchsorted(classes, yc), 3)
@@ -74,12 +87,23 @@ def test_classifier_cv_scores_equal_brute_force(rng):
     for i, params in enumerate(res["params"]):
         if params["max_iter"] not in (1, 4):
             continue
-        kp = [{"gamma": g["gamma"] / cv.best_params_["bandwidth_factor"]
-               * params["bandwidth_factor"]} for g in cv.best_kernel_params_]
+        kp = [
+            {"gamma": g["gamma"] / cv.best_params_["bandwidth_factor"] * params["bandwidth_factor"]}
+            for g in cv.best_kernel_params_
+        ]
         ref = _reference_scores(
-            MVMLClassifier, Xs, yc, Y, splits, kp, 15, params["alpha"], params["eta"],
+            MVMLClassifier,
+            Xs,
+            yc,
+            Y,
+            splits,
+            kp,
+            15,
+            params["alpha"],
+            params["eta"],
             params["max_iter"],
-            lambda D, te: accuracy_score(yc[te], classes[np.argmax(D, axis=1)]))
+            lambda D, te: accuracy_score(yc[te], classes[np.argmax(D, axis=1)]),
+        )
         got = np.array([res[f"split{k}_test_score"][i] for k in range(3)])
         np.testing.assert_allclose(got, ref, atol=1e-12)
         checked += 1
@@ -91,26 +115,55 @@ def test_classifier_cv_scores_equal_brute_force(rng):
 
 def test_regressor_cv_scores_equal_brute_force(rng):
     Xs, y = _data(rng)
-    cv = MVMLRegressorCV(alphas=[0.01, 0.5], etas=[0.2], bandwidth_factors=[2.0], max_iter=3,
-                         cv=KFold(3), n_landmarks=12, random_state=0).fit(Xs, y)
+    cv = MVMLRegressorCV(
+        alphas=[0.01, 0.5],
+        etas=[0.2],
+        bandwidth_factors=[2.0],
+        max_iter=3,
+        cv=KFold(3),
+        n_landmarks=12,
+        random_state=0,
+    ).fit(Xs, y)
     splits = list(KFold(3).split(Xs[0]))
     kp = cv.best_kernel_params_
     for i, params in enumerate(cv.cv_results_["params"]):
         ref = _reference_scores(
-            MVMLRegressor, Xs, y, y[:, None], splits, kp, 12, params["alpha"], params["eta"],
-            params["max_iter"], lambda D, te: r2_score(y[te], D[:, 0]))
+            MVMLRegressor,
+            Xs,
+            y,
+            y[:, None],
+            splits,
+            kp,
+            12,
+            params["alpha"],
+            params["eta"],
+            params["max_iter"],
+            lambda D, te: r2_score(y[te], D[:, 0]),
+        )
         got = [cv.cv_results_[f"split{k}_test_score"][i] for k in range(3)]
         np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
 
 
 def test_best_estimator_is_the_refit_of_the_best_candidate(rng):
     Xs, y = _data(rng)
-    cv = MVMLRegressorCV(alphas=[0.01, 0.5], etas=[0.2, 2.0], bandwidth_factors=[1.0, 4.0],
-                         max_iter=3, cv=3, n_landmarks=12, random_state=0).fit(Xs, y)
+    cv = MVMLRegressorCV(
+        alphas=[0.01, 0.5],
+        etas=[0.2, 2.0],
+        bandwidth_factors=[1.0, 4.0],
+        max_iter=3,
+        cv=3,
+        n_landmarks=12,
+        random_state=0,
+    ).fit(Xs, y)
     b = cv.best_params_
-    direct = MVMLRegressor(alpha=b["alpha"], eta=b["eta"], max_iter=b["max_iter"],
-                           kernel_params=cv.best_kernel_params_, n_landmarks=12,
-                           random_state=0).fit(Xs, y)
+    direct = MVMLRegressor(
+        alpha=b["alpha"],
+        eta=b["eta"],
+        max_iter=b["max_iter"],
+        kernel_params=cv.best_kernel_params_,
+        n_landmarks=12,
+        random_state=0,
+    ).fit(Xs, y)
     np.testing.assert_allclose(cv.predict(Xs), direct.predict(Xs), rtol=1e-12)
     assert cv.score(Xs, y) == pytest.approx(direct.score(Xs, y))
 
@@ -118,38 +171,76 @@ def test_best_estimator_is_the_refit_of_the_best_candidate(rng):
 def test_custom_scoring_equals_default_accuracy(rng):
     Xs, y = _data(rng)
     yc = (y > 0).astype(int)
-    kw = dict(alphas=[0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3,
-              n_landmarks=10, random_state=0)
+    kw = dict(
+        alphas=[0.1, 1.0],
+        etas=[0.5],
+        bandwidth_factors=[1.0],
+        max_iter=2,
+        cv=3,
+        n_landmarks=10,
+        random_state=0,
+    )
     a = MVMLClassifierCV(**kw).fit(Xs, yc)
     b = MVMLClassifierCV(scoring="accuracy", **kw).fit(Xs, yc)
-    np.testing.assert_allclose(a.cv_results_["mean_test_score"],
-                               b.cv_results_["mean_test_score"], atol=1e-15)
+    np.testing.assert_allclose(
+        a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"], atol=1e-15
+    )
 
 
 def test_non_partition_splitter_recomputes_training_statistics(rng):
     """ShuffleSplit test sets overlap across splits: training moments are recomputed."""
     Xs, y = _data(rng)
-    kw = dict(alphas=[0.1], etas=[0.5], bandwidth_factors=[1.0], max_iter=2,
-              n_landmarks=10, random_state=0)
+    kw = dict(
+        alphas=[0.1],
+        etas=[0.5],
+        bandwidth_factors=[1.0],
+        max_iter=2,
+        n_landmarks=10,
+        random_state=0,
+    )
     ss = ShuffleSplit(3, test_size=0.3, random_state=0)
     cv = MVMLRegressorCV(cv=ss, **kw).fit(Xs, y)
     splits = list(ss.split(Xs[0]))
     for i, params in enumerate(cv.cv_results_["params"]):
-        ref = _reference_scores(MVMLRegressor, Xs, y, y[:, None], splits,
-                                cv.best_kernel_params_, 10, 0.1, 0.5, params["max_iter"],
-                                lambda D, te: r2_score(y[te], D[:, 0]))
-        np.testing.assert_allclose([cv.cv_results_[f"split{k}_test_score"][i]
-                                    for k in range(3)], ref, rtol=1e-10)
+        ref = _reference_scores(
+            MVMLRegressor,
+            Xs,
+            y,
+            y[:, None],
+            splits,
+            cv.best_kernel_params_,
+            10,
+            0.1,
+            0.5,
+            params["max_iter"],
+            lambda D, te: r2_score(y[te], D[:, 0]),
+        )
+        np.testing.assert_allclose(
+            [cv.cv_results_[f"split{k}_test_score"][i] for k in range(3)], ref, rtol=1e-10
+        )
 
 
-@pytest.mark.parametrize("kw", [dict(metric="identity"), dict(metric="cov"),
-                                dict(metric="sparse"), dict(learn_weights=True),
-                                dict(n_landmarks=None)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(metric="identity"),
+        dict(metric="cov"),
+        dict(metric="sparse"),
+        dict(learn_weights=True),
+        dict(n_landmarks=None),
+    ],
+)
 def test_variants_run_and_select_sensibly(rng, kw):
     Xs, y = _data(rng, n=60)
     yc = (y > 0).astype(int)
-    params = dict(alphas=[1e-3, 10.0], etas=[0.1], bandwidth_factors=[1.0, 8.0], max_iter=2,
-                  cv=3, random_state=0)
+    params = dict(
+        alphas=[1e-3, 10.0],
+        etas=[0.1],
+        bandwidth_factors=[1.0, 8.0],
+        max_iter=2,
+        cv=3,
+        random_state=0,
+    )
     params.setdefault("n_landmarks", 12)
     params.update(kw)
     cv = MVMLClassifierCV(**params).fit(Xs, yc)
@@ -165,8 +256,15 @@ def test_precomputed_kernels(rng):
 
     Xs, y = _data(rng, n=60)
     Ks = [rbf_kernel(X, gamma=0.3) for X in Xs]
-    cv = MVMLRegressorCV(kernel="precomputed", alphas=[0.01, 1.0], etas=[0.5], max_iter=2,
-                         cv=3, n_landmarks=20, random_state=0).fit(Ks, y)
+    cv = MVMLRegressorCV(
+        kernel="precomputed",
+        alphas=[0.01, 1.0],
+        etas=[0.5],
+        max_iter=2,
+        cv=3,
+        n_landmarks=20,
+        random_state=0,
+    ).fit(Ks, y)
     assert cv.cv_results_["param_bandwidth_factor"].tolist() == [1.0] * 4
     assert cv.score(Ks, y) > 0.5
 
@@ -174,8 +272,15 @@ def test_precomputed_kernels(rng):
 def test_svc_cv(rng):
     Xs, y = _data(rng, n=80)
     yc = (y > 0).astype(int)
-    cv = MVMLSVCCV(alphas=[1e-3, 1e-1], etas=[1.0], bandwidth_factors=[1.0], max_iter=2,
-                   cv=3, n_landmarks=15, random_state=0).fit(Xs, yc)
+    cv = MVMLSVCCV(
+        alphas=[1e-3, 1e-1],
+        etas=[1.0],
+        bandwidth_factors=[1.0],
+        max_iter=2,
+        cv=3,
+        n_landmarks=15,
+        random_state=0,
+    ).fit(Xs, yc)
     assert isinstance(cv.best_estimator_, MVMLSVC)
     assert len(cv.cv_results_["params"]) == 4
     assert cv.score(Xs, yc) > 0.8
@@ -183,8 +288,15 @@ def test_svc_cv(rng):
 
 def test_refit_false_and_errors(rng):
     Xs, y = _data(rng, n=40)
-    cv = MVMLRegressorCV(alphas=[0.1], etas=[1.0], bandwidth_factors=[1.0], max_iter=2,
-                         cv=2, n_landmarks=8, refit=False).fit(Xs, y)
+    cv = MVMLRegressorCV(
+        alphas=[0.1],
+        etas=[1.0],
+        bandwidth_factors=[1.0],
+        max_iter=2,
+        cv=2,
+        n_landmarks=8,
+        refit=False,
+    ).fit(Xs, y)
     assert not hasattr(cv, "best_estimator_")
     with pytest.raises(AttributeError, match="refit=False"):
         cv.predict(Xs)
@@ -198,8 +310,9 @@ def test_refit_false_and_errors(rng):
 _SMALL = dict(alphas=[0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3)
 
 
-@parametrize_with_checks([MVMLRegressorCV(**_SMALL), MVMLClassifierCV(**_SMALL),
-                          MVMLSVCCV(**_SMALL)])
+@parametrize_with_checks(
+    [MVMLRegressorCV(**_SMALL), MVMLClassifierCV(**_SMALL), MVMLSVCCV(**_SMALL)]
+)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -57,8 +57,9 @@ def test_structured_equals_dense_reference(rng, metric, target, kw):
     obj_f = np.hstack(fast.objective_) if isinstance(fast.objective_, list) else fast.objective_
     obj_r = np.hstack(ref.objective_) if isinstance(ref.objective_, list) else ref.objective_
     assert _rel(obj_f, obj_r) < 1e-8
-    np.testing.assert_allclose(fast.metric_min_eigenvalue_, ref.metric_min_eigenvalue_,
-                               rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(
+        fast.metric_min_eigenvalue_, ref.metric_min_eigenvalue_, rtol=1e-7, atol=1e-10
+    )
     out_f = fast.predict(Xs) if Est is MVMLRegressor else fast.decision_function(Xs)
     out_r = ref.predict(Xs) if Est is MVMLRegressor else ref.decision_function(Xs)
     assert _rel(out_f, out_r) < 1e-8
@@ -74,7 +75,8 @@ def test_tol_setting_really_stops_early(rng):
 def test_structured_metric_is_symmetric_positive_definite(rng):
     Xs, y = _data(rng)
     est = MVMLClassifier(n_landmarks=20, random_state=0, alpha=0.1, eta=0.05).fit(
-        Xs, np.digitize(y, [-1.0, 0.0, 1.0]))
+        Xs, np.digitize(y, [-1.0, 0.0, 1.0])
+    )
     for A, m in zip(est.metric_, est.metric_min_eigenvalue_):
         np.testing.assert_allclose(A, A.T, atol=0)
         ev = np.linalg.eigvalsh(A)
@@ -91,8 +93,9 @@ def test_path_entries_are_fits_with_fewer_iterations(rng):
     res = est._solve(problem, record_path=True)[0]
     assert res["path"].shape == (K, problem.dim)
     for k in (1, 3, K):
-        ref = MVMLRegressor(n_landmarks=20, random_state=0, alpha=0.2, eta=0.3, max_iter=k,
-                            solver="dense").fit(Xs, y)
+        ref = MVMLRegressor(
+            n_landmarks=20, random_state=0, alpha=0.2, eta=0.3, max_iter=k, solver="dense"
+        ).fit(Xs, y)
         assert _rel(res["path"][k - 1], ref.coef_) < 1e-8
 
 
@@ -104,17 +107,26 @@ def test_batched_path_equals_separate_problems(rng):
     spec = SharedSpectrum(Q=Q, lam=np.maximum(lam, 0))
     B = rng.standard_normal((3, d))
     alphas, etas = np.array([0.1, 1.0, 10.0]), np.array([2.0, 0.01, 0.5])
-    batch = dense_metric_path(spec.lam, spec.rotate(B), np.ones(3) * 5, alphas, etas,
-                              max_iter=7, record_path=True)
+    batch = dense_metric_path(
+        spec.lam, spec.rotate(B), np.ones(3) * 5, alphas, etas, max_iter=7, record_path=True
+    )
     for i in range(3):
-        one = dense_metric_path(spec.lam, spec.rotate(B[i:i + 1]), np.array([5.0]),
-                                alphas[i:i + 1], etas[i:i + 1], max_iter=7, record_path=True)
+        one = dense_metric_path(
+            spec.lam,
+            spec.rotate(B[i : i + 1]),
+            np.array([5.0]),
+            alphas[i : i + 1],
+            etas[i : i + 1],
+            max_iter=7,
+            record_path=True,
+        )
         assert _rel(batch.path[i], one.path[0]) < 1e-12
         np.testing.assert_allclose(batch.history[i], one.history[0], rtol=1e-12)
 
 
-@pytest.mark.parametrize("kw", [dict(metric="sparse"), dict(learn_weights=True),
-                                dict(n_landmarks=None)])
+@pytest.mark.parametrize(
+    "kw", [dict(metric="sparse"), dict(learn_weights=True), dict(n_landmarks=None)]
+)
 def test_variants_outside_the_structure_use_the_dense_path(rng, kw):
     Xs, y = _data(rng, n=40)
     est = MVMLRegressor(**{"n_landmarks": 10, "random_state": 0, **kw}).fit(Xs, y)
@@ -164,13 +176,22 @@ def test_auto_uses_every_sample_when_small_and_the_map_is_exact(rng):
 
 
 # ------------------------------------------------------------------ validation
-@pytest.mark.parametrize("kw, name", [
-    (dict(n_landmarks="foo"), "n_landmarks"), (dict(eig_floor=2.0), "eig_floor"),
-    (dict(chunk_size=-1), "chunk_size"), (dict(chunk_size=2.5), "chunk_size"),
-    (dict(tol=-1.0), "tol"), (dict(solver="fast"), "solver"), (dict(alpha=0.0), "alpha"),
-    (dict(max_iter=0), "max_iter"), (dict(landmarks="foo"), "landmarks"),
-    (dict(alpha=float("inf")), "alpha"), (dict(eta=0.0), "eta"),
-])
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        (dict(n_landmarks="foo"), "n_landmarks"),
+        (dict(eig_floor=2.0), "eig_floor"),
+        (dict(chunk_size=-1), "chunk_size"),
+        (dict(chunk_size=2.5), "chunk_size"),
+        (dict(tol=-1.0), "tol"),
+        (dict(solver="fast"), "solver"),
+        (dict(alpha=0.0), "alpha"),
+        (dict(max_iter=0), "max_iter"),
+        (dict(landmarks="foo"), "landmarks"),
+        (dict(alpha=float("inf")), "alpha"),
+        (dict(eta=0.0), "eta"),
+    ],
+)
 def test_parameters_are_checked_at_fit(rng, kw, name):
     Xs, y = _data(rng, n=30)
     with pytest.raises(ValueError, match=name):

@@ -27,7 +27,7 @@ def _run(name, tmp_path, data_dir):
     from mvkernels.reproduce import run_experiment
 
     out = tmp_path / name
-    result = run_experiment(name, quick=True, output=out, data_dir=str(data_dir))
+    result = run_experiment(name, quick=True, output=out, data_dir=str(data_dir), index=tmp_path)
     report = (out / "results.md").read_text()
     assert "paper" in report.lower()
     assert list(out.glob("*.png")), f"{name} wrote no figure"

@@ -93,14 +93,22 @@ def robust_eigh(
             B = A + (shift * max(top, np.finfo(float).tiny)) * np.eye(d)
         for kw in attempts:
             try:
-                res = linalg.eigh(B, eigvals_only=eigvals_only, check_finite=False,
-                                  **{k: v for k, v in kw.items() if v is not None})
+                res = linalg.eigh(
+                    B,
+                    eigvals_only=eigvals_only,
+                    check_finite=False,
+                    **{k: v for k, v in kw.items() if v is not None},
+                )
             except (np.linalg.LinAlgError, ValueError) as exc:  # LAPACK failure
                 errors.append(f"{kw.get('driver') or 'evr'}: {exc}")
                 continue
             if kw["subset_by_index"] is None and subset_by_index is not None:
                 lo, hi = int(subset_by_index[0]), int(subset_by_index[1])
-                res = res[lo:hi + 1] if eigvals_only else (res[0][lo:hi + 1], res[1][:, lo:hi + 1])
+                res = (
+                    res[lo : hi + 1]
+                    if eigvals_only
+                    else (res[0][lo : hi + 1], res[1][:, lo : hi + 1])
+                )
             if not ok(res):
                 errors.append(f"{kw.get('driver') or 'evr'}: wrong size or non-finite output")
                 continue

@@ -30,7 +30,7 @@ Layout of the subpackage (public names are re-exported here):
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """
 
-from ._cv import MVMLClassifierCV, MVMLRegressorCV, MVMLSVCCV, complement_moments
+from ._cv import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV, complement_moments
 from ._estimators import AUTO_FEATURE_BUDGET, MVMLClassifier, MVMLRegressor, auto_n_landmarks
 from ._metric import (
     LEARNED_METRICS,

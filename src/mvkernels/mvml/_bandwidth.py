@@ -25,8 +25,9 @@ __all__ = ["BANDWIDTH_KERNELS", "resolve_bandwidths", "scale_bandwidths"]
 BANDWIDTH_KERNELS = ("rbf", "laplacian")
 
 
-def resolve_bandwidths(kernel: Any, kernel_params: Any, Xs: list, factor: float,
-                       random_state: Any = None) -> tuple[list, bool]:
+def resolve_bandwidths(
+    kernel: Any, kernel_params: Any, Xs: list, factor: float, random_state: Any = None
+) -> tuple[list, bool]:
     """Per-view ``kernel_params`` with every open bandwidth made explicit.
 
     Returns ``(params, changed)``: one dict (or None) per view, and whether any view's
@@ -39,12 +40,19 @@ def resolve_bandwidths(kernel: Any, kernel_params: Any, Xs: list, factor: float,
     changed = False
     for Xv, kern in zip(Xs, kernels):
         given = dict(kern.params)
-        open_bw = (kern.name in BANDWIDTH_KERNELS and given.get("gamma") is None
-                   and given.get("sigma") is None)
+        open_bw = (
+            kern.name in BANDWIDTH_KERNELS
+            and given.get("gamma") is None
+            and given.get("sigma") is None
+        )
         if open_bw:
             kern.fit(Xv, random_state=rng)
-            out.append({**{k: v for k, v in given.items() if k not in ("gamma", "sigma")},
-                        "gamma": float(factor) * float(kern.params_["gamma"])})
+            out.append(
+                {
+                    **{k: v for k, v in given.items() if k not in ("gamma", "sigma")},
+                    "gamma": float(factor) * float(kern.params_["gamma"]),
+                }
+            )
             changed = True
         else:
             out.append(given or None)
@@ -54,6 +62,11 @@ def resolve_bandwidths(kernel: Any, kernel_params: Any, Xs: list, factor: float,
 def scale_bandwidths(kernel: Any, params: list, factor: float) -> list:
     """Multiply the resolved per-view ``gamma`` of bandwidth kernels by ``factor``."""
     kernels = make_view_kernels(kernel, params, len(params))
-    return [({**p, "gamma": float(p["gamma"]) * float(factor)}
-             if k.name in BANDWIDTH_KERNELS and p is not None and "gamma" in p else p)
-            for k, p in zip(kernels, params)]
+    return [
+        (
+            {**p, "gamma": float(p["gamma"]) * float(factor)}
+            if k.name in BANDWIDTH_KERNELS and p is not None and "gamma" in p
+            else p
+        )
+        for k, p in zip(kernels, params)
+    ]

@@ -31,7 +31,7 @@ Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and f
 from __future__ import annotations
 
 import time
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -40,17 +40,20 @@ from sklearn.base import (
     ClassifierMixin,
     RegressorMixin,
     _fit_context,
-    clone,
     is_classifier,
 )
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._threads import serial_blas
-from .._validation import check_targets_finite, check_views, is_dask_collection, validate_array_input
+from .._validation import (
+    check_targets_finite,
+    check_views,
+    is_dask_collection,
+    validate_array_input,
+)
 from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom, FeatureMoments, _check_known_lengths, default_chunk_size
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
@@ -91,6 +94,7 @@ def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMo
     the pairwise update of Chan, Golub & LeVeque run backwards: with ``a`` the
     complement, ``S_total = S_a + S_part + (n_a n_part / n) (m_part - m_a)(m_part - m_a)^T``.
     """
+
     def sub(x: np.ndarray | None, z: np.ndarray | None) -> np.ndarray | None:
         return None if x is None or z is None else x - z
 
@@ -105,8 +109,12 @@ def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMo
             delta = part.sum / part.n_samples - s_a / n_a
             scatter = scatter - np.outer(delta, delta) * (n_a * part.n_samples / total.n_samples)
     return FeatureMoments(
-        n_a, s_a, total.gram - part.gram, sub(total.cross, part.cross),
-        sub(total.target_sum, part.target_sum), sub(total.target_gram, part.target_gram),
+        n_a,
+        s_a,
+        total.gram - part.gram,
+        sub(total.cross, part.cross),
+        sub(total.target_sum, part.target_sum),
+        sub(total.target_gram, part.target_gram),
         scatter,
     ).symmetrize()
 
@@ -145,21 +153,24 @@ def _cv_constraints() -> dict:
     base = _mvml_constraints()
     for name in ("alpha", "eta", "tol", "solver"):
         base.pop(name)
-    base.update({
-        "alphas": ["array-like", None],
-        "etas": ["array-like", None],
-        "bandwidth_factors": ["array-like", None],
-        "cv": ["cv_object"],
-        "scoring": [str, callable, None],
-        "n_jobs": [Integral, None],
-        "refit": ["boolean"],
-        "verbose": ["verbose"],
-    })
+    base.update(
+        {
+            "alphas": ["array-like", None],
+            "etas": ["array-like", None],
+            "bandwidth_factors": ["array-like", None],
+            "cv": ["cv_object"],
+            "scoring": [str, callable, None],
+            "n_jobs": [Integral, None],
+            "refit": ["boolean"],
+            "verbose": ["verbose"],
+        }
+    )
     return base
 
 
-def _score_outputs(D: np.ndarray, y_te: np.ndarray, classes: np.ndarray | None,
-                   scorer: Any) -> float:
+def _score_outputs(
+    D: np.ndarray, y_te: np.ndarray, classes: np.ndarray | None, scorer: Any
+) -> float:
     """Score of one candidate's held-out outputs ``D`` (n_te, T)."""
     if scorer is not None:
         Frozen = _FrozenClassifier if classes is not None else _FrozenRegressor
@@ -236,16 +247,31 @@ class _MVMLCVBase(BaseEstimator):
 
     # ------------------------------------------------------------------ grids
     def _base_estimator(self) -> Any:
-        names = ("metric", "learn_weights", "n_landmarks", "landmarks", "kernel",
-                 "kernel_params", "max_iter", "step_size", "n_a_steps", "sparse_threshold",
-                 "eig_floor", "chunk_size", "views", "random_state")
+        names = (
+            "metric",
+            "learn_weights",
+            "n_landmarks",
+            "landmarks",
+            "kernel",
+            "kernel_params",
+            "max_iter",
+            "step_size",
+            "n_a_steps",
+            "sparse_threshold",
+            "eig_floor",
+            "chunk_size",
+            "views",
+            "random_state",
+        )
         return self._base_class(tol=None, **{k: getattr(self, k) for k in names})
 
     @staticmethod
     def _grid(values: Any, default: tuple, name: str) -> np.ndarray:
         arr = np.asarray(default if values is None else values, dtype=np.float64).ravel()
         if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-            raise ValueError(f"{name} must be a non-empty list of finite numbers > 0, got {values!r}")
+            raise ValueError(
+                f"{name} must be a non-empty list of finite numbers > 0, got {values!r}"
+            )
         return arr
 
     def _learned(self) -> bool:
@@ -253,8 +279,11 @@ class _MVMLCVBase(BaseEstimator):
 
     def _fast_path(self) -> bool:
         """Batched structured solver on fold statistics (square loss only)."""
-        return (self._base_class is not MVMLSVC and not self.learn_weights
-                and self.metric in ("dense", "identity", "cov"))
+        return (
+            self._base_class is not MVMLSVC
+            and not self.learn_weights
+            and self.metric in ("dense", "identity", "cov")
+        )
 
     # ------------------------------------------------------------------ targets
     def _encode(self, y: Any) -> tuple[Any, Any, Any]:
@@ -283,7 +312,7 @@ class _MVMLCVBase(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> "_MVMLCVBase":
+    def fit(self, X: Any, y: Any = None) -> _MVMLCVBase:
         """Cross-validate the grid on ``(X, y)`` and (with ``refit``) refit the best model.
 
         ``X``: a list of views, or one array cut by ``views``; NumPy or Dask arrays
@@ -293,7 +322,9 @@ class _MVMLCVBase(BaseEstimator):
         """
         t_start = time.perf_counter()
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
         X = validate_array_input(self, X, reset=True)
         _check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2)
@@ -302,23 +333,33 @@ class _MVMLCVBase(BaseEstimator):
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
         alphas = self._grid(self.alphas, self._default_alphas, "alphas")
-        etas = self._grid(self.etas, self._default_etas, "etas") if self._learned() else np.array([np.nan])
+        etas = (
+            self._grid(self.etas, self._default_etas, "etas")
+            if self._learned()
+            else np.array([np.nan])
+        )
         splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
-        splits = [(np.asarray(tr), np.asarray(te))
-                  for tr, te in splitter.split(np.zeros((n, 1)), y_split)]
+        splits = [
+            (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
+        ]
         dask_input = any(is_dask_collection(Xv) for Xv in Xs)
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
 
         # per-view base kernel parameters, then the bandwidth grid
         kernels = make_view_kernels(self.kernel, self.kernel_params, v)
         has_bandwidth = any(k.name in _BANDWIDTH_KERNELS for k in kernels)
-        factors = (self._grid(self.bandwidth_factors, self._default_factors, "bandwidth_factors")
-                   if has_bandwidth else np.array([1.0]))
+        factors = (
+            self._grid(self.bandwidth_factors, self._default_factors, "bandwidth_factors")
+            if has_bandwidth
+            else np.array([1.0])
+        )
         base_params = self._base_kernel_params(kernels, Xs)
 
         if self.n_landmarks is None:
             if dask_input:
-                raise ValueError(f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks")
+                raise ValueError(
+                    f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks"
+                )
             n_landmarks = None
         elif isinstance(self.n_landmarks, str):
             n_landmarks = auto_n_landmarks(n, v)
@@ -327,17 +368,36 @@ class _MVMLCVBase(BaseEstimator):
         K = self.max_iter if self._learned() or self.learn_weights else 1
         n_splits = len(splits)
         scores = np.full((len(factors), alphas.size, etas.size, K, n_splits), np.nan)
-        dim = v * (n if n_landmarks is None else (
-            n_landmarks if isinstance(n_landmarks, Integral) else max(1, round(n_landmarks * n))))
+        dim = v * (
+            n
+            if n_landmarks is None
+            else (
+                n_landmarks if isinstance(n_landmarks, Integral) else max(1, round(n_landmarks * n))
+            )
+        )
         with serial_blas(dim):
-            self._search(Xs, y, Y, y_score, splits, kernels, base_params, factors, alphas,
-                         etas, K, n_landmarks, scorer, scores)
+            self._search(
+                Xs,
+                y,
+                Y,
+                y_score,
+                splits,
+                kernels,
+                base_params,
+                factors,
+                alphas,
+                etas,
+                K,
+                n_landmarks,
+                scorer,
+                scores,
+            )
         self._store_results(scores, factors, alphas, etas, K, base_params, kernels, n_landmarks)
         if self.refit:
             best = self.best_params_
             est = self._base_estimator().set_params(
-                alpha=best["alpha"], kernel_params=self.best_kernel_params_,
-                n_landmarks=n_landmarks)
+                alpha=best["alpha"], kernel_params=self.best_kernel_params_, n_landmarks=n_landmarks
+            )
             if self._learned():
                 est.set_params(eta=best["eta"])
             if "max_iter" in best:
@@ -349,32 +409,52 @@ class _MVMLCVBase(BaseEstimator):
         self.cv_time_ = time.perf_counter() - t_start
         return self
 
-    def _search(self, Xs, y, Y, y_score, splits, kernels, base_params, factors, alphas,
-                etas, K, n_landmarks, scorer, scores) -> None:
+    def _search(
+        self,
+        Xs,
+        y,
+        Y,
+        y_score,
+        splits,
+        kernels,
+        base_params,
+        factors,
+        alphas,
+        etas,
+        K,
+        n_landmarks,
+        scorer,
+        scores,
+    ) -> None:
         n_splits = len(splits)
         for fi, f in enumerate(factors):
             kp = self._scaled_params(kernels, base_params, f)
             if self.verbose:
-                print(f"[{type(self).__name__}] bandwidth factor {f:g} "
-                      f"({fi + 1}/{len(factors)}), {n_splits} folds")
+                print(
+                    f"[{type(self).__name__}] bandwidth factor {f:g} "
+                    f"({fi + 1}/{len(factors)}), {n_splits} folds"
+                )
             if n_landmarks is None:
-                scores[fi] = self._score_full(Xs, y, Y, y_score, splits, kp, alphas, etas, K, scorer)
+                scores[fi] = self._score_full(
+                    Xs, y, Y, y_score, splits, kp, alphas, etas, K, scorer
+                )
             else:
-                scores[fi] = self._score_nystrom(Xs, Y, y_score, splits, kp, n_landmarks,
-                                                 alphas, etas, K, scorer)
+                scores[fi] = self._score_nystrom(
+                    Xs, Y, y_score, splits, kp, n_landmarks, alphas, etas, K, scorer
+                )
 
     # ------------------------------------------------------------------ bandwidths
     def _base_kernel_params(self, kernels: list, Xs: list) -> list[dict | None]:
         """Per-view kernel parameters at factor 1 (the per-view heuristic)."""
-        return resolve_bandwidths(self.kernel, self.kernel_params, Xs, 1.0,
-                                  self.random_state)[0]
+        return resolve_bandwidths(self.kernel, self.kernel_params, Xs, 1.0, self.random_state)[0]
 
     def _scaled_params(self, kernels: list, base: list, factor: float) -> list[dict | None]:
         return scale_bandwidths(self.kernel, base, factor)
 
     # ------------------------------------------------------------------ scoring
-    def _candidate_scores(self, U: Any, y_te: np.ndarray, GW: np.ndarray,
-                          scorer: Any) -> np.ndarray:
+    def _candidate_scores(
+        self, U: Any, y_te: np.ndarray, GW: np.ndarray, scorer: Any
+    ) -> np.ndarray:
         """Scores of every candidate on one held-out part.
 
         ``GW``: ``(n_cand, T, d)`` weighted coefficients ``w (.) g`` (decision values
@@ -408,14 +488,16 @@ class _MVMLCVBase(BaseEstimator):
             import dask
 
             bounds = np.cumsum((0,) + U.chunks[0])
-            parts = [dask.delayed(stats)(blk, y_te[bounds[i]:bounds[i + 1]])
-                     for i, blk in enumerate(U.to_delayed().ravel())]
+            parts = [
+                dask.delayed(stats)(blk, y_te[bounds[i] : bounds[i + 1]])
+                for i, blk in enumerate(U.to_delayed().ravel())
+            ]
             acc = np.sum(dask.compute(*parts), axis=0)
         else:
             chunk = default_chunk_size(max(n_cand * T, d))
             acc = np.zeros((n_cand, 2))
             for s in range(0, U.shape[0], chunk):
-                acc += stats(U[s:s + chunk], y_te[s:s + chunk])
+                acc += stats(U[s : s + chunk], y_te[s : s + chunk])
         m = y_te.shape[0]
         if classes is not None:
             return acc[:, 0] / m
@@ -423,13 +505,28 @@ class _MVMLCVBase(BaseEstimator):
         return 1.0 - acc[:, 0] / sst if sst > 0 else np.where(acc[:, 0] == 0, 1.0, 0.0)
 
     # ------------------------------------------------------------------ Nystrom CV
-    def _score_nystrom(self, Xs: list, Y: Any, y_score: np.ndarray, splits: list,
-                       kernel_params: list, n_landmarks: Any, alphas: np.ndarray,
-                       etas: np.ndarray, K: int, scorer: Any) -> np.ndarray:
-        nys = BlockNystrom(kernel=self.kernel, kernel_params=kernel_params,
-                           n_landmarks=n_landmarks, landmarks=self.landmarks,
-                           eig_floor=self.eig_floor, chunk_size=self.chunk_size,
-                           random_state=self.random_state)
+    def _score_nystrom(
+        self,
+        Xs: list,
+        Y: Any,
+        y_score: np.ndarray,
+        splits: list,
+        kernel_params: list,
+        n_landmarks: Any,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+        scorer: Any,
+    ) -> np.ndarray:
+        nys = BlockNystrom(
+            kernel=self.kernel,
+            kernel_params=kernel_params,
+            n_landmarks=n_landmarks,
+            landmarks=self.landmarks,
+            eig_floor=self.eig_floor,
+            chunk_size=self.chunk_size,
+            random_state=self.random_state,
+        )
         nys.fit(Xs)
         dask_input = any(is_dask_collection(Xv) for Xv in Xs)
         n = Xs[0].shape[0]
@@ -445,8 +542,11 @@ class _MVMLCVBase(BaseEstimator):
                 test_U.append(U)
                 test_mom.append(FeatureMoments.from_features(U, Y[te]))
         all_te = np.sort(np.concatenate([te for _, te in splits]))
-        partition = all_te.size == n and np.array_equal(all_te, np.arange(n)) and all(
-            tr.size + te.size == n for tr, te in splits)
+        partition = (
+            all_te.size == n
+            and np.array_equal(all_te, np.arange(n))
+            and all(tr.size + te.size == n for tr, te in splits)
+        )
         total = None
         if partition:
             total = test_mom[0]
@@ -467,8 +567,15 @@ class _MVMLCVBase(BaseEstimator):
             out[..., k] = sc.reshape(alphas.size, etas.size, K)
         return out
 
-    def _fold_paths(self, problem: MVMLProblem, nys: BlockNystrom, Xtr: list,
-                    alphas: np.ndarray, etas: np.ndarray, K: int) -> np.ndarray:
+    def _fold_paths(
+        self,
+        problem: MVMLProblem,
+        nys: BlockNystrom,
+        Xtr: list,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+    ) -> np.ndarray:
         """Weighted coefficients ``w (.) g`` of every candidate on one fold, shape
         ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in (``Q``: the
         decision values are ``(U Q) @ coef``; None: the feature basis)."""
@@ -484,9 +591,13 @@ class _MVMLCVBase(BaseEstimator):
                     if self.metric == "identity":
                         F = np.eye(d)
                     else:
-                        A0 = cov_metric_nystrom(problem.gram, problem.feature_sum,
-                                                problem.n_samples, v,
-                                                scatter=problem.feature_scatter)
+                        A0 = cov_metric_nystrom(
+                            problem.gram,
+                            problem.feature_sum,
+                            problem.n_samples,
+                            v,
+                            scatter=problem.feature_scatter,
+                        )
                         F = PSDFactor(A0, eig_floor=self.eig_floor).F
                     G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
                     out[:, 0, 0] = G * dw
@@ -495,10 +606,17 @@ class _MVMLCVBase(BaseEstimator):
                 Bb = spec.rotate(B)
                 a_g, e_g, t_g = np.meshgrid(alphas, etas, np.arange(T), indexing="ij")
                 path = dense_metric_path(
-                    spec.lam, Bb[t_g.ravel()], problem.target_sq[t_g.ravel()],
-                    a_g.ravel(), e_g.ravel(), max_iter=self.max_iter,
-                    n_a_steps=self.n_a_steps, tol=None, step_size=self.step_size,
-                    record_path=True)
+                    spec.lam,
+                    Bb[t_g.ravel()],
+                    problem.target_sq[t_g.ravel()],
+                    a_g.ravel(),
+                    e_g.ravel(),
+                    max_iter=self.max_iter,
+                    n_a_steps=self.n_a_steps,
+                    tol=None,
+                    step_size=self.step_size,
+                    record_path=True,
+                )
                 # uniform weights: w (.) g = g / v in any orthonormal basis (eigenbasis here)
                 P = path.path.reshape(alphas.size, etas.size, T, K, d).transpose(0, 1, 3, 2, 4)
                 return P / v, spec.Q
@@ -520,9 +638,19 @@ class _MVMLCVBase(BaseEstimator):
         return out, None
 
     # ------------------------------------------------------------------ full-kernel CV
-    def _score_full(self, Xs: list, y: Any, Y: Any, y_score: np.ndarray, splits: list,
-                    kernel_params: list, alphas: np.ndarray, etas: np.ndarray, K: int,
-                    scorer: Any) -> np.ndarray:
+    def _score_full(
+        self,
+        Xs: list,
+        y: Any,
+        Y: Any,
+        y_score: np.ndarray,
+        splits: list,
+        kernel_params: list,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+        scorer: Any,
+    ) -> np.ndarray:
         """Full-kernel mode: per fold, the kernels are built once and every candidate
         runs the reference solver on them (its path scored at every iteration)."""
         from ._estimators import _MVMLOutputs
@@ -536,8 +664,9 @@ class _MVMLCVBase(BaseEstimator):
                 Xte = [Kv[np.ix_(te, tr)] for Kv in Xs]
             else:
                 Xtr, Xte = [Xv[tr] for Xv in Xs], [Xv[te] for Xv in Xs]
-            est = self._base_estimator().set_params(kernel_params=kernel_params,
-                                                    n_landmarks=None, views=None)
+            est = self._base_estimator().set_params(
+                kernel_params=kernel_params, n_landmarks=None, views=None
+            )
             est._check_params()
             problem = est._build_problem(Xtr, Y[tr])
             for ai, a in enumerate(alphas):
@@ -547,18 +676,33 @@ class _MVMLCVBase(BaseEstimator):
                         est.set_params(eta=float(e))
                     res = est._solve(problem, record_path=True)
                     for it in range(K):
-                        Gw = np.stack([
-                            (r["path"][min(it, len(r["path"]) - 1)].reshape(problem.n_views, -1)
-                             * r["path_w"][min(it, len(r["path"]) - 1)][:, None])
-                            for r in res])
+                        Gw = np.stack(
+                            [
+                                (
+                                    r["path"][min(it, len(r["path"]) - 1)].reshape(
+                                        problem.n_views, -1
+                                    )
+                                    * r["path_w"][min(it, len(r["path"]) - 1)][:, None]
+                                )
+                                for r in res
+                            ]
+                        )
                         D = _MVMLOutputs(Gw=Gw, kernels=est.kernels_, X_fit=est.X_fit_).outputs(Xte)
                         out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
         return out
 
     # ------------------------------------------------------------------ results
-    def _store_results(self, scores: np.ndarray, factors: np.ndarray, alphas: np.ndarray,
-                       etas: np.ndarray, K: int, base_params: list, kernels: list,
-                       n_landmarks: Any) -> None:
+    def _store_results(
+        self,
+        scores: np.ndarray,
+        factors: np.ndarray,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+        base_params: list,
+        kernels: list,
+        n_landmarks: Any,
+    ) -> None:
         learned = self._learned()
         n_splits = scores.shape[-1]
         params, cols = [], {"bandwidth_factor": [], "alpha": []}
@@ -603,14 +747,17 @@ class _MVMLCVBase(BaseEstimator):
         self.best_params_ = dict(params[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
         self.best_kernel_params_ = self._scaled_params(
-            kernels, base_params, self.best_params_["bandwidth_factor"])
+            kernels, base_params, self.best_params_["bandwidth_factor"]
+        )
         self.n_splits_ = n_splits
 
     # ------------------------------------------------------------------ prediction
     def _check_refit(self) -> Any:
         check_is_fitted(self, "cv_results_")
         if not self.refit:
-            raise AttributeError(f"{type(self).__name__} was fitted with refit=False: no model to predict with")
+            raise AttributeError(
+                f"{type(self).__name__} was fitted with refit=False: no model to predict with"
+            )
         return self.best_estimator_
 
     def predict(self, X: Any) -> Any:
@@ -699,7 +846,8 @@ class MVMLSVCCV(ClassifierMixin, _MVMLCVBase):
     As :class:`MVMLClassifierCV`, with a smaller default grid because every candidate
     runs the dual coordinate descent (the hinge loss has no sufficient statistics):
     ``alphas=(1e-6, 1e-5, 1e-4)``, ``etas=(1,)``, ``bandwidth_factors=(2, 8)``, i.e.
-    6 candidates x 5 folds fits (each scoring its whole iteration path). Per bandwidth and fold the Nystrom features are
+    6 candidates x 5 folds fits (each scoring its whole iteration path). Per bandwidth
+    and fold the Nystrom features are
     computed once and shared by every candidate; the iterations along each fit's path
     are scored for free.
     """

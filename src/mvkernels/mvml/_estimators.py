@@ -33,6 +33,8 @@ from ..nystrom import (
     map_views,
     resolve_n_landmarks,
 )
+from ._bandwidth import resolve_bandwidths
+from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import (
     LEARNED_METRICS,
     METRICS,
@@ -45,8 +47,6 @@ from ._metric import (
     metric_step,
     min_eigenvalue,
 )
-from ._bandwidth import resolve_bandwidths
-from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._problem import MVMLProblem
 
 #: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
@@ -71,8 +71,12 @@ def _mvml_constraints() -> dict:
         "eta": [Interval(Real, 0, None, closed="left")],
         "metric": [StrOptions(set(METRICS))],
         "learn_weights": ["boolean"],
-        "n_landmarks": [StrOptions({"auto"}), None, Interval(Integral, 1, None, closed="left"),
-                        Interval(Real, 0, 1, closed="right")],
+        "n_landmarks": [
+            StrOptions({"auto"}),
+            None,
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0, 1, closed="right"),
+        ],
         "landmarks": [StrOptions({"uniform", "kmeans++"})],
         "kernel": [str, callable, list, tuple],
         "kernel_params": [dict, list, tuple, None],
@@ -89,6 +93,7 @@ def _mvml_constraints() -> dict:
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
     }
 
+
 # ============================================================================ estimators
 def _dask_column(y: Any) -> Any:
     """A Dask target as 1-D (an (n, 1) column is raveled with sklearn's warning)."""
@@ -98,14 +103,13 @@ def _dask_column(y: Any) -> Any:
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please change the "
             "shape of y to (n_samples, ), for example using ravel().",
-            DataConversionWarning, stacklevel=3,
+            DataConversionWarning,
+            stacklevel=3,
         )
         return y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y should be a 1d array, got a Dask array of shape {y.shape}")
     return y
-
-
 
 
 class _BaseMVML(BaseEstimator):
@@ -211,8 +215,9 @@ class _BaseMVML(BaseEstimator):
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
         v = len(Xs)
-        kernel_params, _ = resolve_bandwidths(self.kernel, self.kernel_params, Xs,
-                                              self.bandwidth_factor, self.random_state)
+        kernel_params, _ = resolve_bandwidths(
+            self.kernel, self.kernel_params, Xs, self.bandwidth_factor, self.random_state
+        )
         self.kernel_params_ = kernel_params
         if self.n_landmarks is None:
             kernels = make_view_kernels(self.kernel, kernel_params, v)
@@ -239,9 +244,13 @@ class _BaseMVML(BaseEstimator):
         if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
             n_landmarks = auto_n_landmarks(n, v)
         nys = BlockNystrom(
-            kernel=self.kernel, kernel_params=kernel_params,
-            n_landmarks=n_landmarks, landmarks=self.landmarks,
-            eig_floor=self.eig_floor, chunk_size=self.chunk_size, views=None,
+            kernel=self.kernel,
+            kernel_params=kernel_params,
+            n_landmarks=n_landmarks,
+            landmarks=self.landmarks,
+            eig_floor=self.eig_floor,
+            chunk_size=self.chunk_size,
+            views=None,
             random_state=self.random_state,
         )
         with serial_blas(resolve_n_landmarks(n_landmarks, n)):  # p x p eighs
@@ -259,13 +268,19 @@ class _BaseMVML(BaseEstimator):
         if self.metric == "cov":
             if problem.mode == "full":
                 return cov_metric_full(problem.Ks)
-            return cov_metric_nystrom(problem.gram, problem.feature_sum, problem.n_samples,
-                                      problem.n_views, scatter=problem.feature_scatter)
+            return cov_metric_nystrom(
+                problem.gram,
+                problem.feature_sum,
+                problem.n_samples,
+                problem.n_views,
+                scatter=problem.feature_scatter,
+            )
         return np.eye(problem.dim)
 
     # -- hooks (square loss) ---------------------------------------------------
-    def _g_step(self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray,
-                state: dict) -> np.ndarray:
+    def _g_step(
+        self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray, state: dict
+    ) -> np.ndarray:
         """Square-loss g-step for target column ``t`` (override for another loss).
 
         Full mode, eq. (8) by the push-through identity (an n x n solve):
@@ -282,16 +297,20 @@ class _BaseMVML(BaseEstimator):
             PF = problem.design(w) @ F
             G = PF @ PF.T
             G[np.diag_indices_from(G)] += self.alpha
-            beta = linalg.cho_solve(linalg.cho_factor(G, lower=True, check_finite=False),
-                                    problem.Y[:, t], check_finite=False)
+            beta = linalg.cho_solve(
+                linalg.cho_factor(G, lower=True, check_finite=False),
+                problem.Y[:, t],
+                check_finite=False,
+            )
             return F @ (PF.T @ beta)
         d = problem.weight_vector(w)
         M = problem.gram * d[:, None] * d[None, :]
         b = d * problem.cross[:, t]
         S = _sym(F.T @ M @ F)
         S[np.diag_indices_from(S)] += self.alpha
-        x = linalg.cho_solve(linalg.cho_factor(S, lower=True, check_finite=False),
-                             F.T @ b, check_finite=False)
+        x = linalg.cho_solve(
+            linalg.cho_factor(S, lower=True, check_finite=False), F.T @ b, check_finite=False
+        )
         return F @ x
 
     def _data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
@@ -337,8 +356,9 @@ class _BaseMVML(BaseEstimator):
         gn = float(np.linalg.norm(grad))
         return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / self.eta
 
-    def _fit_target(self, problem: MVMLProblem, t: int, A0: np.ndarray,
-                    record_path: bool = False) -> dict:
+    def _fit_target(
+        self, problem: MVMLProblem, t: int, A0: np.ndarray, record_path: bool = False
+    ) -> dict:
         """Alternate g-, w- and A-steps for target column ``t`` (Algorithm 1).
 
         The dense reference path. With ``record_path``, ``path[k]`` is the g-step
@@ -369,8 +389,16 @@ class _BaseMVML(BaseEstimator):
                 for _ in range(self.n_a_steps):
                     mu0 = self._initial_step(A, factor, g) if mu_next is None else mu_next
                     A, factor, mu = metric_step(
-                        A, factor, g, self.alpha, self.eta, self.metric, v, mu0,
-                        threshold=self.sparse_threshold, eig_floor=self.eig_floor,
+                        A,
+                        factor,
+                        g,
+                        self.alpha,
+                        self.eta,
+                        self.metric,
+                        v,
+                        mu0,
+                        threshold=self.sparse_threshold,
+                        eig_floor=self.eig_floor,
                     )
                     if mu > 0:  # next step starts from twice the accepted one
                         mu_next = 2.0 * mu
@@ -379,9 +407,11 @@ class _BaseMVML(BaseEstimator):
             history.append(self._objective(problem, t, A, factor, g, w))
             if not learned and not self.learn_weights:
                 break
-            if self.tol is not None and len(history) > 1 and abs(
-                    history[-2] - history[-1]) <= self.tol * max(
-                abs(history[-2]), np.finfo(float).tiny
+            if (
+                self.tol is not None
+                and len(history) > 1
+                and abs(history[-2] - history[-1])
+                <= self.tol * max(abs(history[-2]), np.finfo(float).tiny)
             ):
                 converged = True
                 break
@@ -391,8 +421,15 @@ class _BaseMVML(BaseEstimator):
             history.append(self._objective(problem, t, A, factor, g, w))
         path.append(g)
         path_w.append(w)
-        out = dict(A=A, g=g, w=w, history=np.asarray(history), n_iter=n_iter,
-                   converged=converged, state=state)
+        out = dict(
+            A=A,
+            g=g,
+            w=w,
+            history=np.asarray(history),
+            n_iter=n_iter,
+            converged=converged,
+            state=state,
+        )
         if record_path:
             out["path"] = np.asarray(path)
             out["path_w"] = np.asarray(path_w)
@@ -415,8 +452,9 @@ class _BaseMVML(BaseEstimator):
             and type(self)._data_loss is _BaseMVML._data_loss
         )
 
-    def _fit_structured(self, problem: MVMLProblem, A0: np.ndarray,
-                        record_path: bool = False) -> list[dict]:
+    def _fit_structured(
+        self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
+    ) -> list[dict]:
         """All target columns at once with the shared factorisation (same results as
         :meth:`_fit_target`, see :mod:`mvkernels.mvml._lowrank`)."""
         v, T = problem.n_views, problem.n_targets
@@ -433,23 +471,51 @@ class _BaseMVML(BaseEstimator):
                 g = G[t]
                 loss = max(yy[t] - 2.0 * float(B[t] @ g) + float(g @ M @ g), 0.0)
                 obj = loss + self.alpha * factor.quad(g)
-                out.append(dict(A=A0, g=g, w=w, history=np.array([obj]), n_iter=1,
-                                converged=True, state={}, path=g[None], path_w=w[None]))
+                out.append(
+                    dict(
+                        A=A0,
+                        g=g,
+                        w=w,
+                        history=np.array([obj]),
+                        n_iter=1,
+                        converged=True,
+                        state={},
+                        path=g[None],
+                        path_w=w[None],
+                    )
+                )
             return out
         spec = SharedSpectrum.from_matrix(M)
         path = dense_metric_path(
-            spec.lam, spec.rotate(B), yy, np.full(T, float(self.alpha)),
-            np.full(T, float(self.eta)), max_iter=self.max_iter, n_a_steps=self.n_a_steps,
-            tol=self.tol, step_size=self.step_size, record_path=record_path,
+            spec.lam,
+            spec.rotate(B),
+            yy,
+            np.full(T, float(self.alpha)),
+            np.full(T, float(self.eta)),
+            max_iter=self.max_iter,
+            n_a_steps=self.n_a_steps,
+            tol=self.tol,
+            step_size=self.step_size,
+            record_path=record_path,
         )
         G = spec.unrotate(path.G)
-        out = [dict(A=path.metric(spec.Q, t), g=G[t], w=w, history=path.history[t],
-                    n_iter=int(path.n_iter[t]), converged=bool(path.converged[t]),
-                    state={}, min_eig=path.min_eigenvalue(t)) for t in range(T)]
+        out = [
+            dict(
+                A=path.metric(spec.Q, t),
+                g=G[t],
+                w=w,
+                history=path.history[t],
+                n_iter=int(path.n_iter[t]),
+                converged=bool(path.converged[t]),
+                state={},
+                min_eig=path.min_eigenvalue(t),
+            )
+            for t in range(T)
+        ]
         if record_path:
             P = spec.unrotate(path.path)
             for t in range(T):
-                out[t]["path"] = P[t, :out[t]["n_iter"]]
+                out[t]["path"] = P[t, : out[t]["n_iter"]]
                 out[t]["path_w"] = np.tile(w, (out[t]["n_iter"], 1))
         return out
 
@@ -461,23 +527,24 @@ class _BaseMVML(BaseEstimator):
                 self.solver_ = "structured"
                 return self._fit_structured(problem, A0, record_path)
             self.solver_ = "dense"
-            return [self._fit_target(problem, t, A0, record_path)
-                    for t in range(problem.n_targets)]
+            return [self._fit_target(problem, t, A0, record_path) for t in range(problem.n_targets)]
 
-    def _fit_targets(self, X: Any, Y: np.ndarray) -> "_BaseMVML":
+    def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""
         self._check_params()
         problem = self._build_problem(X, Y)
         results = self._solve(problem)
         with serial_blas(problem.dim):
-            min_eigs = np.array([r["min_eig"] if "min_eig" in r else min_eigenvalue(r["A"])
-                                 for r in results])
+            min_eigs = np.array(
+                [r["min_eig"] if "min_eig" in r else min_eigenvalue(r["A"]) for r in results]
+            )
         learned = self.metric in LEARNED_METRICS or self.learn_weights
         if learned and self.tol is not None and not all(r["converged"] for r in results):
             warnings.warn(
                 f"{type(self).__name__} stopped after max_iter={self.max_iter} outer "
                 f"iterations before the relative objective decrease fell below tol={self.tol}",
                 ConvergenceWarning,
+                stacklevel=2,
             )
         self._metrics = np.stack([r["A"] for r in results])
         self._coefs = np.stack([r["g"] for r in results])
@@ -494,6 +561,7 @@ class _BaseMVML(BaseEstimator):
                 f"the learned metric is indefinite (smallest eigenvalue "
                 f"{self._min_eigs.min():.3g}); see metric_min_eigenvalue_",
                 RuntimeWarning,
+                stacklevel=2,
             )
         self._set_public_attributes()
         return self
@@ -508,7 +576,7 @@ class _BaseMVML(BaseEstimator):
         self.metric_min_eigenvalue_ = float(self._min_eigs[0]) if single else self._min_eigs
 
     # ------------------------------------------------------------------ prediction
-    def _decision_block(self, classes: np.ndarray | None = None) -> "_MVMLOutputs":
+    def _decision_block(self, classes: np.ndarray | None = None) -> _MVMLOutputs:
         """The fitted model's row-wise output function (picklable, small)."""
         T = self._coefs.shape[0]
         if self.mode_ == "nystrom":
@@ -525,9 +593,14 @@ class _BaseMVML(BaseEstimator):
         X = validate_array_input(self, X, reset=False)
         if self.mode_ == "nystrom":
             return self.nystrom_.check_views(
-                check_views(X, views=self.views) if not isinstance(X, (list, tuple)) else X)
-        Xs = check_views(X, views=self.views, n_views=self.n_views_,
-                         n_features=None if self.X_fit_ is None else self.n_features_view_)
+                check_views(X, views=self.views) if not isinstance(X, (list, tuple)) else X
+            )
+        Xs = check_views(
+            X,
+            views=self.views,
+            n_views=self.n_views_,
+            n_features=None if self.X_fit_ is None else self.n_features_view_,
+        )
         if self.X_fit_ is None:  # precomputed (Dask cross-kernels: shape checked only)
             n = self.n_samples_fit_
             out = []
@@ -699,10 +772,12 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> "MVMLRegressor":
+    def fit(self, X: Any, y: Any = None) -> MVMLRegressor:
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and targets ``y``."""
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
         X = validate_array_input(self, X, reset=True)
         if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
             y = _dask_column(y)
@@ -737,10 +812,12 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> "MVMLClassifier":
+    def fit(self, X: Any, y: Any = None) -> MVMLClassifier:
         """Fit on views ``X`` and class labels ``y``."""
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
         X = validate_array_input(self, X, reset=True)
         if is_dask_collection(y):
             # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)

@@ -23,7 +23,8 @@ KKT stationarity: ``dL/dxi_i = C - alpha_i - beta_i = 0`` gives the box
 
 and substituting back (``<g, A^+ g> = 1/(4 lambda^2) r^T A r`` with ``r = sum alpha_i y_i phi_i``)
 
-    max_{0 <= alpha <= C}  sum_i alpha_i - 1/(4 lambda) sum_{ij} alpha_i alpha_j y_i y_j phi_i^T A phi_j.
+    max_{0 <= alpha <= C}  sum_i alpha_i
+                           - 1/(4 lambda) sum_{ij} alpha_i alpha_j y_i y_j phi_i^T A phi_j.
 
 So the constant of the quadratic term is **1/(4 lambda)**, not the printed 1/(2 lambda) of
 eq. 7. The printed pair (eq. 7 with 1/(2 lambda), eq. 8 with 1/(2 lambda)) is not
@@ -200,8 +201,11 @@ def _coordinate_descent(
             if not np.any(PG != 0.0):
                 continue
             qii = diag[i]
-            new = np.where(qii > 0, np.clip(ai - G / np.where(qii > 0, qii, 1.0), 0.0, Cb),
-                           np.where(G < 0, Cb, 0.0))
+            new = np.where(
+                qii > 0,
+                np.clip(ai - G / np.where(qii > 0, qii, 1.0), 0.0, Cb),
+                np.where(G < 0, Cb, 0.0),
+            )
             delta = new - ai
             if np.any(delta != 0.0):
                 a[i] = new
@@ -378,12 +382,14 @@ def linear_svm_dual_cd(
         V = np.einsum("ik,ikd->kd", AY, X)
 
     if shared:
+
         def grad_fn(i):
             return Y[i] * (V @ X[i]) - 1.0
 
         def update_fn(i, step):
             V[:] += step[:, None] * X[i]
     else:
+
         def grad_fn(i):
             return Y[i] * np.einsum("kd,kd->k", V, X[i]) - 1.0
 
@@ -450,10 +456,8 @@ def kernel_svm_dual_cd(
     return DualCDResult(a, None, n_epochs, converged, viol)
 
 
-def hinge_primal(
-    margins: np.ndarray, reg: float, C: float
-) -> float:
-    """``C sum_i max(0, 1 - m_i) + reg`` with ``m_i = y_i f(x_i)`` and ``reg = lambda <g, A^+ g>``."""
+def hinge_primal(margins: np.ndarray, reg: float, C: float) -> float:
+    """``C sum_i max(0, 1 - m_i) + reg``, ``m_i = y_i f(x_i)``, ``reg = lambda <g, A^+ g>``."""
     return float(C * np.maximum(0.0, 1.0 - np.asarray(margins)).sum() + reg)
 
 
@@ -570,8 +574,13 @@ def hinge_gstep(
             raise ValueError(f"factors must be 1 or {K} matrices with {D} rows")
         min_eig = np.full(K, np.nan)
     feats = [Phi @ F for F in factors]  # x_i = F_k^T phi_i, so <x_i, x_j> = phi_i^T A_k+ phi_j
-    opts = dict(tol=tol, max_epochs=max_epochs, shrinking=shrinking,
-                dual_coef_init=a0, random_state=random_state)
+    opts = dict(
+        tol=tol,
+        max_epochs=max_epochs,
+        shrinking=shrinking,
+        dual_coef_init=a0,
+        random_state=random_state,
+    )
     if method == "linear":
         if len(feats) == 1:
             X = feats[0]

@@ -54,7 +54,7 @@ class SharedSpectrum:
     lam: np.ndarray
 
     @classmethod
-    def from_matrix(cls, M: np.ndarray) -> "SharedSpectrum":
+    def from_matrix(cls, M: np.ndarray) -> SharedSpectrum:
         lam, Q = robust_eigh(sym(M), what="weighted feature Gram matrix D_w C D_w")
         return cls(Q=Q, lam=np.maximum(lam, 0.0))
 
@@ -89,8 +89,9 @@ def _mv(W: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.matmul(W, x[:, :, None])[:, :, 0]
 
 
-def _ainv(s: np.ndarray, W: np.ndarray, v: np.ndarray, gram: np.ndarray | None = None
-          ) -> np.ndarray:
+def _ainv(
+    s: np.ndarray, W: np.ndarray, v: np.ndarray, gram: np.ndarray | None = None
+) -> np.ndarray:
     """``A^{-1} v`` for ``A = s I + W W^T`` (stacked; Woodbury). ``gram``: ``W^T W``."""
     if W.shape[-1] == 0:
         return v / s[:, None]
@@ -105,12 +106,14 @@ def _frob2(s: np.ndarray, gram: np.ndarray, d: int) -> np.ndarray:
     """``||s I + W W^T||_F^2`` from ``gram = W^T W`` (stacked)."""
     if gram.shape[-1] == 0:
         return s**2 * d
-    return (s**2 * d + 2.0 * s * np.trace(gram, axis1=1, axis2=2)
-            + np.einsum("bij,bij->b", gram, gram))
+    return (
+        s**2 * d + 2.0 * s * np.trace(gram, axis1=1, axis2=2) + np.einsum("bij,bij->b", gram, gram)
+    )
 
 
-def _g_step(lam: np.ndarray, s: np.ndarray, W: np.ndarray, alpha: np.ndarray,
-            Bb: np.ndarray) -> np.ndarray:
+def _g_step(
+    lam: np.ndarray, s: np.ndarray, W: np.ndarray, alpha: np.ndarray, Bb: np.ndarray
+) -> np.ndarray:
     """Eq. (15) in the eigenbasis: ``g = A (diag(lam) A + alpha I)^{-1} b`` for
     ``A = s I + W W^T`` (stacked over the batch)."""
     D = s[:, None] * lam[None, :] + alpha[:, None]
@@ -130,8 +133,9 @@ def _data_loss(lam: np.ndarray, Bb: np.ndarray, yy: np.ndarray, G: np.ndarray) -
     return np.maximum(val, 0.0)
 
 
-def fixed_metric_solve(M: np.ndarray, F: np.ndarray, B: np.ndarray, alpha: np.ndarray
-                       ) -> np.ndarray:
+def fixed_metric_solve(
+    M: np.ndarray, F: np.ndarray, B: np.ndarray, alpha: np.ndarray
+) -> np.ndarray:
     """g-steps for a fixed metric ``A~ = F F^T``: ``g = F (F^T M F + alpha I)^{-1} F^T b``.
 
     Parameters
@@ -201,9 +205,14 @@ class LowRankPath:
         return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W^T W")[0])
 
 
-def _g_step_rows(lam: np.ndarray, s: np.ndarray, WT: np.ndarray, sc: np.ndarray,
-                 alpha: np.ndarray, Bb: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _g_step_rows(
+    lam: np.ndarray,
+    s: np.ndarray,
+    WT: np.ndarray,
+    sc: np.ndarray,
+    alpha: np.ndarray,
+    Bb: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Eq. (15) for ``A = s I + W W^T`` with ``W^T = diag(sc) WT`` (rows of ``WT`` are the
     raw columns of ``W``). Returns ``(g, v)`` with ``z = (diag(lam) A + alpha I)^{-1} b``,
     ``g = A z`` and ``v = W^T z``.
@@ -309,7 +318,9 @@ def dense_metric_path(
                 Ga = gram[idx, :r, :r]
                 xg = np.matmul(WT[idx, :r], g[:, :, None])[:, :, 0] * sc[idx, :r]
                 y = _solve_spd(Ga + sa[:, None, None] * np.eye(r), xg)
-                q = (g - np.matmul((sc[idx, :r] * y)[:, None, :], WT[idx, :r])[:, 0, :]) / sa[:, None]
+                q = (g - np.matmul((sc[idx, :r] * y)[:, None, :], WT[idx, :r])[:, 0, :]) / sa[
+                    :, None
+                ]
                 Wq = (xg - np.matmul(Ga, y[:, :, None])[:, :, 0]) / sa[:, None]
             normA2 = _frob2(sa, Ga, d)
             gq = np.einsum("bd,bd->b", g, q)
@@ -322,8 +333,9 @@ def dense_metric_path(
                 gn = np.sqrt(np.maximum(grad2, 0.0))
                 first = np.isnan(mu)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    mu[first] = np.where(gn[first] > 0, np.sqrt(normA2[first]) / gn[first],
-                                         1.0 / e[first])
+                    mu[first] = np.where(
+                        gn[first] > 0, np.sqrt(normA2[first]) / gn[first], 1.0 / e[first]
+                    )
             else:
                 mu[np.isnan(mu)] = float(step_size)
             mu = np.minimum(mu, 0.499 / e)
@@ -349,14 +361,16 @@ def dense_metric_path(
                 Kc[:, r, :r] = off
                 Kc[:, r, r] = ma * qq[pi]
                 Kc += s_c[:, None, None] * np.eye(r + 1)
-                xc = np.concatenate([np.sqrt(c1)[:, None] * xg[pi],
-                                     (np.sqrt(ma) * gq[pi])[:, None]], axis=1)
+                xc = np.concatenate(
+                    [np.sqrt(c1)[:, None] * xg[pi], (np.sqrt(ma) * gq[pi])[:, None]], axis=1
+                )
                 quad = (gg[pi] - np.einsum("bi,bi->b", xc, _solve_spd(Kc, xc))) / s_c
                 qq_, qAq_, nA_ = qq[pi], qAq[pi], normA2[pi]
                 newA2 = c1**2 * nA_ + 2.0 * c1 * ma * qAq_ + ma**2 * qq_**2
                 s_new = a_ * quad + e_ * newA2
-                lin = (-a_ * (-2.0 * m_ * e_ * qAq_ + ma * qq_**2)
-                       + 2.0 * e_ * (-2.0 * m_ * e_ * nA_ + ma * qAq_))
+                lin = -a_ * (-2.0 * m_ * e_ * qAq_ + ma * qq_**2) + 2.0 * e_ * (
+                    -2.0 * m_ * e_ * nA_ + ma * qAq_
+                )
                 DD = 4.0 * m_**2 * e_**2 * nA_ - 4.0 * m_ * e_ * ma * qAq_ + ma**2 * qq_**2
                 ok = s_c > 0
                 ok &= s_new <= s0[pi] + lin + DD / (2.0 * m_) + 1e-12 * np.abs(s0[pi])
@@ -384,8 +398,9 @@ def dense_metric_path(
             s[idx] = sa * c1_acc
             r += 1
             prev = mu_next[idx]
-            mu_next[idx] = np.where(accepted, 2.0 * mu, np.where(np.isnan(prev), np.nan,
-                                                                  0.5 * prev))
+            mu_next[idx] = np.where(
+                accepted, 2.0 * mu, np.where(np.isnan(prev), np.nan, 0.5 * prev)
+            )
             s_obj = s_new_acc
         obj = _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
         rows = range(n) if isinstance(idx, slice) else idx
@@ -394,8 +409,7 @@ def dense_metric_path(
         if tol is not None:
             for i in rows:
                 h = histories[i]
-                if len(h) > 1 and abs(h[-2] - h[-1]) <= tol * max(abs(h[-2]),
-                                                                  np.finfo(float).tiny):
+                if len(h) > 1 and abs(h[-2] - h[-1]) <= tol * max(abs(h[-2]), np.finfo(float).tiny):
                     converged[i] = True
                     active[i] = False
             if not active.all():
@@ -410,5 +424,12 @@ def dense_metric_path(
     obj = _data_loss(lam, Bb, yy, G) + alpha * quad + eta * _frob2(s, gram, d)
     for i in range(n):
         histories[i].append(float(obj[i]))
-    return LowRankPath(G=G, s=s, W=W, history=[np.asarray(h) for h in histories],
-                       n_iter=n_iter, converged=converged, path=path)
+    return LowRankPath(
+        G=G,
+        s=s,
+        W=W,
+        history=[np.asarray(h) for h in histories],
+        n_iter=n_iter,
+        converged=converged,
+        path=path,
+    )

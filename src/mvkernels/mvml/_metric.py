@@ -45,8 +45,13 @@ class PSDFactor:
         Raise :class:`NotPSDError` when the Cholesky factorisation fails.
     """
 
-    def __init__(self, A: np.ndarray, eig_floor: float = 1e-10, psd_tol: float = 1e-10,
-                 require_pd: bool = False):
+    def __init__(
+        self,
+        A: np.ndarray,
+        eig_floor: float = 1e-10,
+        psd_tol: float = 1e-10,
+        require_pd: bool = False,
+    ):
         A = 0.5 * (A + A.T)
         self.shape = A.shape
         self._min_eig: float | None = None
@@ -57,9 +62,9 @@ class PSDFactor:
             self.kind = "cholesky"
             self.F = self.L
             return
-        except linalg.LinAlgError:
+        except linalg.LinAlgError as exc:
             if require_pd:
-                raise NotPSDError("matrix is not positive definite (Cholesky failed)")
+                raise NotPSDError("matrix is not positive definite (Cholesky failed)") from exc
         if not np.all(np.isfinite(A)):
             raise NotPSDError("matrix holds NaN or inf")
         s, V = robust_eigh(A, what="metric")
@@ -154,8 +159,9 @@ def prox_group_frobenius(B: np.ndarray, threshold: float, n_views: int) -> np.nd
     return _sym(out)
 
 
-def dense_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float,
-                        mu: float) -> np.ndarray:
+def dense_metric_update(
+    A: np.ndarray, q: np.ndarray, alpha: float, eta: float, mu: float
+) -> np.ndarray:
     """One gradient step on the metric, eq. (9) / (16).
 
     ``A+ = (1 - 2 mu eta) A + mu alpha q q^T`` with ``q = A^+ g``; it is
@@ -166,8 +172,15 @@ def dense_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float,
     return _sym((1.0 - 2.0 * mu * eta) * A + (mu * alpha) * np.outer(q, q))
 
 
-def sparse_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float, mu: float,
-                         n_views: int, threshold: str = "mu_eta") -> np.ndarray:
+def sparse_metric_update(
+    A: np.ndarray,
+    q: np.ndarray,
+    alpha: float,
+    eta: float,
+    mu: float,
+    n_views: int,
+    threshold: str = "mu_eta",
+) -> np.ndarray:
     """One proximal-gradient step for the block-sparse metric, eq. (12) / (18).
 
     ``B = A - mu grad h(A) = A + mu alpha q q^T`` (``h(A) = alpha <g, A^+ g>``,
@@ -186,11 +199,21 @@ def sparse_metric_update(A: np.ndarray, q: np.ndarray, alpha: float, eta: float,
     return prox_group_frobenius(B, t, n_views)
 
 
-def metric_step(A: np.ndarray, factor: PSDFactor, g: np.ndarray, alpha: float, eta: float,
-                kind: str, n_views: int, mu0: float, *, threshold: str = "mu_eta",
-                eig_floor: float = 1e-10, max_backtrack: int = 40,
-                range_tol: float = 1e-8,
-                ) -> tuple[np.ndarray, PSDFactor, float]:
+def metric_step(
+    A: np.ndarray,
+    factor: PSDFactor,
+    g: np.ndarray,
+    alpha: float,
+    eta: float,
+    kind: str,
+    n_views: int,
+    mu0: float,
+    *,
+    threshold: str = "mu_eta",
+    eig_floor: float = 1e-10,
+    max_backtrack: int = 40,
+    range_tol: float = 1e-8,
+) -> tuple[np.ndarray, PSDFactor, float]:
     """One backtracked A-step (dense gradient step or sparse proximal step).
 
     Starting from ``mu = mu0`` the step is halved until (i) the new metric is
@@ -287,8 +310,13 @@ def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
     return _sym(np.kron(np.ones((v, v)), M) * (scale / n))
 
 
-def cov_metric_nystrom(gram: np.ndarray, feature_sum: np.ndarray, n_samples: int,
-                       n_views: int, scatter: np.ndarray | None = None) -> np.ndarray:
+def cov_metric_nystrom(
+    gram: np.ndarray,
+    feature_sum: np.ndarray,
+    n_samples: int,
+    n_views: int,
+    scatter: np.ndarray | None = None,
+) -> np.ndarray:
     """MVML_Cov metric in Nystrom mode: ``A~ = U^T A U`` for the metric of :func:`cov_metric_full`.
 
     ``U = blockdiag(U_1..U_v)``, so ``A~_lm = U_l^T M U_m / n``: the joint empirical
@@ -303,8 +331,12 @@ def cov_metric_nystrom(gram: np.ndarray, feature_sum: np.ndarray, n_samples: int
     cov = FeatureMoments(n_samples, feature_sum, gram, scatter=scatter).covariance()
     b = gram.shape[0] // n_views
     raw_trace = sum(
-        float(np.sum(cov[l * b:(l + 1) * b, l * b:(l + 1) * b]
-                     * gram[l * b:(l + 1) * b, l * b:(l + 1) * b]))
+        float(
+            np.sum(
+                cov[l * b : (l + 1) * b, l * b : (l + 1) * b]
+                * gram[l * b : (l + 1) * b, l * b : (l + 1) * b]
+            )
+        )
         for l in range(n_views)
     )
     target = float(np.trace(gram))
@@ -337,5 +369,3 @@ def least_squares_weights(ZtZ: np.ndarray, Zty: np.ndarray, sum_to_one: bool = T
     rhs = np.append(Zty, 1.0)
     sol, *_ = linalg.lstsq(K, rhs, check_finite=False)
     return np.asarray(sol[:v], dtype=np.float64)
-
-

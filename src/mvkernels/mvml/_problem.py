@@ -11,6 +11,7 @@ from .._validation import is_dask_collection
 from ..nystrom import BlockNystrom, default_chunk_size
 from ._metric import _sym
 
+
 # ============================================================================ problem data
 @dataclass
 class MVMLProblem:
@@ -69,18 +70,33 @@ class MVMLProblem:
     _design_cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_moments(cls, mom: Any, feature_map: BlockNystrom, Y: Any, Xs: list | None = None,
-                     U: np.ndarray | None = None) -> "MVMLProblem":
+    def from_moments(
+        cls,
+        mom: Any,
+        feature_map: BlockNystrom,
+        Y: Any,
+        Xs: list | None = None,
+        U: np.ndarray | None = None,
+    ) -> MVMLProblem:
         """Nystrom-mode problem from :class:`~mvkernels.nystrom.FeatureMoments` (with
         targets) of the training rows: ``C``, ``c``, ``y^T y``, the feature sum and scatter."""
         T = Y.shape[1]
         cross = np.asarray(mom.cross, dtype=np.float64).reshape(-1, T)
         target_sq = np.diag(np.asarray(mom.target_gram, dtype=np.float64)).copy()
         return cls(
-            "nystrom", int(mom.n_samples), int(feature_map.n_views_),
-            int(feature_map.n_landmarks_), Y, gram=_sym(np.asarray(mom.gram, dtype=np.float64)),
-            cross=cross, feature_sum=np.asarray(mom.sum), target_sq=target_sq,
-            feature_scatter=mom.centered_gram(), feature_map=feature_map, Xs=Xs, U=U,
+            "nystrom",
+            int(mom.n_samples),
+            int(feature_map.n_views_),
+            int(feature_map.n_landmarks_),
+            Y,
+            gram=_sym(np.asarray(mom.gram, dtype=np.float64)),
+            cross=cross,
+            feature_sum=np.asarray(mom.sum),
+            target_sq=target_sq,
+            feature_scatter=mom.centered_gram(),
+            feature_map=feature_map,
+            Xs=Xs,
+            U=U,
         )
 
     @property
@@ -113,8 +129,10 @@ class MVMLProblem:
             raise RuntimeError("iter_features() needs Nystrom mode (n_landmarks set)")
         if self.U is not None:
             chunk = chunk_size or default_chunk_size(self.dim)
-            return ((slice(s, min(self.n_samples, s + chunk)), self.U[s:s + chunk])
-                    for s in range(0, self.n_samples, chunk))
+            return (
+                (slice(s, min(self.n_samples, s + chunk)), self.U[s : s + chunk])
+                for s in range(0, self.n_samples, chunk)
+            )
         if any(is_dask_collection(X) for X in self.Xs):
             raise RuntimeError(
                 "the training views are Dask arrays: set problem.U (materialised features) "
@@ -135,11 +153,11 @@ class MVMLProblem:
         """``Z`` (n x v): column ``l`` is ``K_l g_l`` (full) or ``U_l g_l`` (Nystrom)."""
         b = self.block_size
         if self.mode == "full":
-            return np.column_stack([K @ g[l * b:(l + 1) * b] for l, K in enumerate(self.Ks)])
+            return np.column_stack([K @ g[l * b : (l + 1) * b] for l, K in enumerate(self.Ks)])
         Z = np.empty((self.n_samples, self.n_views))
         G = np.zeros((self.dim, self.n_views))
         for l in range(self.n_views):
-            G[l * b:(l + 1) * b, l] = g[l * b:(l + 1) * b]
+            G[l * b : (l + 1) * b, l] = g[l * b : (l + 1) * b]
         for rows, U in self.iter_features():
             Z[rows] = U @ G
         return Z
@@ -159,5 +177,3 @@ class MVMLProblem:
         ZtZ = np.einsum("li,limj,mj->lm", Gb, Cb, Gb)
         Zty = np.einsum("li,li->l", Gb, self.cross[:, t].reshape(v, b))
         return _sym(ZtZ), Zty
-
-

@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
-
 from sklearn.utils._param_validation import Interval
 
 from .._validation import is_dask_collection
@@ -140,11 +139,24 @@ mode_, nystrom_, kernels_, n_views_
         shrinking: bool = True,
     ):
         super().__init__(
-            alpha=alpha, eta=eta, metric=metric, learn_weights=learn_weights,
-            n_landmarks=n_landmarks, landmarks=landmarks, kernel=kernel,
-            kernel_params=kernel_params, max_iter=max_iter, tol=tol, step_size=step_size,
-            n_a_steps=n_a_steps, sparse_threshold=sparse_threshold, eig_floor=eig_floor,
-            chunk_size=chunk_size, views=views, random_state=random_state, solver=solver,
+            alpha=alpha,
+            eta=eta,
+            metric=metric,
+            learn_weights=learn_weights,
+            n_landmarks=n_landmarks,
+            landmarks=landmarks,
+            kernel=kernel,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            tol=tol,
+            step_size=step_size,
+            n_a_steps=n_a_steps,
+            sparse_threshold=sparse_threshold,
+            eig_floor=eig_floor,
+            chunk_size=chunk_size,
+            views=views,
+            random_state=random_state,
+            solver=solver,
             bandwidth_factor=bandwidth_factor,
         )
         self.C = C
@@ -163,14 +175,24 @@ mode_, nystrom_, kernels_, n_views_
     # ------------------------------------------------------------------ params
     def _check_params(self) -> None:
         super()._check_params()
-        if self.C is not None and (isinstance(self.C, bool) or not isinstance(self.C, Real)
-                                   or not np.isfinite(self.C) or self.C <= 0):
+        if self.C is not None and (
+            isinstance(self.C, bool)
+            or not isinstance(self.C, Real)
+            or not np.isfinite(self.C)
+            or self.C <= 0
+        ):
             raise ValueError(f"C must be None (1/n) or a finite number > 0, got {self.C!r}")
-        if isinstance(self.svm_tol, bool) or not isinstance(self.svm_tol, Real) \
-                or not self.svm_tol > 0:
+        if (
+            isinstance(self.svm_tol, bool)
+            or not isinstance(self.svm_tol, Real)
+            or not self.svm_tol > 0
+        ):
             raise ValueError(f"svm_tol must be a number > 0, got {self.svm_tol!r}")
-        if isinstance(self.svm_max_epochs, bool) or not isinstance(self.svm_max_epochs, Integral) \
-                or self.svm_max_epochs < 1:
+        if (
+            isinstance(self.svm_max_epochs, bool)
+            or not isinstance(self.svm_max_epochs, Integral)
+            or self.svm_max_epochs < 1
+        ):
             raise ValueError(f"svm_max_epochs must be an int >= 1, got {self.svm_max_epochs!r}")
         if not isinstance(self.shrinking, (bool, np.bool_)):
             raise ValueError(f"shrinking must be a bool, got {self.shrinking!r}")
@@ -230,8 +252,9 @@ mode_, nystrom_, kernels_, n_views_
         return state["rng"]
 
     # ------------------------------------------------------------------ hooks
-    def _g_step(self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray,
-                state: dict) -> np.ndarray:
+    def _g_step(
+        self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray, state: dict
+    ) -> np.ndarray:
         """Hinge-loss g-step (eq. 7-8) for target column ``t``.
 
         Dual coordinate descent on the bias-free SVM with features ``F^T phi_i`` and
@@ -250,9 +273,17 @@ mode_, nystrom_, kernels_, n_views_
         tol = float(self.svm_tol)
         while True:
             res = hinge_gstep(
-                Phi, y, None, self.alpha, C, factors=[factor.F], tol=tol,
-                max_epochs=int(self.svm_max_epochs), shrinking=bool(self.shrinking),
-                alpha_init=state.get("dual"), random_state=self._solver_rng(state, t),
+                Phi,
+                y,
+                None,
+                self.alpha,
+                C,
+                factors=[factor.F],
+                tol=tol,
+                max_epochs=int(self.svm_max_epochs),
+                shrinking=bool(self.shrinking),
+                alpha_init=state.get("dual"),
+                random_state=self._solver_rng(state, t),
             )
             state["dual"] = res.alpha
             state["epochs"] = state.get("epochs", 0) + res.solver.n_epochs
@@ -290,8 +321,15 @@ mode_, nystrom_, kernels_, n_views_
         c = np.concatenate([np.zeros(v), np.ones(n)])
         A_ub = np.hstack([-(y[:, None] * Z), -np.eye(n)])
         A_eq = np.concatenate([np.ones(v), np.zeros(n)])[None, :]
-        res = linprog(c, A_ub=A_ub, b_ub=-np.ones(n), A_eq=A_eq, b_eq=[1.0],
-                      bounds=[(0, None)] * (v + n), method="highs")
+        res = linprog(
+            c,
+            A_ub=A_ub,
+            b_ub=-np.ones(n),
+            A_eq=A_eq,
+            b_eq=[1.0],
+            bounds=[(0, None)] * (v + n),
+            method="highs",
+        )
         if not res.success:
             return w
         w_new = np.asarray(res.x[:v], dtype=np.float64)
@@ -300,7 +338,7 @@ mode_, nystrom_, kernels_, n_views_
         return w_new if new <= old else w
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any = None) -> "MVMLSVC":
+    def fit(self, X: Any, y: Any = None) -> MVMLSVC:
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and labels ``y``."""
         try:
             super().fit(X, y)
@@ -327,11 +365,13 @@ mode_, nystrom_, kernels_, n_views_
                 f"relative increase {increases.max():.3g}); the dual solver may have stopped "
                 "early (svm_max_epochs) - see objective_ and objective_increase_",
                 ConvergenceWarning,
+                stacklevel=2,
             )
         if not all(s.get("converged", True) for s in states):
             warnings.warn(
                 f"MVMLSVC: the dual coordinate descent reached svm_max_epochs="
                 f"{self.svm_max_epochs} before svm_tol={self.svm_tol}",
                 ConvergenceWarning,
+                stacklevel=2,
             )
         return self
