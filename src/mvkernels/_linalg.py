@@ -12,6 +12,8 @@ fails they raise :class:`EighError` (a :class:`numpy.linalg.LinAlgError`) that n
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import linalg
 
@@ -77,13 +79,13 @@ def robust_eigh(
     d = A.shape[0]
     want = d if subset_by_index is None else int(subset_by_index[1]) - int(subset_by_index[0]) + 1
 
-    def ok(res) -> bool:
+    def ok(res: Any) -> bool:
         w = res if eigvals_only else res[0]
         if w.shape[0] != want or not np.all(np.isfinite(w)):
             return False
         return eigvals_only or bool(np.all(np.isfinite(res[1])))
 
-    attempts = [dict(driver=None, subset_by_index=subset_by_index)]
+    attempts: list[dict[str, Any]] = [dict(driver=None, subset_by_index=subset_by_index)]
     attempts += [dict(driver=drv, subset_by_index=None) for drv in ("evd", "ev")]
     errors: list[str] = []
     for shift in (0.0, 1e-12):
@@ -123,7 +125,12 @@ def robust_eigh(
     )
 
 
-def robust_eigvalsh(A: np.ndarray, *, subset_by_index=None, what: str = "matrix") -> np.ndarray:
+def robust_eigvalsh(
+    A: np.ndarray,
+    *,
+    subset_by_index: tuple[int, int] | list[int] | None = None,
+    what: str = "matrix",
+) -> np.ndarray:
     """Eigenvalues of the symmetric part of ``A`` (ascending), with fallbacks."""
     return robust_eigh(A, subset_by_index=subset_by_index, eigvals_only=True, what=what)  # type: ignore[return-value]
 

@@ -360,7 +360,7 @@ class _MVMLCVBase(BaseEstimator):
                 raise ValueError(
                     f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks"
                 )
-            n_landmarks = None
+            n_landmarks: Any = None
         elif isinstance(self.n_landmarks, str):
             n_landmarks = auto_n_landmarks(n, v)
         else:
@@ -368,13 +368,12 @@ class _MVMLCVBase(BaseEstimator):
         K = self.max_iter if self._learned() or self.learn_weights else 1
         n_splits = len(splits)
         scores = np.full((len(factors), alphas.size, etas.size, K, n_splits), np.nan)
-        dim = v * (
-            n
-            if n_landmarks is None
-            else (
-                n_landmarks if isinstance(n_landmarks, Integral) else max(1, round(n_landmarks * n))
-            )
-        )
+        if n_landmarks is None:
+            dim = v * n
+        elif isinstance(n_landmarks, Integral):
+            dim = v * int(n_landmarks)
+        else:
+            dim = v * max(1, round(float(n_landmarks) * n))
         with serial_blas(dim):
             self._search(
                 Xs,
@@ -411,20 +410,20 @@ class _MVMLCVBase(BaseEstimator):
 
     def _search(
         self,
-        Xs,
-        y,
-        Y,
-        y_score,
-        splits,
-        kernels,
-        base_params,
-        factors,
-        alphas,
-        etas,
-        K,
-        n_landmarks,
-        scorer,
-        scores,
+        Xs: list,
+        y: Any,
+        Y: Any,
+        y_score: np.ndarray,
+        splits: list,
+        kernels: list,
+        base_params: list,
+        factors: np.ndarray,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+        n_landmarks: Any,
+        scorer: Any,
+        scores: np.ndarray,
     ) -> None:
         n_splits = len(splits)
         for fi, f in enumerate(factors):
@@ -575,7 +574,7 @@ class _MVMLCVBase(BaseEstimator):
         alphas: np.ndarray,
         etas: np.ndarray,
         K: int,
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """Weighted coefficients ``w (.) g`` of every candidate on one fold, shape
         ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in (``Q``: the
         decision values are ``(U Q) @ coef``; None: the feature basis)."""
@@ -705,7 +704,8 @@ class _MVMLCVBase(BaseEstimator):
     ) -> None:
         learned = self._learned()
         n_splits = scores.shape[-1]
-        params, cols = [], {"bandwidth_factor": [], "alpha": []}
+        params: list[dict[str, Any]] = []
+        cols: dict[str, list] = {"bandwidth_factor": [], "alpha": []}
         if learned:
             cols["eta"] = []
         if K > 1:

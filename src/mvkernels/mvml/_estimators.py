@@ -193,7 +193,7 @@ class _BaseMVML(BaseEstimator):
             )
         for name in ("alpha", "eta", "tol", "eig_floor", "step_size"):
             val = getattr(self, name)
-            if isinstance(val, Real) and not isinstance(val, bool) and not np.isfinite(val):
+            if isinstance(val, Real) and not isinstance(val, bool) and not np.isfinite(float(val)):
                 raise ValueError(f"{name} must be finite, got {val!r}")
 
     # ------------------------------------------------------------------ fitting
@@ -335,7 +335,15 @@ class _BaseMVML(BaseEstimator):
         return least_squares_weights(ZtZ, Zty)
 
     # -- algorithm 1 -------------------------------------------------------------
-    def _objective(self, problem, t, A, factor, g, w) -> float:
+    def _objective(
+        self,
+        problem: MVMLProblem,
+        t: int,
+        A: np.ndarray,
+        factor: PSDFactor,
+        g: np.ndarray,
+        w: np.ndarray,
+    ) -> float:
         val = self._data_loss(problem, t, g, w) + self.alpha * factor.quad(g)
         if self.metric in LEARNED_METRICS:
             val += self.eta * metric_penalty(A, self.metric, problem.n_views)

@@ -56,6 +56,7 @@ over coordinates is shared and each step updates all problems in one vectorised 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,8 +158,8 @@ def _coordinate_descent(
     Cb: np.ndarray,
     a: np.ndarray,
     diag: np.ndarray,
-    grad_fn,
-    update_fn,
+    grad_fn: Callable[[int], np.ndarray],
+    update_fn: Callable[[int, np.ndarray], None],
     tol: float,
     max_epochs: int,
     shrinking: bool,

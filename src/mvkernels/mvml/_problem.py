@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,7 +124,7 @@ class MVMLProblem:
             self._design_cache[key] = P
         return P
 
-    def iter_features(self, chunk_size: int | None = None):
+    def iter_features(self, chunk_size: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
         """Nystrom mode: yield ``(rows, U_chunk)``, ``U_chunk`` of shape (rows, dim)."""
         if self.mode != "nystrom":
             raise RuntimeError("iter_features() needs Nystrom mode (n_landmarks set)")

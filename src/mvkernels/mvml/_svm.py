@@ -349,12 +349,12 @@ mode_, nystrom_, kernels_, n_views_
         self.C_ = 1.0 / n if self.C is None else float(self.C)
         duals = np.column_stack([s["dual"][:, 0] for s in states])
         epochs = np.array([s.get("epochs", 0) for s in states])
-        increases = []
+        incr: list[float] = []
         for h in self._histories:
             h = np.asarray(h)
             rel = (h[1:] - h[:-1]) / np.maximum(np.abs(h[:-1]), np.finfo(float).tiny)
-            increases.append(float(max(rel.max(initial=0.0), 0.0)))
-        increases = np.asarray(increases)
+            incr.append(float(max(rel.max(initial=0.0), 0.0)))
+        increases = np.asarray(incr)
         single = duals.shape[1] == 1
         self.dual_coef_ = duals[:, 0] if single else duals
         self.svm_epochs_ = int(epochs[0]) if single else epochs
