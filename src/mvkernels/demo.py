@@ -20,7 +20,7 @@ Each case compares, with fit times:
   the single view that 3-fold cross-validation on the training half prefers;
 * ``MVMLClassifier()`` with its defaults (per-view Gaussian kernels, ``A~ = I`` start,
   dense learned metric, ``n_landmarks="auto"``; only the landmark seed is set);
-* ``MVMLClassifierCV(random_state=0)`` (built-in model selection; ``--quick``: a
+* ``MVMLClassifierCV(random_state=random_state)`` (built-in model selection; ``--quick``: a
   smaller grid and 3 folds);
 * hand-set MVML: ``alpha=1e-2, eta=1e-2, n_landmarks=0.1, max_iter=5``, with the
   view weights fixed (``w = 1/v``) and learned (``learn_weights=True``, eq. 17).
@@ -157,9 +157,11 @@ def _run_case(case: str, Xs: list[np.ndarray], y: np.ndarray, names: list[str],
     fitted["default"] = est
 
     cv_kw = dict(QUICK_CV) if quick else {}
-    est, secs = _timed_fit(MVMLClassifierCV(views=sizes, random_state=0, **cv_kw), Xtr, ytr)
+    est, secs = _timed_fit(MVMLClassifierCV(views=sizes, random_state=random_state, **cv_kw),
+                           Xtr, ytr)
     bp = est.best_params_
-    add("MVMLClassifierCV(random_state=0)" + (" (quick grid)" if quick else ""), est, secs,
+    add(f"MVMLClassifierCV(random_state={random_state})" + (" (quick grid)" if quick else ""),
+        est, secs,
         Xte, note="best " + ", ".join(f"{k}={v:g}" for k, v in bp.items()))
     fitted["cv"] = est.best_estimator_
 
