@@ -10,6 +10,7 @@ Every estimator asks :func:`serial_blas` whether its problem is in that regime.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 #: Problems up to this size (matrix side, or rows of a thin product) run on one BLAS thread.
 SERIAL_BLAS_MAX_SIZE = 2000
@@ -35,6 +36,17 @@ def serial_blas(size: int, min_size: int = 0,
     """
     if size < min_size or (max_size is not None and size > max_size):
         return nullcontext()
-    from threadpoolctl import threadpool_limits
+    return _controller().limit(limits=1, user_api="blas")
 
-    return threadpool_limits(limits=1, user_api="blas")
+
+_CONTROLLER: list = []
+
+
+def _controller() -> Any:
+    """One ``threadpoolctl.ThreadpoolController`` per process: scanning the loaded BLAS
+    libraries costs ~1-2 ms, paid once instead of at every :func:`serial_blas`."""
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
