@@ -152,7 +152,7 @@ def run(quick: bool = False, output: Path | str = Path("results/mvml-svm-uwave")
     variants = ["MVMLSVM", "MVMLSVMsp"] if quick else list(VARIANTS)
     n_draws = 1 if quick else 4
     progress = Progress(len(variants) * len(LEVELS) + 1, prefix="mvml-svm-uwave ")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in variants:
         metric = VARIANTS[name]
         for level in LEVELS:

@@ -338,7 +338,7 @@ def select_olok(X: np.ndarray, Y: np.ndarray, gamma: float, quick: bool = False,
 
 def make_estimators(params: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The three estimators of Table 1 from the selected parameters."""
-    exact = {"kernel": "rbf", "loss": "squared", "power_t": 0.5}  # the paper's settings
+    exact: dict[str, Any] = {"kernel": "rbf", "loss": "squared", "power_t": 0.5}  # paper
     return {
         "vv-RLS": VVRLSRegressor(kernel="rbf", output_kernel=OUTPUT_KERNEL,
                                  **params["vv-RLS"]),
