@@ -87,7 +87,7 @@ def small_gap_matrix(rng, n=300, s=40):
     """PSD matrix whose eigenvalues s and s + 1 differ by 0.1 % (like SantaFe's 144/145)."""
     Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     lam = np.sort(np.concatenate([np.geomspace(100.0, 1.2, s - 1), [1.0],
-                                  np.linspace(0.999, 0.01, n - s)]))[::-1]
+                                  np.geomspace(0.999, 1e-3, n - s)]))[::-1]
     return (Q * lam) @ Q.T, Q[:, :s], lam
 
 

@@ -209,8 +209,11 @@ def _per_view(value: Any, n_views: int, name: str) -> list:
 
 def _real_array(X: Any, name: str) -> np.ndarray:
     """``X`` as a float64 array; complex input refused (no silent cast to real)."""
-    if np.iscomplexobj(X) or (isinstance(X, (list, tuple)) and
-                              any(isinstance(v, complex) for v in np.ravel(np.asarray(X, dtype=object)))):
+    try:
+        is_complex = np.iscomplexobj(X)
+    except (TypeError, ValueError):
+        is_complex = False
+    if is_complex:
         raise ValueError(f"{name} is complex; mvkernels works on real data (take the real "
                          "part, the modulus, or split real and imaginary parts into features)")
     try:
