@@ -199,10 +199,7 @@ SUPERVISED = [
     (B.MLKRRegressor, "regression"), (B.MLKRClassifier, "classification"),
 ]
 
-#: estimators owned elsewhere; failures are listed for their owners rather than fixed here
-_OTHERS = pytest.mark.xfail(
-    strict=False, reason="MVML family / RKM: validation is being reworked by their owners; "
-                         "see the reliability report")
+#: the MVML family (square and hinge loss)
 OTHERS = [
     (mvkernels.MVMLRegressor, "regression"),
     (mvkernels.MVMLClassifier, "classification"),

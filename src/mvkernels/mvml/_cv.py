@@ -49,6 +49,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._threads import serial_blas
 from .._validation import (
+    check_real_targets,
     check_targets_finite,
     check_views,
     is_dask_collection,
@@ -306,7 +307,7 @@ class _MVMLCVBase(BaseEstimator):
             return Y, y, y
         if is_dask_collection(y):
             y = np.asarray(y.compute())
-        y = np.asarray(column_or_1d(np.asarray(y), warn=True), dtype=np.float64)
+        y = column_or_1d(check_real_targets(np.asarray(y)), warn=True)
         check_targets_finite(y)
         return y[:, None], None, y
 

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._threads import serial_blas
 from .._validation import (
     check_precomputed_kernel,
+    check_real_targets,
     check_targets_finite,
     check_views,
     is_dask_collection,
@@ -599,10 +600,8 @@ class _BaseMVML(BaseEstimator):
         check_is_fitted(self, "_coefs")
         _check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
-        if self.mode_ == "nystrom":
-            return self.nystrom_.check_views(
-                check_views(X, views=self.views) if not isinstance(X, (list, tuple)) else X
-            )
+        if self.mode_ == "nystrom":  # the same container rules as at fit
+            return self.nystrom_.check_views(check_views(X, views=self.views))
         Xs = check_views(
             X,
             views=self.views,
@@ -792,8 +791,7 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
             if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
                 raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
             return self._fit_targets(X, y.astype(np.float64)[:, None])
-        y = column_or_1d(np.asarray(y), warn=True)
-        y = np.asarray(y, dtype=np.float64)
+        y = column_or_1d(check_real_targets(np.asarray(y)), warn=True)
         check_targets_finite(y)
         return self._fit_targets(X, y.reshape(-1, 1))
 
