@@ -49,8 +49,19 @@ def make_block(block: int, rows: int, seed: int = 0) -> tuple[list[np.ndarray], 
     rng = np.random.default_rng([seed, block])
     z = rng.standard_normal((rows, 2))
     feats = [
-        np.column_stack([np.sin(z[:, 0]), np.cos(z[:, 1]), z[:, 0] * z[:, 1], z[:, 0], z[:, 1] ** 2, np.tanh(z.sum(1))]),
-        np.column_stack([z[:, 0] ** 3 / 3, np.exp(-z[:, 1] ** 2), z[:, 1], np.sin(z[:, 0] + z[:, 1])]),
+        np.column_stack(
+            [
+                np.sin(z[:, 0]),
+                np.cos(z[:, 1]),
+                z[:, 0] * z[:, 1],
+                z[:, 0],
+                z[:, 1] ** 2,
+                np.tanh(z.sum(1)),
+            ]
+        ),
+        np.column_stack(
+            [z[:, 0] ** 3 / 3, np.exp(-(z[:, 1] ** 2)), z[:, 1], np.sin(z[:, 0] + z[:, 1])]
+        ),
         np.column_stack([np.abs(z[:, 0]), z[:, 1] - z[:, 0], np.cos(2 * z[:, 0])]),
     ]
     views = [f + 0.1 * rng.standard_normal(f.shape) for f in feats]
@@ -71,12 +82,26 @@ def dask_data(n: int, chunk: int, seed: int = 0):
         raise SystemExit(f"--n-samples ({n}) must be a multiple of --chunk ({chunk})")
     nb = n // chunk
     Xs = [
-        da.map_blocks(_view_block, view=l, rows=chunk, seed=seed, dtype=float,
-                      chunks=((chunk,) * nb, (d,)), meta=np.empty((0, 0)))
+        da.map_blocks(
+            _view_block,
+            view=l,
+            rows=chunk,
+            seed=seed,
+            dtype=float,
+            chunks=((chunk,) * nb, (d,)),
+            meta=np.empty((0, 0)),
+        )
         for l, d in enumerate(DIMS)
     ]
-    y = da.map_blocks(_view_block, view=-1, rows=chunk, seed=seed, dtype=float,
-                      chunks=((chunk,) * nb,), meta=np.empty((0,)))
+    y = da.map_blocks(
+        _view_block,
+        view=-1,
+        rows=chunk,
+        seed=seed,
+        dtype=float,
+        chunks=((chunk,) * nb,),
+        meta=np.empty((0,)),
+    )
     return Xs, y
 
 
@@ -102,14 +127,23 @@ def _fit_mvml(Xs, y, args, out: dict) -> None:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = MVMLRegressor(n_landmarks=args.landmarks, alpha=1.0, eta=1.0,
-                            learn_weights=True, max_iter=10,
-                            random_state=args.seed).fit(Xs, y)
+        est = MVMLRegressor(
+            n_landmarks=args.landmarks,
+            alpha=1.0,
+            eta=1.0,
+            learn_weights=True,
+            max_iter=10,
+            random_state=args.seed,
+        ).fit(Xs, y)
     t1 = time.perf_counter()
-    out.update(fit_s=t1 - t0, total_s=t1 - t0, n_iter=int(est.n_iter_),
-               weights=[round(float(w), 4) for w in est.weights_],
-               client_tracemalloc_peak_mb=tracemalloc.get_traced_memory()[1] / 2**20,
-               client_peak_rss_mb=peak_rss_mb())
+    out.update(
+        fit_s=t1 - t0,
+        total_s=t1 - t0,
+        n_iter=int(est.n_iter_),
+        weights=[round(float(w), 4) for w in est.weights_],
+        client_tracemalloc_peak_mb=tracemalloc.get_traced_memory()[1] / 2**20,
+        client_peak_rss_mb=peak_rss_mb(),
+    )
     Xt, yt = make_block(0, 100_000, args.seed + 1)
     if args.mode == "dask":
         import dask.array as da
@@ -126,14 +160,22 @@ def _fit_mvml(Xs, y, args, out: dict) -> None:
 def run_mode(args) -> dict:
     from mvkernels import BlockNystrom
 
-    out: dict = {"mode": args.mode, "estimator": args.estimator,
-                 "n": args.n_samples if args.mode == "dask" else args.memory_n}
+    out: dict = {
+        "mode": args.mode,
+        "estimator": args.estimator,
+        "n": args.n_samples if args.mode == "dask" else args.memory_n,
+    }
     tracemalloc.start()
     if args.mode == "dask":
         from dask.distributed import Client, LocalCluster
 
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, memory_limit=args.worker_memory)
+        cluster = LocalCluster(
+            n_workers=args.workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            memory_limit=args.worker_memory,
+        )
         client = Client(cluster)
         Xs, y = dask_data(args.n_samples, args.chunk, args.seed)
     else:
@@ -151,13 +193,17 @@ def run_mode(args) -> dict:
         m = ny.moments(Xs, y)
         t2 = time.perf_counter()
         out.update(
-            fit_landmarks_s=t1 - t0, moments_s=t2 - t1, total_s=t2 - t0,
-            n_samples_seen=int(m.n_samples), gram_shape=list(m.gram.shape),
+            fit_landmarks_s=t1 - t0,
+            moments_s=t2 - t1,
+            total_s=t2 - t0,
+            n_samples_seen=int(m.n_samples),
+            gram_shape=list(m.gram.shape),
             gram_trace=float(np.trace(m.gram)),
             client_tracemalloc_peak_mb=tracemalloc.get_traced_memory()[1] / 2**20,
             client_peak_rss_mb=peak_rss_mb(),
         )
     if args.mode == "dask":
+
         def worker_peak():
             import resource as r
 
@@ -172,15 +218,23 @@ def run_mode(args) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-samples", type=int, default=20_000_000)
-    ap.add_argument("--memory-n", type=int, default=1_000_000,
-                    help="samples of the in-memory comparison run (0: skip)")
+    ap.add_argument(
+        "--memory-n",
+        type=int,
+        default=1_000_000,
+        help="samples of the in-memory comparison run (0: skip)",
+    )
     ap.add_argument("--chunk", type=int, default=250_000, help="rows per Dask block")
     ap.add_argument("--landmarks", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--worker-memory", default="2GiB")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--estimator", choices=["mvml", "nystrom"], default="mvml",
-                    help="mvml: MVMLRegressor.fit end to end; nystrom: BlockNystrom fit + moments")
+    ap.add_argument(
+        "--estimator",
+        choices=["mvml", "nystrom"],
+        default="mvml",
+        help="mvml: MVMLRegressor.fit end to end; nystrom: BlockNystrom fit + moments",
+    )
     ap.add_argument("--mode", choices=["all", "dask", "memory"], default="all")
     args = ap.parse_args()
     if args.mode != "all":
@@ -192,8 +246,16 @@ def main() -> None:
         n = args.n_samples if mode == "dask" else args.memory_n
         print(f"[{mode}] {n:,} samples x 3 views, {args.landmarks} landmarks/view ...", flush=True)
         cmd = [sys.executable, os.path.abspath(__file__), "--mode", mode]
-        for k in ("n_samples", "memory_n", "chunk", "landmarks", "workers", "worker_memory",
-                  "seed", "estimator"):
+        for k in (
+            "n_samples",
+            "memory_n",
+            "chunk",
+            "landmarks",
+            "workers",
+            "worker_memory",
+            "seed",
+            "estimator",
+        ):
             cmd += [f"--{k.replace('_', '-')}", str(getattr(args, k))]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode:
@@ -204,23 +266,31 @@ def main() -> None:
         print(json.dumps(res, indent=1), flush=True)
     print()
     if args.estimator == "mvml":
-        print("| mode | n | MVMLRegressor.fit (s) | n_iter | client peak RSS (MB) | client "
-              "tracemalloc peak (MB) | worker peak RSS (MB) | held-out R^2 |")
+        print(
+            "| mode | n | MVMLRegressor.fit (s) | n_iter | client peak RSS (MB) | client "
+            "tracemalloc peak (MB) | worker peak RSS (MB) | held-out R^2 |"
+        )
         print("|---|---|---|---|---|---|---|---|")
         for r in results:
             workers = ", ".join(f"{w:.0f}" for w in r.get("worker_peak_rss_mb", [])) or "-"
-            print(f"| {r['mode']} | {r['n']:,} | {r['fit_s']:.1f} | {r['n_iter']} | "
-                  f"{r['client_peak_rss_mb']:.0f} | {r['client_tracemalloc_peak_mb']:.1f} | "
-                  f"{workers} | {r['heldout_r2']:.4f} |")
+            print(
+                f"| {r['mode']} | {r['n']:,} | {r['fit_s']:.1f} | {r['n_iter']} | "
+                f"{r['client_peak_rss_mb']:.0f} | {r['client_tracemalloc_peak_mb']:.1f} | "
+                f"{workers} | {r['heldout_r2']:.4f} |"
+            )
         return
-    print("| mode | n | fit + landmarks (s) | moments pass (s) | total (s) | client peak RSS (MB) "
-          "| client tracemalloc peak (MB) | worker peak RSS (MB) |")
+    print(
+        "| mode | n | fit + landmarks (s) | moments pass (s) | total (s) | client peak RSS (MB) "
+        "| client tracemalloc peak (MB) | worker peak RSS (MB) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
         workers = ", ".join(f"{w:.0f}" for w in r.get("worker_peak_rss_mb", [])) or "-"
-        print(f"| {r['mode']} | {r['n']:,} | {r['fit_landmarks_s']:.1f} | {r['moments_s']:.1f} | "
-              f"{r['total_s']:.1f} | {r['client_peak_rss_mb']:.0f} | "
-              f"{r['client_tracemalloc_peak_mb']:.1f} | {workers} |")
+        print(
+            f"| {r['mode']} | {r['n']:,} | {r['fit_landmarks_s']:.1f} | {r['moments_s']:.1f} | "
+            f"{r['total_s']:.1f} | {r['client_peak_rss_mb']:.0f} | "
+            f"{r['client_tracemalloc_peak_mb']:.1f} | {workers} |"
+        )
 
 
 if __name__ == "__main__":

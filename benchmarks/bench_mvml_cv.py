@@ -23,7 +23,8 @@ One difference remains by design: GridSearchCV fits the Nystrom map (landmarks, 
 with ``random_state=0``) on each fold's training rows, the CV estimator once on all
 training rows (landmarks need no labels), so fold scores can differ slightly.
 
-Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_mvml_cv.py [--quick] [--skip-gridsearch]
+Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_mvml_cv.py \
+      [--quick] [--skip-gridsearch]
 """
 
 from __future__ import annotations
@@ -38,8 +39,11 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from mvkernels import MVMLClassifier, MVMLClassifierCV
 from mvkernels.datasets import load_uwave
 
-QUICK = {"alphas": (1e-4, 1e-2, 1.0), "etas": (1e-3, 1e-1, 10.0),
-         "bandwidth_factors": (1.0, 4.0, 16.0)}
+QUICK = {
+    "alphas": (1e-4, 1e-2, 1.0),
+    "etas": (1e-3, 1e-1, 10.0),
+    "bandwidth_factors": (1.0, 4.0, 16.0),
+}
 
 
 def _timed(est, X, y):
@@ -54,8 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a 3 x 3 x 3 x max_iter sub-grid")
     ap.add_argument("--max-iter", type=int, default=10)
     ap.add_argument("--landmarks", type=float, default=0.12)
-    ap.add_argument("--skip-gridsearch", action="store_true",
-                    help="only the CV estimator and the default fit")
+    ap.add_argument(
+        "--skip-gridsearch", action="store_true", help="only the CV estimator and the default fit"
+    )
     args = ap.parse_args(argv)
 
     d = load_uwave(args.data)
@@ -63,65 +68,125 @@ def main(argv: list[str] | None = None) -> int:
     Xte, yte = np.hstack(d["Xs_test"]), d["y_test"]
     views = [X.shape[1] for X in d["Xs_train"]]
     cv = StratifiedKFold(5)
-    print(f"uWave: {len(ytr)} train / {len(yte)} test, views {views}, "
-          f"{len(np.unique(ytr))} classes; n_landmarks={args.landmarks:g}; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+    print(
+        f"uWave: {len(ytr)} train / {len(yte)} test, views {views}, "
+        f"{len(np.unique(ytr))} classes; n_landmarks={args.landmarks:g}; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
+        flush=True,
+    )
 
     rows = []
-    default, t_def, c_def = _timed(MVMLClassifier(n_landmarks=args.landmarks, views=views),
-                                   Xtr, ytr)
-    rows.append(("MVMLClassifier(n_landmarks=0.12) (one default fit)", t_def, c_def,
-                 default.score(Xte, yte), "-", "-"))
+    default, t_def, c_def = _timed(
+        MVMLClassifier(n_landmarks=args.landmarks, views=views), Xtr, ytr
+    )
+    rows.append(
+        (
+            "MVMLClassifier(n_landmarks=0.12) (one default fit)",
+            t_def,
+            c_def,
+            default.score(Xte, yte),
+            "-",
+            "-",
+        )
+    )
     print(f"default fit: {t_def:.2f} s, test accuracy {rows[-1][3]:.4f}", flush=True)
 
     kw = dict(QUICK) if args.quick else {}  # full run: the estimator's own default grid
     cvest, t_cv, c_cv = _timed(
-        MVMLClassifierCV(n_landmarks=args.landmarks, random_state=0, views=views, cv=cv,
-                         max_iter=args.max_iter, **kw), Xtr, ytr)
+        MVMLClassifierCV(
+            n_landmarks=args.landmarks,
+            random_state=0,
+            views=views,
+            cv=cv,
+            max_iter=args.max_iter,
+            **kw,
+        ),
+        Xtr,
+        ytr,
+    )
     bp = cvest.best_params_
     res = cvest.cv_results_
-    grid = {"alphas": sorted(set(res["param_alpha"].tolist())),
-            "etas": sorted(set(res["param_eta"].tolist())),
-            "bandwidth_factors": sorted(set(res["param_bandwidth_factor"].tolist()))}
+    grid = {
+        "alphas": sorted(set(res["param_alpha"].tolist())),
+        "etas": sorted(set(res["param_eta"].tolist())),
+        "bandwidth_factors": sorted(set(res["param_bandwidth_factor"].tolist())),
+    }
     n_cand = len(res["params"])
-    print(f"grid searched ({'quick sub-grid' if args.quick else 'default grid'}): "
-          f"alphas {grid['alphas']}, etas {grid['etas']}, factors {grid['bandwidth_factors']}, "
-          f"max_iter 1..{args.max_iter}: {n_cand} candidates, 5 folds", flush=True)
-    label = "MVMLClassifierCV(n_landmarks=0.12, random_state=0)" + (" + sub-grid" if args.quick else "")
-    rows.append((label, t_cv, c_cv, cvest.score(Xte, yte),
-                 ", ".join(f"{k}={v:g}" for k, v in bp.items()) + f" (CV {cvest.best_score_:.4f})",
-                 n_cand))
-    print(f"MVMLClassifierCV: {t_cv:.2f} s, test accuracy {rows[-1][3]:.4f}, best {bp}",
-          flush=True)
+    print(
+        f"grid searched ({'quick sub-grid' if args.quick else 'default grid'}): "
+        f"alphas {grid['alphas']}, etas {grid['etas']}, factors {grid['bandwidth_factors']}, "
+        f"max_iter 1..{args.max_iter}: {n_cand} candidates, 5 folds",
+        flush=True,
+    )
+    label = "MVMLClassifierCV(n_landmarks=0.12, random_state=0)" + (
+        " + sub-grid" if args.quick else ""
+    )
+    rows.append(
+        (
+            label,
+            t_cv,
+            c_cv,
+            cvest.score(Xte, yte),
+            ", ".join(f"{k}={v:g}" for k, v in bp.items()) + f" (CV {cvest.best_score_:.4f})",
+            n_cand,
+        )
+    )
+    print(f"MVMLClassifierCV: {t_cv:.2f} s, test accuracy {rows[-1][3]:.4f}, best {bp}", flush=True)
 
     if not args.skip_gridsearch:
         f_best = bp["bandwidth_factor"]
         gamma0 = [p["gamma"] / f_best for p in cvest.best_kernel_params_]
         kparams = [[{"gamma": f * g} for g in gamma0] for f in grid["bandwidth_factors"]]
-        param_grid = {"alpha": list(grid["alphas"]), "eta": list(grid["etas"]),
-                      "kernel_params": kparams, "max_iter": list(range(1, args.max_iter + 1))}
+        param_grid = {
+            "alpha": list(grid["alphas"]),
+            "eta": list(grid["etas"]),
+            "kernel_params": kparams,
+            "max_iter": list(range(1, args.max_iter + 1)),
+        }
         gs, t_gs, c_gs = _timed(
-            GridSearchCV(MVMLClassifier(n_landmarks=args.landmarks, views=views, random_state=0),
-                         param_grid, cv=cv, n_jobs=1), Xtr, ytr)
+            GridSearchCV(
+                MVMLClassifier(n_landmarks=args.landmarks, views=views, random_state=0),
+                param_grid,
+                cv=cv,
+                n_jobs=1,
+            ),
+            Xtr,
+            ytr,
+        )
         gp = dict(gs.best_params_)
         f_gs = gp.pop("kernel_params")[0]["gamma"] / gamma0[0]
         gp = {"bandwidth_factor": f_gs, **gp}
-        rows.append(("GridSearchCV(MVMLClassifier(n_landmarks=0.12, random_state=0))", t_gs,
-                     c_gs, gs.score(Xte, yte),
-                     ", ".join(f"{k}={v:g}" for k, v in gp.items()) + f" (CV {gs.best_score_:.4f})",
-                     len(gs.cv_results_["params"])))
+        rows.append(
+            (
+                "GridSearchCV(MVMLClassifier(n_landmarks=0.12, random_state=0))",
+                t_gs,
+                c_gs,
+                gs.score(Xte, yte),
+                ", ".join(f"{k}={v:g}" for k, v in gp.items()) + f" (CV {gs.best_score_:.4f})",
+                len(gs.cv_results_["params"]),
+            )
+        )
         print(f"GridSearchCV: {t_gs:.1f} s, test accuracy {rows[-1][3]:.4f}, best {gp}", flush=True)
 
-    print("\n| method | candidates | wall (s) | CPU (s) | wall / default fit | test accuracy | chosen |")
+    print(
+        "\n| method | candidates | wall (s) | CPU (s) | wall / default fit | test accuracy "
+        "| chosen |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, wall, cpu, acc, chosen, n_c in rows:
-        print(f"| {name} | {n_c} | {wall:.2f} | {cpu:.2f} | {wall / t_def:.1f}x | {acc:.4f} | "
-              f"{chosen} |")
-    print(f"\nMVMLClassifierCV: cv_time_ {cvest.cv_time_:.2f} s; CV / default fit = "
-          f"{t_cv / t_def:.1f}x wall, {c_cv / c_def:.1f}x CPU (target <= 10x); test accuracy "
-          f"{rows[1][3]:.4f} (target >= 0.94)")
-    print(f"load average after the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
-          "(shared machine: CPU time = process_time, the steadier measure under load)")
+        print(
+            f"| {name} | {n_c} | {wall:.2f} | {cpu:.2f} | {wall / t_def:.1f}x | {acc:.4f} | "
+            f"{chosen} |"
+        )
+    print(
+        f"\nMVMLClassifierCV: cv_time_ {cvest.cv_time_:.2f} s; CV / default fit = "
+        f"{t_cv / t_def:.1f}x wall, {c_cv / c_def:.1f}x CPU (target <= 10x); test accuracy "
+        f"{rows[1][3]:.4f} (target >= 0.94)"
+    )
+    print(
+        f"load average after the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+        "(shared machine: CPU time = process_time, the steadier measure under load)"
+    )
     return 0
 
 

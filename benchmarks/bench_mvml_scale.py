@@ -30,8 +30,12 @@ def make_data(n: int, random_state: int = 0):
     rng = np.random.default_rng(random_state)
     dims = (5, 5, 5)
     Xs = [rng.standard_normal((n, d)) for d in dims]
-    y = (np.sin(Xs[0][:, 0]) + 0.5 * np.cos(Xs[1][:, 1] * Xs[2][:, 2])
-         + 0.3 * Xs[2][:, 0] * Xs[0][:, 1] + 0.1 * rng.standard_normal(n))
+    y = (
+        np.sin(Xs[0][:, 0])
+        + 0.5 * np.cos(Xs[1][:, 1] * Xs[2][:, 2])
+        + 0.3 * Xs[2][:, 0] * Xs[0][:, 1]
+        + 0.1 * rng.standard_normal(n)
+    )
     return Xs, y
 
 
@@ -45,10 +49,19 @@ def main(argv=None) -> int:
 
     t = time.perf_counter()
     Xs, y = make_data(args.n)
-    print(f"data: n={args.n:,}, 3 views x 5 features ({sum(X.nbytes for X in Xs) / 2**20:.0f} MiB)"
-          f", generated in {time.perf_counter() - t:.1f} s", flush=True)
-    est = MVMLRegressor(alpha=1e-2, eta=1e-2, metric=args.metric, n_landmarks=args.landmarks,
-                        max_iter=args.max_iter, random_state=0)
+    print(
+        f"data: n={args.n:,}, 3 views x 5 features ({sum(X.nbytes for X in Xs) / 2**20:.0f} MiB)"
+        f", generated in {time.perf_counter() - t:.1f} s",
+        flush=True,
+    )
+    est = MVMLRegressor(
+        alpha=1e-2,
+        eta=1e-2,
+        metric=args.metric,
+        n_landmarks=args.landmarks,
+        max_iter=args.max_iter,
+        random_state=0,
+    )
     tracemalloc.start()
     t = time.perf_counter()
     with warnings.catch_warnings():
@@ -62,13 +75,20 @@ def main(argv=None) -> int:
     pred_s = time.perf_counter() - t
     r2 = 1 - np.mean((y - pred) ** 2) / np.var(y)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10  # KiB -> MiB (Linux)
-    print(f"MVMLRegressor(metric={args.metric!r}, n_landmarks={args.landmarks}): "
-          f"A~ {est.metric_.shape}, {est.n_iter_} iterations", flush=True)
-    print("| n | views x landmarks | fit (s) | predict (s) | fit working memory (MiB, tracemalloc) "
-          "| peak RSS (MiB) | train R^2 | min eig(A~) |")
+    print(
+        f"MVMLRegressor(metric={args.metric!r}, n_landmarks={args.landmarks}): "
+        f"A~ {est.metric_.shape}, {est.n_iter_} iterations",
+        flush=True,
+    )
+    print(
+        "| n | views x landmarks | fit (s) | predict (s) | fit working memory (MiB, tracemalloc) "
+        "| peak RSS (MiB) | train R^2 | min eig(A~) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| {args.n:,} | 3 x {args.landmarks} | {fit_s:.1f} | {pred_s:.1f} | "
-          f"{fit_peak / 2**20:.0f} | {rss:.0f} | {r2:.3f} | {est.metric_min_eigenvalue_:.3g} |")
+    print(
+        f"| {args.n:,} | 3 x {args.landmarks} | {fit_s:.1f} | {pred_s:.1f} | "
+        f"{fit_peak / 2**20:.0f} | {rss:.0f} | {r2:.3f} | {est.metric_min_eigenvalue_:.3g} |"
+    )
     ok = fit_s < 60 and rss < 2048
     print(f"target fit < 60 s and < 2 GB: {'met' if ok else 'NOT met'}")
     return 0

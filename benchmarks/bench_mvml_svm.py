@@ -25,18 +25,26 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-from mvkernels import MVMLClassifier, MVMLSVC
+from mvkernels import MVMLSVC, MVMLClassifier
 from mvkernels.datasets import load_uwave
 from mvkernels.kernels import mean_pairwise_distance
 
-PAPER = {("MVMLSVC", 0.06): 93.13, ("MVMLSVC", 0.24): 93.32,  # JdS 2018, Table 1
-         ("MVMLClassifier", 0.06): 92.67, ("MVMLClassifier", 0.24): 92.59}  # AISTATS 2018
-FIXED = {("MVMLSVC", 0.06): dict(alpha=1e-5, eta=1e-2),
-         ("MVMLSVC", 0.24): dict(alpha=1e-4, eta=1e-2),
-         ("MVMLClassifier", 0.06): dict(alpha=0.1, eta=1e-2),
-         ("MVMLClassifier", 0.24): dict(alpha=0.1, eta=1e-2)}
-GRIDS = {"MVMLSVC": {"alpha": [1e-4, 1e-5], "eta": [1e-2, 1.0]},
-         "MVMLClassifier": {"alpha": [1e-2, 1e-1], "eta": [1e-2, 1.0]}}
+PAPER = {
+    ("MVMLSVC", 0.06): 93.13,
+    ("MVMLSVC", 0.24): 93.32,  # JdS 2018, Table 1
+    ("MVMLClassifier", 0.06): 92.67,
+    ("MVMLClassifier", 0.24): 92.59,
+}  # AISTATS 2018
+FIXED = {
+    ("MVMLSVC", 0.06): dict(alpha=1e-5, eta=1e-2),
+    ("MVMLSVC", 0.24): dict(alpha=1e-4, eta=1e-2),
+    ("MVMLClassifier", 0.06): dict(alpha=0.1, eta=1e-2),
+    ("MVMLClassifier", 0.24): dict(alpha=0.1, eta=1e-2),
+}
+GRIDS = {
+    "MVMLSVC": {"alpha": [1e-4, 1e-5], "eta": [1e-2, 1.0]},
+    "MVMLClassifier": {"alpha": [1e-2, 1e-1], "eta": [1e-2, 1.0]},
+}
 CLASSES = {"MVMLSVC": MVMLSVC, "MVMLClassifier": MVMLClassifier}
 
 
@@ -54,20 +62,31 @@ def main(argv=None) -> int:
     sig = [mean_pairwise_distance(V) for V in d["Xs_train"]]
     kp = {f: [{"gamma": f / (2 * s**2)} for s in sig] for f in (1, 4, 8)}
     levels = [float(v) for v in args.levels.split(",")]
-    print(f"uWave: {len(y)} train / {len(yt)} test, 3 views x 315; draws={args.draws}; "
-          f"{'CV per cell' if args.cv else 'CV-selected hyperparameters (see docstring)'}",
-          flush=True)
-    header = f"{'estimator':<15} {'Nystrom':>7} {'acc (%)':>8} {'std':>5} {'paper':>6} " \
-             f"{'fit (s)':>8}  params"
+    print(
+        f"uWave: {len(y)} train / {len(yt)} test, 3 views x 315; draws={args.draws}; "
+        f"{'CV per cell' if args.cv else 'CV-selected hyperparameters (see docstring)'}",
+        flush=True,
+    )
+    header = (
+        f"{'estimator':<15} {'Nystrom':>7} {'acc (%)':>8} {'std':>5} {'paper':>6} "
+        f"{'fit (s)':>8}  params"
+    )
     rows = []
     for lev in levels:
         for name, cls in CLASSES.items():
-            base = cls(views=[315] * 3, metric="dense", n_landmarks=lev, max_iter=5,
-                       tol=1e-4, random_state=0)   # the paper's settings, explicit
+            base = cls(
+                views=[315] * 3,
+                metric="dense",
+                n_landmarks=lev,
+                max_iter=5,
+                tol=1e-4,
+                random_state=0,
+            )  # the paper's settings, explicit
             if args.cv:
                 grid = dict(GRIDS[name], kernel_params=[kp[1], kp[4], kp[8]])  # 1: paper's
-                gs = GridSearchCV(base, grid, cv=StratifiedKFold(3, shuffle=True,
-                                                                 random_state=0)).fit(X, y)
+                gs = GridSearchCV(
+                    base, grid, cv=StratifiedKFold(3, shuffle=True, random_state=0)
+                ).fit(X, y)
                 params = gs.best_params_
             else:
                 params = dict(FIXED[(name, lev)], kernel_params=kp[8])
@@ -79,8 +98,10 @@ def main(argv=None) -> int:
                 times.append(time.perf_counter() - t0)
                 accs.append(100 * est.score(Xt, yt))
             shown = {k: v for k, v in params.items() if k != "kernel_params"}
-            row = (f"{name:<15} {lev:>7.0%} {np.mean(accs):>8.2f} {np.std(accs):>5.2f} "
-                   f"{PAPER[(name, lev)]:>6.2f} {np.mean(times):>8.2f}  {shown}")
+            row = (
+                f"{name:<15} {lev:>7.0%} {np.mean(accs):>8.2f} {np.std(accs):>5.2f} "
+                f"{PAPER[(name, lev)]:>6.2f} {np.mean(times):>8.2f}  {shown}"
+            )
             rows.append(row)
             print(row, flush=True)
     print()

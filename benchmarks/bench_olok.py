@@ -42,41 +42,59 @@ def main() -> None:
     for name in args.datasets:
         task = R.load_task(name, args.data, args.seed)
         progress = R.Progress(args.splits, prefix=f"{name} ")
-        results[name] = R.table1_dataset(name, task, args.splits, args.quick, args.seed,
-                                         progress)
+        results[name] = R.table1_dataset(name, task, args.splits, args.quick, args.seed, progress)
         if name in ("synthetic", "parkinson", "wine"):
-            curves[name] = R.learning_curve(*results[name]["first_split"],
-                                            results[name]["params"], n_points=15)
+            curves[name] = R.learning_curve(
+                *results[name]["first_split"], results[name]["params"], n_points=15
+            )
 
     print(f"\nTest MSE (standardised targets) +- std over {args.splits} splits, final-fit time")
-    print(f"{'data':17s} {'method':7s} {'MSE':>10s} {'std':>9s} {'time s':>8s} "
-          f"{'paper MSE':>9s} {'paper s':>8s}  parameters")
+    print(
+        f"{'data':17s} {'method':7s} {'MSE':>10s} {'std':>9s} {'time s':>8s} "
+        f"{'paper MSE':>9s} {'paper s':>8s}  parameters"
+    )
     for name, res in results.items():
         for m in R.METHODS:
             e, t = np.array(res["mse"][m]), np.array(res["time"][m])
             paper = R.PAPER.get((name, m), (np.nan, np.nan, np.nan))
-            print(f"{name:17s} {m:7s} {e.mean():10.4g} {e.std():9.2g} {t.mean():8.3g} "
-                  f"{paper[0]:9.2g} {paper[2]:8.3g}  {R.describe_params(res['params'][m])}")
-        print(f"{name:17s} {'mean':7s} {np.mean(res['baseline']):10.4g}   (predicting the "
-              "training mean)")
+            print(
+                f"{name:17s} {m:7s} {e.mean():10.4g} {e.std():9.2g} {t.mean():8.3g} "
+                f"{paper[0]:9.2g} {paper[2]:8.3g}  {R.describe_params(res['params'][m])}"
+            )
+        print(
+            f"{name:17s} {'mean':7s} {np.mean(res['baseline']):10.4g}   (predicting the "
+            "training mean)"
+        )
     if curves:
         path = R.figure(curves, args.figure)
         print(f"\nFig. 1 written to {path}")
         for name, c in curves.items():
-            print(f"  {name}: OLOK {c['OLOK'][0]:.3g} (t={c['t'][0]}) -> {c['OLOK'][-1]:.3g} "
-                  f"(t={c['t'][-1]}), T-OLOK -> {c['T-OLOK'][-1]:.3g}, vv-RLS {c['vv-RLS']:.3g}")
+            print(
+                f"  {name}: OLOK {c['OLOK'][0]:.3g} (t={c['t'][0]}) -> {c['OLOK'][-1]:.3g} "
+                f"(t={c['t'][-1]}), T-OLOK -> {c['T-OLOK'][-1]:.3g}, vv-RLS {c['vv-RLS']:.3g}"
+            )
 
     syn = R.load_task("synthetic", args.data, args.seed)
     X = (syn["X"] - syn["X"].mean(0)) / syn["X"].std(0)
     Y = (syn["Y"] - syn["Y"].mean(0)) / syn["Y"].std(0)
-    params = (results["synthetic"]["params"]["OLOK"] if "synthetic" in results else
-              dict(kernel_params={"gamma": 0.0006}, output_kernel=R.OUTPUT_KERNEL,
-                   learning_rate="constant", eta0=0.3 / 2.9, alpha=1e-5))
+    params = (
+        results["synthetic"]["params"]["OLOK"]
+        if "synthetic" in results
+        else dict(
+            kernel_params={"gamma": 0.0006},
+            output_kernel=R.OUTPUT_KERNEL,
+            learning_rate="constant",
+            eta0=0.3 / 2.9,
+            alpha=1e-5,
+        )
+    )
     sp = R.speed_vs_reference(X, Y, params)
-    print(f"\nOne-pass OLOK fit, synthetic n = {sp['n']}, d = {sp['d']}: fast "
-          f"{sp['fast_s']:.3f} s, per-sample reference {sp['reference_s']:.3f} s, "
-          f"speed-up {sp['speedup']:.1f}x (target >= 10x), max |prediction difference| "
-          f"{sp['max_abs_diff']:.2g}")
+    print(
+        f"\nOne-pass OLOK fit, synthetic n = {sp['n']}, d = {sp['d']}: fast "
+        f"{sp['fast_s']:.3f} s, per-sample reference {sp['reference_s']:.3f} s, "
+        f"speed-up {sp['speedup']:.1f}x (target >= 10x), max |prediction difference| "
+        f"{sp['max_abs_diff']:.2g}"
+    )
 
 
 if __name__ == "__main__":

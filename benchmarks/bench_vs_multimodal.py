@@ -19,6 +19,7 @@ Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_vs_multimo
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import subprocess
 import sys
@@ -46,8 +47,9 @@ def ensure_multimodal():
         return importlib.import_module("multimodal")
     except ImportError:
         print("installing scikit-multimodallearn ...", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                        "scikit-multimodallearn"], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "scikit-multimodallearn"], check=True
+        )
         importlib.invalidate_caches()
         return importlib.import_module("multimodal")
 
@@ -58,7 +60,7 @@ def _their_ova(make, X, y, Xt, views_ind):
     D = np.empty((Xt.shape[0], classes.size))
     t = time.perf_counter()
     models = []
-    for k, c in enumerate(classes):
+    for c in classes:
         models.append(make().fit(X, (y == c).astype(int), views_ind=views_ind))
     seconds = time.perf_counter() - t
     for k, m in enumerate(models):
@@ -71,8 +73,11 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=None)
     ap.add_argument("--levels", default="0.06,0.12,0.24")
     ap.add_argument("--draws", type=int, default=1)
-    ap.add_argument("--output", default=None,
-                    help="also write the markdown table (with the command and date) here")
+    ap.add_argument(
+        "--output",
+        default=None,
+        help="also write the markdown table (with the command and date) here",
+    )
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", ConvergenceWarning)
     d = load_split(args.data)
@@ -83,33 +88,72 @@ def main(argv=None) -> int:
         mm = ensure_multimodal()
         from multimodal.kernels.lpMKL import MKL
         from multimodal.kernels.mvml import MVML
+
         their_version = getattr(mm, "__version__", "?")
     except Exception as exc:  # report, keep our side
         MVML = MKL = None
         their_version = f"unavailable ({type(exc).__name__}: {exc})"
-    print(f"uWave {n} train / {len(d.yt)} test; alpha=lambda={ALPHA}, eta={ETA}, bandwidth "
-          f"factor {FACTOR}, {N_ITER} iterations; scikit-multimodallearn {their_version}",
-          flush=True)
+    print(
+        f"uWave {n} train / {len(d.yt)} test; alpha=lambda={ALPHA}, eta={ETA}, bandwidth "
+        f"factor {FACTOR}, {N_ITER} iterations; scikit-multimodallearn {their_version}",
+        flush=True,
+    )
     methods = {
-        "MVML (dense A)": (lambda p, s: MVMLClassifier(alpha=ALPHA, eta=ETA, metric="dense",
-                                                       max_iter=N_ITER, tol=TOL,
-                                                       n_landmarks=p,
-                                                       kernel_params=gammas,
-                                                       views=VIEW_SIZES, random_state=s),
-                           lambda frac: MVML(lmbda=ALPHA, eta=ETA, nystrom_param=frac,
-                                             kernel="rbf", kernel_params=gammas, learn_A=1,
-                                             n_loops=N_ITER)),
-        "MVML_I": (lambda p, s: MVMLClassifier(alpha=ALPHA, metric="identity", max_iter=N_ITER,
-                                               tol=TOL, n_landmarks=p, kernel_params=gammas,
-                                               views=VIEW_SIZES, random_state=s),
-                   lambda frac: MVML(lmbda=ALPHA, eta=ETA, nystrom_param=frac, kernel="rbf",
-                                     kernel_params=gammas, learn_A=4, n_loops=N_ITER)),
+        "MVML (dense A)": (
+            lambda p, s: MVMLClassifier(
+                alpha=ALPHA,
+                eta=ETA,
+                metric="dense",
+                max_iter=N_ITER,
+                tol=TOL,
+                n_landmarks=p,
+                kernel_params=gammas,
+                views=VIEW_SIZES,
+                random_state=s,
+            ),
+            lambda frac: MVML(
+                lmbda=ALPHA,
+                eta=ETA,
+                nystrom_param=frac,
+                kernel="rbf",
+                kernel_params=gammas,
+                learn_A=1,
+                n_loops=N_ITER,
+            ),
+        ),
+        "MVML_I": (
+            lambda p, s: MVMLClassifier(
+                alpha=ALPHA,
+                metric="identity",
+                max_iter=N_ITER,
+                tol=TOL,
+                n_landmarks=p,
+                kernel_params=gammas,
+                views=VIEW_SIZES,
+                random_state=s,
+            ),
+            lambda frac: MVML(
+                lmbda=ALPHA,
+                eta=ETA,
+                nystrom_param=frac,
+                kernel="rbf",
+                kernel_params=gammas,
+                learn_A=4,
+                n_loops=N_ITER,
+            ),
+        ),
         "lpMKL (p=2, kernel ridge)": (
-            lambda p, s: LpMKLClassifier(alpha=ALPHA, loss="squared", p=2.0, n_landmarks=p,
-                                         kernel_params=gammas, views=VIEW_SIZES,
-                                         random_state=s),
-            lambda frac: MKL(lmbda=ALPHA, nystrom_param=frac, kernel="rbf",
-                             kernel_params=gammas)),
+            lambda p, s: LpMKLClassifier(
+                alpha=ALPHA,
+                loss="squared",
+                p=2.0,
+                n_landmarks=p,
+                kernel_params=gammas,
+                views=VIEW_SIZES,
+                random_state=s,
+            ),
+            lambda frac: MKL(lmbda=ALPHA, nystrom_param=frac, kernel="rbf", kernel_params=gammas),
+        ),
     }
     rows = []
     for level in [float(x) for x in args.levels.split(",")]:
@@ -130,29 +174,39 @@ def main(argv=None) -> int:
                 else:
                     try:
                         frac = (p + 0.5) / n  # their p = floor(frac * n)
-                        pred, t_theirs = _their_ova(lambda: theirs_make(frac), d.X[order],
-                                                    d.y[order], d.Xt, views_ind)
+                        pred, t_theirs = _their_ova(
+                            functools.partial(theirs_make, frac),
+                            d.X[order],
+                            d.y[order],
+                            d.Xt,
+                            views_ind,
+                        )
                         acc_theirs, note = 100 * float(np.mean(pred == d.yt)), ""
                     except Exception as exc:
                         acc_theirs, t_theirs = None, None
                         note = f"{type(exc).__name__}: {str(exc)[:80]}"
                         traceback.print_exc(limit=2)
-                rows.append((name, level, draw, acc_ours, acc_theirs, t_ours, t_theirs, same,
-                             note))
-                r = rows[-1]
-                print(f"  {name:<26s} {level:>5.0%} draw {draw}: ours {acc_ours:.2f} % "
-                      f"{t_ours:.2f} s | theirs "
-                      + (f"{acc_theirs:.2f} % {t_theirs:.2f} s" if acc_theirs is not None
-                         else note), flush=True)
-    lines = ["| method | landmarks | draw | ours acc (%) | scikit-multimodallearn acc (%) | "
-             "ours fit (s) | theirs fit (s) | fit-time ratio theirs/ours | same landmarks | "
-             "note |", "|---|---|---|---|---|---|---|---|---|---|"]
+                rows.append((name, level, draw, acc_ours, acc_theirs, t_ours, t_theirs, same, note))
+                print(
+                    f"  {name:<26s} {level:>5.0%} draw {draw}: ours {acc_ours:.2f} % "
+                    f"{t_ours:.2f} s | theirs "
+                    + (f"{acc_theirs:.2f} % {t_theirs:.2f} s" if acc_theirs is not None else note),
+                    flush=True,
+                )
+    lines = [
+        "| method | landmarks | draw | ours acc (%) | scikit-multimodallearn acc (%) | "
+        "ours fit (s) | theirs fit (s) | fit-time ratio theirs/ours | same landmarks | "
+        "note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, level, draw, ao, at, to, tt, same, note in rows:
         fmt_t = f"{at:.2f}" if at is not None else "-"
         ratio = f"{tt / to:.1f}" if tt is not None else "-"
         tts = f"{tt:.2f}" if tt is not None else "-"
-        lines.append(f"| {name} | {level:.0%} | {draw} | {ao:.2f} | {fmt_t} | {to:.2f} | "
-                     f"{tts} | {ratio} | {'yes' if same else 'no'} | {note} |")
+        lines.append(
+            f"| {name} | {level:.0%} | {draw} | {ao:.2f} | {fmt_t} | {to:.2f} | "
+            f"{tts} | {ratio} | {'yes' if same else 'no'} | {note} |"
+        )
     print()
     print("\n".join(lines))
     if args.output:
@@ -160,9 +214,11 @@ def main(argv=None) -> int:
         import os
 
         cmd = "python benchmarks/bench_vs_multimodal.py " + " ".join(argv or sys.argv[1:])
-        head = (f"Generated by `{cmd}` on {datetime.date.today()} "
-                f"(scikit-multimodallearn {their_version}, {os.cpu_count()} CPUs; fit times "
-                "are wall clock under whatever load the machine had).\n\n")
+        head = (
+            f"Generated by `{cmd}` on {datetime.date.today()} "
+            f"(scikit-multimodallearn {their_version}, {os.cpu_count()} CPUs; fit times "
+            "are wall clock under whatever load the machine had).\n\n"
+        )
         with open(args.output, "w") as fh:
             fh.write(head + "\n".join(lines) + "\n")
     return 0

@@ -37,13 +37,17 @@ def client(request):
     import sys
 
     distributed = pytest.importorskip(
-        "distributed", reason="dask.distributed is not installed (pip install 'mvkernels[dask]')")
+        "distributed", reason="dask.distributed is not installed (pip install 'mvkernels[dask]')"
+    )
     import cloudpickle
 
     module = sys.modules[request.module.__name__]
     cloudpickle.register_pickle_by_value(module)
     cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        dashboard_address=None,
         memory_limit="2GiB",
     )
     cl = distributed.Client(cluster)

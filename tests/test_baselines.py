@@ -51,8 +51,9 @@ def test_lpmkl_one_view_equals_svm(rng):
     ref = SVC(kernel="precomputed", C=2.0).fit(K, yc)
     Xt = rng.standard_normal((15, 3))
     Kt = rbf_kernel(Xt, X0, gamma=_gamma(X0))
-    np.testing.assert_allclose(ours.decision_function([Xt]), ref.decision_function(Kt),
-                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        ours.decision_function([Xt]), ref.decision_function(Kt), rtol=1e-6, atol=1e-8
+    )
     np.testing.assert_array_equal(ours.predict([Xt]), ref.predict(Kt))
 
 
@@ -98,8 +99,9 @@ def test_late_fusion_is_mean_of_per_view_models(rng):
     np.testing.assert_allclose(late, np.mean(per_view, axis=0), rtol=1e-12)
     yc = (y > np.median(y)).astype(int)
     dec = B.LateFusionClassifier(C=1.0).fit(Xs, yc).decision_function(Xt)
-    per_view = [B.SingleViewClassifier(C=1.0, view=l).fit(Xs, yc).decision_function(Xt)
-                for l in (0, 1)]
+    per_view = [
+        B.SingleViewClassifier(C=1.0, view=l).fit(Xs, yc).decision_function(Xt) for l in (0, 1)
+    ]
     np.testing.assert_allclose(dec, np.mean(per_view, axis=0), rtol=1e-10)
 
 
@@ -245,7 +247,8 @@ def test_mlkr_learns_to_ignore_noise_columns(rng):
     assert col[0] > 2 * col[1:].max()
     assert est.score([X[:, :2], X[:, 2:]], y) > 0.8
     clf = B.MLKRClassifier(max_iter=30, n_landmarks=0.5, random_state=0).fit(
-        [X[:, :2], X[:, 2:]], (y > 0).astype(int))
+        [X[:, :2], X[:, 2:]], (y > 0).astype(int)
+    )
     assert clf.landmark_indices_.size == 60
     assert clf.score([X[:, :2], X[:, 2:]], (y > 0).astype(int)) > 0.85
 
@@ -257,7 +260,10 @@ def test_bad_input_errors(rng):
         B.LpMKLRegressor().fit([Xs[0], Xs[1][:59]], y)
     with pytest.raises(ValueError, match="y has 59 samples"):
         B.LateFusionRegressor().fit(Xs, y[:59])
-    with pytest.raises(ValueError, match="'p' parameter of LpMKLRegressor must be a float in the range \\[1.0, inf\\)"):
+    with pytest.raises(
+        ValueError,
+        match="'p' parameter of LpMKLRegressor must be a float in the range \\[1.0, inf\\)",
+    ):
         B.LpMKLRegressor(p=0.5).fit(Xs, y)
     with pytest.raises(ValueError, match="alpha"):
         B.OKLRegressor(alpha=0).fit(Xs, y)
@@ -284,12 +290,17 @@ def test_bad_input_errors(rng):
 
 # ------------------------------------------------------------------ scikit-learn checks
 _ESTIMATORS = [
-    B.SingleViewRegressor(cv=2), B.SingleViewClassifier(cv=2), B.EarlyFusionClassifier(),
-    B.LateFusionRegressor(), B.LpMKLRegressor(max_iter=5),
+    B.SingleViewRegressor(cv=2),
+    B.SingleViewClassifier(cv=2),
+    B.EarlyFusionClassifier(),
+    B.LateFusionRegressor(),
+    B.LpMKLRegressor(max_iter=5),
     B.LpMKLClassifier(max_iter=5, loss="squared", alpha=0.1),
     B.LpMKLClassifier(max_iter=3, n_landmarks=0.5, random_state=0),
-    B.OKLRegressor(max_iter=5), B.OKLClassifier(max_iter=5),
-    B.MLKRRegressor(max_iter=5, n_components=2), B.MLKRClassifier(max_iter=5),
+    B.OKLRegressor(max_iter=5),
+    B.OKLClassifier(max_iter=5),
+    B.MLKRRegressor(max_iter=5, n_components=2),
+    B.MLKRClassifier(max_iter=5),
 ]
 
 

@@ -14,8 +14,9 @@ pytestmark = pytest.mark.realdata
 
 def test_uwave_baselines_at_6_percent_landmarks(data_dir):
     d = load_split(str(data_dir))
-    common = dict(n_landmarks=0.06, views=VIEW_SIZES, random_state=0,
-                  kernel_params=d.view_gammas(8))
+    common = dict(
+        n_landmarks=0.06, views=VIEW_SIZES, random_state=0, kernel_params=d.view_gammas(8)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         lp = B.LpMKLClassifier(loss="squared", alpha=0.1, **common).fit(d.X, d.y)

@@ -5,11 +5,12 @@ rows give the in-memory results to 1e-10 (real data: uWave); transform is lazy; 
 selection and bandwidth heuristics bring only sampled rows to the client.
 """
 
-
 import numpy as np
 import pytest
 
-da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'mvkernels[dask]')")
+da = pytest.importorskip(
+    "dask.array", reason="dask is not installed (pip install 'mvkernels[dask]')"
+)
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install 'mvkernels[dask]')"
 )
@@ -55,7 +56,9 @@ def test_uwave_fit_and_moments_equal_in_memory(client, uwave, strategy):
     ny = BlockNystrom(n_landmarks=0.12, landmarks=strategy, random_state=0).fit(to_dask(Xs))
     np.testing.assert_array_equal(ny.landmark_indices_, ref.landmark_indices_)
     for l in range(3):
-        assert ny.kernels_[l].params_["gamma"] == pytest.approx(ref.kernels_[l].params_["gamma"], rel=1e-12)
+        assert ny.kernels_[l].params_["gamma"] == pytest.approx(
+            ref.kernels_[l].params_["gamma"], rel=1e-12
+        )
         close(ny.landmarks_[l], ref.landmarks_[l])
         close(ny.normalizers_[l], ref.normalizers_[l])
     m_ref = ref.moments(Xs, Y)
@@ -89,8 +92,12 @@ def test_uwave_transform_is_lazy_and_equal(client, uwave):
 def _raising_array(n, d, chunk, allowed, seed=0):
     """Dask array generated per block; computing a block outside ``allowed`` raises."""
     return da.map_blocks(
-        _gen_block, dtype=float, chunks=((chunk,) * (n // chunk), (d,)),
-        allowed=frozenset(int(b) for b in allowed), seed=seed, meta=np.empty((0, 0)),
+        _gen_block,
+        dtype=float,
+        chunks=((chunk,) * (n // chunk), (d,)),
+        allowed=frozenset(int(b) for b in allowed),
+        seed=seed,
+        meta=np.empty((0, 0)),
     )
 
 
@@ -122,7 +129,9 @@ def test_uniform_landmarks_gather_only_their_rows(client):
     assert np.unique(idx // CHUNK).size < N_BIG // CHUNK  # some blocks must stay untouched
     with pytest.raises(RuntimeError, match="was computed"):  # the guard works
         X.sum().compute()
-    ny = BlockNystrom(n_landmarks=p, kernel_params={"gamma": 0.3}, random_state=0).fit([X, X[:, ::-1]])
+    ny = BlockNystrom(n_landmarks=p, kernel_params={"gamma": 0.3}, random_state=0).fit(
+        [X, X[:, ::-1]]
+    )
     np.testing.assert_array_equal(ny.landmark_indices_, idx)
     full_blocks = {b: _gen_block((b, 0), allowed={b}) for b in np.unique(idx // CHUNK)}
     expect = np.array([full_blocks[i // CHUNK][i % CHUNK] for i in idx])

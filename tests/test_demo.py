@@ -46,8 +46,9 @@ def test_corrupted_views_are_built_as_documented():
 def test_learned_block_norms_match_the_direct_formula():
     Xs, y = load_digits_views()
     idx = np.arange(0, len(y), 6)
-    est = MVMLClassifier(n_landmarks=20, max_iter=3, alpha=1e-2, eta=1e-2,
-                         random_state=0).fit([X[idx] for X in Xs], y[idx])
+    est = MVMLClassifier(n_landmarks=20, max_iter=3, alpha=1e-2, eta=1e-2, random_state=0).fit(
+        [X[idx] for X in Xs], y[idx]
+    )
     N = learned_block_norms(est)
     assert N.shape == (3, 3)
     np.testing.assert_allclose(N, N.T)
@@ -84,8 +85,12 @@ def test_quick_demo_writes_its_files_and_sane_numbers(tmp_path, monkeypatch):
             assert 0.0 < r["cpu_seconds"] < 600.0, (c, r)
     svc = {c: per_case[c]["SVC() on the concatenated views"]["test_accuracy"] for c in cases}
     default = {c: per_case[c]["MVMLClassifier() (defaults)"]["test_accuracy"] for c in cases}
-    cv = {c: next(r["test_accuracy"] for m, r in per_case[c].items()
-                  if m.startswith("MVMLClassifierCV")) for c in cases}
+    cv = {
+        c: next(
+            r["test_accuracy"] for m, r in per_case[c].items() if m.startswith("MVMLClassifierCV")
+        )
+        for c in cases
+    }
     # clean views: everything is a good digit classifier
     assert svc["clean"] > 0.95 and default["clean"] > 0.95 and cv["clean"] > 0.95
     # unequal views: the noise views hurt a kernel on the concatenation far more than

@@ -35,7 +35,10 @@ def test_list_and_single_array_forms_agree(rng):
     [
         (lambda Xs: [Xs[0], Xs[1][:50]], "view 1 has 50 samples, view 0 has 60"),
         (lambda Xs: [Xs[0], np.where(np.arange(5) == 2, np.nan, Xs[1])], "view 1 contains NaN"),
-        (lambda Xs: [np.where(np.arange(3) == 0, np.inf, Xs[0]), Xs[1]], "view 0 contains infinity"),
+        (
+            lambda Xs: [np.where(np.arange(3) == 0, np.inf, Xs[0]), Xs[1]],
+            "view 0 contains infinity",
+        ),
         (lambda Xs: [Xs[0], np.empty((60, 0))], "view 1 has 0 features"),
         (lambda Xs: [Xs[0][:0], Xs[1][:0]], "view 0 has 0 sample"),
         (lambda Xs: [Xs[0], Xs[1][:, 0]], "view 1 is 1-D"),
@@ -65,7 +68,9 @@ def test_default_gaussian_bandwidth_is_mean_distance(rng):
     sigma = pdist(X).mean()
     k = ViewKernel("rbf").fit(X)
     assert k.params_["gamma"] == pytest.approx(1 / (2 * sigma**2))
-    np.testing.assert_allclose(k(X, X), np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / (2 * sigma**2)))
+    np.testing.assert_allclose(
+        k(X, X), np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / (2 * sigma**2))
+    )
 
 
 def test_bandwidth_subsample_is_close_and_seeded(rng):
@@ -190,8 +195,9 @@ def test_kmeanspp_approximates_better_than_uniform():
     for strategy in ("uniform", "kmeans++"):
         e = []
         for seed in range(5):
-            ny = BlockNystrom(n_landmarks=12, landmarks=strategy, kernel_params={"gamma": 0.5},
-                              random_state=seed).fit(Xs)
+            ny = BlockNystrom(
+                n_landmarks=12, landmarks=strategy, kernel_params={"gamma": 0.5}, random_state=seed
+            ).fit(Xs)
             U = ny.transform(Xs)[:, :12]
             K = ny.kernels_[0](X, X)
             e.append(np.linalg.norm(K - U @ U.T))
@@ -209,7 +215,9 @@ def test_chunked_moments_equal_dense(rng):
     np.testing.assert_allclose(m.cross, U.T @ Y, atol=1e-10)
     np.testing.assert_allclose(m.sum, U.sum(0), atol=1e-10)
     assert m.n_samples == 101
-    half = FeatureMoments.from_features(U[:50], Y[:50]).merge(FeatureMoments.from_features(U[50:], Y[50:]))
+    half = FeatureMoments.from_features(U[:50], Y[:50]).merge(
+        FeatureMoments.from_features(U[50:], Y[50:])
+    )
     np.testing.assert_allclose(half.gram, m.gram, atol=1e-10)
 
 
@@ -217,7 +225,7 @@ def test_moments_scatter_is_stable_under_a_large_common_mean(rng):
     """Chan's pairwise update keeps the centred scatter accurate where gram - n m m^T is not."""
     U = 1e4 + rng.standard_normal((3000, 4)) * 1e-3  # spread 1e-3 around a mean of 1e4
     exact = (U - U.mean(0)).T @ (U - U.mean(0))
-    parts = [FeatureMoments.from_features(U[i:i + 250]) for i in range(0, 3000, 250)]
+    parts = [FeatureMoments.from_features(U[i : i + 250]) for i in range(0, 3000, 250)]
     left = parts[0]
     for p in parts[1:]:
         left = left.merge(p)
@@ -251,7 +259,9 @@ def test_precomputed_kernel_errors(rng):
     ny = BlockNystrom(kernel="precomputed", n_landmarks=5)
     with pytest.raises(ValueError, match="view 1: precomputed kernel is not symmetric"):
         ny.fit([K, K + np.triu(np.ones_like(K), 1)])
-    with pytest.raises(ValueError, match="view 0: precomputed kernel is not positive semi-definite"):
+    with pytest.raises(
+        ValueError, match="view 0: precomputed kernel is not positive semi-definite"
+    ):
         ny.fit([K - 2 * np.eye(20), K])
     with pytest.raises(ValueError, match="must be square"):
         ny.fit([K[:, :10], K[:, :10]])

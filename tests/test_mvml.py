@@ -73,8 +73,7 @@ def test_push_through_g_step_equals_eq8(rng):
     g = est._g_step(full_problem(Ks, y), 0, PSDFactor(A), w, {})
     np.testing.assert_allclose(g, direct, rtol=1e-7, atol=1e-9)
     # the data loss is ||y - W H g||^2
-    assert np.isclose(est._data_loss(full_problem(Ks, y), 0, g, w),
-                      np.sum((y - Wm @ H @ g) ** 2))
+    assert np.isclose(est._data_loss(full_problem(Ks, y), 0, g, w), np.sum((y - Wm @ H @ g) ** 2))
 
 
 def test_dense_step_equals_eq9(rng):
@@ -129,18 +128,19 @@ def test_sparse_step_rejects_candidates_whose_range_misses_g(eta, mu0):
     assert np.abs(A1[2:, 2:]).max() > 0 and fac1.range_residual(g) < 1e-8
     # the accepted step decreases the true objective h + eta R (h finite)
     h = lambda M: lam * g @ np.linalg.solve(M, g)  # noqa: E731
-    assert h(A1) + eta * M.metric_penalty(A1, "sparse", 2) \
-        < h(A) + eta * M.metric_penalty(A, "sparse", 2)
+    assert h(A1) + eta * M.metric_penalty(A1, "sparse", 2) < h(A) + eta * M.metric_penalty(
+        A, "sparse", 2
+    )
 
 
 def test_prox_group_frobenius_is_the_proximal_operator(rng):
     v, b, t = 3, 3, 0.9
     B = rng.standard_normal((v * b, v * b))
     B = B + B.T
-    B[:b, b:2 * b] *= 0.05  # a small pair that is zeroed
-    B[b:2 * b, :b] *= 0.05
+    B[:b, b : 2 * b] *= 0.05  # a small pair that is zeroed
+    B[b : 2 * b, :b] *= 0.05
     X = prox_group_frobenius(B, t, v)
-    assert np.all(X[:b, b:2 * b] == 0)
+    assert np.all(X[:b, b : 2 * b] == 0)
 
     def obj(Z):
         return 0.5 * np.sum((Z - B) ** 2) + t * np.triu(group_norms(Z, v)).sum()
@@ -154,15 +154,18 @@ def test_prox_group_frobenius_is_the_proximal_operator(rng):
 
 def test_w_step_equals_eq10(rng):
     Xs, y = reg_data(rng, n=25)
-    est = quiet(lambda: MVMLRegressor(alpha=0.1, eta=0.5, learn_weights=True, max_iter=3).fit(Xs, y))
+    est = quiet(
+        lambda: MVMLRegressor(alpha=0.1, eta=0.5, learn_weights=True, max_iter=3).fit(Xs, y)
+    )
     Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
     g = est.coef_
     Z = np.column_stack([Ks[0] @ g[:25], Ks[1] @ g[25:]])
     # eq. 10 (direct least squares) and its sum-to-one version used by the estimators
     ZtZ, Zty = full_problem(Ks, y).view_moments(g, 0)
     w_direct = np.linalg.lstsq(Z, y, rcond=None)[0]
-    np.testing.assert_allclose(M.least_squares_weights(ZtZ, Zty, sum_to_one=False), w_direct,
-                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(
+        M.least_squares_weights(ZtZ, Zty, sum_to_one=False), w_direct, rtol=1e-6, atol=1e-9
+    )
     # constrained: w = w0 + N z with 1^T w0 = 1, N spanning 1-perp
     w0, N = np.array([0.5, 0.5]), np.array([[1.0], [-1.0]])
     z = np.linalg.lstsq(Z @ N, y - Z @ w0, rcond=None)[0]
@@ -189,9 +192,18 @@ def test_sufficient_statistics_equal_direct_nystrom(rng):
     U = nys.transform(Xs)
     mom = nys.moments(Xs, y)
     p, v, lam = 8, 3, 0.05
-    prob = MVMLProblem("nystrom", 60, v, p, y.reshape(-1, 1), gram=mom.gram,
-                       cross=mom.cross.reshape(-1, 1), feature_sum=mom.sum,
-                       feature_map=nys, Xs=Xs)
+    prob = MVMLProblem(
+        "nystrom",
+        60,
+        v,
+        p,
+        y.reshape(-1, 1),
+        gram=mom.gram,
+        cross=mom.cross.reshape(-1, 1),
+        feature_sum=mom.sum,
+        feature_map=nys,
+        Xs=Xs,
+    )
     A = random_spd(rng, v * p)
     w = np.array([0.2, 0.5, 0.3])
     WU = U * np.repeat(w, p)  # (w^T (x) I_n) U
@@ -200,7 +212,7 @@ def test_sufficient_statistics_equal_direct_nystrom(rng):
     g = est._g_step(prob, 0, PSDFactor(A), w, {})
     np.testing.assert_allclose(g, direct, rtol=1e-7, atol=1e-9)
     assert np.isclose(est._data_loss(prob, 0, g, w), np.sum((y - WU @ g) ** 2), rtol=1e-9)
-    Z = np.column_stack([U[:, l * p:(l + 1) * p] @ g[l * p:(l + 1) * p] for l in range(v)])
+    Z = np.column_stack([U[:, l * p : (l + 1) * p] @ g[l * p : (l + 1) * p] for l in range(v)])
     ZtZ, Zty = prob.view_moments(g, 0)  # eq. 17 from C and c only
     np.testing.assert_allclose(ZtZ, Z.T @ Z, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(Zty, Z.T @ y, rtol=1e-9, atol=1e-10)
@@ -256,19 +268,33 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
     est = MVMLRegressor(alpha=0.05)
     g = est._g_step(full_problem(Ks, y), 0, PSDFactor(A), w, {})
     mom = nys.moments(Xs, y)
-    prob = MVMLProblem("nystrom", n, 2, n, y.reshape(-1, 1), gram=mom.gram,
-                       cross=mom.cross.reshape(-1, 1), feature_sum=mom.sum)
+    prob = MVMLProblem(
+        "nystrom",
+        n,
+        2,
+        n,
+        y.reshape(-1, 1),
+        gram=mom.gram,
+        cross=mom.cross.reshape(-1, 1),
+        feature_sum=mom.sum,
+    )
     gt = est._g_step(prob, 0, PSDFactor(At), w, {})
     np.testing.assert_allclose(gt, Ub.T @ g, rtol=1e-6, atol=1e-8)  # g~ = U^T g
     assert np.isclose(PSDFactor(At).quad(gt), PSDFactor(A).quad(g), rtol=1e-6)
     # identity metric: Nystrom A~ = I is the full model with A = H^+ (kernel blockdiag(K_l))
-    ident = MVMLRegressor(metric="identity", alpha=0.05, kernel="laplacian", n_landmarks=1.0,
-                          bandwidth_factor=1.0,
-                          random_state=0).fit(Xs, y)
+    ident = MVMLRegressor(
+        metric="identity",
+        alpha=0.05,
+        kernel="laplacian",
+        n_landmarks=1.0,
+        bandwidth_factor=1.0,
+        random_state=0,
+    ).fit(Xs, y)
     Hp = np.linalg.pinv(blockdiag(Ks))
     g_full = est._g_step(full_problem(Ks, y), 0, PSDFactor(Hp), np.array([0.5, 0.5]), {})
-    np.testing.assert_allclose(ident.predict(Xs), full_problem(Ks, y).design([0.5, 0.5]) @ g_full,
-                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        ident.predict(Xs), full_problem(Ks, y).design([0.5, 0.5]) @ g_full, rtol=1e-6, atol=1e-8
+    )
 
 
 # ------------------------------------------------------------------ metric properties
@@ -276,8 +302,17 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
 @pytest.mark.parametrize("n_landmarks", [None, 12])
 def test_learned_metric_symmetric_positive_and_objective_decreases(rng, metric, n_landmarks):
     Xs, y = reg_data(rng, n=40)
-    est = quiet(lambda: MVMLRegressor(metric=metric, alpha=0.1, eta=0.05, max_iter=15, tol=0,
-                                      n_landmarks=n_landmarks, random_state=0).fit(Xs, y))
+    est = quiet(
+        lambda: MVMLRegressor(
+            metric=metric,
+            alpha=0.1,
+            eta=0.05,
+            max_iter=15,
+            tol=0,
+            n_landmarks=n_landmarks,
+            random_state=0,
+        ).fit(Xs, y)
+    )
     A = est.metric_
     d = 2 * (40 if n_landmarks is None else 12)
     assert A.shape == (d, d)
@@ -299,8 +334,17 @@ def test_sparse_metric_zeroes_view_pair_blocks_as_eta_grows(rng):
     y = np.sin(2 * Xs[0][:, 0]) + 0.1 * rng.standard_normal(n)  # only view 0 matters
     zeros = []
     for eta in [1e-3, 1.0, 10.0, 100.0]:
-        est = quiet(lambda: MVMLRegressor(metric="sparse", alpha=0.1, eta=eta, max_iter=30, tol=1e-4,
-                                          n_landmarks=p, random_state=0).fit(Xs, y))
+        est = quiet(
+            lambda eta=eta: MVMLRegressor(
+                metric="sparse",
+                alpha=0.1,
+                eta=eta,
+                max_iter=30,
+                tol=1e-4,
+                n_landmarks=p,
+                random_state=0,
+            ).fit(Xs, y)
+        )
         N = group_norms(est.metric_, 3)
         zeros.append(int(np.sum(np.triu(N == 0))))
         assert est.metric_min_eigenvalue_ > -1e-10
@@ -308,11 +352,22 @@ def test_sparse_metric_zeroes_view_pair_blocks_as_eta_grows(rng):
     assert zeros[-1] >= 2, zeros
     assert all(a <= b for a, b in zip(zeros, zeros[1:])), zeros
     # the paper's threshold (eta instead of mu * eta) is available and differs
-    paper = quiet(lambda: MVMLRegressor(metric="sparse", alpha=0.1, eta=1.0, max_iter=5,
-                                        sparse_threshold="eta", n_landmarks=p,
-                                        random_state=0).fit(Xs, y))
-    ours = quiet(lambda: MVMLRegressor(metric="sparse", alpha=0.1, eta=1.0, max_iter=5,
-                                       n_landmarks=p, random_state=0).fit(Xs, y))
+    paper = quiet(
+        lambda: MVMLRegressor(
+            metric="sparse",
+            alpha=0.1,
+            eta=1.0,
+            max_iter=5,
+            sparse_threshold="eta",
+            n_landmarks=p,
+            random_state=0,
+        ).fit(Xs, y)
+    )
+    ours = quiet(
+        lambda: MVMLRegressor(
+            metric="sparse", alpha=0.1, eta=1.0, max_iter=5, n_landmarks=p, random_state=0
+        ).fit(Xs, y)
+    )
     assert not np.allclose(paper.metric_, ours.metric_)
 
 
@@ -335,8 +390,11 @@ def test_a_step_converges_to_rank_one_minimiser(rng):
 def test_dense_scheme_converges_to_joint_minimum(rng):
     Xs, y = reg_data(rng, n=60)
     lam, eta, p = 0.5, 0.05, 8
-    est = quiet(lambda: MVMLRegressor(alpha=lam, eta=eta, n_landmarks=p, max_iter=600, tol=0,
-                                      random_state=0).fit(Xs, y))
+    est = quiet(
+        lambda: MVMLRegressor(
+            alpha=lam, eta=eta, n_landmarks=p, max_iter=600, tol=0, random_state=0
+        ).fit(Xs, y)
+    )
     P = est.nystrom_.transform(Xs) * 0.5
     c = 3 * eta ** (1 / 3) * (lam / 2) ** (2 / 3)
 
@@ -367,8 +425,9 @@ def test_cov_metric_construction(rng):
     cov = np.cov(U.T, bias=True)
     np.testing.assert_allclose(At / At[0, 0], cov / cov[0, 0], rtol=1e-10)
     Uc = U - U.mean(0)
-    np.testing.assert_allclose(cov_metric_nystrom(U.T @ U, U.sum(0), 30, 2, scatter=Uc.T @ Uc),
-                               At, rtol=1e-10)  # stable scatter: same metric
+    np.testing.assert_allclose(
+        cov_metric_nystrom(U.T @ U, U.sum(0), 30, 2, scatter=Uc.T @ Uc), At, rtol=1e-10
+    )  # stable scatter: same metric
     Ub = blockdiag([U[:, :3], U[:, 3:]])
     assert np.isclose(np.trace(Ub @ At @ Ub.T), np.trace(U.T @ U))
 
@@ -382,10 +441,15 @@ def test_classifier_binary_and_multiclass_api(rng):
     assert clf.decision_function(Xs).shape == (60,)
     assert clf.metric_.shape == (120, 120) and clf.coef_.shape == (120,)
     assert clf.score(Xs, yb) > 0.9
-    np.testing.assert_array_equal(clf.predict(Xs), np.where(clf.decision_function(Xs) > 0, "yes", "no"))
+    np.testing.assert_array_equal(
+        clf.predict(Xs), np.where(clf.decision_function(Xs) > 0, "yes", "no")
+    )
     y3 = np.digitize(Xs[0][:, 0], [-0.5, 0.5])
-    clf3 = quiet(lambda: MVMLClassifier(alpha=0.1, eta=0.5, max_iter=3, n_landmarks=15,
-                                        random_state=0).fit(Xs, y3))
+    clf3 = quiet(
+        lambda: MVMLClassifier(alpha=0.1, eta=0.5, max_iter=3, n_landmarks=15, random_state=0).fit(
+            Xs, y3
+        )
+    )
     D = clf3.decision_function(Xs)
     assert D.shape == (60, 3)
     assert clf3.metric_.shape == (3, 30, 30) and clf3.coef_.shape == (3, 30)
@@ -399,10 +463,22 @@ def test_classifier_binary_and_multiclass_api(rng):
 def test_regressor_all_metrics_and_single_array_views(rng, metric):
     Xs, y = reg_data(rng, n=50)
     X = np.hstack(Xs)
-    a = quiet(lambda: MVMLRegressor(metric=metric, alpha=0.05, eta=0.1, max_iter=3,
-                                    n_landmarks=20, random_state=0).fit(Xs, y))
-    b = quiet(lambda: MVMLRegressor(metric=metric, alpha=0.05, eta=0.1, max_iter=3, views=[2, 3],
-                                    n_landmarks=20, random_state=0).fit(X, y))
+    a = quiet(
+        lambda: MVMLRegressor(
+            metric=metric, alpha=0.05, eta=0.1, max_iter=3, n_landmarks=20, random_state=0
+        ).fit(Xs, y)
+    )
+    b = quiet(
+        lambda: MVMLRegressor(
+            metric=metric,
+            alpha=0.05,
+            eta=0.1,
+            max_iter=3,
+            views=[2, 3],
+            n_landmarks=20,
+            random_state=0,
+        ).fit(X, y)
+    )
     np.testing.assert_allclose(a.predict(Xs), b.predict(X), rtol=1e-10)
     assert a.score(Xs, y) > 0.5
     if metric in ("identity", "cov"):
@@ -418,7 +494,7 @@ def test_gridsearch_and_cross_val_on_single_array(rng):
 
     Xs, y = reg_data(rng, n=60)
     X = np.hstack(Xs)
-    K = sum(0.25 * rbf_kernel(V, gamma=0.5) for V in Xs)     # w_l = 1/2
+    K = sum(0.25 * rbf_kernel(V, gamma=0.5) for V in Xs)  # w_l = 1/2
     cv = KFold(3, shuffle=True, random_state=0)
     alphas = [1e-3, 1e-1, 10.0]
 
@@ -430,13 +506,21 @@ def test_gridsearch_and_cross_val_on_single_array(rng):
         return np.array(out)
 
     ref = {a: krr_scores(a) for a in alphas}
-    est = MVMLRegressor(views=[2, 3], metric="identity", n_landmarks=1.0,
-                        kernel_params={"gamma": 0.5}, max_iter=2, tol=1e-4, random_state=0)
+    est = MVMLRegressor(
+        views=[2, 3],
+        metric="identity",
+        n_landmarks=1.0,
+        kernel_params={"gamma": 0.5},
+        max_iter=2,
+        tol=1e-4,
+        random_state=0,
+    )
     gs = GridSearchCV(est, {"alpha": alphas}, cv=cv).fit(X, y)
-    np.testing.assert_allclose(gs.cv_results_["mean_test_score"],
-                               [ref[a].mean() for a in alphas], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        gs.cv_results_["mean_test_score"], [ref[a].mean() for a in alphas], rtol=1e-7, atol=1e-9
+    )
     assert gs.best_params_["alpha"] == max(alphas, key=lambda a: ref[a].mean())
-    assert len({round(ref[a].mean(), 3) for a in alphas}) == 3   # the grid discriminates
+    assert len({round(ref[a].mean(), 3) for a in alphas}) == 3  # the grid discriminates
     s = cross_val_score(est.set_params(alpha=1e-1), X, y, cv=cv)
     np.testing.assert_allclose(s, ref[1e-1], rtol=1e-7, atol=1e-9)
 
@@ -464,13 +548,15 @@ def test_learn_weights_and_convergence_warning(rng):
 def test_dask_input_matches_numpy(rng):
     da = pytest.importorskip("dask.array")
     Xs, y = reg_data(rng, n=90)
-    kw = dict(alpha=0.1, eta=0.2, max_iter=3, n_landmarks=12, random_state=0,
-              kernel_params={"gamma": 0.5})
+    kw = dict(
+        alpha=0.1, eta=0.2, max_iter=3, n_landmarks=12, random_state=0, kernel_params={"gamma": 0.5}
+    )
     a = quiet(lambda: MVMLRegressor(**kw).fit(Xs, y))
     b = quiet(lambda: MVMLRegressor(**kw).fit([da.from_array(X, chunks=30) for X in Xs], y))
     np.testing.assert_allclose(b.metric_, a.metric_, rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(b.predict([da.from_array(X, chunks=40) for X in Xs]),
-                               a.predict(Xs), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        b.predict([da.from_array(X, chunks=40) for X in Xs]), a.predict(Xs), rtol=1e-8, atol=1e-10
+    )
 
 
 # ------------------------------------------------------------------ errors
@@ -501,8 +587,13 @@ def test_errors_name_the_problem(rng):
     K[0, 1] += 0.5
     with pytest.raises(ValueError, match="view 1: precomputed kernel is not symmetric"):
         MVMLRegressor(kernel="precomputed").fit([rbf_kernel(Xs[0]), K], y)
-    for kw, msg in [({"alpha": 0}, "alpha"), ({"eta": -1.0}, "eta"), ({"metric": "full"}, "metric"),
-                    ({"max_iter": 0}, "max_iter"), ({"sparse_threshold": "x"}, "sparse_threshold")]:
+    for kw, msg in [
+        ({"alpha": 0}, "alpha"),
+        ({"eta": -1.0}, "eta"),
+        ({"metric": "full"}, "metric"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"sparse_threshold": "x"}, "sparse_threshold"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             MVMLRegressor(**kw).fit(Xs, y)
 
@@ -514,8 +605,11 @@ def _check_settings(est):
 
 
 @parametrize_with_checks(
-    [_check_settings(MVMLRegressor()), _check_settings(MVMLClassifier()),
-     _check_settings(MVMLClassifier(n_landmarks=0.5, metric="sparse", random_state=0))],
+    [
+        _check_settings(MVMLRegressor()),
+        _check_settings(MVMLClassifier()),
+        _check_settings(MVMLClassifier(n_landmarks=0.5, metric="sparse", random_state=0)),
+    ],
 )
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():

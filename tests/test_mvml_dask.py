@@ -12,14 +12,16 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'mvkernels[dask]')")
+da = pytest.importorskip(
+    "dask.array", reason="dask is not installed (pip install 'mvkernels[dask]')"
+)
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install 'mvkernels[dask]')"
 )
 
-from mvkernels import MVMLClassifier, MVMLRegressor, MVMLSVC  # noqa: E402
-from mvkernels.mvml import _svm as mvml_svm  # noqa: E402
+from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor  # noqa: E402
 from mvkernels.datasets import load_sarcos, load_uwave  # noqa: E402
+from mvkernels.mvml import _svm as mvml_svm  # noqa: E402
 
 RTOL = 1e-10
 
@@ -79,7 +81,10 @@ def assert_same_model(a, b, rtol=RTOL, Xs=None):
         Ua, Ub = a.nystrom_.transform(rows), b.nystrom_.transform(rows)
         ga, gb = np.atleast_2d(a.coef_), np.atleast_2d(b.coef_)
         close(Ua @ ga.T, Ub @ gb.T, rtol)
-        Aa, Ab = a.metric_.reshape(-1, *a.metric_.shape[-2:]), b.metric_.reshape(-1, *b.metric_.shape[-2:])
+        Aa, Ab = (
+            a.metric_.reshape(-1, *a.metric_.shape[-2:]),
+            b.metric_.reshape(-1, *b.metric_.shape[-2:]),
+        )
         close(Ua @ Aa @ Ua.T, Ub @ Ab @ Ub.T, rtol)
         close(a.weights_, b.weights_, rtol)
         for name in ("metric_", "coef_"):
@@ -93,8 +98,15 @@ def assert_same_model(a, b, rtol=RTOL, Xs=None):
 @pytest.mark.parametrize("metric", ["dense", "sparse"])
 def test_uwave_classifier_equals_in_memory_fit(client, uwave, metric):
     Xs, y = uwave["Xs_train"], uwave["y_train"]
-    kw = dict(n_landmarks=0.12, metric=metric, alpha=0.1, eta=0.01, learn_weights=True,
-              max_iter=4, random_state=0)
+    kw = dict(
+        n_landmarks=0.12,
+        metric=metric,
+        alpha=0.1,
+        eta=0.01,
+        learn_weights=True,
+        max_iter=4,
+        random_state=0,
+    )
     ref = fit_quiet(MVMLClassifier(**kw), Xs, y)
     yd = da.from_array(y, chunks=100)  # y stays lazy: classes by da.unique, lazy +-1 targets
     est = fit_quiet(MVMLClassifier(**kw), to_dask(Xs), yd)
@@ -143,11 +155,21 @@ def test_sarcos_regressor_equals_in_memory_fit(client, sarcos, metric):
     the comparison is the issue's 1e-10.
     """
     Xs, y = sarcos["Xs"], sarcos["y"]
-    kw = dict(n_landmarks=100, metric=metric, bandwidth_factor=1.0, alpha=1e-2, eta=1e-3, learn_weights=True,
-              max_iter=4, random_state=3, eig_floor=1e-6)
+    kw = dict(
+        n_landmarks=100,
+        metric=metric,
+        bandwidth_factor=1.0,
+        alpha=1e-2,
+        eta=1e-3,
+        learn_weights=True,
+        max_iter=4,
+        random_state=3,
+        eig_floor=1e-6,
+    )
     ref = fit_quiet(MVMLRegressor(**kw), Xs, y)
-    est = fit_quiet(MVMLRegressor(**kw), to_dask(Xs, rows=(1000, 700, 1500)),
-                    da.from_array(y, chunks=800))
+    est = fit_quiet(
+        MVMLRegressor(**kw), to_dask(Xs, rows=(1000, 700, 1500)), da.from_array(y, chunks=800)
+    )
     for l in range(3):
         assert est.kernels_[l].params_["gamma"] == ref.kernels_[l].params_["gamma"]
     assert_same_model(est, ref, Xs=Xs)
@@ -175,8 +197,13 @@ def test_predict_builds_a_graph_and_computes_nothing(client):
     y = Xs[0][:, 0] - Xs[1][:, 1] ** 2
     reg = MVMLRegressor(n_landmarks=10, max_iter=2, random_state=0).fit(Xs, y)
     clf = MVMLClassifier(n_landmarks=10, max_iter=2, random_state=0).fit(Xs, np.arange(120) % 3)
-    X = da.map_blocks(_gen_block, dtype=float, chunks=((CHUNK,) * (N_BIG // CHUNK), (3,)),
-                      allowed=frozenset(), meta=np.empty((0, 0)))
+    X = da.map_blocks(
+        _gen_block,
+        dtype=float,
+        chunks=((CHUNK,) * (N_BIG // CHUNK), (3,)),
+        allowed=frozenset(),
+        meta=np.empty((0, 0)),
+    )
     for out in (reg.predict([X, X]), clf.decision_function([X, X]), clf.predict([X, X])):
         assert isinstance(out, da.Array) and out.shape[0] == N_BIG
         with pytest.raises(RuntimeError, match="was computed"):
@@ -245,11 +272,19 @@ def test_cv_on_dask_views_equals_in_memory(client):
     n = 150
     Xs = [rng.standard_normal((n, 4)), rng.standard_normal((n, 3))]
     y = np.digitize(Xs[0][:, 0] + Xs[1][:, 1] ** 2, [0.0, 1.5])
-    kw = dict(alphas=[0.05, 1.0], etas=[0.5], bandwidth_factors=[1.0, 4.0], max_iter=3,
-              cv=3, n_landmarks=15, random_state=0)
+    kw = dict(
+        alphas=[0.05, 1.0],
+        etas=[0.5],
+        bandwidth_factors=[1.0, 4.0],
+        max_iter=3,
+        cv=3,
+        n_landmarks=15,
+        random_state=0,
+    )
     ref = MVMLClassifierCV(**kw).fit(Xs, y)
     est = MVMLClassifierCV(**kw).fit(to_dask(Xs, rows=(40, 60)), da.from_array(y, chunks=50))
-    np.testing.assert_allclose(est.cv_results_["mean_test_score"],
-                               ref.cv_results_["mean_test_score"], atol=1e-12)
+    np.testing.assert_allclose(
+        est.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-12
+    )
     assert est.best_params_ == ref.best_params_
     np.testing.assert_array_equal(est.predict(to_dask(Xs)).compute(), ref.predict(Xs))

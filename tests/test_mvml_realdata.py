@@ -26,8 +26,9 @@ def test_uwave_mvml_12pct_landmarks_cv_on_training_set(data_dir):
     Xt = np.hstack(d["Xs_test"])
     sig = [mean_pairwise_distance(V) for V in d["Xs_train"]]
     kernel_params = [[{"gamma": f / (2 * s**2)} for s in sig] for f in (1, 8)]
-    est = MVMLClassifier(views=[315, 315, 315], metric="dense", n_landmarks=0.12,
-                         max_iter=5, random_state=0)
+    est = MVMLClassifier(
+        views=[315, 315, 315], metric="dense", n_landmarks=0.12, max_iter=5, random_state=0
+    )
     grid = {"alpha": [1e-2, 1e-1], "eta": [1e-2, 1.0], "kernel_params": kernel_params}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -46,8 +46,14 @@ def _qp_dual(Phi, y, A, lam, C, constant):
     def jac(a):
         return -(1.0 - 2.0 * constant / lam * Qy @ a)
 
-    res = minimize(f, np.full(n, C / 2), jac=jac, bounds=[(0.0, C)] * n, method="SLSQP",
-                   options={"ftol": 1e-15, "maxiter": 2000})
+    res = minimize(
+        f,
+        np.full(n, C / 2),
+        jac=jac,
+        bounds=[(0.0, C)] * n,
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 2000},
+    )
     assert res.success, res.message
     return res.x, Qy
 
@@ -94,7 +100,9 @@ def test_dual_constant_is_one_over_four_lambda(lam):
     # the primal optimum: no random perturbation of g does better
     rng = np.random.RandomState(0)
     for _ in range(50):
-        assert _primal(Phi, y, A, g + 1e-3 * rng.randn(g.size) * np.abs(g).max(), lam, C) >= P - 1e-12
+        assert (
+            _primal(Phi, y, A, g + 1e-3 * rng.randn(g.size) * np.abs(g).max(), lam, C) >= P - 1e-12
+        )
     # the printed constant: its maximiser mapped through eq. 8 is not the primal optimum,
     # and its dual value is not the primal optimum either
     alpha_p, _ = _qp_dual(Phi, y, A, lam, C, constant=0.5)
@@ -133,8 +141,9 @@ def test_linear_cd_equals_liblinear():
     for C in (0.05, 1.0):
         res = linear_svm_dual_cd(X, y, C, tol=1e-10, max_epochs=200000, random_state=0)
         assert res.converged
-        ref = LinearSVC(C=C, loss="hinge", fit_intercept=False, tol=1e-12,
-                        max_iter=1_000_000, random_state=0).fit(X, y)
+        ref = LinearSVC(
+            C=C, loss="hinge", fit_intercept=False, tol=1e-12, max_iter=1_000_000, random_state=0
+        ).fit(X, y)
         np.testing.assert_allclose(res.coef[0], ref.coef_[0], rtol=1e-4, atol=1e-5)
 
 
@@ -153,8 +162,14 @@ def test_gstep_equals_liblinear_on_sqrt_metric_features():
     lam, C = 0.01, 1.0 / n
     res = hinge_gstep(Z, y, A, lam, C, tol=1e-10, max_epochs=200000, random_state=0)
     S = np.real(sqrtm(A))
-    ref = LinearSVC(C=svm_c_prime(C, lam), loss="hinge", fit_intercept=False, tol=1e-12,
-                    max_iter=1_000_000, random_state=0).fit(Z @ S, y)
+    ref = LinearSVC(
+        C=svm_c_prime(C, lam),
+        loss="hinge",
+        fit_intercept=False,
+        tol=1e-12,
+        max_iter=1_000_000,
+        random_state=0,
+    ).fit(Z @ S, y)
     np.testing.assert_allclose(res.coef[0], S @ ref.coef_[0], rtol=1e-4, atol=1e-5)
 
 
@@ -162,8 +177,9 @@ def test_kernel_variant_equals_linear_variant():
     Phi, y, A = _paper_problem(n=18, seed=5)
     lam, C = 0.05, 1.0 / 18
     lin = hinge_gstep(Phi, y, A, lam, C, tol=1e-11, max_epochs=100000, random_state=0)
-    ker = hinge_gstep(Phi, y, A, lam, C, method="kernel", tol=1e-11, max_epochs=100000,
-                      random_state=1)
+    ker = hinge_gstep(
+        Phi, y, A, lam, C, method="kernel", tol=1e-11, max_epochs=100000, random_state=1
+    )
     np.testing.assert_allclose(ker.coef, lin.coef, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(ker.reg, lin.reg, rtol=1e-6)
 
@@ -181,11 +197,13 @@ def test_several_problems_equal_separate_runs_and_warm_start():
     lam, C = 0.1, 1.0 / n
     joint = hinge_gstep(Z, Y, As, lam, C, tol=1e-11, max_epochs=100000, random_state=0)
     for k in range(K):
-        one = hinge_gstep(Z, Y[:, k], As[k], lam, C, tol=1e-11, max_epochs=100000,
-                          random_state=0, shrinking=False)
+        one = hinge_gstep(
+            Z, Y[:, k], As[k], lam, C, tol=1e-11, max_epochs=100000, random_state=0, shrinking=False
+        )
         np.testing.assert_allclose(joint.coef[k], one.coef[0], rtol=1e-6, atol=1e-9)
-    warm = hinge_gstep(Z, Y, As, lam, C, tol=1e-11, max_epochs=100000, random_state=1,
-                       alpha_init=joint.alpha)
+    warm = hinge_gstep(
+        Z, Y, As, lam, C, tol=1e-11, max_epochs=100000, random_state=1, alpha_init=joint.alpha
+    )
     assert warm.solver.n_epochs <= 2
     np.testing.assert_allclose(warm.coef, joint.coef, rtol=1e-8, atol=1e-12)
 
@@ -199,8 +217,9 @@ def test_shrinking_does_not_change_the_solution():
     assert a.converged and b.converged
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-5, atol=1e-7)
     k = kernel_svm_dual_cd(X @ X.T, y, 0.5, tol=1e-9, max_epochs=100000, random_state=0)
-    np.testing.assert_allclose(k.dual_coef * y[:, None], a.dual_coef * y[:, None],
-                               atol=1e-4)  # dual may be non-unique only within a face
+    np.testing.assert_allclose(
+        k.dual_coef * y[:, None], a.dual_coef * y[:, None], atol=1e-4
+    )  # dual may be non-unique only within a face
     np.testing.assert_allclose((k.dual_coef[:, 0] * y) @ X, a.coef[0], rtol=1e-5, atol=1e-7)
 
 
@@ -236,7 +255,7 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from mvkernels import MVMLClassifier, MVMLSVC  # noqa: E402
+from mvkernels import MVMLSVC, MVMLClassifier  # noqa: E402
 from mvkernels import mvml as M  # noqa: E402
 
 
@@ -266,18 +285,25 @@ def _primal_full(est, Xs, y):
 
 
 @pytest.mark.parametrize("mode", ["full", "nystrom"])
-@pytest.mark.parametrize("metric,learn_weights", [("dense", False), ("dense", True),
-                                                  ("sparse", False)])
+@pytest.mark.parametrize(
+    "metric,learn_weights", [("dense", False), ("dense", True), ("sparse", False)]
+)
 def test_primal_objective_decreases_over_outer_iterations(mode, metric, learn_weights):
     Xs, y = _views(n=36, seed=1)
-    est = MVMLSVC(alpha=1e-2, eta=0.5 if metric == "dense" else 0.02, metric=metric,
-                  learn_weights=learn_weights,
-                  n_landmarks=None if mode == "full" else 20, max_iter=15, tol=0.0,
-                  svm_tol=1e-4, random_state=0)
+    est = MVMLSVC(
+        alpha=1e-2,
+        eta=0.5 if metric == "dense" else 0.02,
+        metric=metric,
+        learn_weights=learn_weights,
+        n_landmarks=None if mode == "full" else 20,
+        max_iter=15,
+        tol=0.0,
+        svm_tol=1e-4,
+        random_state=0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)  # no increase may be reported
-        warnings.filterwarnings("ignore", "MVMLSVC stopped after max_iter",
-                                ConvergenceWarning)
+        warnings.filterwarnings("ignore", "MVMLSVC stopped after max_iter", ConvergenceWarning)
         est.fit(Xs, y)
     h = np.asarray(est.objective_)
     assert h.size == 16
@@ -295,14 +321,22 @@ def test_primal_objective_decreases_over_outer_iterations(mode, metric, learn_we
 def test_final_coef_is_the_hinge_gstep_solution():
     """coef_ and dual_coef_ satisfy eq. 8 and the KKT conditions of the final g-step."""
     Xs, y = _views(n=30, seed=2)
-    est = MVMLSVC(alpha=1e-2, eta=1.0, metric="dense", max_iter=4, svm_tol=1e-9, n_landmarks=None,
-                  random_state=0).fit(Xs, y)
+    est = MVMLSVC(
+        alpha=1e-2,
+        eta=1.0,
+        metric="dense",
+        max_iter=4,
+        svm_tol=1e-9,
+        n_landmarks=None,
+        random_state=0,
+    ).fit(Xs, y)
     Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
     P = np.hstack([0.5 * K for K in Ks])
     s = np.where(y == est.classes_[1], 1.0, -1.0)
     a = est.dual_coef_
-    np.testing.assert_allclose(est.coef_, est.metric_ @ (P.T @ (a * s)) / (2 * est.alpha),
-                               rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(
+        est.coef_, est.metric_ @ (P.T @ (a * s)) / (2 * est.alpha), rtol=1e-7, atol=1e-10
+    )
     m = s * (P @ est.coef_)
     C = est.C_
     assert C == pytest.approx(1 / 30)
@@ -321,15 +355,17 @@ def test_nystrom_with_all_landmarks_equals_full_model_for_the_cov_metric():
     full = MVMLSVC(**kw).fit(Xs, y)
     nys = MVMLSVC(n_landmarks=30, **kw).fit(Xs, y)
     Xt, _ = _views(n=25, seed=4)
-    np.testing.assert_allclose(nys.decision_function(Xt), full.decision_function(Xt),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        nys.decision_function(Xt), full.decision_function(Xt), rtol=1e-5, atol=1e-6
+    )
     assert nys.objective_[-1] == pytest.approx(full.objective_[-1], rel=1e-6)
 
 
 def test_only_the_ratio_C_over_alpha_enters_the_gstep():
     Xs, y = _views(n=30, seed=5)
-    kw = dict(metric="identity", n_landmarks=12, svm_tol=1e-10, svm_max_epochs=100000,
-              random_state=0)
+    kw = dict(
+        metric="identity", n_landmarks=12, svm_tol=1e-10, svm_max_epochs=100000, random_state=0
+    )
     a = MVMLSVC(alpha=1e-2, C=None, **kw).fit(Xs, y)
     b = MVMLSVC(alpha=1e-2, C=1 / 30, **kw).fit(Xs, y)
     c = MVMLSVC(alpha=3e-2, C=3 / 30, **kw).fit(Xs, y)
@@ -343,8 +379,15 @@ def test_only_the_ratio_C_over_alpha_enters_the_gstep():
 def test_multiclass_one_vs_all_and_api():
     Xs, y = _views(n=60, seed=6, n_classes=3)
     labels = np.array(["a", "b", "c"])[y]
-    est = MVMLSVC(alpha=1e-3, eta=0.1, n_landmarks=0.5, max_iter=3, svm_tol=1e-10,
-                  svm_max_epochs=100000, random_state=0)
+    est = MVMLSVC(
+        alpha=1e-3,
+        eta=0.1,
+        n_landmarks=0.5,
+        max_iter=3,
+        svm_tol=1e-10,
+        svm_max_epochs=100000,
+        random_state=0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(Xs, labels)
@@ -357,8 +400,15 @@ def test_multiclass_one_vs_all_and_api():
     np.testing.assert_array_equal(est.predict(Xs), est.classes_[D.argmax(1)])
     assert est.score(Xs, labels) > 0.8
     # one-vs-all: each column equals the binary problem of that class
-    one = MVMLSVC(alpha=1e-3, eta=0.1, n_landmarks=0.5, max_iter=3, svm_tol=1e-10,
-                  svm_max_epochs=100000, random_state=0)
+    one = MVMLSVC(
+        alpha=1e-3,
+        eta=0.1,
+        n_landmarks=0.5,
+        max_iter=3,
+        svm_tol=1e-10,
+        svm_max_epochs=100000,
+        random_state=0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         one.fit(Xs, np.where(labels == "c", "c", "rest"))
@@ -390,9 +440,18 @@ def test_single_array_with_views_works_in_grid_search():
         return np.array(out)
 
     ref = {a: qp_accuracies(a) for a in alphas}
-    est = MVMLSVC(views=[3, 2], metric="identity", n_landmarks=1.0, kernel_params={"gamma": 0.5},
-                  max_iter=1, tol=1e-4, C=None, svm_tol=1e-10, svm_max_epochs=100000,
-                  random_state=0)
+    est = MVMLSVC(
+        views=[3, 2],
+        metric="identity",
+        n_landmarks=1.0,
+        kernel_params={"gamma": 0.5},
+        max_iter=1,
+        tol=1e-4,
+        C=None,
+        svm_tol=1e-10,
+        svm_max_epochs=100000,
+        random_state=0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         scores = cross_val_score(est.set_params(alpha=1e-1), X, y, cv=cv)
@@ -409,9 +468,12 @@ def test_single_array_with_views_works_in_grid_search():
     np.testing.assert_allclose(d, K @ (a * s) / 0.2, rtol=0, atol=1e-6)
     np.testing.assert_allclose(
         MVMLSVC(views=[3, 2], metric="identity", n_landmarks=0.5, random_state=0)
-        .fit(X, y).decision_function(X),
+        .fit(X, y)
+        .decision_function(X),
         MVMLSVC(metric="identity", n_landmarks=0.5, random_state=0)
-        .fit(Xs, y).decision_function(Xs))
+        .fit(Xs, y)
+        .decision_function(Xs),
+    )
 
 
 def test_sparse_metric_shrinks_view_pair_blocks_and_never_collapses():
@@ -422,8 +484,9 @@ def test_sparse_metric_shrinks_view_pair_blocks_and_never_collapses():
     Xs, y = _views(n=40, seed=8)
     off = []
     for eta in (0.01, 0.03, 0.05):
-        est = MVMLSVC(alpha=1e-2, eta=eta, metric="sparse", n_landmarks=10, max_iter=20,
-                      random_state=0)
+        est = MVMLSVC(
+            alpha=1e-2, eta=eta, metric="sparse", n_landmarks=10, max_iter=20, random_state=0
+        )
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "MVMLSVC stopped", ConvergenceWarning)
             warnings.simplefilter("error", RuntimeWarning)
@@ -432,8 +495,9 @@ def test_sparse_metric_shrinks_view_pair_blocks_and_never_collapses():
         assert est.metric_min_eigenvalue_ >= -1e-10 and est.objective_increase_ == 0.0
     assert off[0] > off[1] > off[2] > 0
     for eta in (0.2, 1.0):
-        est = MVMLSVC(alpha=1e-2, eta=eta, metric="sparse", n_landmarks=10, max_iter=20,
-                      random_state=0)
+        est = MVMLSVC(
+            alpha=1e-2, eta=eta, metric="sparse", n_landmarks=10, max_iter=20, random_state=0
+        )
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "MVMLSVC stopped", ConvergenceWarning)
             warnings.simplefilter("error", RuntimeWarning)
@@ -469,10 +533,15 @@ def test_reports_an_objective_increase(monkeypatch):
 
 def test_estimator_errors():
     Xs, y = _views(n=20, seed=11)
-    for kw, msg in [({"C": 0.0}, "C must be"), ({"C": -1}, "C must be"),
-                    ({"svm_tol": 0}, "svm_tol"), ({"svm_max_epochs": 0}, "svm_max_epochs"),
-                    ({"shrinking": "yes"}, "shrinking"), ({"alpha": 0}, "alpha"),
-                    ({"metric": "full"}, "metric")]:
+    for kw, msg in [
+        ({"C": 0.0}, "C must be"),
+        ({"C": -1}, "C must be"),
+        ({"svm_tol": 0}, "svm_tol"),
+        ({"svm_max_epochs": 0}, "svm_max_epochs"),
+        ({"shrinking": "yes"}, "shrinking"),
+        ({"alpha": 0}, "alpha"),
+        ({"metric": "full"}, "metric"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             MVMLSVC(**kw).fit(Xs, y)
     with pytest.raises(ValueError, match="one class"):
@@ -488,11 +557,13 @@ def test_estimator_errors():
         est.predict([Xs[0]])
 
 
-@parametrize_with_checks([
-    MVMLSVC(max_iter=3),
-    # eta small enough that the sparse proximal step does not zero the whole metric
-    MVMLSVC(alpha=0.1, eta=0.1, n_landmarks=0.5, metric="sparse", max_iter=3, random_state=0),
-])
+@parametrize_with_checks(
+    [
+        MVMLSVC(max_iter=3),
+        # eta small enough that the sparse proximal step does not zero the whole metric
+        MVMLSVC(alpha=0.1, eta=0.1, n_landmarks=0.5, metric="sparse", max_iter=3, random_state=0),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -38,10 +38,12 @@ def test_uwave_mvmlsvm_cv_on_training_set(uwave, level):
     X, Xt = np.hstack(d["Xs_train"]), np.hstack(d["Xs_test"])
     sig = [mean_pairwise_distance(V) for V in d["Xs_train"]]
     grid = dict(GRID)
-    grid["kernel_params"] = [[{"gamma": f / (2 * s**2)} for s in sig]
-                             for f in grid.pop("bandwidth")]
-    est = MVMLSVC(views=[315, 315, 315], metric="dense", n_landmarks=level, max_iter=5,
-                  random_state=0)
+    grid["kernel_params"] = [
+        [{"gamma": f / (2 * s**2)} for s in sig] for f in grid.pop("bandwidth")
+    ]
+    est = MVMLSVC(
+        views=[315, 315, 315], metric="dense", n_landmarks=level, max_iter=5, random_state=0
+    )
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -52,7 +54,9 @@ def test_uwave_mvmlsvm_cv_on_training_set(uwave, level):
     assert np.all(model.metric_min_eigenvalue_ > 0)
     assert np.all(model.objective_increase_ <= 1e-6)
     acc = gs.score(Xt, d["y_test"])
-    print(f"uWave {level:.0%}: test accuracy {acc:.4f} (paper {PAPER[level]:.4f}), "
-          f"best {gs.best_params_['alpha']=}, {gs.best_params_['eta']=}, "
-          f"CV+fit {time.perf_counter() - t0:.1f} s")
+    print(
+        f"uWave {level:.0%}: test accuracy {acc:.4f} (paper {PAPER[level]:.4f}), "
+        f"best {gs.best_params_['alpha']=}, {gs.best_params_['eta']=}, "
+        f"CV+fit {time.perf_counter() - t0:.1f} s"
+    )
     assert acc >= 0.93, (acc, gs.best_params_)

@@ -88,8 +88,9 @@ CASES = [
 @pytest.mark.parametrize("block", [1, 7, 256])
 def test_fast_path_equals_per_sample_algorithm(case, block):
     X, Y = _stream(n=300, p=4, d=3)
-    params = dict(kernel_params={"gamma": 0.3}, output_kernel=0.1, alpha=0.4, eta0=0.8,
-                  random_state=0)
+    params = dict(
+        kernel_params={"gamma": 0.3}, output_kernel=0.1, alpha=0.4, eta0=0.8, random_state=0
+    )
     params.update(case)
     est = OLOKRegressor(**params)
     snaps = (1, 2, 50, 123, 211, 300)
@@ -102,12 +103,13 @@ def test_fast_path_equals_per_sample_algorithm(case, block):
     for a, b in zip(bounds[:-1], bounds[1:]):
         P.append(fast.progressive_predict(X[a:b], Y[a:b]))
         alpha = np.zeros((b, 3))
-        alpha[b - fast.dual_coef_.shape[0]:] = fast.dual_coef_   # live window = the last s_t
+        alpha[b - fast.dual_coef_.shape[0] :] = fast.dual_coef_  # live window = the last s_t
         np.testing.assert_allclose(alpha, ref["snapshots"][b], rtol=0, atol=TOL)
     np.testing.assert_allclose(np.vstack(P), ref["predictions"], rtol=0, atol=TOL)
     Xt = X[:40] + 0.05
-    np.testing.assert_allclose(fast.predict(Xt), ref["kernel"].apply(Xt, X, ref["alpha"]),
-                               rtol=0, atol=TOL)
+    np.testing.assert_allclose(
+        fast.predict(Xt), ref["kernel"].apply(Xt, X, ref["alpha"]), rtol=0, atol=TOL
+    )
     # fit (one pass) = the same
     one = clone(est).fit(X, Y)
     np.testing.assert_allclose(one.predict(Xt), fast.predict(Xt), rtol=0, atol=TOL)
@@ -118,21 +120,22 @@ def test_fast_path_equals_per_sample_algorithm(case, block):
 def test_general_operator_kernel_equals_reference():
     X, Y = _stream(n=120, p=3, d=2, seed=3)
     for tr in (None, 10):
-        est = OLOKRegressor(kernel=CallableOperatorKernel(_coupled_kernel), eta0=0.5,
-                            alpha=0.2, truncation=tr)
+        est = OLOKRegressor(
+            kernel=CallableOperatorKernel(_coupled_kernel), eta0=0.5, alpha=0.2, truncation=tr
+        )
         est._block_size = 16
         ref = olok_reference(est, X, Y)
         P = est.progressive_predict(X, Y)
         np.testing.assert_allclose(P, ref["predictions"], rtol=0, atol=TOL)
-        np.testing.assert_allclose(est.dual_coef_, ref["alpha"][-est.dual_coef_.shape[0]:],
-                                   rtol=0, atol=TOL)
+        np.testing.assert_allclose(
+            est.dual_coef_, ref["alpha"][-est.dual_coef_.shape[0] :], rtol=0, atol=TOL
+        )
 
 
 def test_scale_renormalisation_no_underflow():
     # factor 1 - eta alpha = 0.1 per step: c_t would underflow after ~300 steps
     X, Y = _stream(n=900, p=3, d=2, seed=5)
-    est = OLOKRegressor(kernel_params={"gamma": 0.5}, eta0=0.9, alpha=1.0,
-                        learning_rate="constant")
+    est = OLOKRegressor(kernel_params={"gamma": 0.5}, eta0=0.9, alpha=1.0, learning_rate="constant")
     ref = olok_reference(est, X, Y)
     P = est.progressive_predict(X, Y)
     assert est._scale > 1e-201
@@ -145,12 +148,12 @@ def test_storage_grows_geometrically_and_compacts():
     X, Y = _stream(n=6000, p=2, d=1, seed=2)
     est = OLOKRegressor(kernel_params={"gamma": 1.0}, truncation=100)
     for a in range(0, 6000, 500):
-        est.partial_fit(X[a:a + 500], Y[a:a + 500, 0])
+        est.partial_fit(X[a : a + 500], Y[a : a + 500, 0])
     assert est.t_ == 6000 and est.dual_coef_.shape == (100, 1)
-    assert est._Xs.shape[0] <= 2048          # compacted, not grown
+    assert est._Xs.shape[0] <= 2048  # compacted, not grown
     full = OLOKRegressor(kernel_params={"gamma": 1.0})
     for a in range(0, 3000, 1000):
-        full.partial_fit(X[a:a + 1000], Y[a:a + 1000])
+        full.partial_fit(X[a : a + 1000], Y[a : a + 1000])
     assert full._Xs.shape[0] in (2048, 4096) and full.support_vectors_.shape == (3000, 2)
 
 
@@ -190,7 +193,7 @@ def test_vvrls_equals_direct_solve(B):
         Bm = interaction_matrix(3)
     elif B == "singular":
         A = rng.standard_normal((3, 2))
-        Bm = A @ A.T                      # rank 2, one zero eigenvalue
+        Bm = A @ A.T  # rank 2, one zero eigenvalue
     else:
         Bm = np.eye(3)
     est = VVRLSRegressor(kernel_params={"gamma": 0.4}, output_kernel=Bm, alpha=0.3).fit(X, Y)
@@ -211,7 +214,10 @@ def test_vvrls_general_kernel_and_errors():
     asym = CallableOperatorKernel(lambda X, Z: _coupled_kernel(X, Z) + np.array([[0, 1.0], [0, 0]]))
     with pytest.raises(ValueError, match="not symmetric"):
         VVRLSRegressor(kernel=asym).fit(X, Y)
-    with pytest.raises(ValueError, match="'alpha' parameter of VVRLSRegressor must be a float in the range \\(0.0, inf\\)"):
+    with pytest.raises(
+        ValueError,
+        match="'alpha' parameter of VVRLSRegressor must be a float in the range \\(0.0, inf\\)",
+    ):
         VVRLSRegressor(alpha=0).fit(X, Y)
     with pytest.raises(ValueError, match="output_kernel cannot"):
         VVRLSRegressor(kernel=CallableOperatorKernel(_coupled_kernel), output_kernel=0.1).fit(X, Y)
@@ -229,10 +235,10 @@ def test_theorem1_average_risk_approaches_batch_optimum():
     Y = np.c_[np.sin(2 * X[:, 0]) + 0.5 * X[:, 1], np.cos(2 * X[:, 2]) * X[:, 0]]
     Y += rng.uniform(-0.1, 0.1, Y.shape)
     est = OLOKRegressor(kernel_params={"gamma": 1.0}, output_kernel=0.1, eta0=eta, alpha=lam)
-    P = est.progressive_predict(X, Y)                 # f_{t-1}(x_t)
+    P = est.progressive_predict(X, Y)  # f_{t-1}(x_t)
     B = est.kernel_.B
     etas = eta / np.sqrt(np.arange(1, T + 1))
-    A = -etas[:, None] * (P - Y)                      # alpha_{t,t}
+    A = -etas[:, None] * (P - Y)  # alpha_{t,t}
     # ||f_t||^2 = (1-eta_t lam)^2 ||f_{t-1}||^2 + 2 (1-eta_t lam) <f_{t-1}(x_t), a_t> + a_t'B a_t
     nrm2 = np.zeros(T + 1)
     for t in range(T):
@@ -245,7 +251,9 @@ def test_theorem1_average_risk_approaches_batch_optimum():
         v = VVRLSRegressor(kernel_params={"gamma": 1.0}, output_kernel=0.1, alpha=lam * t)
         v.fit(X[:t], Y[:t])
         C, K = v.dual_coef_, v.kernel_.scalar(X[:t], X[:t])
-        r_opt = 0.5 * ((v.predict(X[:t]) - Y[:t]) ** 2).sum(1).mean() + 0.5 * lam * np.sum(C * (K @ C @ B))
+        r_opt = 0.5 * ((v.predict(X[:t]) - Y[:t]) ** 2).sum(1).mean() + 0.5 * lam * np.sum(
+            C * (K @ C @ B)
+        )
         gaps[t] = r_inst[:t].mean() - r_opt
         zero_gaps[t] = 0.5 * (Y[:t] ** 2).sum(1).mean() - r_opt
     # Theorem 1's bound alpha/sqrt(t) + beta/t with U = max(C_y/kappa, 2 C_y/lam)
@@ -254,9 +262,9 @@ def test_theorem1_average_risk_approaches_batch_optimum():
     a_, b_ = 2 * lam * U**2 * (2 * eta * lam + 1 / (eta * lam)), U**2 / (2 * eta)
     for t, g in gaps.items():
         assert -1e-3 < g <= a_ / np.sqrt(t) + b_ / t
-    assert gaps[3000] < gaps[100] / 3                 # ~ 1/sqrt(30) decay
+    assert gaps[3000] < gaps[100] / 3  # ~ 1/sqrt(30) decay
     assert gaps[3000] * np.sqrt(3000) < 1.5 * gaps[100] * np.sqrt(100)
-    assert gaps[3000] < zero_gaps[3000] / 5           # far closer than not learning
+    assert gaps[3000] < zero_gaps[3000] / 5  # far closer than not learning
 
 
 # ----------------------------------------------------------------------------- API
@@ -306,10 +314,15 @@ def test_input_errors():
         OLOKRegressor(eta0=1.0, alpha=1.0).fit(X, Y)
     with pytest.raises(ValueError, match="at t=5"):
         OLOKRegressor(learning_rate=lambda t: np.where(t == 5, 3.0, 0.1), alpha=0.5).fit(X, Y)
-    for bad, match in [(dict(truncation=0), "range \\[1, inf\\)"), (dict(truncation="x"), "truncation"),
-                       (dict(loss="hinge"), "loss"), (dict(learning_rate="optimal"), "learning_rate"),
-                       (dict(eta0=-1), "eta0"), (dict(output_kernel=[[1, 2], [2, 1]]), "semi-definite"),
-                       (dict(output_kernel=np.eye(3)), "output")]:
+    for bad, match in [
+        (dict(truncation=0), "range \\[1, inf\\)"),
+        (dict(truncation="x"), "truncation"),
+        (dict(loss="hinge"), "loss"),
+        (dict(learning_rate="optimal"), "learning_rate"),
+        (dict(eta0=-1), "eta0"),
+        (dict(output_kernel=[[1, 2], [2, 1]]), "semi-definite"),
+        (dict(output_kernel=np.eye(3)), "output"),
+    ]:
         with pytest.raises((ValueError, TypeError), match=match):
             OLOKRegressor(**bad).fit(X, Y)
 
@@ -332,10 +345,12 @@ def test_sklearn_compatible(estimator, check):
 def test_divergence_is_a_clear_error_not_silent_nan():
     # constant step 3 with k(x, x) = 1, B = I: |1 - eta| > 1, the squared-loss iterates blow up
     X, Y = _stream(n=3000, p=3, d=2, seed=8)
-    est = OLOKRegressor(kernel_params={"gamma": 1e-3}, eta0=3.0, alpha=0.0,
-                        learning_rate="constant")
+    est = OLOKRegressor(
+        kernel_params={"gamma": 1e-3}, eta0=3.0, alpha=0.0, learning_rate="constant"
+    )
     with pytest.raises(ValueError, match="diverged at t="):
         est.fit(X, Y)
-    ok = OLOKRegressor(kernel_params={"gamma": 1e-3}, eta0=0.5, alpha=0.0,
-                       learning_rate="constant").fit(X, Y)
+    ok = OLOKRegressor(
+        kernel_params={"gamma": 1e-3}, eta0=0.5, alpha=0.0, learning_rate="constant"
+    ).fit(X, Y)
     assert np.isfinite(ok.predict(X)).all()

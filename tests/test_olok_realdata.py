@@ -55,14 +55,19 @@ def _vvrls_direct(Xtr, Ytr, Xte, gamma, lam):
     n, d = Ytr.shape
     J = np.full((d, d), J_OFF) + (1 - J_OFF) * np.eye(d)
     K = _rbf(Xtr, Xtr, gamma)
-    A = np.kron(J, K) + lam * np.eye(n * d)            # vec(K C J) = (J (x) K) vec(C)
+    A = np.kron(J, K) + lam * np.eye(n * d)  # vec(K C J) = (J (x) K) vec(C)
     C = np.linalg.solve(A, Ytr.T.ravel()).reshape(d, n).T
     return _rbf(Xte, Xtr, gamma) @ C @ J
 
 
 def _olok(gamma):
-    return OLOKRegressor(kernel_params={"gamma": gamma}, output_kernel=J_OFF, eta0=ETA0,
-                         learning_rate="constant", alpha=1e-5)
+    return OLOKRegressor(
+        kernel_params={"gamma": gamma},
+        output_kernel=J_OFF,
+        eta0=ETA0,
+        learning_rate="constant",
+        alpha=1e-5,
+    )
 
 
 def _wine(data_dir):
@@ -82,8 +87,9 @@ def test_wine_vvrls_equals_direct_solve_and_kernel_ridge(data_dir):
     # identity output kernel: kernel ridge on each output, full training set
     vi = VVRLSRegressor(kernel_params={"gamma": 0.01}, output_kernel=0.0, alpha=0.01)
     kr = KernelRidge(alpha=0.01, kernel="rbf", gamma=0.01)
-    np.testing.assert_allclose(vi.fit(Xtr, Ytr).predict(Xte), kr.fit(Xtr, Ytr).predict(Xte),
-                               rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(
+        vi.fit(Xtr, Ytr).predict(Xte), kr.fit(Xtr, Ytr).predict(Xte), rtol=1e-8, atol=1e-9
+    )
 
 
 def test_wine_olok_one_pass_matches_algorithm_1_and_is_close_to_vvrls(data_dir):
@@ -95,7 +101,7 @@ def test_wine_olok_one_pass_matches_algorithm_1_and_is_close_to_vvrls(data_dir):
     vv = VVRLSRegressor(kernel_params={"gamma": 0.01}, output_kernel=J_OFF, alpha=0.01)
     e_vv = mse(vv.fit(Xtr, Ytr).predict(Xte), Yte)
     e_ol = mse(_olok(0.1).fit(Xtr, Ytr).predict(Xte), Yte)
-    assert e_vv <= e_ol <= RATIO * e_vv, (e_vv, e_ol)     # measured ratio 1.16
+    assert e_vv <= e_ol <= RATIO * e_vv, (e_vv, e_ol)  # measured ratio 1.16
 
 
 def test_parkinson_updrs_later_visits(data_dir):
@@ -108,7 +114,7 @@ def test_parkinson_updrs_later_visits(data_dir):
         m = task["subject"] == s
         assert test[m].any() and (~test[m]).any()
         assert tt[m & test].min() > tt[m & ~test].max()
-    tr = np.random.default_rng(0).permutation(np.flatnonzero(~test))   # i.i.d. stream order
+    tr = np.random.default_rng(0).permutation(np.flatnonzero(~test))  # i.i.d. stream order
     Xtr, Ytr, Xte, Yte = standardise(task["X"], task["Y"], tr, np.flatnonzero(test))
     vv = VVRLSRegressor(kernel_params={"gamma": 0.158}, output_kernel=J_OFF, alpha=0.1)
     e_vv = mse(vv.fit(Xtr, Ytr).predict(Xte), Yte)

@@ -21,28 +21,47 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 import mvkernels
 from mvkernels import baselines as B
 from mvkernels.nystrom import BlockNystrom
 from mvkernels.olok import OLOKRegressor, VVRLSRegressor
 from mvkernels.rkm import MultiViewKPCA, RKMForecaster
 
-SETTINGS = settings(derandomize=True, max_examples=20, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck))
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SETTINGS = settings(
+    derandomize=True,
+    max_examples=20,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 
 #: genuine limits of a data set that a clear error may report instead of an injected problem
 #: (e.g. a NaN in a 1-sample view: "at least 2 samples required" is right too)
 LEGIT = ("sample", "class", "identical", "landmark")
 
 #: fragments of messages that come from deep inside NumPy/SciPy, never from a clear check
-DEEP = ("could not broadcast", "operands could not", "index ", "out of bounds",
-        "unsupported operand", "object of type", "has no attribute", "not subscriptable",
-        "ufunc", "setting an array element with a sequence", "Internal Error",
-        "allow_pickle", "singular matrix", "leading minor", "did not converge", "inhomogeneous")
+DEEP = (
+    "could not broadcast",
+    "operands could not",
+    "index ",
+    "out of bounds",
+    "unsupported operand",
+    "object of type",
+    "has no attribute",
+    "not subscriptable",
+    "ufunc",
+    "setting an array element with a sequence",
+    "Internal Error",
+    "allow_pickle",
+    "singular matrix",
+    "leading minor",
+    "did not converge",
+    "inhomogeneous",
+)
 
 DTYPES = ["float64", "float32", "int64", "bool", "complex", "object", "object-str"]
 CONTAINERS = ["list", "single", "dataframe"]
@@ -54,8 +73,10 @@ def multiview(draw: Any, task: str, max_views: int = 3) -> dict:
     """Random multi-view data, its container, and the problems deliberately put in it."""
     n = draw(st.integers(0, 9))
     n_views = draw(st.integers(1, max_views))
-    widths = [draw(st.integers(0, 3) if draw(st.booleans()) and n_views > 1
-                   else st.integers(1, 3)) for _ in range(n_views)]
+    widths = [
+        draw(st.integers(0, 3) if draw(st.booleans()) and n_views > 1 else st.integers(1, 3))
+        for _ in range(n_views)
+    ]
     dtype = draw(st.sampled_from(DTYPES))
     container = draw(st.sampled_from(CONTAINERS))
     corrupt = draw(st.sampled_from(["none", "none", "nan", "inf", "mismatch"]))
@@ -68,8 +89,7 @@ def multiview(draw: Any, task: str, max_views: int = 3) -> dict:
     if 0 in widths:
         problems.append(("0 feature", "features", "0 columns", "selects no column", "views"))
     Xs = [rng.standard_normal((n, w)) for w in widths]
-    if corrupt in ("nan", "inf") and n > 0 and sum(widths) > 0 \
-            and dtype not in ("int64", "bool"):
+    if corrupt in ("nan", "inf") and n > 0 and sum(widths) > 0 and dtype not in ("int64", "bool"):
         v = next(i for i, w in enumerate(widths) if w > 0)
         Xs[v][rng.randint(n), 0] = np.nan if corrupt == "nan" else np.inf
         problems.append(("NaN", "nan", "inf", "finite"))
@@ -85,9 +105,16 @@ def multiview(draw: Any, task: str, max_views: int = 3) -> dict:
             y = y + 1j
             y_problems.append(("omplex",))
     X, views = _container(Xs, widths, container)
-    return {"X": X, "views": views, "y": y, "n": n, "problems": problems,
-            "y_problems": y_problems,
-            "n_views": n_views, "widths": widths}
+    return {
+        "X": X,
+        "views": views,
+        "y": y,
+        "n": n,
+        "problems": problems,
+        "y_problems": y_problems,
+        "n_views": n_views,
+        "widths": widths,
+    }
 
 
 def _cast(X: np.ndarray, dtype: str, problems: list) -> np.ndarray:
@@ -123,14 +150,28 @@ def _container(Xs: list, widths: list, container: str) -> tuple[Any, Any]:
 # ----------------------------------------------------------------------------- params
 #: (parameter, value, keywords its error must contain or None when the value is valid)
 PARAMS = {
-    "alpha": [(1.0, None), (1e-3, None), (-1.0, ("alpha",)), (np.nan, ("alpha",)),
-              ("a", ("alpha",))],
+    "alpha": [
+        (1.0, None),
+        (1e-3, None),
+        (-1.0, ("alpha",)),
+        (np.nan, ("alpha",)),
+        ("a", ("alpha",)),
+    ],
     "C": [(1.0, None), (0.0, ("C",))],
     "kernel": [("rbf", None), ("linear", None), ("poly", None), ("cosine", ("kernel",))],
-    "kernel_params": [(None, None), ({"gamma": 0.5}, None), ({"gamma": "x"}, ("gamma",)),
-                      ({"degree": 2.5}, ("degree",))],
-    "n_landmarks": [(None, None), (0.5, None), (3, None), (0, ("n_landmarks",)),
-                    (1.5, ("n_landmarks",))],
+    "kernel_params": [
+        (None, None),
+        ({"gamma": 0.5}, None),
+        ({"gamma": "x"}, ("gamma",)),
+        ({"degree": 2.5}, ("degree",)),
+    ],
+    "n_landmarks": [
+        (None, None),
+        (0.5, None),
+        (3, None),
+        (0, ("n_landmarks",)),
+        (1.5, ("n_landmarks",)),
+    ],
     "landmarks": [("uniform", None), ("kmeans++", None), ("foo", ("landmarks",))],
     "eig_floor": [(1e-10, None), (2.0, ("eig_floor",))],
     "chunk_size": [(None, None), (2, None), (-1, ("chunk_size",)), (2.5, ("chunk_size",))],
@@ -147,8 +188,12 @@ def params_for(draw: Any, est: Any) -> tuple[dict, list]:
         if name not in names or not draw(st.booleans()):
             continue
         value, keys = draw(st.sampled_from(options))
-        if name == "n_landmarks" and value is None and "n_landmarks" in names \
-                and isinstance(est, BlockNystrom):
+        if (
+            name == "n_landmarks"
+            and value is None
+            and "n_landmarks" in names
+            and isinstance(est, BlockNystrom)
+        ):
             continue  # BlockNystrom always approximates
         if name == "n_components" and value is None and isinstance(est, MultiViewKPCA):
             continue
@@ -179,8 +224,9 @@ def _check(est: Any, data: dict, param_problems: list, method: str, supervised: 
         assert len(msg) > 10, f"unclear error {type(exc).__name__}: {msg!r}"
         assert not any(d in msg for d in DEEP), f"deep NumPy/SciPy error: {msg}"
         if problems:
-            assert any(k in msg for keys in problems + [LEGIT] for k in keys), \
+            assert any(k in msg for keys in problems + [LEGIT] for k in keys), (
                 f"error does not name the problem {problems}: {msg}"
+            )
         return
     assert not problems, f"accepted bad input {problems}; output {out!r}"[:500]
     out = np.asarray(out, dtype=np.float64)
@@ -191,12 +237,18 @@ def _check(est: Any, data: dict, param_problems: list, method: str, supervised: 
 
 
 SUPERVISED = [
-    (B.SingleViewRegressor, "regression"), (B.SingleViewClassifier, "classification"),
-    (B.EarlyFusionRegressor, "regression"), (B.EarlyFusionClassifier, "classification"),
-    (B.LateFusionRegressor, "regression"), (B.LateFusionClassifier, "classification"),
-    (B.LpMKLRegressor, "regression"), (B.LpMKLClassifier, "classification"),
-    (B.OKLRegressor, "regression"), (B.OKLClassifier, "classification"),
-    (B.MLKRRegressor, "regression"), (B.MLKRClassifier, "classification"),
+    (B.SingleViewRegressor, "regression"),
+    (B.SingleViewClassifier, "classification"),
+    (B.EarlyFusionRegressor, "regression"),
+    (B.EarlyFusionClassifier, "classification"),
+    (B.LateFusionRegressor, "regression"),
+    (B.LateFusionClassifier, "classification"),
+    (B.LpMKLRegressor, "regression"),
+    (B.LpMKLClassifier, "classification"),
+    (B.OKLRegressor, "regression"),
+    (B.OKLClassifier, "classification"),
+    (B.MLKRRegressor, "regression"),
+    (B.MLKRClassifier, "classification"),
 ]
 
 #: the MVML family (square and hinge loss)
@@ -226,8 +278,7 @@ def test_transformers(cls, data):
     est = cls(random_state=0)
     params, param_problems = data.draw(params_for(est))
     est.set_params(**params)
-    _check(est, data.draw(multiview("regression")), param_problems, "transform",
-           supervised=False)
+    _check(est, data.draw(multiview("regression")), param_problems, "transform", supervised=False)
 
 
 @pytest.mark.parametrize("cls", [OLOKRegressor, VVRLSRegressor])
@@ -242,14 +293,23 @@ def test_operator_valued_regressors(cls, data):
     est = cls()
     params, param_problems = data.draw(params_for(est))
     est.set_params(**params)
-    _check(est, {**d, "X": X, "y": y, "problems": problems, "views": None}, param_problems,
-           "predict", supervised=True)
+    _check(
+        est,
+        {**d, "X": X, "y": y, "problems": problems, "views": None},
+        param_problems,
+        "predict",
+        supervised=True,
+    )
 
 
 @SETTINGS
-@given(n=st.integers(0, 30), lag=st.sampled_from([1, 3, 0, 2.5, "x"]),
-       dtype=st.sampled_from(["float64", "int64", "complex", "object-str"]),
-       corrupt=st.sampled_from(["none", "nan", "inf"]), seed=st.integers(0, 2**16))
+@given(
+    n=st.integers(0, 30),
+    lag=st.sampled_from([1, 3, 0, 2.5, "x"]),
+    dtype=st.sampled_from(["float64", "int64", "complex", "object-str"]),
+    corrupt=st.sampled_from(["none", "nan", "inf"]),
+    seed=st.integers(0, 2**16),
+)
 def test_rkm_forecaster(n, lag, dtype, corrupt, seed):
     rng = np.random.RandomState(seed)
     problems: list = []

@@ -23,27 +23,42 @@ def data():
     return Xs, y
 
 
-BASELINES = [B.SingleViewRegressor, B.EarlyFusionRegressor, B.LateFusionRegressor,
-             B.LpMKLRegressor, B.OKLRegressor]
+BASELINES = [
+    B.SingleViewRegressor,
+    B.EarlyFusionRegressor,
+    B.LateFusionRegressor,
+    B.LpMKLRegressor,
+    B.OKLRegressor,
+]
 
 
 # ------------------------------------------------------------------ parameters at fit
-@pytest.mark.parametrize("params, match", [
-    ({"eig_floor": 2}, ("'eig_floor' parameter of BlockNystrom must be a float in the range "
-                        r"\[0.0, 1.0\)")),
-    ({"eig_floor": -0.1}, "eig_floor"),
-    ({"chunk_size": -1}, "'chunk_size' parameter"),
-    ({"chunk_size": 2.5}, "'chunk_size' parameter"),
-    ({"landmarks": "foo"}, "'landmarks' parameter"),
-    ({"n_landmarks": 1.5}, "'n_landmarks' parameter"),
-    ({"n_landmarks": 0}, "'n_landmarks' parameter"),
-    ({"kernel": "cosine"}, "'kernel' parameter"),
-    ({"kernel_params": "gamma=1"}, "'kernel_params' parameter"),
-    ({"kernel_params": {"gamma": "1"}}, "view 0: kernel parameter gamma must be a real"),
-    ({"kernel": "poly", "kernel_params": {"degree": 2.5}},
-     "view 0: kernel parameter degree must be an int"),
-    ({"kernel": "poly", "kernel_params": {"coef0": np.nan}}, "coef0 must be finite"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (
+            {"eig_floor": 2},
+            (
+                "'eig_floor' parameter of BlockNystrom must be a float in the range "
+                r"\[0.0, 1.0\)"
+            ),
+        ),
+        ({"eig_floor": -0.1}, "eig_floor"),
+        ({"chunk_size": -1}, "'chunk_size' parameter"),
+        ({"chunk_size": 2.5}, "'chunk_size' parameter"),
+        ({"landmarks": "foo"}, "'landmarks' parameter"),
+        ({"n_landmarks": 1.5}, "'n_landmarks' parameter"),
+        ({"n_landmarks": 0}, "'n_landmarks' parameter"),
+        ({"kernel": "cosine"}, "'kernel' parameter"),
+        ({"kernel_params": "gamma=1"}, "'kernel_params' parameter"),
+        ({"kernel_params": {"gamma": "1"}}, "view 0: kernel parameter gamma must be a real"),
+        (
+            {"kernel": "poly", "kernel_params": {"degree": 2.5}},
+            "view 0: kernel parameter degree must be an int",
+        ),
+        ({"kernel": "poly", "kernel_params": {"coef0": np.nan}}, "coef0 must be finite"),
+    ],
+)
 def test_blocknystrom_parameters_checked_at_fit(data, params, match):
     Xs, _ = data
     with pytest.raises((ValueError, TypeError), match=match):
@@ -58,32 +73,38 @@ def test_eig_floor_and_chunk_size_valid_values_work(data):
 
 
 @pytest.mark.parametrize("cls", BASELINES)
-@pytest.mark.parametrize("params, match", [
-    ({"landmarks": "foo"}, "'landmarks' parameter"),   # unused (full kernels), still refused
-    ({"alpha": -1.0}, "'alpha' parameter"),
-    ({"alpha": np.nan}, "'alpha' parameter"),
-    ({"kernel_params": {"gamma": "big"}}, "kernel parameter gamma must be a real"),
-    ({"kernel": "poly", "kernel_params": {"degree": 1.5}}, "degree must be an int"),
-    ({"n_landmarks": -3}, "'n_landmarks' parameter"),
-    ({"random_state": "seed"}, "'random_state' parameter"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"landmarks": "foo"}, "'landmarks' parameter"),  # unused (full kernels), still refused
+        ({"alpha": -1.0}, "'alpha' parameter"),
+        ({"alpha": np.nan}, "'alpha' parameter"),
+        ({"kernel_params": {"gamma": "big"}}, "kernel parameter gamma must be a real"),
+        ({"kernel": "poly", "kernel_params": {"degree": 1.5}}, "degree must be an int"),
+        ({"n_landmarks": -3}, "'n_landmarks' parameter"),
+        ({"random_state": "seed"}, "'random_state' parameter"),
+    ],
+)
 def test_baselines_parameters_checked_at_fit_whatever_the_mode(data, cls, params, match):
     Xs, y = data
     with pytest.raises((ValueError, TypeError), match=match):
         cls(**params).fit(Xs, y)
 
 
-@pytest.mark.parametrize("cls, params, match", [
-    (B.LpMKLRegressor, {"p": 0.5}, "'p' parameter"),
-    (B.LpMKLRegressor, {"max_iter": 2.5}, "'max_iter' parameter"),
-    (B.OKLRegressor, {"tol": -1}, "'tol' parameter"),
-    (B.SingleViewRegressor, {"cv": 1}, "'cv' parameter"),
-    (B.SingleViewRegressor, {"view": "worst"}, "'view' parameter"),
-    (B.SingleViewClassifier, {"loss": "log"}, "'loss' parameter"),
-    (B.EarlyFusionClassifier, {"kernel": "precomputed"}, "'kernel' parameter"),
-    (B.MLKRRegressor, {"n_components": 0}, "'n_components' parameter"),
-    (B.MLKRRegressor, {"max_iter": -5}, "'max_iter' parameter"),
-])
+@pytest.mark.parametrize(
+    "cls, params, match",
+    [
+        (B.LpMKLRegressor, {"p": 0.5}, "'p' parameter"),
+        (B.LpMKLRegressor, {"max_iter": 2.5}, "'max_iter' parameter"),
+        (B.OKLRegressor, {"tol": -1}, "'tol' parameter"),
+        (B.SingleViewRegressor, {"cv": 1}, "'cv' parameter"),
+        (B.SingleViewRegressor, {"view": "worst"}, "'view' parameter"),
+        (B.SingleViewClassifier, {"loss": "log"}, "'loss' parameter"),
+        (B.EarlyFusionClassifier, {"kernel": "precomputed"}, "'kernel' parameter"),
+        (B.MLKRRegressor, {"n_components": 0}, "'n_components' parameter"),
+        (B.MLKRRegressor, {"max_iter": -5}, "'max_iter' parameter"),
+    ],
+)
 def test_baseline_specific_parameters(data, cls, params, match):
     Xs, y = data
     target = y if "Regressor" in cls.__name__ else y > 0
@@ -91,13 +112,16 @@ def test_baseline_specific_parameters(data, cls, params, match):
         cls(**params).fit(Xs, target)
 
 
-@pytest.mark.parametrize("params, match", [
-    ({"eta0": "1"}, "'eta0' parameter"),
-    ({"truncation": 2.5}, "'truncation' parameter"),
-    ({"truncation_eps": 0.7}, "'truncation_eps' parameter"),
-    ({"kernel_params": {"gamma": "x"}}, "kernel parameter gamma"),
-    ({"kernel": "poly", "kernel_params": {"degree": 0.5}}, "degree must be an int"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"eta0": "1"}, "'eta0' parameter"),
+        ({"truncation": 2.5}, "'truncation' parameter"),
+        ({"truncation_eps": 0.7}, "'truncation_eps' parameter"),
+        ({"kernel_params": {"gamma": "x"}}, "kernel parameter gamma"),
+        ({"kernel": "poly", "kernel_params": {"degree": 0.5}}, "degree must be an int"),
+    ],
+)
 def test_olok_parameters(data, params, match):
     Xs, y = data
     with pytest.raises((ValueError, TypeError), match=match):
@@ -136,12 +160,18 @@ def _containers(Xs, views=(3, 2)):
     }
 
 
-@pytest.mark.parametrize("container", ["list of views", "list of nested lists", "single array",
-                                       "DataFrame"])
-@pytest.mark.parametrize("make", [
-    lambda v: B.LateFusionRegressor(views=v), lambda v: B.OKLRegressor(views=v, max_iter=3),
-    lambda v: B.MLKRRegressor(views=v, max_iter=3), lambda v: BlockNystrom(views=v),
-])
+@pytest.mark.parametrize(
+    "container", ["list of views", "list of nested lists", "single array", "DataFrame"]
+)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: B.LateFusionRegressor(views=v),
+        lambda v: B.OKLRegressor(views=v, max_iter=3),
+        lambda v: B.MLKRRegressor(views=v, max_iter=3),
+        lambda v: BlockNystrom(views=v),
+    ],
+)
 def test_complex_views_refused_on_every_container(data, container, make):
     Xs, y = data
     Xc = [Xs[0], Xs[1] + 1j]
@@ -152,8 +182,15 @@ def test_complex_views_refused_on_every_container(data, container, make):
             make(views).fit(X, y)
 
 
-@pytest.mark.parametrize("est", [B.LateFusionRegressor(), B.LpMKLRegressor(max_iter=2),
-                                 B.SingleViewClassifier(), B.MLKRRegressor(max_iter=2)])
+@pytest.mark.parametrize(
+    "est",
+    [
+        B.LateFusionRegressor(),
+        B.LpMKLRegressor(max_iter=2),
+        B.SingleViewClassifier(),
+        B.MLKRRegressor(max_iter=2),
+    ],
+)
 def test_complex_targets_refused(data, est):
     Xs, y = data
     target = (y > 0) + 0j if "Classifier" in type(est).__name__ else y + 1j
@@ -187,8 +224,9 @@ def test_dataframe_views_by_column_labels(data):
     np.testing.assert_allclose(by_label.predict(df), by_size.predict(np.hstack(Xs)))
     # labels in another order select those columns
     swapped = B.LateFusionRegressor(views=[["d", "e"], ["a", "b", "c"]]).fit(df, y)
-    np.testing.assert_allclose(swapped.predict(df),
-                               B.LateFusionRegressor().fit([Xs[1], Xs[0]], y).predict(Xs[::-1]))
+    np.testing.assert_allclose(
+        swapped.predict(df), B.LateFusionRegressor().fit([Xs[1], Xs[0]], y).predict(Xs[::-1])
+    )
     with pytest.raises(ValueError, match="view 1: column label 'zz' is not a column of X"):
         B.LateFusionRegressor(views=[["a"], ["zz"]]).fit(df, y)
     with pytest.raises(TypeError, match="labels need a pandas DataFrame"):
@@ -208,16 +246,24 @@ def _not_psd(A, Z):
     return -A @ Z.T
 
 
-@pytest.mark.parametrize("est", [
-    B.LateFusionRegressor(kernel=["rbf", _not_psd]), B.OKLRegressor(kernel=["rbf", _not_psd]),
-    B.LpMKLRegressor(kernel=["rbf", _not_psd]), B.SingleViewRegressor(kernel=["rbf", _not_psd]),
-    B.OKLRegressor(kernel=["rbf", _not_psd], n_landmarks=8, random_state=0),
-    BlockNystrom(kernel=["rbf", _not_psd], n_landmarks=8, random_state=0),
-])
+@pytest.mark.parametrize(
+    "est",
+    [
+        B.LateFusionRegressor(kernel=["rbf", _not_psd]),
+        B.OKLRegressor(kernel=["rbf", _not_psd]),
+        B.LpMKLRegressor(kernel=["rbf", _not_psd]),
+        B.SingleViewRegressor(kernel=["rbf", _not_psd]),
+        B.OKLRegressor(kernel=["rbf", _not_psd], n_landmarks=8, random_state=0),
+        BlockNystrom(kernel=["rbf", _not_psd], n_landmarks=8, random_state=0),
+    ],
+)
 def test_callable_kernel_that_is_not_psd_is_named(data, est):
     Xs, y = data
-    with pytest.raises(ValueError, match="view 1: the kernel callable's (training|landmark) "
-                                         "Gram matrix is not positive semi-definite"):
+    with pytest.raises(
+        ValueError,
+        match="view 1: the kernel callable's (training|landmark) "
+        "Gram matrix is not positive semi-definite",
+    ):
         est.fit(Xs, y)
 
 
@@ -235,13 +281,16 @@ def test_early_fusion_errors_name_the_right_view(data):
         est.predict([Xs[0], Xs[1][:, :1]])
     with pytest.raises(ValueError, match="view 1 contains NaN"):
         est.predict([Xs[0], np.full((4, 2), np.nan)])
-    with pytest.raises(ValueError, match="the concatenated views \\(early fusion\\): all "
-                                         "training points are identical"):
+    with pytest.raises(
+        ValueError,
+        match="the concatenated views \\(early fusion\\): all training points are identical",
+    ):
         B.EarlyFusionRegressor().fit([np.ones((5, 2)), np.ones((5, 1))], np.arange(5.0))
 
 
-@pytest.mark.parametrize("est", [B.LateFusionClassifier(), B.MLKRClassifier(), BlockNystrom(),
-                                 B.OKLRegressor()])
+@pytest.mark.parametrize(
+    "est", [B.LateFusionClassifier(), B.MLKRClassifier(), BlockNystrom(), B.OKLRegressor()]
+)
 def test_zero_row_views_are_a_validation_error(est):
     Xs = [np.empty((0, 3)), np.empty((0, 2))]
     with pytest.raises(ValueError, match="view 0 has 0 sample"):
@@ -255,8 +304,10 @@ def test_corrupt_data_file_is_named(tmp_path):
     folder.mkdir()
     bad = folder / "uwave_ucr_split_rebuilt.npz"
     bad.write_bytes(b"this is not a numpy archive" * 10)
-    with pytest.raises(datasets.DataFileError, match="could not read .*uwave_ucr_split_rebuilt"
-                                                     ".npz: the file looks corrupt"):
+    with pytest.raises(
+        datasets.DataFileError,
+        match="could not read .*uwave_ucr_split_rebuilt.npz: the file looks corrupt",
+    ):
         datasets.load_uwave(tmp_path)
     (tmp_path / "santafe").mkdir()
     (tmp_path / "santafe" / "lasertrain.dat").write_text("1\n2\nthree\n")
@@ -317,8 +368,9 @@ def test_blocknystrom_containers_agree(data):
     np.testing.assert_allclose(single.transform(X), ref)
     assert single.n_features_in_ == 5
     df = pd.DataFrame(X, columns=list("abcde"))
-    by_label = BlockNystrom(n_landmarks=10, views=[["a", "b", "c"], ["d", "e"]],
-                            random_state=0).fit(df)
+    by_label = BlockNystrom(
+        n_landmarks=10, views=[["a", "b", "c"], ["d", "e"]], random_state=0
+    ).fit(df)
     np.testing.assert_allclose(by_label.transform(df), ref)
     np.testing.assert_array_equal(by_label.feature_names_in_, list("abcde"))
     # a single array given as a list of lists: the same at fit and at transform
@@ -329,11 +381,14 @@ def test_blocknystrom_containers_agree(data):
         single.transform([Xs[0], Xs[1][:, :1]])
 
 
-@pytest.mark.parametrize("make", [
-    lambda v: __import__("mvkernels").MVMLRegressor(views=v, max_iter=2),
-    lambda v: __import__("mvkernels").MultiViewKPCA(views=v),
-    lambda v: B.MLKRRegressor(views=v, max_iter=200),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: __import__("mvkernels").MVMLRegressor(views=v, max_iter=2),
+        lambda v: __import__("mvkernels").MultiViewKPCA(views=v),
+        lambda v: B.MLKRRegressor(views=v, max_iter=200),
+    ],
+)
 def test_label_views_work_through_validate_array_input(data, make):
     """Estimators that validate one array first (validate_array_input) keep the labels."""
     import pandas as pd
@@ -345,5 +400,4 @@ def test_label_views_work_through_validate_array_input(data, make):
     b = make([3, 2]).fit(X, y)
     out = "predict" if hasattr(a, "predict") else "transform"
     # same data, same model; L-BFGS (MLKR) amplifies last-bit differences of the layout
-    np.testing.assert_allclose(np.abs(getattr(a, out)(df)), np.abs(getattr(b, out)(X)),
-                               atol=1e-5)
+    np.testing.assert_allclose(np.abs(getattr(a, out)(df)), np.abs(getattr(b, out)(X)), atol=1e-5)

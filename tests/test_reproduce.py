@@ -38,8 +38,9 @@ def _snapshot(root):
 
 def test_run_experiment_writes_metadata_and_index(tmp_path, fake_experiment):
     out = tmp_path / "res" / "fake"
-    result = reproduce.run_experiment("fake", quick=True, output=out, data_dir="d", random_state=3,
-                                      index=tmp_path / "res")
+    result = reproduce.run_experiment(
+        "fake", quick=True, output=out, data_dir="d", random_state=3, index=tmp_path / "res"
+    )
     assert result == {"score": 1.0}
     assert fake_experiment == [(True, "d", 3)]
     meta = json.loads((out / "run.json").read_text())
@@ -77,8 +78,9 @@ def test_cli_all_writes_index_inside_output_only(tmp_path, fake_experiment, monk
 
 def test_cli_index_option_is_explicit(tmp_path, fake_experiment):
     out = tmp_path / "res" / "fake"
-    assert cli.main(["reproduce", "fake", "--output", str(out), "--index",
-                     str(tmp_path / "res")]) == 0
+    assert (
+        cli.main(["reproduce", "fake", "--output", str(out), "--index", str(tmp_path / "res")]) == 0
+    )
     assert "[fake](fake/results.md)" in (tmp_path / "res" / "README.md").read_text()
     with pytest.raises(SystemExit):
         cli.main(["reproduce", "all", "--output", str(out), "--index", str(tmp_path)])
@@ -88,9 +90,19 @@ def test_index_lists_runs_in_registry_order(tmp_path):
     for name in ["olok", "mvml-uwave"]:
         folder = tmp_path / name
         folder.mkdir()
-        (folder / "run.json").write_text(json.dumps({
-            "name": name, "title": "t", "command": f"mvkernels reproduce {name}", "quick": False,
-            "seconds": 12.0, "date": "2026-11-22T10:00:00", "versions": {}}))
+        (folder / "run.json").write_text(
+            json.dumps(
+                {
+                    "name": name,
+                    "title": "t",
+                    "command": f"mvkernels reproduce {name}",
+                    "quick": False,
+                    "seconds": 12.0,
+                    "date": "2026-11-22T10:00:00",
+                    "versions": {},
+                }
+            )
+        )
     text = reproduce.write_results_index(tmp_path).read_text()
     assert text.index("[mvml-uwave]") < text.index("[olok]")
     assert "| full |" in text

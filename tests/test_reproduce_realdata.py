@@ -27,8 +27,9 @@ def _run(name, tmp_path, data_dir):
     from mvkernels.reproduce import run_experiment
 
     out = tmp_path / name
-    result = run_experiment(name, quick=True, output=out, data_dir=str(data_dir),
-                            index=tmp_path)  # the index only where asked explicitly
+    result = run_experiment(
+        name, quick=True, output=out, data_dir=str(data_dir), index=tmp_path
+    )  # the index only where asked explicitly
     report = (out / "results.md").read_text()
     assert "paper" in report.lower()
     assert list(out.glob("*.png")), f"{name} wrote no figure"
@@ -36,9 +37,9 @@ def _run(name, tmp_path, data_dir):
     assert meta["quick"] and meta["command"] == f"mvkernels reproduce {name} --quick"
     index = (tmp_path / "README.md").read_text()
     assert f"[{name}]({name}/results.md)" in index
-    for png in out.glob("*.png"):                    # every figure on the results page
+    for png in out.glob("*.png"):  # every figure on the results page
         assert f"({name}/{png.name})" in index
-    if (out / "claims.json").exists():               # and the claims table per paper
+    if (out / "claims.json").exists():  # and the claims table per paper
         claims = json.loads((out / "claims.json").read_text())
         assert claims["paper"] in index and "Paper claims" in report
     return result, report
@@ -54,10 +55,10 @@ def test_mvml_uwave_quick(tmp_path, data_dir):
     result, report = _run("mvml-uwave", tmp_path, data_dir)
     acc = {(r["method"], r["level"]): r["accuracy"] for r in result["rows"]}
     for j, level in enumerate((0.06, 0.12, 0.24)):
-        for method in ("MVML", "MVMLsparse", "MVML_I"):   # quick: 93.9-94.6 %
+        for method in ("MVML", "MVMLsparse", "MVML_I"):  # quick: 93.9-94.6 %
             assert acc[(method, level)] >= PAPER[method][j][0], (method, level)
     assert all(np.isfinite(r["accuracy"]) for r in result["rows"])
-    assert "Flower17" in report                      # says what is not available
+    assert "Flower17" in report  # says what is not available
     (claim,) = _claims(result, "MVML accuracy")
     assert claim.verdict == "shown"
     (flower,) = _claims(result, "Flower17")
@@ -68,12 +69,12 @@ def test_mvml_svm_uwave_quick(tmp_path, data_dir):
     from mvkernels.reproduce.mvml_svm_uwave import PAPER
 
     result, report = _run("mvml-svm-uwave", tmp_path, data_dir)
-    for row in result["rows"]:                      # the paper's figure, per method and level
+    for row in result["rows"]:  # the paper's figure, per method and level
         assert row["accuracy"] >= PAPER[(row["method"], row["level"])], row
-        assert row["best"]["bandwidth_factor"] in (1, 8)   # the grid includes the paper's f = 1
+        assert row["best"]["bandwidth_factor"] in (1, 8)  # the grid includes the paper's f = 1
     assert "factor picked" in report
     mumbo = result["mumbo"]
-    if mumbo["ran"]:                                # scikit-multimodallearn installed
+    if mumbo["ran"]:  # scikit-multimodallearn installed
         # the paper's MUMBO: 90.08 / 90.68 %; MVMLSVM above it at both levels
         assert abs(mumbo["accuracy"] - 90.08) < 2.5, mumbo
         assert all(r["accuracy"] > mumbo["accuracy"] + 2 for r in result["rows"])
@@ -87,7 +88,7 @@ def test_mvml_sarcos_quick(tmp_path, data_dir):
     from mvkernels.reproduce.mvml_sarcos import _split
 
     result, report = _run("mvml-sarcos", tmp_path, data_dir)
-    assert "SARCOS-4449" in report                   # labelled as the substitute it is
+    assert "SARCOS-4449" in report  # labelled as the substitute it is
     X, y, Xt, yt = _split(str(data_dir), 0)
 
     def nmse(p):
@@ -104,13 +105,17 @@ def test_mvml_sarcos_quick(tmp_path, data_dir):
     blocks = [slice(7 * v, 7 * v + 7) for v in range(3)]
     K = sum(rbf_kernel(X[:, b], gamma=1 / 7) for b in blocks) / 9
     Kt = sum(rbf_kernel(Xt[:, b], X[:, b], gamma=1 / 7) for b in blocks) / 9
-    limit = nmse(KernelRidge(alpha=top["best"]["alpha"], kernel="precomputed")
-                 .fit(K, y).predict(Kt))
+    limit = nmse(
+        KernelRidge(alpha=top["best"]["alpha"], kernel="precomputed").fit(K, y).predict(Kt)
+    )
     assert 0.95 * limit <= top["nmse"] <= 1.15 * limit, (top["nmse"], limit)
     # error decreases with the landmark level for every method (this substitute's shape)
     for m in {c["method"] for c in result["curves"]}:
-        e = [c["nmse"] for c in sorted(result["curves"], key=lambda c: c["level"])
-             if c["method"] == m]
+        e = [
+            c["nmse"]
+            for c in sorted(result["curves"], key=lambda c: c["level"])
+            if c["method"] == m
+        ]
         assert e[-1] < e[0], m
 
 
@@ -118,8 +123,8 @@ def test_olok_quick(tmp_path, data_dir):
     from mvkernels.reproduce.olok import CLOSE_RATIO
 
     result, report = _run("olok", tmp_path, data_dir)
-    assert "click" in report.lower()                 # names the missing data set
-    assert result["speed"]["max_abs_diff"] < 1e-8    # fast path == per-sample Algorithm 1
+    assert "click" in report.lower()  # names the missing data set
+    assert result["speed"]["max_abs_diff"] < 1e-8  # fast path == per-sample Algorithm 1
     for name in ("synthetic", "wine", "parkinson"):
         row = result["table"][name]
         vv, ol = np.mean(row["mse"]["vv-RLS"]), np.mean(row["mse"]["OLOK"])
@@ -144,9 +149,18 @@ def test_rkm_santafe_quick(tmp_path, data_dir):
 
 
 def test_cli_reproduce_quick_writes_report(tmp_path, data_dir, capsys):
-    code = cli.main(["reproduce", "rkm-sines", "--quick", "--output", str(tmp_path / "s"),
-                     "--data", str(data_dir)])
+    code = cli.main(
+        [
+            "reproduce",
+            "rkm-sines",
+            "--quick",
+            "--output",
+            str(tmp_path / "s"),
+            "--data",
+            str(data_dir),
+        ]
+    )
     assert code == 0
     assert (tmp_path / "s" / "results.md").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["s"]  # nothing written beside --output
-    assert "[1/" in capsys.readouterr().err          # progress lines
+    assert "[1/" in capsys.readouterr().err  # progress lines

@@ -34,8 +34,9 @@ def sines():
 @pytest.fixture(scope="module")
 def sine_models(sines):
     tr, _ = sines
-    return {s: RKMForecaster(lag=41, n_components=4, solver=s, random_state=0).fit(tr)
-            for s in SOLVERS}
+    return {
+        s: RKMForecaster(lag=41, n_components=4, solver=s, random_state=0).fit(tr) for s in SOLVERS
+    }
 
 
 def nonlinear_views(rng, n=120):
@@ -60,8 +61,9 @@ def test_sines_primal_dual_eig_equal(sine_models):
     same_up_to_sign(p.hidden_, d.hidden_, 1e-8)
     # H^T H = I in both settings (eq. 12 constraint; primal through the rescaling)
     np.testing.assert_allclose(p.hidden_.T @ p.hidden_, np.eye(4), atol=1e-9)
-    np.testing.assert_allclose(sine_models["primal-eig"].forecast(100),
-                               sine_models["dual-eig"].forecast(100), atol=1e-10)
+    np.testing.assert_allclose(
+        sine_models["primal-eig"].forecast(100), sine_models["dual-eig"].forecast(100), atol=1e-10
+    )
     # dual W (eq. 5) equals primal W = U Lambda^{1/2} (up to sign)
     for Wp, Wd in zip(p.W_, d.W_):
         same_up_to_sign(Wp, Wd, 1e-8)
@@ -74,7 +76,7 @@ def _forecast_without_rescaling(train, lag, s, h):
     h* = (Lambda - W_y^T W_y)^{-1} W_x^T (x - mean_x), y = W_y h* + mean_y (eq. 7)."""
     mu, sd = train.mean(), train.std(ddof=1)
     z = (train - mu) / sd
-    Phi = np.array([z[i:i + lag + 1] for i in range(len(z) - lag)])
+    Phi = np.array([z[i : i + lag + 1] for i in range(len(z) - lag)])
     mean = Phi.mean(axis=0)
     lam, U = np.linalg.eigh((Phi - mean).T @ (Phi - mean))
     lam, U = lam[::-1][:s], U[:, ::-1][:, :s]
@@ -106,9 +108,12 @@ def test_without_rescaling_primal_dual_differ(sines, sine_models):
 @pytest.fixture(scope="module")
 def adam_models(sines):
     tr, _ = sines
-    return {s: RKMForecaster(lag=41, n_components=4, solver=s, optimizer="cayley-adam",
-                             random_state=0).fit(tr)
-            for s in ["primal-stiefel", "dual-stiefel"]}
+    return {
+        s: RKMForecaster(
+            lag=41, n_components=4, solver=s, optimizer="cayley-adam", random_state=0
+        ).fit(tr)
+        for s in ["primal-stiefel", "dual-stiefel"]
+    }
 
 
 @pytest.mark.parametrize("optimizer", ["lobpcg", "cayley-adam"])
@@ -129,8 +134,14 @@ def test_stiefel_rotation_reproduces_eig(sines, sine_models, adam_models, settin
 def test_stiefel_without_rotation_same_forecasts(sines, sine_models, setting):
     tr, _ = sines
     # Cayley Adam: its end point is any orthonormal basis of the top subspace
-    f = RKMForecaster(lag=41, n_components=4, solver=f"{setting}-stiefel", rotate=False,
-                      optimizer="cayley-adam", random_state=1).fit(tr)
+    f = RKMForecaster(
+        lag=41,
+        n_components=4,
+        solver=f"{setting}-stiefel",
+        rotate=False,
+        optimizer="cayley-adam",
+        random_state=1,
+    ).fit(tr)
     m, eig = f.model_, sine_models[f"{setting}-eig"].model_
     # Sigma is a non-diagonal rotation of Lambda (Corollary 3.4) ...
     off = m.sigma_ - np.diag(np.diag(m.sigma_))
@@ -141,8 +152,9 @@ def test_stiefel_without_rotation_same_forecasts(sines, sine_models, setting):
     np.testing.assert_allclose(O.T @ O, np.eye(4), atol=1e-7)
     np.testing.assert_allclose(eig.hidden_ @ O, m.hidden_, atol=1e-7)
     # ... and the forecasts do not change
-    np.testing.assert_allclose(f.forecast(100), sine_models[f"{setting}-eig"].forecast(100),
-                               atol=1e-8)
+    np.testing.assert_allclose(
+        f.forecast(100), sine_models[f"{setting}-eig"].forecast(100), atol=1e-8
+    )
 
 
 # ------------------------------------------------------------------ inference (eq. 15/16)
@@ -179,8 +191,14 @@ def test_exact_linear_relation_recovered(rng):
 def test_primal_dual_equal_with_explicit_maps(rng, features):
     Xs = nonlinear_views(rng)
     Xt = [rng.standard_normal((20, 3)), None]
-    kw = dict(n_components=8, kernel=["rbf", "linear"], kernel_params=[{"sigma": 1.5}, None],
-              features=[features, "identity"], n_features=[60, None], random_state=3)
+    kw = dict(
+        n_components=8,
+        kernel=["rbf", "linear"],
+        kernel_params=[{"sigma": 1.5}, None],
+        features=[features, "identity"],
+        n_features=[60, None],
+        random_state=3,
+    )
     p = MultiViewKPCA(solver="primal-eig", **kw).fit(Xs)
     d = MultiViewKPCA(solver="dual-eig", **kw).fit(Xs)
     np.testing.assert_allclose(p.eigenvalues_, d.eigenvalues_, rtol=1e-9)
@@ -219,10 +237,12 @@ def test_implicit_kernel_preimage_smoother(rng):
     Xs = nonlinear_views(rng, n=200)
     Y, X = Xs[1], Xs[0]
     s, k, sigma = 8, 5, 1.0
-    m = MultiViewKPCA(n_components=s, kernel="rbf", kernel_params={"sigma": sigma},
-                      n_neighbors=k).fit([Y, X])
+    m = MultiViewKPCA(
+        n_components=s, kernel="rbf", kernel_params={"sigma": sigma}, n_neighbors=k
+    ).fit([Y, X])
     Yt = Y[:30] + 0.01
     (x,) = m.infer_views([Yt, None], missing=[1])
+
     # independent reference from the formulas: rbf Gram matrices, centred; top-s
     # eigenpairs of K = K_y + K_x (eq. 14); eq. (16) with the test kernel vector centred by
     # the uncentred Gram matrix; similarity s = K_x H h*; weighted mean of the k most
@@ -274,10 +294,10 @@ def test_range_restricted_primal_eigh_equals_direct(rng):
 # ------------------------------------------------------------------ solver choice and errors
 def test_auto_solver_follows_flowchart(rng):
     Xs = nonlinear_views(rng, n=60)
-    assert MultiViewKPCA().fit(Xs).solver_ == "primal-eig"              # d = 4 < n
+    assert MultiViewKPCA().fit(Xs).solver_ == "primal-eig"  # d = 4 < n
     assert MultiViewKPCA(kernel=["rbf", "linear"]).fit(Xs).solver_ == "dual-eig"  # implicit
     wide = [rng.standard_normal((30, 50)), rng.standard_normal((30, 1))]
-    assert MultiViewKPCA().fit(wide).solver_ == "dual-eig"             # d > n
+    assert MultiViewKPCA().fit(wide).solver_ == "dual-eig"  # d > n
 
 
 def test_errors_name_the_problem(rng):
@@ -287,7 +307,7 @@ def test_errors_name_the_problem(rng):
     with pytest.raises(ValueError, match=r"view\(s\) \[0\] use an implicit kernel"):
         MultiViewKPCA(kernel=["rbf", "linear"], solver="primal-eig").fit(Xs)
     with pytest.raises(ValueError, match="exceeds the numerical rank"):
-        MultiViewKPCA(n_components=5, solver="dual-eig").fit(Xs)   # d = 4: rank 4
+        MultiViewKPCA(n_components=5, solver="dual-eig").fit(Xs)  # d = 4: rank 4
     with pytest.raises(ValueError, match="view 1: unknown features"):
         MultiViewKPCA(features=["identity", "fourier"]).fit(Xs)
     with pytest.raises(ValueError, match="view 0: features='identity'"):
@@ -297,8 +317,9 @@ def test_errors_name_the_problem(rng):
     with pytest.raises(ValueError, match="'n_features' parameter"):
         MultiViewKPCA(kernel=["rbf", "linear"], features=["rff", None], n_features=0).fit(Xs)
     with pytest.raises(ValueError, match="view 0: n_features"):
-        MultiViewKPCA(kernel=["rbf", "linear"], features=["rff", None],
-                      n_features=[0, None]).fit(Xs)
+        MultiViewKPCA(kernel=["rbf", "linear"], features=["rff", None], n_features=[0, None]).fit(
+            Xs
+        )
     with pytest.raises(ValueError, match="n_components"):
         MultiViewKPCA(n_components=0).fit(Xs)
     with pytest.raises(ValueError, match="view 1 has 30 samples"):
@@ -335,14 +356,21 @@ def test_stiefel_not_converged_warns(rng, optimizer, cap):
 
     Xs = nonlinear_views(rng)
     with pytest.warns(ConvergenceWarning, match=f"{optimizer}.*max_iter={cap}"):
-        m = MultiViewKPCA(n_components=10, kernel="rbf", solver="dual-stiefel", max_iter=cap,
-                          optimizer=optimizer, random_state=0).fit(Xs)
+        m = MultiViewKPCA(
+            n_components=10,
+            kernel="rbf",
+            solver="dual-stiefel",
+            max_iter=cap,
+            optimizer=optimizer,
+            random_state=0,
+        ).fit(Xs)
     assert m.stiefel_result_.n_iter == cap and not m.stiefel_result_.converged
 
 
 def test_stiefel_verbose_prints_progress(sines, capsys):
-    RKMForecaster(lag=41, n_components=4, solver="dual-stiefel", verbose=1,
-                  random_state=0).fit(sines[0])
+    RKMForecaster(lag=41, n_components=4, solver="dual-stiefel", verbose=1, random_state=0).fit(
+        sines[0]
+    )
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "[stiefel lobpcg]" in ln]
     assert len(lines) >= 3 and "(converged)" in lines[-1]
     assert "objective" in lines[0] and "rel. Riemannian gradient" in lines[0]
@@ -352,8 +380,11 @@ def test_stiefel_verbose_prints_progress(sines, capsys):
 # RKMForecaster takes a 1-D series, not an (n_samples, n_features) matrix: the estimator
 # checks do not apply to it. MultiViewKPCA on one array is one view (views=None).
 @parametrize_with_checks(
-    [MultiViewKPCA(), MultiViewKPCA(kernel="rbf", n_components=2),
-     MultiViewKPCA(solver="primal-stiefel", random_state=0, tol=1e-8)],
+    [
+        MultiViewKPCA(),
+        MultiViewKPCA(kernel="rbf", n_components=2),
+        MultiViewKPCA(solver="primal-stiefel", random_state=0, tol=1e-8),
+    ],
 )
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
@@ -373,8 +404,7 @@ def test_reproduce_rkm_sines(tmp_path):
     assert rows["primal-eig, no rescaling"]["mse"] == pytest.approx(0.5265, abs=5e-4)
     for label in ("primal-stiefel, Cayley Adam", "dual-stiefel, Cayley Adam"):
         assert rows[label]["mse"] < 1e-20 and rows[label]["component_err"] < 1e-9
-    for name in ("results.md", "run.json", "forecasts.png", "components.png",
-                 "n_components.png"):
+    for name in ("results.md", "run.json", "forecasts.png", "components.png", "n_components.png"):
         assert (tmp_path / "rkm-sines" / name).is_file()
     assert "| primal-eig |" in (tmp_path / "rkm-sines" / "results.md").read_text()
 
@@ -425,7 +455,7 @@ def test_degenerate_centred_kernel_large_gamma(rng):
     m = MultiViewKPCA(kernel="rbf", kernel_params={"gamma": 1e6}, n_components=5).fit([X])
     np.testing.assert_allclose(m.eigenvalues_, np.ones(5), atol=1e-12)
     np.testing.assert_allclose(m.hidden_.T @ m.hidden_, np.eye(5), atol=1e-10)
-    np.testing.assert_allclose(m.hidden_.sum(axis=0), 0.0, atol=1e-10)   # centred
+    np.testing.assert_allclose(m.hidden_.sum(axis=0), 0.0, atol=1e-10)  # centred
     # the full rank n - 1 of the centred kernel: 39 eigenpairs, all equal to 1
     m = MultiViewKPCA(kernel="rbf", kernel_params={"gamma": 1e6}, n_components=39).fit([X])
     np.testing.assert_allclose(m.eigenvalues_, np.ones(39), atol=1e-12)
@@ -451,8 +481,7 @@ def test_complex_input_refused(rng):
 def test_errors_name_the_right_view(rng):
     X = rng.standard_normal((50, 3))
     with pytest.raises(ValueError, match="view 1: all training points are identical"):
-        MultiViewKPCA(kernel="rbf", features="nystrom", n_features=10).fit(
-            [X, np.ones((50, 2))])
+        MultiViewKPCA(kernel="rbf", features="nystrom", n_features=10).fit([X, np.ones((50, 2))])
     m = MultiViewKPCA(n_components=2).fit([X, X, X])
     with pytest.raises(ValueError, match="view 2 has 2 features, but 3"):
         m.infer_views([None, X, X[:, :2]], missing=[0])
@@ -463,7 +492,7 @@ def test_errors_name_the_right_view(rng):
 
 
 def test_overflowing_series_standardised_without_overflow(rng):
-    z = np.tanh(rng.standard_normal(80)) * 1.5e308     # finite, but sum(z^2) overflows
+    z = np.tanh(rng.standard_normal(80)) * 1.5e308  # finite, but sum(z^2) overflows
     f = RKMForecaster(lag=3, n_components=2).fit(z)
     u = z / 1.5e308
     assert f.mean_ == pytest.approx(u.mean() * 1.5e308, rel=1e-12)
@@ -472,18 +501,21 @@ def test_overflowing_series_standardised_without_overflow(rng):
     np.testing.assert_allclose(f.forecast(5) / 1.5e308, ref.forecast(5), rtol=1e-10)
 
 
-@pytest.mark.parametrize("est, msg", [
-    (MultiViewKPCA(n_components=2.5), "'n_components' parameter"),
-    (MultiViewKPCA(chunk_size=-1), "'chunk_size' parameter"),
-    (MultiViewKPCA(learning_rate=0.0), "'learning_rate' parameter"),
-    (MultiViewKPCA(optimizer="sgd"), "'optimizer' parameter"),
-    (MultiViewKPCA(tol=-1.0), "'tol' parameter"),
-    (MultiViewKPCA(max_iter=0), "'max_iter' parameter"),
-    (MultiViewKPCA(n_neighbors=0), "'n_neighbors' parameter"),
-    (RKMForecaster(lag=0), "'lag' parameter"),
-    (RKMForecaster(features="fourier"), "'features' parameter"),
-    (RKMForecaster(max_iter=2.5), "'max_iter' parameter"),
-])
+@pytest.mark.parametrize(
+    "est, msg",
+    [
+        (MultiViewKPCA(n_components=2.5), "'n_components' parameter"),
+        (MultiViewKPCA(chunk_size=-1), "'chunk_size' parameter"),
+        (MultiViewKPCA(learning_rate=0.0), "'learning_rate' parameter"),
+        (MultiViewKPCA(optimizer="sgd"), "'optimizer' parameter"),
+        (MultiViewKPCA(tol=-1.0), "'tol' parameter"),
+        (MultiViewKPCA(max_iter=0), "'max_iter' parameter"),
+        (MultiViewKPCA(n_neighbors=0), "'n_neighbors' parameter"),
+        (RKMForecaster(lag=0), "'lag' parameter"),
+        (RKMForecaster(features="fourier"), "'features' parameter"),
+        (RKMForecaster(max_iter=2.5), "'max_iter' parameter"),
+    ],
+)
 def test_parameters_validated_at_fit(est, msg):
     data = np.sin(np.arange(60.0)) if isinstance(est, RKMForecaster) else np.ones((5, 2))
     with pytest.raises(ValueError, match=msg):

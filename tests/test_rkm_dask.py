@@ -5,11 +5,12 @@ solved on the client. The Dask fit equals the NumPy fit to 1e-10, transform is l
 matches, dual solvers refuse Dask input with a clear error.
 """
 
-
 import numpy as np
 import pytest
 
-da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'mvkernels[dask]')")
+da = pytest.importorskip(
+    "dask.array", reason="dask is not installed (pip install 'mvkernels[dask]')"
+)
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install 'mvkernels[dask]')"
 )
@@ -29,9 +30,14 @@ def views():
     return [X, y, Z]
 
 
-KW = dict(n_components=5, kernel=["rbf", "linear", "rbf"],
-          kernel_params=[{"sigma": 2.0}, None, None],
-          features=["rff", "identity", "nystrom"], n_features=[80, None, 40], random_state=0)
+KW = dict(
+    n_components=5,
+    kernel=["rbf", "linear", "rbf"],
+    kernel_params=[{"sigma": 2.0}, None, None],
+    features=["rff", "identity", "nystrom"],
+    n_features=[80, None, 40],
+    random_state=0,
+)
 
 
 def to_dask(Xs, rows=(150, 200, 100)):
@@ -47,7 +53,7 @@ def test_dask_fit_equals_numpy(client, views, solver):
     ref = MultiViewKPCA(solver=solver, **KW).fit(views)
     got = MultiViewKPCA(solver=solver, **KW).fit(to_dask(views))
     assert got.solver_ == solver
-    tol = TOL if solver == "primal-eig" else 1e-7   # Stiefel: converged to tol=1e-12
+    tol = TOL if solver == "primal-eig" else 1e-7  # Stiefel: converged to tol=1e-12
     np.testing.assert_allclose(got.eigenvalues_, ref.eigenvalues_, rtol=tol)
     np.testing.assert_allclose(got.sigma_, ref.sigma_, rtol=0, atol=tol * ref.sigma_.max())
     for a, b in zip(got.W_, ref.W_):
@@ -56,17 +62,17 @@ def test_dask_fit_equals_numpy(client, views, solver):
         close(a, b)
     # hidden units: lazy, same row chunks, equal after compute
     assert isinstance(got.hidden_, da.Array)
-    np.testing.assert_allclose(got.hidden_.compute(), ref.hidden_, rtol=0,
-                               atol=tol * np.abs(ref.hidden_).max())
+    np.testing.assert_allclose(
+        got.hidden_.compute(), ref.hidden_, rtol=0, atol=tol * np.abs(ref.hidden_).max()
+    )
 
 
 def test_dask_transform_lazy_and_matches(client, views):
     ref = MultiViewKPCA(solver="primal-eig", **KW).fit(views)
     got = MultiViewKPCA(solver="auto", **KW).fit(to_dask(views))
-    assert got.solver_ == "primal-eig"       # auto on Dask input: primal
+    assert got.solver_ == "primal-eig"  # auto on Dask input: primal
     rng = np.random.default_rng(1)
-    Xt = [rng.standard_normal((90, 4)), rng.standard_normal((90, 1)),
-          rng.standard_normal((90, 3))]
+    Xt = [rng.standard_normal((90, 4)), rng.standard_normal((90, 1)), rng.standard_normal((90, 3))]
     H = got.transform(to_dask(Xt, rows=(30, 45, 90)))
     assert isinstance(H, da.Array) and H.chunks[0] == (30, 30, 30)
     close(H.compute(), ref.transform(Xt))

@@ -13,8 +13,15 @@ from mvkernels.datasets import load_santafe
 
 pytestmark = pytest.mark.realdata
 
-SANTAFE = dict(lag=71, n_components=144, kernel="rbf", kernel_params={"sigma": 2.1856},
-               features="rff", n_features=5000, random_state=42)
+SANTAFE = dict(
+    lag=71,
+    n_components=144,
+    kernel="rbf",
+    kernel_params={"sigma": 2.1856},
+    features="rff",
+    n_features=5000,
+    random_state=42,
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,5 +60,6 @@ def test_santafe_stiefel_reaches_eig(santafe):
         H, He = f.model_.hidden_, eig[setting].model_.hidden_
         signs = np.sign(np.sum(H * He, axis=0))
         np.testing.assert_allclose(H * signs, He, rtol=0, atol=1e-6 * np.abs(He).max())
-        np.testing.assert_allclose(f.model_.eigenvalues_, eig[setting].model_.eigenvalues_,
-                                   rtol=1e-9)
+        np.testing.assert_allclose(
+            f.model_.eigenvalues_, eig[setting].model_.eigenvalues_, rtol=1e-9
+        )

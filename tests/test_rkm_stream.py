@@ -11,8 +11,14 @@ import pytest
 from mvkernels import MultiViewKPCA
 
 N_CHUNKS, ROWS = 12, 50
-KW = dict(n_components=6, kernel=["rbf", "linear"], kernel_params=[{"sigma": 1.5}, None],
-          features=["rff", "identity"], n_features=[80, None], random_state=0)
+KW = dict(
+    n_components=6,
+    kernel=["rbf", "linear"],
+    kernel_params=[{"sigma": 1.5}, None],
+    features=["rff", "identity"],
+    n_features=[80, None],
+    random_state=0,
+)
 
 
 def make_chunk(i):
@@ -59,8 +65,7 @@ def test_stream_equals_in_memory_fit():
             np.testing.assert_allclose(a, b, atol=1e-7 * np.abs(b).max())
     rng = np.random.default_rng(5)
     Xt = [rng.standard_normal((10, 3)), None]
-    np.testing.assert_allclose(m.infer_views(Xt, [1])[0], ref.infer_views(Xt, [1])[0],
-                               atol=1e-8)
+    np.testing.assert_allclose(m.infer_views(Xt, [1])[0], ref.infer_views(Xt, [1])[0], atol=1e-8)
     assert m.n_samples_ == N_CHUNKS * ROWS and m.n_features_view_ == [3, 1]
 
 
@@ -80,5 +85,4 @@ def test_stream_errors():
     with pytest.raises(ValueError, match="chunk 1: view 0 has 2 features, but 3"):
         MultiViewKPCA(solver="primal-stiefel").fit_stream(bad)
     with pytest.raises(ValueError, match=r"view\(s\) \[0\] use an implicit kernel"):
-        MultiViewKPCA(solver="primal-stiefel", kernel=["rbf", "linear"]).fit_stream(
-            ChunkSource())
+        MultiViewKPCA(solver="primal-stiefel", kernel=["rbf", "linear"]).fit_stream(ChunkSource())

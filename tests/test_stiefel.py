@@ -54,22 +54,29 @@ def test_riemannian_gradient_is_tangent(rng):
 
 def test_max_iter_reports_not_converged(rng):
     A, _ = psd_with_gap(rng)
-    res = stiefel_trace_max(A, 3, random_state=0, max_iter=5, tol=1e-14,
-                            optimizer="cayley-adam")
+    res = stiefel_trace_max(A, 3, random_state=0, max_iter=5, tol=1e-14, optimizer="cayley-adam")
     assert not res.converged and res.n_iter == 5
     np.testing.assert_allclose(res.X.T @ res.X, np.eye(3), atol=1e-13)
 
 
 def test_objective_change_criterion(rng):
     A, _ = psd_with_gap(rng)
-    res = stiefel_trace_max(A, 3, random_state=0, tol=0.0, ftol=1e-14, patience=5,
-                            optimizer="cayley-adam")
+    res = stiefel_trace_max(
+        A, 3, random_state=0, tol=0.0, ftol=1e-14, patience=5, optimizer="cayley-adam"
+    )
     assert res.converged and res.n_iter < 100_000
     assert res.grad_norm < 1e-5
 
 
-@pytest.mark.parametrize("kw, msg", [({"lr": 0.0}, "lr"), ({"beta1": 1.0}, "beta1"),
-                                     ({"max_iter": 0}, "max_iter"), ({"tol": -1.0}, "tol")])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"lr": 0.0}, "lr"),
+        ({"beta1": 1.0}, "beta1"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"tol": -1.0}, "tol"),
+    ],
+)
 def test_bad_parameters(rng, kw, msg):
     A, _ = psd_with_gap(rng)
     with pytest.raises(ValueError, match=msg):
@@ -86,8 +93,9 @@ def test_bad_shapes(rng):
 def small_gap_matrix(rng, n=300, s=40):
     """PSD matrix whose eigenvalues s and s + 1 differ by 0.1 % (like SantaFe's 144/145)."""
     Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
-    lam = np.sort(np.concatenate([np.geomspace(100.0, 1.2, s - 1), [1.0],
-                                  np.geomspace(0.999, 1e-3, n - s)]))[::-1]
+    lam = np.sort(
+        np.concatenate([np.geomspace(100.0, 1.2, s - 1), [1.0], np.geomspace(0.999, 1e-3, n - s)])
+    )[::-1]
     return (Q * lam) @ Q.T, Q[:, :s], lam
 
 

@@ -20,15 +20,15 @@ BlockNystrom
 
 from ._validation import check_views
 from .kernels import IndexedKernel, ViewKernel
-from .nystrom import BlockNystrom
 from .mvml import (
     MVMLSVC,
+    MVMLSVCCV,
     MVMLClassifier,
     MVMLClassifierCV,
     MVMLRegressor,
     MVMLRegressorCV,
-    MVMLSVCCV,
 )
+from .nystrom import BlockNystrom
 from .olok import OLOKRegressor, VVRLSRegressor
 from .rkm import MultiViewKPCA, RKMForecaster
 

@@ -123,15 +123,24 @@ def _check_block_finite(
 
 
 def _block_moments(
-    feature_fn: Callable, chunk_size: int | None, start: int, Y: np.ndarray | None, *blocks
+    feature_fn: Callable,
+    chunk_size: int | None,
+    start: int,
+    Y: np.ndarray | None,
+    *blocks: np.ndarray,
 ) -> Any:
     """FeatureMoments of one row block, in sub-chunks of ``chunk_size`` rows."""
     from ._moments import _as_targets, numpy_feature_moments
 
     _check_block_finite(blocks, start, Y)
     blocks_ = list(blocks)
-    return numpy_feature_moments(feature_fn, blocks_, _as_targets(Y, blocks_[0].shape[0]),
-                                 chunk_size=chunk_size, symmetrize=False)
+    return numpy_feature_moments(
+        feature_fn,
+        blocks_,
+        _as_targets(Y, blocks_[0].shape[0]),
+        chunk_size=chunk_size,
+        symmetrize=False,
+    )
 
 
 def _sum_moments(*parts: Any) -> Any:
@@ -187,8 +196,13 @@ def dask_feature_moments(
     starts = np.concatenate([[0], np.cumsum(views[0].chunks[0])[:-1]]).astype(int)
     per_block = delayed(_block_moments, pure=True)
     parts = [
-        per_block(fn, chunk_size, int(starts[b]), None if yblocks is None else yblocks[b],
-                  *[bl[b] for bl in blocks])
+        per_block(
+            fn,
+            chunk_size,
+            int(starts[b]),
+            None if yblocks is None else yblocks[b],
+            *[bl[b] for bl in blocks],
+        )
         for b in range(len(starts))
     ]
     merge = delayed(_sum_moments, pure=True)
@@ -203,7 +217,9 @@ def _symmetrize(m: Any) -> Any:
     return m.symmetrize()
 
 
-def _apply_rows(*blocks: np.ndarray, fn: Callable, ndim_out: int, block_info=None) -> np.ndarray:
+def _apply_rows(
+    *blocks: np.ndarray, fn: Callable, ndim_out: int, block_info: Any = None
+) -> np.ndarray:
     start = 0 if not block_info else block_info[0]["array-location"][0][0]
     _check_block_finite(blocks, start)
     out = np.asarray(fn(list(blocks)))
@@ -236,11 +252,22 @@ def map_view_rows(
     fn_d = delayed(fn, pure=True)
     if n_out is None:
         return da.map_blocks(
-            _apply_rows, *views, fn=fn_d, ndim_out=1, dtype=dtype, chunks=(rows,),
-            drop_axis=1, meta=np.empty((0,), dtype=dtype),
+            _apply_rows,
+            *views,
+            fn=fn_d,
+            ndim_out=1,
+            dtype=dtype,
+            chunks=(rows,),
+            drop_axis=1,
+            meta=np.empty((0,), dtype=dtype),
         )
     return da.map_blocks(
-        _apply_rows, *views, fn=fn_d, ndim_out=2, dtype=dtype, chunks=(rows, (int(n_out),)),
+        _apply_rows,
+        *views,
+        fn=fn_d,
+        ndim_out=2,
+        dtype=dtype,
+        chunks=(rows, (int(n_out),)),
         meta=np.empty((0, 0), dtype=dtype),
     )
 
@@ -350,7 +377,7 @@ def fit_kernels_and_landmarks(
         # on <= max_samples rows mean_pairwise_distance is exact and draws nothing
         kern.fit(got[list(samples).index(l)] if l in samples else Xs[l], random_state=rng)
     if idx is not None:
-        return idx, got[len(samples):]
+        return idx, got[len(samples) :]
     idx = select_landmarks_dask(Xs, kernels, n_landmarks, strategy, rng)
     rows = gather_rows(Xs, idx)
     _check_block_finite(rows, None)

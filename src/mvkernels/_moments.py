@@ -45,7 +45,7 @@ class FeatureMoments:
     scatter: np.ndarray | None = None
 
     @classmethod
-    def from_features(cls, U: np.ndarray, Y: np.ndarray | None = None) -> "FeatureMoments":
+    def from_features(cls, U: np.ndarray, Y: np.ndarray | None = None) -> FeatureMoments:
         n = U.shape[0]
         total = U.sum(axis=0)
         mean = total / max(n, 1)  # an empty chunk (e.g. a 0-row Dask block): all zeros
@@ -78,7 +78,7 @@ class FeatureMoments:
         """Empirical feature covariance ``centered_gram() / n_samples`` (biased, 1/n)."""
         return self.centered_gram() / self.n_samples
 
-    def merge(self, other: "FeatureMoments") -> "FeatureMoments":
+    def merge(self, other: FeatureMoments) -> FeatureMoments:
         def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
             return None if a is None or b is None else a + b
 
@@ -89,16 +89,20 @@ class FeatureMoments:
                 scatter = self.scatter + other.scatter
             else:  # Chan et al.: M = M_a + M_b + (n_a n_b / n) delta delta^T
                 delta = other.sum / nb - self.sum / na
-                scatter = (self.scatter + other.scatter
-                           + np.outer(delta, delta) * (na * nb / (na + nb)))
+                scatter = (
+                    self.scatter + other.scatter + np.outer(delta, delta) * (na * nb / (na + nb))
+                )
         return FeatureMoments(
-            na + nb, self.sum + other.sum,
-            self.gram + other.gram, add(self.cross, other.cross),
-            add(self.target_sum, other.target_sum), add(self.target_gram, other.target_gram),
+            na + nb,
+            self.sum + other.sum,
+            self.gram + other.gram,
+            add(self.cross, other.cross),
+            add(self.target_sum, other.target_sum),
+            add(self.target_gram, other.target_gram),
             scatter,
         )
 
-    def symmetrize(self) -> "FeatureMoments":
+    def symmetrize(self) -> FeatureMoments:
         """Make ``gram`` (and ``scatter``) exactly symmetric, in place; returns ``self``."""
         self.gram = 0.5 * (self.gram + self.gram.T)
         if self.scatter is not None:

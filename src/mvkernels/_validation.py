@@ -81,8 +81,12 @@ class KernelSpec(Options):
     def is_satisfied_by(self, val: Any) -> bool:
         if self._one(val):
             return True
-        return (self.allow_list and isinstance(val, (list, tuple)) and len(val) > 0
-                and all(self._one(v) for v in val))
+        return (
+            self.allow_list
+            and isinstance(val, (list, tuple))
+            and len(val) > 0
+            and all(self._one(v) for v in val)
+        )
 
     def __str__(self) -> str:
         names = [n for n in KERNEL_NAMES if self.allow_precomputed or n != "precomputed"]
@@ -116,8 +120,10 @@ def common_constraints(*, landmarks_optional: bool = True) -> dict[str, list]:
     full kernels). The contents of ``kernel_params`` are checked when the kernels are
     built (:class:`mvkernels.kernels.ViewKernel`).
     """
-    n_landmarks: list = [Interval(Integral, 1, None, closed="left"),
-                         Interval(RealNotInt, 0, 1, closed="right")]
+    n_landmarks: list = [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(RealNotInt, 0, 1, closed="right"),
+    ]
     if landmarks_optional:
         n_landmarks.append(None)
     return {
@@ -136,9 +142,11 @@ def is_dask_collection(x: Any) -> bool:
 
 
 def _complex_error(what: str) -> ValueError:
-    return ValueError(f"Complex data not supported: {what} is complex; mvkernels needs real "
-                      "data (pass the real and imaginary parts as separate columns if both "
-                      "matter)")
+    return ValueError(
+        f"Complex data not supported: {what} is complex; mvkernels needs real "
+        "data (pass the real and imaginary parts as separate columns if both "
+        "matter)"
+    )
 
 
 def check_not_complex(x: Any, what: str) -> None:
@@ -164,8 +172,10 @@ def check_not_complex(x: Any, what: str) -> None:
         arr = np.asarray(x)
     except (TypeError, ValueError):
         return  # not array-like: reported by the caller's conversion
-    if arr.dtype.kind == "c" or (arr.dtype.kind == "O" and any(
-            isinstance(v, (complex, np.complexfloating)) for v in arr.ravel()[:10000])):
+    if arr.dtype.kind == "c" or (
+        arr.dtype.kind == "O"
+        and any(isinstance(v, (complex, np.complexfloating)) for v in arr.ravel()[:10000])
+    ):
         raise _complex_error(what)
 
 
@@ -197,8 +207,7 @@ def _is_label_list(v: Any) -> bool:
     if isinstance(v, slice) or not isinstance(v, (list, tuple, np.ndarray)):
         return False
     items = list(v)
-    return bool(items) and not all(
-        isinstance(c, (int, np.integer, bool, np.bool_)) for c in items)
+    return bool(items) and not all(isinstance(c, (int, np.integer, bool, np.bool_)) for c in items)
 
 
 def _label_positions(v: Any, feature_names: Any, i: int) -> np.ndarray | None:
@@ -220,8 +229,9 @@ def _label_positions(v: Any, feature_names: Any, i: int) -> np.ndarray | None:
     return np.asarray(out, dtype=np.intp)
 
 
-def _normalise_view_spec(views: Any, n_columns: int,
-                         feature_names: Any = None) -> list[np.ndarray | slice]:
+def _normalise_view_spec(
+    views: Any, n_columns: int, feature_names: Any = None
+) -> list[np.ndarray | slice]:
     """Turn a ``views`` specification into a list of column selectors."""
     if views is None:
         return [slice(0, n_columns)]
@@ -239,8 +249,7 @@ def _normalise_view_spec(views: Any, n_columns: int,
             raise ValueError(f"views sizes must be positive, got {sizes}")
         if sum(sizes) != n_columns:
             raise ValueError(
-                f"views sizes {sizes} add up to {sum(sizes)} columns but X has "
-                f"{n_columns} columns"
+                f"views sizes {sizes} add up to {sum(sizes)} columns but X has {n_columns} columns"
             )
         bounds = np.cumsum([0] + sizes)
         return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
@@ -268,9 +277,7 @@ def _normalise_view_spec(views: Any, n_columns: int,
         if idx.size == 0:
             raise ValueError(f"view {i} selects no column")
         if idx.min() < -n_columns or idx.max() >= n_columns:
-            raise ValueError(
-                f"view {i} selects columns outside the {n_columns} columns of X"
-            )
+            raise ValueError(f"view {i} selects columns outside the {n_columns} columns of X")
         selectors.append(v if isinstance(v, slice) else idx)
     return selectors
 
@@ -303,8 +310,7 @@ def _check_one_view(
         return Xv
     if hasattr(Xv, "toarray") and not isinstance(Xv, np.ndarray):
         raise TypeError(
-            f"view {i} is a sparse matrix; mvkernels needs dense views "
-            "(call .toarray() first)"
+            f"view {i} is a sparse matrix; mvkernels needs dense views (call .toarray() first)"
         )
     try:
         arr = as_real_array(Xv, f"view {i}", dtype=dtype)
@@ -323,8 +329,7 @@ def _check_one_view(
         raise ValueError(f"view {i} must be 2-D, got shape {arr.shape}")
     if arr.shape[0] < ensure_min_samples:
         raise ValueError(
-            f"view {i} has {arr.shape[0]} sample(s); at least "
-            f"{ensure_min_samples} required"
+            f"view {i} has {arr.shape[0]} sample(s); at least {ensure_min_samples} required"
         )
     if arr.shape[1] == 0:
         raise ValueError(f"view {i} has 0 features (shape {arr.shape})")
@@ -385,10 +390,11 @@ def check_views(
         if len(X) == 0:
             raise ValueError("X is an empty list: give at least one view")
         first = X[0]
-        is_list_of_views = (
-            hasattr(first, "shape") and len(getattr(first, "shape")) >= 1
-        ) or (isinstance(first, (list, tuple)) and len(first) > 0
-              and isinstance(first[0], (list, tuple, np.ndarray)))
+        is_list_of_views = (hasattr(first, "shape") and len(first.shape) >= 1) or (
+            isinstance(first, (list, tuple))
+            and len(first) > 0
+            and isinstance(first[0], (list, tuple, np.ndarray))
+        )
         if is_list_of_views:
             raw = list(X)
         else:
@@ -413,30 +419,27 @@ def check_views(
         raw = split_views(X, views, feature_names)
     Xs = [
         _check_one_view(
-            Xv, i, dtype=dtype, ensure_finite=ensure_finite,
+            Xv,
+            i,
+            dtype=dtype,
+            ensure_finite=ensure_finite,
             ensure_min_samples=ensure_min_samples,
         )
         for i, Xv in enumerate(raw)
     ]
     n0 = Xs[0].shape[0]
     for i, Xv in enumerate(Xs[1:], start=1):
-        if Xv.shape[0] != n0 and not (
-            is_dask_collection(Xv) and np.isnan(Xv.shape[0])
-        ):
+        if Xv.shape[0] != n0 and not (is_dask_collection(Xv) and np.isnan(Xv.shape[0])):
             raise ValueError(
                 f"view {i} has {Xv.shape[0]} samples, view 0 has {n0}: every view "
                 "must hold the same samples in the same order"
             )
     if n_views is not None and len(Xs) != n_views:
-        raise ValueError(
-            f"expected {n_views} view(s) (as seen in fit), got {len(Xs)}"
-        )
+        raise ValueError(f"expected {n_views} view(s) (as seen in fit), got {len(Xs)}")
     if n_features is not None:
         for i, (Xv, d) in enumerate(zip(Xs, n_features)):
             if Xv.shape[1] != d:
-                raise ValueError(
-                    f"view {i} has {Xv.shape[1]} features, but {d} were seen in fit"
-                )
+                raise ValueError(f"view {i} has {Xv.shape[1]} features, but {d} were seen in fit")
     return Xs
 
 
@@ -451,8 +454,9 @@ def check_targets_finite(y: np.ndarray, name: str = "y") -> None:
         raise ValueError(f"{name} contains NaN or infinity")
 
 
-def check_psd_gram(K: np.ndarray, view: int | str, *, what: str = "precomputed kernel",
-                   psd_tol: float = 1e-8) -> None:
+def check_psd_gram(
+    K: np.ndarray, view: int | str, *, what: str = "precomputed kernel", psd_tol: float = 1e-8
+) -> None:
     """Raise a ValueError naming the view if a training Gram matrix is not a valid kernel.
 
     Symmetric to ``1e-8`` relative and positive semi-definite: smallest eigenvalue at least
@@ -474,7 +478,11 @@ def check_psd_gram(K: np.ndarray, view: int | str, *, what: str = "precomputed k
 
 
 def check_precomputed_kernel(
-    K: Any, view: int, *, n_train: int | None = None, square: bool = True,
+    K: Any,
+    view: int,
+    *,
+    n_train: int | None = None,
+    square: bool = True,
     psd_tol: float = 1e-8,
 ) -> np.ndarray:
     """Validate a precomputed kernel matrix of one view.
@@ -526,8 +534,11 @@ def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
     else:  # pragma: no cover
         kw["force_all_finite"] = kw.pop("ensure_all_finite")
         out = est._validate_data(X, **kw)
-    if hasattr(X, "columns") and hasattr(X, "iloc") and _has_label_views(
-            getattr(est, "views", None)):
+    if (
+        hasattr(X, "columns")
+        and hasattr(X, "iloc")
+        and _has_label_views(getattr(est, "views", None))
+    ):
         return X
     return out
 

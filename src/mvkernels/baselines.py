@@ -42,8 +42,9 @@ for the papers' sizes (a few thousand training samples), not for millions of row
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scipy import linalg
@@ -73,6 +74,9 @@ from ._validation import (
 )
 from .kernels import make_view_kernels
 from .nystrom import BlockNystrom, resolve_n_landmarks, uniform_indices
+
+if TYPE_CHECKING:
+    from sklearn.svm import SVC
 
 __all__ = [
     "ViewGrams",
@@ -111,8 +115,9 @@ def kernel_ridge_dual(K: np.ndarray, Y: np.ndarray, alpha: float) -> np.ndarray:
     ``K`` is symmetric PSD and ``alpha > 0``, so ``K + alpha I`` is positive definite.
     """
     A = _sym(K) + alpha * np.eye(K.shape[0])
-    return linalg.cho_solve(linalg.cho_factor(A, lower=True, check_finite=False), Y,
-                            check_finite=False)
+    return linalg.cho_solve(
+        linalg.cho_factor(A, lower=True, check_finite=False), Y, check_finite=False
+    )
 
 
 def lpmkl_weight_update(norms_sq: np.ndarray, p: float) -> np.ndarray:
@@ -131,24 +136,26 @@ def lpmkl_weight_update(norms_sq: np.ndarray, p: float) -> np.ndarray:
     return num / den
 
 
-def okl_objective(K: np.ndarray, Y: np.ndarray, C: np.ndarray, L: np.ndarray,
-                  alpha: float) -> float:
+def okl_objective(
+    K: np.ndarray, Y: np.ndarray, C: np.ndarray, L: np.ndarray, alpha: float
+) -> float:
     """OKL objective (Dinuzzo et al. 2011, eq. 4)::
 
-        ||Y - K C L||_F^2 / (2 alpha) + tr(C^T K C L) / 2 + ||L||_F^2 / 2
+    ||Y - K C L||_F^2 / (2 alpha) + tr(C^T K C L) / 2 + ||L||_F^2 / 2
     """
     return _okl_objective_e(K @ C, Y, C, L, alpha)
 
 
-def _okl_objective_e(E: np.ndarray, Y: np.ndarray, C: np.ndarray, L: np.ndarray,
-                     alpha: float) -> float:
+def _okl_objective_e(
+    E: np.ndarray, Y: np.ndarray, C: np.ndarray, L: np.ndarray, alpha: float
+) -> float:
     R = Y - E @ L
-    return float(np.sum(R * R) / (2 * alpha) + 0.5 * np.sum((C.T @ E) * L)
-                 + 0.5 * np.sum(L * L))
+    return float(np.sum(R * R) / (2 * alpha) + 0.5 * np.sum((C.T @ E) * L) + 0.5 * np.sum(L * L))
 
 
-def okl_c_step(VK: np.ndarray | None, dK: np.ndarray, Y: np.ndarray, L: np.ndarray,
-               alpha: float) -> np.ndarray:
+def okl_c_step(
+    VK: np.ndarray | None, dK: np.ndarray, Y: np.ndarray, L: np.ndarray, alpha: float
+) -> np.ndarray:
     """OKL C-step: the solution of ``K C L + alpha C = Y`` (Sylvester equation).
 
     With ``K = VK diag(dK) VK^T`` and ``L = VL diag(dL) VL^T`` (both PSD),
@@ -192,14 +199,19 @@ class ViewGrams:
     matrices (``k_l(X*, X)`` or ``U*_l U_l^T``).
     """
 
-    def __init__(self, kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 random_state: Any = None):
+    def __init__(
+        self,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        random_state: Any = None,
+    ):
         self.kernel, self.kernel_params = kernel, kernel_params
         self.n_landmarks, self.landmarks = n_landmarks, landmarks
         self.random_state = random_state
 
-    def fit(self, Xs: list[np.ndarray]) -> "ViewGrams":
+    def fit(self, Xs: list[np.ndarray]) -> ViewGrams:
         self.n_views = len(Xs)
         self.n_samples = Xs[0].shape[0]
         self.n_features = [X.shape[1] for X in Xs]
@@ -213,16 +225,22 @@ class ViewGrams:
                 kern.fit(Xv, random_state=rng)
             self.kernels = kernels
             self.X_fit = Xs
-            self.train = [_sym(Xv) if self.precomputed else _sym(kern(Xv, Xv))
-                          for Xv, kern in zip(Xs, kernels)]
+            self.train = [
+                _sym(Xv) if self.precomputed else _sym(kern(Xv, Xv))
+                for Xv, kern in zip(Xs, kernels)
+            ]
             for i, (K, kern) in enumerate(zip(self.train, kernels)):
                 if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
                     check_psd_gram(K, i, what="the kernel callable's training Gram matrix")
             self.nystrom = None
         else:
-            nys = BlockNystrom(kernel=self.kernel, kernel_params=self.kernel_params,
-                               n_landmarks=self.n_landmarks, landmarks=self.landmarks,
-                               random_state=self.random_state).fit(Xs)
+            nys = BlockNystrom(
+                kernel=self.kernel,
+                kernel_params=self.kernel_params,
+                n_landmarks=self.n_landmarks,
+                landmarks=self.landmarks,
+                random_state=self.random_state,
+            ).fit(Xs)
             self.nystrom, self.kernels = nys, nys.kernels_
             self.precomputed = nys.kernels_[0].precomputed
             Xs = nys.check_views(Xs)
@@ -232,11 +250,17 @@ class ViewGrams:
 
     def check(self, X: Any, views: Any) -> list[np.ndarray]:
         """Validate test views against the training views."""
-        Xs = check_views(X, views=views, n_views=self.n_views,
-                         n_features=None if self.precomputed else self.n_features)
+        Xs = check_views(
+            X,
+            views=views,
+            n_views=self.n_views,
+            n_features=None if self.precomputed else self.n_features,
+        )
         if self.precomputed:
-            Xs = [check_precomputed_kernel(K, i, n_train=self.n_samples, square=False)
-                  for i, K in enumerate(Xs)]
+            Xs = [
+                check_precomputed_kernel(K, i, n_train=self.n_samples, square=False)
+                for i, K in enumerate(Xs)
+            ]
         return Xs
 
     def cross(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
@@ -249,7 +273,7 @@ class ViewGrams:
 
 
 # ============================================================================ Gram-matrix learners
-def _svc(C: float, random_state: Any):
+def _svc(C: float, random_state: Any) -> SVC:
     from sklearn.svm import SVC
 
     return SVC(kernel="precomputed", C=C, random_state=random_state)
@@ -267,7 +291,7 @@ class _GramModel:
     def __init__(self, loss: str, alpha: float, C: float, random_state: Any = None):
         self.loss, self.alpha, self.C, self.random_state = loss, alpha, C, random_state
 
-    def fit(self, K: np.ndarray, Y: np.ndarray) -> "_GramModel":
+    def fit(self, K: np.ndarray, Y: np.ndarray) -> _GramModel:
         n, T = Y.shape
         if self.loss == "squared":
             self.dual = kernel_ridge_dual(K, Y, self.alpha)
@@ -317,7 +341,9 @@ class _Base(BaseEstimator):
 
     def _targets(self, y: Any) -> np.ndarray:
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
         if not self._is_classifier:
             y = check_real_targets(y)
             if not self._multi_output:
@@ -336,8 +362,10 @@ class _Base(BaseEstimator):
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"y has only one class: {self.classes_[0]}")
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes; "
+                f"y has only one class: {self.classes_[0]}"
+            )
         if len(self.classes_) == 2:
             return np.where(yi == 1, 1.0, -1.0)[:, None]
         Y = -np.ones((yi.shape[0], len(self.classes_)))
@@ -347,16 +375,21 @@ class _Base(BaseEstimator):
     _multi_output = False
 
     def _maps(self) -> ViewGrams:
-        return ViewGrams(self.kernel, self.kernel_params, self.n_landmarks, self.landmarks,
-                         self.random_state)
+        return ViewGrams(
+            self.kernel, self.kernel_params, self.n_landmarks, self.landmarks, self.random_state
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> "_Base":
+    def fit(self, X: Any, y: Any = None) -> _Base:
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
         self._check_common()
         X = _validate_array(self, X, reset=True)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2,
-                         feature_names=getattr(self, "feature_names_in_", None))
+        Xs = check_views(
+            X,
+            views=self.views,
+            ensure_min_samples=2,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
         Y = self._targets(y)
         if Y.shape[0] != Xs[0].shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
@@ -382,9 +415,13 @@ class _Base(BaseEstimator):
         check_is_fitted(self, "grams_")
         X = _validate_array(self, X, reset=False)
         precomputed = self.grams_.precomputed
-        Xs = check_views(X, views=self.views, n_views=self.n_views_,
-                         n_features=None if precomputed else self.n_features_view_,
-                         feature_names=getattr(self, "feature_names_in_", None))
+        Xs = check_views(
+            X,
+            views=self.views,
+            n_views=self.n_views_,
+            n_features=None if precomputed else self.n_features_view_,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))
@@ -398,8 +435,11 @@ class _Base(BaseEstimator):
             return self.classes_[(D[:, 0] > 0).astype(int)]
         return self.classes_[np.argmax(D, axis=1)]
 
+
 class _DecisionMixin:
     """``decision_function`` of the classifiers (regressors have none)."""
+
+    _decision: Callable[[Any], np.ndarray]  # provided by the estimator base class
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Outputs: shape (n,) for two classes (positive = ``classes_[1]``), else (n, K)."""
@@ -441,8 +481,9 @@ class _SingleView(_Base):
     }
 
     def _model(self) -> _GramModel:
-        return _GramModel(getattr(self, "loss", "squared"), self.alpha,
-                          getattr(self, "C", 1.0), self.random_state)
+        return _GramModel(
+            getattr(self, "loss", "squared"), self.alpha, getattr(self, "C", 1.0), self.random_state
+        )
 
     def _cv_score(self, K: np.ndarray, Y: np.ndarray) -> float:
         """Mean validation score on the training set: accuracy, or minus the MSE."""
@@ -451,9 +492,11 @@ class _SingleView(_Base):
             labels = Y.argmax(1) if Y.shape[1] > 1 else (Y[:, 0] > 0).astype(int)
             counts = np.bincount(labels)
             k = max(2, min(self.cv, counts[counts > 0].min()))
-            splits = StratifiedKFold(k, shuffle=True, random_state=0).split(
-                np.zeros(n), labels) if counts[counts > 0].min() >= 2 else \
-                KFold(min(self.cv, n), shuffle=True, random_state=0).split(np.zeros(n))
+            splits = (
+                StratifiedKFold(k, shuffle=True, random_state=0).split(np.zeros(n), labels)
+                if counts[counts > 0].min() >= 2
+                else KFold(min(self.cv, n), shuffle=True, random_state=0).split(np.zeros(n))
+            )
         else:
             splits = KFold(min(self.cv, n), shuffle=True, random_state=0).split(np.zeros(n))
         scores = []
@@ -482,7 +525,8 @@ class _SingleView(_Base):
 
 
 class SingleViewRegressor(RegressorMixin, _SingleView):
-    """Kernel ridge regression on one view (the MVML paper's "KRR, one view" baseline).
+    (
+        """Kernel ridge regression on one view (the MVML paper's "KRR, one view" baseline).
 
     With ``view="best"`` each view is scored by ``cv``-fold cross-validation (mean squared
     error) on the training set only, and the best one is refitted on all training data;
@@ -494,7 +538,9 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
         Ridge parameter: ``dual = (K + alpha I)^{-1} y``.
     view : "best" or int, default="best"
     cv : int, default=3
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     best_view_ : int
@@ -503,17 +549,27 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
     model_ : fitted kernel machine on the chosen view
     grams_ : ViewGrams
     """
+    )
 
-    def __init__(self, alpha: float = 1.0, view: Any = "best", cv: int = 3,
-                 kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        view: Any = "best",
+        cv: int = 3,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.alpha, self.view, self.cv = alpha, view, cv
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
 class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
-    """SVM (or kernel ridge on +-1 targets) on one view: the paper's "1 view SVM" column.
+    (
+        """SVM (or kernel ridge on +-1 targets) on one view: the paper's "1 view SVM" column.
 
     With ``view="best"`` each view is scored by stratified ``cv``-fold cross-validation
     accuracy on the training set only (the paper reports "the best result obtained when
@@ -528,18 +584,31 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
     loss : {"hinge", "squared"}, default="hinge"
     view : "best" or int, default="best"
     cv : int, default=3
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     classes_, best_view_, view_cv_scores_ (CV accuracy per view), model_, grams_
     """
+    )
 
     _is_classifier = True
 
-    def __init__(self, C: float = 1.0, alpha: float = 1.0, loss: str = "hinge",
-                 view: Any = "best", cv: int = 3, kernel: Any = "rbf",
-                 kernel_params: Any = None, n_landmarks: int | float | None = None,
-                 landmarks: str = "uniform", views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        C: float = 1.0,
+        alpha: float = 1.0,
+        loss: str = "hinge",
+        view: Any = "best",
+        cv: int = 3,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.C, self.alpha, self.loss, self.view, self.cv = C, alpha, loss, view, cv
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
@@ -553,8 +622,10 @@ class _EarlyFusion(_Base):
 
     def _check_common(self) -> None:
         if isinstance(self.kernel_params, (list, tuple)):
-            raise TypeError("early fusion uses one kernel on the concatenated views: "
-                            "kernel_params must be one dict, not a list")
+            raise TypeError(
+                "early fusion uses one kernel on the concatenated views: "
+                "kernel_params must be one dict, not a list"
+            )
 
     def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         return [np.hstack(Xs)]
@@ -562,19 +633,21 @@ class _EarlyFusion(_Base):
     def _rename_error(self, exc: ValueError) -> ValueError:
         msg = str(exc)
         if msg.startswith("view 0"):
-            return type(exc)("the concatenated views (early fusion)" + msg[len("view 0"):])
+            return type(exc)("the concatenated views (early fusion)" + msg[len("view 0") :])
         return exc
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        self.model_ = _GramModel(getattr(self, "loss", "squared"), self.alpha,
-                                 getattr(self, "C", 1.0), self.random_state).fit(grams[0], Y)
+        self.model_ = _GramModel(
+            getattr(self, "loss", "squared"), self.alpha, getattr(self, "C", 1.0), self.random_state
+        ).fit(grams[0], Y)
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         return self.model_.decision(cross[0])
 
 
 class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
-    """Kernel ridge regression with one kernel on the concatenated views (early fusion).
+    (
+        """Kernel ridge regression with one kernel on the concatenated views (early fusion).
 
     The default Gaussian bandwidth is the mean pairwise distance of the concatenated
     training vectors; with ``n_landmarks`` the Nystrom map is fitted on the concatenation.
@@ -582,39 +655,61 @@ class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
     Parameters
     ----------
     alpha : float, default=1.0
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     model_, grams_ (one "view": the concatenation)
     """
+    )
 
-    def __init__(self, alpha: float = 1.0, kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.alpha = alpha
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
 class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
-    """SVM (or kernel ridge on +-1 targets) on the concatenated views: the paper's efSVM.
+    (
+        """SVM (or kernel ridge on +-1 targets) on the concatenated views: the paper's efSVM.
 
     Parameters
     ----------
     C : float, default=1.0
     alpha : float, default=1.0
     loss : {"hinge", "squared"}, default="hinge"
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     classes_, model_, grams_
     """
+    )
 
     _is_classifier = True
 
-    def __init__(self, C: float = 1.0, alpha: float = 1.0, loss: str = "hinge",
-                 kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        C: float = 1.0,
+        alpha: float = 1.0,
+        loss: str = "hinge",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.C, self.alpha, self.loss = C, alpha, loss
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
@@ -622,37 +717,55 @@ class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
 # ---------------------------------------------------------------------------- late fusion
 class _LateFusion(_Base):
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        self.models_ = [_GramModel(getattr(self, "loss", "squared"), self.alpha,
-                                   getattr(self, "C", 1.0), self.random_state).fit(K, Y)
-                        for K in grams]
+        self.models_ = [
+            _GramModel(
+                getattr(self, "loss", "squared"),
+                self.alpha,
+                getattr(self, "C", 1.0),
+                self.random_state,
+            ).fit(K, Y)
+            for K in grams
+        ]
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         return np.mean([m.decision(Kx) for m, Kx in zip(self.models_, cross)], axis=0)
 
 
 class LateFusionRegressor(RegressorMixin, _LateFusion):
-    """Late fusion: one kernel ridge model per view, predictions averaged (uniform weights).
+    (
+        """Late fusion: one kernel ridge model per view, predictions averaged (uniform weights).
 
     Parameters
     ----------
     alpha : float, default=1.0
         Ridge parameter of every per-view model.
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     models_ : list of per-view kernel machines
     grams_ : ViewGrams
     """
+    )
 
-    def __init__(self, alpha: float = 1.0, kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.alpha = alpha
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
 class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
-    """Late fusion: one SVM per view, decision values averaged, largest wins (lfSVM).
+    (
+        """Late fusion: one SVM per view, decision values averaged, largest wins (lfSVM).
 
     The paper does not say how its lfSVM combines the views; averaging the one-vs-all
     decision values with equal weights is our choice (``docs/baselines.md``).
@@ -662,18 +775,29 @@ class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
     C : float, default=1.0
     alpha : float, default=1.0
     loss : {"hinge", "squared"}, default="hinge"
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     classes_, models_, grams_
     """
+    )
 
     _is_classifier = True
 
-    def __init__(self, C: float = 1.0, alpha: float = 1.0, loss: str = "hinge",
-                 kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        C: float = 1.0,
+        alpha: float = 1.0,
+        loss: str = "hinge",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.C, self.alpha, self.loss = C, alpha, loss
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
@@ -693,10 +817,12 @@ class _LpMKL(_Base):
         beta = np.full(v, v ** (-1.0 / self.p))  # ||beta||_p = 1
         history: list[float] = []
         converged = False
-        for it in range(1, self.max_iter + 1):
+        # ``it`` is read after the loop (n_iter_), which B007 does not see
+        for it in range(1, self.max_iter + 1):  # noqa: B007
             K = sum(b * Km for b, Km in zip(beta, grams))
-            model = _GramModel(loss, self.alpha, getattr(self, "C", 1.0),
-                               self.random_state).fit(K, Y)
+            model = _GramModel(loss, self.alpha, getattr(self, "C", 1.0), self.random_state).fit(
+                K, Y
+            )
             a = model.dual
             # ||w_m||^2 = beta_m^2 sum_t a_t^T K_m a_t, summed over the one-vs-all columns
             quad = np.array([np.sum(a * (Km @ a)) for Km in grams])
@@ -708,19 +834,30 @@ class _LpMKL(_Base):
                 converged = True
                 break
         K = sum(b * Km for b, Km in zip(beta, grams))
-        self.model_ = _GramModel(loss, self.alpha, getattr(self, "C", 1.0),
-                                 self.random_state).fit(K, Y)
+        self.model_ = _GramModel(loss, self.alpha, getattr(self, "C", 1.0), self.random_state).fit(
+            K, Y
+        )
         quad = np.array([np.sum(self.model_.dual * (Km @ self.model_.dual)) for Km in grams])
         history.append(self._objective(K, Y, self.model_, quad, beta))
         if not converged:
-            warnings.warn(f"lpMKL did not converge in {self.max_iter} iterations "
-                          f"(last weight change {change:.2g} > tol {self.tol})",
-                          ConvergenceWarning)
+            warnings.warn(
+                f"lpMKL did not converge in {self.max_iter} iterations "
+                f"(last weight change {change:.2g} > tol {self.tol})",
+                ConvergenceWarning,
+                stacklevel=4,  # the caller of fit (through _fit_context)
+            )
         self.kernel_weights_ = beta
         self.n_iter_ = it
         self.objective_ = np.asarray(history)
 
-    def _objective(self, K, Y, model, quad, beta) -> float:
+    def _objective(
+        self,
+        K: np.ndarray,
+        Y: np.ndarray,
+        model: _GramModel,
+        quad: np.ndarray,
+        beta: np.ndarray,
+    ) -> float:
         """Primal value ``loss + reg * sum_m ||w_m||^2 / beta_m`` for the current beta.
 
         ``sum_m ||w_m||^2 / beta_m = sum_m beta_m a^T K_m a``. Square loss:
@@ -750,8 +887,11 @@ _LPMKL_DOC = """
 
 
 class LpMKLRegressor(RegressorMixin, _LpMKL):
-    """lp-norm MKL with kernel ridge regression (square loss).
-""" + _LPMKL_DOC + """
+    (
+        """lp-norm MKL with kernel ridge regression (square loss).
+"""
+        + _LPMKL_DOC
+        + """
     Parameters
     ----------
     alpha : float, default=1.0
@@ -760,7 +900,9 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
         Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
     max_iter : int, default=50
     tol : float, default=1e-4
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     kernel_weights_ : ndarray of shape (n_views,), ``||beta||_p = 1``
@@ -769,18 +911,31 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
     n_iter_ : int
     model_, grams_
     """
+    )
 
-    def __init__(self, alpha: float = 1.0, p: float = 2.0, max_iter: int = 50,
-                 tol: float = 1e-4, kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        p: float = 2.0,
+        max_iter: int = 50,
+        tol: float = 1e-4,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.alpha, self.p, self.max_iter, self.tol = alpha, p, max_iter, tol
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
 class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
-    """lp-norm MKL classifier: SVM (``loss="hinge"``) or kernel ridge on +-1 targets.
-""" + _LPMKL_DOC + """
+    (
+        """lp-norm MKL classifier: SVM (``loss="hinge"``) or kernel ridge on +-1 targets.
+"""
+        + _LPMKL_DOC
+        + """
     The MVML paper's Table 1 applies lpMKL "to kernel regression": that is
     ``loss="squared"`` (one-vs-all kernel ridge on +-1 columns). With ``loss="hinge"`` each
     column is a binary SVC with intercept; its objective is
@@ -794,19 +949,32 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
     p : float >= 1, default=2.0
     max_iter : int, default=50
     tol : float, default=1e-4
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     classes_, kernel_weights_, objective_, n_iter_, model_, grams_
     """
+    )
 
     _is_classifier = True
 
-    def __init__(self, C: float = 1.0, alpha: float = 1.0, loss: str = "hinge",
-                 p: float = 2.0, max_iter: int = 50, tol: float = 1e-4,
-                 kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        C: float = 1.0,
+        alpha: float = 1.0,
+        loss: str = "hinge",
+        p: float = 2.0,
+        max_iter: int = 50,
+        tol: float = 1e-4,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.C, self.alpha, self.loss = C, alpha, loss
         self.p, self.max_iter, self.tol = p, max_iter, tol
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
@@ -822,7 +990,7 @@ class _OKL(_Base):
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         lam = self.alpha
-        K = _sym(sum(grams) / len(grams))
+        K = _sym(cast(np.ndarray, sum(grams) / len(grams)))
         dK, VK = robust_eigh(K, what="OKL input kernel")
         dK = np.maximum(dK, 0.0)
         T = Y.shape[1]
@@ -845,11 +1013,16 @@ class _OKL(_Base):
         history.append(_okl_objective_e(dK[:, None] * Cr, Yr, Cr, L, lam))
         C = VK @ Cr
         if not converged:
-            warnings.warn(f"OKL did not converge in {self.max_iter} iterations",
-                          ConvergenceWarning)
+            warnings.warn(
+                f"OKL did not converge in {self.max_iter} iterations",
+                ConvergenceWarning,
+                stacklevel=4,  # the caller of fit (through _fit_context)
+            )
         self.coef_ = C
         self.output_kernel_ = L
-        self.output_kernel_min_eigenvalue_ = float(robust_eigvalsh(L, what="OKL output kernel L")[0])
+        self.output_kernel_min_eigenvalue_ = float(
+            robust_eigvalsh(L, what="OKL output kernel L")[0]
+        )
         self.objective_ = np.asarray(history)
         self.n_iter_ = it
 
@@ -877,14 +1050,19 @@ _OKL_DOC = """
 
 
 class OKLRegressor(RegressorMixin, _OKL):
-    """Output kernel learning for multi-output regression.
-""" + _OKL_DOC + """
+    (
+        """Output kernel learning for multi-output regression.
+"""
+        + _OKL_DOC
+        + """
     Parameters
     ----------
     alpha : float, default=1.0
     max_iter : int, default=300
     tol : float, default=1e-5
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     coef_ : ndarray (n, T)
@@ -893,13 +1071,22 @@ class OKLRegressor(RegressorMixin, _OKL):
     objective_ : ndarray (non-increasing)
     n_iter_ : int
     """
+    )
 
     _multi_output = True
 
-    def __init__(self, alpha: float = 1.0, max_iter: int = 300, tol: float = 1e-5,
-                 kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        max_iter: int = 300,
+        tol: float = 1e-5,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.alpha, self.max_iter, self.tol = alpha, max_iter, tol
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
@@ -910,28 +1097,42 @@ class OKLRegressor(RegressorMixin, _OKL):
 
 
 class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
-    """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
+    (
+        """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
 
     The outputs are the K one-vs-all columns (one column for two classes); ``L`` learns
     how the classes' decision functions are related. Prediction: the largest output.
-""" + _OKL_DOC + """
+"""
+        + _OKL_DOC
+        + """
     Parameters
     ----------
     alpha : float, default=1.0
     max_iter : int, default=300
     tol : float, default=1e-5
-""" + _COMMON_DOC + """
+"""
+        + _COMMON_DOC
+        + """
     Attributes
     ----------
     classes_, coef_, output_kernel_, output_kernel_min_eigenvalue_, objective_, n_iter_
     """
+    )
 
     _is_classifier = True
 
-    def __init__(self, alpha: float = 1.0, max_iter: int = 300, tol: float = 1e-5,
-                 kernel: Any = "rbf", kernel_params: Any = None,
-                 n_landmarks: int | float | None = None, landmarks: str = "uniform",
-                 views: Any = None, random_state: Any = None):
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        max_iter: int = 300,
+        tol: float = 1e-5,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.alpha, self.max_iter, self.tol = alpha, max_iter, tol
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
@@ -968,8 +1169,9 @@ def mlkr_loss_grad(A: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[float, 
     return float(np.sum(R * R)), grad
 
 
-def mlkr_fit(X: np.ndarray, Y: np.ndarray, n_components: int | None = None,
-             max_iter: int = 100) -> tuple[np.ndarray, Any]:
+def mlkr_fit(
+    X: np.ndarray, Y: np.ndarray, n_components: int | None = None, max_iter: int = 100
+) -> tuple[np.ndarray, Any]:
     """Learn the MLKR map ``A`` (m x d) by L-BFGS from a scaled PCA start.
 
     Start: the top ``m`` principal directions of ``X`` (all ``d`` when ``n_components`` is
@@ -981,9 +1183,10 @@ def mlkr_fit(X: np.ndarray, Y: np.ndarray, n_components: int | None = None,
 
     n, d = X.shape
     m = d if n_components is None else n_components
-    if isinstance(m, bool) or not isinstance(m, Integral) or not 1 <= m <= d:
-        raise ValueError(f"n_components must be an int in [1, {d}] (input columns), "
-                         f"got {n_components!r}")
+    if isinstance(m, bool) or not isinstance(m, Integral) or not 1 <= int(m) <= d:
+        raise ValueError(
+            f"n_components must be an int in [1, {d}] (input columns), got {n_components!r}"
+        )
     Xc = X - X.mean(axis=0)
     _, _, Vt = linalg.svd(Xc, full_matrices=False)
     A0 = np.zeros((m, d))
@@ -1003,8 +1206,7 @@ def mlkr_fit(X: np.ndarray, Y: np.ndarray, n_components: int | None = None,
         return loss, g.ravel()
 
     with serial_blas(n):
-        res = minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B",
-                       options={"maxiter": max_iter})
+        res = minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
     return res.x.reshape(m, d), res
 
 
@@ -1022,11 +1224,15 @@ class _MLKR(BaseEstimator):
     }
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> "_MLKR":
+    def fit(self, X: Any, y: Any = None) -> _MLKR:
         """Fit on views ``X`` and targets / labels ``y``."""
         X = _validate_array(self, X, reset=True)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2,
-                         feature_names=getattr(self, "feature_names_in_", None))
+        Xs = check_views(
+            X,
+            views=self.views,
+            ensure_min_samples=2,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
         Z = np.hstack(Xs)
         Y = _Base._targets(self, y)
         if Y.shape[0] != Z.shape[0]:
@@ -1041,8 +1247,9 @@ class _MLKR(BaseEstimator):
         if self.n_landmarks is None:
             idx = np.arange(n)
         else:
-            idx = uniform_indices(n, resolve_n_landmarks(self.n_landmarks, n),
-                                  check_random_state(self.random_state))
+            idx = uniform_indices(
+                n, resolve_n_landmarks(self.n_landmarks, n), check_random_state(self.random_state)
+            )
             if idx.size < 2:
                 raise ValueError("MLKR needs at least 2 landmark samples; raise n_landmarks")
         self.landmark_indices_ = idx
@@ -1050,9 +1257,13 @@ class _MLKR(BaseEstimator):
         self.n_iter_ = int(res.nit)
         self.loss_ = float(res.fun)
         if res.status == 1 or self.n_iter_ >= self.max_iter:  # L-BFGS-B: limit reached
-            warnings.warn(f"MLKR stopped at max_iter={self.max_iter} L-BFGS iterations before "
-                          "converging; its metric (and predictions) then depend on the input "
-                          "scale and start. Increase max_iter.", ConvergenceWarning)
+            warnings.warn(
+                f"MLKR stopped at max_iter={self.max_iter} L-BFGS iterations before "
+                "converging; its metric (and predictions) then depend on the input "
+                "scale and start. Increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=3,  # the caller of fit (through _fit_context)
+            )
         self.train_embedding_ = Z[idx] @ self.components_.T
         self.train_targets_ = Y[idx]
         return self
@@ -1060,9 +1271,13 @@ class _MLKR(BaseEstimator):
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "components_")
         X = _validate_array(self, X, reset=False)
-        Xs = check_views(X, views=self.views, n_views=self.n_views_,
-                         n_features=self.n_features_view_,
-                         feature_names=getattr(self, "feature_names_in_", None))
+        Xs = check_views(
+            X,
+            views=self.views,
+            n_views=self.n_views_,
+            n_features=self.n_features_view_,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
         Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
         E = self.train_embedding_
         d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)
@@ -1088,8 +1303,11 @@ _MLKR_DOC = """
 
 
 class MLKRRegressor(RegressorMixin, _MLKR):
-    """MLKR regression on the concatenated views.
-""" + _MLKR_DOC + """
+    (
+        """MLKR regression on the concatenated views.
+"""
+        + _MLKR_DOC
+        + """
     Parameters
     ----------
     n_components : int or None, default=None
@@ -1108,17 +1326,26 @@ class MLKRRegressor(RegressorMixin, _MLKR):
         Final leave-one-out loss on the (landmark) training points.
     n_iter_ : int
     """
+    )
 
-    def __init__(self, n_components: int | None = None, max_iter: int = 100,
-                 n_landmarks: int | float | None = None, views: Any = None,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_components: int | None = None,
+        max_iter: int = 100,
+        n_landmarks: int | float | None = None,
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.n_components, self.max_iter = n_components, max_iter
         self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state
 
 
 class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
-    """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
-""" + _MLKR_DOC + """
+    (
+        """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
+"""
+        + _MLKR_DOC
+        + """
     Parameters
     ----------
     n_components : int or None, default=None
@@ -1131,11 +1358,17 @@ class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
     ----------
     classes_, components_, landmark_indices_, loss_, n_iter_
     """
+    )
 
     _is_classifier = True
 
-    def __init__(self, n_components: int | None = None, max_iter: int = 100,
-                 n_landmarks: int | float | None = None, views: Any = None,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        n_components: int | None = None,
+        max_iter: int = 100,
+        n_landmarks: int | float | None = None,
+        views: Any = None,
+        random_state: Any = None,
+    ):
         self.n_components, self.max_iter = n_components, max_iter
         self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state

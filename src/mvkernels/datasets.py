@@ -99,7 +99,7 @@ def load_uwave(data_dir: Any = None) -> dict[str, Any]:
     each (n, 315)), ``y_train``/``y_test`` (labels 1..8).
     """
     d = np.load(_file("uwave", "uwave_ucr_split_rebuilt.npz", data_dir), allow_pickle=False)
-    out = {}
+    out: dict[str, Any] = {}
     for part in ("train", "test"):
         X = np.asarray(d[f"X_{part}"], dtype=np.float64)
         out[f"Xs_{part}"] = [np.ascontiguousarray(X[:, v, :]) for v in range(X.shape[1])]
@@ -152,8 +152,11 @@ def load_parkinsons(data_dir: Any = None) -> dict[str, Any]:
     y_cols = [cols["motor_UPDRS"], cols["total_UPDRS"]]
     x_cols = [i for i in range(len(header)) if i not in y_cols and i != cols["subject#"]]
     return {
-        "X": M[:, x_cols], "Y": M[:, y_cols], "subject": M[:, cols["subject#"]].astype(int),
-        "columns": [header[i] for i in x_cols], "targets": ["motor_UPDRS", "total_UPDRS"],
+        "X": M[:, x_cols],
+        "Y": M[:, y_cols],
+        "subject": M[:, cols["subject#"]].astype(int),
+        "columns": [header[i] for i in x_cols],
+        "targets": ["motor_UPDRS", "total_UPDRS"],
     }
 
 
@@ -168,6 +171,7 @@ def load_santafe(data_dir: Any = None) -> dict[str, np.ndarray]:
 @_reads_files
 def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
     """Nutrimouse: views gene (40 x 120) and lipid (40 x 21); genotype and diet labels."""
+
     def read(name: str) -> np.ndarray:
         return np.loadtxt(_file("nutrimouse", name, data_dir), delimiter=",", skiprows=1)
 
@@ -178,14 +182,18 @@ def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
 
     return {
         "Xs": [read("gene.csv"), read("lipid.csv")],
-        "genotype": labels("genotype.csv"), "diet": labels("diet.csv"),
+        "genotype": labels("genotype.csv"),
+        "diet": labels("diet.csv"),
         "view_names": ["gene", "lipid"],
     }
 
 
 # --------------------------------------------------------------------------- generators
 def make_two_view_toy(
-    n_samples: int = 400, noise: float = 0.1, shear: float = 0.5, angle: float = np.pi / 4,
+    n_samples: int = 400,
+    noise: float = 0.1,
+    shear: float = 0.5,
+    angle: float = np.pi / 4,
     random_state: Any = None,
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Two-view toy classification set in the spirit of the MVML paper's Figure 1.
@@ -229,8 +237,12 @@ def make_sum_of_sines(n_points: int = 500, step: float = 0.01) -> np.ndarray:
 
 
 def make_multitask_regression(
-    n_samples: int = 10000, n_features: int = 50, n_tasks: int = 20, n_relevant: int = 5,
-    noise: float = 0.1, random_state: Any = None,
+    n_samples: int = 10000,
+    n_features: int = 50,
+    n_tasks: int = 20,
+    n_relevant: int = 5,
+    noise: float = 0.1,
+    random_state: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Multi-task regression in the style of Argyriou et al. (2008).
 

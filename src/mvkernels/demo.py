@@ -50,12 +50,22 @@ from .baselines import EarlyFusionClassifier
 from .datasets import load_digits_views
 from .mvml import MVMLClassifier, MVMLClassifierCV, group_norms
 
-__all__ = ["CLEAN_VIEW_NAMES", "UNEQUAL_VIEW_NAMES", "corrupted_digits_views", "learned_block_norms",
-           "run_demo"]
+__all__ = [
+    "CLEAN_VIEW_NAMES",
+    "UNEQUAL_VIEW_NAMES",
+    "corrupted_digits_views",
+    "learned_block_norms",
+    "run_demo",
+]
 
 CLEAN_VIEW_NAMES = ["top half", "bottom half", "profiles"]
-UNEQUAL_VIEW_NAMES = ["top half", "bottom half + noise", "profiles", "pure noise",
-                      "shuffled bottom half"]
+UNEQUAL_VIEW_NAMES = [
+    "top half",
+    "bottom half + noise",
+    "profiles",
+    "pure noise",
+    "shuffled bottom half",
+]
 
 #: corruption of the ``unequal`` case (:func:`corrupted_digits_views`)
 NOISE_STD = 0.5
@@ -63,8 +73,12 @@ NOISE_DIM = 64
 #: hand-set MVML settings shown beside the defaults and the CV estimator
 HAND_SET: dict[str, Any] = {"alpha": 1e-2, "eta": 1e-2, "n_landmarks": 0.1, "max_iter": 5}
 #: ``--quick`` grid of the CV estimator (the full demo uses its default grid, 5 folds)
-QUICK_CV: dict[str, Any] = {"alphas": [1e-3, 1e-2, 1e-1], "etas": [1e-2, 1.0],
-                            "bandwidth_factors": [1.0, 2.0], "cv": 3}
+QUICK_CV: dict[str, Any] = {
+    "alphas": [1e-3, 1e-2, 1e-1],
+    "etas": [1e-2, 1.0],
+    "bandwidth_factors": [1.0, 2.0],
+    "cv": 3,
+}
 
 Row = dict[str, Any]
 
@@ -73,8 +87,9 @@ def _log(msg: str) -> None:
     print(msg, flush=True)
 
 
-def corrupted_digits_views(noise: float = NOISE_STD, noise_dim: int = NOISE_DIM,
-                           random_state: Any = 0) -> tuple[list[np.ndarray], np.ndarray]:
+def corrupted_digits_views(
+    noise: float = NOISE_STD, noise_dim: int = NOISE_DIM, random_state: Any = 0
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Digits as five views of unequal quality (the demo's ``unequal`` case).
 
     Built from :func:`mvkernels.datasets.load_digits_views` (pixel values in [0, 1]):
@@ -115,24 +130,37 @@ def _timed_fit(est: Any, X: np.ndarray, y: np.ndarray) -> tuple[Any, tuple[float
     return est, (time.perf_counter() - t, time.process_time() - c)
 
 
-def _run_case(case: str, Xs: list[np.ndarray], y: np.ndarray, names: list[str],
-              quick: bool, random_state: int) -> tuple[list[Row], dict[str, Any]]:
+def _run_case(
+    case: str, Xs: list[np.ndarray], y: np.ndarray, names: list[str], quick: bool, random_state: int
+) -> tuple[list[Row], dict[str, Any]]:
     """Fit every method on one case; returns the table rows and the fitted MVML models."""
-    idx_tr, idx_te = train_test_split(np.arange(len(y)), train_size=0.5, stratify=y,
-                                      random_state=random_state)
+    idx_tr, idx_te = train_test_split(
+        np.arange(len(y)), train_size=0.5, stratify=y, random_state=random_state
+    )
     Xtr = np.hstack([X[idx_tr] for X in Xs])
     Xte = np.hstack([X[idx_te] for X in Xs])
     ytr, yte = y[idx_tr], y[idx_te]
     sizes = [X.shape[1] for X in Xs]
-    _log(f"[demo] case '{case}': {len(Xs)} views ({', '.join(names)}), "
-         f"{len(ytr)} train / {len(yte)} test, {len(np.unique(y))} classes")
+    _log(
+        f"[demo] case '{case}': {len(Xs)} views ({', '.join(names)}), "
+        f"{len(ytr)} train / {len(yte)} test, {len(np.unique(y))} classes"
+    )
     rows: list[Row] = []
 
-    def add(method: str, est: Any, secs: tuple[float, float], X_test: np.ndarray,
-            note: str = "") -> None:
+    def add(
+        method: str, est: Any, secs: tuple[float, float], X_test: np.ndarray, note: str = ""
+    ) -> None:
         acc = float(est.score(X_test, yte))
-        rows.append({"case": case, "method": method, "test_accuracy": acc,
-                     "fit_seconds": secs[0], "cpu_seconds": secs[1], "note": note})
+        rows.append(
+            {
+                "case": case,
+                "method": method,
+                "test_accuracy": acc,
+                "fit_seconds": secs[0],
+                "cpu_seconds": secs[1],
+                "note": note,
+            }
+        )
         _log(f"  {method:<52s} acc {acc:.4f}  fit {secs[0]:6.2f} s (CPU {secs[1]:6.2f} s)  {note}")
 
     est, secs = _timed_fit(SVC(), Xtr, ytr)
@@ -146,40 +174,55 @@ def _run_case(case: str, Xs: list[np.ndarray], y: np.ndarray, names: list[str],
     cv_scores = [cross_val_score(SVC(), X[idx_tr], ytr, cv=cv3).mean() for X in Xs]
     best = int(np.argmax(cv_scores))
     est = SVC().fit(Xs[best][idx_tr], ytr)
-    add("SVC() on the best single view (3-fold CV)", est,
+    add(
+        "SVC() on the best single view (3-fold CV)",
+        est,
         (time.perf_counter() - t, time.process_time() - c),
-        Xs[best][idx_te], note=f"view: {names[best]}")
+        Xs[best][idx_te],
+        note=f"view: {names[best]}",
+    )
 
     fitted: dict[str, Any] = {}
     est, secs = _timed_fit(MVMLClassifier(views=sizes, random_state=random_state), Xtr, ytr)
-    add("MVMLClassifier() (defaults)", est, secs, Xte,
-        note=f"{est.n_landmarks_} landmarks per view")
+    add(
+        "MVMLClassifier() (defaults)", est, secs, Xte, note=f"{est.n_landmarks_} landmarks per view"
+    )
     fitted["default"] = est
 
     cv_kw = dict(QUICK_CV) if quick else {}
-    est, secs = _timed_fit(MVMLClassifierCV(views=sizes, random_state=random_state, **cv_kw),
-                           Xtr, ytr)
+    est, secs = _timed_fit(
+        MVMLClassifierCV(views=sizes, random_state=random_state, **cv_kw), Xtr, ytr
+    )
     bp = est.best_params_
-    add(f"MVMLClassifierCV(random_state={random_state})" + (" (quick grid)" if quick else ""),
-        est, secs,
-        Xte, note="best " + ", ".join(f"{k}={v:g}" for k, v in bp.items()))
+    add(
+        f"MVMLClassifierCV(random_state={random_state})" + (" (quick grid)" if quick else ""),
+        est,
+        secs,
+        Xte,
+        note="best " + ", ".join(f"{k}={v:g}" for k, v in bp.items()),
+    )
     fitted["cv"] = est.best_estimator_
 
     hand = ", ".join(f"{k}={v:g}" for k, v in HAND_SET.items())
-    est, secs = _timed_fit(MVMLClassifier(views=sizes, random_state=random_state, **HAND_SET),
-                           Xtr, ytr)
+    est, secs = _timed_fit(
+        MVMLClassifier(views=sizes, random_state=random_state, **HAND_SET), Xtr, ytr
+    )
     add(f"MVMLClassifier({hand})", est, secs, Xte)
     fitted["hand"] = est
-    est, secs = _timed_fit(MVMLClassifier(views=sizes, random_state=random_state,
-                                          learn_weights=True, **HAND_SET), Xtr, ytr)
+    est, secs = _timed_fit(
+        MVMLClassifier(views=sizes, random_state=random_state, learn_weights=True, **HAND_SET),
+        Xtr,
+        ytr,
+    )
     add(f"MVMLClassifier({hand}, learn_weights=True)", est, secs, Xte)
     fitted["hand_weights"] = est
     fitted["split_sizes"] = (len(ytr), len(yte))
     return rows, fitted
 
 
-def run_demo(output: str | Path = "results/demo", quick: bool = False,
-             random_state: int = 0) -> list[Row]:
+def run_demo(
+    output: str | Path = "results/demo", quick: bool = False, random_state: int = 0
+) -> list[Row]:
     """Run the demo, print the table, write ``results.md``, ``results.csv`` and figures.
 
     Parameters
@@ -220,19 +263,26 @@ def run_demo(output: str | Path = "results/demo", quick: bool = False,
         fh.write("case,method,test_accuracy,fit_seconds,cpu_seconds,note\n")
         for r in rows:
             note = r["note"].replace('"', "'")
-            fh.write(f"{r['case']},\"{r['method']}\",{r['test_accuracy']:.4f},"
-                     f"{r['fit_seconds']:.3f},{r['cpu_seconds']:.3f},\"{note}\"\n")
+            fh.write(
+                f'{r["case"]},"{r["method"]}",{r["test_accuracy"]:.4f},'
+                f'{r["fit_seconds"]:.3f},{r["cpu_seconds"]:.3f},"{note}"\n'
+            )
     figs = _plot(models, out)
-    _log(f"[demo] wrote {out / 'results.md'}, {out / 'results.csv'}"
-         + (", " + ", ".join(str(f) for f in figs) if figs else " (matplotlib missing: no figures)")
-         + f" in {time.perf_counter() - t0:.0f} s")
+    _log(
+        f"[demo] wrote {out / 'results.md'}, {out / 'results.csv'}"
+        + (", " + ", ".join(str(f) for f in figs) if figs else " (matplotlib missing: no figures)")
+        + f" in {time.perf_counter() - t0:.0f} s"
+    )
     return rows
 
 
 def _results_md(table: str, quick: bool, n_train: int, n_test: int) -> str:
     hand = ", ".join(f"{k}={v:g}" for k, v in HAND_SET.items())
-    cv = ("a reduced grid (" + ", ".join(f"{k}={v}" for k, v in QUICK_CV.items()) + ")"
-          if quick else "its default grid and 5 folds")
+    cv = (
+        "a reduced grid (" + ", ".join(f"{k}={v}" for k, v in QUICK_CV.items()) + ")"
+        if quick
+        else "its default grid and 5 folds"
+    )
     return (
         "# mvkernels demo: digits as multiple views\n\n"
         f"scikit-learn's handwritten digits, a stratified half for training ({n_train} "
@@ -244,8 +294,7 @@ def _results_md(table: str, quick: bool, n_train: int, n_test: int) -> str:
         "and a shuffled view (the bottom half of a random other image).\n\n"
         f"`MVMLClassifierCV` searched {cv}; its time includes the refit. Hand-set MVML: "
         f"{hand}. Times: wall-clock and process CPU seconds of `fit` on this machine (on a "
-        "shared machine the CPU time is the steadier of the two).\n\n"
-        + table + "\n\n"
+        "shared machine the CPU time is the steadier of the two).\n\n" + table + "\n\n"
         "Figures: `metric_blocks.png` (block norms of the learned part of the metric, "
         "`A~ - lambda_min(A~) I`, mean over the ten one-vs-all problems) and "
         "`view_weights.png` (learned view weights, eq. 17, mean and per class).\n"
@@ -253,11 +302,15 @@ def _results_md(table: str, quick: bool, n_train: int, n_test: int) -> str:
 
 
 def _format_table(rows: list[Row]) -> str:
-    lines = ["| case | method | test accuracy | fit time (s) | fit CPU time (s) | note |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| case | method | test accuracy | fit time (s) | fit CPU time (s) | note |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['case']} | {r['method']} | {r['test_accuracy']:.4f} | "
-                     f"{r['fit_seconds']:.2f} | {r['cpu_seconds']:.2f} | {r['note']} |")
+        lines.append(
+            f"| {r['case']} | {r['method']} | {r['test_accuracy']:.4f} | "
+            f"{r['fit_seconds']:.2f} | {r['cpu_seconds']:.2f} | {r['note']} |"
+        )
     return "\n".join(lines)
 
 
@@ -272,8 +325,7 @@ def learned_block_norms(est: MVMLClassifier) -> np.ndarray:
     mets = est.metric_ if est.metric_.ndim == 3 else est.metric_[None]
     lmin = np.atleast_1d(est.metric_min_eigenvalue_)
     v = est.n_views_
-    return np.mean([group_norms(M - e * np.eye(M.shape[0]), v) for M, e in zip(mets, lmin)],
-                   axis=0)
+    return np.mean([group_norms(M - e * np.eye(M.shape[0]), v) for M, e in zip(mets, lmin)], axis=0)
 
 
 def _plot(models: dict[str, tuple[dict[str, Any], list[str]]], out: Path) -> list[Path]:
@@ -298,10 +350,20 @@ def _plot(models: dict[str, tuple[dict[str, Any], list[str]]], out: Path) -> lis
         ax.set_yticks(range(v), names)
         for a in range(v):
             for b in range(v):
-                ax.text(b, a, f"{N[a, b]:.2f}", ha="center", va="center",
-                        color="w" if N[a, b] < 0.6 * N.max() else "k", fontsize=9)
-        ax.set_title(f"case '{case}': block norms of A~ - min eig I\n"
-                     "(learned part, mean over one-vs-all problems)", fontsize=10)
+                ax.text(
+                    b,
+                    a,
+                    f"{N[a, b]:.2f}",
+                    ha="center",
+                    va="center",
+                    color="w" if N[a, b] < 0.6 * N.max() else "k",
+                    fontsize=9,
+                )
+        ax.set_title(
+            f"case '{case}': block norms of A~ - min eig I\n"
+            "(learned part, mean over one-vs-all problems)",
+            fontsize=10,
+        )
         fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     paths.append(out / "metric_blocks.png")

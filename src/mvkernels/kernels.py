@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.spatial.distance import pdist
@@ -128,8 +128,10 @@ def mean_pairwise_distance(
     """
     n = X.shape[0]
     if n < 2:
-        raise ValueError(f"got n_samples = {n}: at least 2 samples are needed to estimate "
-                         "a kernel bandwidth (or set gamma/sigma in kernel_params)")
+        raise ValueError(
+            f"got n_samples = {n}: at least 2 samples are needed to estimate "
+            "a kernel bandwidth (or set gamma/sigma in kernel_params)"
+        )
     if n > max_samples:
         X = X[subsample_indices(n, max_samples, random_state)]
     if is_dask_collection(X):
@@ -154,23 +156,30 @@ def _check_kernel_param_values(params: dict, view: int) -> None:
         if v is None:
             continue
         if not _is_real(v):
-            raise TypeError(f"view {view}: kernel parameter {key} must be a real number > 0 "
-                            f"or None, got {type(v).__name__} {v!r}")
+            raise TypeError(
+                f"view {view}: kernel parameter {key} must be a real number > 0 "
+                f"or None, got {type(v).__name__} {v!r}"
+            )
         if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"view {view}: kernel parameter {key} must be > 0 and finite, "
-                             f"got {v!r}")
+            raise ValueError(
+                f"view {view}: kernel parameter {key} must be > 0 and finite, got {v!r}"
+            )
     if "coef0" in params:
         v = params["coef0"]
         if not _is_real(v):
-            raise TypeError(f"view {view}: kernel parameter coef0 must be a real number, "
-                            f"got {type(v).__name__} {v!r}")
+            raise TypeError(
+                f"view {view}: kernel parameter coef0 must be a real number, "
+                f"got {type(v).__name__} {v!r}"
+            )
         if not np.isfinite(v):
             raise ValueError(f"view {view}: kernel parameter coef0 must be finite, got {v!r}")
     if "degree" in params:
         v = params["degree"]
         if not isinstance(v, (Integral, np.integer)) or isinstance(v, (bool, np.bool_)):
-            raise TypeError(f"view {view}: kernel parameter degree must be an int >= 1, "
-                            f"got {type(v).__name__} {v!r}")
+            raise TypeError(
+                f"view {view}: kernel parameter degree must be an int >= 1, "
+                f"got {type(v).__name__} {v!r}"
+            )
         if v < 1:
             raise ValueError(f"view {view}: kernel parameter degree must be >= 1, got {v!r}")
 
@@ -199,7 +208,10 @@ class ViewKernel:
         self.view = view
         if callable(kernel):
             self.name = "callable"
-        elif isinstance(kernel, str) and _ALIASES.get(kernel.lower(), kernel.lower()) in _ALLOWED_PARAMS:
+        elif (
+            isinstance(kernel, str)
+            and _ALIASES.get(kernel.lower(), kernel.lower()) in _ALLOWED_PARAMS
+        ):
             self.name = _ALIASES.get(kernel.lower(), kernel.lower())
         else:
             raise ValueError(
@@ -214,7 +226,9 @@ class ViewKernel:
                     f"{sorted(unknown)}; allowed: {sorted(_ALLOWED_PARAMS[self.name])}"
                 )
         if self.name == "rbf" and {"gamma", "sigma"} <= set(self.params):
-            raise ValueError(f"view {view}: give either gamma or sigma for the rbf kernel, not both")
+            raise ValueError(
+                f"view {view}: give either gamma or sigma for the rbf kernel, not both"
+            )
         if self.name != "callable":
             _check_kernel_param_values(self.params, view)
         self.params_: dict | None = None
@@ -223,12 +237,14 @@ class ViewKernel:
     def precomputed(self) -> bool:
         return self.name == "precomputed"
 
-    def fit(self, X: Any, random_state: Any = None) -> "ViewKernel":
+    def fit(self, X: Any, random_state: Any = None) -> ViewKernel:
         """Resolve data-dependent parameters (bandwidths) on training data ``X``."""
         p = dict(self.params)
         for key in ("gamma", "sigma"):
             if key in p and p[key] is not None and not (np.isfinite(p[key]) and p[key] > 0):
-                raise ValueError(f"view {self.view}: kernel parameter {key} must be > 0, got {p[key]!r}")
+                raise ValueError(
+                    f"view {self.view}: kernel parameter {key} must be > 0, got {p[key]!r}"
+                )
         if self.name == "rbf":
             if p.get("sigma") is not None:
                 p = {"gamma": 1.0 / (2.0 * float(p["sigma"]) ** 2)}
@@ -245,9 +261,7 @@ class ViewKernel:
         elif self.name == "laplacian" and p.get("gamma") is None:
             dist = mean_pairwise_distance(X, "cityblock", random_state=random_state)
             if dist <= 0:
-                raise ValueError(
-                    f"view {self.view}: all training points are identical; set gamma."
-                )
+                raise ValueError(f"view {self.view}: all training points are identical; set gamma.")
             p = {"gamma": 1.0 / dist}
         elif self.name == "poly":
             p = {
@@ -276,7 +290,8 @@ class ViewKernel:
             return polynomial_kernel(X, Z, degree=p["degree"], gamma=p["gamma"], coef0=p["coef0"])
         if self.name == "precomputed":
             raise RuntimeError("a precomputed kernel cannot be evaluated on raw data")
-        K = np.asarray(self.kernel(X, Z, **p), dtype=np.float64)
+        kernel = cast(Callable[..., Any], self.kernel)  # name == "callable" here
+        K = np.asarray(kernel(X, Z, **p), dtype=np.float64)
         if K.shape != (X.shape[0], Z.shape[0]):
             raise ValueError(
                 f"view {self.view}: the kernel callable returned shape {K.shape}, "
@@ -329,9 +344,7 @@ class IndexedKernel:
             )
         idx = X[:, 0]
         if not np.all(idx == np.round(idx)) or idx.min() < 0 or idx.max() >= len(self.K):
-            raise ValueError(
-                f"IndexedKernel indices must be integers in [0, {len(self.K)})"
-            )
+            raise ValueError(f"IndexedKernel indices must be integers in [0, {len(self.K)})")
         return idx.astype(np.intp)
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -361,13 +374,13 @@ def make_view_kernels(
     elif isinstance(kernel_params, (list, tuple)):
         if len(kernel_params) != n_views:
             raise ValueError(
-                f"kernel_params lists {len(kernel_params)} dicts but the data has "
-                f"{n_views} view(s)"
+                f"kernel_params lists {len(kernel_params)} dicts but the data has {n_views} view(s)"
             )
         params = list(kernel_params)
     else:
         raise TypeError(
-            f"kernel_params must be a dict, a list of dicts or None, got {type(kernel_params).__name__}"
+            "kernel_params must be a dict, a list of dicts or None, got "
+            f"{type(kernel_params).__name__}"
         )
     out = []
     for i, (k, p) in enumerate(zip(kernels, params)):
@@ -376,5 +389,7 @@ def make_view_kernels(
         out.append(ViewKernel(k, p, view=i))
     names = {vk.name == "precomputed" for vk in out}
     if len(names) > 1:
-        raise ValueError("mixing precomputed and non-precomputed kernels across views is not supported")
+        raise ValueError(
+            "mixing precomputed and non-precomputed kernels across views is not supported"
+        )
     return out

@@ -79,6 +79,7 @@ __all__ = [
     "BlockNystrom",
 ]
 
+
 def select_landmarks(
     Xs: Sequence[np.ndarray],
     kernels: Sequence[ViewKernel],
@@ -96,8 +97,8 @@ def select_landmarks(
     n_landmarks : int
     strategy : {"uniform", "kmeans++"}
         ``"uniform"``: a uniformly random subset (the paper: one random ordering shared
-        by all views, first ``p`` kept; see :func:`uniform_indices`). ``"kmeans++"``: k-means++ seeding in the joint
-        kernel feature space, with squared distance
+        by all views, first ``p`` kept; see :func:`uniform_indices`). ``"kmeans++"``:
+        k-means++ seeding in the joint kernel feature space, with squared distance
         ``sum_l k_l(x, x) + k_l(z, z) - 2 k_l(x, z)``; spreads landmarks over the data
         and gives a smaller Nystrom error than uniform sampling at equal ``p``.
     random_state : int, RandomState or None
@@ -276,7 +277,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
 
     # -- fitting -----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> "BlockNystrom":
+    def fit(self, X: Any, y: Any = None) -> BlockNystrom:
         """Fit the kernels (bandwidths), choose landmarks, factor each ``W_l``.
 
         Every parameter is checked first (``_parameter_constraints``): e.g. ``eig_floor``
@@ -285,12 +286,13 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         """
         _check_known_lengths(X)
         X = validate_array_input(self, X, reset=True)
-        Xs = check_views(X, views=self.views,
-                         feature_names=getattr(self, "feature_names_in_", None))
+        Xs = check_views(
+            X, views=self.views, feature_names=getattr(self, "feature_names_in_", None)
+        )
         self._fit_views(Xs)
         return self
 
-    def _fit_views(self, Xs: list[np.ndarray]) -> "BlockNystrom":
+    def _fit_views(self, Xs: list[np.ndarray]) -> BlockNystrom:
         rng = check_random_state(self.random_state)
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
         dask_input = any(is_dask_collection(X) for X in Xs)
@@ -364,11 +366,15 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                         )
                     out.append(K)
                 else:
-                    out.append(check_precomputed_kernel(
-                        K, i, n_train=self.n_samples_fit_, square=False))
+                    out.append(
+                        check_precomputed_kernel(K, i, n_train=self.n_samples_fit_, square=False)
+                    )
             return out
         return check_views(
-            X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_,
+            X,
+            views=self.views,
+            n_views=self.n_views_,
+            n_features=self.n_features_view_,
             feature_names=names,
         )
 
@@ -390,8 +396,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         return np.hstack([self.view_features(Xv, l) for l, Xv in enumerate(blocks)])
 
     def _chunk(self, chunk_size: int | None = None) -> int:
-        return chunk_size or self.chunk_size or default_chunk_size(
-            self.n_views_ * self.n_landmarks_
+        return (
+            chunk_size or self.chunk_size or default_chunk_size(self.n_views_ * self.n_landmarks_)
         )
 
     def iter_features(

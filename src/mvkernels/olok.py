@@ -59,7 +59,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
@@ -82,8 +82,8 @@ from .operator_kernels import DecomposableKernel, OperatorKernel
 
 __all__ = ["OLOKRegressor", "VVRLSRegressor", "olok_reference", "theorem_t0"]
 
-_RENORM = 1e-100      # renormalise the running scale below this
-_FLOOR = 1e-200       # never let the scale go below this inside a block
+_RENORM = 1e-100  # renormalise the running scale below this
+_FLOOR = 1e-200  # never let the scale go below this inside a block
 # Batches of at least this many rows run on one BLAS thread: the block products are thin
 # (measured 38 ms threaded against 16 ms serial for an rbf block 256 x 10000 x 50 on 2
 # busy cores); learn_one skips the context switch, which costs more than the work.
@@ -108,10 +108,13 @@ def theorem_t0(eta: float, lam: float, eps: float, t_max: float = 1e15) -> int:
     if not 0 < eps < 0.5:
         raise ValueError(f"truncation_eps must lie in (0, 0.5), got {eps!r}")
 
-    def ok(t: np.ndarray) -> np.ndarray:
+    def ok(t: np.ndarray | int) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
-        return ((el < np.sqrt(t)) & (-el * t**eps <= np.log(el) - 0.5 * np.log(t))
-                & (t ** (0.5 + eps) <= 0.75 * t))
+        return (
+            (el < np.sqrt(t))
+            & (-el * t**eps <= np.log(el) - 0.5 * np.log(t))
+            & (t ** (0.5 + eps) <= 0.75 * t)
+        )
 
     start = 1
     while start <= 2_000_000:  # exact scan over the first two million integers
@@ -258,6 +261,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     """
 
     _block_size = 256
+    _t0: int  # Theorem 1's t_0, set by _check_params for truncation="theorem"
     _parameter_constraints: dict = {
         "kernel": [KernelSpec(allow_list=False, allow_precomputed=False), OperatorKernel],
         "kernel_params": [dict, None],
@@ -266,8 +270,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         "learning_rate": [StrOptions({"invscaling", "constant"}), callable],
         "power_t": [nonnegative_real()],
         "alpha": [nonnegative_real()],
-        "truncation": [Interval(Integral, 1, None, closed="left"), StrOptions({"theorem"}),
-                       None],
+        "truncation": [Interval(Integral, 1, None, closed="left"), StrOptions({"theorem"}), None],
         "truncation_eps": [Interval(Real, 0, 0.5, closed="neither")],
         "truncation_t0": [positive_int(), None],
         "truncation_scale": [positive_real()],
@@ -347,7 +350,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             self._window_kind = None
         elif isinstance(tr, str):
             if tr != "theorem":
-                raise ValueError(f"truncation must be None, a positive int or 'theorem', got {tr!r}")
+                raise ValueError(
+                    f"truncation must be None, a positive int or 'theorem', got {tr!r}"
+                )
             self._window_kind = "theorem"
             c = self.truncation_scale
             if isinstance(c, bool) or not isinstance(c, Real) or not (np.isfinite(c) and c > 0):
@@ -377,7 +382,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         elif lr == "invscaling":
             eta = float(self.eta0) / np.power(t.astype(np.float64), float(self.power_t))
         else:
-            eta = np.asarray(lr(t.copy()), dtype=np.float64)
+            schedule = cast(Callable[..., Any], lr)  # validated: a callable here
+            eta = np.asarray(schedule(t.copy()), dtype=np.float64)
             if eta.shape != t.shape:
                 eta = np.broadcast_to(eta, t.shape).astype(np.float64)
         if not (np.isfinite(eta).all() and (eta > 0).all()):
@@ -397,39 +403,44 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             return None
         if self._window_kind == "fixed":
             return np.full(t.shape, int(self.truncation), dtype=np.int64)
-        s = np.ceil(float(self.truncation_scale)
-                    * np.power(t.astype(np.float64), 0.5 + float(self.truncation_eps)))
+        s = np.ceil(
+            float(self.truncation_scale)
+            * np.power(t.astype(np.float64), 0.5 + float(self.truncation_eps))
+        )
         return np.maximum(s.astype(np.int64), self._t0)
 
     # ------------------------------------------------------------------ state
     def _init_state(self, X: np.ndarray, d: int, y_1d: bool) -> None:
         self._check_params()
         self.kernel_ = _make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
-        if (isinstance(self.kernel_, DecomposableKernel) and X.shape[0] < 2
-                and self.kernel_.scalar_kernel.name in ("rbf", "laplacian")
-                and not {"gamma", "sigma"} & {k for k, v in self.kernel_.scalar_kernel.params.items()
-                                             if v is not None}):
+        if (
+            isinstance(self.kernel_, DecomposableKernel)
+            and X.shape[0] < 2
+            and self.kernel_.scalar_kernel.name in ("rbf", "laplacian")
+            and not {"gamma", "sigma"}
+            & {k for k, v in self.kernel_.scalar_kernel.params.items() if v is not None}
+        ):
             raise ValueError(
                 "got 1 sample in the first batch: the default rbf/laplacian bandwidth is set "
                 "from the first batch and needs at least 2 rows; pass a larger first batch or "
                 "set kernel_params={'gamma': ...}"
             )
         self.kernel_.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
-        self._B = self.kernel_.B if self.kernel_.decomposable else None
+        self._B = cast(DecomposableKernel, self.kernel_).B if self.kernel_.decomposable else None
         self._B_eig = robust_eigh(self._B, what="output kernel B") if self._B is not None else None
         self.n_outputs_ = d
         self._y_1d = y_1d
         self._loss_fn, self._grad_fn = _LOSSES[self.loss]
         self.t_ = 0
-        self._ymax = 0.0      # largest |target| seen (growth test of the squared loss)
+        self._ymax = 0.0  # largest |target| seen (growth test of the squared loss)
         cap = max(1024, X.shape[0] if self._window_kind is None else 1024)
         self._Xs = np.empty((cap, X.shape[1]))
         self._beta = np.empty((cap, d))
-        self._lo = 0          # live window [lo, hi) of the buffers
+        self._lo = 0  # live window [lo, hi) of the buffers
         self._hi = 0
-        self._offset = 1      # global (1-based) time of buffer row 0
-        self._scale = 1.0     # c_t
-        self._w = 0           # coefficients with time <= w are truncated
+        self._offset = 1  # global (1-based) time of buffer row 0
+        self._scale = 1.0  # c_t
+        self._w = 0  # coefficients with time <= w are truncated
 
     def _reserve(self, b: int) -> None:
         cap = self._Xs.shape[0]
@@ -439,14 +450,14 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         new_cap = cap if live + b <= cap // 2 else max(2 * cap, live + b)
         Xs = np.empty((new_cap, self._Xs.shape[1])) if new_cap != cap else self._Xs
         beta = np.empty((new_cap, self._beta.shape[1])) if new_cap != cap else self._beta
-        Xs[:live] = self._Xs[self._lo:self._hi]
-        beta[:live] = self._beta[self._lo:self._hi]
+        Xs[:live] = self._Xs[self._lo : self._hi]
+        beta[:live] = self._beta[self._lo : self._hi]
         self._Xs, self._beta = Xs, beta
         self._offset += self._lo
         self._lo, self._hi = 0, live
 
     def _renormalise(self) -> None:
-        self._beta[self._lo:self._hi] *= self._scale
+        self._beta[self._lo : self._hi] *= self._scale
         self._scale = 1.0
 
     # ------------------------------------------------------------------ core
@@ -461,16 +472,21 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     def _learn_rows(self, X: np.ndarray, Y: np.ndarray, P: np.ndarray) -> None:
         n, start = X.shape[0], 0
         while start < n:
-            with np.errstate(over="ignore", invalid="ignore"):   # checked: _diverged
-                done = self._learn_block(X[start:start + self._block_size],
-                                         Y[start:start + self._block_size],
-                                         P[start:start + self._block_size])
+            with np.errstate(over="ignore", invalid="ignore"):  # checked: _diverged
+                done = self._learn_block(
+                    X[start : start + self._block_size],
+                    Y[start : start + self._block_size],
+                    P[start : start + self._block_size],
+                )
             start += done
 
     def _diverged(self, t: int, growth: tuple[float, float] | None = None) -> ValueError:
-        what = ("non-finite prediction or coefficient" if growth is None else
-                f"online prediction |f| = {growth[0]:.3g}, more than {_GROWTH:.0e} times the "
-                f"largest target seen ({growth[1]:.3g}), growing geometrically")
+        what = (
+            "non-finite prediction or coefficient"
+            if growth is None
+            else f"online prediction |f| = {growth[0]:.3g}, more than {_GROWTH:.0e} times the "
+            f"largest target seen ({growth[1]:.3g}), growing geometrically"
+        )
         return ValueError(
             f"OLOK diverged at t={t} ({what}): the step is too "
             f"large for this kernel. With the squared loss keep eta_t ||K(x, x)||_op < 2, here "
@@ -526,8 +542,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         for k in range(s.size):
             M = s[k] * gL
             M.flat[:: b + 1] = 1.0
-            beta_r[:, k] = solve_triangular(M, Rr[:, k], lower=True, unit_diagonal=True,
-                                            check_finite=False)
+            beta_r[:, k] = solve_triangular(
+                M, Rr[:, k], lower=True, unit_diagonal=True, check_finite=False
+            )
         beta_blk = beta_r @ V.T
         Pout[:b] = c_before[:, None] * ((old + L @ beta_blk) @ B)
         return beta_blk
@@ -564,7 +581,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             Xsup, bsup = self._Xs[lo:hi], self._beta[lo:hi]
             gsup = self._offset + np.arange(lo, hi)
             if B is not None:
-                S = K.scalar(Xb, Xsup)
+                S = cast(DecomposableKernel, K).scalar(Xb, Xsup)
                 if w_before is not None and w_before[-1] >= gsup[0]:
                     S = S * (gsup[None, :] > w_before[:, None])
                 old = S @ bsup
@@ -575,20 +592,20 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                 old = np.einsum("jiab,ib->ja", G, bsup)
         else:
             old = np.zeros((b, d))
-        Kin = K.scalar(Xb, Xb) if B is not None else K.blocks(Xb, Xb)
+        Kin = cast(DecomposableKernel, K).scalar(Xb, Xb) if B is not None else K.blocks(Xb, Xb)
         if w_before is None:
             lstarts = np.zeros(b, dtype=np.int64)
-        else:   # row j sees the in-block coefficients l >= lstarts[j] (truncation window)
+        else:  # row j sees the in-block coefficients l >= lstarts[j] (truncation window)
             lstarts = np.maximum(0, w_before.astype(np.int64) - t0)
         if B is not None and self._grad_fn is _grad_squared:
-            beta_blk = self._block_solve_squared(Kin, old, Yb, eta, c_before, c_after, lstarts,
-                                                 Pout)
+            beta_blk = self._block_solve_squared(
+                Kin, old, Yb, eta, c_before, c_after, lstarts, Pout
+            )
         else:
-            beta_blk = self._block_recursion(Kin, old, Yb, eta, c_before, c_after, lstarts,
-                                             Pout)
+            beta_blk = self._block_recursion(Kin, old, Yb, eta, c_before, c_after, lstarts, Pout)
         if not (np.isfinite(beta_blk).all() and np.isfinite(Pout[:b]).all()):
             bad = np.flatnonzero(~(np.isfinite(beta_blk).all(1) & np.isfinite(Pout[:b]).all(1)))
-            raise self._diverged(t0 + 1 + int(bad[0]))   # state left at time t0, unchanged
+            raise self._diverged(t0 + 1 + int(bad[0]))  # state left at time t0, unchanged
         if self._grad_fn is _grad_squared:
             # growth test: with the squared loss a stable step keeps the online predictions
             # within a modest multiple of the targets; an unstable one multiplies them by
@@ -604,8 +621,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             self._ymax = float(ymax[-1])
         # store the block, then truncate and advance the clock
         self._reserve(b)
-        self._Xs[self._hi:self._hi + b] = Xb
-        self._beta[self._hi:self._hi + b] = beta_blk
+        self._Xs[self._hi : self._hi + b] = Xb
+        self._beta[self._hi : self._hi + b] = beta_blk
         self._hi += b
         self._w = w_after_last
         self._lo = max(self._lo, min(self._hi, self._w + 1 - self._offset))
@@ -617,8 +634,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     def _validate_xy(self, X: Any, y: Any, first: bool) -> tuple[np.ndarray, np.ndarray, bool]:
         check_not_complex(X, "X")
         check_not_complex(y, "y")
-        X, y = validate_data(self, X, y, reset=first, multi_output=True, y_numeric=True,
-                             dtype=np.float64)
+        X, y = validate_data(
+            self, X, y, reset=first, multi_output=True, y_numeric=True, dtype=np.float64
+        )
         y = np.asarray(y, dtype=np.float64)
         y_1d = y.ndim == 1
         Y = y.reshape(-1, 1) if y_1d else y
@@ -630,7 +648,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                 )
         return X, Y, y_1d
 
-    def fit(self, X: Any, y: Any) -> "OLOKRegressor":
+    def fit(self, X: Any, y: Any) -> OLOKRegressor:
         """Reset, then one pass of Algorithm 1 over the rows of ``X`` in order.
 
         Parameters
@@ -646,7 +664,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         self._learn(X, Y)
         return self
 
-    def partial_fit(self, X: Any, y: Any) -> "OLOKRegressor":
+    def partial_fit(self, X: Any, y: Any) -> OLOKRegressor:
         """Continue the stream with the rows of ``X`` (one row or a batch), in order.
 
         The first call fixes the number of features and outputs and, for an rbf kernel
@@ -677,7 +695,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             Xsup, bsup = self._Xs[lo:hi], self._beta[lo:hi]
             step = max(1, 2**22 // max(hi - lo, 1))
             for a in range(0, X.shape[0], step):
-                out[a:a + step] = self.kernel_.apply(X[a:a + step], Xsup, bsup)
+                out[a : a + step] = self.kernel_.apply(X[a : a + step], Xsup, bsup)
             out *= self._scale
         return out
 
@@ -692,12 +710,12 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     @property
     def support_vectors_(self) -> np.ndarray:
         check_is_fitted(self, "t_")
-        return self._Xs[self._lo:self._hi].copy()
+        return self._Xs[self._lo : self._hi].copy()
 
     @property
     def dual_coef_(self) -> np.ndarray:
         check_is_fitted(self, "t_")
-        return self._scale * self._beta[self._lo:self._hi]
+        return self._scale * self._beta[self._lo : self._hi]
 
     # ------------------------------------------------------------------ stream API
     def _x_row(self, x: Any) -> np.ndarray:
@@ -715,10 +733,12 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         else:
             row = as_real_array(x, "x")
             if row.ndim != 1:
-                raise ValueError(f"learn_one/predict_one take one sample (1-D), got shape {row.shape}")
+                raise ValueError(
+                    f"learn_one/predict_one take one sample (1-D), got shape {row.shape}"
+                )
         return row.reshape(1, -1)
 
-    def learn_one(self, x: Mapping | np.ndarray, y: Any) -> "OLOKRegressor":
+    def learn_one(self, x: Mapping | np.ndarray, y: Any) -> OLOKRegressor:
         """One step of Algorithm 1 on a single sample.
 
         Parameters
@@ -738,7 +758,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         else:
             yy = as_real_array(y, "y")
             if yy.ndim > 1:
-                raise ValueError(f"learn_one takes one target (scalar or 1-D), got shape {yy.shape}")
+                raise ValueError(
+                    f"learn_one takes one target (scalar or 1-D), got shape {yy.shape}"
+                )
             Y = yy.reshape(1, -1) if yy.ndim == 1 else yy.reshape(1)
         return self.partial_fit(self._x_row(x), Y)
 
@@ -755,8 +777,9 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
 
 
 # --------------------------------------------------------------------------- reference
-def olok_reference(est: OLOKRegressor, X: np.ndarray, Y: np.ndarray,
-                   snapshots: tuple[int, ...] = ()) -> dict[str, Any]:
+def olok_reference(
+    est: OLOKRegressor, X: np.ndarray, Y: np.ndarray, snapshots: tuple[int, ...] = ()
+) -> dict[str, Any]:
     """Plain per-sample Algorithm 1, literally: explicit decay of every coefficient at every
     step, explicit zeroing for truncation, full-kernel prediction ``O(t d)`` per step.
 
@@ -787,14 +810,14 @@ def olok_reference(est: OLOKRegressor, X: np.ndarray, Y: np.ndarray,
     snaps = {}
     for t in range(T):
         if t > 0:
-            P[t] = kernel.apply(X[t:t + 1], X[:t], alpha[:t])[0]          # f_{t-1}(x_t)
-        a_new = -etas[t] * grad(P[t], Y[t], float(est.epsilon))       # step 1
-        alpha[:t] *= 1.0 - etas[t] * lam                               # step 2
+            P[t] = kernel.apply(X[t : t + 1], X[:t], alpha[:t])[0]  # f_{t-1}(x_t)
+        a_new = -etas[t] * grad(P[t], Y[t], float(est.epsilon))  # step 1
+        alpha[:t] *= 1.0 - etas[t] * lam  # step 2
         alpha[t] = a_new
-        if windows is not None:                                         # step 3
-            alpha[:max(0, t + 1 - int(windows[t]))] = 0.0
+        if windows is not None:  # step 3
+            alpha[: max(0, t + 1 - int(windows[t]))] = 0.0
         if t + 1 in snapshots:
-            snaps[t + 1] = alpha[:t + 1].copy()
+            snaps[t + 1] = alpha[: t + 1].copy()
     return {"predictions": P, "alpha": alpha, "snapshots": snaps, "kernel": kernel}
 
 
@@ -846,10 +869,15 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         "max_memory_bytes": [positive_int(), None],
     }
 
-    def __init__(self, kernel: str | Callable | OperatorKernel = "rbf",
-                 kernel_params: dict | None = None, output_kernel: Any = None,
-                 alpha: float = 1.0, random_state: Any = None,
-                 max_memory_bytes: int | None = 2 * 1024**3):
+    def __init__(
+        self,
+        kernel: str | Callable | OperatorKernel = "rbf",
+        kernel_params: dict | None = None,
+        output_kernel: Any = None,
+        alpha: float = 1.0,
+        random_state: Any = None,
+        max_memory_bytes: int | None = 2 * 1024**3,
+    ):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.output_kernel = output_kernel
@@ -864,7 +892,7 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> "VVRLSRegressor":
+    def fit(self, X: Any, y: Any) -> VVRLSRegressor:
         """Solve the vv-RLS system on ``(X, y)``.
 
         Raises ``MemoryError`` before any kernel is built when the estimated memory
@@ -895,8 +923,9 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         kern.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
         lam = float(a)
         if kern.decomposable:
-            K = kern.scalar(X, X)
-            s, V = robust_eigh(kern.B, what="output kernel B")
+            dkern = cast(DecomposableKernel, kern)
+            K = dkern.scalar(X, X)
+            s, V = robust_eigh(dkern.B, what="output kernel B")
             Yr = Y @ V
             Cr = np.empty_like(Yr)
             tol = 1e-12 * max(abs(s).max(), 1e-300)
@@ -904,7 +933,9 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
             for a_idx in range(d):
                 if done[a_idx]:
                     continue
-                group = np.flatnonzero(~done & (np.abs(s - s[a_idx]) <= max(tol, 1e-10 * abs(s[a_idx]))))
+                group = np.flatnonzero(
+                    ~done & (np.abs(s - s[a_idx]) <= max(tol, 1e-10 * abs(s[a_idx])))
+                )
                 done[group] = True
                 sa = float(s[a_idx])
                 if sa <= tol:
@@ -943,7 +974,7 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         return int(3 * 8 * m * m)
 
     @staticmethod
-    def _cholesky(A: np.ndarray):
+    def _cholesky(A: np.ndarray) -> tuple[np.ndarray, bool]:
         try:
             return cho_factor(A, lower=True, check_finite=False)
         except np.linalg.LinAlgError as exc:
@@ -960,5 +991,5 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         out = np.empty((X.shape[0], self.n_outputs_))
         step = max(1, 2**22 // self.X_fit_.shape[0])
         for a in range(0, X.shape[0], step):
-            out[a:a + step] = self.kernel_.apply(X[a:a + step], self.X_fit_, self.dual_coef_)
+            out[a : a + step] = self.kernel_.apply(X[a : a + step], self.X_fit_, self.dual_coef_)
         return out[:, 0] if self._y_1d else out

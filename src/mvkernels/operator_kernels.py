@@ -133,8 +133,9 @@ class OperatorKernel:
     n_outputs: int | None = None
     decomposable: bool = False
 
-    def fit(self, X: np.ndarray, n_outputs: int | None = None,
-            random_state: Any = None) -> "OperatorKernel":  # pragma: no cover - abstract
+    def fit(
+        self, X: np.ndarray, n_outputs: int | None = None, random_state: Any = None
+    ) -> OperatorKernel:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def blocks(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:  # pragma: no cover
@@ -183,8 +184,12 @@ class DecomposableKernel(OperatorKernel):
 
     decomposable = True
 
-    def __init__(self, kernel: str | Callable | ViewKernel = "rbf",
-                 kernel_params: dict | None = None, output_kernel: Any = None):
+    def __init__(
+        self,
+        kernel: str | Callable | ViewKernel = "rbf",
+        kernel_params: dict | None = None,
+        output_kernel: Any = None,
+    ):
         if isinstance(kernel, ViewKernel):
             if kernel_params:
                 raise ValueError("give kernel_params to the ViewKernel, not twice")
@@ -196,7 +201,9 @@ class DecomposableKernel(OperatorKernel):
                 )
             self.scalar_kernel = ViewKernel(kernel, kernel_params)
         if self.scalar_kernel.precomputed:
-            raise ValueError("operator-valued kernels need raw inputs; 'precomputed' is not supported")
+            raise ValueError(
+                "operator-valued kernels need raw inputs; 'precomputed' is not supported"
+            )
         self.output_kernel = output_kernel
         self.B: np.ndarray | None = None
         self.n_outputs = None
@@ -214,8 +221,9 @@ class DecomposableKernel(OperatorKernel):
             return interaction_matrix(d, float(ok))
         return check_output_kernel(ok, d)
 
-    def fit(self, X: np.ndarray, n_outputs: int | None = None,
-            random_state: Any = None) -> "DecomposableKernel":
+    def fit(
+        self, X: np.ndarray, n_outputs: int | None = None, random_state: Any = None
+    ) -> DecomposableKernel:
         """Resolve the scalar kernel's bandwidth on ``X`` and ``B`` for ``n_outputs``."""
         if n_outputs is None:
             n_outputs = self.n_outputs
@@ -279,8 +287,9 @@ class CallableOperatorKernel(OperatorKernel):
         self.n_outputs = None if n_outputs is None else int(n_outputs)
         self.params = dict(params or {})
 
-    def fit(self, X: np.ndarray, n_outputs: int | None = None,
-            random_state: Any = None) -> "CallableOperatorKernel":
+    def fit(
+        self, X: np.ndarray, n_outputs: int | None = None, random_state: Any = None
+    ) -> CallableOperatorKernel:
         """Check that ``func`` returns d x d blocks matching ``n_outputs``."""
         G = self.blocks(X[:2], X[:2], check_d=False)
         d = G.shape[2]

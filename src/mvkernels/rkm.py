@@ -61,18 +61,21 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
-
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ._linalg import robust_eigh
 from ._threads import serial_blas
@@ -85,7 +88,7 @@ from ._validation import (
 )
 from .kernels import ViewKernel, make_view_kernels
 from .nystrom import BlockNystrom, feature_moments, map_views
-from .stiefel import STIEFEL_OPTIMIZERS, stiefel_trace_max
+from .stiefel import STIEFEL_OPTIMIZERS, StiefelResult, stiefel_trace_max
 
 __all__ = ["SOLVERS", "FEATURE_KINDS", "MultiViewKPCA", "RKMForecaster"]
 
@@ -111,7 +114,7 @@ class _ViewMap:
     def explicit(self) -> bool:
         return self.kind != "kernel"
 
-    def fit(self, X: Any, rng: np.random.RandomState) -> "_ViewMap":
+    def fit(self, X: Any, rng: np.random.RandomState) -> _ViewMap:
         v = self.view
         if self.kind == "identity":
             if self.kernel.name != "linear":
@@ -130,25 +133,33 @@ class _ViewMap:
             return self
         D = self.n_features
         if isinstance(D, bool) or not isinstance(D, Integral) or D < 1:
-            raise ValueError(f"view {v}: n_features must be a positive int for "
-                             f"features={self.kind!r}, got {D!r}")
+            raise ValueError(
+                f"view {v}: n_features must be a positive int for features={self.kind!r}, got {D!r}"
+            )
         if self.kind == "rff":
             if self.kernel.name != "rbf":
-                raise ValueError(f"view {v}: random Fourier features approximate the rbf "
-                                 f"kernel, not {self.kernel.name!r}")
+                raise ValueError(
+                    f"view {v}: random Fourier features approximate the rbf "
+                    f"kernel, not {self.kernel.name!r}"
+                )
             self.kernel.fit(X, random_state=rng)
-            self.sampler = RBFSampler(gamma=self.kernel.params_["gamma"], n_components=int(D),
-                                      random_state=rng)
+            self.sampler = RBFSampler(
+                gamma=self.kernel.params_["gamma"], n_components=int(D), random_state=rng
+            )
             # the random draws depend on the input width only: fit on a zero row
             self.sampler.fit(np.zeros((1, X.shape[1])))
         elif self.kind == "nystrom":
             if self.kernel.precomputed:
-                raise ValueError(f"view {v}: Nystrom features need raw data, not a "
-                                 "precomputed kernel")
+                raise ValueError(
+                    f"view {v}: Nystrom features need raw data, not a precomputed kernel"
+                )
             try:
-                self.sampler = BlockNystrom(kernel=self.kernel.kernel,
-                                            kernel_params=self.kernel.params,
-                                            n_landmarks=int(D), random_state=rng).fit([X])
+                self.sampler = BlockNystrom(
+                    kernel=self.kernel.kernel,
+                    kernel_params=self.kernel.params,
+                    n_landmarks=int(D),
+                    random_state=rng,
+                ).fit([X])
             except (ValueError, np.linalg.LinAlgError) as exc:
                 msg = str(exc).replace("view 0", f"view {v}")
                 if f"view {v}" not in msg:
@@ -166,8 +177,9 @@ class _ViewMap:
             return self.sampler.view_features(X, 0)
         raise RuntimeError(f"view {self.view} has an implicit kernel: no explicit features")
 
-    def cross_kernel(self, X_train: np.ndarray, F_train: np.ndarray | None,
-                     X: np.ndarray) -> np.ndarray:
+    def cross_kernel(
+        self, X_train: np.ndarray, F_train: np.ndarray | None, X: np.ndarray
+    ) -> np.ndarray:
         """``(k(x_j, x))`` of shape (n_train, n_new)."""
         if self.explicit:
             return F_train @ self.features(X).T
@@ -183,15 +195,16 @@ class _FeatureStack:
         self.maps = list(maps)
 
     def __call__(self, blocks: Sequence[np.ndarray]) -> np.ndarray:
-        return np.hstack([m.features(np.asarray(B, dtype=np.float64))
-                          for m, B in zip(self.maps, blocks)])
+        return np.hstack(
+            [m.features(np.asarray(B, dtype=np.float64)) for m, B in zip(self.maps, blocks)]
+        )
 
 
 class _PrimalHidden:
     """Row-wise hidden units of eq. (6), ``h = Sigma^{-1} W^T (phi - mean)`` (picklable)."""
 
     def __init__(self, stack: _FeatureStack, mean: np.ndarray, B: np.ndarray):
-        self.stack, self.mean, self.B = stack, mean, B      # B = Sigma^{-1} W^T (s x d)
+        self.stack, self.mean, self.B = stack, mean, B  # B = Sigma^{-1} W^T (s x d)
 
     def __call__(self, blocks: Sequence[np.ndarray]) -> np.ndarray:
         return (self.stack(blocks) - self.mean) @ self.B.T
@@ -201,8 +214,9 @@ class _PrimalHidden:
 def _per_view(value: Any, n_views: int, name: str) -> list:
     if isinstance(value, (list, tuple)):
         if len(value) != n_views:
-            raise ValueError(f"{name} lists {len(value)} entries but the data has "
-                             f"{n_views} view(s)")
+            raise ValueError(
+                f"{name} lists {len(value)} entries but the data has {n_views} view(s)"
+            )
         return list(value)
     return [value] * n_views
 
@@ -214,8 +228,10 @@ def _real_array(X: Any, name: str) -> np.ndarray:
     except (TypeError, ValueError):
         is_complex = False
     if is_complex:
-        raise ValueError(f"{name} is complex; mvkernels works on real data (take the real "
-                         "part, the modulus, or split real and imaginary parts into features)")
+        raise ValueError(
+            f"{name} is complex; mvkernels works on real data (take the real "
+            "part, the modulus, or split real and imaginary parts into features)"
+        )
     try:
         return np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -462,8 +478,11 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         s = self.n_components
         if isinstance(s, bool) or not isinstance(s, Integral) or s < 1:
             raise ValueError(f"n_components must be a positive int, got {s!r}")
-        if isinstance(self.n_neighbors, bool) or not isinstance(self.n_neighbors, Integral) \
-                or self.n_neighbors < 1:
+        if (
+            isinstance(self.n_neighbors, bool)
+            or not isinstance(self.n_neighbors, Integral)
+            or self.n_neighbors < 1
+        ):
             raise ValueError(f"n_neighbors must be a positive int, got {self.n_neighbors!r}")
 
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
@@ -471,12 +490,13 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             for i, Xv in enumerate(X):
                 if not is_dask_collection(Xv) and np.iscomplexobj(Xv):
                     raise ValueError(f"view {i} is complex; mvkernels works on real data")
-        X = validate_array_input(self, X, reset=fit)   # sklearn checks on one array
+        X = validate_array_input(self, X, reset=fit)  # sklearn checks on one array
         if fit:
             Xs = check_views(X, views=self.views, ensure_min_samples=2)
         else:
-            Xs = check_views(X, views=self.views, n_views=self.n_views_,
-                             n_features=self.n_features_view_)
+            Xs = check_views(
+                X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_
+            )
         if any(is_dask_collection(V) for V in Xs):
             from ._dask import as_aligned_views
 
@@ -485,7 +505,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     # -- fit ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> "MultiViewKPCA":
+    def fit(self, X: Any, y: Any = None) -> MultiViewKPCA:
         """Train the model on the views ``X`` (list of arrays or one array + ``views``).
 
         ``y`` is ignored (a target is simply another view).
@@ -509,9 +529,9 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.n_features_view_ = [int(V.shape[1]) for V in Xs]
         self.solver_ = solver
         self._maps = maps
-        self.stiefel_result_ = None
+        self.stiefel_result_: StiefelResult | None = None
         self.n_iter_ = 1
-        self._factor_cache = {}
+        self._factor_cache: dict[tuple[int, ...], Any] = {}
         # serial BLAS below ~2000 rows/features: threaded OpenBLAS QR/eigh on shared cores
         # was measured 70x slower (SantaFe QR: 30 s threaded vs 0.4 s serial)
         size = n if solver.startswith("dual") else min(n, sum(m.n_out for m in maps))
@@ -529,8 +549,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def _stiefel(self, A: Any, n: int, s: int, rng: np.random.RandomState) -> np.ndarray:
         """Eq. (8) / (12) on the Stiefel manifold; ``A`` a matrix or ``Z -> A Z``."""
-        kw: dict[str, Any] = dict(tol=self.tol, max_iter=self._max_iter(),
-                                  verbose=self.verbose)
+        kw: dict[str, Any] = dict(tol=self.tol, max_iter=self._max_iter(), verbose=self.verbose)
         if self.optimizer == "cayley-adam":
             kw["lr"] = self.learning_rate
         res = stiefel_trace_max(A, s, random_state=rng, n=n, optimizer=self.optimizer, **kw)
@@ -541,7 +560,9 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 f"Stiefel optimisation ({self.optimizer}) stopped after "
                 f"max_iter={self._max_iter()} iterations with relative Riemannian gradient "
                 f"{res.grad_norm:.2e} > tol={self.tol:g}",
-                ConvergenceWarning, stacklevel=3)
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         return res.X
 
     def _rotation(self, Sigma: np.ndarray, what: str, s: int) -> tuple[np.ndarray, np.ndarray]:
@@ -550,8 +571,9 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         _check_rank(lam, s, what)
         return lam, O
 
-    def _fit_primal(self, Xs: list, maps: list[_ViewMap], s: int,
-                    rng: np.random.RandomState, dask_input: bool) -> None:
+    def _fit_primal(
+        self, Xs: list, maps: list[_ViewMap], s: int, rng: np.random.RandomState, dask_input: bool
+    ) -> None:
         stack = _FeatureStack(maps)
         dims = [m.n_out for m in maps]
         d = sum(dims)
@@ -571,43 +593,53 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             C = None if d > n else _sym(Phi.T @ Phi)
         if self.solver_ == "primal-eig":
             if C is None:
-                lam, U = _top_eigh_range(Phi, s)         # eq. (11), exact, O(d n^2)
+                lam, U = _top_eigh_range(Phi, s)  # eq. (11), exact, O(d n^2)
             else:
-                lam, U = _top_eigh(C, s, "covariance C")    # eq. (11)
+                lam, U = _top_eigh(C, s, "covariance C")  # eq. (11)
             Sigma = np.diag(lam)
         else:
-            if C is None:                               # d > n: C Z = Phi^T (Phi Z)
+            if C is None:  # d > n: C Z = Phi^T (Phi Z)
+
                 def apply_C(Z: np.ndarray, Phi: np.ndarray = Phi) -> np.ndarray:
                     return Phi.T @ (Phi @ Z)
-                U = self._stiefel(apply_C, d, s, rng)   # eq. (8)
+
+                U = self._stiefel(apply_C, d, s, rng)  # eq. (8)
                 PU = Phi @ U
-                Sigma = _sym(PU.T @ PU)                 # eq. (9)
+                Sigma = _sym(PU.T @ PU)  # eq. (9)
             else:
-                U = self._stiefel(C, d, s, rng)         # eq. (8)
-                Sigma = _sym(U.T @ C @ U)               # eq. (9)
+                U = self._stiefel(C, d, s, rng)  # eq. (8)
+                Sigma = _sym(U.T @ C @ U)  # eq. (9)
             lam, O = self._rotation(Sigma, "covariance C", s)
             if self.rotate:
                 U, Sigma = U @ O, np.diag(lam)
         H = None if Phi is None else (lambda B: Phi @ B.T)
         self._primal_tail(U, Sigma, lam, stack, mean, dims, H, Xs, dask_input)
 
-    def _primal_tail(self, U: np.ndarray, Sigma: np.ndarray, lam: np.ndarray,
-                     stack: _FeatureStack, mean: np.ndarray, dims: list[int],
-                     hidden: Any, Xs: Any, dask_input: bool) -> None:
+    def _primal_tail(
+        self,
+        U: np.ndarray,
+        Sigma: np.ndarray,
+        lam: np.ndarray,
+        stack: _FeatureStack,
+        mean: np.ndarray,
+        dims: list[int],
+        hidden: Any,
+        Xs: Any,
+        dask_input: bool,
+    ) -> None:
         """W (rescaling), hidden units (eq. 6), sign convention and fitted attributes.
 
         ``hidden(B)`` returns ``Phi B^T`` for ``B = Sigma^{-1} W^T`` (None on Dask input).
         """
         s = U.shape[1]
         if self.rescale:
-            root = (np.diag(np.sqrt(np.diag(Sigma))) if self._diag(Sigma)
-                    else _sqrtm_psd(Sigma))
-            W = U @ root                               # W = U Sigma^{1/2} (Alg. 1 step 6)
+            root = np.diag(np.sqrt(np.diag(Sigma))) if self._diag(Sigma) else _sqrtm_psd(Sigma)
+            W = U @ root  # W = U Sigma^{1/2} (Alg. 1 step 6)
         else:
-            W = U.copy()                               # ablation: no step 6
-        B = scipy.linalg.solve(Sigma, W.T, assume_a="sym")   # Sigma^{-1} W^T, for eq. (6)
+            W = U.copy()  # ablation: no step 6
+        B = scipy.linalg.solve(Sigma, W.T, assume_a="sym")  # Sigma^{-1} W^T, for eq. (6)
         if hidden is not None:
-            H = hidden(B)                              # eq. (6)
+            H = hidden(B)  # eq. (6)
             D = _sign_flip(H)
             H = H * D
         else:
@@ -630,7 +662,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.components_ = H
 
     # -- mini-batch (streamed) primal Stiefel training ---------------------------------
-    def fit_stream(self, chunks: Any, y: Any = None) -> "MultiViewKPCA":
+    def fit_stream(self, chunks: Any, y: Any = None) -> MultiViewKPCA:
         """Primal Stiefel training (Alg. 3) on a stream of row chunks, never all in memory.
 
         Parameters
@@ -660,12 +692,16 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self._validate_params()
         self._check_params()
         if not callable(chunks):
-            raise TypeError("chunks must be a callable returning a fresh iterable of chunks "
-                            "(a generator function, e.g. lambda: iter_chunks(path))")
+            raise TypeError(
+                "chunks must be a callable returning a fresh iterable of chunks "
+                "(a generator function, e.g. lambda: iter_chunks(path))"
+            )
         solver = "primal-stiefel" if self.solver == "auto" else self.solver
         if solver != "primal-stiefel":
-            raise ValueError(f"fit_stream trains with solver='primal-stiefel' (Alg. 3); "
-                             f"got solver={self.solver!r}")
+            raise ValueError(
+                f"fit_stream trains with solver='primal-stiefel' (Alg. 3); "
+                f"got solver={self.solver!r}"
+            )
         rng = check_random_state(self.random_state)
         s = int(self.n_components)
         state: dict[str, Any] = {}
@@ -675,15 +711,20 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 if isinstance(chunk, (list, tuple)):
                     for v, Cv in enumerate(chunk):
                         if np.iscomplexobj(Cv):
-                            raise ValueError(f"chunk {i}, view {v} is complex; mvkernels "
-                                             "works on real data")
+                            raise ValueError(
+                                f"chunk {i}, view {v} is complex; mvkernels works on real data"
+                            )
                 if "widths" not in state:
                     Cs = check_views(chunk, views=self.views, ensure_min_samples=1)
                     state["widths"] = [int(V.shape[1]) for V in Cs]
                 else:
                     try:
-                        Cs = check_views(chunk, views=self.views, n_views=len(state["widths"]),
-                                         n_features=state["widths"])
+                        Cs = check_views(
+                            chunk,
+                            views=self.views,
+                            n_views=len(state["widths"]),
+                            n_features=state["widths"],
+                        )
                     except ValueError as exc:
                         raise ValueError(f"chunk {i}: {exc}") from exc
                 if any(is_dask_collection(V) for V in Cs):
@@ -702,8 +743,10 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             m.fit(Xv, rng)
         implicit = [m.view for m in maps if not m.explicit]
         if implicit:
-            raise ValueError(f"fit_stream needs explicit feature maps, but view(s) {implicit} "
-                             "use an implicit kernel; use features='rff'/'nystrom'/'identity'")
+            raise ValueError(
+                f"fit_stream needs explicit feature maps, but view(s) {implicit} "
+                "use an implicit kernel; use features='rff'/'nystrom'/'identity'"
+            )
         stack = _FeatureStack(maps)
         dims = [m.n_out for m in maps]
         d = sum(dims)
@@ -711,7 +754,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise ValueError(f"n_components={s} exceeds the feature dimension d={d}")
         total = np.zeros(d)
         n = 0
-        for Cs in [first, *it]:                       # pass 1: n and the feature mean
+        for Cs in [first, *it]:  # pass 1: n and the feature mean
             F = stack(Cs)
             total += F.sum(axis=0)
             n += F.shape[0]
@@ -719,7 +762,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise ValueError(f"the chunk stream holds {n} sample(s); at least 2 required")
         mean = total / n
 
-        def apply_C(Z: np.ndarray) -> np.ndarray:      # C Z, one pass over the chunks
+        def apply_C(Z: np.ndarray) -> np.ndarray:  # C Z, one pass over the chunks
             out = np.zeros((d, Z.shape[1]))
             for Cs in stream():
                 P = stack(Cs) - mean
@@ -735,22 +778,24 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.n_iter_ = 1
         self._factor_cache = {}
         with serial_blas(min(n, d)):
-            U = self._stiefel(apply_C, d, s, rng)      # eq. (8)
+            U = self._stiefel(apply_C, d, s, rng)  # eq. (8)
             PU = np.vstack([(stack(Cs) - mean) @ U for Cs in stream()])
-            Sigma = _sym(PU.T @ PU)                     # eq. (9)
+            Sigma = _sym(PU.T @ PU)  # eq. (9)
             lam, O = self._rotation(Sigma, "covariance C", s)
             if self.rotate:
                 U, Sigma, PU = U @ O, np.diag(lam), PU @ O
-            self._primal_tail(U, Sigma, lam, stack, mean, dims,
-                              lambda B: PU @ (U.T @ B.T), None, False)
+            self._primal_tail(
+                U, Sigma, lam, stack, mean, dims, lambda B: PU @ (U.T @ B.T), None, False
+            )
         return self
 
     @staticmethod
     def _diag(S: np.ndarray) -> bool:
         return bool(np.all(S == np.diag(np.diag(S))))
 
-    def _dask_signs(self, Xs: list, stack: _FeatureStack, mean: np.ndarray,
-                    B: np.ndarray) -> np.ndarray:
+    def _dask_signs(
+        self, Xs: list, stack: _FeatureStack, mean: np.ndarray, B: np.ndarray
+    ) -> np.ndarray:
         """Sign convention on Dask input: one pass for each column's max-|H| entry."""
         import dask
 
@@ -759,8 +804,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         signs = np.where(hi >= -lo, 1.0, -1.0)
         return signs
 
-    def _fit_dual(self, Xs: list, maps: list[_ViewMap], s: int,
-                  rng: np.random.RandomState) -> None:
+    def _fit_dual(self, Xs: list, maps: list[_ViewMap], s: int, rng: np.random.RandomState) -> None:
         n = Xs[0].shape[0]
         if s >= n:
             raise ValueError(f"n_components={s} must be smaller than n_samples={n}")
@@ -777,13 +821,13 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             Kc.append(Kcv)
             rows.append(row)
             grands.append(grand)
-        Ksum = _sym(sum(Kc))                            # eq. (14): sum_v M K_v M
+        Ksum = _sym(cast(np.ndarray, sum(Kc)))  # eq. (14): sum_v M K_v M
         if self.solver_ == "dual-eig":
             lam, H = _top_eigh(Ksum, s, "kernel matrix K")
             Sigma = np.diag(lam)
         else:
-            H = self._stiefel(Ksum, n, s, rng)          # eq. (12)
-            Sigma = _sym(H.T @ Ksum @ H)                # eq. (13)
+            H = self._stiefel(Ksum, n, s, rng)  # eq. (12)
+            Sigma = _sym(H.T @ Ksum @ H)  # eq. (13)
             lam, O = self._rotation(Sigma, "kernel matrix K", s)
             if self.rotate:
                 H, Sigma = H @ O, np.diag(lam)
@@ -803,7 +847,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if all(m.explicit for m in maps):
             means = [F.mean(axis=0) for F in F_train]
             self.feature_means_ = means
-            self.W_ = [(F - mu).T @ H for F, mu in zip(F_train, means)]   # eq. (5)
+            self.W_ = [(F - mu).T @ H for F, mu in zip(F_train, means)]  # eq. (5)
         else:
             self.feature_means_ = None
             self.W_ = None
@@ -823,8 +867,10 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             H = self.hidden_
             rhs = sum(H.T @ self._centred_cross(v, Xv) for v, Xv in obs.items())
         else:
-            rhs = sum(self.W_[v].T @ (self._maps[v].features(Xv) - self.feature_means_[v]).T
-                      for v, Xv in obs.items())
+            rhs = sum(
+                self.W_[v].T @ (self._maps[v].features(Xv) - self.feature_means_[v]).T
+                for v, Xv in obs.items()
+            )
         V, inv, cond, n_cut = self._inference_factor(tuple(sorted(missing)))
         if n_cut:
             warnings.warn(
@@ -833,7 +879,9 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 f"{len(inv)} eigenvalue(s) are below {INFERENCE_RCOND:g} x the largest and "
                 "were treated as zero (pseudo-inverse): the observed views do not determine "
                 "every hidden unit. Lower n_components for a well-posed inference.",
-                UserWarning, stacklevel=3)
+                UserWarning,
+                stacklevel=3,
+            )
         return (V @ (inv[:, None] * (V.T @ rhs))).T
 
     def _inference_factor(self, missing: tuple[int, ...]) -> Any:
@@ -855,8 +903,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 H = self.hidden_
                 A = Sigma - sum((H.T @ self._Kc[m] @ H for m in missing), np.zeros_like(Sigma))
             else:
-                A = Sigma - sum((self.W_[m].T @ self.W_[m] for m in missing),
-                                np.zeros_like(Sigma))
+                A = Sigma - sum((self.W_[m].T @ self.W_[m] for m in missing), np.zeros_like(Sigma))
             w, V = robust_eigh(A, what="inference matrix of eq. (15)/(16)")
             top = float(np.abs(w).max()) if w.size else 0.0
             keep = np.abs(w) > INFERENCE_RCOND * top
@@ -876,8 +923,10 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Xs = self._check_input(X, fit=False)
         if any(is_dask_collection(V) for V in Xs):
             if self._is_dual():
-                raise ValueError("a dual model cannot transform Dask input; compute it first "
-                                 "or fit with a primal solver")
+                raise ValueError(
+                    "a dual model cannot transform Dask input; compute it first "
+                    "or fit with a primal solver"
+                )
             return map_views(self._hidden_fn, Xs, n_out=self.n_components)
         if self._is_dual():
             return self._hidden_units(dict(enumerate(Xs)), [])
@@ -921,22 +970,27 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         elif len(X) == len(observed):
             given = list(X)
         else:
-            raise ValueError(f"X has {len(X)} entries; expected {V} (all views, None for the "
-                             f"missing) or {len(observed)} (the observed views {observed})")
+            raise ValueError(
+                f"X has {len(X)} entries; expected {V} (all views, None for the "
+                f"missing) or {len(observed)} (the observed views {observed})"
+            )
         if any(is_dask_collection(G) for G in given):
             raise TypeError("infer_views takes NumPy views; compute the Dask arrays first")
-        checked = []
-        for v, G in zip(observed, given):               # errors name the view's own index
+        checked: list[np.ndarray] = []
+        for v, G in zip(observed, given):  # errors name the view's own index
             if np.iscomplexobj(G):
                 raise ValueError(f"view {v} is complex; mvkernels works on real data")
-            G = _check_one_view(G, v, dtype=np.float64, ensure_finite=True,
-                                ensure_min_samples=1)
+            G = _check_one_view(G, v, dtype=np.float64, ensure_finite=True, ensure_min_samples=1)
             if G.shape[1] != self.n_features_view_[v]:
-                raise ValueError(f"view {v} has {G.shape[1]} features, but "
-                                 f"{self.n_features_view_[v]} were seen in fit")
+                raise ValueError(
+                    f"view {v} has {G.shape[1]} features, but "
+                    f"{self.n_features_view_[v]} were seen in fit"
+                )
             if G.shape[0] != checked[0].shape[0] if checked else False:
-                raise ValueError(f"view {v} has {G.shape[0]} samples, view {observed[0]} "
-                                 f"has {checked[0].shape[0]}: the views must be aligned")
+                raise ValueError(
+                    f"view {v} has {G.shape[0]} samples, view {observed[0]} "
+                    f"has {checked[0].shape[0]}: the views must be aligned"
+                )
             checked.append(G)
         obs = dict(zip(observed, checked))
         h = self._hidden_units(obs, missing)
@@ -953,13 +1007,15 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             return h @ self.W_[m].T + self.feature_means_[m]
         X_train = self._X_fit[m] if self._X_fit is not None else None
         if self._is_dual():
-            S = self._Kc[m] @ (self.hidden_ @ h.T)             # (n_train, n_new)
+            S = self._Kc[m] @ (self.hidden_ @ h.T)  # (n_train, n_new)
         else:
             if self._X_fit is None:
-                raise ValueError(f"view {m}: the pre-image of a non-identity view needs the "
-                                 "training data, which a Dask fit does not keep")
+                raise ValueError(
+                    f"view {m}: the pre-image of a non-identity view needs the "
+                    "training data, which a Dask fit does not keep"
+                )
             F = vmap.features(X_train) - self.feature_means_[m]
-            S = F @ (self.W_[m] @ h.T)                         # Phi_m W_m h = K_m H h (eq. 5)
+            S = F @ (self.W_[m] @ h.T)  # Phi_m W_m h = K_m H h (eq. 5)
         if X_train is None:
             raise ValueError(f"view {m}: a precomputed kernel has no pre-image")
         k = min(int(self.n_neighbors), S.shape[0])
@@ -1070,12 +1126,21 @@ class RKMForecaster(BaseEstimator):
 
     def _model(self) -> MultiViewKPCA:
         return MultiViewKPCA(
-            n_components=self.n_components, solver=self.solver,
-            kernel=[self.kernel, "linear"], kernel_params=[self.kernel_params, None],
-            features=[self.features, "identity"], n_features=[self.n_features, None],
-            rotate=self.rotate, rescale=self.rescale, learning_rate=self.learning_rate,
-            tol=self.tol, max_iter=self.max_iter, optimizer=self.optimizer,
-            verbose=self.verbose, random_state=self.random_state)
+            n_components=self.n_components,
+            solver=self.solver,
+            kernel=[self.kernel, "linear"],
+            kernel_params=[self.kernel_params, None],
+            features=[self.features, "identity"],
+            n_features=[self.n_features, None],
+            rotate=self.rotate,
+            rescale=self.rescale,
+            learning_rate=self.learning_rate,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            optimizer=self.optimizer,
+            verbose=self.verbose,
+            random_state=self.random_state,
+        )
 
     @staticmethod
     def windows(z: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1085,7 +1150,7 @@ class RKMForecaster(BaseEstimator):
         return z[idx], z[lag:, None]
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, series: Any, y: Any = None) -> "RKMForecaster":
+    def fit(self, series: Any, y: Any = None) -> RKMForecaster:
         """Fit on a 1-D training series (``y`` ignored)."""
         z = _real_array(series, "series")
         if z.ndim == 2 and z.shape[1] == 1:
@@ -1104,7 +1169,8 @@ class RKMForecaster(BaseEstimator):
         if not (np.isfinite(mean) and np.isfinite(scale)):
             raise ValueError(
                 f"series values (max |z| = {top:.3g}) are too large to standardise in "
-                "float64; rescale the series first")
+                "float64; rescale the series first"
+            )
         self.mean_ = mean
         self.scale_ = scale
         if not self.scale_ > 0 or float(u.std(ddof=1)) <= 1e-14 * max(abs(float(u.mean())), 1e-300):

@@ -205,8 +205,7 @@ def cayley_adam(
         rel = np.linalg.norm(riemannian_gradient(X, G)) / max(gnorm, np.finfo(float).tiny)
         if not np.isfinite(f) or not np.isfinite(rel):
             raise ValueError(
-                f"Stiefel optimisation diverged at iteration {k} (objective {f!r}); "
-                "lower lr"
+                f"Stiefel optimisation diverged at iteration {k} (objective {f!r}); lower lr"
             )
         if (k - 1) % log_every == 0:
             history.append((k - 1, float(f), float(rel)))
@@ -220,15 +219,17 @@ def cayley_adam(
         v = beta2 * v + (1.0 - beta2) * gnorm**2
         r = (1.0 - beta1**k) * np.sqrt(v / (1.0 - beta2**k) + eps)
         XtM = X.T @ M
-        P = M - 0.5 * X @ XtM                    # What = P X^T
+        P = M - 0.5 * X @ XtM  # What = P X^T
         PtX = P.T @ X
         w2 = max(2.0 * (np.sum(P * P) - np.sum(PtX * PtX.T)), 0.0) / r**2
         wnorm = np.sqrt(w2)
 
-        def W_times(Z: np.ndarray, P=P, r=r, X=X) -> np.ndarray:
+        def W_times(
+            Z: np.ndarray, P: np.ndarray = P, r: float = r, X: np.ndarray = X
+        ) -> np.ndarray:
             return (P @ (X.T @ Z) - X @ (P.T @ Z)) / r
 
-        M = r * W_times(X)                       # tangent momentum (in gradient units)
+        M = r * W_times(X)  # tangent momentum (in gradient units)
         alpha = min(lr, 2.0 * q / (wnorm + eps))
         Y = X - alpha * M
         for _ in range(int(n_fixed_point)):
@@ -248,14 +249,18 @@ def cayley_adam(
     history.append((k, float(f), float(rel)))
     if verbose:
         _report("cayley-adam", k, f, rel, done=converged)
-    return StiefelResult(X=X, fun=float(f), n_iter=k, converged=converged,
-                         grad_norm=float(rel), history=history)
+    return StiefelResult(
+        X=X, fun=float(f), n_iter=k, converged=converged, grad_norm=float(rel), history=history
+    )
 
 
 def _report(name: str, k: int, f: float, rel: float, done: bool | None = None) -> None:
     tail = "" if done is None else ("  (converged)" if done else "  (stopped, not converged)")
-    print(f"[stiefel {name}] iteration {k:6d}  objective {f: .12e}  "
-          f"rel. Riemannian gradient {rel:.3e}{tail}", flush=True)
+    print(
+        f"[stiefel {name}] iteration {k:6d}  objective {f: .12e}  "
+        f"rel. Riemannian gradient {rel:.3e}{tail}",
+        flush=True,
+    )
 
 
 def _orth_complement_basis(X: np.ndarray, W: np.ndarray, drop: float = 1e-7) -> np.ndarray:
@@ -277,7 +282,7 @@ def _orth_complement_basis(X: np.ndarray, W: np.ndarray, drop: float = 1e-7) -> 
     mu, V = robust_eigh(W.T @ W, what="Gram matrix of the search directions")
     k = mu > drop**2 * mu[-1]
     Z = W @ (V[:, k] / np.sqrt(mu[k]))
-    for _ in range(2):                         # re-orthogonalise: X, then Cholesky-QR
+    for _ in range(2):  # re-orthogonalise: X, then Cholesky-QR
         Z = Z - X @ (X.T @ Z)
         G = 0.5 * (Z.T @ Z + (Z.T @ Z).T)
         try:
@@ -360,8 +365,9 @@ def lobpcg_trace_max(
     def ritz(S: np.ndarray, AS: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         T = S.T @ AS
         m = T.shape[0]
-        theta, Y = robust_eigh(T, subset_by_index=(m - b, m - 1),
-                               what="Rayleigh-Ritz matrix S^T A S")
+        theta, Y = robust_eigh(
+            T, subset_by_index=(m - b, m - 1), what="Rayleigh-Ritz matrix S^T A S"
+        )
         return theta[::-1], Y[:, ::-1]
 
     AX = apply_A(X)
@@ -375,11 +381,12 @@ def lobpcg_trace_max(
     while True:
         R = AX - X * theta
         f = -0.5 * float(np.sum(theta[:s]))
-        rel = float(np.linalg.norm(R[:, :s]) / max(np.linalg.norm(AX[:, :s]),
-                                                      np.finfo(float).tiny))
+        rel = float(np.linalg.norm(R[:, :s]) / max(np.linalg.norm(AX[:, :s]), np.finfo(float).tiny))
         if not (np.isfinite(f) and np.isfinite(rel)):
-            raise ValueError(f"Stiefel optimisation produced a non-finite value at iteration "
-                             f"{k} (objective {f!r}); is the matrix finite?")
+            raise ValueError(
+                f"Stiefel optimisation produced a non-finite value at iteration "
+                f"{k} (objective {f!r}); is the matrix finite?"
+            )
         history.append((k, f, rel))
         if verbose:
             _report("lobpcg", k, f, rel)
@@ -397,7 +404,7 @@ def lobpcg_trace_max(
         active = np.linalg.norm(R, axis=0) > lock
         W = R[:, active] if P is None else np.hstack([R[:, active], P[:, active]])
         Z = _orth_complement_basis(X, W)
-        if Z.shape[1] == 0:                    # range(X) is invariant: exact
+        if Z.shape[1] == 0:  # range(X) is invariant: exact
             converged = True
             break
         AZ = apply_A(Z)
@@ -407,8 +414,9 @@ def lobpcg_trace_max(
         AX = AX @ Y[:b] + AZ @ Y[b:]
     if verbose:
         _report("lobpcg", k, f, rel, done=converged)
-    return StiefelResult(X=X[:, :s], fun=f, n_iter=k, converged=converged, grad_norm=rel,
-                         history=history)
+    return StiefelResult(
+        X=X[:, :s], fun=f, n_iter=k, converged=converged, grad_norm=rel, history=history
+    )
 
 
 def stiefel_trace_max(
@@ -463,6 +471,7 @@ def stiefel_trace_max(
 
         def apply_A(Z: np.ndarray) -> np.ndarray:
             return M @ Z
+
     s = int(n_components)
     if not 1 <= s <= n:
         raise ValueError(f"n_components must be in [1, {n}], got {n_components}")
@@ -470,17 +479,25 @@ def stiefel_trace_max(
     if X0 is None:
         X0 = rng.standard_normal((n, s))
     start, cpu = time.perf_counter(), time.process_time()
-    with serial_blas(n):            # threaded BLAS on small blocks is slower on shared cores
+    with serial_blas(n):  # threaded BLAS on small blocks is slower on shared cores
         res = _run_optimizer(apply_A, X0, s, n, rng, optimizer, n_guard, kwargs)
     res.seconds = time.perf_counter() - start
     res.cpu_seconds = time.process_time() - cpu
     return res
 
 
-def _run_optimizer(apply_A: Callable[[np.ndarray], np.ndarray], X0: np.ndarray, s: int,
-                   n: int, rng: np.random.RandomState, optimizer: str,
-                   n_guard: int | None, kwargs: dict) -> StiefelResult:
+def _run_optimizer(
+    apply_A: Callable[[np.ndarray], np.ndarray],
+    X0: np.ndarray,
+    s: int,
+    n: int,
+    rng: np.random.RandomState,
+    optimizer: str,
+    n_guard: int | None,
+    kwargs: dict,
+) -> StiefelResult:
     if optimizer == "cayley-adam":
+
         def fun_and_grad(X: np.ndarray) -> tuple[float, np.ndarray]:
             AX = apply_A(X)
             return -0.5 * float(np.sum(X * AX)), -AX

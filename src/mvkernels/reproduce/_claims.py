@@ -63,8 +63,10 @@ def _cell(text: str) -> str:
 def claims_table(claims: Sequence[Claim], experiment: str | None = None) -> str:
     """Markdown table of ``claims`` (a first column naming ``experiment`` when given)."""
     head = ["claim (paper)", "paper", "ours", "verdict", "criterion"]
-    rows = [[_cell(c.claim), _cell(c.paper), _cell(c.ours), f"**{c.verdict}**",
-             _cell(c.test or "-")] for c in claims]
+    rows = [
+        [_cell(c.claim), _cell(c.paper), _cell(c.ours), f"**{c.verdict}**", _cell(c.test or "-")]
+        for c in claims
+    ]
     if experiment is not None:
         head = ["experiment", *head]
         rows = [[experiment, *r] for r in rows]
@@ -74,8 +76,9 @@ def claims_table(claims: Sequence[Claim], experiment: str | None = None) -> str:
 def write_claims(output: Path | str, paper: str, claims: Sequence[Claim]) -> Path:
     """Write ``claims.json`` (``{"paper": ..., "claims": [...]}``) into ``output``."""
     path = Path(output) / "claims.json"
-    path.write_text(json.dumps({"paper": paper, "claims": [asdict(c) for c in claims]},
-                               indent=2) + "\n")
+    path.write_text(
+        json.dumps({"paper": paper, "claims": [asdict(c) for c in claims]}, indent=2) + "\n"
+    )
     return path
 
 
@@ -91,17 +94,31 @@ def claims_index(folders: Iterable[Path]) -> list[str]:
             continue
         data = json.loads(path.read_text())
         for c in data.get("claims", []):
-            by_paper.setdefault(data.get("paper", "?"), []).append((Path(folder).name,
-                                                                   Claim(**c)))
+            by_paper.setdefault(data.get("paper", "?"), []).append((Path(folder).name, Claim(**c)))
     if not by_paper:
         return []
-    lines = ["", "## Paper claims: shown / not shown", "",
-             ("One table per paper, gathered from each experiment's `claims.json` (written by "
-              "the run, with the criterion used). Details and the full tables are in each "
-              "report.")]
+    lines = [
+        "",
+        "## Paper claims: shown / not shown",
+        "",
+        (
+            "One table per paper, gathered from each experiment's `claims.json` (written by "
+            "the run, with the criterion used). Details and the full tables are in each "
+            "report."
+        ),
+    ]
     for paper, items in by_paper.items():
         head = ["experiment", "claim (paper)", "paper", "ours", "verdict", "criterion"]
-        rows = [[f"[{exp}]({exp}/results.md)", _cell(c.claim), _cell(c.paper), _cell(c.ours),
-                 f"**{c.verdict}**", _cell(c.test or "-")] for exp, c in items]
+        rows = [
+            [
+                f"[{exp}]({exp}/results.md)",
+                _cell(c.claim),
+                _cell(c.paper),
+                _cell(c.ours),
+                f"**{c.verdict}**",
+                _cell(c.test or "-"),
+            ]
+            for exp, c in items
+        ]
         lines += ["", f"### {paper}", "", markdown_table(head, rows)]
     return lines

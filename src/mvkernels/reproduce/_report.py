@@ -19,8 +19,11 @@ class Progress:
     def step(self, label: str) -> None:
         self.count += 1
         elapsed = time.perf_counter() - self.start
-        print(f"{self.prefix}[{self.count}/{self.total}] {label} ({elapsed:.1f} s)",
-              file=sys.stderr, flush=True)
+        print(
+            f"{self.prefix}[{self.count}/{self.total}] {label} ({elapsed:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def fmt(x: Any, digits: int = 4) -> str:

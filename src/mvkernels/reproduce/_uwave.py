@@ -53,14 +53,25 @@ def load_split(data_dir: str | None = None) -> UWaveSplit:
     """Load uWave (raises :class:`mvkernels.datasets.DataNotFoundError` when absent)."""
     d = load_uwave(data_dir)
     X = np.hstack(d["Xs_train"])
-    return UWaveSplit(X=X, y=d["y_train"], Xt=np.hstack(d["Xs_test"]), yt=d["y_test"],
-                      sigmas=[mean_pairwise_distance(V) for V in d["Xs_train"]],
-                      sigma_concat=mean_pairwise_distance(X))
+    return UWaveSplit(
+        X=X,
+        y=d["y_train"],
+        Xt=np.hstack(d["Xs_test"]),
+        yt=d["y_test"],
+        sigmas=[mean_pairwise_distance(V) for V in d["Xs_train"]],
+        sigma_concat=mean_pairwise_distance(X),
+    )
 
 
-def cv_search(est: Any, grid: dict[str, list], X: np.ndarray, y: np.ndarray,
-              bandwidth_params: Callable[[float], Any] | None, random_state: int,
-              folds: int = 3) -> tuple[Any, dict[str, Any], float]:
+def cv_search(
+    est: Any,
+    grid: dict[str, list],
+    X: np.ndarray,
+    y: np.ndarray,
+    bandwidth_params: Callable[[float], Any] | None,
+    random_state: int,
+    folds: int = 3,
+) -> tuple[Any, dict[str, Any], float]:
     """Grid search by stratified ``folds``-fold CV on the training set.
 
     ``grid`` may hold ``"bandwidth"``: factors ``f`` turned into ``kernel_params`` by
@@ -78,9 +89,12 @@ def cv_search(est: Any, grid: dict[str, list], X: np.ndarray, y: np.ndarray,
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            gs = GridSearchCV(est, grid, cv=StratifiedKFold(folds, shuffle=True,
-                                                            random_state=random_state),
-                              refit=False)
+            gs = GridSearchCV(
+                est,
+                grid,
+                cv=StratifiedKFold(folds, shuffle=True, random_state=random_state),
+                refit=False,
+            )
             gs.fit(X, y)
         best = dict(gs.best_params_)
     seconds = time.perf_counter() - t0
@@ -90,8 +104,13 @@ def cv_search(est: Any, grid: dict[str, list], X: np.ndarray, y: np.ndarray,
     return chosen, best, seconds
 
 
-def score_draws(est: Any, data: UWaveSplit, n_draws: int, random_state: int,
-                on_fit: Callable[[Any], None] | None = None) -> tuple[list[float], list[float]]:
+def score_draws(
+    est: Any,
+    data: UWaveSplit,
+    n_draws: int,
+    random_state: int,
+    on_fit: Callable[[Any], None] | None = None,
+) -> tuple[list[float], list[float]]:
     """Refit ``est`` with seeds ``random_state .. + n_draws - 1`` (Nystrom draws).
 
     Returns the test accuracies (in %) and fit times (s) of the draws; ``on_fit(model)``

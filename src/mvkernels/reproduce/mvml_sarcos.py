@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,20 +63,28 @@ GAMMAS = [{"gamma": 1.0 / 7}] * 3
 PAPER_NOTES = [
     ("lowest nMSE", "MVMLsparse at 8 % landmarks (value read only from the figure)"),
     ("2000 training samples, 8 %", "nMSE 0.3915"),
-    ("trend", "all multi-view methods benefit from the approximation (lower error at "
-              "small levels than at 100 %); MVML's time grows fast with the level"),
-    ("baselines", "KRR one view / early fusion / late fusion without approximation "
-                  "(dashed lines); view 2 and early fusion worse than the others"),
+    (
+        "trend",
+        "all multi-view methods benefit from the approximation (lower error at "
+        "small levels than at 100 %); MVML's time grows fast with the level",
+    ),
+    (
+        "baselines",
+        "KRR one view / early fusion / late fusion without approximation "
+        "(dashed lines); view 2 and early fusion worse than the others",
+    ),
 ]
 
-LANDMARK_METHODS = {
+LANDMARK_METHODS: dict[str, Callable[[], Any]] = {
     "MVML": lambda: MVMLRegressor(metric="dense", max_iter=MAX_ITER, tol=TOL),
     "MVMLsparse": lambda: MVMLRegressor(metric="sparse", max_iter=MAX_ITER, tol=TOL),
     "MVML_Cov": lambda: MVMLRegressor(metric="cov", max_iter=MAX_ITER, tol=TOL),
     "MVML_I": lambda: MVMLRegressor(metric="identity", max_iter=MAX_ITER, tol=TOL),
     "lpMKL": lambda: LpMKLRegressor(p=2.0),
 }
-FULL_METHODS = {  # full kernels: horizontal lines in the figure, as in the paper
+FULL_METHODS: dict[
+    str, Callable[[], Any]
+] = {  # full kernels: horizontal lines in the figure, as in the paper
     "KRR best view": lambda: SingleViewRegressor(),
     "KRR early fusion": lambda: EarlyFusionRegressor(kernel_params={"gamma": 1.0 / 21}),
     "KRR late fusion": lambda: LateFusionRegressor(),
@@ -89,7 +98,9 @@ def _grid(method: str, quick: bool) -> dict[str, list]:
     return {"alpha": alphas}
 
 
-def _split(data_dir: str | None, random_state: int):
+def _split(
+    data_dir: str | None, random_state: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     d = load_sarcos(data_dir, torque=0)
     X = np.hstack(d["Xs"])
     y = d["y"]
@@ -107,16 +118,24 @@ def _scores(model: Any, Xt: np.ndarray, yt: np.ndarray) -> tuple[float, float]:
     return nmse, 1.0 - nmse
 
 
-def _select(est: Any, grid: dict[str, list], X: np.ndarray, y: np.ndarray,
-            random_state: int) -> tuple[Any, dict[str, Any]]:
+def _select(
+    est: Any, grid: dict[str, list], X: np.ndarray, y: np.ndarray, random_state: int
+) -> tuple[Any, dict[str, Any]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        gs = GridSearchCV(est, grid, cv=KFold(3, shuffle=True, random_state=random_state),
-                          scoring="neg_mean_squared_error", refit=False).fit(X, y)
+        gs = GridSearchCV(
+            est,
+            grid,
+            cv=KFold(3, shuffle=True, random_state=random_state),
+            scoring="neg_mean_squared_error",
+            refit=False,
+        ).fit(X, y)
     return clone(est).set_params(**gs.best_params_), dict(gs.best_params_)
 
 
-def _fit_score(est: Any, X, y, Xt, yt) -> tuple[float, float, float]:
+def _fit_score(
+    est: Any, X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray
+) -> tuple[float, float, float]:
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -125,8 +144,12 @@ def _fit_score(est: Any, X, y, Xt, yt) -> tuple[float, float, float]:
     return (*_scores(est, Xt, yt), seconds)
 
 
-def run(quick: bool = False, output: Path | str = Path("results/mvml-sarcos"),
-        data_dir: str | None = None, random_state: int = 0) -> dict[str, Any]:
+def run(
+    quick: bool = False,
+    output: Path | str = Path("results/mvml-sarcos"),
+    data_dir: str | None = None,
+    random_state: int = 0,
+) -> dict[str, Any]:
     """Run the experiment; write ``results.md`` and the figure.
 
     Returns ``{"curves": [...], "full": [...]}``: one row per (method, level) with
@@ -138,8 +161,9 @@ def run(quick: bool = False, output: Path | str = Path("results/mvml-sarcos"),
     X, y, Xt, yt = _split(data_dir, random_state)
     levels = LEVELS_QUICK if quick else LEVELS_FULL
     n_draws = 1 if quick else 4
-    progress = Progress(len(FULL_METHODS) + len(LANDMARK_METHODS) * (1 + len(levels)),
-                        prefix="mvml-sarcos ")
+    progress = Progress(
+        len(FULL_METHODS) + len(LANDMARK_METHODS) * (1 + len(levels)), prefix="mvml-sarcos "
+    )
     full_rows = []
     for name, make in FULL_METHODS.items():
         est = make().set_params(views=VIEWS)
@@ -148,26 +172,52 @@ def run(quick: bool = False, output: Path | str = Path("results/mvml-sarcos"),
         chosen, best = _select(est, _grid(name, quick), X, y, random_state)
         nmse, r2, secs = _fit_score(chosen, X, y, Xt, yt)
         extra = f", view {chosen.best_view_}" if hasattr(chosen, "best_view_") else ""
-        full_rows.append(dict(method=name, nmse=nmse, r2=r2, fit_time_s=secs,
-                              best={**best, **({"view": chosen.best_view_}
-                                               if hasattr(chosen, "best_view_") else {})}))
+        full_rows.append(
+            dict(
+                method=name,
+                nmse=nmse,
+                r2=r2,
+                fit_time_s=secs,
+                best={
+                    **best,
+                    **({"view": chosen.best_view_} if hasattr(chosen, "best_view_") else {}),
+                },
+            )
+        )
         progress.step(f"{name} (full kernels): nMSE {nmse:.4f}{extra}")
     curves = []
     for name, make in LANDMARK_METHODS.items():
-        est = make().set_params(views=VIEWS, kernel_params=GAMMAS, n_landmarks=0.08,
-                                random_state=random_state)
+        est = make().set_params(
+            views=VIEWS, kernel_params=GAMMAS, n_landmarks=0.08, random_state=random_state
+        )
         chosen, best = _select(est, _grid(name, quick), X, y, random_state)
         progress.step(f"{name}: CV at 8 % chose {best}")
         for level in levels:
             draws = 1 if level >= 1.0 else n_draws
-            res = [_fit_score(clone(chosen).set_params(n_landmarks=level,
-                                                       random_state=random_state + d),
-                              X, y, Xt, yt) for d in range(draws)]
-            nm, r2, secs = (np.array(c) for c in zip(*res))
-            curves.append(dict(method=name, level=level, nmse=float(nm.mean()),
-                               nmse_std=float(nm.std()), r2=float(r2.mean()),
-                               fit_time_s=float(secs.mean()), best=best, draws=draws))
-            progress.step(f"{name} at {level:.0%}: nMSE {nm.mean():.4f}, fit {secs.mean():.2f} s")
+            res = [
+                _fit_score(
+                    clone(chosen).set_params(n_landmarks=level, random_state=random_state + d),
+                    X,
+                    y,
+                    Xt,
+                    yt,
+                )
+                for d in range(draws)
+            ]
+            nm, r2s, fit_s = (np.array(c) for c in zip(*res))
+            curves.append(
+                dict(
+                    method=name,
+                    level=level,
+                    nmse=float(nm.mean()),
+                    nmse_std=float(nm.std()),
+                    r2=float(r2s.mean()),
+                    fit_time_s=float(fit_s.mean()),
+                    best=best,
+                    draws=draws,
+                )
+            )
+            progress.step(f"{name} at {level:.0%}: nMSE {nm.mean():.4f}, fit {fit_s.mean():.2f} s")
     claims = make_claims(curves, full_rows)
     write_claims(output, PAPER_NAME, claims)
     has_fig = _figure(curves, full_rows, output)
@@ -178,43 +228,69 @@ def run(quick: bool = False, output: Path | str = Path("results/mvml-sarcos"),
 def make_claims(curves: list[dict], full_rows: list[dict]) -> list[Claim]:
     """The paper's Fig. 2 statements, tested on SARCOS-4449 (shapes only: the data differ)."""
     best = min(curves, key=lambda r: r["nmse"])
-    claims = [Claim(
-        claim="lowest nMSE: MVMLsparse at 8 % landmarks (Fig. 2)",
-        paper="MVMLsparse, 8 % (read from the figure)",
-        ours=f"{best['method']} at {best['level']:.0%}: nMSE {best['nmse']:.4f} (SARCOS-4449)",
-        verdict=verdict(best["method"] == "MVMLsparse" and abs(best["level"] - 0.08) < 1e-9),
-        test="the (method, level) of the lowest nMSE is (MVMLsparse, 8 %)")]
+    claims = [
+        Claim(
+            claim="lowest nMSE: MVMLsparse at 8 % landmarks (Fig. 2)",
+            paper="MVMLsparse, 8 % (read from the figure)",
+            ours=f"{best['method']} at {best['level']:.0%}: nMSE {best['nmse']:.4f} (SARCOS-4449)",
+            verdict=verdict(best["method"] == "MVMLsparse" and abs(best["level"] - 0.08) < 1e-9),
+            test="the (method, level) of the lowest nMSE is (MVMLsparse, 8 %)",
+        )
+    ]
     helped, notes = [], []
     for m in dict.fromkeys(r["method"] for r in curves):
         rs = [r for r in curves if r["method"] == m]
         top = max(rs, key=lambda r: r["level"])
         low = min((r for r in rs if r is not top), key=lambda r: r["nmse"])
         helped.append(low["nmse"] < top["nmse"])
-        notes.append(f"{m} {low['nmse']:.3g} at {low['level']:.0%} vs {top['nmse']:.3g} "
-                     f"at {top['level']:.0%}")
-    claims.append(Claim(
-        claim="every multi-view method benefits from the approximation (Fig. 2)",
-        paper="lower error at small levels than at 100 %",
-        ours="best below the top level vs the top level: " + "; ".join(notes),
-        verdict=verdict(all(helped)),
-        test="for every method some level below the top one has a lower nMSE"))
+        notes.append(
+            f"{m} {low['nmse']:.3g} at {low['level']:.0%} vs {top['nmse']:.3g} "
+            f"at {top['level']:.0%}"
+        )
+    claims.append(
+        Claim(
+            claim="every multi-view method benefits from the approximation (Fig. 2)",
+            paper="lower error at small levels than at 100 %",
+            ours="best below the top level vs the top level: " + "; ".join(notes),
+            verdict=verdict(all(helped)),
+            test="for every method some level below the top one has a lower nMSE",
+        )
+    )
     full = {r["method"]: r["nmse"] for r in full_rows}
     if "KRR early fusion" in full:
         ef = full.pop("KRR early fusion")
-        claims.append(Claim(
-            claim="early-fusion KRR is worse than the other full-kernel baselines (Fig. 2)",
-            paper="early fusion above the other dashed lines",
-            ours=f"early fusion {ef:.4f}; " + ", ".join(f"{k} {v:.4f}" for k, v in full.items()),
-            verdict=verdict(all(ef > v for v in full.values())),
-            test="early-fusion nMSE > every other full-kernel baseline's"))
-    claims.append(Claim(
-        claim="nMSE 0.3915 with 2000 training samples at 8 % (text)", paper="0.3915",
-        ours="needs the SARCOS training file (not available)", verdict="not run", test="-"))
+        claims.append(
+            Claim(
+                claim="early-fusion KRR is worse than the other full-kernel baselines (Fig. 2)",
+                paper="early fusion above the other dashed lines",
+                ours=f"early fusion {ef:.4f}; "
+                + ", ".join(f"{k} {v:.4f}" for k, v in full.items()),
+                verdict=verdict(all(ef > v for v in full.values())),
+                test="early-fusion nMSE > every other full-kernel baseline's",
+            )
+        )
+    claims.append(
+        Claim(
+            claim="nMSE 0.3915 with 2000 training samples at 8 % (text)",
+            paper="0.3915",
+            ours="needs the SARCOS training file (not available)",
+            verdict="not run",
+            test="-",
+        )
+    )
     return claims
 
 
-def _write(curves, full_rows, output: Path, quick: bool, n_draws: int, random_state: int,
-           claims: list[Claim], has_fig: bool) -> None:
+def _write(
+    curves: list[dict],
+    full_rows: list[dict],
+    output: Path,
+    quick: bool,
+    n_draws: int,
+    random_state: int,
+    claims: list[Claim],
+    has_fig: bool,
+) -> None:
     best = min(curves, key=lambda r: r["nmse"])
     setup = (
         "**SARCOS-4449, not comparable to the paper.** The SARCOS training file (44,484 "
@@ -227,37 +303,66 @@ def _write(curves, full_rows, output: Path, quick: bool, n_draws: int, random_st
         f"every level; {n_draws} landmark draw(s) per level (1 at 100 %). "
         "nMSE = MSE / Var(y_test), R^2 = 1 - nMSE. "
         + ("**Quick mode**: 4 levels, one draw, small grids." if quick else "")
-        + f"\n\nCommand: `mvkernels reproduce mvml-sarcos{' --quick' if quick else ''}`")
+        + f"\n\nCommand: `mvkernels reproduce mvml-sarcos{' --quick' if quick else ''}`"
+    )
     table = markdown_table(
         ["method", "Nystrom", "nMSE", "std (draws)", "R^2", "fit (s)", "CV-selected (at 8 %)"],
-        [[r["method"], f"{r['level']:.0%}", fmt(r["nmse"]), fmt(r["nmse_std"], 2),
-          fmt(r["r2"]), fmt(r["fit_time_s"], 3),
-          ", ".join(f"{k}={v:g}" for k, v in sorted(r["best"].items()))] for r in curves])
+        [
+            [
+                r["method"],
+                f"{r['level']:.0%}",
+                fmt(r["nmse"]),
+                fmt(r["nmse_std"], 2),
+                fmt(r["r2"]),
+                fmt(r["fit_time_s"], 3),
+                ", ".join(f"{k}={v:g}" for k, v in sorted(r["best"].items())),
+            ]
+            for r in curves
+        ],
+    )
     full = markdown_table(
         ["baseline (full kernels)", "nMSE", "R^2", "fit (s)", "CV-selected"],
-        [[r["method"], fmt(r["nmse"]), fmt(r["r2"]), fmt(r["fit_time_s"], 3),
-          ", ".join(f"{k}={v:g}" for k, v in sorted(r["best"].items()))] for r in full_rows])
+        [
+            [
+                r["method"],
+                fmt(r["nmse"]),
+                fmt(r["r2"]),
+                fmt(r["fit_time_s"], 3),
+                ", ".join(f"{k}={v:g}" for k, v in sorted(r["best"].items())),
+            ]
+            for r in full_rows
+        ],
+    )
     paper = markdown_table(
-        ["paper (Fig. 2, real SARCOS, 1000 training samples)", "statement",
-         "ours (SARCOS-4449)"],
-        [[PAPER_NOTES[0][0], PAPER_NOTES[0][1],
-          f"{best['method']} at {best['level']:.0%}: nMSE {best['nmse']:.4f}"],
-         [PAPER_NOTES[1][0], PAPER_NOTES[1][1], "not run (needs the training file)"],
-         [PAPER_NOTES[2][0], PAPER_NOTES[2][1], "see the table and figure"],
-         [PAPER_NOTES[3][0], PAPER_NOTES[3][1],
-          "; ".join(f"{r['method']} nMSE {r['nmse']:.4f}" for r in full_rows)]])
-    sections = [("Setup and substitute data", setup),
-                ("Paper beside ours (no numbers are comparable)", paper),
-                ("Paper claims (tested on SARCOS-4449: shapes only)", claims_table(claims)),
-                ("nMSE, R^2 and fit time against the Nystrom level", table),
-                ("Full-kernel baselines", full)]
+        ["paper (Fig. 2, real SARCOS, 1000 training samples)", "statement", "ours (SARCOS-4449)"],
+        [
+            [
+                PAPER_NOTES[0][0],
+                PAPER_NOTES[0][1],
+                f"{best['method']} at {best['level']:.0%}: nMSE {best['nmse']:.4f}",
+            ],
+            [PAPER_NOTES[1][0], PAPER_NOTES[1][1], "not run (needs the training file)"],
+            [PAPER_NOTES[2][0], PAPER_NOTES[2][1], "see the table and figure"],
+            [
+                PAPER_NOTES[3][0],
+                PAPER_NOTES[3][1],
+                "; ".join(f"{r['method']} nMSE {r['nmse']:.4f}" for r in full_rows),
+            ],
+        ],
+    )
+    sections = [
+        ("Setup and substitute data", setup),
+        ("Paper beside ours (no numbers are comparable)", paper),
+        ("Paper claims (tested on SARCOS-4449: shapes only)", claims_table(claims)),
+        ("nMSE, R^2 and fit time against the Nystrom level", table),
+        ("Full-kernel baselines", full),
+    ]
     if has_fig:
         sections.append(("Figure", "![sarcos_vs_landmarks](sarcos_vs_landmarks.png)"))
-    write_report(output, "MVML on SARCOS-4449 (Huusari et al., AISTATS 2018, Fig. 2)",
-                 sections)
+    write_report(output, "MVML on SARCOS-4449 (Huusari et al., AISTATS 2018, Fig. 2)", sections)
 
 
-def _figure(curves, full_rows, output: Path) -> bool:
+def _figure(curves: list[dict], full_rows: list[dict], output: Path) -> bool:
     try:
         import matplotlib
 
@@ -275,8 +380,9 @@ def _figure(curves, full_rows, output: Path) -> bool:
     for j, r in enumerate(full_rows):
         for ax, key in zip(axes[:2], ("nmse", "r2")):
             ax.axhline(r[key], ls="--", color=colors[5 + j], label=r["method"])
-    for ax, title in zip(axes, ("normalised MSE (lower is better)", "R^2 (higher is better)",
-                                "fit time (s)")):
+    for ax, title in zip(
+        axes, ("normalised MSE (lower is better)", "R^2 (higher is better)", "fit time (s)")
+    ):
         ax.set_xscale("log")
         ax.set_xlabel("Nystrom landmarks (% of 1000 training samples)")
         ax.set_title(title)

@@ -28,6 +28,7 @@ paper's claims and a verdict each), ``claims.json`` and ``accuracy_vs_landmarks.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -71,27 +72,40 @@ PAPER: dict[str, tuple[tuple[float, float], ...]] = {
 
 #: Table 1, Flower17 rows (not reproducible here: the kernels are not available)
 PAPER_FLOWER17: dict[str, tuple[float, float, float]] = {
-    "MVML": (75.98, 77.89, 78.60), "MVMLsparse": (75.71, 77.43, 78.60),
-    "MVML_Cov": (75.71, 77.30, 79.00), "MVML_I": (76.03, 78.36, 79.19),
-    "lpMKL": (75.54, 77.87, 78.75), "OKL": (68.73, 75.19, 76.76),
-    "MLKR": (63.82, 64.41, 65.44), "lfSVM": (15.32, 23.82, 38.24),
+    "MVML": (75.98, 77.89, 78.60),
+    "MVMLsparse": (75.71, 77.43, 78.60),
+    "MVML_Cov": (75.71, 77.30, 79.00),
+    "MVML_I": (76.03, 78.36, 79.19),
+    "lpMKL": (75.54, 77.87, 78.75),
+    "OKL": (68.73, 75.19, 76.76),
+    "MLKR": (63.82, 64.41, 65.44),
+    "lfSVM": (15.32, 23.82, 38.24),
     "1 view SVM": (11.59, 15.74, 22.79),
 }
 
 METHODS = list(PAPER)
 
 _SOURCE = {
-    "MVML": "MVMLClassifier(metric='dense')", "MVMLsparse": "MVMLClassifier(metric='sparse')",
-    "MVML_Cov": "MVMLClassifier(metric='cov')", "MVML_I": "MVMLClassifier(metric='identity')",
+    "MVML": "MVMLClassifier(metric='dense')",
+    "MVMLsparse": "MVMLClassifier(metric='sparse')",
+    "MVML_Cov": "MVMLClassifier(metric='cov')",
+    "MVML_I": "MVMLClassifier(metric='identity')",
     "lpMKL": "baselines.LpMKLClassifier(loss='squared', p=2)",
-    "OKL": "baselines.OKLClassifier", "MLKR": "baselines.MLKRClassifier(n_components=30)",
-    "efSVM": "baselines.EarlyFusionClassifier", "lfSVM": "baselines.LateFusionClassifier",
+    "OKL": "baselines.OKLClassifier",
+    "MLKR": "baselines.MLKRClassifier(n_components=30)",
+    "efSVM": "baselines.EarlyFusionClassifier",
+    "lfSVM": "baselines.LateFusionClassifier",
     "1 view SVM": "baselines.SingleViewClassifier(view='best')",
 }
 
 
+def _record_view(views: list[int], model: Any) -> None:
+    """``on_fit`` callback: the view a fitted single-view model picked (-1: none)."""
+    views.append(getattr(model, "best_view_", -1))
+
+
 def _estimator(method: str, level: float, random_state: int, quick: bool) -> Any:
-    common = dict(n_landmarks=level, views=VIEW_SIZES, random_state=random_state)
+    common: dict[str, Any] = dict(n_landmarks=level, views=VIEW_SIZES, random_state=random_state)
     metric = {"MVML": "dense", "MVMLsparse": "sparse", "MVML_Cov": "cov", "MVML_I": "identity"}
     if method in metric:
         return MVMLClassifier(metric=metric[method], max_iter=MAX_ITER, tol=TOL, **common)
@@ -125,12 +139,20 @@ def _grid(method: str, quick: bool) -> dict[str, list]:
 
 
 def _describe(best: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                     for k, v in sorted(best.items())) or "-"
+    return (
+        ", ".join(
+            f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(best.items())
+        )
+        or "-"
+    )
 
 
-def run(quick: bool = False, output: Path | str = Path("results/mvml-uwave"),
-        data_dir: str | None = None, random_state: int = 0) -> dict[str, Any]:
+def run(
+    quick: bool = False,
+    output: Path | str = Path("results/mvml-uwave"),
+    data_dir: str | None = None,
+    random_state: int = 0,
+) -> dict[str, Any]:
     """Run the experiment; write ``results.md`` and the figure; return the rows.
 
     Returns ``{"rows": [...], "paper": PAPER}``; each row has ``method``, ``level``,
@@ -148,21 +170,43 @@ def run(quick: bool = False, output: Path | str = Path("results/mvml-uwave"),
             est = _estimator(method, level, random_state, quick)
             concat = method == "efSVM"
             chosen, best, cv_time = cv_search(
-                est, _grid(method, quick), data.X, data.y,
-                data.concat_gamma if concat else data.view_gammas, random_state)
+                est,
+                _grid(method, quick),
+                data.X,
+                data.y,
+                data.concat_gamma if concat else data.view_gammas,
+                random_state,
+            )
             chosen_views: list[int] = []
             accs, fits = score_draws(
-                chosen, data, n_draws, random_state,
-                on_fit=lambda m: chosen_views.append(getattr(m, "best_view_", -1)))
+                chosen,
+                data,
+                n_draws,
+                random_state,
+                on_fit=functools.partial(_record_view, chosen_views),
+            )
             if method == "1 view SVM":  # which view the training-set CV picked, per draw
                 best = {**best, "view": "/".join("xyz"[v] for v in chosen_views)}
             acc = float(np.mean(accs))
             paper, paper_std = PAPER[method][j]
-            rows.append(dict(method=method, level=level, accuracy=acc, std=float(np.std(accs)),
-                             paper=paper, paper_std=paper_std, diff=acc - paper, best=best,
-                             cv_time_s=cv_time, fit_time_s=float(np.mean(fits))))
-            progress.step(f"{method} at {level:.0%}: {acc:.2f} % (paper {paper:.2f}), "
-                          f"CV {cv_time:.0f} s, fit {np.mean(fits):.2f} s")
+            rows.append(
+                dict(
+                    method=method,
+                    level=level,
+                    accuracy=acc,
+                    std=float(np.std(accs)),
+                    paper=paper,
+                    paper_std=paper_std,
+                    diff=acc - paper,
+                    best=best,
+                    cv_time_s=cv_time,
+                    fit_time_s=float(np.mean(fits)),
+                )
+            )
+            progress.step(
+                f"{method} at {level:.0%}: {acc:.2f} % (paper {paper:.2f}), "
+                f"CV {cv_time:.0f} s, fit {np.mean(fits):.2f} s"
+            )
     claims = make_claims(rows)
     write_claims(output, PAPER_NAME, claims)
     has_fig = _figure(rows, output)
@@ -180,82 +224,149 @@ def make_claims(rows: list[dict]) -> list[Claim]:
     claims = []
     for m in (v for v in MVML_VARIANTS if v in methods):
         d = [acc[(m, lv)] - pap[(m, lv)] for lv in levels]
-        claims.append(Claim(
-            claim=f"{m} accuracy at {lv_txt} landmarks (Table 1)",
-            paper=" / ".join(f"{pap[(m, lv)]:.2f}" for lv in levels),
-            ours=" / ".join(f"{acc[(m, lv)]:.2f} ({x:+.2f})" for lv, x in zip(levels, d)),
-            verdict=verdict(min(d) >= -MARGIN),
-            test=f"ours >= paper - {MARGIN} at every level"))
+        claims.append(
+            Claim(
+                claim=f"{m} accuracy at {lv_txt} landmarks (Table 1)",
+                paper=" / ".join(f"{pap[(m, lv)]:.2f}" for lv in levels),
+                ours=" / ".join(f"{acc[(m, lv)]:.2f} ({x:+.2f})" for lv, x in zip(levels, d)),
+                verdict=verdict(min(d) >= -MARGIN),
+                test=f"ours >= paper - {MARGIN} at every level",
+            )
+        )
 
     def best_of(names: tuple[str, ...], table: dict, lv: float) -> float:
         return max(table[(m, lv)] for m in names if (m, lv) in table)
 
     if set(MVML_VARIANTS) <= methods:
         learned, fixed = ("MVML", "MVMLsparse"), ("MVML_Cov", "MVML_I")
-        claims.append(Claim(
-            claim="a learned metric (MVML / MVMLsparse) beats the fixed ones (Cov / I)",
-            paper=" / ".join(f"{best_of(learned, pap, lv):.2f} vs {best_of(fixed, pap, lv):.2f}"
-                             for lv in levels),
-            ours=" / ".join(f"{best_of(learned, acc, lv):.2f} vs {best_of(fixed, acc, lv):.2f}"
-                            for lv in levels),
-            verdict=verdict(all(best_of(learned, acc, lv) > best_of(fixed, acc, lv)
-                                for lv in levels)),
-            test="best learned > best fixed at every level"))
+        claims.append(
+            Claim(
+                claim="a learned metric (MVML / MVMLsparse) beats the fixed ones (Cov / I)",
+                paper=" / ".join(
+                    f"{best_of(learned, pap, lv):.2f} vs {best_of(fixed, pap, lv):.2f}"
+                    for lv in levels
+                ),
+                ours=" / ".join(
+                    f"{best_of(learned, acc, lv):.2f} vs {best_of(fixed, acc, lv):.2f}"
+                    for lv in levels
+                ),
+                verdict=verdict(
+                    all(best_of(learned, acc, lv) > best_of(fixed, acc, lv) for lv in levels)
+                ),
+                test="best learned > best fixed at every level",
+            )
+        )
     if "lpMKL" in methods:
-        claims.append(Claim(
-            claim="the best MVML variant is at least as accurate as lpMKL",
-            paper=" / ".join(f"{best_of(MVML_VARIANTS, pap, lv):.2f} vs "
-                             f"{pap[('lpMKL', lv)]:.2f}" for lv in levels),
-            ours=" / ".join(f"{best_of(MVML_VARIANTS, acc, lv):.2f} vs "
-                            f"{acc[('lpMKL', lv)]:.2f}" for lv in levels),
-            verdict=verdict(all(best_of(MVML_VARIANTS, acc, lv) >= acc[("lpMKL", lv)]
-                                for lv in levels)),
-            test="best MVML variant >= lpMKL at every level"))
+        claims.append(
+            Claim(
+                claim="the best MVML variant is at least as accurate as lpMKL",
+                paper=" / ".join(
+                    f"{best_of(MVML_VARIANTS, pap, lv):.2f} vs {pap[('lpMKL', lv)]:.2f}"
+                    for lv in levels
+                ),
+                ours=" / ".join(
+                    f"{best_of(MVML_VARIANTS, acc, lv):.2f} vs {acc[('lpMKL', lv)]:.2f}"
+                    for lv in levels
+                ),
+                verdict=verdict(
+                    all(best_of(MVML_VARIANTS, acc, lv) >= acc[("lpMKL", lv)] for lv in levels)
+                ),
+                test="best MVML variant >= lpMKL at every level",
+            )
+        )
     base = [b for b in BASELINES if b in methods]
     if base:
-        gap_p = [best_of(MVML_VARIANTS, pap, lv) - best_of(tuple(base), pap, lv)
-                 for lv in levels]
-        gap_o = [best_of(MVML_VARIANTS, acc, lv) - best_of(tuple(base), acc, lv)
-                 for lv in levels]
-        claims.append(Claim(
-            claim="MVML clearly beats OKL, MLKR, efSVM, lfSVM and the single-view SVM",
-            paper="lead over the best of them: " + " / ".join(f"{g:+.2f}" for g in gap_p),
-            ours="lead over the best of them: " + " / ".join(f"{g:+.2f}" for g in gap_o),
-            verdict=verdict(min(gap_o) >= 1.0),
-            test="best MVML variant >= best of these baselines + 1 point at every level"))
+        gap_p = [best_of(MVML_VARIANTS, pap, lv) - best_of(tuple(base), pap, lv) for lv in levels]
+        gap_o = [best_of(MVML_VARIANTS, acc, lv) - best_of(tuple(base), acc, lv) for lv in levels]
+        claims.append(
+            Claim(
+                claim="MVML clearly beats OKL, MLKR, efSVM, lfSVM and the single-view SVM",
+                paper="lead over the best of them: " + " / ".join(f"{g:+.2f}" for g in gap_p),
+                ours="lead over the best of them: " + " / ".join(f"{g:+.2f}" for g in gap_o),
+                verdict=verdict(min(gap_o) >= 1.0),
+                test="best MVML variant >= best of these baselines + 1 point at every level",
+            )
+        )
         diffs = {b: max(abs(acc[(b, lv)] - pap[(b, lv)]) for lv in levels) for b in base}
-        claims.append(Claim(
-            claim="the baselines' accuracies (OKL, MLKR, efSVM, lfSVM, 1-view SVM)",
-            paper="56.5-86.4 %",
-            ours="largest abs(ours - paper) per method: " + ", ".join(
-                f"{b} {v:.1f}" for b, v in diffs.items()),
-            verdict=verdict(max(diffs.values()) <= 2.0),
-            test="abs(ours - paper) <= 2 points for every baseline and level"))
-    claims.append(Claim(
-        claim="Flower17 rows of Table 1", paper="MVML 75.98 / 77.89 / 78.60, ...",
-        ours="data not available here (precomputed kernels)", verdict="not run", test="-"))
+        claims.append(
+            Claim(
+                claim="the baselines' accuracies (OKL, MLKR, efSVM, lfSVM, 1-view SVM)",
+                paper="56.5-86.4 %",
+                ours="largest abs(ours - paper) per method: "
+                + ", ".join(f"{b} {v:.1f}" for b, v in diffs.items()),
+                verdict=verdict(max(diffs.values()) <= 2.0),
+                test="abs(ours - paper) <= 2 points for every baseline and level",
+            )
+        )
+    claims.append(
+        Claim(
+            claim="Flower17 rows of Table 1",
+            paper="MVML 75.98 / 77.89 / 78.60, ...",
+            ours="data not available here (precomputed kernels)",
+            verdict="not run",
+            test="-",
+        )
+    )
     return claims
 
 
-def _write(rows: list[dict], output: Path, quick: bool, n_draws: int, random_state: int,
-           claims: list[Claim], has_fig: bool) -> None:
+def _write(
+    rows: list[dict],
+    output: Path,
+    quick: bool,
+    n_draws: int,
+    random_state: int,
+    claims: list[Claim],
+    has_fig: bool,
+) -> None:
     table = markdown_table(
-        ["method", "Nystrom", "ours (%)", "paper (%)", "ours - paper", "fit (s)", "CV (s)",
-         "CV-selected"],
-        [[r["method"], f"{r['level']:.0%}", f"{r['accuracy']:.2f} ± {r['std']:.2f}",
-          f"{r['paper']:.2f} ± {r['paper_std']:.2f}", f"{r['diff']:+.2f}",
-          fmt(r["fit_time_s"], 3), f"{r['cv_time_s']:.0f}", _describe(r["best"])]
-         for r in rows])
+        [
+            "method",
+            "Nystrom",
+            "ours (%)",
+            "paper (%)",
+            "ours - paper",
+            "fit (s)",
+            "CV (s)",
+            "CV-selected",
+        ],
+        [
+            [
+                r["method"],
+                f"{r['level']:.0%}",
+                f"{r['accuracy']:.2f} ± {r['std']:.2f}",
+                f"{r['paper']:.2f} ± {r['paper_std']:.2f}",
+                f"{r['diff']:+.2f}",
+                fmt(r["fit_time_s"], 3),
+                f"{r['cv_time_s']:.0f}",
+                _describe(r["best"]),
+            ]
+            for r in rows
+        ],
+    )
     levels = sorted({r["level"] for r in rows})
     wide = markdown_table(
         ["method"] + [f"{lv:.0%} ours / paper" for lv in levels],
-        [[m] + [next(f"{r['accuracy']:.2f} / {r['paper']:.2f}" for r in rows
-                     if r["method"] == m and r["level"] == lv) for lv in levels]
-         for m in dict.fromkeys(r["method"] for r in rows)])
+        [
+            [m]
+            + [
+                next(
+                    f"{r['accuracy']:.2f} / {r['paper']:.2f}"
+                    for r in rows
+                    if r["method"] == m and r["level"] == lv
+                )
+                for lv in levels
+            ]
+            for m in dict.fromkeys(r["method"] for r in rows)
+        ],
+    )
     flower = markdown_table(
         ["method", "6 % (paper)", "12 % (paper)", "24 % (paper)", "ours"],
-        [[m, *(f"{v:.2f}" for v in vals), "not run (data unavailable)"]
-         for m, vals in PAPER_FLOWER17.items()])
+        [
+            [m, *(f"{v:.2f}" for v in vals), "not run (data unavailable)"]
+            for m, vals in PAPER_FLOWER17.items()
+        ],
+    )
     setup = (
         "uWaveGesture, UCR split: 896 train / 3582 test series, 3 views (x, y, z "
         "acceleration, 315 values each), 8 classes, one-vs-all. Gaussian kernels "
@@ -268,9 +379,12 @@ def _write(rows: list[dict], output: Path, quick: bool, n_draws: int, random_sta
         f"{n_draws} landmark draw(s) (seeds {random_state}..{random_state + n_draws - 1}); "
         "mean ± std over draws. The paper's std is over its 4 draws too. MVML: "
         f"w = 1/v, {MAX_ITER} outer iterations (tol {TOL:g}). "
-        + ("**Quick mode**: one draw, f = 8 only, reduced grids; numbers are indicative."
-           if quick else "") +
-        f"\n\nCommand: `mvkernels reproduce mvml-uwave{' --quick' if quick else ''}`"
+        + (
+            "**Quick mode**: one draw, f = 8 only, reduced grids; numbers are indicative."
+            if quick
+            else ""
+        )
+        + f"\n\nCommand: `mvkernels reproduce mvml-uwave{' --quick' if quick else ''}`"
     )
     methods = "\n".join(f"- {m}: `{_SOURCE[m]}`" for m in METHODS)
     substitutes = (
@@ -278,10 +392,14 @@ def _write(rows: list[dict], output: Path, quick: bool, n_draws: int, random_sta
         "here (see the data folder's README): its rows are the paper's only, not "
         "reproduced; no substitute data set is used for them. The paper's OKL and MLKR "
         "were the authors' MATLAB codes; ours are `mvkernels.baselines` implementations "
-        "(docs/baselines.md).\n\n" + flower)
-    sections = [("Setup", setup), ("Results (uWaveGesture)", table),
-                ("Summary (accuracy %, ours / paper)", wide),
-                ("Paper claims", claims_table(claims))]
+        "(docs/baselines.md).\n\n" + flower
+    )
+    sections = [
+        ("Setup", setup),
+        ("Results (uWaveGesture)", table),
+        ("Summary (accuracy %, ours / paper)", wide),
+        ("Paper claims", claims_table(claims)),
+    ]
     if has_fig:
         sections.append(("Figure", "![accuracy_vs_landmarks](accuracy_vs_landmarks.png)"))
     sections += [("Methods", methods), ("Flower17 and substitutes", substitutes)]
@@ -303,10 +421,23 @@ def _figure(rows: list[dict], output: Path) -> bool:
     for i, m in enumerate(methods):
         rs = [r for r in rows if r["method"] == m]
         x = [100 * r["level"] for r in rs]
-        axes[0].errorbar(x, [r["accuracy"] for r in rs], yerr=[r["std"] for r in rs],
-                         marker="o", color=colors[i % 10], label=m)
-        axes[1].errorbar(x, [r["paper"] for r in rs], yerr=[r["paper_std"] for r in rs],
-                         marker="s", ls="--", color=colors[i % 10], label=m)
+        axes[0].errorbar(
+            x,
+            [r["accuracy"] for r in rs],
+            yerr=[r["std"] for r in rs],
+            marker="o",
+            color=colors[i % 10],
+            label=m,
+        )
+        axes[1].errorbar(
+            x,
+            [r["paper"] for r in rs],
+            yerr=[r["paper_std"] for r in rs],
+            marker="s",
+            ls="--",
+            color=colors[i % 10],
+            label=m,
+        )
     axes[0].set_title("ours (mvkernels)")
     axes[1].set_title("paper (Table 1)")
     for ax in axes:

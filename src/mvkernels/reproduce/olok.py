@@ -85,8 +85,8 @@ PAPER = {
 }
 METHODS = ("vv-RLS", "OLOK", "T-OLOK")
 DATASETS = ("synthetic", "wine", "parkinson", "parkinson-unseen")
-OUTPUT_KERNEL = 0.1          # the paper's J
-T0 = 100                     # t_0 of the truncation schedule used for T-OLOK
+OUTPUT_KERNEL = 0.1  # the paper's J
+T0 = 100  # t_0 of the truncation schedule used for T-OLOK
 TRUNCATION_EPS = 0.25
 #: c of T-OLOK's window s_t = max(ceil(c t^{3/4}), t_0): a work budget, not a validated
 #: hyperparameter (progressive-validation error falls monotonically with c, so validating it
@@ -103,8 +103,9 @@ CLOSE_RATIO = 1.15
 PAPER_NAME = "OLOK (Audiffren & Kadri, ESANN 2015), Table 1 and Fig. 1"
 
 
-def make_claims(results: dict[str, dict[str, Any]],
-                curves: dict[str, dict[str, Any]]) -> list[Claim]:
+def make_claims(
+    results: dict[str, dict[str, Any]], curves: dict[str, dict[str, Any]]
+) -> list[Claim]:
     """The paper's statements (Table 1, Fig. 1) with our numbers and a verdict each."""
     mean = {(n, m): float(np.mean(r["mse"][m])) for n, r in results.items() for m in METHODS}
     secs = {(n, m): float(np.mean(r["time"][m])) for n, r in results.items() for m in METHODS}
@@ -113,51 +114,81 @@ def make_claims(results: dict[str, dict[str, Any]],
     for n in names:
         p = PAPER[(n, "OLOK")][0] / PAPER[(n, "vv-RLS")][0]
         o = mean[(n, "OLOK")] / mean[(n, "vv-RLS")]
-        claims.append(Claim(
-            claim=f"OLOK's test MSE close to vv-RLS's ({n}, Table 1)",
-            paper=f"{PAPER[(n, 'OLOK')][0]:.2g} vs {PAPER[(n, 'vv-RLS')][0]:.2g} "
-                  f"(ratio {p:.3f})",
-            ours=f"{mean[(n, 'OLOK')]:.4g} vs {mean[(n, 'vv-RLS')]:.4g} (ratio {o:.3f})",
-            verdict=verdict(o <= CLOSE_RATIO),
-            test=f"OLOK / vv-RLS MSE ratio <= {CLOSE_RATIO} (the paper's largest)"))
+        claims.append(
+            Claim(
+                claim=f"OLOK's test MSE close to vv-RLS's ({n}, Table 1)",
+                paper=f"{PAPER[(n, 'OLOK')][0]:.2g} vs {PAPER[(n, 'vv-RLS')][0]:.2g} "
+                f"(ratio {p:.3f})",
+                ours=f"{mean[(n, 'OLOK')]:.4g} vs {mean[(n, 'vv-RLS')]:.4g} (ratio {o:.3f})",
+                verdict=verdict(o <= CLOSE_RATIO),
+                test=f"OLOK / vv-RLS MSE ratio <= {CLOSE_RATIO} (the paper's largest)",
+            )
+        )
     for n in names:
         p = PAPER[(n, "T-OLOK")][0] / PAPER[(n, "OLOK")][0]
         o = mean[(n, "T-OLOK")] / mean[(n, "OLOK")]
-        claims.append(Claim(
-            claim=f"T-OLOK loses little accuracy against OLOK ({n}, Table 1)",
-            paper=f"ratio T-OLOK / OLOK {p:.3f}", ours=f"ratio {o:.3f}",
-            verdict=verdict(o <= max(p, CLOSE_RATIO)),
-            test=f"ratio <= max(the paper's ratio, {CLOSE_RATIO})"))
+        claims.append(
+            Claim(
+                claim=f"T-OLOK loses little accuracy against OLOK ({n}, Table 1)",
+                paper=f"ratio T-OLOK / OLOK {p:.3f}",
+                ours=f"ratio {o:.3f}",
+                verdict=verdict(o <= max(p, CLOSE_RATIO)),
+                test=f"ratio <= max(the paper's ratio, {CLOSE_RATIO})",
+            )
+        )
     for n in names:
         p = PAPER[(n, "vv-RLS")][2] / PAPER[(n, "OLOK")][2]
         o = secs[(n, "vv-RLS")] / secs[(n, "OLOK")]
         pt = PAPER[(n, "OLOK")][2] / PAPER[(n, "T-OLOK")][2]
         ot = secs[(n, "OLOK")] / secs[(n, "T-OLOK")]
-        claims.append(Claim(
-            claim=f"OLOK much faster than vv-RLS, T-OLOK faster than OLOK ({n}, Table 1)",
-            paper=f"speed-ups {p:.1f}x and {pt:.1f}x", ours=f"{o:.1f}x and {ot:.1f}x",
-            verdict=verdict(o >= 5.0 and ot > 1.0),
-            test="vv-RLS / OLOK time >= 5 and OLOK / T-OLOK time > 1 (final fits)"))
+        claims.append(
+            Claim(
+                claim=f"OLOK much faster than vv-RLS, T-OLOK faster than OLOK ({n}, Table 1)",
+                paper=f"speed-ups {p:.1f}x and {pt:.1f}x",
+                ours=f"{o:.1f}x and {ot:.1f}x",
+                verdict=verdict(o >= 5.0 and ot > 1.0),
+                test="vv-RLS / OLOK time >= 5 and OLOK / T-OLOK time > 1 (final fits)",
+            )
+        )
     for n, c in curves.items():
         level = c["vv-RLS"]
         ratio = [v / level for v in c["OLOK"]]
         reached = [int(t) for t, r in zip(c["t"], ratio) if r <= CLOSE_RATIO]
-        claims.append(Claim(
-            claim=f"OLOK quickly reaches the vv-RLS error ({n}, Fig. 1)",
-            paper="OLOK's curve meets vv-RLS's level within the stream",
-            ours=(f"after all {int(c['t'][-1])} examples: {c['OLOK'][-1]:.4g} vs vv-RLS "
-                  f"{level:.4g} (ratio {ratio[-1]:.3f}); "
-                  + (f"first within {CLOSE_RATIO}x at t = {reached[0]}" if reached
-                     else f"never within {CLOSE_RATIO}x")),
-            verdict=verdict(ratio[-1] <= CLOSE_RATIO),
-            test=f"final OLOK / vv-RLS ratio <= {CLOSE_RATIO}"))
-    claims.append(Claim(
-        claim="absolute MSE values of Table 1", paper="1e-5 (synthetic) .. 0.1 (parkinson)",
-        ours="standardised targets; the paper's target scaling is not given",
-        verdict="not comparable", test="-"))
-    claims.append(Claim(
-        claim="click-rate data (1e6 x 120, d = 16), Table 1", paper="its column",
-        ours="data not available here", verdict="not run", test="-"))
+        claims.append(
+            Claim(
+                claim=f"OLOK quickly reaches the vv-RLS error ({n}, Fig. 1)",
+                paper="OLOK's curve meets vv-RLS's level within the stream",
+                ours=(
+                    f"after all {int(c['t'][-1])} examples: {c['OLOK'][-1]:.4g} vs vv-RLS "
+                    f"{level:.4g} (ratio {ratio[-1]:.3f}); "
+                    + (
+                        f"first within {CLOSE_RATIO}x at t = {reached[0]}"
+                        if reached
+                        else f"never within {CLOSE_RATIO}x"
+                    )
+                ),
+                verdict=verdict(ratio[-1] <= CLOSE_RATIO),
+                test=f"final OLOK / vv-RLS ratio <= {CLOSE_RATIO}",
+            )
+        )
+    claims.append(
+        Claim(
+            claim="absolute MSE values of Table 1",
+            paper="1e-5 (synthetic) .. 0.1 (parkinson)",
+            ours="standardised targets; the paper's target scaling is not given",
+            verdict="not comparable",
+            test="-",
+        )
+    )
+    claims.append(
+        Claim(
+            claim="click-rate data (1e6 x 120, d = 16), Table 1",
+            paper="its column",
+            ours="data not available here",
+            verdict="not run",
+            test="-",
+        )
+    )
     return claims
 
 
@@ -175,8 +206,12 @@ def wine_task(data_dir: str | None = None) -> dict[str, Any]:
     ia = w["columns"].index("alcohol")
     X = np.delete(w["X"], ia, axis=1)
     Y = np.column_stack([w["quality"], w["X"][:, ia]])
-    return {"X": X, "Y": Y, "targets": ["quality", "alcohol"],
-            "columns": [c for c in w["columns"] if c != "alcohol"]}
+    return {
+        "X": X,
+        "Y": Y,
+        "targets": ["quality", "alcohol"],
+        "columns": [c for c in w["columns"] if c != "alcohol"],
+    }
 
 
 def parkinson_task(data_dir: str | None = None, test_fraction: float = 0.2) -> dict[str, Any]:
@@ -193,8 +228,14 @@ def parkinson_task(data_dir: str | None = None, test_fraction: float = 0.2) -> d
         idx = np.flatnonzero(p["subject"] == s)
         cut = np.quantile(tt[idx], 1.0 - test_fraction)
         test[idx[tt[idx] > cut]] = True
-    return {"X": p["X"], "Y": p["Y"], "subject": p["subject"], "test": test,
-            "targets": p["targets"], "columns": p["columns"]}
+    return {
+        "X": p["X"],
+        "Y": p["Y"],
+        "subject": p["subject"],
+        "test": test,
+        "targets": p["targets"],
+        "columns": p["columns"],
+    }
 
 
 def load_task(name: str, data_dir: str | None = None, random_state: int = 0) -> dict[str, Any]:
@@ -209,8 +250,9 @@ def load_task(name: str, data_dir: str | None = None, random_state: int = 0) -> 
     raise ValueError(f"unknown data set {name!r}; expected one of {DATASETS}")
 
 
-def splits(name: str, task: dict[str, Any], n_splits: int,
-           random_state: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+def splits(
+    name: str, task: dict[str, Any], n_splits: int, random_state: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """(train, test) index pairs; train indices are in stream order (shuffled)."""
     n = task["X"].shape[0]
     rng = check_random_state(random_state)
@@ -231,8 +273,9 @@ def splits(name: str, task: dict[str, Any], n_splits: int,
     return out
 
 
-def standardise(X: np.ndarray, Y: np.ndarray, tr: np.ndarray,
-                te: np.ndarray) -> tuple[np.ndarray, ...]:
+def standardise(
+    X: np.ndarray, Y: np.ndarray, tr: np.ndarray, te: np.ndarray
+) -> tuple[np.ndarray, ...]:
     """Inputs and targets standardised with the training rows' mean and std."""
     mx, sx = X[tr].mean(0), X[tr].std(0)
     my, sy = Y[tr].mean(0), Y[tr].std(0)
@@ -246,8 +289,9 @@ def mse(P: np.ndarray, Y: np.ndarray) -> float:
 
 
 # ----------------------------------------------------------------------------- selection
-def select_vvrls(X: np.ndarray, Y: np.ndarray, quick: bool = False, cv_rows: int = 1500,
-                 random_state: int = 0) -> dict[str, Any]:
+def select_vvrls(
+    X: np.ndarray, Y: np.ndarray, quick: bool = False, cv_rows: int = 1500, random_state: int = 0
+) -> dict[str, Any]:
     """``gamma`` (as ``g / n_features``) and ``alpha`` by 5-fold CV on a row subsample."""
     rng = check_random_state(random_state)
     sub = rng.permutation(X.shape[0])[:cv_rows]
@@ -255,21 +299,29 @@ def select_vvrls(X: np.ndarray, Y: np.ndarray, quick: bool = False, cv_rows: int
     g = [0.03, 0.3, 3.0] if quick else [0.01, 0.03, 0.1, 0.3, 1.0, 3.0]
     lam = [1e-3, 1e-1] if quick else [1e-3, 1e-2, 1e-1, 1.0]
     grid = {"kernel_params": [{"gamma": gi / p} for gi in g], "alpha": lam}
-    search = GridSearchCV(VVRLSRegressor(output_kernel=OUTPUT_KERNEL), grid,
-                          scoring="neg_mean_squared_error",
-                          cv=KFold(5, shuffle=True, random_state=random_state))
+    search = GridSearchCV(
+        VVRLSRegressor(output_kernel=OUTPUT_KERNEL),
+        grid,
+        scoring="neg_mean_squared_error",
+        cv=KFold(5, shuffle=True, random_state=random_state),
+    )
     search.fit(X[sub], Y[sub])
     return search.best_params_
 
 
 def _truncation_params() -> dict[str, Any]:
     """T-OLOK's window: Theorem 1's shape with ``t_0 = T0`` and the factor ``WINDOW_SCALE``."""
-    return dict(truncation="theorem", truncation_eps=TRUNCATION_EPS, truncation_t0=T0,
-                truncation_scale=WINDOW_SCALE)
+    return dict(
+        truncation="theorem",
+        truncation_eps=TRUNCATION_EPS,
+        truncation_t0=T0,
+        truncation_scale=WINDOW_SCALE,
+    )
 
 
-def progressive_error(X: np.ndarray, Y: np.ndarray, params: dict[str, Any],
-                      truncated: bool = False) -> float:
+def progressive_error(
+    X: np.ndarray, Y: np.ndarray, params: dict[str, Any], truncated: bool = False
+) -> float:
     """Mean online error ``||f_{t-1}(x_t) - y_t||^2`` over the second half of the stream.
 
     ``inf`` when the iterate diverges (``OLOKRegressor`` raises ``ValueError``).
@@ -283,8 +335,9 @@ def progressive_error(X: np.ndarray, Y: np.ndarray, params: dict[str, Any],
     return mse(P[half:], Y[half:])
 
 
-def select_olok(X: np.ndarray, Y: np.ndarray, gamma: float, quick: bool = False,
-                truncated: bool = False) -> dict[str, Any]:
+def select_olok(
+    X: np.ndarray, Y: np.ndarray, gamma: float, quick: bool = False, truncated: bool = False
+) -> dict[str, Any]:
     """``gamma``, ``learning_rate``, ``eta0``, ``alpha`` by progressive validation on ``X``.
 
     Criterion (:func:`progressive_error`): the mean online error ``||f_{t-1}(x_t) - y_t||^2``
@@ -315,16 +368,21 @@ def select_olok(X: np.ndarray, Y: np.ndarray, gamma: float, quick: bool = False,
     def score(g: float, lr: str, step: float, alpha: float) -> float:
         key = (g, lr, step, alpha)
         if key not in tried:
-            params = dict(kernel_params={"gamma": g}, output_kernel=OUTPUT_KERNEL,
-                          learning_rate=lr, eta0=step / norm_j, alpha=alpha)
+            params = dict(
+                kernel_params={"gamma": g},
+                output_kernel=OUTPUT_KERNEL,
+                learning_rate=lr,
+                eta0=step / norm_j,
+                alpha=alpha,
+            )
             tried[key] = progressive_error(X, Y, params, truncated)
         return tried[key]
 
-    for f in factors:                                   # stage 1: the bandwidth
+    for f in factors:  # stage 1: the bandwidth
         for step in (0.3, 1.0):
             score(gamma * f, "constant", step, alpha0)
     g_best = min(tried, key=tried.get)[0]
-    for lr in ("invscaling", "constant"):               # stage 2: the step and lambda
+    for lr in ("invscaling", "constant"):  # stage 2: the step and lambda
         for step in steps:
             for alpha in alphas:
                 score(g_best, lr, step, alpha)
@@ -332,39 +390,55 @@ def select_olok(X: np.ndarray, Y: np.ndarray, gamma: float, quick: bool = False,
     if not np.isfinite(tried[best]):
         raise ValueError("every OLOK candidate diverged on the training stream")
     g, lr, step, alpha = best
-    return dict(kernel_params={"gamma": g}, output_kernel=OUTPUT_KERNEL, learning_rate=lr,
-                eta0=step / norm_j, alpha=alpha)
+    return dict(
+        kernel_params={"gamma": g},
+        output_kernel=OUTPUT_KERNEL,
+        learning_rate=lr,
+        eta0=step / norm_j,
+        alpha=alpha,
+    )
 
 
 def make_estimators(params: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The three estimators of Table 1 from the selected parameters."""
     exact: dict[str, Any] = {"kernel": "rbf", "loss": "squared", "power_t": 0.5}  # paper
     return {
-        "vv-RLS": VVRLSRegressor(kernel="rbf", output_kernel=OUTPUT_KERNEL,
-                                 **params["vv-RLS"]),
+        "vv-RLS": VVRLSRegressor(kernel="rbf", output_kernel=OUTPUT_KERNEL, **params["vv-RLS"]),
         "OLOK": OLOKRegressor(**exact, truncation=None, **params["OLOK"]),
         "T-OLOK": OLOKRegressor(**exact, **params["T-OLOK"], **_truncation_params()),
     }
 
 
 # ----------------------------------------------------------------------------- experiments
-def table1_dataset(name: str, task: dict[str, Any], n_splits: int, quick: bool = False,
-                   random_state: int = 0, progress: Progress | None = None) -> dict[str, Any]:
+def table1_dataset(
+    name: str,
+    task: dict[str, Any],
+    n_splits: int,
+    quick: bool = False,
+    random_state: int = 0,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """MSE and fit time of the three methods over ``n_splits`` repetitions.
 
     Hyperparameters are selected once, on the training set of the first repetition.
     Returns ``{"mse": {method: [..]}, "time": {...}, "baseline": [..], "params": {...},
     "first_split": (Xtr, Ytr, Xte, Yte)}`` (baseline: predicting the training mean).
     """
-    res: dict[str, Any] = {"mse": {m: [] for m in METHODS}, "time": {m: [] for m in METHODS},
-                           "baseline": []}
+    res: dict[str, Any] = {
+        "mse": {m: [] for m in METHODS},
+        "time": {m: [] for m in METHODS},
+        "baseline": [],
+    }
     for k, (tr, te) in enumerate(splits(name, task, n_splits, random_state)):
         Xtr, Ytr, Xte, Yte = standardise(task["X"], task["Y"], tr, te)
         if k == 0:
             vv = select_vvrls(Xtr, Ytr, quick=quick, random_state=random_state)
             gamma = vv["kernel_params"]["gamma"]
-            res["params"] = {"vv-RLS": vv, "OLOK": select_olok(Xtr, Ytr, gamma, quick),
-                             "T-OLOK": select_olok(Xtr, Ytr, gamma, quick, truncated=True)}
+            res["params"] = {
+                "vv-RLS": vv,
+                "OLOK": select_olok(Xtr, Ytr, gamma, quick),
+                "T-OLOK": select_olok(Xtr, Ytr, gamma, quick, truncated=True),
+            }
             res["first_split"] = (Xtr, Ytr, Xte, Yte)
         res["baseline"].append(mse(np.zeros_like(Yte), Yte))
         for m, est in make_estimators(res["params"]).items():
@@ -373,19 +447,27 @@ def table1_dataset(name: str, task: dict[str, Any], n_splits: int, quick: bool =
             res["time"][m].append(time.perf_counter() - t)
             res["mse"][m].append(mse(est.predict(Xte), Yte))
         if progress is not None:
-            progress.step(f"{name} split {k + 1}/{n_splits}: " + ", ".join(
-                f"{m} {res['mse'][m][-1]:.4g}" for m in METHODS))
+            progress.step(
+                f"{name} split {k + 1}/{n_splits}: "
+                + ", ".join(f"{m} {res['mse'][m][-1]:.4g}" for m in METHODS)
+            )
     return res
 
 
-def learning_curve(Xtr: np.ndarray, Ytr: np.ndarray, Xte: np.ndarray, Yte: np.ndarray,
-                   params: dict[str, dict[str, Any]], n_points: int = 20) -> dict[str, Any]:
+def learning_curve(
+    Xtr: np.ndarray,
+    Ytr: np.ndarray,
+    Xte: np.ndarray,
+    Yte: np.ndarray,
+    params: dict[str, dict[str, Any]],
+    n_points: int = 20,
+) -> dict[str, Any]:
     """Fig. 1: test MSE of OLOK and T-OLOK after ``t`` examples (one stream, ``partial_fit``
     between log-spaced checkpoints), and the vv-RLS level on the whole training set."""
     n = Xtr.shape[0]
     checkpoints = np.unique(np.geomspace(10, n, n_points).astype(int))
     ests = make_estimators(params)
-    curves = {"t": checkpoints, "OLOK": [], "T-OLOK": []}
+    curves: dict[str, Any] = {"t": checkpoints, "OLOK": [], "T-OLOK": []}
     for m in ("OLOK", "T-OLOK"):
         est, start = ests[m], 0
         for c in checkpoints:
@@ -408,9 +490,14 @@ def speed_vs_reference(X: np.ndarray, Y: np.ndarray, params: dict[str, Any]) -> 
     t = time.perf_counter()
     ref = olok_reference(est, X, Y)
     slow = time.perf_counter() - t
-    return {"n": int(X.shape[0]), "d": int(Y.shape[1]), "fast_s": fast, "reference_s": slow,
-            "speedup": slow / fast,
-            "max_abs_diff": float(np.abs(P_fast - ref["predictions"]).max())}
+    return {
+        "n": int(X.shape[0]),
+        "d": int(Y.shape[1]),
+        "fast_s": fast,
+        "reference_s": slow,
+        "speedup": slow / fast,
+        "max_abs_diff": float(np.abs(P_fast - ref["predictions"]).max()),
+    }
 
 
 def figure(curves: dict[str, dict[str, Any]], path: Path) -> Path | None:
@@ -454,19 +541,28 @@ def _table_rows(results: dict[str, dict[str, Any]]) -> list[list[Any]]:
         for m in METHODS:
             e, tm = np.array(res["mse"][m]), np.array(res["time"][m])
             paper = PAPER.get((name, m))
-            rows.append([
-                name, m, f"{e.mean():.4g} +- {e.std():.2g}", f"{tm.mean():.3g}",
-                "-" if paper is None else f"{paper[0]:.2g} +- {paper[1]:.1g}",
-                "-" if paper is None else f"{paper[2]:g}",
-                "-" if paper is None else f"{e.mean() - paper[0]:+.4g}",
-                "-" if paper is None else f"{tm.mean() / paper[2]:.3g}",
-                f"{np.mean(res['baseline']):.4g}",
-            ])
+            rows.append(
+                [
+                    name,
+                    m,
+                    f"{e.mean():.4g} +- {e.std():.2g}",
+                    f"{tm.mean():.3g}",
+                    "-" if paper is None else f"{paper[0]:.2g} +- {paper[1]:.1g}",
+                    "-" if paper is None else f"{paper[2]:g}",
+                    "-" if paper is None else f"{e.mean() - paper[0]:+.4g}",
+                    "-" if paper is None else f"{tm.mean() / paper[2]:.3g}",
+                    f"{np.mean(res['baseline']):.4g}",
+                ]
+            )
     return rows
 
 
-def run(quick: bool = False, output: Path | str = Path("results/olok"),
-        data_dir: str | None = None, random_state: int = 0) -> dict[str, Any]:
+def run(
+    quick: bool = False,
+    output: Path | str = Path("results/olok"),
+    data_dir: str | None = None,
+    random_state: int = 0,
+) -> dict[str, Any]:
     """Run Table 1, Fig. 1 and the speed comparison; write ``results.md`` and the figure.
 
     Returns ``{"table": {dataset: {"mse", "time", "baseline", "params"}}, "curves": ...,
@@ -483,8 +579,8 @@ def run(quick: bool = False, output: Path | str = Path("results/olok"),
     curves = {}
     for name in ("synthetic", "parkinson"):
         r = results[name]
-        curves[name] = learning_curve(*r["first_split"], r["params"],
-                                      n_points=10 if quick else 20)
+        first: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = r["first_split"]
+        curves[name] = learning_curve(*first, r["params"], n_points=10 if quick else 20)
         progress.step(f"Fig. 1 curve {name}")
     fig = figure(curves, output / "mse_vs_examples.png")
     syn = tasks["synthetic"]
@@ -493,68 +589,120 @@ def run(quick: bool = False, output: Path | str = Path("results/olok"),
     speed = speed_vs_reference(Xs, Ys, results["synthetic"]["params"]["OLOK"])
     progress.step(f"speed: fast {speed['fast_s']:.2f} s, reference {speed['reference_s']:.2f} s")
 
-    headers = ["data", "method", "MSE +- std (ours)", "time s (ours)", "MSE +- std (paper)",
-               "time s (paper)", "MSE diff (ours - paper)", "time ratio (ours / paper)",
-               "training-mean MSE"]
-    params_rows = [[name] + [describe_params(r["params"][m]) for m in METHODS]
-                   for name, r in results.items()]
+    headers = [
+        "data",
+        "method",
+        "MSE +- std (ours)",
+        "time s (ours)",
+        "MSE +- std (paper)",
+        "time s (paper)",
+        "MSE diff (ours - paper)",
+        "time ratio (ours / paper)",
+        "training-mean MSE",
+    ]
+    params_rows = [
+        [name] + [describe_params(r["params"][m]) for m in METHODS] for name, r in results.items()
+    ]
     sections = [
-        ("Setting", (
-            f"{'Quick' if quick else 'Full'} run, {n_splits} repetitions per data set, seed "
-            f"{random_state}. Kernel exp(-gamma ||x - x'||^2) J, J_ii = 1, J_ij = 0.1. "
-            "Inputs and targets standardised on each training split; MSE over outputs and test "
-            "rows on that scale. vv-RLS: gamma and lambda by 5-fold CV on <= 1500 training "
-            "rows; OLOK and T-OLOK (separately): gamma (multiples "
-            f"{', '.join(f'{f:g}' for f in (GAMMA_FACTORS_QUICK if quick else GAMMA_FACTORS))}"
-            " of the vv-RLS gamma), then learning-rate schedule, eta0 and lambda, by "
-            "progressive validation on the second half of the training stream (training data "
-            f"only); T-OLOK: s_t = max(ceil({WINDOW_SCALE:g} t^0.75), {T0}) (the factor "
-            f"{WINDOW_SCALE:g} is a work budget: about a quarter of OLOK's kernel evaluations, "
-            "the paper's T-OLOK / OLOK time ratio; not selected). Times: the final fit "
-            "only, on this machine (2 shared cores), not the paper's.")),
-        ("Data substitutes", (
-            "- synthetic: `make_multitask_regression` (10000 x 50, d = 20, 5 shared "
-            "features, noise 0.1: the noise alone is an MSE floor of about 0.01; the "
-            "paper's generator parameters are not given).\n"
-            "- wine: white wines, outputs quality and alcohol (the paper does not say which "
-            "two), inputs the 10 other measurements.\n"
-            "- parkinson: later 20 % of each subject's recordings held out (the paper's split "
-            "is not given). parkinson-unseen: 20 % of the subjects held out (no paper "
-            "number).\n"
-            "- The click-rate data of the paper is not available here: that column is left "
-            "out, with no substitute.\n"
-            "- The paper's MSE scale is unknown (its targets' scaling is not given): compare "
-            "methods within a row block, not absolute values.")),
+        (
+            "Setting",
+            (
+                f"{'Quick' if quick else 'Full'} run, {n_splits} repetitions per data set, seed "
+                f"{random_state}. Kernel exp(-gamma ||x - x'||^2) J, J_ii = 1, J_ij = 0.1. "
+                "Inputs and targets standardised on each training split; MSE over outputs and test "
+                "rows on that scale. vv-RLS: gamma and lambda by 5-fold CV on <= 1500 training "
+                "rows; OLOK and T-OLOK (separately): gamma (multiples "
+                f"{', '.join(f'{f:g}' for f in (GAMMA_FACTORS_QUICK if quick else GAMMA_FACTORS))}"
+                " of the vv-RLS gamma), then learning-rate schedule, eta0 and lambda, by "
+                "progressive validation on the second half of the training stream (training data "
+                f"only); T-OLOK: s_t = max(ceil({WINDOW_SCALE:g} t^0.75), {T0}) (the factor "
+                f"{WINDOW_SCALE:g} is a work budget: about a quarter of OLOK's kernel evaluations, "
+                "the paper's T-OLOK / OLOK time ratio; not selected). Times: the final fit "
+                "only, on this machine (2 shared cores), not the paper's."
+            ),
+        ),
+        (
+            "Data substitutes",
+            (
+                "- synthetic: `make_multitask_regression` (10000 x 50, d = 20, 5 shared "
+                "features, noise 0.1: the noise alone is an MSE floor of about 0.01; the "
+                "paper's generator parameters are not given).\n"
+                "- wine: white wines, outputs quality and alcohol (the paper does not say which "
+                "two), inputs the 10 other measurements.\n"
+                "- parkinson: later 20 % of each subject's recordings held out (the paper's split "
+                "is not given). parkinson-unseen: 20 % of the subjects held out (no paper "
+                "number).\n"
+                "- The click-rate data of the paper is not available here: that column is left "
+                "out, with no substitute.\n"
+                "- The paper's MSE scale is unknown (its targets' scaling is not given): compare "
+                "methods within a row block, not absolute values."
+            ),
+        ),
         ("Table 1: MSE and running time", markdown_table(headers, _table_rows(results))),
         ("Selected hyperparameters", markdown_table(["data", *METHODS], params_rows)),
-        ("Speed: fast OLOK against plain per-sample Algorithm 1", markdown_table(
-            ["n", "d", "fast one pass (s)", "per-sample reference (s)", "speed-up",
-             "max |prediction difference|"],
-            [[speed["n"], speed["d"], speed["fast_s"], speed["reference_s"],
-              fmt(speed["speedup"], 3), f"{speed['max_abs_diff']:.2g}"]])),
-        ("Fig. 1: test MSE against the number of examples seen",
-         ("![mse_vs_examples](mse_vs_examples.png)\n\n" if fig else "(matplotlib missing)\n\n")
-         + markdown_table(["data", "t"] + ["OLOK", "T-OLOK"], [
-             [name, int(t), c["OLOK"][i], c["T-OLOK"][i]]
-             for name, c in curves.items() for i, t in enumerate(c["t"])])
-         + "\n\nvv-RLS level (all training examples): " + ", ".join(
-             f"{name} {c['vv-RLS']:.4g}" for name, c in curves.items())),
+        (
+            "Speed: fast OLOK against plain per-sample Algorithm 1",
+            markdown_table(
+                [
+                    "n",
+                    "d",
+                    "fast one pass (s)",
+                    "per-sample reference (s)",
+                    "speed-up",
+                    "max |prediction difference|",
+                ],
+                [
+                    [
+                        speed["n"],
+                        speed["d"],
+                        speed["fast_s"],
+                        speed["reference_s"],
+                        fmt(speed["speedup"], 3),
+                        f"{speed['max_abs_diff']:.2g}",
+                    ]
+                ],
+            ),
+        ),
+        (
+            "Fig. 1: test MSE against the number of examples seen",
+            ("![mse_vs_examples](mse_vs_examples.png)\n\n" if fig else "(matplotlib missing)\n\n")
+            + markdown_table(
+                ["data", "t"] + ["OLOK", "T-OLOK"],
+                [
+                    [name, int(t), c["OLOK"][i], c["T-OLOK"][i]]
+                    for name, c in curves.items()
+                    for i, t in enumerate(c["t"])
+                ],
+            )
+            + "\n\nvv-RLS level (all training examples): "
+            + ", ".join(f"{name} {c['vv-RLS']:.4g}" for name, c in curves.items()),
+        ),
     ]
     claims = make_claims(results, curves)
     write_claims(output, PAPER_NAME, claims)
     fig1 = {c.claim: c.verdict for c in claims}.get(
-        "OLOK quickly reaches the vv-RLS error (parkinson, Fig. 1)")
+        "OLOK quickly reaches the vv-RLS error (parkinson, Fig. 1)"
+    )
     note = ""
     if fig1 == "not shown":
-        note = ("\n\nOn Parkinson the paper's \"OLOK quickly reaches vv-RLS\" is not "
-                "reproduced: after one pass OLOK's test MSE stays above the vv-RLS level "
-                "(learning curve in the right panel of the figure below and in the Fig. 1 "
-                "table).")
+        note = (
+            '\n\nOn Parkinson the paper\'s "OLOK quickly reaches vv-RLS" is not '
+            "reproduced: after one pass OLOK's test MSE stays above the vv-RLS level "
+            "(learning curve in the right panel of the figure below and in the Fig. 1 "
+            "table)."
+        )
     sections.insert(0, ("Paper claims", claims_table(claims) + note))
     write_report(output, "OLOK (Audiffren & Kadri, ESANN 2015): Table 1 and Fig. 1", sections)
     progress.step("report written")
-    table = {name: {k: v for k, v in r.items() if k != "first_split"}
-             for name, r in results.items()}
-    return {"table": table, "curves": {k: {kk: (vv.tolist() if isinstance(vv, np.ndarray) else vv)
-                                           for kk, vv in c.items()} for k, c in curves.items()},
-            "speed": speed, "claims": claims}
+    table = {
+        name: {k: v for k, v in r.items() if k != "first_split"} for name, r in results.items()
+    }
+    return {
+        "table": table,
+        "curves": {
+            k: {kk: (vv.tolist() if isinstance(vv, np.ndarray) else vv) for kk, vv in c.items()}
+            for k, c in curves.items()
+        },
+        "speed": speed,
+        "claims": claims,
+    }

@@ -33,19 +33,32 @@ from ..rkm import RKMForecaster
 from ._report import Progress, markdown_table, write_report
 from .rkm_sines import plot_components, plot_forecasts, run_solvers
 
-SETTINGS: dict[str, Any] = dict(lag=71, n_components=144, kernel="rbf",
-                                kernel_params={"sigma": 2.1856},
-                                features="rff", n_features=5000)
+SETTINGS: dict[str, Any] = dict(
+    lag=71,
+    n_components=144,
+    kernel="rbf",
+    kernel_params={"sigma": 2.1856},
+    features="rff",
+    n_features=5000,
+)
 RFF_SEED = 42
 REFERENCE_MSE = 499.79
-PAPER_MSE = {"primal-eig": REFERENCE_MSE, "dual-eig": REFERENCE_MSE,
-             "primal-stiefel": REFERENCE_MSE, "dual-stiefel": REFERENCE_MSE,
-             "dual-eig, exact RBF": 116.8}
+PAPER_MSE = {
+    "primal-eig": REFERENCE_MSE,
+    "dual-eig": REFERENCE_MSE,
+    "primal-stiefel": REFERENCE_MSE,
+    "dual-stiefel": REFERENCE_MSE,
+    "dual-eig, exact RBF": 116.8,
+}
 ADAM_CAPS = {"dual": 2000, "primal": 100}
 
 
-def run(quick: bool = False, output: Path | str = Path("results/rkm-santafe"),
-        data_dir: str | None = None, random_state: int = RFF_SEED) -> dict[str, Any]:
+def run(
+    quick: bool = False,
+    output: Path | str = Path("results/rkm-santafe"),
+    data_dir: str | None = None,
+    random_state: int = RFF_SEED,
+) -> dict[str, Any]:
     """Run the experiment; write ``results.md`` and figures; return the rows.
 
     ``random_state`` seeds the random Fourier features; the reference numbers hold for 42,
@@ -60,42 +73,89 @@ def run(quick: bool = False, output: Path | str = Path("results/rkm-santafe"),
     if not quick:
         solvers.insert(2, "primal-stiefel")
         for setting in ("dual", "primal"):
-            solvers.append((f"{setting}-stiefel, Cayley Adam (paper's optimiser), capped",
-                            {"solver": f"{setting}-stiefel", "optimizer": "cayley-adam",
-                             "max_iter": ADAM_CAPS[setting]}))
+            solvers.append(
+                (
+                    f"{setting}-stiefel, Cayley Adam (paper's optimiser), capped",
+                    {
+                        "solver": f"{setting}-stiefel",
+                        "optimizer": "cayley-adam",
+                        "max_iter": ADAM_CAPS[setting],
+                    },
+                )
+            )
     progress = Progress(len(solvers) + 2, prefix="rkm-santafe ")
-    rows, forecasts, models = run_solvers(train, test, SETTINGS, solvers, seed,
-                                          progress=progress)
+    rows, forecasts, models = run_solvers(train, test, SETTINGS, solvers, seed, progress=progress)
     start = time.perf_counter()
-    exact = RKMForecaster(solver="dual-eig", random_state=seed,
-                          **{**SETTINGS, "features": "kernel"}).fit(train)
+    exact = RKMForecaster(
+        solver="dual-eig", random_state=seed, **{**SETTINGS, "features": "kernel"}
+    ).fit(train)
     fit_s = time.perf_counter() - start
     fc_exact = exact.forecast(len(test))
-    rows.append({"solver": "dual-eig, exact RBF", "mse": float(np.mean((fc_exact - test) ** 2)),
-                 "fit_s": fit_s, "forecast_s": None, "iterations": None, "converged": True,
-                 "grad_norm": None, "stiefel_s": None, "stiefel_cpu_s": None,
-                 "fit_cpu_s": None, "max_diff_eig": None,
-                 "component_err": None})
+    rows.append(
+        {
+            "solver": "dual-eig, exact RBF",
+            "mse": float(np.mean((fc_exact - test) ** 2)),
+            "fit_s": fit_s,
+            "forecast_s": None,
+            "iterations": None,
+            "converged": True,
+            "grad_norm": None,
+            "stiefel_s": None,
+            "stiefel_cpu_s": None,
+            "fit_cpu_s": None,
+            "max_diff_eig": None,
+            "component_err": None,
+        }
+    )
     progress.step(f"exact RBF dual: MSE {rows[-1]['mse']:.4g}")
     scale = float(np.abs(forecasts["primal-eig"]).max())
     for r in rows:
         r["rel_diff_eig"] = None if r["max_diff_eig"] is None else r["max_diff_eig"] / scale
     table = markdown_table(
-        ["solver", "test MSE", "reference", "difference", "fit (s)", "fit CPU (s)",
-         "Stiefel (s)",
-         "iterations", "converged", "rel. Riemannian gradient",
-         "max rel. diff. to primal-eig forecast", "max abs diff. of H to eig (up to sign)"],
-        [[r["solver"], f"{r['mse']:.4f}",
-          f"{PAPER_MSE[r['solver']]:g}" if r["solver"] in PAPER_MSE else None,
-          None if r["solver"] not in PAPER_MSE else f"{r['mse'] - PAPER_MSE[r['solver']]:+.4f}",
-          r["fit_s"], r.get("fit_cpu_s"), r["stiefel_s"], r["iterations"], str(r["converged"]), r["grad_norm"],
-          r["rel_diff_eig"], r["component_err"]] for r in rows], digits=4)
+        [
+            "solver",
+            "test MSE",
+            "reference",
+            "difference",
+            "fit (s)",
+            "fit CPU (s)",
+            "Stiefel (s)",
+            "iterations",
+            "converged",
+            "rel. Riemannian gradient",
+            "max rel. diff. to primal-eig forecast",
+            "max abs diff. of H to eig (up to sign)",
+        ],
+        [
+            [
+                r["solver"],
+                f"{r['mse']:.4f}",
+                f"{PAPER_MSE[r['solver']]:g}" if r["solver"] in PAPER_MSE else None,
+                None
+                if r["solver"] not in PAPER_MSE
+                else f"{r['mse'] - PAPER_MSE[r['solver']]:+.4f}",
+                r["fit_s"],
+                r.get("fit_cpu_s"),
+                r["stiefel_s"],
+                r["iterations"],
+                str(r["converged"]),
+                r["grad_norm"],
+                r["rel_diff_eig"],
+                r["component_err"],
+            ]
+            for r in rows
+        ],
+        digits=4,
+    )
     by = {r["solver"]: r for r in rows}
     cost = []
     for label, p, dd in [
         ("block Riemannian CG (lobpcg), to convergence", "primal-stiefel", "dual-stiefel"),
-        ("Cayley Adam, per iteration", "primal-stiefel, Cayley Adam (paper's optimiser), capped",
-         "dual-stiefel, Cayley Adam (paper's optimiser), capped"),
+        (
+            "Cayley Adam, per iteration",
+            "primal-stiefel, Cayley Adam (paper's optimiser), capped",
+            "dual-stiefel, Cayley Adam (paper's optimiser), capped",
+        ),
     ]:
         if p in by and dd in by:
             per = by[p]["iterations"] if label.endswith("per iteration") else 1
@@ -103,10 +163,23 @@ def run(quick: bool = False, output: Path | str = Path("results/rkm-santafe"),
             wp, wd = by[p]["stiefel_s"] / per, by[dd]["stiefel_s"] / per_d
             cp, cd = by[p]["stiefel_cpu_s"] / per, by[dd]["stiefel_cpu_s"] / per_d
             cost.append([label, cp, cd, cp / cd, wp, wd, wp / wd])
-    cost_table = (markdown_table(["optimiser", "primal CPU (s)", "dual CPU (s)",
-                                  "primal / dual (CPU)", "primal wall (s)", "dual wall (s)",
-                                  "primal / dual (wall)"], cost, digits=3)
-                  if cost else "Not measured in --quick mode (no primal Stiefel run).")
+    cost_table = (
+        markdown_table(
+            [
+                "optimiser",
+                "primal CPU (s)",
+                "dual CPU (s)",
+                "primal / dual (CPU)",
+                "primal wall (s)",
+                "dual wall (s)",
+                "primal / dual (wall)",
+            ],
+            cost,
+            digits=3,
+        )
+        if cost
+        else "Not measured in --quick mode (no primal Stiefel run)."
+    )
     agree = float(np.abs(forecasts["primal-eig"] - forecasts["dual-eig"]).max())
     lam_p = models["primal-eig"].model_.eigenvalues_
     lam_d = models["dual-eig"].model_.eigenvalues_
@@ -131,21 +204,38 @@ def run(quick: bool = False, output: Path | str = Path("results/rkm-santafe"),
         "do not reproduce). Data: the original "
         "lasertrain.dat / laserpred.dat, no substitute."
     )
-    plot_forecasts(output / "forecasts.png", train, test,
-                   {**{k: forecasts[k] for k in forecasts if "Cayley" not in k},
-                    "dual eig, exact RBF": fc_exact},
-                   "SantaFe: 100-step recursive forecasts", history=200)
-    plot_components(output / "components.png",
-                    {k: models[k] for k in ("primal-eig", "dual-eig", "primal-stiefel",
-                                            "dual-stiefel") if k in models},
-                    4, "SantaFe: leading hidden units H")
+    plot_forecasts(
+        output / "forecasts.png",
+        train,
+        test,
+        {
+            **{k: forecasts[k] for k in forecasts if "Cayley" not in k},
+            "dual eig, exact RBF": fc_exact,
+        },
+        "SantaFe: 100-step recursive forecasts",
+        history=200,
+    )
+    plot_components(
+        output / "components.png",
+        {
+            k: models[k]
+            for k in ("primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel")
+            if k in models
+        },
+        4,
+        "SantaFe: leading hidden units H",
+    )
     progress.step("figures")
-    write_report(output, "Multi-view RKM: SantaFe laser (Achten et al. 2023, Sec. 5, Fig. 4)",
-                 [("Forecasts", table),
-                  ("Cost of Stiefel training, primal vs dual (paper: dual about 5x cheaper)",
-                   cost_table),
-                  ("Notes", notes),
-                  ("Figures", "![forecasts](forecasts.png)\n\n![components](components.png)")])
+    write_report(
+        output,
+        "Multi-view RKM: SantaFe laser (Achten et al. 2023, Sec. 5, Fig. 4)",
+        [
+            ("Forecasts", table),
+            ("Cost of Stiefel training, primal vs dual (paper: dual about 5x cheaper)", cost_table),
+            ("Notes", notes),
+            ("Figures", "![forecasts](forecasts.png)\n\n![components](components.png)"),
+        ],
+    )
     return {"rows": rows, "paper": PAPER_MSE, "primal_dual_max_diff": agree, "cost": cost}
 
 

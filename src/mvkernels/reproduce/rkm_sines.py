@@ -38,11 +38,16 @@ from ..rkm import RKMForecaster
 from ._report import Progress, markdown_table, write_report
 
 SOLVERS = ("primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel")
-SETTINGS = dict(lag=41, n_components=4, kernel="linear")
+SETTINGS: dict[str, Any] = dict(lag=41, n_components=4, kernel="linear")
 #: the paper: forecasts identical across the four algorithms (MSE ~1e-28 in float64);
 #: without the rescaling 0.53
-PAPER_MSE = {"primal-eig": 1e-28, "dual-eig": 1e-28, "primal-stiefel": 1e-28,
-             "dual-stiefel": 1e-28, "primal-eig, no rescaling": 0.53}
+PAPER_MSE = {
+    "primal-eig": 1e-28,
+    "dual-eig": 1e-28,
+    "primal-stiefel": 1e-28,
+    "dual-stiefel": 1e-28,
+    "primal-eig, no rescaling": 0.53,
+}
 
 
 def aligned_sign_error(A: np.ndarray, B: np.ndarray) -> float:
@@ -52,9 +57,15 @@ def aligned_sign_error(A: np.ndarray, B: np.ndarray) -> float:
     return float(np.abs(A * signs - B).max())
 
 
-def run_solvers(train: np.ndarray, test: np.ndarray, settings: dict, solvers: Any,
-                random_state: int, max_iter: dict | None = None,
-                progress: Progress | None = None) -> tuple[list[dict], dict, dict]:
+def run_solvers(
+    train: np.ndarray,
+    test: np.ndarray,
+    settings: dict,
+    solvers: Any,
+    random_state: int,
+    max_iter: dict | None = None,
+    progress: Progress | None = None,
+) -> tuple[list[dict], dict, dict]:
     """Fit one :class:`RKMForecaster` per solver; forecast ``len(test)`` steps.
 
     Returns ``(rows, forecasts, models)``; each row holds ``solver``, ``mse``, ``fit_s``,
@@ -73,7 +84,7 @@ def run_solvers(train: np.ndarray, test: np.ndarray, settings: dict, solvers: An
         est = RKMForecaster(random_state=random_state, **kw)
         start, cpu = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")     # capped Stiefel runs report converged=False
+            warnings.simplefilter("ignore")  # capped Stiefel runs report converged=False
             est.fit(train)
         fit_s = time.perf_counter() - start
         fit_cpu_s = time.process_time() - cpu
@@ -81,14 +92,20 @@ def run_solvers(train: np.ndarray, test: np.ndarray, settings: dict, solvers: An
         fc = est.forecast(len(test))
         forecasts[solver], models[solver] = fc, est
         res = est.model_.stiefel_result_
-        rows.append({"solver": solver, "mse": float(np.mean((fc - test) ** 2)), "fit_s": fit_s,
-                     "fit_cpu_s": fit_cpu_s,
-                     "forecast_s": time.perf_counter() - start,
-                     "iterations": None if res is None else res.n_iter,
-                     "converged": True if res is None else bool(res.converged),
-                     "grad_norm": None if res is None else res.grad_norm,
-                     "stiefel_s": None if res is None else res.seconds,
-                     "stiefel_cpu_s": None if res is None else res.cpu_seconds})
+        rows.append(
+            {
+                "solver": solver,
+                "mse": float(np.mean((fc - test) ** 2)),
+                "fit_s": fit_s,
+                "fit_cpu_s": fit_cpu_s,
+                "forecast_s": time.perf_counter() - start,
+                "iterations": None if res is None else res.n_iter,
+                "converged": True if res is None else bool(res.converged),
+                "grad_norm": None if res is None else res.grad_norm,
+                "stiefel_s": None if res is None else res.seconds,
+                "stiefel_cpu_s": None if res is None else res.cpu_seconds,
+            }
+        )
         if progress is not None:
             progress.step(f"{solver}: MSE {rows[-1]['mse']:.4g}, fit {fit_s:.2f} s")
     ref = forecasts.get("primal-eig", forecasts.get("dual-eig"))
@@ -96,8 +113,11 @@ def run_solvers(train: np.ndarray, test: np.ndarray, settings: dict, solvers: An
         s = row["solver"]
         row["max_diff_eig"] = None if ref is None else float(np.abs(forecasts[s] - ref).max())
         eig = models.get(models[s].model_.solver_.split("-")[0] + "-eig")
-        row["component_err"] = (None if eig is None else aligned_sign_error(
-            models[s].model_.hidden_, eig.model_.hidden_))
+        row["component_err"] = (
+            None
+            if eig is None
+            else aligned_sign_error(models[s].model_.hidden_, eig.model_.hidden_)
+        )
     return rows, forecasts, models
 
 
@@ -112,8 +132,9 @@ def _pyplot():
     return plt
 
 
-def plot_forecasts(path: Path, train: np.ndarray, test: np.ndarray, forecasts: dict,
-                   title: str, history: int = 200) -> None:
+def plot_forecasts(
+    path: Path, train: np.ndarray, test: np.ndarray, forecasts: dict, title: str, history: int = 200
+) -> None:
     """Test series and each solver's recursive forecast (paper Figs. 2-4, top row)."""
     plt = _pyplot()
     if plt is None:
@@ -158,8 +179,12 @@ def plot_components(path: Path, models: dict, n_show: int, title: str) -> None:
     plt.close(fig)
 
 
-def run(quick: bool = False, output: Path | str = Path("results/rkm-sines"),
-        data_dir: str | None = None, random_state: int = 0) -> dict[str, Any]:
+def run(
+    quick: bool = False,
+    output: Path | str = Path("results/rkm-sines"),
+    data_dir: str | None = None,
+    random_state: int = 0,
+) -> dict[str, Any]:
     """Run the experiment; write ``results.md`` and figures; return the rows.
 
     ``data_dir`` is unused (generated data); ``quick`` changes nothing (seconds either way).
@@ -169,44 +194,84 @@ def run(quick: bool = False, output: Path | str = Path("results/rkm-sines"),
     y = make_sum_of_sines()
     train, test = y[:400], y[400:]
     progress = Progress(len(SOLVERS) + 5, prefix="rkm-sines ")
-    adam = [(f"{s}, Cayley Adam", {"solver": s, "optimizer": "cayley-adam"})
-            for s in ("primal-stiefel", "dual-stiefel")]
-    rows, forecasts, models = run_solvers(train, test, SETTINGS, [*SOLVERS, *adam],
-                                          random_state, progress=progress)
+    adam = [
+        (f"{s}, Cayley Adam", {"solver": s, "optimizer": "cayley-adam"})
+        for s in ("primal-stiefel", "dual-stiefel")
+    ]
+    rows, forecasts, models = run_solvers(
+        train, test, SETTINGS, [*SOLVERS, *adam], random_state, progress=progress
+    )
     # ablation: no rescaling (Algorithm 1 without step 6)
     abl = RKMForecaster(solver="primal-eig", rescale=False, **SETTINGS).fit(train)
     fc_abl = abl.forecast(len(test))
-    rows.append({"solver": "primal-eig, no rescaling",
-                 "mse": float(np.mean((fc_abl - test) ** 2)), "fit_s": None,
-                 "forecast_s": None, "iterations": None, "converged": True,
-                 "max_diff_eig": float(np.abs(fc_abl - forecasts["primal-eig"]).max()),
-                 "component_err": None})
+    rows.append(
+        {
+            "solver": "primal-eig, no rescaling",
+            "mse": float(np.mean((fc_abl - test) ** 2)),
+            "fit_s": None,
+            "forecast_s": None,
+            "iterations": None,
+            "converged": True,
+            "max_diff_eig": float(np.abs(fc_abl - forecasts["primal-eig"]).max()),
+            "component_err": None,
+        }
+    )
     progress.step(f"ablation without rescaling: MSE {rows[-1]['mse']:.3g}")
     # Stiefel without rotation: same forecasts, rotated components
     unrot = {}
     for setting in ("primal", "dual"):
-        est = RKMForecaster(solver=f"{setting}-stiefel", rotate=False,
-                            optimizer="cayley-adam", random_state=random_state,
-                            **SETTINGS).fit(train)
+        est = RKMForecaster(
+            solver=f"{setting}-stiefel",
+            rotate=False,
+            optimizer="cayley-adam",
+            random_state=random_state,
+            **SETTINGS,
+        ).fit(train)
         unrot[setting] = est
         fc = est.forecast(len(test))
-        rows.append({"solver": f"{setting}-stiefel, Cayley Adam, not rotated",
-                     "mse": float(np.mean((fc - test) ** 2)), "fit_s": None,
-                     "forecast_s": None, "iterations": est.model_.stiefel_result_.n_iter,
-                     "converged": est.model_.stiefel_result_.converged,
-                     "max_diff_eig": float(np.abs(fc - forecasts["primal-eig"]).max()),
-                     "component_err": aligned_sign_error(
-                         est.model_.hidden_, models[f"{setting}-eig"].model_.hidden_),
-                     "stiefel_s": est.model_.stiefel_result_.seconds})
+        rows.append(
+            {
+                "solver": f"{setting}-stiefel, Cayley Adam, not rotated",
+                "mse": float(np.mean((fc - test) ** 2)),
+                "fit_s": None,
+                "forecast_s": None,
+                "iterations": est.model_.stiefel_result_.n_iter,
+                "converged": est.model_.stiefel_result_.converged,
+                "max_diff_eig": float(np.abs(fc - forecasts["primal-eig"]).max()),
+                "component_err": aligned_sign_error(
+                    est.model_.hidden_, models[f"{setting}-eig"].model_.hidden_
+                ),
+                "stiefel_s": est.model_.stiefel_result_.seconds,
+            }
+        )
     progress.step("Stiefel without rotation")
 
     table = markdown_table(
-        ["solver", "test MSE (ours)", "reference", "fit (s)", "Stiefel (s)",
-         "Stiefel iterations", "max abs diff. to primal-eig forecast",
-         "max abs diff. of H to eig (up to sign)"],
-        [[r["solver"], r["mse"], PAPER_MSE.get(r["solver"], "same as eig"), r["fit_s"],
-          r.get("stiefel_s"), r["iterations"], r["max_diff_eig"], r["component_err"]]
-         for r in rows], digits=3)
+        [
+            "solver",
+            "test MSE (ours)",
+            "reference",
+            "fit (s)",
+            "Stiefel (s)",
+            "Stiefel iterations",
+            "max abs diff. to primal-eig forecast",
+            "max abs diff. of H to eig (up to sign)",
+        ],
+        [
+            [
+                r["solver"],
+                r["mse"],
+                PAPER_MSE.get(r["solver"], "same as eig"),
+                r["fit_s"],
+                r.get("stiefel_s"),
+                r["iterations"],
+                r["max_diff_eig"],
+                r["component_err"],
+            ]
+            for r in rows
+        ],
+        digits=3,
+    )
     lam = models["primal-eig"].model_.eigenvalues_
     lam_d = models["dual-eig"].model_.eigenvalues_
     sig = unrot["dual"].model_.sigma_
@@ -214,7 +279,7 @@ def run(quick: bool = False, output: Path | str = Path("results/rkm-sines"),
         "Settings: window of 41 values (paper lag p = 40), n = 359 training "
         "pairs, linear kernels on both views, s = 4, series standardised with the training "
         "mean and unbiased std, MSE on the original scale. Stiefel: block Riemannian CG "
-        "(\"lobpcg\", the default) and the paper's Cayley Adam (NumPy, lr 0.5), both stopped "
+        '("lobpcg", the default) and the paper\'s Cayley Adam (NumPy, lr 0.5), both stopped '
         "at a relative Riemannian gradient <= 1e-12 (not a fixed epoch count; Cayley Adam "
         "with the authors' lr 2e-3 does not converge in 20000 iterations).\n\n"
         f"Eigenvalues (Sigma) primal eig: {', '.join(f'{v:.6g}' for v in lam)}; dual eig: "
@@ -226,27 +291,57 @@ def run(quick: bool = False, output: Path | str = Path("results/rkm-sines"),
         "The ~1e-28 reference is float64 rounding of an exact forecast, 0.53 the ablation "
         "computed from the formulas without step 6 of Algorithm 1."
     )
-    plot_forecasts(output / "forecasts.png", train, test,
-                   {**{k: v for k, v in forecasts.items() if "Cayley" not in k},
-                    "primal eig, no rescaling": fc_abl},
-                   "Sum of sines: 100-step recursive forecasts", history=150)
-    plot_components(output / "components.png",
-                    {"primal-eig": models["primal-eig"], "dual-eig": models["dual-eig"],
-                     "dual-stiefel (rotated)": models["dual-stiefel"],
-                     "dual-stiefel (not rotated)": unrot["dual"]},
-                    4, "Sum of sines: hidden units H")
+    plot_forecasts(
+        output / "forecasts.png",
+        train,
+        test,
+        {
+            **{k: v for k, v in forecasts.items() if "Cayley" not in k},
+            "primal eig, no rescaling": fc_abl,
+        },
+        "Sum of sines: 100-step recursive forecasts",
+        history=150,
+    )
+    plot_components(
+        output / "components.png",
+        {
+            "primal-eig": models["primal-eig"],
+            "dual-eig": models["dual-eig"],
+            "dual-stiefel (rotated)": models["dual-stiefel"],
+            "dual-stiefel (not rotated)": unrot["dual"],
+        },
+        4,
+        "Sum of sines: hidden units H",
+    )
     ablation = {}
     for s in range(1, 5):
         est = RKMForecaster(solver="dual-eig", **{**SETTINGS, "n_components": s}).fit(train)
         ablation[f"s = {s}"] = est.forecast(len(test))
-    plot_forecasts(output / "n_components.png", train, test, ablation,
-                   "Sum of sines: forecasts with s components", history=100)
+    plot_forecasts(
+        output / "n_components.png",
+        train,
+        test,
+        ablation,
+        "Sum of sines: forecasts with s components",
+        history=100,
+    )
     progress.step("figures")
     abl_rows = [[k, float(np.mean((v - test) ** 2))] for k, v in ablation.items()]
-    write_report(output, "Multi-view RKM: sum of sines (Achten et al. 2023, Sec. 5, Figs. 2, 3, 7)",
-                 [("Forecasts of the four algorithms", table), ("Notes", notes),
-                  ("Number of components (dual eig)",
-                   markdown_table(["components", "test MSE"], abl_rows, digits=3)),
-                  ("Figures", "![forecasts](forecasts.png)\n\n![components](components.png)"
-                   "\n\n![n_components](n_components.png)")])
+    write_report(
+        output,
+        "Multi-view RKM: sum of sines (Achten et al. 2023, Sec. 5, Figs. 2, 3, 7)",
+        [
+            ("Forecasts of the four algorithms", table),
+            ("Notes", notes),
+            (
+                "Number of components (dual eig)",
+                markdown_table(["components", "test MSE"], abl_rows, digits=3),
+            ),
+            (
+                "Figures",
+                "![forecasts](forecasts.png)\n\n![components](components.png)"
+                "\n\n![n_components](n_components.png)",
+            ),
+        ],
+    )
     return {"rows": rows, "paper": PAPER_MSE, "ablation": {k: v for k, v in abl_rows}}
