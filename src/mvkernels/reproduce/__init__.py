@@ -168,6 +168,16 @@ def write_results_index(root: str | Path) -> Path:
         ]
         for png in sorted(folder.glob("*.png")):
             lines += ["", f"![{png.stem}]({folder.name}/{png.name})"]
+    bench = sorted((root / "benchmarks").glob("*.md"))
+    if bench:
+        lines += [
+            "",
+            "## Benchmarks",
+            "",
+            "Tables printed by the scripts of `benchmarks/` (command and date in each file):",
+            "",
+        ]
+        lines += [f"- [{b.stem}](benchmarks/{b.name})" for b in bench]
     path = root / "README.md"
     path.write_text("\n".join(lines) + "\n")
     return path
