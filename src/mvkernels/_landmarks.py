@@ -37,9 +37,7 @@ def resolve_n_landmarks(n_landmarks: int | float, n_samples: int) -> int:
     if isinstance(n_landmarks, Real):
         f = float(n_landmarks)
         if not 0.0 < f <= 1.0:
-            raise ValueError(
-                f"a fractional n_landmarks must be in (0, 1], got {n_landmarks!r}"
-            )
+            raise ValueError(f"a fractional n_landmarks must be in (0, 1], got {n_landmarks!r}")
         return max(1, min(n_samples, int(round(f * n_samples))))
     raise TypeError(f"n_landmarks must be an int or a float in (0, 1], got {n_landmarks!r}")
 

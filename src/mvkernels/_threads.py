@@ -16,8 +16,9 @@ from typing import Any
 SERIAL_BLAS_MAX_SIZE = 2000
 
 
-def serial_blas(size: int, min_size: int = 0,
-                max_size: int | None = SERIAL_BLAS_MAX_SIZE) -> AbstractContextManager:
+def serial_blas(
+    size: int, min_size: int = 0, max_size: int | None = SERIAL_BLAS_MAX_SIZE
+) -> AbstractContextManager:
     """A context manager limiting BLAS to one thread when ``min_size <= size <= max_size``.
 
     Parameters

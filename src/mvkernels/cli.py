@@ -124,8 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.name == "all":
         if args.index is not None:
-            parser.error("--index applies to a single experiment; 'all' writes the index "
-                         "inside --output")
+            parser.error(
+                "--index applies to a single experiment; 'all' writes the index inside --output"
+            )
         results = run_all(
             quick=args.quick,
             output=args.output or "results",
