@@ -1,4 +1,4 @@
-"""Tests for OLOK, vv-RLS and operator-valued kernels (issue 4, SPEC.md section 3)."""
+"""Tests for OLOK, vv-RLS and operator-valued kernels (Audiffren & Kadri 2015)."""
 
 import numpy as np
 import pytest

@@ -290,7 +290,7 @@ class _BaseMVML(BaseEstimator):
 
         Nystrom mode, eq. (15) from the sufficient statistics:
         ``g~ = F (F^T M F + alpha I)^{-1} F^T b``, ``M = D_w C D_w``, ``b = D_w c``
-        (SPEC 1.1's robust form with any factor ``A~ = F F^T``; ``O((vp)^3)``).
+        (valid for any factor ``A~ = F F^T``, also of a singular metric; ``O((vp)^3)``).
         Both forms are valid for a singular PSD ``A`` (``g`` then lies in its range).
         """
         F = factor.F

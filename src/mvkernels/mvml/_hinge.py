@@ -1,4 +1,4 @@
-"""g-step of MVML-SVM: the dual of the hinge-loss problem (SPEC.md 2, paper eq. 6-8).
+"""g-step of MVML-SVM: the dual of the hinge-loss problem (paper eq. 6-8).
 
 Problem and dual constant
 -------------------------
@@ -30,7 +30,7 @@ So the constant of the quadratic term is **1/(4 lambda)**, not the printed 1/(2 
 eq. 7. The printed pair (eq. 7 with 1/(2 lambda), eq. 8 with 1/(2 lambda)) is not
 consistent for any single primal: eq. 7 as printed is the dual of the regulariser
 ``lambda/2 <g, A^+ g>``, whose map would be ``g = (1/lambda) A sum alpha_i y_i phi_i``.
-This module keeps the primal of SPEC.md 2 (``lambda <g, A^+ g>``, the same ``lambda`` as
+This module keeps the primal of eq. 6 (``lambda <g, A^+ g>``, the same ``lambda`` as
 MVML's ridge ``alpha``), the map of eq. 8 and the dual with ``1/(4 lambda)``; strong
 duality (zero gap) is tested, and the printed constant is tested to leave a gap.
 
@@ -108,7 +108,7 @@ def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, flo
 
     ``A = V diag(s) V^T`` (``eigh``); columns with ``s <= eig_floor * max(s)`` are dropped,
     so ``F`` has shape ``(d, rank)``. A learned block-sparse metric may be indefinite
-    (SPEC 1): the g-step then uses its positive part, and the minimum eigenvalue is
+    (see the MVML page): the g-step then uses its positive part, and the minimum eigenvalue is
     returned so that the caller can report it.
 
     Returns

@@ -167,7 +167,7 @@ class MVMLProblem:
         """``Z^T Z`` (v x v) and ``Z^T y_t`` (v,) for the w-step.
 
         Nystrom mode uses the sufficient statistics only: ``(Z^T Z)_lm = g_l^T C_lm g_m``,
-        ``(Z^T y)_l = g_l^T c_l`` (SPEC 1.1).
+        ``(Z^T y)_l = g_l^T c_l`` (eq. 17).
         """
         b, v = self.block_size, self.n_views
         if self.mode == "full":

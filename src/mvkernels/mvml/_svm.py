@@ -1,6 +1,6 @@
 """MVML-SVM: multi-view metric learning with the hinge loss (Huusari, Kadri & Capponi, JdS 2018).
 
-Formulas: ``SPEC.md`` section 2; equation numbers are those of the paper
+Equation numbers are those of the paper
 (``papers/002_69c5756a4c35ae14.txt``). The learning problem (eq. 6, with the hinge
 weighted by ``C`` as the paper's dual box ``0 <= alpha_i <= C = 1/n`` implies)::
 
