@@ -8,9 +8,9 @@ noisy nonlinear views of it (6, 4 and 3 columns) and a target y. With 200 landma
 * ``dask``: a ``LocalCluster`` (processes, 1 thread each), ``MVMLRegressor(n_landmarks=200,
   learn_weights=True).fit(Xs, y)`` on the Dask views and the Dask target, end to end:
   bandwidths from 2000 sampled rows and the 200 landmark rows gathered (one pass), the
-  sufficient statistics ``C = sum u u^T``, ``c = sum u y``, ``y^T y`` (eq. 15-17 of the MVML paper) as one Dask
-  reduction, then the (600 x 600) MVML iterations on the client; then a lazy ``predict``
-  on a held-out block (another seed), computed, and its R^2;
+  sufficient statistics ``C = sum u u^T``, ``c = sum u y``, ``y^T y`` (eq. 15-17 of the
+  MVML paper) as one Dask reduction, then the (600 x 600) MVML iterations on the client;
+  then a lazy ``predict`` on a held-out block (another seed), computed, and its R^2;
 * ``memory``: the same on ``--memory-n`` (1M) samples generated into NumPy arrays.
 
 ``--estimator nystrom`` measures ``BlockNystrom.fit`` + ``moments(Xs, y)`` only (the
