@@ -12,7 +12,7 @@ The methods (sources, and the choices each one leaves open, are in ``docs/baseli
 ===========================  ===================================================  ============
 estimator                    method                                               source
 ===========================  ===================================================  ============
-SingleViewRegressor /        kernel ridge (or SVM) on one view; the view is the  MVML paper
+SingleViewRegressor /        kernel ridge (or SVM) on one view; the view is the   MVML paper
 SingleViewClassifier         best by ``cv``-fold CV *on the training set*         Sec. 4
 EarlyFusionRegressor /       one kernel on the concatenated views                 MVML paper
 EarlyFusionClassifier                                                             Sec. 4 (ef)
@@ -20,10 +20,10 @@ LateFusionRegressor /        one model per view, outputs averaged               
 LateFusionClassifier                                                              Sec. 4 (lf)
 LpMKLRegressor /             lp-norm multiple kernel learning,                    Kloft et al.
 LpMKLClassifier              ``K = sum_m beta_m K_m``, ``||beta||_p = 1``         2011 (JMLR)
-OKLRegressor /               output kernel learning, ``k(x, x') L``,               Dinuzzo et al.
-OKLClassifier                block coordinate descent on ``C`` and ``L``           2011 (ICML)
+OKLRegressor /               output kernel learning, ``k(x, x') L``,              Dinuzzo et al.
+OKLClassifier                block coordinate descent on ``C`` and ``L``          2011 (ICML)
 MLKRRegressor /              metric learning for kernel regression                Weinberger &
-MLKRClassifier               (own implementation, L-BFGS)                        Tesauro 2007
+MLKRClassifier               (own implementation, L-BFGS)                         Tesauro 2007
 ===========================  ===================================================  ============
 
 Losses and targets: the regressors use the square loss (kernel ridge, no intercept, like
