@@ -10,8 +10,8 @@ which is what ``MVMLClassifierCV(cv=5)`` uses for a classifier):
   the same values as explicit ``kernel_params`` (read from the fitted CV estimator:
   ``best_kernel_params_`` divided by the chosen factor), one list per factor.
 
-Full run: the CV estimator's default grid (6 alphas x 6 etas x 5 factors x 10
-iterations = 1800 candidates, 9000 GridSearchCV fits: long on 2 cores). ``--quick``: a
+Full run: the CV estimator's default grid (6 alphas x 5 etas x 5 factors x 10
+iterations = 1500 candidates, 7500 GridSearchCV fits: long on 2 cores). ``--quick``: a
 sub-grid (3 x 3 x 3 x 10 = 270 candidates) for both.
 
 Also printed: one default ``MVMLClassifier(n_landmarks=0.12)`` fit and the ratio

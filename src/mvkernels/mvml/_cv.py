@@ -76,8 +76,9 @@ __all__ = [
 
 #: default ``alpha`` grid (the paper's lambda, searched in [1e-8, 10])
 DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 6))
-#: default ``eta`` grid (the paper's range [1e-3, 100])
-DEFAULT_ETAS = tuple(float(e) for e in np.logspace(-3, 2, 6))
+#: default ``eta`` grid (the paper's range is [1e-3, 100]; above ~10 the step cap
+#: ``mu < 0.499 / eta`` already collapses the metric to its rank-one part in a few steps)
+DEFAULT_ETAS = tuple(float(e) for e in np.logspace(-3, 1, 5))
 #: default bandwidth factors on the per-view mean-distance heuristic
 DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
 #: MVMLSVCCV's defaults (every candidate runs the dual solver: a smaller grid)
@@ -775,7 +776,7 @@ class MVMLRegressorCV(RegressorMixin, _MVMLCVBase):
     alphas : array-like or None, default=None
         Candidate ``alpha`` (the paper's lambda); None: ``logspace(-4, 1, 6)``.
     etas : array-like or None, default=None
-        Candidate ``eta`` for learned metrics; None: ``logspace(-3, 2, 6)``.
+        Candidate ``eta`` for learned metrics; None: ``logspace(-3, 1, 5)``.
     bandwidth_factors : array-like or None, default=None
         Factors on the per-view default bandwidth parameter (``gamma_l = f / (2 sigma_l^2)``
         for Gaussian kernels); None: ``(1, 2, 4, 8, 16)``. Ignored for kernels without
