@@ -27,17 +27,15 @@ BANDWIDTH_KERNELS = ("rbf", "laplacian")
 
 def resolve_bandwidths(
     kernel: Any, kernel_params: Any, Xs: list, factor: float, random_state: Any = None
-) -> tuple[list, bool]:
+) -> list[dict | None]:
     """Per-view ``kernel_params`` with every open bandwidth made explicit.
 
-    Returns ``(params, changed)``: one dict (or None) per view, and whether any view's
-    bandwidth was resolved here (when not, ``params`` may be passed on unchanged).
-    Views may be NumPy or Dask arrays (only the sampled rows are read).
+    Returns one dict (or None) per view. Views may be NumPy or Dask arrays (only the
+    sampled rows are read).
     """
     kernels = make_view_kernels(kernel, kernel_params, len(Xs))
     rng = check_random_state(random_state)
     out: list[dict | None] = []
-    changed = False
     for Xv, kern in zip(Xs, kernels):
         given = dict(kern.params)
         open_bw = (
@@ -53,10 +51,9 @@ def resolve_bandwidths(
                     "gamma": float(factor) * float(kern.params_["gamma"]),
                 }
             )
-            changed = True
         else:
             out.append(given or None)
-    return out, changed
+    return out
 
 
 def scale_bandwidths(kernel: Any, params: list, factor: float) -> list:

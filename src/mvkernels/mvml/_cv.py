@@ -60,7 +60,7 @@ from ..nystrom import BlockNystrom, FeatureMoments, _check_known_lengths, defaul
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from ._estimators import MVMLClassifier, MVMLRegressor, _mvml_constraints, auto_n_landmarks
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
-from ._metric import LEARNED_METRICS, PSDFactor, _sym, cov_metric_nystrom
+from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
 from ._svm import MVMLSVC
 
@@ -85,8 +85,6 @@ DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
 SVC_DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4)
 SVC_DEFAULT_ETAS = (1.0,)
 SVC_DEFAULT_BANDWIDTH_FACTORS = (2.0, 8.0)
-
-_BANDWIDTH_KERNELS = BANDWIDTH_KERNELS
 
 
 def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMoments:
@@ -297,13 +295,7 @@ class _MVMLCVBase(BaseEstimator):
             y = column_or_1d(np.asarray(y), warn=True)
             check_classification_targets(y)
             self.classes_, yi = np.unique(y, return_inverse=True)
-            if len(self.classes_) == 0:
-                raise ValueError(f"{type(self).__name__}: y is empty (0 samples)")
-            if len(self.classes_) < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs samples of at least 2 classes; y has only "
-                    f"one class: {self.classes_[0]}"
-                )
+            MVMLClassifier._check_n_classes(self)  # same check and messages
             Y = MVMLClassifier._encode_targets(yi, len(self.classes_))
             return Y, y, y
         if is_dask_collection(y):
@@ -349,13 +341,15 @@ class _MVMLCVBase(BaseEstimator):
 
         # per-view base kernel parameters, then the bandwidth grid
         kernels = make_view_kernels(self.kernel, self.kernel_params, v)
-        has_bandwidth = any(k.name in _BANDWIDTH_KERNELS for k in kernels)
+        has_bandwidth = any(k.name in BANDWIDTH_KERNELS for k in kernels)
         factors = (
             self._grid(self.bandwidth_factors, self._default_factors, "bandwidth_factors")
             if has_bandwidth
             else np.array([1.0])
         )
-        base_params = self._base_kernel_params(kernels, Xs)
+        base_params = resolve_bandwidths(
+            self.kernel, self.kernel_params, Xs, 1.0, self.random_state
+        )
 
         if self.n_landmarks is None:
             if dask_input:
@@ -383,7 +377,6 @@ class _MVMLCVBase(BaseEstimator):
                 Y,
                 y_score,
                 splits,
-                kernels,
                 base_params,
                 factors,
                 alphas,
@@ -393,7 +386,7 @@ class _MVMLCVBase(BaseEstimator):
                 scorer,
                 scores,
             )
-        self._store_results(scores, factors, alphas, etas, K, base_params, kernels, n_landmarks)
+        self._store_results(scores, factors, alphas, etas, K, base_params)
         if self.refit:
             best = self.best_params_
             est = self._base_estimator().set_params(
@@ -417,7 +410,6 @@ class _MVMLCVBase(BaseEstimator):
         Y: Any,
         y_score: np.ndarray,
         splits: list,
-        kernels: list,
         base_params: list,
         factors: np.ndarray,
         alphas: np.ndarray,
@@ -429,7 +421,7 @@ class _MVMLCVBase(BaseEstimator):
     ) -> None:
         n_splits = len(splits)
         for fi, f in enumerate(factors):
-            kp = self._scaled_params(kernels, base_params, f)
+            kp = scale_bandwidths(self.kernel, base_params, f)
             if self.verbose:
                 print(
                     f"[{type(self).__name__}] bandwidth factor {f:g} "
@@ -443,14 +435,6 @@ class _MVMLCVBase(BaseEstimator):
                 scores[fi] = self._score_nystrom(
                     Xs, Y, y_score, splits, kp, n_landmarks, alphas, etas, K, scorer
                 )
-
-    # ------------------------------------------------------------------ bandwidths
-    def _base_kernel_params(self, kernels: list, Xs: list) -> list[dict | None]:
-        """Per-view kernel parameters at factor 1 (the per-view heuristic)."""
-        return resolve_bandwidths(self.kernel, self.kernel_params, Xs, 1.0, self.random_state)[0]
-
-    def _scaled_params(self, kernels: list, base: list, factor: float) -> list[dict | None]:
-        return scale_bandwidths(self.kernel, base, factor)
 
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(
@@ -468,12 +452,9 @@ class _MVMLCVBase(BaseEstimator):
         if scorer is not None:
             if is_dask_collection(U):
                 U = np.asarray(U.compute())
-            out = np.empty(n_cand)
-            Frozen = _FrozenClassifier if classes is not None else _FrozenRegressor
-            for c in range(n_cand):
-                D = U @ GW[c].T
-                out[c] = scorer(Frozen(D, classes), np.zeros((D.shape[0], 1)), y_te)
-            return out
+            return np.array(
+                [_score_outputs(U @ GW[c].T, y_te, classes, scorer) for c in range(n_cand)]
+            )
         flat = GW.reshape(n_cand * T, d).T
 
         def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
@@ -481,9 +462,9 @@ class _MVMLCVBase(BaseEstimator):
             if classes is not None:
                 pred = (D[:, :, 0] > 0).astype(int) if T == 1 else np.argmax(D, axis=2)
                 yi = np.searchsorted(classes, yb)
-                return np.stack([(pred == yi[:, None]).sum(axis=0), np.zeros(n_cand)], axis=1)
+                return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
             r = yb[:, None] - D[:, :, 0]
-            return np.stack([(r * r).sum(axis=0), np.zeros(n_cand)], axis=1)
+            return (r * r).sum(axis=0)
 
         if is_dask_collection(U):
             import dask
@@ -496,14 +477,14 @@ class _MVMLCVBase(BaseEstimator):
             acc = np.sum(dask.compute(*parts), axis=0)
         else:
             chunk = default_chunk_size(max(n_cand * T, d))
-            acc = np.zeros((n_cand, 2))
+            acc = np.zeros(n_cand)
             for s in range(0, U.shape[0], chunk):
                 acc += stats(U[s : s + chunk], y_te[s : s + chunk])
         m = y_te.shape[0]
         if classes is not None:
-            return acc[:, 0] / m
+            return acc / m
         sst = float(((y_te - y_te.mean()) ** 2).sum())
-        return 1.0 - acc[:, 0] / sst if sst > 0 else np.where(acc[:, 0] == 0, 1.0, 0.0)
+        return 1.0 - acc / sst if sst > 0 else np.where(acc == 0, 1.0, 0.0)
 
     # ------------------------------------------------------------------ Nystrom CV
     def _score_nystrom(
@@ -585,23 +566,12 @@ class _MVMLCVBase(BaseEstimator):
         if self._fast_path():
             with serial_blas(d):
                 w = np.full(v, 1.0 / v)
-                dw = problem.weight_vector(w)
-                M = _sym(problem.gram * dw[:, None] * dw[None, :])
-                B = (problem.cross * dw[:, None]).T
+                M, B = problem.weighted_statistics(w)
                 if self.metric in ("identity", "cov"):
-                    if self.metric == "identity":
-                        F = np.eye(d)
-                    else:
-                        A0 = cov_metric_nystrom(
-                            problem.gram,
-                            problem.feature_sum,
-                            problem.n_samples,
-                            v,
-                            scatter=problem.feature_scatter,
-                        )
-                        F = PSDFactor(A0, eig_floor=self.eig_floor).F
+                    A0 = self._base_estimator()._initial_metric(problem)
+                    F = PSDFactor(A0, eig_floor=self.eig_floor).F
                     G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
-                    out[:, 0, 0] = G * dw
+                    out[:, 0, 0] = G * problem.weight_vector(w)
                     return out, None
                 spec = SharedSpectrum.from_matrix(M)
                 Bb = spec.rotate(B)
@@ -701,8 +671,6 @@ class _MVMLCVBase(BaseEstimator):
         etas: np.ndarray,
         K: int,
         base_params: list,
-        kernels: list,
-        n_landmarks: Any,
     ) -> None:
         learned = self._learned()
         n_splits = scores.shape[-1]
@@ -748,8 +716,8 @@ class _MVMLCVBase(BaseEstimator):
         self.best_index_ = int(order[0])
         self.best_params_ = dict(params[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
-        self.best_kernel_params_ = self._scaled_params(
-            kernels, base_params, self.best_params_["bandwidth_factor"]
+        self.best_kernel_params_ = scale_bandwidths(
+            self.kernel, base_params, self.best_params_["bandwidth_factor"]
         )
         self.n_splits_ = n_splits
 
@@ -817,10 +785,6 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
 
     _base_class = MVMLRegressor
 
-    def predict(self, X: Any) -> Any:
-        """Predictions of ``best_estimator_``."""
-        return self._check_refit().predict(X)
-
 
 class MVMLClassifierCV(ClassifierMixin, _MVMLCVBase):
     """:class:`~mvkernels.MVMLClassifier` with built-in cross-validation.
@@ -833,16 +797,12 @@ class MVMLClassifierCV(ClassifierMixin, _MVMLCVBase):
 
     _base_class = MVMLClassifier
 
-    def predict(self, X: Any) -> Any:
-        """Class labels from ``best_estimator_``."""
-        return self._check_refit().predict(X)
-
     def decision_function(self, X: Any) -> Any:
         """Outputs of ``best_estimator_``."""
         return self._check_refit().decision_function(X)
 
 
-class MVMLSVCCV(ClassifierMixin, _MVMLCVBase):
+class MVMLSVCCV(MVMLClassifierCV):
     """:class:`~mvkernels.MVMLSVC` (hinge loss) with built-in cross-validation.
 
     As :class:`MVMLClassifierCV`, with a smaller default grid because every candidate
@@ -858,11 +818,3 @@ class MVMLSVCCV(ClassifierMixin, _MVMLCVBase):
     _default_alphas = SVC_DEFAULT_ALPHAS
     _default_etas = SVC_DEFAULT_ETAS
     _default_factors = SVC_DEFAULT_BANDWIDTH_FACTORS
-
-    def predict(self, X: Any) -> Any:
-        """Class labels from ``best_estimator_``."""
-        return self._check_refit().predict(X)
-
-    def decision_function(self, X: Any) -> Any:
-        """Outputs of ``best_estimator_``."""
-        return self._check_refit().decision_function(X)

@@ -216,7 +216,7 @@ class _BaseMVML(BaseEstimator):
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
         v = len(Xs)
-        kernel_params, _ = resolve_bandwidths(
+        kernel_params = resolve_bandwidths(
             self.kernel, self.kernel_params, Xs, self.bandwidth_factor, self.random_state
         )
         self.kernel_params_ = kernel_params
@@ -304,9 +304,8 @@ class _BaseMVML(BaseEstimator):
                 check_finite=False,
             )
             return F @ (PF.T @ beta)
-        d = problem.weight_vector(w)
-        M = problem.gram * d[:, None] * d[None, :]
-        b = d * problem.cross[:, t]
+        M, B = problem.weighted_statistics(w)
+        b = B[t]
         S = _sym(F.T @ M @ F)
         S[np.diag_indices_from(S)] += self.alpha
         x = linalg.cho_solve(
@@ -468,9 +467,7 @@ class _BaseMVML(BaseEstimator):
         :meth:`_fit_target`, see :mod:`mvkernels.mvml._lowrank`)."""
         v, T = problem.n_views, problem.n_targets
         w = np.full(v, 1.0 / v)
-        dw = problem.weight_vector(w)
-        M = _sym(problem.gram * dw[:, None] * dw[None, :])
-        B = (problem.cross * dw[:, None]).T  # (T, d)
+        M, B = problem.weighted_statistics(w)
         yy = np.asarray(problem.target_sq, dtype=np.float64)
         if self.metric in ("identity", "cov"):
             factor = PSDFactor(A0, eig_floor=self.eig_floor)
@@ -478,8 +475,7 @@ class _BaseMVML(BaseEstimator):
             out = []
             for t in range(T):
                 g = G[t]
-                loss = max(yy[t] - 2.0 * float(B[t] @ g) + float(g @ M @ g), 0.0)
-                obj = loss + self.alpha * factor.quad(g)
+                obj = self._data_loss(problem, t, g, w) + self.alpha * factor.quad(g)
                 out.append(
                     dict(
                         A=A0,

@@ -79,29 +79,6 @@ def _solve_spd(K: np.ndarray, x: np.ndarray) -> np.ndarray:
         return np.linalg.solve(K, x[..., None])[..., 0]
 
 
-def _tmv(W: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Stacked ``W^T v``: (b, d, r), (b, d) -> (b, r)."""
-    return np.matmul(v[:, None, :], W)[:, 0, :]
-
-
-def _mv(W: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Stacked ``W x``: (b, d, r), (b, r) -> (b, d)."""
-    return np.matmul(W, x[:, :, None])[:, :, 0]
-
-
-def _ainv(
-    s: np.ndarray, W: np.ndarray, v: np.ndarray, gram: np.ndarray | None = None
-) -> np.ndarray:
-    """``A^{-1} v`` for ``A = s I + W W^T`` (stacked; Woodbury). ``gram``: ``W^T W``."""
-    if W.shape[-1] == 0:
-        return v / s[:, None]
-    r = W.shape[-1]
-    if gram is None:
-        gram = np.matmul(np.swapaxes(W, 1, 2), W)
-    y = _solve_spd(gram + s[:, None, None] * np.eye(r), _tmv(W, v))
-    return (v - _mv(W, y)) / s[:, None]
-
-
 def _frob2(s: np.ndarray, gram: np.ndarray, d: int) -> np.ndarray:
     """``||s I + W W^T||_F^2`` from ``gram = W^T W`` (stacked)."""
     if gram.shape[-1] == 0:
@@ -109,22 +86,6 @@ def _frob2(s: np.ndarray, gram: np.ndarray, d: int) -> np.ndarray:
     return (
         s**2 * d + 2.0 * s * np.trace(gram, axis1=1, axis2=2) + np.einsum("bij,bij->b", gram, gram)
     )
-
-
-def _g_step(
-    lam: np.ndarray, s: np.ndarray, W: np.ndarray, alpha: np.ndarray, Bb: np.ndarray
-) -> np.ndarray:
-    """Eq. (15) in the eigenbasis: ``g = A (diag(lam) A + alpha I)^{-1} b`` for
-    ``A = s I + W W^T`` (stacked over the batch)."""
-    D = s[:, None] * lam[None, :] + alpha[:, None]
-    t = Bb / D
-    if W.shape[-1] == 0:
-        return s[:, None] * t
-    r = W.shape[-1]
-    E = np.matmul(np.swapaxes(W, 1, 2), W * (lam[None, :] / D)[:, :, None]) + np.eye(r)
-    v = _solve_spd(E, _tmv(W, t))
-    z = t - lam[None, :] * _mv(W, v) / D
-    return s[:, None] * z + _mv(W, _tmv(W, z))
 
 
 def _data_loss(lam: np.ndarray, Bb: np.ndarray, yy: np.ndarray, G: np.ndarray) -> np.ndarray:

@@ -112,6 +112,12 @@ class MVMLProblem:
         """Diagonal of ``D_w = blockdiag(w_l I)`` (length ``dim``)."""
         return np.repeat(np.asarray(w, dtype=np.float64), self.block_size)
 
+    def weighted_statistics(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Nystrom mode: ``M = D_w C D_w`` (dim, dim) and the rows ``b_t = D_w c_t``
+        (T, dim), the only data the square-loss g-step sees (eq. 15)."""
+        d = self.weight_vector(w)
+        return self.gram * d[:, None] * d[None, :], (self.cross * d[:, None]).T
+
     def design(self, w: np.ndarray) -> np.ndarray:
         """Full mode: ``P = W H = [w_1 K_1, ..., w_v K_v]`` (n x nv), cached per ``w``."""
         if self.mode != "full":
