@@ -498,7 +498,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_
             )
         if any(is_dask_collection(V) for V in Xs):
-            from ._dask import as_aligned_views
+            from .nystrom._dask import as_aligned_views
 
             Xs, _ = as_aligned_views(Xs)
         return Xs
