@@ -68,9 +68,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._linalg import robust_eigh
-from ._threads import serial_blas
-from ._validation import (
+from .._linalg import robust_eigh
+from .._threads import serial_blas
+from .._validation import (
     KernelSpec,
     as_real_array,
     check_not_complex,
@@ -78,7 +78,7 @@ from ._validation import (
     positive_int,
     positive_real,
 )
-from .operator_kernels import DecomposableKernel, OperatorKernel
+from ..operator_kernels import DecomposableKernel, OperatorKernel
 
 __all__ = ["OLOKRegressor", "VVRLSRegressor", "olok_reference", "theorem_t0"]
 
