@@ -124,7 +124,6 @@ def test_olok_quick(tmp_path, data_dir):
 
     result, report = _run("olok", tmp_path, data_dir)
     assert "click" in report.lower()  # names the missing data set
-    assert result["speed"]["max_abs_diff"] < 1e-8  # fast path == per-sample Algorithm 1
     for name in ("synthetic", "wine", "parkinson"):
         row = result["table"][name]
         vv, ol = np.mean(row["mse"]["vv-RLS"]), np.mean(row["mse"]["OLOK"])

@@ -1,68 +1,14 @@
-"""OLOK: online learning with operator-valued kernels, and its batch counterpart vv-RLS.
-
-Audiffren & Kadri (ESANN 2015), "Online Learning with Operator-valued Kernels".
-
-OLOK (Algorithm 1) is NORMA with a matrix-valued kernel ``K(x, x') in R^{d x d}``. With
-``f_0 = 0``, at time ``t`` with ``(x_t, y_t)``:
-
-1. ``alpha_{t,t} = -eta_t grad_z l(z, y_t) at z = f_{t-1}(x_t)``;
-2. ``alpha_{i,t} = (1 - eta_t lambda) alpha_{i,t-1}`` for ``i < t``;
-3. (optional truncation) ``alpha_{i,t} = 0`` for ``i <= t - s_t`` (keep the last ``s_t``);
-4. ``f_t(x) = sum_i K(x, x_i) alpha_{i,t}``,
-
-the expansion of the stochastic gradient step of Eq. (1),
-``f_t = (1 - eta_t lambda) f_{t-1} - eta_t K(x_t, .) grad_z l(f_{t-1}(x_t), y_t)``.
-
-Implementation (exactly the algorithm above, only reorganised):
-
-* **Lazy decay.** Step 2 is never applied to the stored coefficients. We keep one running
-  scale ``c_t = prod_{u <= t} (1 - eta_u lambda)`` and store ``beta_i = alpha_{i,i} / c_i``,
-  so ``alpha_{i,t} = c_t beta_i``. When ``c_t`` falls below ``1e-100`` the stored ``beta``
-  are multiplied by ``c_t`` and ``c_t`` reset to 1 (renormalisation, no underflow).
-* **Support storage** is preallocated and grows geometrically (doubling); truncation only
-  moves the start of the live window, and the window is compacted to the front of the
-  buffer instead of growing when more than half of the buffer is dead.
-* **Block updates.** A batch is processed in blocks of ``b`` rows (``_block_size``, 256).
-  The contribution of the support stored before the block to all ``b`` predictions is one
-  vectorised kernel evaluation and product (masked by each row's truncation window). Within
-  the block, row ``j``'s prediction depends on the coefficients of rows ``< j``, so the
-  rows are resolved by a forward recursion over the strictly lower-triangular in-block
-  kernel matrix: ``u_j = old_j + sum_{l<j} k(x_j, x_l) beta_l``,
-  ``f_{t+j-1}(x_j) = c_{t+j-1} u_j B``, ``beta_j = alpha_{j,j} / c_{t+j}``. This is
-  algebraically the per-sample algorithm (tests: to 1e-10 against
-  :func:`olok_reference`, with and without truncation). For the squared loss and a
-  decomposable kernel the recursion is linear in ``beta`` and is done as ``d`` unit
-  lower-triangular solves in the eigenbasis of ``B`` (no Python loop over rows); other
-  losses and general operator kernels run the row loop. Batches run with single-threaded
-  BLAS (the block products are thin; threaded BLAS was 2-3x slower on shared cores).
-
-Truncation schedules (``truncation``): ``None`` (keep everything), an integer ``s`` (fixed
-window of the last ``s`` samples), or ``"theorem"``: Theorem 1's
-``s_t = max(ceil(c t^{1/2 + eps}), t_0)`` with ``eps = truncation_eps``, ``c =
-truncation_scale`` (default 1, the theorem's form; a constant factor keeps the theorem's
-``t^{1/2 + eps}`` growth and only moves the work budget) and ``t_0`` from the theorem,
-``t_0 = min{t : eta lambda < sqrt(t), exp(-eta lambda t^eps) <= eta lambda / sqrt(t),
-t^{1/2 + eps} <= 0.75 t}`` (:func:`theorem_t0`), unless ``truncation_t0`` is
-given. Note that the theorem's ``t_0`` is large (about 3e5 for ``eta lambda = 0.3`` and
-``eps = 0.25``), so on shorter streams "theorem" keeps every sample.
-
-Default bandwidth of an online learner: for an rbf (or laplacian) kernel without
-``gamma``/``sigma`` the bandwidth is set once, from the *first batch* given to
-:meth:`OLOKRegressor.partial_fit` (for :meth:`~OLOKRegressor.fit`, from the whole ``X``),
-with MVML's rule (mean pairwise distance, subsampled to 2000 rows with ``random_state``),
-and frozen afterwards (changing it later would change the function already learnt). A first
-batch of one row (or :meth:`~OLOKRegressor.learn_one`) cannot set it: give ``gamma``.
-"""
+"""The estimators: :class:`OLOKRegressor` (Algorithm 1, exact or in a feature space) and
+:class:`VVRLSRegressor` (its batch counterpart)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, cast
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -79,8 +25,15 @@ from .._validation import (
     positive_real,
 )
 from ..operator_kernels import DecomposableKernel, OperatorKernel
-
-__all__ = ["OLOKRegressor", "VVRLSRegressor", "olok_reference", "theorem_t0"]
+from ._features import FEATURE_KINDS, FeatureMap, check_feature_kernel
+from ._problem import GROWTH, LOSSES, Schedule, grad_squared, make_operator_kernel, theorem_t0
+from ._steps import (
+    FeatureExpansion,
+    OutputBasis,
+    SupportExpansion,
+    block_recursion,
+    block_solve_squared,
+)
 
 _RENORM = 1e-100  # renormalise the running scale below this
 _FLOOR = 1e-200  # never let the scale go below this inside a block
@@ -90,111 +43,16 @@ _FLOOR = 1e-200  # never let the scale go below this inside a block
 _SERIAL_MIN_ROWS = 64
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def theorem_t0(eta: float, lam: float, eps: float, t_max: float = 1e15) -> int:
-    """Theorem 1's ``t_0(lambda, eta, eps)``, the smallest integer ``t`` with
-
-    ``eta lambda < sqrt(t)``, ``exp(-eta lambda t^eps) <= eta lambda t^{-1/2}`` and
-    ``t^{1/2 + eps} <= 0.75 t``.
-
-    Raises ``ValueError`` when ``eta * lam <= 0``, ``eps`` is not in (0, 1/2), or no such
-    ``t`` exists below ``t_max``.
-    """
-    el = float(eta) * float(lam)
-    if not el > 0:
-        raise ValueError("the 'theorem' truncation needs eta0 * alpha > 0 (Theorem 1)")
-    if not 0 < eps < 0.5:
-        raise ValueError(f"truncation_eps must lie in (0, 0.5), got {eps!r}")
-
-    def ok(t: np.ndarray | int) -> np.ndarray:
-        t = np.asarray(t, dtype=np.float64)
-        return (
-            (el < np.sqrt(t))
-            & (-el * t**eps <= np.log(el) - 0.5 * np.log(t))
-            & (t ** (0.5 + eps) <= 0.75 * t)
-        )
-
-    start = 1
-    while start <= 2_000_000:  # exact scan over the first two million integers
-        t = np.arange(start, start + 200_000)
-        hit = np.flatnonzero(ok(t))
-        if hit.size:
-            return int(t[hit[0]])
-        start += 200_000
-    # beyond: all three conditions are monotone (the second one's log-ratio is unimodal and
-    # decreasing here), so double then bisect
-    lo, hi = start - 1, 2 * start
-    while not ok(hi):
-        lo, hi = hi, 2 * hi
-        if hi > t_max:
-            raise ValueError(
-                f"Theorem 1's t_0 exceeds {t_max:.0e} for eta*lambda={el}, eps={eps}; "
-                "increase truncation_eps or give truncation_t0"
-            )
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return int(hi)
-
-
-def _grad_squared(P: np.ndarray, Y: np.ndarray, epsilon: float) -> np.ndarray:
-    return P - Y
-
-
-def _grad_eps(P: np.ndarray, Y: np.ndarray, epsilon: float) -> np.ndarray:
-    R = P - Y
-    nrm = np.linalg.norm(R, axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        G = np.where(nrm > epsilon, R / np.where(nrm > 0, nrm, 1.0), 0.0)
-    return G
-
-
-def _loss_squared(P: np.ndarray, Y: np.ndarray, epsilon: float) -> np.ndarray:
-    return 0.5 * np.sum((P - Y) ** 2, axis=-1)
-
-
-def _loss_eps(P: np.ndarray, Y: np.ndarray, epsilon: float) -> np.ndarray:
-    return np.maximum(np.linalg.norm(P - Y, axis=-1) - epsilon, 0.0)
-
-
-#: growth test (squared loss): online predictions larger than this multiple of the largest
-#: target seen so far mean the recursion is unstable (eta_t ||K(x, x)||_op >= 2)
-_GROWTH = 1e6
-
-_LOSSES = {
-    "squared": (_loss_squared, _grad_squared),
-    "squared_error": (_loss_squared, _grad_squared),
-    "epsilon_insensitive": (_loss_eps, _grad_eps),
-}
-
-
-def _make_operator_kernel(kernel: Any, kernel_params: Any, output_kernel: Any) -> OperatorKernel:
-    """A fresh (unfitted) operator kernel from estimator parameters."""
-    if isinstance(kernel, OperatorKernel):
-        if kernel_params:
-            raise ValueError("kernel_params cannot be combined with an OperatorKernel instance")
-        if output_kernel is not None:
-            raise ValueError(
-                "output_kernel cannot be combined with an OperatorKernel instance; "
-                "the kernel defines its own output structure"
-            )
-        return copy.deepcopy(kernel)
-    return DecomposableKernel(kernel, kernel_params, output_kernel)
-
-
 # --------------------------------------------------------------------------- OLOK
 class OLOKRegressor(RegressorMixin, BaseEstimator):
     """Online learning with operator-valued kernels (OLOK, Algorithm 1 of Audiffren & Kadri).
 
     Stochastic gradient descent on the instantaneous regularised risk
     ``R_inst(f, x, y) = l(f(x), y) + alpha/2 ||f||^2`` in the RKHS of the operator-valued kernel
-    ``K(x, x') = k(x, x') B`` (Eq. (1)), with lazy decay, geometric support storage and exact
-    block updates (see the module docstring).
+    ``K(x, x') = k(x, x') B`` (Eq. (1)), with lazy decay, support storage and exact block
+    updates (see :mod:`mvkernels.olok`); or the same algorithm in an explicit feature space
+    of ``k`` (``features``), where the model is one ``n_features x d`` matrix and memory does
+    not grow with the stream.
 
     Parameters
     ----------
@@ -210,6 +68,15 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     output_kernel : None, float or array of shape (d, d), default None
         ``B``: None = identity; a float ``rho`` = 1 on the diagonal and ``rho`` elsewhere
         (``0.1`` is the paper's ``J``); or an explicit symmetric PSD matrix.
+    features : None or {"rff", "nystrom", "identity"}, default None
+        None: exact OLOK, the model is a kernel expansion over the (live) samples.
+        Otherwise OLOK with the kernel ``phi(x)^T phi(x') B`` of an explicit feature map:
+        ``"identity"`` (``phi(x) = x``, exact for the linear kernel), ``"rff"`` (random
+        Fourier features of the rbf or laplacian kernel, drawn with ``random_state``),
+        ``"nystrom"`` (Nystrom features on the first ``n_features`` rows of the stream, which
+        are learnt exactly before the switch). Needs a decomposable kernel and no truncation.
+    n_features : int, default 1000
+        Number of features ``D`` of "rff" and "nystrom" (the Nystrom budget).
     eta0 : float, default 1.0
         Initial learning rate (the paper's ``eta``; its experiments use 0.1). With a
         normalised kernel (``k(x, x) = 1``, ``B = I``) ``eta_1 = 1`` fits the first sample
@@ -227,19 +94,20 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         int ``s`` is a fixed window, "theorem" uses Theorem 1's schedule.
     truncation_eps : float, default 0.25
         ``eps`` in ``s_t = max(ceil(c t^{1/2+eps}), t_0)`` (only for "theorem").
+    truncation_t0 : int, optional
+        ``t_0`` of that schedule; default: Theorem 1's value, :func:`theorem_t0`.
     truncation_scale : float, default 1.0
         ``c > 0`` in that schedule (only for "theorem"): a constant factor on the window,
         i.e. on the work per step; Theorem 1's bound needs the ``t^{1/2+eps}`` growth only.
-    truncation_t0 : int, optional
-        ``t_0`` of that schedule; default: Theorem 1's value, :func:`theorem_t0`.
     loss : {"squared", "epsilon_insensitive"}, default "squared"
         ``1/2 ||z - y||^2`` (gradient ``z - y``) or ``max(0, ||z - y||_2 - epsilon)``
         (1-Lipschitz, Assumption 2 of Theorem 1).
     epsilon : float, default 0.1
         Width of the insensitive zone (epsilon-insensitive loss only).
     random_state : int, RandomState or None
-        Only used to subsample rows for the default bandwidth; the updates are deterministic
-        and follow the order of the rows (no shuffling: order is the stream).
+        Subsampling of rows for the default bandwidth and the draws of "rff"; the updates
+        are deterministic and follow the order of the rows (no shuffling: order is the
+        stream).
 
     Attributes
     ----------
@@ -247,10 +115,16 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         The fitted operator kernel (bandwidth and ``B`` resolved).
     t_ : int
         Number of samples seen (the time ``t``).
-    support_vectors_ : ndarray of shape (m, n_features)
-        Inputs of the live coefficients (the last ``s_t`` with truncation).
+    support_vectors_ : ndarray of shape (m, n_features_in_)
+        Inputs of the live coefficients (the last ``s_t`` with truncation); only while the
+        model is a kernel expansion.
     dual_coef_ : ndarray of shape (m, n_outputs)
-        ``alpha_{i,t}`` of the live support, scale factor applied.
+        ``alpha_{i,t}`` of the live support, scale factor applied (kernel expansion only).
+    feature_map_ : object
+        The explicit feature map (``features`` set; for "nystrom" once the basis is built),
+        with ``transform(X) -> phi(X)`` and ``n_features``.
+    coef_ : ndarray of shape (n_features, n_outputs)
+        ``W`` with ``f(x) = phi(x)^T W`` (feature-space model only).
     n_features_in_, n_outputs_ : int
 
     Notes
@@ -258,14 +132,32 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     ``learn_one``/``predict_one`` take river-style feature dicts (keys fixed by the first
     call, any order later) or 1-D arrays, and targets as a scalar, 1-D array or dict.
     ``fit`` resets the model and makes one pass; ``partial_fit`` continues the stream.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels import OLOKRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((2000, 5))
+    >>> Y = np.c_[np.sin(X[:, 0]), np.cos(X[:, 1])]
+    >>> exact = OLOKRegressor(kernel_params={"gamma": 0.2}, output_kernel=0.1, eta0=0.5)
+    >>> rff = OLOKRegressor(kernel_params={"gamma": 0.2}, output_kernel=0.1, eta0=0.5,
+    ...                     features="rff", n_features=300, random_state=0)
+    >>> for a in range(0, 2000, 500):
+    ...     _ = rff.partial_fit(X[a : a + 500], Y[a : a + 500])
+    >>> rff.coef_.shape
+    (300, 2)
+    >>> bool(exact.fit(X, Y).score(X, Y) > 0.8 and rff.score(X, Y) > 0.8)
+    True
     """
 
     _block_size = 256
-    _t0: int  # Theorem 1's t_0, set by _check_params for truncation="theorem"
     _parameter_constraints: dict = {
         "kernel": [KernelSpec(allow_list=False, allow_precomputed=False), OperatorKernel],
         "kernel_params": [dict, None],
         "output_kernel": "no_validation",  # checked when the kernel is built
+        "features": [StrOptions(set(FEATURE_KINDS)), None],
+        "n_features": [positive_int()],
         "eta0": [positive_real()],
         "learning_rate": [StrOptions({"invscaling", "constant"}), callable],
         "power_t": [nonnegative_real()],
@@ -274,7 +166,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         "truncation_eps": [Interval(Real, 0, 0.5, closed="neither")],
         "truncation_t0": [positive_int(), None],
         "truncation_scale": [positive_real()],
-        "loss": [StrOptions(set(_LOSSES))],
+        "loss": [StrOptions(set(LOSSES))],
         "epsilon": [nonnegative_real()],
         "random_state": ["random_state"],
     }
@@ -284,6 +176,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         kernel: str | Callable | OperatorKernel = "rbf",
         kernel_params: dict | None = None,
         output_kernel: Any = None,
+        features: str | None = None,
+        n_features: int = 1000,
         eta0: float = 1.0,
         learning_rate: str | Callable = "invscaling",
         power_t: float = 0.5,
@@ -299,6 +193,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.output_kernel = output_kernel
+        self.features = features
+        self.n_features = n_features
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.power_t = power_t
@@ -319,100 +215,50 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self) -> None:
-        self._validate_params()  # every parameter (_parameter_constraints), then the joint rules
-
-        def pos(name: str, v: Any, strict: bool = True) -> float:
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
-                raise TypeError(f"{name} must be a number, got {v!r}")
-            v = float(v)
-            if not np.isfinite(v) or (v <= 0 if strict else v < 0):
-                raise ValueError(f"{name} must be {'>' if strict else '>='} 0, got {v!r}")
-            return v
-
-        pos("eta0", self.eta0)
-        pos("alpha", self.alpha, strict=False)
-        pos("power_t", self.power_t, strict=False)
-        pos("epsilon", self.epsilon, strict=False)
-        if self.loss not in _LOSSES:
-            raise ValueError(f"loss must be one of {sorted(_LOSSES)}, got {self.loss!r}")
-        lr = self.learning_rate
-        if not (callable(lr) or lr in ("invscaling", "constant")):
-            raise ValueError(
-                f"learning_rate must be 'invscaling', 'constant' or a callable, got {lr!r}"
-            )
-        if not callable(lr) and self.eta0 * self.alpha >= 1:
+        """Every parameter (``_parameter_constraints``), then the rules across parameters;
+        sets the stream's :class:`Schedule`."""
+        self._validate_params()
+        if not callable(self.learning_rate) and self.eta0 * self.alpha >= 1:
             raise ValueError(
                 f"eta_t * alpha must be < 1 for every t (Algorithm 1), but eta_1 * alpha = "
                 f"{self.eta0} * {self.alpha} = {self.eta0 * self.alpha:.4g}; lower eta0 or alpha"
             )
-        tr = self.truncation
-        if tr is None:
-            self._window_kind = None
-        elif isinstance(tr, str):
-            if tr != "theorem":
+        if self.features is not None:
+            if self.truncation is not None:
                 raise ValueError(
-                    f"truncation must be None, a positive int or 'theorem', got {tr!r}"
+                    f"truncation={self.truncation!r} cannot be combined with "
+                    f"features={self.features!r}: a feature-space model has no support to "
+                    "truncate (its size is fixed by n_features); use truncation=None"
                 )
-            self._window_kind = "theorem"
-            c = self.truncation_scale
-            if isinstance(c, bool) or not isinstance(c, Real) or not (np.isfinite(c) and c > 0):
-                raise ValueError(f"truncation_scale must be a finite number > 0, got {c!r}")
-            if self.truncation_t0 is None:
-                self._t0 = theorem_t0(self.eta0, self.alpha, float(self.truncation_eps))
-            else:
-                if int(self.truncation_t0) < 1:
-                    raise ValueError(f"truncation_t0 must be >= 1, got {self.truncation_t0!r}")
-                if not 0 < float(self.truncation_eps) < 0.5:
-                    raise ValueError(
-                        f"truncation_eps must lie in (0, 0.5), got {self.truncation_eps!r}"
-                    )
-                self._t0 = int(self.truncation_t0)
-        elif isinstance(tr, (int, np.integer)) and not isinstance(tr, (bool, np.bool_)):
-            if tr < 1:
-                raise ValueError(f"truncation window must be >= 1, got {tr}")
-            self._window_kind = "fixed"
-        else:
-            raise TypeError(f"truncation must be None, a positive int or 'theorem', got {tr!r}")
-
-    def _etas(self, t: np.ndarray) -> np.ndarray:
-        """Learning rates ``eta_t`` for 1-based times ``t``, with the ``eta_t alpha < 1`` check."""
-        lr = self.learning_rate
-        if lr == "constant":
-            eta = np.full(t.shape, float(self.eta0))
-        elif lr == "invscaling":
-            eta = float(self.eta0) / np.power(t.astype(np.float64), float(self.power_t))
-        else:
-            schedule = cast(Callable[..., Any], lr)  # validated: a callable here
-            eta = np.asarray(schedule(t.copy()), dtype=np.float64)
-            if eta.shape != t.shape:
-                eta = np.broadcast_to(eta, t.shape).astype(np.float64)
-        if not (np.isfinite(eta).all() and (eta > 0).all()):
-            raise ValueError("the learning rate eta_t must be finite and > 0")
-        bad = eta * float(self.alpha) >= 1
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"eta_t * alpha must be < 1 (Algorithm 1); at t={int(t[i])} it is "
-                f"{eta[i]:.4g} * {self.alpha} = {eta[i] * self.alpha:.4g}"
-            )
-        return eta
-
-    def _windows(self, t: np.ndarray) -> np.ndarray | None:
-        """Truncation sizes ``s_t`` (None: no truncation)."""
-        if self._window_kind is None:
-            return None
-        if self._window_kind == "fixed":
-            return np.full(t.shape, int(self.truncation), dtype=np.int64)
-        s = np.ceil(
-            float(self.truncation_scale)
-            * np.power(t.astype(np.float64), 0.5 + float(self.truncation_eps))
+            if isinstance(self.kernel, OperatorKernel) and not self.kernel.decomposable:
+                raise ValueError(
+                    f"features={self.features!r} needs a decomposable kernel k(x, x') B; "
+                    f"got {type(self.kernel).__name__}"
+                )
+        tr = self.truncation
+        sched: dict[str, Any] = dict(
+            learning_rate=self.learning_rate,
+            eta0=float(self.eta0),
+            power_t=float(self.power_t),
+            alpha=float(self.alpha),
         )
-        return np.maximum(s.astype(np.int64), self._t0)
+        if tr == "theorem":
+            eps = float(self.truncation_eps)
+            t0 = self.truncation_t0
+            sched.update(
+                window_kind="theorem",
+                eps=eps,
+                scale=float(self.truncation_scale),
+                t0=theorem_t0(self.eta0, self.alpha, eps) if t0 is None else int(t0),
+            )
+        elif tr is not None:
+            sched.update(window_kind="fixed", window=int(tr))
+        self._schedule = Schedule(**sched)
 
     # ------------------------------------------------------------------ state
     def _init_state(self, X: np.ndarray, d: int, y_1d: bool) -> None:
         self._check_params()
-        self.kernel_ = _make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
+        self.kernel_ = make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
         if (
             isinstance(self.kernel_, DecomposableKernel)
             and X.shape[0] < 2
@@ -425,40 +271,42 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                 "from the first batch and needs at least 2 rows; pass a larger first batch or "
                 "set kernel_params={'gamma': ...}"
             )
-        self.kernel_.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
-        self._B = cast(DecomposableKernel, self.kernel_).B if self.kernel_.decomposable else None
-        self._B_eig = robust_eigh(self._B, what="output kernel B") if self._B is not None else None
+        rng = check_random_state(self.random_state)
+        self.kernel_.fit(X, n_outputs=d, random_state=rng)
+        B = cast(DecomposableKernel, self.kernel_).B if self.kernel_.decomposable else None
+        self._B = B
+        self._basis = OutputBasis(B) if B is not None else None
         self.n_outputs_ = d
         self._y_1d = y_1d
-        self._loss_fn, self._grad_fn = _LOSSES[self.loss]
+        self._loss_fn, self._grad_fn = LOSSES[self.loss]
         self.t_ = 0
         self._ymax = 0.0  # largest |target| seen (growth test of the squared loss)
-        cap = max(1024, X.shape[0] if self._window_kind is None else 1024)
-        self._Xs = np.empty((cap, X.shape[1]))
-        self._beta = np.empty((cap, d))
-        self._lo = 0  # live window [lo, hi) of the buffers
-        self._hi = 0
-        self._offset = 1  # global (1-based) time of buffer row 0
         self._scale = 1.0  # c_t
         self._w = 0  # coefficients with time <= w are truncated
-
-    def _reserve(self, b: int) -> None:
-        cap = self._Xs.shape[0]
-        if self._hi + b <= cap:
-            return
-        live = self._hi - self._lo
-        new_cap = cap if live + b <= cap // 2 else max(2 * cap, live + b)
-        Xs = np.empty((new_cap, self._Xs.shape[1])) if new_cap != cap else self._Xs
-        beta = np.empty((new_cap, self._beta.shape[1])) if new_cap != cap else self._beta
-        Xs[:live] = self._Xs[self._lo : self._hi]
-        beta[:live] = self._beta[self._lo : self._hi]
-        self._Xs, self._beta = Xs, beta
-        self._offset += self._lo
-        self._lo, self._hi = 0, live
+        kind, p = self.features, X.shape[1]
+        if kind is not None:
+            check_feature_kernel(kind, cast(DecomposableKernel, self.kernel_).scalar_kernel)
+        self._model: SupportExpansion | FeatureExpansion
+        if kind in ("identity", "rff"):
+            fmap = FeatureMap(
+                kind, cast(DecomposableKernel, self.kernel_).scalar_kernel, p, self.n_features, rng
+            )
+            self._model = FeatureExpansion(fmap, B, d)
+        else:
+            if kind == "nystrom":
+                cap = int(self.n_features)
+            else:
+                cap = max(1024, X.shape[0] if self.truncation is None else 1024)
+            self._model = SupportExpansion(self.kernel_, p, d, cap)
 
     def _renormalise(self) -> None:
-        self._beta[self._lo : self._hi] *= self._scale
+        self._model.rescale(self._scale)
         self._scale = 1.0
+
+    @property
+    def _nystrom_pending(self) -> bool:
+        """Nystrom features whose basis (the first ``n_features`` rows) is still being read."""
+        return self.features == "nystrom" and isinstance(self._model, SupportExpansion)
 
     # ------------------------------------------------------------------ core
     def _learn(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -466,25 +314,18 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         n = X.shape[0]
         P = np.empty((n, self.n_outputs_))
         with serial_blas(n, min_size=_SERIAL_MIN_ROWS, max_size=None):
-            self._learn_rows(X, Y, P)
+            start = 0
+            while start < n:
+                stop = start + self._block_size
+                with np.errstate(over="ignore", invalid="ignore"):  # checked: _check_block
+                    start += self._learn_block(X[start:stop], Y[start:stop], P[start:stop])
         return P
-
-    def _learn_rows(self, X: np.ndarray, Y: np.ndarray, P: np.ndarray) -> None:
-        n, start = X.shape[0], 0
-        while start < n:
-            with np.errstate(over="ignore", invalid="ignore"):  # checked: _diverged
-                done = self._learn_block(
-                    X[start : start + self._block_size],
-                    Y[start : start + self._block_size],
-                    P[start : start + self._block_size],
-                )
-            start += done
 
     def _diverged(self, t: int, growth: tuple[float, float] | None = None) -> ValueError:
         what = (
             "non-finite prediction or coefficient"
             if growth is None
-            else f"online prediction |f| = {growth[0]:.3g}, more than {_GROWTH:.0e} times the "
+            else f"online prediction |f| = {growth[0]:.3g}, more than {GROWTH:.0e} times the "
             f"largest target seen ({growth[1]:.3g}), growing geometrically"
         )
         return ValueError(
@@ -494,140 +335,68 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             "output_kernel"
         )
 
-    def _block_recursion(self, Kin, old, Yb, eta, c_before, c_after, lstarts, Pout):
-        """Rows of a block one after the other (any loss, any operator kernel): row ``j``'s
-        prediction uses the in-block coefficients ``lstarts[j] <= l < j`` found before it,
-        ``u_j = old_j + sum_l K(x_j, x_l) beta_l``, ``f_{t+j-1}(x_j) = c_{t+j-1} u_j``
-        (times ``B``), ``beta_j = alpha_{j,j} / c_{t+j}``."""
-        B = self._B
-        b, d = old.shape
-        beta_blk = np.empty((b, d))
-        grad, eps = self._grad_fn, float(self.epsilon)
-        for j in range(b):
-            lstart = int(lstarts[j])
-            if j > lstart:
-                if B is not None:
-                    u = old[j] + Kin[j, lstart:j] @ beta_blk[lstart:j]
-                else:
-                    u = old[j] + np.einsum("lab,lb->a", Kin[j, lstart:j], beta_blk[lstart:j])
-            else:
-                u = old[j]
-            p = c_before[j] * (u @ B if B is not None else u)
-            Pout[j] = p
-            beta_blk[j] = (-eta[j] / c_after[j]) * grad(p, Yb[j], eps)
-        return beta_blk
-
-    def _block_solve_squared(self, Kin, old, Yb, eta, c_before, c_after, lstarts, Pout):
-        """The same recursion for the squared loss and ``K = k B``, as one linear solve.
-
-        With ``a_j = eta_j / c_{t+j}``, ``g_j = a_j c_{t+j-1}`` and ``L`` the strictly lower
-        triangular in-block scalar kernel matrix (entries outside the truncation window
-        zeroed), the recursion ``beta_j = -a_j (c_{t+j-1} (old_j + L_j beta) B - y_j)`` reads
-        ``beta + diag(g) L beta B = diag(a) Y - diag(g) old B``. In the eigenbasis of
-        ``B = V diag(s) V^T`` it splits into ``d`` unit lower-triangular systems
-        ``(I + s_k diag(g) L) beta'_k = r'_k`` (forward substitution: the same sums as the
-        per-sample algorithm, in a different order)."""
-        b = old.shape[0]
-        B = self._B
-        a = eta / c_after
-        g = a * c_before
-        L = np.tril(Kin, -1)
-        if lstarts.any():
-            L[np.arange(b)[None, :] < lstarts[:, None]] = 0.0
-        R = a[:, None] * Yb - g[:, None] * (old @ B)
-        s, V = self._B_eig
-        Rr = R @ V
-        gL = g[:, None] * L
-        beta_r = np.empty_like(Rr)
-        for k in range(s.size):
-            M = s[k] * gL
-            M.flat[:: b + 1] = 1.0
-            beta_r[:, k] = solve_triangular(
-                M, Rr[:, k], lower=True, unit_diagonal=True, check_finite=False
-            )
-        beta_blk = beta_r @ V.T
-        Pout[:b] = c_before[:, None] * ((old + L @ beta_blk) @ B)
-        return beta_blk
+    def _check_block(self, t0: int, beta: np.ndarray, P: np.ndarray, Yb: np.ndarray) -> None:
+        """Divergence guard: non-finite values, or (squared loss) online predictions growing
+        geometrically past ``GROWTH`` times the largest target. Raises before anything is
+        stored, so the model stays at time ``t0``."""
+        if not (np.isfinite(beta).all() and np.isfinite(P).all()):
+            bad = np.flatnonzero(~(np.isfinite(beta).all(1) & np.isfinite(P).all(1)))
+            raise self._diverged(t0 + 1 + int(bad[0]))
+        if self._grad_fn is grad_squared:
+            # with the squared loss a stable step keeps the online predictions within a
+            # modest multiple of the targets; an unstable one multiplies them by
+            # |1 - eta k| > 1 at every step, so |f| > GROWTH x max|y| flags it after a few
+            # rows instead of after overflow
+            ymax = np.maximum.accumulate(np.max(np.abs(Yb), axis=1))
+            ymax = np.maximum(ymax, self._ymax)
+            pmax = np.max(np.abs(P), axis=1)
+            grown = np.flatnonzero(pmax > GROWTH * ymax)
+            if grown.size:
+                j = int(grown[0])
+                raise self._diverged(t0 + 1 + j, growth=(float(pmax[j]), float(ymax[j])))
+            self._ymax = float(ymax[-1])
 
     def _learn_block(self, Xb: np.ndarray, Yb: np.ndarray, Pout: np.ndarray) -> int:
         if self._scale < _RENORM:
             self._renormalise()
         t0 = self.t_
+        if self._nystrom_pending:  # the basis is built exactly after row n_features
+            Xb, Yb = Xb[: int(self.n_features) - t0], Yb[: int(self.n_features) - t0]
         b = Xb.shape[0]
         times = np.arange(t0 + 1, t0 + b + 1)
-        eta = self._etas(times)
-        factors = 1.0 - eta * float(self.alpha)
-        c_after = self._scale * np.cumprod(factors)
+        eta = self._schedule.etas(times)
+        c_after = self._scale * np.cumprod(1.0 - eta * float(self.alpha))
         low = np.flatnonzero(c_after < _FLOOR)
         if low.size:  # shorten the block so that the scale cannot underflow inside it
             b = max(int(low[0]), 1)
             Xb, Yb, times, eta, c_after = Xb[:b], Yb[:b], times[:b], eta[:b], c_after[:b]
         c_before = np.concatenate(([self._scale], c_after[:-1]))
-        s = self._windows(times)
+        s = self._schedule.windows(times)
         if s is None:
-            w_before = None
-            w_after_last = self._w
+            w_before, w_after = None, None
         else:
-            w_after = np.maximum.accumulate(np.maximum(times - s, self._w))
-            w_before = np.concatenate(([self._w], w_after[:-1]))
-            w_after_last = int(w_after[-1])
-
-        K = self.kernel_
-        B = self._B
-        d = self.n_outputs_
-        lo, hi = self._lo, self._hi
-        # contribution of the support stored before the block (one vectorised product)
-        if hi > lo:
-            Xsup, bsup = self._Xs[lo:hi], self._beta[lo:hi]
-            gsup = self._offset + np.arange(lo, hi)
-            if B is not None:
-                S = cast(DecomposableKernel, K).scalar(Xb, Xsup)
-                if w_before is not None and w_before[-1] >= gsup[0]:
-                    S = S * (gsup[None, :] > w_before[:, None])
-                old = S @ bsup
-            else:
-                G = K.blocks(Xb, Xsup)
-                if w_before is not None and w_before[-1] >= gsup[0]:
-                    G = G * (gsup[None, :] > w_before[:, None])[:, :, None, None]
-                old = np.einsum("jiab,ib->ja", G, bsup)
-        else:
-            old = np.zeros((b, d))
-        Kin = cast(DecomposableKernel, K).scalar(Xb, Xb) if B is not None else K.blocks(Xb, Xb)
-        if w_before is None:
-            lstarts = np.zeros(b, dtype=np.int64)
-        else:  # row j sees the in-block coefficients l >= lstarts[j] (truncation window)
-            lstarts = np.maximum(0, w_before.astype(np.int64) - t0)
-        if B is not None and self._grad_fn is _grad_squared:
-            beta_blk = self._block_solve_squared(
-                Kin, old, Yb, eta, c_before, c_after, lstarts, Pout
+            w_all = np.maximum.accumulate(np.maximum(times - s, self._w))
+            w_before = np.concatenate(([self._w], w_all[:-1]))
+            w_after = int(w_all[-1])
+        old, Kin, lstarts = self._model.block_inputs(Xb, t0, w_before)
+        P = Pout[:b]
+        if self._B is not None and self._grad_fn is grad_squared:
+            beta = block_solve_squared(
+                Kin, old, Yb, eta, c_before, c_after, lstarts, self._B, self._basis, P
             )
         else:
-            beta_blk = self._block_recursion(Kin, old, Yb, eta, c_before, c_after, lstarts, Pout)
-        if not (np.isfinite(beta_blk).all() and np.isfinite(Pout[:b]).all()):
-            bad = np.flatnonzero(~(np.isfinite(beta_blk).all(1) & np.isfinite(Pout[:b]).all(1)))
-            raise self._diverged(t0 + 1 + int(bad[0]))  # state left at time t0, unchanged
-        if self._grad_fn is _grad_squared:
-            # growth test: with the squared loss a stable step keeps the online predictions
-            # within a modest multiple of the targets; an unstable one multiplies them by
-            # |1 - eta k| > 1 at every step, so |f| > GROWTH x max|y| flags it after a few
-            # rows instead of after overflow (the model stays at time t0)
-            ymax = np.maximum.accumulate(np.max(np.abs(Yb), axis=1))
-            ymax = np.maximum(ymax, self._ymax)
-            pmax = np.max(np.abs(Pout[:b]), axis=1)
-            grown = np.flatnonzero(pmax > _GROWTH * ymax)
-            if grown.size:
-                j = int(grown[0])
-                raise self._diverged(t0 + 1 + j, growth=(float(pmax[j]), float(ymax[j])))
-            self._ymax = float(ymax[-1])
-        # store the block, then truncate and advance the clock
-        self._reserve(b)
-        self._Xs[self._hi : self._hi + b] = Xb
-        self._beta[self._hi : self._hi + b] = beta_blk
-        self._hi += b
-        self._w = w_after_last
-        self._lo = max(self._lo, min(self._hi, self._w + 1 - self._offset))
+            beta = block_recursion(
+                Kin, old, Yb, eta, c_before, c_after, lstarts, self._B, self._grad_fn,
+                float(self.epsilon), P,
+            )  # fmt: skip
+        self._check_block(t0, beta, P, Yb)
+        self._model.store(Xb, beta, w_after)
+        if w_after is not None:
+            self._w = w_after
         self._scale = float(c_after[-1])
         self.t_ = t0 + b
+        if self._nystrom_pending and self.t_ == int(self.n_features):
+            self._model = FeatureExpansion.from_support(cast(SupportExpansion, self._model))
         return b
 
     # ------------------------------------------------------------------ public API
@@ -689,15 +458,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         return P[:, 0] if self._y_1d else P
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
-        out = np.zeros((X.shape[0], self.n_outputs_))
-        lo, hi = self._lo, self._hi
-        if hi > lo:
-            Xsup, bsup = self._Xs[lo:hi], self._beta[lo:hi]
-            step = max(1, 2**22 // max(hi - lo, 1))
-            for a in range(0, X.shape[0], step):
-                out[a : a + step] = self.kernel_.apply(X[a : a + step], Xsup, bsup)
-            out *= self._scale
-        return out
+        return self._scale * self._model.decision(X)
 
     def predict(self, X: Any) -> np.ndarray:
         """``f_t(X)``, shape (n_samples,) if fitted on 1-D ``y``, else (n_samples, n_outputs)."""
@@ -707,15 +468,40 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         P = self._decision(X)
         return P[:, 0] if self._y_1d else P
 
+    def _support(self) -> SupportExpansion:
+        check_is_fitted(self, "t_")
+        if not isinstance(self._model, SupportExpansion):
+            raise AttributeError(
+                f"a feature-space model (features={self.features!r}) has no support vectors "
+                "or dual coefficients; see coef_ and feature_map_"
+            )
+        return self._model
+
+    def _features(self) -> FeatureExpansion:
+        check_is_fitted(self, "t_")
+        if not isinstance(self._model, FeatureExpansion):
+            raise AttributeError(
+                "coef_ and feature_map_ exist for a feature-space model only (features set; "
+                "for 'nystrom' once the first n_features rows are read)"
+            )
+        return self._model
+
     @property
     def support_vectors_(self) -> np.ndarray:
-        check_is_fitted(self, "t_")
-        return self._Xs[self._lo : self._hi].copy()
+        return self._support().support.live()[0].copy()
 
     @property
     def dual_coef_(self) -> np.ndarray:
-        check_is_fitted(self, "t_")
-        return self._scale * self._beta[self._lo : self._hi]
+        return self._scale * self._support().support.live()[1]
+
+    @property
+    def coef_(self) -> np.ndarray:
+        model = self._features()
+        return self._scale * (model.V @ model.B)
+
+    @property
+    def feature_map_(self) -> FeatureMap:
+        return self._features().fmap
 
     # ------------------------------------------------------------------ stream API
     def _x_row(self, x: Any) -> np.ndarray:
@@ -774,51 +560,6 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         if getattr(self, "_y_keys", None) is not None:
             return {k: float(v) for k, v in zip(self._y_keys, np.atleast_1d(p))}
         return float(p) if np.ndim(p) == 0 else p
-
-
-# --------------------------------------------------------------------------- reference
-def olok_reference(
-    est: OLOKRegressor, X: np.ndarray, Y: np.ndarray, snapshots: tuple[int, ...] = ()
-) -> dict[str, Any]:
-    """Plain per-sample Algorithm 1, literally: explicit decay of every coefficient at every
-    step, explicit zeroing for truncation, full-kernel prediction ``O(t d)`` per step.
-
-    Uses the kernel, schedules and loss of the (unfitted) estimator ``est``, with the
-    bandwidth set from ``X`` as :meth:`OLOKRegressor.fit` does. Reference for the tests and
-    the speed comparison of the benchmark, not for use.
-
-    Returns
-    -------
-    dict with ``predictions`` (T, d) = ``f_{t-1}(x_t)``, ``alpha`` (T, d) = ``alpha_{i,T}``,
-    ``snapshots`` {t: alpha (t, d)}, ``kernel`` (the fitted OperatorKernel).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
-    T, d = Y.shape
-    est = copy.deepcopy(est)
-    est._check_params()
-    kernel = _make_operator_kernel(est.kernel, est.kernel_params, est.output_kernel)
-    kernel.fit(X, n_outputs=d, random_state=check_random_state(est.random_state))
-    _, grad = _LOSSES[est.loss]
-    times = np.arange(1, T + 1)
-    etas = est._etas(times)
-    windows = est._windows(times)
-    lam = float(est.alpha)
-    alpha = np.zeros((T, d))
-    P = np.zeros((T, d))
-    snaps = {}
-    for t in range(T):
-        if t > 0:
-            P[t] = kernel.apply(X[t : t + 1], X[:t], alpha[:t])[0]  # f_{t-1}(x_t)
-        a_new = -etas[t] * grad(P[t], Y[t], float(est.epsilon))  # step 1
-        alpha[:t] *= 1.0 - etas[t] * lam  # step 2
-        alpha[t] = a_new
-        if windows is not None:  # step 3
-            alpha[: max(0, t + 1 - int(windows[t]))] = 0.0
-        if t + 1 in snapshots:
-            snaps[t + 1] = alpha[: t + 1].copy()
-    return {"predictions": P, "alpha": alpha, "snapshots": snaps, "kernel": kernel}
 
 
 # --------------------------------------------------------------------------- vv-RLS
@@ -919,7 +660,7 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
             )
         if n < 2 and isinstance(self.kernel, str) and not self.kernel_params:
             raise ValueError("got 1 sample; the default bandwidth needs at least 2 samples")
-        kern = _make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
+        kern = make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
         kern.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
         lam = float(a)
         if kern.decomposable:

@@ -67,9 +67,9 @@ from sklearn.model_selection import GridSearchCV, GroupShuffleSplit, KFold, Shuf
 from sklearn.utils import check_random_state
 
 from ..datasets import load_parkinsons, load_winequality, make_multitask_regression
-from ..olok import OLOKRegressor, VVRLSRegressor, olok_reference
+from ..olok import OLOKRegressor, VVRLSRegressor
 from ._claims import Claim, claims_table, verdict, write_claims
-from ._report import Progress, fmt, markdown_table, write_report
+from ._report import Progress, markdown_table, write_report
 
 #: Table 1 of the paper: (MSE, std, running time in seconds)
 PAPER = {
@@ -479,27 +479,6 @@ def learning_curve(
     return curves
 
 
-def speed_vs_reference(X: np.ndarray, Y: np.ndarray, params: dict[str, Any]) -> dict[str, float]:
-    """One-pass OLOK fit (fast path) against :func:`mvkernels.olok.olok_reference` (plain
-    per-sample Algorithm 1) on the same stream, timed in the same run; also the largest
-    difference of their online predictions (both compute ``f_{t-1}(x_t)``)."""
-    est = OLOKRegressor(**params)
-    t = time.perf_counter()
-    P_fast = est.progressive_predict(X, Y)
-    fast = time.perf_counter() - t
-    t = time.perf_counter()
-    ref = olok_reference(est, X, Y)
-    slow = time.perf_counter() - t
-    return {
-        "n": int(X.shape[0]),
-        "d": int(Y.shape[1]),
-        "fast_s": fast,
-        "reference_s": slow,
-        "speedup": slow / fast,
-        "max_abs_diff": float(np.abs(P_fast - ref["predictions"]).max()),
-    }
-
-
 def figure(curves: dict[str, dict[str, Any]], path: Path) -> Path | None:
     """Plot Fig. 1 (test MSE against the number of examples seen), one panel per data set."""
     try:
@@ -563,15 +542,15 @@ def run(
     data_dir: str | None = None,
     random_state: int = 0,
 ) -> dict[str, Any]:
-    """Run Table 1, Fig. 1 and the speed comparison; write ``results.md`` and the figure.
+    """Run Table 1 and Fig. 1; write ``results.md`` and the figure.
 
     Returns ``{"table": {dataset: {"mse", "time", "baseline", "params"}}, "curves": ...,
-    "speed": ...}``.
+    "claims": ...}``.
     """
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     n_splits = 2 if quick else 5
-    progress = Progress(len(DATASETS) * n_splits + 4, prefix="olok ")
+    progress = Progress(len(DATASETS) * n_splits + 3, prefix="olok ")
     results, tasks = {}, {}
     for name in DATASETS:
         tasks[name] = load_task(name, data_dir, random_state)
@@ -583,12 +562,6 @@ def run(
         curves[name] = learning_curve(*first, r["params"], n_points=10 if quick else 20)
         progress.step(f"Fig. 1 curve {name}")
     fig = figure(curves, output / "mse_vs_examples.png")
-    syn = tasks["synthetic"]
-    Xs = (syn["X"] - syn["X"].mean(0)) / syn["X"].std(0)
-    Ys = (syn["Y"] - syn["Y"].mean(0)) / syn["Y"].std(0)
-    speed = speed_vs_reference(Xs, Ys, results["synthetic"]["params"]["OLOK"])
-    progress.step(f"speed: fast {speed['fast_s']:.2f} s, reference {speed['reference_s']:.2f} s")
-
     headers = [
         "data",
         "method",
@@ -641,29 +614,6 @@ def run(
         ("Table 1: MSE and running time", markdown_table(headers, _table_rows(results))),
         ("Selected hyperparameters", markdown_table(["data", *METHODS], params_rows)),
         (
-            "Speed: fast OLOK against plain per-sample Algorithm 1",
-            markdown_table(
-                [
-                    "n",
-                    "d",
-                    "fast one pass (s)",
-                    "per-sample reference (s)",
-                    "speed-up",
-                    "max |prediction difference|",
-                ],
-                [
-                    [
-                        speed["n"],
-                        speed["d"],
-                        speed["fast_s"],
-                        speed["reference_s"],
-                        fmt(speed["speedup"], 3),
-                        f"{speed['max_abs_diff']:.2g}",
-                    ]
-                ],
-            ),
-        ),
-        (
             "Fig. 1: test MSE against the number of examples seen",
             ("![mse_vs_examples](mse_vs_examples.png)\n\n" if fig else "(matplotlib missing)\n\n")
             + markdown_table(
@@ -703,6 +653,5 @@ def run(
             k: {kk: (vv.tolist() if isinstance(vv, np.ndarray) else vv) for kk, vv in c.items()}
             for k, c in curves.items()
         },
-        "speed": speed,
         "claims": claims,
     }
