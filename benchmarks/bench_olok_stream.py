@@ -126,35 +126,38 @@ def theorem_t0_or_none(eta0: float, alpha: float) -> int | None:
         return None
 
 
-def schedule_table(params: dict[str, Any], t0_theorem: int | None) -> list[list[str]]:
-    """For each truncation schedule at t = 1e5 and 1e6: the window s_t, the weight
-    prod (1 - eta_u lambda) over the window (what the oldest dropped coefficient still
-    carried when it was dropped) and the kernel evaluations per step."""
-    eta0, lam = params["eta0"], params["alpha"]
+def schedule_table(settings: list[tuple[float, float]]) -> list[list[str]]:
+    """For each step setting ``(eta0, lambda)`` (``eta_t = eta0 / sqrt(t)``) and truncation
+    schedule at t = 1e5 and 1e6: the window s_t, the weight prod (1 - eta_u lambda) over
+    the window (what the oldest dropped coefficient still carries when it is dropped) and
+    the kernel evaluations per step."""
     rows = []
-    scheds = {
-        "none (exact)": lambda t: t,
-        "theorem, Theorem 1's t_0": lambda t: (
-            t if t0_theorem is None else max(int(np.ceil(t**0.75)), t0_theorem)
-        ),
-        f"window {WINDOW}": lambda t: WINDOW,
-        "theorem c=2, t_0=100": lambda t: max(int(np.ceil(2 * t**0.75)), 100),
-    }
-    for name, s_of in scheds.items():
-        for t in (100_000, 1_000_000):
-            s = min(s_of(t), t)
-            u = np.arange(t - s + 1, t + 1, dtype=np.float64)
-            kept = float(np.exp(np.sum(np.log1p(-eta0 / np.sqrt(u) * lam)))) if s < t else 1.0
-            rows.append(
-                [
-                    name,
-                    f"{t:,d}",
-                    f"{s:,d}",
-                    "nothing dropped" if s >= t else f"{kept:.3f}",
-                    f"{s:,d}",
-                    f"{s * 8 * (120 + 16) / MB:.1f}",
-                ]
-            )
+    for eta0, lam in settings:
+        t0 = theorem_t0_or_none(eta0, lam)
+        scheds = {
+            "none (exact)": lambda t: t,
+            "theorem, Theorem 1's t_0": lambda t, t0=t0: (
+                t if t0 is None else max(int(np.ceil(t**0.75)), t0)
+            ),
+            f"window {WINDOW}": lambda t: WINDOW,
+            "theorem c=2, t_0=100": lambda t: max(int(np.ceil(2 * t**0.75)), 100),
+        }
+        for name, s_of in scheds.items():
+            for t in (100_000, 1_000_000):
+                s = min(s_of(t), t)
+                u = np.arange(t - s + 1, t + 1, dtype=np.float64)
+                kept = float(np.exp(np.sum(np.log1p(-eta0 / np.sqrt(u) * lam))))
+                rows.append(
+                    [
+                        f"{eta0:g}, {lam:g}",
+                        "> 1e15" if t0 is None else f"{t0:,d}",
+                        name,
+                        f"{t:,d}",
+                        f"{s:,d}",
+                        "nothing dropped" if s >= t else f"{kept:.3g}",
+                        f"{s * 8 * (120 + 16) / MB:.1f}",
+                    ]
+                )
     return rows
 
 
@@ -335,13 +338,23 @@ def main(argv: list[str] | None = None) -> int:
             + ".png)\n\n"
             + md_table(["rows seen", *names], curve_rows),
             "## Truncation schedules: window, weight dropped, cost per step\n\n"
-            "`kept`: prod (1 - eta_u lambda) over the window, the factor the oldest "
-            "coefficient has been multiplied by when it is dropped (1 = dropped at full "
-            "weight). Cost: kernel evaluations per step = the window; memory: the window's "
-            "inputs and coefficients (120 + 16 float64 each).\n\n"
+            "For this run's step (first rows), eta0 = 1 with lambda = 0.01, and the OLOK "
+            "paper's eta = 0.1, lambda = 3 (eta_t = eta0 / sqrt(t), eps = 0.25). `kept`: "
+            "prod (1 - eta_u lambda) over the window, the factor the oldest coefficient has "
+            "been multiplied by when it is dropped (1 = dropped at full weight). Cost: "
+            "kernel evaluations per step = the window; memory: the window's inputs and "
+            "coefficients (120 + 16 float64 each).\n\n"
             + md_table(
-                ["schedule", "t", "s_t", "kept", "kernel evaluations / step", "support MB"],
-                schedule_table(params, t0),
+                [
+                    "eta0, lambda",
+                    "Theorem 1's t_0",
+                    "schedule",
+                    "t",
+                    "s_t = kernel evaluations / step",
+                    "kept",
+                    "support MB",
+                ],
+                schedule_table([(params["eta0"], params["alpha"]), (1.0, 1e-2), (0.1, 3.0)]),
             ),
         ]
     )
