@@ -9,6 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import mvkernels
 from _reference_olok import olok_reference
 from mvkernels.olok import OLOKRegressor, VVRLSRegressor, theorem_t0
+from mvkernels.olok._support import SupportBuffer
 from mvkernels.operator_kernels import (
     CallableOperatorKernel,
     DecomposableKernel,
@@ -157,6 +158,28 @@ def test_storage_grows_geometrically_and_compacts():
         full.partial_fit(X[a : a + 1000], Y[a : a + 1000])
     assert full._model.support.capacity in (2048, 4096)
     assert full.support_vectors_.shape == (3000, 2)
+
+
+def test_support_buffer_window_by_time():
+    buf = SupportBuffer(n_inputs=2, n_outputs=1, capacity=8)
+    X = np.arange(40.0).reshape(20, 2)
+    beta = np.arange(20.0)[:, None]
+    buf.append(X[:6], beta[:6])
+    buf.truncate(2)  # drop times 1, 2
+    np.testing.assert_array_equal(buf.times(), [3, 4, 5, 6])
+    buf.append(X[6:9], beta[6:9])  # 9 rows > 8: grows (live 4 + 3 > 8 // 2)
+    assert buf.capacity == 16 and len(buf) == 7
+    buf.append(X[9:15], beta[9:15])
+    buf.truncate(12)  # 3 live rows (times 13-15), 10 dead ones
+    buf.append(X[15:19], beta[15:19])  # compacts to the front instead of growing
+    assert buf.capacity == 16 and buf.lo == 0 and buf.hi == 7
+    Xl, bl = buf.live()
+    np.testing.assert_array_equal(buf.times(), np.arange(13, 20))
+    np.testing.assert_array_equal(Xl, X[12:19])
+    buf.rescale(2.0)
+    np.testing.assert_array_equal(buf.live()[1][:, 0], 2 * np.arange(12.0, 19.0))
+    buf.truncate(100)
+    assert len(buf) == 0 and buf.times().size == 0
 
 
 def test_theorem_t0():

@@ -215,10 +215,12 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ parameters
-    def _check_params(self) -> None:
-        """Every parameter (``_parameter_constraints``), then the rules across parameters;
-        sets the stream's :class:`Schedule`."""
-        self._validate_params()
+    def _check_params(self, validate: bool = True) -> None:
+        """Every parameter (``_parameter_constraints``; skipped with ``validate=False`` when
+        ``_fit_context`` has checked them), then the rules across parameters; sets the
+        stream's :class:`Schedule`."""
+        if validate:
+            self._validate_params()
         if not callable(self.learning_rate) and self.eta0 * self.alpha >= 1:
             raise ValueError(
                 f"eta_t * alpha must be < 1 for every t (Algorithm 1), but eta_1 * alpha = "
@@ -257,8 +259,8 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         self._schedule = Schedule(**sched)
 
     # ------------------------------------------------------------------ state
-    def _init_state(self, X: np.ndarray, d: int, y_1d: bool) -> None:
-        self._check_params()
+    def _init_state(self, X: np.ndarray, d: int, y_1d: bool, validated: bool = False) -> None:
+        self._check_params(validate=not validated)
         self.kernel_ = make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
         if (
             isinstance(self.kernel_, DecomposableKernel)
@@ -423,6 +425,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                 )
         return X, Y, y_1d
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> OLOKRegressor:
         """Reset, then one pass of Algorithm 1 over the rows of ``X`` in order.
 
@@ -435,7 +438,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             if hasattr(self, attr):
                 delattr(self, attr)
         X, Y, y_1d = self._validate_xy(X, y, first=True)
-        self._init_state(X, Y.shape[1], y_1d)
+        self._init_state(X, Y.shape[1], y_1d, validated=True)
         self._learn(X, Y)
         return self
 
