@@ -274,8 +274,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
                 "from the first batch and needs at least 2 rows; pass a larger first batch or "
                 "set kernel_params={'gamma': ...}"
             )
-        rng = check_random_state(self.random_state)
-        self.kernel_.fit(X, n_outputs=d, random_state=rng)
+        self.kernel_.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
         B = cast(DecomposableKernel, self.kernel_).B if self.kernel_.decomposable else None
         self._B = B
         self._basis = OutputBasis(B) if B is not None else None
@@ -291,8 +290,14 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             check_feature_kernel(kind, cast(DecomposableKernel, self.kernel_).scalar_kernel)
         self._model: SupportExpansion | FeatureExpansion
         if kind in ("identity", "rff"):
+            # drawn from random_state afresh: the same features whether or not the
+            # bandwidth rule subsampled rows
             fmap = FeatureMap(
-                kind, cast(DecomposableKernel, self.kernel_).scalar_kernel, p, self.n_features, rng
+                kind,
+                cast(DecomposableKernel, self.kernel_).scalar_kernel,
+                p,
+                self.n_features,
+                check_random_state(self.random_state),
             )
             self._model = FeatureExpansion(fmap, B, d)
         else:
