@@ -7,7 +7,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mvkernels
-from mvkernels.olok import OLOKRegressor, VVRLSRegressor, olok_reference, theorem_t0
+from _reference_olok import olok_reference
+from mvkernels.olok import OLOKRegressor, VVRLSRegressor, theorem_t0
+from mvkernels.olok._support import SupportBuffer
 from mvkernels.operator_kernels import (
     CallableOperatorKernel,
     DecomposableKernel,
@@ -150,11 +152,34 @@ def test_storage_grows_geometrically_and_compacts():
     for a in range(0, 6000, 500):
         est.partial_fit(X[a : a + 500], Y[a : a + 500, 0])
     assert est.t_ == 6000 and est.dual_coef_.shape == (100, 1)
-    assert est._Xs.shape[0] <= 2048  # compacted, not grown
+    assert est._model.support.capacity <= 2048  # compacted, not grown
     full = OLOKRegressor(kernel_params={"gamma": 1.0})
     for a in range(0, 3000, 1000):
         full.partial_fit(X[a : a + 1000], Y[a : a + 1000])
-    assert full._Xs.shape[0] in (2048, 4096) and full.support_vectors_.shape == (3000, 2)
+    assert full._model.support.capacity in (2048, 4096)
+    assert full.support_vectors_.shape == (3000, 2)
+
+
+def test_support_buffer_window_by_time():
+    buf = SupportBuffer(n_inputs=2, n_outputs=1, capacity=8)
+    X = np.arange(40.0).reshape(20, 2)
+    beta = np.arange(20.0)[:, None]
+    buf.append(X[:6], beta[:6])
+    buf.truncate(2)  # drop times 1, 2
+    np.testing.assert_array_equal(buf.times(), [3, 4, 5, 6])
+    buf.append(X[6:9], beta[6:9])  # 9 rows > 8: grows (live 4 + 3 > 8 // 2)
+    assert buf.capacity == 16 and len(buf) == 7
+    buf.append(X[9:15], beta[9:15])
+    buf.truncate(12)  # 3 live rows (times 13-15), 10 dead ones
+    buf.append(X[15:19], beta[15:19])  # compacts to the front instead of growing
+    assert buf.capacity == 16 and buf.lo == 0 and buf.hi == 7
+    Xl, bl = buf.live()
+    np.testing.assert_array_equal(buf.times(), np.arange(13, 20))
+    np.testing.assert_array_equal(Xl, X[12:19])
+    buf.rescale(2.0)
+    np.testing.assert_array_equal(buf.live()[1][:, 0], 2 * np.arange(12.0, 19.0))
+    buf.truncate(100)
+    assert len(buf) == 0 and buf.times().size == 0
 
 
 def test_theorem_t0():
@@ -169,11 +194,11 @@ def test_theorem_t0():
         theorem_t0(0.1, 0.0, 0.25)
     est = OLOKRegressor(eta0=0.1, alpha=3.0, truncation="theorem", kernel_params={"gamma": 1})
     est._check_params()
-    s = est._windows(np.array([1, 10**8]))
+    s = est._schedule.windows(np.array([1, 10**8]))
     assert s[0] == t0 and s[1] == max(int(np.ceil(1e8**0.75)), t0)
     est.set_params(truncation_scale=2.0, truncation_t0=100)
     est._check_params()
-    np.testing.assert_array_equal(est._windows(np.array([1, 10_000])), [100, 2000])
+    np.testing.assert_array_equal(est._schedule.windows(np.array([1, 10_000])), [100, 2000])
     for bad in (0.0, -1.0, np.inf, "2"):
         with pytest.raises(ValueError, match="truncation_scale"):
             est.set_params(truncation_scale=bad)._check_params()

@@ -34,7 +34,8 @@ import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
 
-from mvkernels.olok import OLOKRegressor, VVRLSRegressor, olok_reference
+from _reference_olok import olok_reference
+from mvkernels.olok import OLOKRegressor, VVRLSRegressor
 from mvkernels.reproduce.olok import mse, parkinson_task, standardise, wine_task
 
 pytestmark = pytest.mark.realdata

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ __all__ = [
     "make_sum_of_sines",
     "make_multitask_regression",
     "load_digits_views",
+    "make_click_stream",
 ]
 
 
@@ -258,3 +259,109 @@ def make_multitask_regression(
     W = P @ B / np.sqrt(n_relevant)
     Y = X @ W + noise * rng.standard_normal((n_samples, n_tasks))
     return X, Y
+
+
+#: rows per independently seeded block of :func:`make_click_stream`
+_CLICK_BLOCK = 10_000
+
+
+def make_click_stream(
+    n_samples: int = 1_000_000,
+    n_features: int = 120,
+    n_outputs: int = 16,
+    chunk_size: int = 10_000,
+    *,
+    start: int = 0,
+    impressions: int = 200,
+    random_state: int = 0,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """A synthetic stream shaped like advertisement click-rate data, generated in chunks.
+
+    A substitute for the click-rate data of the OLOK paper (1e6 rows, 120 attributes,
+    16 outputs), which is not available. Each row is a display context: ``n_features // 6``
+    continuous attributes ``N(0, 1)`` and the rest one-hot encoded categorical attributes
+    (10 levels each, skewed level frequencies). The outputs are the observed click rates of
+    ``n_outputs`` ads: ``clicks / impressions`` with ``clicks ~ Binomial(impressions,
+    r_k(x))`` and ``r_k(x) = sigmoid(c_k + sum_j A_jk tanh(z_j) + u_k tanh(z_1) tanh(z_2))``,
+    ``z = x W`` eight latent scores shared by all ads (so the outputs are correlated).
+
+    The model (``W``, ``A``, ``c``, ``u``, level frequencies) is fixed by ``random_state``;
+    rows come in independently seeded blocks of 10,000, so row ``i`` is the same whatever
+    ``chunk_size`` and ``start``: ``make_click_stream(n, start=10**6)`` gives held-out
+    rows of the same model after a million-row stream. Memory: one chunk at a time.
+
+    Parameters
+    ----------
+    n_samples : int, default 1_000_000
+    n_features : int, default 120
+        At least 12.
+    n_outputs : int, default 16
+    chunk_size : int, default 10_000
+        Rows per yielded chunk (the last one may be shorter).
+    start : int, default 0
+        Index of the first row.
+    impressions : int, default 200
+        Impressions per row and ad (the binomial noise: larger is less noisy).
+    random_state : int, default 0
+
+    Yields
+    ------
+    X : ndarray of shape (rows, n_features)
+    Y : ndarray of shape (rows, n_outputs)
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import make_click_stream
+    >>> X, Y = next(make_click_stream(1000, chunk_size=1000))
+    >>> X.shape, Y.shape, bool(0 <= Y.min() and Y.max() <= 1)
+    ((1000, 120), (1000, 16), True)
+    """
+    if n_features < 12:
+        raise ValueError(f"n_features must be >= 12, got {n_features}")
+    if min(n_samples, n_outputs, chunk_size, impressions) < 1 or start < 0:
+        raise ValueError("n_samples, n_outputs, chunk_size and impressions must be >= 1")
+    seed = int(random_state)
+    model = np.random.default_rng([seed, 0])
+    n_cont = n_features // 6
+    sizes = [10] * ((n_features - n_cont) // 10)
+    if (n_features - n_cont) % 10:
+        sizes.append((n_features - n_cont) % 10)
+    probs = [model.dirichlet(np.full(k, 0.7)) for k in sizes]
+    W = model.standard_normal((n_features, 8))
+    W[:n_cont] /= np.sqrt(n_cont)
+    W[n_cont:] *= 1.5 / np.sqrt(len(sizes))
+    A = model.standard_normal((8, n_outputs)) * 0.6
+    c = -3.0 + 0.5 * model.standard_normal(n_outputs)
+    u = 0.8 * model.standard_normal(n_outputs)
+
+    def block(i: int) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng([seed, 1, i])
+        m = _CLICK_BLOCK
+        X = np.zeros((m, n_features))
+        X[:, :n_cont] = rng.standard_normal((m, n_cont))
+        col = n_cont
+        for k, p in zip(sizes, probs):
+            X[np.arange(m), col + rng.choice(k, size=m, p=p)] = 1.0
+            col += k
+        H = np.tanh(X @ W)
+        logit = c + H @ A + np.outer(H[:, 0] * H[:, 1], u)
+        rate = 1.0 / (1.0 + np.exp(-logit))
+        return X, rng.binomial(impressions, rate) / impressions
+
+    stop = start + n_samples
+    row = start
+    cache: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
+    while row < stop:
+        end = min(row + chunk_size, stop)
+        parts_X, parts_Y = [], []
+        r = row
+        while r < end:
+            i = r // _CLICK_BLOCK
+            if cache is None or cache[0] != i:
+                cache = (i, block(i))
+            a, b = r - i * _CLICK_BLOCK, min(end - i * _CLICK_BLOCK, _CLICK_BLOCK)
+            parts_X.append(cache[1][0][a:b])
+            parts_Y.append(cache[1][1][a:b])
+            r += b - a
+        yield np.concatenate(parts_X), np.concatenate(parts_Y)
+        row = end
