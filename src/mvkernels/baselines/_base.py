@@ -313,17 +313,37 @@ class _DecisionMixin:
 _COMMON_DOC = """
     kernel : str, callable or list, default="rbf"
         One kernel for every view or one per view (:mod:`mvkernels.kernels`).
-    kernel_params : dict, list of dict or None
+    kernel_params : dict, list of dict or None, default=None
         Kernel parameters; default Gaussian bandwidth = mean pairwise training distance.
     n_landmarks : None, int or float in (0, 1], default=None
         None: full kernels. Otherwise the block Nystrom approximation with landmarks
         shared by the views (:class:`mvkernels.nystrom.BlockNystrom`).
     landmarks : {"uniform", "kmeans++"}, default="uniform"
-    views : None or list
+        How the Nystrom landmark samples are drawn.
+    views : None or list, default=None
         How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
-    random_state : int, RandomState or None
+    random_state : int, RandomState or None, default=None
         Landmarks, bandwidth subsampling, CV folds.
 """
+
+
+def _fill_doc(**parts: str) -> Callable[[type], type]:
+    """Class decorator: replace each placeholder line ``    {name}`` of the class's own
+    docstring by ``parts[name]`` (``common_parameters`` defaults to the parameters shared by
+    the Gram-matrix baselines), so that ``__doc__`` is complete text for ``help()`` and the
+    API pages."""
+
+    def decorate(cls: type) -> type:
+        doc = (cls.__doc__ or "").replace("    {common_parameters}", _COMMON_DOC.strip("\n"))
+        for name, text in parts.items():
+            line = "    {" + name + "}"
+            if line not in doc:
+                raise ValueError(f"{cls.__name__}: no placeholder {line.strip()} in docstring")
+            doc = doc.replace(line, text.strip("\n"))
+        cls.__doc__ = doc
+        return cls
+
+    return decorate
 
 
 def _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state):

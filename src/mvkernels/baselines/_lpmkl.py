@@ -15,7 +15,7 @@ from .._validation import (
     nonnegative_real,
     positive_int,
 )
-from ._base import _COMMON_DOC, _Base, _DecisionMixin, _GramModel, _init_common
+from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
 
 
 def lpmkl_weight_update(norms_sq: np.ndarray, p: float) -> np.ndarray:
@@ -118,12 +118,12 @@ _LPMKL_DOC = """
 """
 
 
+@_fill_doc(lpmkl=_LPMKL_DOC)
 class LpMKLRegressor(RegressorMixin, _LpMKL):
-    (
-        """lp-norm MKL with kernel ridge regression (square loss).
-"""
-        + _LPMKL_DOC
-        + """
+    """lp-norm MKL with kernel ridge regression (square loss).
+
+    {lpmkl}
+
     Parameters
     ----------
     alpha : float, default=1.0
@@ -131,19 +131,51 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
     p : float >= 1, default=2.0
         Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
     max_iter : int, default=50
+        Maximum number of alternating iterations.
     tol : float, default=1e-4
-"""
-        + _COMMON_DOC
-        + """
+        Stop when no kernel weight moves more than ``tol``.
+    {common_parameters}
+
     Attributes
     ----------
-    kernel_weights_ : ndarray of shape (n_views,), ``||beta||_p = 1``
-    objective_ : ndarray
+    kernel_weights_ : ndarray of shape (n_views,)
+        The kernel weights ``beta``, ``||beta||_p = 1``.
+    objective_ : ndarray of shape (n_iter_ + 1,)
         Primal objective at each iteration (non-increasing: exact block minimisation).
     n_iter_ : int
-    model_, grams_
+        Number of alternating iterations run.
+    model_ : object
+        The fitted kernel machine on the combined kernel.
+    grams_ : ViewGrams
+        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    LpMKLClassifier : The same for classification.
+    lpmkl_weight_update : The closed-form weight step.
+    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import LpMKLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = X1[:, 0] + np.sin(X2[:, 1])
+    >>> reg = LpMKLRegressor(alpha=0.1).fit([X1, X2], y)
+    >>> reg.predict([X1, X2]).shape
+    (40,)
+    >>> print(round(float(np.sum(reg.kernel_weights_ ** 2)), 6))  # ||beta||_2 = 1
+    1.0
     """
-    )
 
     def __init__(
         self,
@@ -162,12 +194,12 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
+@_fill_doc(lpmkl=_LPMKL_DOC)
 class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
-    (
-        """lp-norm MKL classifier: SVM (``loss="hinge"``) or kernel ridge on +-1 targets.
-"""
-        + _LPMKL_DOC
-        + """
+    """lp-norm MKL classifier: SVM (``loss="hinge"``) or kernel ridge on +-1 targets.
+
+    {lpmkl}
+
     The MVML paper's Table 1 applies lpMKL "to kernel regression": that is
     ``loss="squared"`` (one-vs-all kernel ridge on +-1 columns). With ``loss="hinge"`` each
     column is a binary SVC with intercept; its objective is
@@ -176,19 +208,63 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
     Parameters
     ----------
     C : float, default=1.0
+        SVM box constant (``loss="hinge"``).
     alpha : float, default=1.0
+        Ridge parameter (``loss="squared"``).
     loss : {"hinge", "squared"}, default="hinge"
+        Binary SVM per one-vs-all column, or kernel ridge on the +-1 columns.
     p : float >= 1, default=2.0
+        Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
     max_iter : int, default=50
+        Maximum number of alternating iterations.
     tol : float, default=1e-4
-"""
-        + _COMMON_DOC
-        + """
+        Stop when no kernel weight moves more than ``tol``.
+    {common_parameters}
+
     Attributes
     ----------
-    classes_, kernel_weights_, objective_, n_iter_, model_, grams_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    kernel_weights_ : ndarray of shape (n_views,)
+        The kernel weights ``beta``, ``||beta||_p = 1``.
+    objective_ : ndarray of shape (n_iter_ + 1,)
+        Primal objective at each iteration (non-increasing: exact block minimisation).
+    n_iter_ : int
+        Number of alternating iterations run.
+    model_ : object
+        The fitted kernel machine on the combined kernel.
+    grams_ : ViewGrams
+        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    LpMKLRegressor : The same for regression.
+    lpmkl_weight_update : The closed-form weight step.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import LpMKLClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> clf = LpMKLClassifier(loss="squared").fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.predict([X1, X2]).shape
+    (40,)
+    >>> clf.kernel_weights_.shape
+    (2,)
     """
-    )
 
     _is_classifier = True
 

@@ -20,7 +20,7 @@ from .._validation import (
     positive_int,
 )
 from ..nystrom import resolve_n_landmarks, uniform_indices
-from ._base import _Base, _DecisionMixin, _validate_array
+from ._base import _Base, _DecisionMixin, _fill_doc, _validate_array
 
 
 # ---------------------------------------------------------------------------- MLKR
@@ -188,12 +188,12 @@ _MLKR_DOC = """
 """
 
 
+@_fill_doc(mlkr=_MLKR_DOC)
 class MLKRRegressor(RegressorMixin, _MLKR):
-    (
-        """MLKR regression on the concatenated views.
-"""
-        + _MLKR_DOC
-        + """
+    """MLKR regression on the concatenated views.
+
+    {mlkr}
+
     Parameters
     ----------
     n_components : int or None, default=None
@@ -201,18 +201,57 @@ class MLKRRegressor(RegressorMixin, _MLKR):
     max_iter : int, default=100
         L-BFGS iterations.
     n_landmarks : None, int or float in (0, 1], default=None
-    views : None or list
-    random_state : int, RandomState or None
+        None: learn on all training samples; otherwise on a uniform random subset of that
+        size (a fraction when a float).
+    views : None or list, default=None
+        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
+    random_state : int, RandomState or None, default=None
+        The random subset of ``n_landmarks``.
 
     Attributes
     ----------
-    components_ : ndarray (m, d)
-    landmark_indices_ : ndarray
+    components_ : ndarray of shape (n_components, n_features)
+        The learned map ``A`` of the standardised concatenated views.
+    landmark_indices_ : ndarray of int
+        The training samples the metric is learned on and predicts from.
     loss_ : float
         Final leave-one-out loss on the (landmark) training points.
     n_iter_ : int
+        Number of L-BFGS iterations run.
+    mean_, scale_ : ndarray of shape (n_features,)
+        The standardisation of the concatenated views.
+    train_embedding_ : ndarray of shape (n_landmarks, n_components)
+        The mapped training points.
+    train_targets_ : ndarray
+        Their targets (+-1 columns for the classifier).
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    MLKRClassifier : The same for classification.
+    mlkr_fit : The metric learning step.
+    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import MLKRRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = X1[:, 0] + np.sin(X2[:, 1])
+    >>> reg = MLKRRegressor(n_components=2, max_iter=500).fit([X1, X2], y)
+    >>> reg.predict([X1, X2]).shape
+    (40,)
+    >>> reg.components_.shape
+    (2, 5)
     """
-    )
 
     def __init__(
         self,
@@ -226,25 +265,72 @@ class MLKRRegressor(RegressorMixin, _MLKR):
         self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state
 
 
+@_fill_doc(mlkr=_MLKR_DOC)
 class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
-    (
-        """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
-"""
-        + _MLKR_DOC
-        + """
+    """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
+
+    {mlkr}
+
     Parameters
     ----------
     n_components : int or None, default=None
+        Rows of ``A`` (None: as many as input columns).
     max_iter : int, default=100
+        L-BFGS iterations.
     n_landmarks : None, int or float in (0, 1], default=None
-    views : None or list
-    random_state : int, RandomState or None
+        None: learn on all training samples; otherwise on a uniform random subset of that
+        size (a fraction when a float).
+    views : None or list, default=None
+        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
+    random_state : int, RandomState or None, default=None
+        The random subset of ``n_landmarks``.
 
     Attributes
     ----------
-    classes_, components_, landmark_indices_, loss_, n_iter_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    components_ : ndarray of shape (n_components, n_features)
+        The learned map ``A`` of the standardised concatenated views.
+    landmark_indices_ : ndarray of int
+        The training samples the metric is learned on and predicts from.
+    loss_ : float
+        Final leave-one-out loss on the (landmark) training points.
+    n_iter_ : int
+        Number of L-BFGS iterations run.
+    mean_, scale_ : ndarray of shape (n_features,)
+        The standardisation of the concatenated views.
+    train_embedding_ : ndarray of shape (n_landmarks, n_components)
+        The mapped training points.
+    train_targets_ : ndarray
+        Their targets (+-1 columns for the classifier).
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    MLKRRegressor : The same for regression.
+    mlkr_fit : The metric learning step.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import MLKRClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> clf = MLKRClassifier().fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.predict([X1, X2]).shape
+    (40,)
     """
-    )
 
     _is_classifier = True
 

@@ -14,7 +14,7 @@ from .._validation import (
     nonnegative_real,
     positive_int,
 )
-from ._base import _COMMON_DOC, _Base, _DecisionMixin, _init_common, _sym
+from ._base import _Base, _DecisionMixin, _fill_doc, _init_common, _sym
 
 
 def okl_objective(
@@ -139,29 +139,65 @@ _OKL_DOC = """
 """
 
 
+@_fill_doc(okl=_OKL_DOC)
 class OKLRegressor(RegressorMixin, _OKL):
-    (
-        """Output kernel learning for multi-output regression.
-"""
-        + _OKL_DOC
-        + """
+    """Output kernel learning for multi-output regression.
+
+    {okl}
+
     Parameters
     ----------
     alpha : float, default=1.0
+        Regularisation (lambda of the paper's eq. 4).
     max_iter : int, default=300
+        Maximum number of block coordinate descent iterations.
     tol : float, default=1e-5
-"""
-        + _COMMON_DOC
-        + """
+        Stop when the relative decrease of the objective is below ``tol``.
+    {common_parameters}
+
     Attributes
     ----------
-    coef_ : ndarray (n, T)
-    output_kernel_ : ndarray (T, T)
+    coef_ : ndarray of shape (n_samples, n_outputs)
+        The coefficients ``C``.
+    output_kernel_ : ndarray of shape (n_outputs, n_outputs)
+        The learned output kernel ``L``.
     output_kernel_min_eigenvalue_ : float
-    objective_ : ndarray (non-increasing)
+        Smallest eigenvalue of ``L`` (>= 0 up to rounding).
+    objective_ : ndarray
+        The objective at each iteration (non-increasing).
     n_iter_ : int
+        Number of block coordinate descent iterations run.
+    grams_ : ViewGrams
+        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    OKLClassifier : The same on one-vs-all +-1 targets.
+    okl_c_step : The C-step (Sylvester equation).
+    okl_l_step : The L-step (Lyapunov equation).
+    mvkernels.operator_kernels.DecomposableKernel : A fixed separable operator-valued kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import OKLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> Y = np.column_stack([X1[:, 0], X1[:, 0] + 0.1 * X2[:, 1]])
+    >>> reg = OKLRegressor(alpha=0.1).fit([X1, X2], Y)
+    >>> reg.predict([X1, X2]).shape
+    (40, 2)
+    >>> reg.output_kernel_.shape
+    (2, 2)
     """
-    )
 
     _multi_output = True
 
@@ -186,28 +222,68 @@ class OKLRegressor(RegressorMixin, _OKL):
         return tags
 
 
+@_fill_doc(okl=_OKL_DOC)
 class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
-    (
-        """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
+    """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
 
     The outputs are the K one-vs-all columns (one column for two classes); ``L`` learns
     how the classes' decision functions are related. Prediction: the largest output.
-"""
-        + _OKL_DOC
-        + """
+
+    {okl}
+
     Parameters
     ----------
     alpha : float, default=1.0
+        Regularisation (lambda of the paper's eq. 4).
     max_iter : int, default=300
+        Maximum number of block coordinate descent iterations.
     tol : float, default=1e-5
-"""
-        + _COMMON_DOC
-        + """
+        Stop when the relative decrease of the objective is below ``tol``.
+    {common_parameters}
+
     Attributes
     ----------
-    classes_, coef_, output_kernel_, output_kernel_min_eigenvalue_, objective_, n_iter_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (n_samples, n_outputs)
+        The coefficients ``C``.
+    output_kernel_ : ndarray of shape (n_outputs, n_outputs)
+        The learned output kernel ``L``.
+    output_kernel_min_eigenvalue_ : float
+        Smallest eigenvalue of ``L`` (>= 0 up to rounding).
+    objective_ : ndarray
+        The objective at each iteration (non-increasing).
+    n_iter_ : int
+        Number of block coordinate descent iterations run.
+    grams_ : ViewGrams
+        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    OKLRegressor : The same for multi-output regression.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import OKLClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> clf = OKLClassifier(alpha=0.1).fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.predict([X1, X2]).shape
+    (40,)
     """
-    )
 
     _is_classifier = True
 

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._validation import (
     positive_int,
 )
-from ._base import _COMMON_DOC, _Base, _DecisionMixin, _GramModel, _init_common
+from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
 
 
 class _SingleView(_Base):
@@ -67,9 +67,9 @@ class _SingleView(_Base):
         return self.model_.decision(cross[self.best_view_])
 
 
+@_fill_doc()
 class SingleViewRegressor(RegressorMixin, _SingleView):
-    (
-        """Kernel ridge regression on one view (the MVML paper's "KRR, one view" baseline).
+    """Kernel ridge regression on one view (the MVML paper's "KRR, one view" baseline).
 
     With ``view="best"`` each view is scored by ``cv``-fold cross-validation (mean squared
     error) on the training set only, and the best one is refitted on all training data;
@@ -80,19 +80,49 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
     alpha : float, default=1.0
         Ridge parameter: ``dual = (K + alpha I)^{-1} y``.
     view : "best" or int, default="best"
+        The view to use, or ``"best"`` to choose it by cross-validation.
     cv : int, default=3
-"""
-        + _COMMON_DOC
-        + """
+        Number of folds of the view selection.
+    {common_parameters}
+
     Attributes
     ----------
     best_view_ : int
+        Index of the view the model uses.
     view_cv_scores_ : ndarray of shape (n_views,) or None
         Minus the CV mean squared error of each view (None when ``view`` is given).
-    model_ : fitted kernel machine on the chosen view
+    model_ : object
+        The fitted kernel machine on the chosen view.
     grams_ : ViewGrams
+        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    SingleViewClassifier : The same for classification.
+    EarlyFusionRegressor : One kernel on the concatenated views.
+    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import SingleViewRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = X1[:, 0] + np.sin(X2[:, 1])
+    >>> reg = SingleViewRegressor(alpha=0.1).fit([X1, X2], y)
+    >>> reg.predict([X1, X2]).shape
+    (40,)
+    >>> int(reg.best_view_)
+    0
     """
-    )
 
     def __init__(
         self,
@@ -110,9 +140,9 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
+@_fill_doc()
 class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
-    (
-        """SVM (or kernel ridge on +-1 targets) on one view: the paper's "1 view SVM" column.
+    """SVM (or kernel ridge on +-1 targets) on one view: the paper's "1 view SVM" column.
 
     With ``view="best"`` each view is scored by stratified ``cv``-fold cross-validation
     accuracy on the training set only (the paper reports "the best result obtained when
@@ -125,16 +155,53 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
     alpha : float, default=1.0
         Ridge parameter (``loss="squared"``).
     loss : {"hinge", "squared"}, default="hinge"
+        Binary SVM per one-vs-all column, or kernel ridge on the +-1 columns.
     view : "best" or int, default="best"
+        The view to use, or ``"best"`` to choose it by cross-validation.
     cv : int, default=3
-"""
-        + _COMMON_DOC
-        + """
+        Number of folds of the view selection.
+    {common_parameters}
+
     Attributes
     ----------
-    classes_, best_view_, view_cv_scores_ (CV accuracy per view), model_, grams_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    best_view_ : int
+        Index of the view the model uses.
+    view_cv_scores_ : ndarray of shape (n_views,) or None
+        CV accuracy of each view (None when ``view`` is given).
+    model_ : object
+        The fitted kernel machine on the chosen view.
+    grams_ : ViewGrams
+        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    SingleViewRegressor : The same for regression.
+    EarlyFusionClassifier : One kernel on the concatenated views.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import SingleViewClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> clf = SingleViewClassifier().fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.predict([X1, X2]).shape
+    (40,)
     """
-    )
 
     _is_classifier = True
 

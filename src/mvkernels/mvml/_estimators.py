@@ -772,6 +772,25 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     nystrom_ : BlockNystrom or None
     kernels_ : list of ViewKernel
     n_views_ : int
+
+    See Also
+    --------
+    MVMLRegressorCV : The same with built-in cross-validation of the hyperparameters.
+    MVMLClassifier : MVML on one-vs-all +-1 targets.
+    mvkernels.nystrom.BlockNystrom : The block Nystrom map of the default mode.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = X1[:, 0] + np.sin(X2[:, 1])
+    >>> from mvkernels import MVMLRegressor
+    >>> reg = MVMLRegressor(alpha=0.1).fit([X1, X2], y)
+    >>> reg.predict([X1, X2]).shape
+    (40,)
+    >>> reg.mode_, reg.metric_.shape  # every sample a landmark: 2 views x 40
+    ('nystrom', (80, 80))
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -804,6 +823,13 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
     mode, the sufficient statistic ``C`` (only ``c`` changes). Prediction: the class
     with the largest output. Parameters as :class:`MVMLRegressor`.
 
+    Parameters
+    ----------
+    alpha, eta, metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, \
+max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
+random_state, solver, bandwidth_factor
+        As :class:`MVMLRegressor` (same defaults).
+
     Attributes
     ----------
     classes_ : ndarray (K,)
@@ -811,6 +837,27 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
         per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
+    n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_
+        As :class:`MVMLRegressor`.
+
+    See Also
+    --------
+    MVMLClassifierCV : The same with built-in cross-validation of the hyperparameters.
+    MVMLSVC : MVML with the hinge loss.
+    MVMLRegressor : The regression estimator (parameters and attributes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> from mvkernels import MVMLClassifier
+    >>> clf = MVMLClassifier(alpha=0.1).fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.predict([X1, X2]).shape
+    (40,)
     """
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -220,6 +220,21 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     ranks_ : list of int
         Numerical rank of each ``W_l``.
     n_views_, n_landmarks_, n_features_view_ : fitted sizes.
+    See Also
+    --------
+    select_landmarks : The landmark strategies.
+    mvkernels.MVMLRegressor : Multi-view metric learning on these features.
+    sklearn.kernel_approximation.Nystroem : The single-view Nystrom map.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> from mvkernels import BlockNystrom
+    >>> nys = BlockNystrom(n_landmarks=10, random_state=0).fit([X1, X2])
+    >>> nys.transform([X1, X2]).shape  # 10 features per view
+    (40, 20)
     """
 
     _parameter_constraints: dict = {

@@ -313,6 +313,21 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Stiefel iterations (1 for an eigendecomposition).
     n_features_in_ : int
         Columns of a single-array input (not set for a list of views).
+    See Also
+    --------
+    RKMForecaster : Time-series forecasting with a two-view RKM.
+    mvkernels.stiefel.stiefel_trace_max : The Stiefel solvers.
+    sklearn.decomposition.KernelPCA : Single-view kernel PCA.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> from mvkernels import MultiViewKPCA
+    >>> kpca = MultiViewKPCA(n_components=2).fit([X1, X2])
+    >>> kpca.transform([X1, X2]).shape
+    (40, 2)
     """
 
     _parameter_constraints: ClassVar[dict] = {
