@@ -327,14 +327,81 @@ _COMMON_DOC = """
 """
 
 
-def _fill_doc(**parts: str) -> Callable[[type], type]:
-    """Class decorator: replace each placeholder line ``    {name}`` of the class's own
-    docstring by ``parts[name]`` (``common_parameters`` defaults to the parameters shared by
-    the Gram-matrix baselines), so that ``__doc__`` is complete text for ``help()`` and the
-    API pages."""
+_LOSS_DOC = """
+    C : float, default=1.0
+        SVM box constant (``loss="hinge"``).
+    alpha : float, default=1.0
+        Ridge parameter (``loss="squared"``).
+    loss : {"hinge", "squared"}, default="hinge"
+        Binary SVM per one-vs-all column, or kernel ridge on the +-1 columns.
+"""
+
+_FIT_ATTRIBUTES_DOC = """
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+"""
+
+_GRAMS_ATTRIBUTES_DOC = """
+    grams_ : ViewGrams
+        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
+""" + _FIT_ATTRIBUTES_DOC.lstrip("\n")
+
+# The Examples section: two random views of 40 samples, a real target (regressors) or
+# two classes "a" / "b" (classifiers); fit, predict, then the class's own lines.
+_EXAMPLES_DOC = """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import {name}
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = {target}
+    >>> model = {name}({args}).fit([X1, X2], y)
+    >>> model.predict([X1, X2]).shape
+    (40,)
+"""
+_REGRESSION_TARGET = "X1[:, 0] + np.sin(X2[:, 1])"
+_CLASSIFICATION_TARGET = 'np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")'
+
+
+def _fill_doc(
+    example_args: str = "", example_extra: str = "", **parts: str
+) -> Callable[[type], type]:
+    """Class decorator that completes a baseline's docstring (a real ``__doc__``, for
+    ``help()``, the API pages and the doctests).
+
+    Replaces each placeholder line ``    {name}``: ``common_parameters``,
+    ``loss_parameters``, ``fit_attributes``, ``grams_attributes`` (shared texts, where
+    used), ``examples`` (the Examples section for this class: its constructor arguments
+    ``example_args``, then the lines ``example_extra``) and each of ``parts`` (required).
+    """
+    shared = {
+        "common_parameters": _COMMON_DOC,
+        "loss_parameters": _LOSS_DOC,
+        "fit_attributes": _FIT_ATTRIBUTES_DOC,
+        "grams_attributes": _GRAMS_ATTRIBUTES_DOC,
+    }
 
     def decorate(cls: type) -> type:
-        doc = (cls.__doc__ or "").replace("    {common_parameters}", _COMMON_DOC.strip("\n"))
+        classifier = getattr(cls, "_is_classifier", False)
+        examples = _EXAMPLES_DOC.format(
+            name=cls.__name__,
+            args=example_args,
+            target=_CLASSIFICATION_TARGET if classifier else _REGRESSION_TARGET,
+        )
+        if classifier:
+            examples += "    >>> model.classes_\n    array(['a', 'b'], dtype='<U1')\n"
+        if example_extra:
+            examples += "".join(f"    {line}\n" for line in example_extra.split("\n"))
+        doc = cls.__doc__ or ""
+        for name, text in {**shared, "examples": examples}.items():
+            doc = doc.replace("    {" + name + "}", text.strip("\n"))
         for name, text in parts.items():
             line = "    {" + name + "}"
             if line not in doc:

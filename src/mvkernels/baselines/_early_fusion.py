@@ -45,7 +45,7 @@ class _EarlyFusion(_Base):
         return self.model_.decision(cross[0])
 
 
-@_fill_doc()
+@_fill_doc(example_args="alpha=0.1")
 class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
     """Kernel ridge regression with one kernel on the concatenated views (early fusion).
 
@@ -64,14 +64,7 @@ class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
         The fitted kernel machine on the concatenated views.
     grams_ : ViewGrams
         The fitted kernel (or Nystrom map) of the concatenation, as a single "view".
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {fit_attributes}
 
     See Also
     --------
@@ -79,16 +72,7 @@ class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
     LateFusionRegressor : One model per view, outputs averaged.
     mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import EarlyFusionRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = X1[:, 0] + np.sin(X2[:, 1])
-    >>> reg = EarlyFusionRegressor(alpha=0.1).fit([X1, X2], y)
-    >>> reg.predict([X1, X2]).shape
-    (40,)
+    {examples}
     """
 
     def __init__(
@@ -111,12 +95,7 @@ class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
 
     Parameters
     ----------
-    C : float, default=1.0
-        SVM box constant (``loss="hinge"``).
-    alpha : float, default=1.0
-        Ridge parameter (``loss="squared"``).
-    loss : {"hinge", "squared"}, default="hinge"
-        Binary SVM per one-vs-all column, or kernel ridge on the +-1 columns.
+    {loss_parameters}
     {common_parameters}
 
     Attributes
@@ -127,14 +106,7 @@ class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
         The fitted kernel machine on the concatenated views.
     grams_ : ViewGrams
         The fitted kernel (or Nystrom map) of the concatenation, as a single "view".
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {fit_attributes}
 
     See Also
     --------
@@ -142,18 +114,7 @@ class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
     LateFusionClassifier : One SVM per view, decision values averaged.
     mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import EarlyFusionClassifier
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
-    >>> clf = EarlyFusionClassifier().fit([X1, X2], y)
-    >>> clf.classes_
-    array(['a', 'b'], dtype='<U1')
-    >>> clf.predict([X1, X2]).shape
-    (40,)
+    {examples}
     """
 
     _is_classifier = True

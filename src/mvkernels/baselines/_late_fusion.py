@@ -27,7 +27,7 @@ class _LateFusion(_Base):
         return np.mean([m.decision(Kx) for m, Kx in zip(self.models_, cross)], axis=0)
 
 
-@_fill_doc()
+@_fill_doc(example_args="alpha=0.1", example_extra=">>> len(model.models_)\n2")
 class LateFusionRegressor(RegressorMixin, _LateFusion):
     """Late fusion: one kernel ridge model per view, predictions averaged (uniform weights).
 
@@ -41,16 +41,7 @@ class LateFusionRegressor(RegressorMixin, _LateFusion):
     ----------
     models_ : list of object
         The fitted per-view kernel machines.
-    grams_ : ViewGrams
-        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {grams_attributes}
 
     See Also
     --------
@@ -58,18 +49,7 @@ class LateFusionRegressor(RegressorMixin, _LateFusion):
     EarlyFusionRegressor : One kernel on the concatenated views.
     mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import LateFusionRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = X1[:, 0] + np.sin(X2[:, 1])
-    >>> reg = LateFusionRegressor(alpha=0.1).fit([X1, X2], y)
-    >>> reg.predict([X1, X2]).shape
-    (40,)
-    >>> len(reg.models_)
-    2
+    {examples}
     """
 
     def __init__(
@@ -95,12 +75,7 @@ class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
 
     Parameters
     ----------
-    C : float, default=1.0
-        SVM box constant (``loss="hinge"``).
-    alpha : float, default=1.0
-        Ridge parameter (``loss="squared"``).
-    loss : {"hinge", "squared"}, default="hinge"
-        Binary SVM per one-vs-all column, or kernel ridge on the +-1 columns.
+    {loss_parameters}
     {common_parameters}
 
     Attributes
@@ -109,16 +84,7 @@ class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
         The class labels.
     models_ : list of object
         The fitted per-view kernel machines.
-    grams_ : ViewGrams
-        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {grams_attributes}
 
     See Also
     --------
@@ -126,18 +92,7 @@ class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
     EarlyFusionClassifier : One kernel on the concatenated views.
     mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import LateFusionClassifier
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
-    >>> clf = LateFusionClassifier().fit([X1, X2], y)
-    >>> clf.classes_
-    array(['a', 'b'], dtype='<U1')
-    >>> clf.predict([X1, X2]).shape
-    (40,)
+    {examples}
     """
 
     _is_classifier = True

@@ -118,7 +118,11 @@ _LPMKL_DOC = """
 """
 
 
-@_fill_doc(lpmkl=_LPMKL_DOC)
+@_fill_doc(
+    lpmkl=_LPMKL_DOC,
+    example_args="alpha=0.1",
+    example_extra=">>> print(round(float(np.sum(model.kernel_weights_**2)), 6))\n1.0",
+)
 class LpMKLRegressor(RegressorMixin, _LpMKL):
     """lp-norm MKL with kernel ridge regression (square loss).
 
@@ -146,16 +150,7 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
         Number of alternating iterations run.
     model_ : object
         The fitted kernel machine on the combined kernel.
-    grams_ : ViewGrams
-        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {grams_attributes}
 
     See Also
     --------
@@ -163,18 +158,7 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
     lpmkl_weight_update : The closed-form weight step.
     mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import LpMKLRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = X1[:, 0] + np.sin(X2[:, 1])
-    >>> reg = LpMKLRegressor(alpha=0.1).fit([X1, X2], y)
-    >>> reg.predict([X1, X2]).shape
-    (40,)
-    >>> print(round(float(np.sum(reg.kernel_weights_ ** 2)), 6))  # ||beta||_2 = 1
-    1.0
+    {examples}
     """
 
     def __init__(
@@ -194,7 +178,11 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
-@_fill_doc(lpmkl=_LPMKL_DOC)
+@_fill_doc(
+    lpmkl=_LPMKL_DOC,
+    example_args='loss="squared"',
+    example_extra=">>> model.kernel_weights_.shape\n(2,)",
+)
 class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
     """lp-norm MKL classifier: SVM (``loss="hinge"``) or kernel ridge on +-1 targets.
 
@@ -207,12 +195,7 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
 
     Parameters
     ----------
-    C : float, default=1.0
-        SVM box constant (``loss="hinge"``).
-    alpha : float, default=1.0
-        Ridge parameter (``loss="squared"``).
-    loss : {"hinge", "squared"}, default="hinge"
-        Binary SVM per one-vs-all column, or kernel ridge on the +-1 columns.
+    {loss_parameters}
     p : float >= 1, default=2.0
         Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
     max_iter : int, default=50
@@ -233,16 +216,7 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
         Number of alternating iterations run.
     model_ : object
         The fitted kernel machine on the combined kernel.
-    grams_ : ViewGrams
-        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {grams_attributes}
 
     See Also
     --------
@@ -250,20 +224,7 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
     lpmkl_weight_update : The closed-form weight step.
     mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import LpMKLClassifier
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
-    >>> clf = LpMKLClassifier(loss="squared").fit([X1, X2], y)
-    >>> clf.classes_
-    array(['a', 'b'], dtype='<U1')
-    >>> clf.predict([X1, X2]).shape
-    (40,)
-    >>> clf.kernel_weights_.shape
-    (2,)
+    {examples}
     """
 
     _is_classifier = True

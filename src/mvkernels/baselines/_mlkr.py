@@ -188,7 +188,11 @@ _MLKR_DOC = """
 """
 
 
-@_fill_doc(mlkr=_MLKR_DOC)
+@_fill_doc(
+    mlkr=_MLKR_DOC,
+    example_args="n_components=2, max_iter=500",
+    example_extra=">>> model.components_.shape\n(2, 5)",
+)
 class MLKRRegressor(RegressorMixin, _MLKR):
     """MLKR regression on the concatenated views.
 
@@ -224,14 +228,7 @@ class MLKRRegressor(RegressorMixin, _MLKR):
         The mapped training points.
     train_targets_ : ndarray
         Their targets (+-1 columns for the classifier).
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {fit_attributes}
 
     See Also
     --------
@@ -239,18 +236,7 @@ class MLKRRegressor(RegressorMixin, _MLKR):
     mlkr_fit : The metric learning step.
     mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import MLKRRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = X1[:, 0] + np.sin(X2[:, 1])
-    >>> reg = MLKRRegressor(n_components=2, max_iter=500).fit([X1, X2], y)
-    >>> reg.predict([X1, X2]).shape
-    (40,)
-    >>> reg.components_.shape
-    (2, 5)
+    {examples}
     """
 
     def __init__(
@@ -303,14 +289,7 @@ class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
         The mapped training points.
     train_targets_ : ndarray
         Their targets (+-1 columns for the classifier).
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {fit_attributes}
 
     See Also
     --------
@@ -318,18 +297,7 @@ class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
     mlkr_fit : The metric learning step.
     mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import MLKRClassifier
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
-    >>> clf = MLKRClassifier().fit([X1, X2], y)
-    >>> clf.classes_
-    array(['a', 'b'], dtype='<U1')
-    >>> clf.predict([X1, X2]).shape
-    (40,)
+    {examples}
     """
 
     _is_classifier = True

@@ -167,16 +167,7 @@ class OKLRegressor(RegressorMixin, _OKL):
         The objective at each iteration (non-increasing).
     n_iter_ : int
         Number of block coordinate descent iterations run.
-    grams_ : ViewGrams
-        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {grams_attributes}
 
     See Also
     --------
@@ -222,7 +213,7 @@ class OKLRegressor(RegressorMixin, _OKL):
         return tags
 
 
-@_fill_doc(okl=_OKL_DOC)
+@_fill_doc(okl=_OKL_DOC, example_args="alpha=0.1")
 class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
     """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
 
@@ -255,34 +246,14 @@ class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
         The objective at each iteration (non-increasing).
     n_iter_ : int
         Number of block coordinate descent iterations run.
-    grams_ : ViewGrams
-        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {grams_attributes}
 
     See Also
     --------
     OKLRegressor : The same for multi-output regression.
     mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import OKLClassifier
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
-    >>> clf = OKLClassifier(alpha=0.1).fit([X1, X2], y)
-    >>> clf.classes_
-    array(['a', 'b'], dtype='<U1')
-    >>> clf.predict([X1, X2]).shape
-    (40,)
+    {examples}
     """
 
     _is_classifier = True

@@ -67,7 +67,7 @@ class _SingleView(_Base):
         return self.model_.decision(cross[self.best_view_])
 
 
-@_fill_doc()
+@_fill_doc(example_args="alpha=0.1", example_extra=">>> int(model.best_view_)\n0")
 class SingleViewRegressor(RegressorMixin, _SingleView):
     """Kernel ridge regression on one view (the MVML paper's "KRR, one view" baseline).
 
@@ -93,16 +93,7 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
         Minus the CV mean squared error of each view (None when ``view`` is given).
     model_ : object
         The fitted kernel machine on the chosen view.
-    grams_ : ViewGrams
-        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {grams_attributes}
 
     See Also
     --------
@@ -110,18 +101,7 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
     EarlyFusionRegressor : One kernel on the concatenated views.
     mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import SingleViewRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = X1[:, 0] + np.sin(X2[:, 1])
-    >>> reg = SingleViewRegressor(alpha=0.1).fit([X1, X2], y)
-    >>> reg.predict([X1, X2]).shape
-    (40,)
-    >>> int(reg.best_view_)
-    0
+    {examples}
     """
 
     def __init__(
@@ -150,12 +130,7 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
 
     Parameters
     ----------
-    C : float, default=1.0
-        SVM box constant (``loss="hinge"``).
-    alpha : float, default=1.0
-        Ridge parameter (``loss="squared"``).
-    loss : {"hinge", "squared"}, default="hinge"
-        Binary SVM per one-vs-all column, or kernel ridge on the +-1 columns.
+    {loss_parameters}
     view : "best" or int, default="best"
         The view to use, or ``"best"`` to choose it by cross-validation.
     cv : int, default=3
@@ -172,16 +147,7 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
         CV accuracy of each view (None when ``view`` is given).
     model_ : object
         The fitted kernel machine on the chosen view.
-    grams_ : ViewGrams
-        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
-    n_views_ : int
-        Number of views seen at fit.
-    n_features_view_ : list of int
-        Number of columns of each training view.
-    n_features_in_ : int
-        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
-    feature_names_in_ : ndarray of str
-        Column names of ``X`` when fitted on a DataFrame with string column names.
+    {grams_attributes}
 
     See Also
     --------
@@ -189,18 +155,7 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
     EarlyFusionClassifier : One kernel on the concatenated views.
     mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import SingleViewClassifier
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
-    >>> clf = SingleViewClassifier().fit([X1, X2], y)
-    >>> clf.classes_
-    array(['a', 'b'], dtype='<U1')
-    >>> clf.predict([X1, X2]).shape
-    (40,)
+    {examples}
     """
 
     _is_classifier = True
