@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._linalg import robust_eigh
+from ._linalg import robust_eigh, sym
 from ._threads import serial_blas
 
 #: optimisers of :func:`stiefel_trace_max`
@@ -105,7 +105,7 @@ class StiefelResult:
 def riemannian_gradient(X: np.ndarray, G: np.ndarray) -> np.ndarray:
     """Projection of the Euclidean gradient onto the tangent space: ``G - X sym(X^T G)``."""
     XtG = X.T @ G
-    return G - X @ (0.5 * (XtG + XtG.T))
+    return G - X @ sym(XtG)
 
 
 def orthonormalize(X: np.ndarray) -> np.ndarray:
@@ -284,7 +284,7 @@ def _orth_complement_basis(X: np.ndarray, W: np.ndarray, drop: float = 1e-7) -> 
     Z = W @ (V[:, k] / np.sqrt(mu[k]))
     for _ in range(2):  # re-orthogonalise: X, then Cholesky-QR
         Z = Z - X @ (X.T @ Z)
-        G = 0.5 * (Z.T @ Z + (Z.T @ Z).T)
+        G = sym(Z.T @ Z)
         try:
             L = np.linalg.cholesky(G)
         except np.linalg.LinAlgError:

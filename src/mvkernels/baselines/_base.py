@@ -14,6 +14,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._linalg import sym as _sym
+from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
     as_real_array,
@@ -37,10 +39,6 @@ LOSSES = ("hinge", "squared")
 
 
 # ============================================================================ numerical pieces
-def _sym(K: np.ndarray) -> np.ndarray:
-    return 0.5 * (K + K.T)
-
-
 def kernel_ridge_dual(K: np.ndarray, Y: np.ndarray, alpha: float) -> np.ndarray:
     """Dual coefficients ``(K + alpha I)^{-1} Y`` of kernel ridge regression (Cholesky).
 
@@ -178,29 +176,17 @@ def _validate_array(est: BaseEstimator, X: Any, reset: bool) -> Any:
     return validate_array_input(est, X, reset)
 
 
-class _Base(BaseEstimator):
-    """Shared parameters and fit/predict plumbing of the baselines.
+class _TargetsMixin:
+    """Targets and predictions of every baseline (the Gram-matrix ones and MLKR).
 
-    Subclasses implement ``_fit_grams(grams, Y)`` (store what they need) and
-    ``_decision_grams(cross) -> (m, T)``; ``_fit_grams`` gets the list of training Gram
-    matrices of the views (after ``_transform_views``, e.g. one concatenated view for
-    early fusion).
+    ``_targets(y)`` returns real target columns (regressors; 1-D ``y`` remembered so that
+    :meth:`predict` returns 1-D) or the one-vs-all ``+-1`` columns (classifiers, which set
+    ``classes_``); :meth:`predict` maps the estimator's ``_decision(X)`` back.
     """
 
     _is_classifier = False
-    _parameter_constraints: dict = {
-        **common_constraints(),
-        "alpha": [positive_real()],
-        "C": [positive_real()],
-        "loss": [StrOptions(set(LOSSES))],
-    }
-
-    def _check_common(self) -> None:
-        """Checks that involve more than one parameter (each one is checked by
-        ``_parameter_constraints`` at fit)."""
-
-    def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
-        return Xs
+    _multi_output = False
+    _decision: Callable[[Any], np.ndarray]  # provided by the estimator
 
     def _targets(self, y: Any) -> np.ndarray:
         if y is None:
@@ -229,13 +215,42 @@ class _Base(BaseEstimator):
                 f"{type(self).__name__} needs samples of at least 2 classes; "
                 f"y has only one class: {self.classes_[0]}"
             )
-        if len(self.classes_) == 2:
-            return np.where(yi == 1, 1.0, -1.0)[:, None]
-        Y = -np.ones((yi.shape[0], len(self.classes_)))
-        Y[np.arange(yi.shape[0]), yi] = 1.0
-        return Y
+        return one_vs_all_targets(yi, len(self.classes_))
 
-    _multi_output = False
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted targets (regressors) or class labels (classifiers)."""
+        D = self._decision(X)
+        if not self._is_classifier:
+            return D[:, 0] if self._y_1d else D
+        return predicted_classes(D, self.classes_)
+
+
+class _Base(_TargetsMixin, BaseEstimator):
+    """Shared parameters and fit/predict plumbing of the baselines.
+
+    Subclasses implement ``_fit_grams(grams, Y)`` (store what they need) and
+    ``_decision_grams(cross) -> (m, T)``; ``_fit_grams`` gets the list of training Gram
+    matrices of the views (after ``_transform_views``, e.g. one concatenated view for
+    early fusion).
+    """
+
+    # The regressors have no ``loss`` or ``C`` parameter: they are kernel ridge (the square
+    # loss); the classifiers set both in ``__init__``.
+    loss: str = "squared"
+    C: float = 1.0
+    _parameter_constraints: dict = {
+        **common_constraints(),
+        "alpha": [positive_real()],
+        "C": [positive_real()],
+        "loss": [StrOptions(set(LOSSES))],
+    }
+
+    def _check_common(self) -> None:
+        """Checks that involve more than one parameter (each one is checked by
+        ``_parameter_constraints`` at fit)."""
+
+    def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
+        return Xs
 
     def _maps(self) -> ViewGrams:
         return ViewGrams(
@@ -288,15 +303,6 @@ class _Base(BaseEstimator):
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted targets (regressors) or class labels (classifiers)."""
-        D = self._decision(X)
-        if not self._is_classifier:
-            return D[:, 0] if self._y_1d else D
-        if D.shape[1] == 1:
-            return self.classes_[(D[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(D, axis=1)]
 
 
 class _DecisionMixin:

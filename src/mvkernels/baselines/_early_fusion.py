@@ -37,9 +37,7 @@ class _EarlyFusion(_Base):
         return exc
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        self.model_ = _GramModel(
-            getattr(self, "loss", "squared"), self.alpha, getattr(self, "C", 1.0), self.random_state
-        ).fit(grams[0], Y)
+        self.model_ = _GramModel(self.loss, self.alpha, self.C, self.random_state).fit(grams[0], Y)
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         return self.model_.decision(cross[0])

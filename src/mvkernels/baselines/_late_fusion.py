@@ -15,9 +15,9 @@ class _LateFusion(_Base):
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         self.models_ = [
             _GramModel(
-                getattr(self, "loss", "squared"),
+                self.loss,
                 self.alpha,
-                getattr(self, "C", 1.0),
+                self.C,
                 self.random_state,
             ).fit(K, Y)
             for K in grams

@@ -44,7 +44,7 @@ class _LpMKL(_Base):
     }
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        loss = getattr(self, "loss", "squared")
+        loss = self.loss
         v = len(grams)
         beta = np.full(v, v ** (-1.0 / self.p))  # ||beta||_p = 1
         history: list[float] = []
@@ -52,9 +52,7 @@ class _LpMKL(_Base):
         # ``it`` is read after the loop (n_iter_), which B007 does not see
         for it in range(1, self.max_iter + 1):  # noqa: B007
             K = sum(b * Km for b, Km in zip(beta, grams))
-            model = _GramModel(loss, self.alpha, getattr(self, "C", 1.0), self.random_state).fit(
-                K, Y
-            )
+            model = _GramModel(loss, self.alpha, self.C, self.random_state).fit(K, Y)
             a = model.dual
             # ||w_m||^2 = beta_m^2 sum_t a_t^T K_m a_t, summed over the one-vs-all columns
             quad = np.array([np.sum(a * (Km @ a)) for Km in grams])
@@ -66,9 +64,7 @@ class _LpMKL(_Base):
                 converged = True
                 break
         K = sum(b * Km for b, Km in zip(beta, grams))
-        self.model_ = _GramModel(loss, self.alpha, getattr(self, "C", 1.0), self.random_state).fit(
-            K, Y
-        )
+        self.model_ = _GramModel(loss, self.alpha, self.C, self.random_state).fit(K, Y)
         quad = np.array([np.sum(self.model_.dual * (Km @ self.model_.dual)) for Km in grams])
         history.append(self._objective(K, Y, self.model_, quad, beta))
         if not converged:
@@ -97,7 +93,7 @@ class _LpMKL(_Base):
         """
         reg = float(np.dot(beta, quad))
         D = K @ model.dual + model.intercept
-        if getattr(self, "loss", "squared") == "squared":
+        if self.loss == "squared":
             return float(np.sum((Y - D) ** 2) + self.alpha * reg)
         return float(self.C * np.sum(np.maximum(0.0, 1.0 - Y * D)) + 0.5 * reg)
 

@@ -20,7 +20,7 @@ from .._validation import (
     positive_int,
 )
 from ..nystrom import resolve_n_landmarks, uniform_indices
-from ._base import _Base, _DecisionMixin, _fill_doc, _validate_array
+from ._base import _DecisionMixin, _fill_doc, _TargetsMixin, _validate_array
 
 
 # ---------------------------------------------------------------------------- MLKR
@@ -96,11 +96,9 @@ def mlkr_fit(
     return res.x.reshape(m, d), res
 
 
-class _MLKR(BaseEstimator):
+class _MLKR(_TargetsMixin, BaseEstimator):
     """MLKR on the concatenated (standardised) views, Nadaraya-Watson prediction."""
 
-    _is_classifier = False
-    _multi_output = False
     _parameter_constraints: dict = {
         "n_components": [positive_int(), None],
         "max_iter": [positive_int()],
@@ -120,7 +118,7 @@ class _MLKR(BaseEstimator):
             feature_names=getattr(self, "feature_names_in_", None),
         )
         Z = np.hstack(Xs)
-        Y = _Base._targets(self, y)
+        Y = self._targets(y)
         if Y.shape[0] != Z.shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Z.shape[0]}")
         self.n_views_ = len(Xs)
@@ -169,8 +167,6 @@ class _MLKR(BaseEstimator):
         d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)
         W = np.exp(-(d2 - d2.min(axis=1, keepdims=True)))  # shifted: no 0/0 underflow
         return (W @ self.train_targets_) / W.sum(axis=1, keepdims=True)
-
-    predict = _Base.predict
 
 
 _MLKR_DOC = """

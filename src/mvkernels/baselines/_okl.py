@@ -10,11 +10,12 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._linalg import robust_eigh, robust_eigvalsh
+from .._linalg import sym as _sym
 from .._validation import (
     nonnegative_real,
     positive_int,
 )
-from ._base import _Base, _DecisionMixin, _fill_doc, _init_common, _sym
+from ._base import _Base, _DecisionMixin, _fill_doc, _init_common
 
 
 def okl_objective(

@@ -10,6 +10,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._targets import predicted_class_indices
 from .._validation import (
     positive_int,
 )
@@ -24,15 +25,13 @@ class _SingleView(_Base):
     }
 
     def _model(self) -> _GramModel:
-        return _GramModel(
-            getattr(self, "loss", "squared"), self.alpha, getattr(self, "C", 1.0), self.random_state
-        )
+        return _GramModel(self.loss, self.alpha, self.C, self.random_state)
 
     def _cv_score(self, K: np.ndarray, Y: np.ndarray) -> float:
         """Mean validation score on the training set: accuracy, or minus the MSE."""
         n = K.shape[0]
         if self._is_classifier:
-            labels = Y.argmax(1) if Y.shape[1] > 1 else (Y[:, 0] > 0).astype(int)
+            labels = predicted_class_indices(Y)
             counts = np.bincount(labels)
             k = max(2, min(self.cv, counts[counts > 0].min()))
             splits = (
@@ -46,7 +45,7 @@ class _SingleView(_Base):
         for tr, va in splits:
             D = self._model().fit(K[np.ix_(tr, tr)], Y[tr]).decision(K[np.ix_(va, tr)])
             if self._is_classifier:
-                pred = D.argmax(1) if D.shape[1] > 1 else (D[:, 0] > 0).astype(int)
+                pred = predicted_class_indices(D)
                 scores.append(np.mean(pred == labels[va]))
             else:
                 scores.append(-np.mean((D - Y[va]) ** 2))

@@ -47,6 +47,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._targets import predicted_class_indices, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
     check_real_targets,
@@ -137,9 +138,7 @@ class _FrozenOutputs(BaseEstimator):
         D = self.outputs
         if self.classes is None:
             return D[:, 0]
-        if D.shape[1] == 1:
-            return self.classes[(D[:, 0] > 0).astype(int)]
-        return self.classes[np.argmax(D, axis=1)]
+        return predicted_classes(D, self.classes)
 
 
 class _FrozenClassifier(ClassifierMixin, _FrozenOutputs):
@@ -461,7 +460,7 @@ class _MVMLCVBase(BaseEstimator):
         def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
             D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
             if classes is not None:
-                pred = (D[:, :, 0] > 0).astype(int) if T == 1 else np.argmax(D, axis=2)
+                pred = predicted_class_indices(D)
                 yi = np.searchsorted(classes, yb)
                 return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
             r = yb[:, None] - D[:, :, 0]

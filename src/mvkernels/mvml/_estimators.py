@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
     check_precomputed_kernel,
@@ -675,9 +676,7 @@ class _MVMLOutputs:
         D = self.outputs(blocks)
         if self.classes is None:
             return D
-        if D.shape[1] == 1:
-            return self.classes[(D[:, 0] > 0).astype(int)]
-        return self.classes[np.argmax(D, axis=1)]
+        return predicted_classes(D, self.classes)
 
 
 class MVMLRegressor(RegressorMixin, _BaseMVML):
@@ -908,11 +907,7 @@ random_state, solver, bandwidth_factor
     @staticmethod
     def _encode_targets(yi: np.ndarray, n_classes: int) -> np.ndarray:
         """+-1 targets: one column (binary, +1 = classes_[1]) or one per class."""
-        if n_classes == 2:
-            return np.where(yi == 1, 1.0, -1.0)[:, None]
-        Y = -np.ones((yi.shape[0], n_classes))
-        Y[np.arange(yi.shape[0]), yi] = 1.0
-        return Y
+        return one_vs_all_targets(yi, n_classes)
 
     def decision_function(self, X: Any) -> Any:
         """Outputs: shape (n,) for binary (positive = ``classes_[1]``), else (n, K).

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from .._linalg import robust_eigh, robust_eigvalsh
+from .._linalg import floored_eigh, robust_eigvalsh
+from .._linalg import sym as _sym
 from ..nystrom import FeatureMoments
 
 METRICS = ("dense", "sparse", "identity", "cov")
@@ -52,7 +53,7 @@ class PSDFactor:
         psd_tol: float = 1e-10,
         require_pd: bool = False,
     ):
-        A = 0.5 * (A + A.T)
+        A = _sym(A)
         self.shape = A.shape
         self._min_eig: float | None = None
         try:
@@ -67,14 +68,13 @@ class PSDFactor:
                 raise NotPSDError("matrix is not positive definite (Cholesky failed)") from exc
         if not np.all(np.isfinite(A)):
             raise NotPSDError("matrix holds NaN or inf")
-        s, V = robust_eigh(A, what="metric")
+        s, V, keep = floored_eigh(A, eig_floor, what="metric")
         top = float(max(abs(s[0]), abs(s[-1]))) if s.size else 0.0
         self._min_eig = float(s[0]) if s.size else 0.0
         if s.size and s[0] < -psd_tol * top:
             raise NotPSDError(
                 f"matrix is indefinite: smallest eigenvalue {s[0]:.3g}, largest {s[-1]:.3g}"
             )
-        keep = s > eig_floor * top if top > 0 else np.zeros(s.shape, bool)
         self.kind = "eigh"
         self.s = s[keep]
         self.V = V[:, keep]
@@ -111,10 +111,6 @@ class PSDFactor:
             return float(z @ z)
         z = self.V.T @ g
         return float(z @ (z / self.s))
-
-
-def _sym(A: np.ndarray) -> np.ndarray:
-    return 0.5 * (A + A.T)
 
 
 def min_eigenvalue(A: np.ndarray) -> float:

@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._linalg import robust_eigh
+from .._linalg import psd_sqrt
 from .._validation import (
     check_precomputed_kernel,
     check_psd_gram,
@@ -97,16 +97,10 @@ def sqrt_pinv_psd(W: np.ndarray, eig_floor: float = 1e-10) -> tuple[np.ndarray, 
 
     Eigenvalues ``<= eig_floor * max eigenvalue`` count as zero.
     """
-    W = 0.5 * (W + W.T)
-    s, V = robust_eigh(W, what="landmark kernel matrix W")
-    top = s[-1] if s.size else 0.0
-    if not top > 0:
+    S, rank = psd_sqrt(W, inverse=True, eig_floor=eig_floor, what="landmark kernel matrix W")
+    if rank == 0:
         raise ValueError("the landmark kernel matrix is zero or negative definite")
-    keep = s > eig_floor * top
-    inv_sqrt = np.zeros_like(s)
-    inv_sqrt[keep] = 1.0 / np.sqrt(s[keep])
-    S = (V * inv_sqrt) @ V.T
-    return 0.5 * (S + S.T), int(keep.sum())
+    return S, rank
 
 
 def _check_known_lengths(X: Any) -> None:

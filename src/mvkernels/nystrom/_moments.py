@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._linalg import sym
 from .._validation import is_dask_collection
 from ._landmarks import default_chunk_size
 
@@ -72,7 +73,7 @@ class FeatureMoments:
             C = self.scatter
         else:
             C = self.gram - np.outer(self.sum, self.sum) / self.n_samples
-        return 0.5 * (C + C.T)
+        return sym(C)
 
     def covariance(self) -> np.ndarray:
         """Empirical feature covariance ``centered_gram() / n_samples`` (biased, 1/n)."""
@@ -104,9 +105,9 @@ class FeatureMoments:
 
     def symmetrize(self) -> FeatureMoments:
         """Make ``gram`` (and ``scatter``) exactly symmetric, in place; returns ``self``."""
-        self.gram = 0.5 * (self.gram + self.gram.T)
+        self.gram = sym(self.gram)
         if self.scatter is not None:
-            self.scatter = 0.5 * (self.scatter + self.scatter.T)
+            self.scatter = sym(self.scatter)
         return self
 
 
