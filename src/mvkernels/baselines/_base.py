@@ -177,16 +177,48 @@ def _validate_array(est: BaseEstimator, X: Any, reset: bool) -> Any:
 
 
 class _TargetsMixin:
-    """Targets and predictions of every baseline (the Gram-matrix ones and MLKR).
+    """Inputs, targets and predictions of every baseline (the Gram-matrix ones and MLKR).
 
-    ``_targets(y)`` returns real target columns (regressors; 1-D ``y`` remembered so that
-    :meth:`predict` returns 1-D) or the one-vs-all ``+-1`` columns (classifiers, which set
-    ``classes_``); :meth:`predict` maps the estimator's ``_decision(X)`` back.
+    :meth:`_fit_inputs` validates the training views and targets; ``_targets(y)`` returns
+    real target columns (regressors; 1-D ``y`` remembered so that :meth:`predict` returns
+    1-D) or the one-vs-all ``+-1`` columns (classifiers, which set ``classes_``);
+    :meth:`_predict_views` validates test views against the training ones;
+    :meth:`predict` maps the estimator's ``_decision(X)`` back to targets or classes.
     """
 
     _is_classifier = False
     _multi_output = False
+    views: Any
     _decision: Callable[[Any], np.ndarray]  # provided by the estimator
+
+    def _fit_inputs(self, X: Any, y: Any) -> tuple[list[np.ndarray], np.ndarray]:
+        """Validated training views and target columns; sets ``n_views_`` and
+        ``n_features_view_``."""
+        X = _validate_array(self, X, reset=True)
+        Xs = check_views(
+            X,
+            views=self.views,
+            ensure_min_samples=2,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
+        Y = self._targets(y)
+        if Y.shape[0] != Xs[0].shape[0]:
+            raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
+        self.n_views_ = len(Xs)
+        self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+        return Xs, Y
+
+    def _predict_views(self, X: Any, check_widths: bool = True) -> list[np.ndarray]:
+        """Test views validated against the training views (their widths too unless
+        ``check_widths`` is False: precomputed kernels)."""
+        X = _validate_array(self, X, reset=False)
+        return check_views(
+            X,
+            views=self.views,
+            n_views=self.n_views_,
+            n_features=self.n_features_view_ if check_widths else None,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
 
     def _targets(self, y: Any) -> np.ndarray:
         if y is None:
@@ -261,18 +293,7 @@ class _Base(_TargetsMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> _Base:
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
         self._check_common()
-        X = _validate_array(self, X, reset=True)
-        Xs = check_views(
-            X,
-            views=self.views,
-            ensure_min_samples=2,
-            feature_names=getattr(self, "feature_names_in_", None),
-        )
-        Y = self._targets(y)
-        if Y.shape[0] != Xs[0].shape[0]:
-            raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
-        self.n_views_ = len(Xs)
-        self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+        Xs, Y = self._fit_inputs(X, y)
         with serial_blas(Xs[0].shape[0]):
             try:
                 self.grams_ = self._maps().fit(self._transform_views(Xs))
@@ -291,15 +312,7 @@ class _Base(_TargetsMixin, BaseEstimator):
 
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "grams_")
-        X = _validate_array(self, X, reset=False)
-        precomputed = self.grams_.precomputed
-        Xs = check_views(
-            X,
-            views=self.views,
-            n_views=self.n_views_,
-            n_features=None if precomputed else self.n_features_view_,
-            feature_names=getattr(self, "feature_names_in_", None),
-        )
+        Xs = self._predict_views(X, check_widths=not self.grams_.precomputed)
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))
@@ -406,13 +419,13 @@ def _fill_doc(
         if example_extra:
             examples += "".join(f"    {line}\n" for line in example_extra.split("\n"))
         doc = cls.__doc__ or ""
-        for name, text in {**shared, "examples": examples}.items():
-            doc = doc.replace("    {" + name + "}", text.strip("\n"))
-        for name, text in parts.items():
+        for name, text in parts.items():  # first: a part may hold shared placeholders
             line = "    {" + name + "}"
             if line not in doc:
                 raise ValueError(f"{cls.__name__}: no placeholder {line.strip()} in docstring")
             doc = doc.replace(line, text.strip("\n"))
+        for name, text in {**shared, "examples": examples}.items():
+            doc = doc.replace("    {" + name + "}", text.strip("\n"))
         cls.__doc__ = doc
         return cls
 

@@ -15,12 +15,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._threads import serial_blas
 from .._validation import (
-    check_views,
     common_constraints,
     positive_int,
 )
 from ..nystrom import resolve_n_landmarks, uniform_indices
-from ._base import _DecisionMixin, _fill_doc, _TargetsMixin, _validate_array
+from ._base import _DecisionMixin, _fill_doc, _TargetsMixin
 
 
 # ---------------------------------------------------------------------------- MLKR
@@ -110,19 +109,8 @@ class _MLKR(_TargetsMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> _MLKR:
         """Fit on views ``X`` and targets / labels ``y``."""
-        X = _validate_array(self, X, reset=True)
-        Xs = check_views(
-            X,
-            views=self.views,
-            ensure_min_samples=2,
-            feature_names=getattr(self, "feature_names_in_", None),
-        )
+        Xs, Y = self._fit_inputs(X, y)
         Z = np.hstack(Xs)
-        Y = self._targets(y)
-        if Y.shape[0] != Z.shape[0]:
-            raise ValueError(f"y has {Y.shape[0]} samples but the views have {Z.shape[0]}")
-        self.n_views_ = len(Xs)
-        self.n_features_view_ = [V.shape[1] for V in Xs]
         self.mean_ = Z.mean(axis=0)
         self.scale_ = Z.std(axis=0)
         self.scale_[self.scale_ == 0] = 1.0
@@ -154,14 +142,7 @@ class _MLKR(_TargetsMixin, BaseEstimator):
 
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "components_")
-        X = _validate_array(self, X, reset=False)
-        Xs = check_views(
-            X,
-            views=self.views,
-            n_views=self.n_views_,
-            n_features=self.n_features_view_,
-            feature_names=getattr(self, "feature_names_in_", None),
-        )
+        Xs = self._predict_views(X)
         Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
         E = self.train_embedding_
         d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)
