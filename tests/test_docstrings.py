@@ -64,6 +64,18 @@ def sections(doc: str) -> set[str]:
     }
 
 
+def documented_parameters(doc: str) -> set[str]:
+    """Names listed in the Parameters section (``a, b : type`` lines at the left margin)."""
+    match = re.search(r"^Parameters\n-+\n(.*?)(?:\n\S[^\n]*\n-+\n|\Z)", doc, re.S | re.M)
+    if match is None:
+        return set()
+    names: set[str] = set()
+    for line in match.group(1).split("\n"):
+        if line and not line[0].isspace():
+            names.update(n.strip() for n in line.split(" :")[0].split(","))
+    return names
+
+
 def test_helpers_detect_missing_docstrings():
     class NoDoc:
         pass
@@ -83,6 +95,8 @@ def test_helpers_detect_missing_docstrings():
     assert own_doc(NoDoc) == "" and own_doc(Concatenated) == ""
     assert sections(own_doc(documented)) == {"Parameters"}
     assert sections("Title\n---") == set()  # underline of another length
+    assert documented_parameters(own_doc(documented)) == {"x"}
+    assert documented_parameters("S.\n\nParameters\n----------\na, b : int\n    T.\n") == {"a", "b"}
 
 
 def test_public_names_are_collected():
@@ -116,3 +130,8 @@ def test_public_name_has_own_docstring(name: str):
 def test_estimator_docstring_sections(name: str):
     missing = [s for s in ESTIMATOR_SECTIONS if s not in sections(own_doc(ESTIMATORS[name]))]
     assert not missing, f"{name}: docstring without {', '.join(missing)}"
+    doc = own_doc(ESTIMATORS[name])
+    assert not re.search(r"^\s*\{\w+\}\s*$", doc, re.M), f"{name}: unfilled placeholder"
+    init = inspect.signature(ESTIMATORS[name].__init__).parameters
+    undocumented = [p for p in init if p != "self" and p not in documented_parameters(doc)]
+    assert not undocumented, f"{name}: parameters not in its docstring: {undocumented}"

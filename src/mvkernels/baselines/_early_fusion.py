@@ -43,7 +43,16 @@ class _EarlyFusion(_Base):
         return self.model_.decision(cross[0])
 
 
-@_fill_doc(example_args="alpha=0.1")
+_ATTRIBUTES_DOC = """
+    model_ : object
+        The fitted kernel machine on the concatenated views.
+    grams_ : ViewGrams
+        The fitted kernel (or Nystrom map) of the concatenation, as a single "view".
+    {fit_attributes}
+"""
+
+
+@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC, example_args="alpha=0.1")
 class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
     """Kernel ridge regression with one kernel on the concatenated views (early fusion).
 
@@ -58,11 +67,7 @@ class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
 
     Attributes
     ----------
-    model_ : object
-        The fitted kernel machine on the concatenated views.
-    grams_ : ViewGrams
-        The fitted kernel (or Nystrom map) of the concatenation, as a single "view".
-    {fit_attributes}
+    {fusion_attributes}
 
     See Also
     --------
@@ -87,7 +92,7 @@ class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
-@_fill_doc()
+@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC)
 class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
     """SVM (or kernel ridge on +-1 targets) on the concatenated views: the paper's efSVM.
 
@@ -100,11 +105,7 @@ class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels.
-    model_ : object
-        The fitted kernel machine on the concatenated views.
-    grams_ : ViewGrams
-        The fitted kernel (or Nystrom map) of the concatenation, as a single "view".
-    {fit_attributes}
+    {fusion_attributes}
 
     See Also
     --------

@@ -27,7 +27,18 @@ class _LateFusion(_Base):
         return np.mean([m.decision(Kx) for m, Kx in zip(self.models_, cross)], axis=0)
 
 
-@_fill_doc(example_args="alpha=0.1", example_extra=">>> len(model.models_)\n2")
+_ATTRIBUTES_DOC = """
+    models_ : list of object
+        The fitted per-view kernel machines.
+    {grams_attributes}
+"""
+
+
+@_fill_doc(
+    fusion_attributes=_ATTRIBUTES_DOC,
+    example_args="alpha=0.1",
+    example_extra=">>> len(model.models_)\n2",
+)
 class LateFusionRegressor(RegressorMixin, _LateFusion):
     """Late fusion: one kernel ridge model per view, predictions averaged (uniform weights).
 
@@ -39,9 +50,7 @@ class LateFusionRegressor(RegressorMixin, _LateFusion):
 
     Attributes
     ----------
-    models_ : list of object
-        The fitted per-view kernel machines.
-    {grams_attributes}
+    {fusion_attributes}
 
     See Also
     --------
@@ -66,7 +75,7 @@ class LateFusionRegressor(RegressorMixin, _LateFusion):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
-@_fill_doc()
+@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC)
 class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
     """Late fusion: one SVM per view, decision values averaged, largest wins (lfSVM).
 
@@ -82,9 +91,7 @@ class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels.
-    models_ : list of object
-        The fitted per-view kernel machines.
-    {grams_attributes}
+    {fusion_attributes}
 
     See Also
     --------
