@@ -140,7 +140,7 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
     ----------
     kernel_weights_ : ndarray of shape (n_views,)
         The kernel weights ``beta``, ``||beta||_p = 1``.
-    objective_ : ndarray of shape (n_iter_ + 1,)
+    objective_ : ndarray of shape ``(n_iter_ + 1,)``
         Primal objective at each iteration (non-increasing: exact block minimisation).
     n_iter_ : int
         Number of alternating iterations run.
@@ -206,7 +206,7 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
         The class labels.
     kernel_weights_ : ndarray of shape (n_views,)
         The kernel weights ``beta``, ``||beta||_p = 1``.
-    objective_ : ndarray of shape (n_iter_ + 1,)
+    objective_ : ndarray of shape ``(n_iter_ + 1,)``
         Primal objective at each iteration (non-increasing: exact block minimisation).
     n_iter_ : int
         Number of alternating iterations run.
