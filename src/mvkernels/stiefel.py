@@ -103,13 +103,35 @@ class StiefelResult:
 
 
 def riemannian_gradient(X: np.ndarray, G: np.ndarray) -> np.ndarray:
-    """Projection of the Euclidean gradient onto the tangent space: ``G - X sym(X^T G)``."""
+    """Projection of the Euclidean gradient onto the tangent space: ``G - X sym(X^T G)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Point of the Stiefel manifold.
+    G : ndarray of shape (n, p)
+        Euclidean gradient at ``X``.
+
+    Returns
+    -------
+    ndarray of shape (n, p)
+    """
     XtG = X.T @ G
     return G - X @ sym(XtG)
 
 
 def orthonormalize(X: np.ndarray) -> np.ndarray:
-    """Polar factor ``X (X^T X)^{-1/2}``: the closest orthonormal matrix to X."""
+    """Polar factor ``X (X^T X)^{-1/2}``: the closest orthonormal matrix to X.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Full column rank.
+
+    Returns
+    -------
+    ndarray of shape (n, p)
+    """
     s, V = np.linalg.eigh(X.T @ X)
     if s[0] <= 0:
         raise ValueError("cannot orthonormalise: the columns are linearly dependent")
@@ -159,6 +181,8 @@ def cayley_adam(
     ftol : float
         If > 0, also stop when ``|f_k - f_{k-1}| <= ftol * max(|f_k|, 1)`` for ``patience``
         consecutive iterations.
+    patience : int
+        Consecutive iterations of the ``ftol`` rule.
     max_iter : int
         Safety cap on the number of iterations (``converged`` is False when it is hit).
     reortho_tol : float

@@ -43,6 +43,20 @@ def kernel_ridge_dual(K: np.ndarray, Y: np.ndarray, alpha: float) -> np.ndarray:
     """Dual coefficients ``(K + alpha I)^{-1} Y`` of kernel ridge regression (Cholesky).
 
     ``K`` is symmetric PSD and ``alpha > 0``, so ``K + alpha I`` is positive definite.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Symmetric PSD Gram matrix (its symmetric part is used).
+    Y : ndarray of shape (n,) or (n, T)
+        Targets.
+    alpha : float
+        Ridge parameter, > 0.
+
+    Returns
+    -------
+    ndarray of the shape of ``Y``
+        The dual coefficients.
     """
     A = _sym(K) + alpha * np.eye(K.shape[0])
     return linalg.cho_solve(
@@ -58,6 +72,11 @@ class ViewGrams:
     landmarks shared by all views; :attr:`train` is the list of ``n x n`` training Gram
     matrices (``K_l`` or ``U_l U_l^T``) and :meth:`cross` the ``(m, n)`` test-train
     matrices (``k_l(X*, X)`` or ``U*_l U_l^T``).
+
+    Parameters
+    ----------
+    kernel, kernel_params, n_landmarks, landmarks, random_state
+        As in the baseline estimators (:class:`SingleViewRegressor`).
     """
 
     def __init__(

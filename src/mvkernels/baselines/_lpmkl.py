@@ -25,6 +25,18 @@ def lpmkl_weight_update(norms_sq: np.ndarray, p: float) -> np.ndarray:
     ``sum_m ||w_m||^2 / beta_m`` over ``beta >= 0``, ``||beta||_p <= 1``; it has
     ``||beta||_p = 1``. ``norms_sq`` holds ``||w_m||^2`` (summed over the problems of a
     one-vs-all classifier, so the weights are shared by the classes).
+
+    Parameters
+    ----------
+    norms_sq : ndarray of shape (n_kernels,)
+        ``||w_m||^2`` per kernel (negative values, from rounding, count as 0).
+    p : float
+        Norm of the weights, ``p >= 1``.
+
+    Returns
+    -------
+    ndarray of shape (n_kernels,)
+        The weights ``beta`` (uniform ``v^{-1/p}`` when every ``w_m`` is zero).
     """
     norms_sq = np.maximum(np.asarray(norms_sq, dtype=np.float64), 0.0)
     if not norms_sq.sum() > 0:  # w = 0 (e.g. constant targets): keep uniform weights

@@ -42,6 +42,21 @@ def mlkr_loss_grad(A: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[float, 
     ``W_ij = P_ij <r_i, y_j - yhat_i>`` the gradient is
     ``-4 A sum_ij W_ij (x_i - x_j)(x_i - x_j)^T = -4 A X^T (diag(S 1) - S) X``,
     ``S = W + W^T``.
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, d)
+        The linear map.
+    X : ndarray of shape (n, d)
+        Inputs.
+    Y : ndarray of shape (n, T)
+        Targets (columns).
+
+    Returns
+    -------
+    loss : float
+    grad : ndarray of shape (m, d)
+        Gradient of the loss with respect to ``A``.
     """
     XA = X @ A.T
     P = _nw_weights(XA)
@@ -63,6 +78,22 @@ def mlkr_fit(
     None), scaled so that the median squared distance between mapped training points is 1
     (so the Gaussian weights neither underflow nor all equal 1). Returns ``A`` and the
     ``scipy.optimize`` result.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Inputs (standardised by the estimators).
+    Y : ndarray of shape (n, T)
+        Targets (columns).
+    n_components : int or None, default=None
+        Rows ``m`` of ``A``, in ``[1, d]``.
+    max_iter : int, default=100
+        L-BFGS iterations.
+
+    Returns
+    -------
+    A : ndarray of shape (m, d)
+    res : scipy.optimize.OptimizeResult
     """
     from scipy.optimize import minimize
 

@@ -24,6 +24,23 @@ def okl_objective(
     """OKL objective (Dinuzzo et al. 2011, eq. 4)::
 
     ||Y - K C L||_F^2 / (2 alpha) + tr(C^T K C L) / 2 + ||L||_F^2 / 2
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Input Gram matrix.
+    Y : ndarray of shape (n, T)
+        Targets.
+    C : ndarray of shape (n, T)
+        Coefficients.
+    L : ndarray of shape (T, T)
+        Output kernel.
+    alpha : float
+        Regularisation (the paper's lambda).
+
+    Returns
+    -------
+    float
     """
     return _okl_objective_e(K @ C, Y, C, L, alpha)
 
@@ -44,6 +61,23 @@ def okl_c_step(
     ``C = VK [(VK^T Y VL) / (dK_i dL_j + alpha)] VL^T``; the exact minimiser over ``C`` of
     the (convex in C) objective :func:`okl_objective` for fixed ``L``. ``VK=None`` means
     ``K = diag(dK)`` (the problem rotated into the eigenbasis of K).
+
+    Parameters
+    ----------
+    VK : ndarray of shape (n, n) or None
+        Eigenvectors of ``K`` (None: ``K`` is diagonal).
+    dK : ndarray of shape (n,)
+        Eigenvalues of ``K`` (clipped at 0).
+    Y : ndarray of shape (n, T)
+        Targets.
+    L : ndarray of shape (T, T)
+        Output kernel (PSD).
+    alpha : float
+        Regularisation.
+
+    Returns
+    -------
+    C : ndarray of shape (n, T)
     """
     dL, VL = robust_eigh(L, what="OKL output kernel L")
     dL = np.maximum(dL, 0.0)
@@ -60,6 +94,22 @@ def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.
     equation ``(M + alpha I) L + L (M + alpha I) = E^T Y + Y^T E - alpha C^T E``,
     ``M = E^T E``, solved in the eigenbasis of ``M``:
     ``L = V [(V^T R V) / (m_i + m_j + 2 alpha)] V^T``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Input Gram matrix.
+    Y : ndarray of shape (n, T)
+        Targets.
+    C : ndarray of shape (n, T)
+        Coefficients.
+    alpha : float
+        Regularisation.
+
+    Returns
+    -------
+    L : ndarray of shape (T, T)
+        Symmetric output kernel.
     """
     return _okl_l_step_e(K @ C, Y, C, alpha)
 

@@ -95,6 +95,17 @@ def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMo
     Sums, Gram matrices and cross moments subtract. The centred scatter follows from
     the pairwise update of Chan, Golub & LeVeque run backwards: with ``a`` the
     complement, ``S_total = S_a + S_part + (n_a n_part / n) (m_part - m_a)(m_part - m_a)^T``.
+
+    Parameters
+    ----------
+    total : FeatureMoments
+        Statistics of all the rows.
+    part : FeatureMoments
+        Statistics of a subset of them.
+
+    Returns
+    -------
+    FeatureMoments
     """
 
     def sub(x: np.ndarray | None, z: np.ndarray | None) -> np.ndarray | None:

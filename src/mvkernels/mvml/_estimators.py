@@ -63,6 +63,17 @@ def auto_n_landmarks(n_samples: int, n_views: int) -> int:
     Nystrom map is then exact, ``U_l U_l^T = K_l`` up to the eigenvalue floor), else a
     budget of about 600 features in all, so that a fit costs one ``O(n (vp)^2)`` pass over
     the data and one ``(vp) x (vp)`` eigendecomposition whatever ``n`` is.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training samples ``n``.
+    n_views : int
+        Number of views ``v``.
+
+    Returns
+    -------
+    int
     """
     return int(min(n_samples, -(-AUTO_FEATURE_BUDGET // max(1, n_views))))
 

@@ -96,6 +96,18 @@ def sqrt_pinv_psd(W: np.ndarray, eig_floor: float = 1e-10) -> tuple[np.ndarray, 
     """Symmetric ``(W^+)^{1/2}`` of a PSD matrix and its numerical rank.
 
     Eigenvalues ``<= eig_floor * max eigenvalue`` count as zero.
+
+    Parameters
+    ----------
+    W : ndarray of shape (p, p)
+        Symmetric PSD matrix (the landmark kernel matrix).
+    eig_floor : float, default=1e-10
+        Relative eigenvalue floor.
+
+    Returns
+    -------
+    S : ndarray of shape (p, p)
+    rank : int
     """
     S, rank = psd_sqrt(W, inverse=True, eig_floor=eig_floor, what="landmark kernel matrix W")
     if rank == 0:
@@ -173,6 +185,21 @@ def map_views(
     Dask views (chunked by rows) it returns a lazy Dask array with those row chunks, ``fn``
     running block by block on the workers (see :func:`mvkernels.nystrom._dask.map_view_rows`).
     This is how ``transform``/``predict`` return Dask arrays on Dask input.
+
+    Parameters
+    ----------
+    fn : callable
+        Row-wise function of the list of views.
+    Xs : list of arrays
+        The views (all NumPy or all Dask, with the same row chunks).
+    n_out : int or None, default=None
+        Columns of the output (None: 1-D output).
+    dtype : dtype, default=np.float64
+        Output dtype (of the Dask array).
+
+    Returns
+    -------
+    ndarray or Dask array
     """
     Xs = list(Xs)
     if any(is_dask_collection(X) for X in Xs):
