@@ -96,7 +96,7 @@ class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
     See Also
     --------
     LateFusionRegressor : The same for regression.
-    EarlyFusionClassifier : One kernel on the concatenated views.
+    EarlyFusionClassifier : One SVM on the concatenated views (efSVM).
     mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
 
     {examples}

@@ -128,7 +128,6 @@ _LPMKL_DOC = """
 
 @_fill_doc(
     lpmkl=_LPMKL_DOC,
-    example_args="alpha=0.1",
     example_extra=">>> print(round(float(np.sum(model.kernel_weights_**2)), 6))\n1.0",
 )
 class LpMKLRegressor(RegressorMixin, _LpMKL):

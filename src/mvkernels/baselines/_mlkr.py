@@ -47,10 +47,8 @@ def mlkr_loss_grad(A: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[float, 
     ----------
     A : ndarray of shape (m, d)
         The linear map.
-    X : ndarray of shape (n, d)
-        Inputs.
-    Y : ndarray of shape (n, T)
-        Targets (columns).
+    X, Y : ndarrays of shapes (n, d) and (n, T)
+        Inputs and target columns.
 
     Returns
     -------

@@ -249,14 +249,10 @@ def sparse_metric_update(
 
     Parameters
     ----------
-    A : ndarray of shape (d, d)
-        Current metric.
-    q : ndarray of shape (d,)
-        ``A^+ g``.
-    alpha, eta : float
-        Weights of ``<g, A^+ g>`` and of the group penalty.
-    mu : float
-        Step size.
+    A, q, alpha, mu
+        As in :func:`dense_metric_update`.
+    eta : float
+        Weight of the group penalty.
     n_views : int
         Number of views (the groups).
     threshold : {"mu_eta", "eta"}, default="mu_eta"
