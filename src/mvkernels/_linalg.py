@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
-__all__ = ["EighError", "robust_eigh", "robust_eigvalsh", "robust_cholesky", "sym"]
+__all__ = [
+    "EighError",
+    "robust_eigh",
+    "robust_eigvalsh",
+    "robust_cholesky",
+    "sym",
+    "floored_eigh",
+    "psd_sqrt",
+]
 
 
 class EighError(np.linalg.LinAlgError):
@@ -145,3 +153,81 @@ def robust_cholesky(A: np.ndarray, *, lower: bool = True) -> np.ndarray | None:
     if not np.all(np.isfinite(L)):
         return None
     return L
+
+
+def floored_eigh(
+    A: np.ndarray, eig_floor: float, *, what: str = "matrix"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eigendecomposition of the symmetric part of ``A`` with an eigenvalue floor.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Real matrix; its symmetric part is decomposed (:func:`robust_eigh`).
+    eig_floor : float
+        Relative floor: eigenvalues ``<= eig_floor * max eigenvalue`` count as zero.
+    what : str, default="matrix"
+        Name of the matrix for error messages.
+
+    Returns
+    -------
+    s : ndarray of shape (d,)
+        All eigenvalues, ascending.
+    V : ndarray of shape (d, d)
+        The eigenvectors (columns).
+    keep : ndarray of bool, shape (d,)
+        The eigenvalues above the floor (none when the largest eigenvalue is <= 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s, V, keep = floored_eigh(np.diag([2.0, 1e-14, -1e-15]), 1e-10)
+    >>> keep
+    array([False, False,  True])
+    """
+    s, V = robust_eigh(A, what=what)
+    top = s[-1] if s.size else 0.0
+    keep = s > eig_floor * top if top > 0 else np.zeros(s.shape, dtype=bool)
+    return s, V, keep
+
+
+def psd_sqrt(
+    A: np.ndarray, *, inverse: bool = False, eig_floor: float = 0.0, what: str = "matrix"
+) -> tuple[np.ndarray, int]:
+    """Symmetric square root of a PSD matrix, or of its pseudo-inverse, and its rank.
+
+    ``V diag(r) V^T`` with ``r_i = sqrt(s_i)`` (or ``1 / sqrt(s_i)`` when ``inverse``) for
+    the eigenvalues above the floor (:func:`floored_eigh`) and ``r_i = 0`` for the others
+    (negative ones included): the square root of the positive part, or ``(A^+)^{1/2}``.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Symmetric positive semi-definite matrix (its symmetric part is used).
+    inverse : bool, default=False
+        Return ``(A^+)^{1/2}`` instead of ``A_+^{1/2}``.
+    eig_floor : float, default=0.0
+        Relative eigenvalue floor.
+    what : str, default="matrix"
+        Name of the matrix for error messages.
+
+    Returns
+    -------
+    R : ndarray of shape (d, d)
+        The symmetric square root.
+    rank : int
+        Number of eigenvalues above the floor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R, rank = psd_sqrt(np.diag([4.0, 0.0]), inverse=True)
+    >>> print(np.diag(R), rank)
+    [0.5 0. ] 1
+    """
+    s, V, keep = floored_eigh(A, eig_floor, what=what)
+    root = np.zeros_like(s)
+    root[keep] = np.sqrt(s[keep])
+    if inverse:
+        root[keep] = 1.0 / root[keep]
+    return sym((V * root) @ V.T), int(keep.sum())

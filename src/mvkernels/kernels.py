@@ -103,6 +103,20 @@ def subsample_indices(n: int, size: int, random_state: Any = None) -> np.ndarray
     permutation of ``range(n)`` (then O(size) too), otherwise
     :func:`distinct_uniform_draws`. Seeded by ``random_state``; NumPy and Dask inputs
     use this same function, so they draw the same rows.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    size : int
+        Number of rows to draw.
+    random_state : int, RandomState or None, default=None
+        Seed.
+
+    Returns
+    -------
+    ndarray of int, shape (min(size, n),)
+        Sorted row indices.
     """
     if size >= n:
         return np.arange(n, dtype=np.intp)
@@ -125,6 +139,21 @@ def mean_pairwise_distance(
     cost is ``O(max_samples^2 d)`` whatever ``n`` is. The rows are drawn by
     :func:`subsample_indices` (O(max_samples) memory, not O(n)). Works on Dask arrays by
     pulling only the sampled rows.
+
+    Parameters
+    ----------
+    X : array-like or Dask array of shape (n, d)
+        The rows.
+    metric : str, default="euclidean"
+        Distance (:func:`scipy.spatial.distance.pdist` names).
+    max_samples : int, default=2000
+        Rows used at most (drawn without replacement).
+    random_state : int, RandomState or None, default=None
+        Seed of the subsample.
+
+    Returns
+    -------
+    float
     """
     n = X.shape[0]
     if n < 2:
@@ -193,6 +222,8 @@ class ViewKernel:
         One of :data:`KERNEL_NAMES` or a callable ``f(X, Z, **params)``.
     params : dict, optional
         Kernel parameters (see the module docstring).
+    view : int, default=0
+        Index of the view, named in error messages.
 
     Attributes
     ----------
@@ -360,6 +391,19 @@ def make_view_kernels(
 
     ``kernel`` is one name/callable for all views or a list with one per view;
     ``kernel_params`` is one dict for all views, a list of dicts (one per view), or None.
+
+    Parameters
+    ----------
+    kernel : str, callable or list
+        One kernel for every view or one per view.
+    kernel_params : dict, list of dict or None
+        One parameter dict for every view or one per view.
+    n_views : int
+        Number of views.
+
+    Returns
+    -------
+    list of ViewKernel
     """
     if isinstance(kernel, (list, tuple)):
         if len(kernel) != n_views:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._linalg import robust_eigvalsh
+from ._linalg import robust_eigvalsh, sym
 from .kernels import ViewKernel
 
 __all__ = [
@@ -113,7 +113,7 @@ def check_output_kernel(B: Any, d: int | None = None, psd_tol: float = 1e-10) ->
         raise ValueError("output_kernel is the zero matrix")
     if not np.allclose(B, B.T, rtol=0.0, atol=1e-10 * scale):
         raise ValueError("output_kernel is not symmetric")
-    B = 0.5 * (B + B.T)
+    B = sym(B)
     eig = robust_eigvalsh(B, what="output_kernel")
     if eig[0] < -psd_tol * max(abs(eig[0]), abs(eig[-1])):
         raise ValueError(

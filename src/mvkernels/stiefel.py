@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._linalg import robust_eigh
+from ._linalg import robust_eigh, sym
 from ._threads import serial_blas
 
 #: optimisers of :func:`stiefel_trace_max`
@@ -103,13 +103,35 @@ class StiefelResult:
 
 
 def riemannian_gradient(X: np.ndarray, G: np.ndarray) -> np.ndarray:
-    """Projection of the Euclidean gradient onto the tangent space: ``G - X sym(X^T G)``."""
+    """Projection of the Euclidean gradient onto the tangent space: ``G - X sym(X^T G)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Point of the Stiefel manifold.
+    G : ndarray of shape (n, p)
+        Euclidean gradient at ``X``.
+
+    Returns
+    -------
+    ndarray of shape (n, p)
+    """
     XtG = X.T @ G
-    return G - X @ (0.5 * (XtG + XtG.T))
+    return G - X @ sym(XtG)
 
 
 def orthonormalize(X: np.ndarray) -> np.ndarray:
-    """Polar factor ``X (X^T X)^{-1/2}``: the closest orthonormal matrix to X."""
+    """Polar factor ``X (X^T X)^{-1/2}``: the closest orthonormal matrix to X.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Full column rank.
+
+    Returns
+    -------
+    ndarray of shape (n, p)
+    """
     s, V = np.linalg.eigh(X.T @ X)
     if s[0] <= 0:
         raise ValueError("cannot orthonormalise: the columns are linearly dependent")
@@ -159,6 +181,8 @@ def cayley_adam(
     ftol : float
         If > 0, also stop when ``|f_k - f_{k-1}| <= ftol * max(|f_k|, 1)`` for ``patience``
         consecutive iterations.
+    patience : int
+        Consecutive iterations of the ``ftol`` rule.
     max_iter : int
         Safety cap on the number of iterations (``converged`` is False when it is hit).
     reortho_tol : float
@@ -284,7 +308,7 @@ def _orth_complement_basis(X: np.ndarray, W: np.ndarray, drop: float = 1e-7) -> 
     Z = W @ (V[:, k] / np.sqrt(mu[k]))
     for _ in range(2):  # re-orthogonalise: X, then Cholesky-QR
         Z = Z - X @ (X.T @ Z)
-        G = 0.5 * (Z.T @ Z + (Z.T @ Z).T)
+        G = sym(Z.T @ Z)
         try:
             L = np.linalg.cholesky(G)
         except np.linalg.LinAlgError:

@@ -14,6 +14,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._linalg import sym as _sym
+from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
     as_real_array,
@@ -37,14 +39,24 @@ LOSSES = ("hinge", "squared")
 
 
 # ============================================================================ numerical pieces
-def _sym(K: np.ndarray) -> np.ndarray:
-    return 0.5 * (K + K.T)
-
-
 def kernel_ridge_dual(K: np.ndarray, Y: np.ndarray, alpha: float) -> np.ndarray:
     """Dual coefficients ``(K + alpha I)^{-1} Y`` of kernel ridge regression (Cholesky).
 
     ``K`` is symmetric PSD and ``alpha > 0``, so ``K + alpha I`` is positive definite.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Symmetric PSD Gram matrix (its symmetric part is used).
+    Y : ndarray of shape (n,) or (n, T)
+        Targets.
+    alpha : float
+        Ridge parameter, > 0.
+
+    Returns
+    -------
+    ndarray of the shape of ``Y``
+        The dual coefficients.
     """
     A = _sym(K) + alpha * np.eye(K.shape[0])
     return linalg.cho_solve(
@@ -60,6 +72,11 @@ class ViewGrams:
     landmarks shared by all views; :attr:`train` is the list of ``n x n`` training Gram
     matrices (``K_l`` or ``U_l U_l^T``) and :meth:`cross` the ``(m, n)`` test-train
     matrices (``k_l(X*, X)`` or ``U*_l U_l^T``).
+
+    Parameters
+    ----------
+    kernel, kernel_params, n_landmarks, landmarks, random_state
+        As in the baseline estimators (:class:`SingleViewRegressor`).
     """
 
     def __init__(
@@ -178,29 +195,49 @@ def _validate_array(est: BaseEstimator, X: Any, reset: bool) -> Any:
     return validate_array_input(est, X, reset)
 
 
-class _Base(BaseEstimator):
-    """Shared parameters and fit/predict plumbing of the baselines.
+class _TargetsMixin:
+    """Inputs, targets and predictions of every baseline (the Gram-matrix ones and MLKR).
 
-    Subclasses implement ``_fit_grams(grams, Y)`` (store what they need) and
-    ``_decision_grams(cross) -> (m, T)``; ``_fit_grams`` gets the list of training Gram
-    matrices of the views (after ``_transform_views``, e.g. one concatenated view for
-    early fusion).
+    :meth:`_fit_inputs` validates the training views and targets; ``_targets(y)`` returns
+    real target columns (regressors; 1-D ``y`` remembered so that :meth:`predict` returns
+    1-D) or the one-vs-all ``+-1`` columns (classifiers, which set ``classes_``);
+    :meth:`_predict_views` validates test views against the training ones;
+    :meth:`predict` maps the estimator's ``_decision(X)`` back to targets or classes.
     """
 
     _is_classifier = False
-    _parameter_constraints: dict = {
-        **common_constraints(),
-        "alpha": [positive_real()],
-        "C": [positive_real()],
-        "loss": [StrOptions(set(LOSSES))],
-    }
+    _multi_output = False
+    views: Any
+    _decision: Callable[[Any], np.ndarray]  # provided by the estimator
 
-    def _check_common(self) -> None:
-        """Checks that involve more than one parameter (each one is checked by
-        ``_parameter_constraints`` at fit)."""
+    def _fit_inputs(self, X: Any, y: Any) -> tuple[list[np.ndarray], np.ndarray]:
+        """Validated training views and target columns; sets ``n_views_`` and
+        ``n_features_view_``."""
+        X = _validate_array(self, X, reset=True)
+        Xs = check_views(
+            X,
+            views=self.views,
+            ensure_min_samples=2,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
+        Y = self._targets(y)
+        if Y.shape[0] != Xs[0].shape[0]:
+            raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
+        self.n_views_ = len(Xs)
+        self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+        return Xs, Y
 
-    def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
-        return Xs
+    def _predict_views(self, X: Any, check_widths: bool = True) -> list[np.ndarray]:
+        """Test views validated against the training views (their widths too unless
+        ``check_widths`` is False: precomputed kernels)."""
+        X = _validate_array(self, X, reset=False)
+        return check_views(
+            X,
+            views=self.views,
+            n_views=self.n_views_,
+            n_features=self.n_features_view_ if check_widths else None,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
 
     def _targets(self, y: Any) -> np.ndarray:
         if y is None:
@@ -229,13 +266,42 @@ class _Base(BaseEstimator):
                 f"{type(self).__name__} needs samples of at least 2 classes; "
                 f"y has only one class: {self.classes_[0]}"
             )
-        if len(self.classes_) == 2:
-            return np.where(yi == 1, 1.0, -1.0)[:, None]
-        Y = -np.ones((yi.shape[0], len(self.classes_)))
-        Y[np.arange(yi.shape[0]), yi] = 1.0
-        return Y
+        return one_vs_all_targets(yi, len(self.classes_))
 
-    _multi_output = False
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted targets (regressors) or class labels (classifiers)."""
+        D = self._decision(X)
+        if not self._is_classifier:
+            return D[:, 0] if self._y_1d else D
+        return predicted_classes(D, self.classes_)
+
+
+class _Base(_TargetsMixin, BaseEstimator):
+    """Shared parameters and fit/predict plumbing of the baselines.
+
+    Subclasses implement ``_fit_grams(grams, Y)`` (store what they need) and
+    ``_decision_grams(cross) -> (m, T)``; ``_fit_grams`` gets the list of training Gram
+    matrices of the views (after ``_transform_views``, e.g. one concatenated view for
+    early fusion).
+    """
+
+    # The regressors have no ``loss`` or ``C`` parameter: they are kernel ridge (the square
+    # loss); the classifiers set both in ``__init__``.
+    loss: str = "squared"
+    C: float = 1.0
+    _parameter_constraints: dict = {
+        **common_constraints(),
+        "alpha": [positive_real()],
+        "C": [positive_real()],
+        "loss": [StrOptions(set(LOSSES))],
+    }
+
+    def _check_common(self) -> None:
+        """Checks that involve more than one parameter (each one is checked by
+        ``_parameter_constraints`` at fit)."""
+
+    def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
+        return Xs
 
     def _maps(self) -> ViewGrams:
         return ViewGrams(
@@ -246,18 +312,7 @@ class _Base(BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> _Base:
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
         self._check_common()
-        X = _validate_array(self, X, reset=True)
-        Xs = check_views(
-            X,
-            views=self.views,
-            ensure_min_samples=2,
-            feature_names=getattr(self, "feature_names_in_", None),
-        )
-        Y = self._targets(y)
-        if Y.shape[0] != Xs[0].shape[0]:
-            raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
-        self.n_views_ = len(Xs)
-        self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+        Xs, Y = self._fit_inputs(X, y)
         with serial_blas(Xs[0].shape[0]):
             try:
                 self.grams_ = self._maps().fit(self._transform_views(Xs))
@@ -276,27 +331,10 @@ class _Base(BaseEstimator):
 
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "grams_")
-        X = _validate_array(self, X, reset=False)
-        precomputed = self.grams_.precomputed
-        Xs = check_views(
-            X,
-            views=self.views,
-            n_views=self.n_views_,
-            n_features=None if precomputed else self.n_features_view_,
-            feature_names=getattr(self, "feature_names_in_", None),
-        )
+        Xs = self._predict_views(X, check_widths=not self.grams_.precomputed)
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted targets (regressors) or class labels (classifiers)."""
-        D = self._decision(X)
-        if not self._is_classifier:
-            return D[:, 0] if self._y_1d else D
-        if D.shape[1] == 1:
-            return self.classes_[(D[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(D, axis=1)]
 
 
 class _DecisionMixin:
@@ -313,17 +351,104 @@ class _DecisionMixin:
 _COMMON_DOC = """
     kernel : str, callable or list, default="rbf"
         One kernel for every view or one per view (:mod:`mvkernels.kernels`).
-    kernel_params : dict, list of dict or None
+    kernel_params : dict, list of dict or None, default=None
         Kernel parameters; default Gaussian bandwidth = mean pairwise training distance.
     n_landmarks : None, int or float in (0, 1], default=None
         None: full kernels. Otherwise the block Nystrom approximation with landmarks
         shared by the views (:class:`mvkernels.nystrom.BlockNystrom`).
     landmarks : {"uniform", "kmeans++"}, default="uniform"
-    views : None or list
+        How the Nystrom landmark samples are drawn.
+    views : None or list, default=None
         How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
-    random_state : int, RandomState or None
+    random_state : int, RandomState or None, default=None
         Landmarks, bandwidth subsampling, CV folds.
 """
+
+
+_LOSS_DOC = """
+    C : float, default=1.0
+        SVM box constant (``loss="hinge"``).
+    alpha : float, default=1.0
+        Ridge parameter (``loss="squared"``).
+    loss : {"hinge", "squared"}, default="hinge"
+        Binary SVM per one-vs-all column, or kernel ridge on the +-1 columns.
+"""
+
+_FIT_ATTRIBUTES_DOC = """
+    n_views_ : int
+        Number of views seen at fit.
+    n_features_view_ : list of int
+        Number of columns of each training view.
+    n_features_in_ : int
+        Number of columns of ``X`` when fitted on one 2-D array (absent for a list of views).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when fitted on a DataFrame with string column names.
+"""
+
+_GRAMS_ATTRIBUTES_DOC = """
+    grams_ : ViewGrams
+        The fitted per-view kernels (or Nystrom map) and training Gram matrices.
+""" + _FIT_ATTRIBUTES_DOC.lstrip("\n")
+
+# The Examples section: two random views of 40 samples, a real target (regressors) or
+# two classes "a" / "b" (classifiers); fit, predict, then the class's own lines.
+_EXAMPLES_DOC = """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import {name}
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = {target}
+    >>> model = {name}({args}).fit([X1, X2], y)
+    >>> model.predict([X1, X2]).shape
+    (40,)
+"""
+_REGRESSION_TARGET = "X1[:, 0] + np.sin(X2[:, 1])"
+_CLASSIFICATION_TARGET = 'np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")'
+
+
+def _fill_doc(
+    example_args: str = "", example_extra: str = "", **parts: str
+) -> Callable[[type], type]:
+    """Class decorator that completes a baseline's docstring (a real ``__doc__``, for
+    ``help()``, the API pages and the doctests).
+
+    Replaces each placeholder line ``    {name}``: ``common_parameters``,
+    ``loss_parameters``, ``fit_attributes``, ``grams_attributes`` (shared texts, where
+    used), ``examples`` (the Examples section for this class: its constructor arguments
+    ``example_args``, then the lines ``example_extra``) and each of ``parts`` (required).
+    """
+    shared = {
+        "common_parameters": _COMMON_DOC,
+        "loss_parameters": _LOSS_DOC,
+        "fit_attributes": _FIT_ATTRIBUTES_DOC,
+        "grams_attributes": _GRAMS_ATTRIBUTES_DOC,
+    }
+
+    def decorate(cls: type) -> type:
+        classifier = getattr(cls, "_is_classifier", False)
+        examples = _EXAMPLES_DOC.format(
+            name=cls.__name__,
+            args=example_args,
+            target=_CLASSIFICATION_TARGET if classifier else _REGRESSION_TARGET,
+        )
+        if classifier:
+            examples += "    >>> model.classes_\n    array(['a', 'b'], dtype='<U1')\n"
+        if example_extra:
+            examples += "".join(f"    {line}\n" for line in example_extra.split("\n"))
+        doc = cls.__doc__ or ""
+        for name, text in parts.items():  # first: a part may hold shared placeholders
+            line = "    {" + name + "}"
+            if line not in doc:
+                raise ValueError(f"{cls.__name__}: no placeholder {line.strip()} in docstring")
+            doc = doc.replace(line, text.strip("\n"))
+        for name, text in {**shared, "examples": examples}.items():
+            doc = doc.replace("    {" + name + "}", text.strip("\n"))
+        cls.__doc__ = doc
+        return cls
+
+    return decorate
 
 
 def _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state):

@@ -10,7 +10,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from .._validation import (
     KernelSpec,
 )
-from ._base import _COMMON_DOC, _Base, _DecisionMixin, _GramModel, _init_common
+from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
 
 
 # ---------------------------------------------------------------------------- early fusion
@@ -37,17 +37,24 @@ class _EarlyFusion(_Base):
         return exc
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        self.model_ = _GramModel(
-            getattr(self, "loss", "squared"), self.alpha, getattr(self, "C", 1.0), self.random_state
-        ).fit(grams[0], Y)
+        self.model_ = _GramModel(self.loss, self.alpha, self.C, self.random_state).fit(grams[0], Y)
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         return self.model_.decision(cross[0])
 
 
+_ATTRIBUTES_DOC = """
+    model_ : object
+        The fitted kernel machine on the concatenated views.
+    grams_ : ViewGrams
+        The fitted kernel (or Nystrom map) of the concatenation, as a single "view".
+    {fit_attributes}
+"""
+
+
+@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC, example_args="alpha=0.1")
 class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
-    (
-        """Kernel ridge regression with one kernel on the concatenated views (early fusion).
+    """Kernel ridge regression with one kernel on the concatenated views (early fusion).
 
     The default Gaussian bandwidth is the mean pairwise distance of the concatenated
     training vectors; with ``n_landmarks`` the Nystrom map is fitted on the concatenation.
@@ -55,14 +62,21 @@ class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
     Parameters
     ----------
     alpha : float, default=1.0
-"""
-        + _COMMON_DOC
-        + """
+        Ridge parameter: ``dual = (K + alpha I)^{-1} y``.
+    {common_parameters}
+
     Attributes
     ----------
-    model_, grams_ (one "view": the concatenation)
+    {fusion_attributes}
+
+    See Also
+    --------
+    EarlyFusionClassifier : The same for classification.
+    LateFusionRegressor : One model per view, outputs averaged.
+    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     def __init__(
         self,
@@ -78,23 +92,29 @@ class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
+@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC)
 class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
-    (
-        """SVM (or kernel ridge on +-1 targets) on the concatenated views: the paper's efSVM.
+    """SVM (or kernel ridge on +-1 targets) on the concatenated views: the paper's efSVM.
 
     Parameters
     ----------
-    C : float, default=1.0
-    alpha : float, default=1.0
-    loss : {"hinge", "squared"}, default="hinge"
-"""
-        + _COMMON_DOC
-        + """
+    {loss_parameters}
+    {common_parameters}
+
     Attributes
     ----------
-    classes_, model_, grams_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    {fusion_attributes}
+
+    See Also
+    --------
+    EarlyFusionRegressor : The same for regression.
+    LateFusionClassifier : One SVM per view, decision values averaged.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     _is_classifier = True
 

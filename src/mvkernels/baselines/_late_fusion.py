@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from ._base import _COMMON_DOC, _Base, _DecisionMixin, _GramModel, _init_common
+from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
 
 
 # ---------------------------------------------------------------------------- late fusion
@@ -15,9 +15,9 @@ class _LateFusion(_Base):
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         self.models_ = [
             _GramModel(
-                getattr(self, "loss", "squared"),
+                self.loss,
                 self.alpha,
-                getattr(self, "C", 1.0),
+                self.C,
                 self.random_state,
             ).fit(K, Y)
             for K in grams
@@ -27,23 +27,39 @@ class _LateFusion(_Base):
         return np.mean([m.decision(Kx) for m, Kx in zip(self.models_, cross)], axis=0)
 
 
+_ATTRIBUTES_DOC = """
+    models_ : list of object
+        The fitted per-view kernel machines.
+    {grams_attributes}
+"""
+
+
+@_fill_doc(
+    fusion_attributes=_ATTRIBUTES_DOC,
+    example_args="alpha=0.1",
+    example_extra=">>> len(model.models_)\n2",
+)
 class LateFusionRegressor(RegressorMixin, _LateFusion):
-    (
-        """Late fusion: one kernel ridge model per view, predictions averaged (uniform weights).
+    """Late fusion: one kernel ridge model per view, predictions averaged (uniform weights).
 
     Parameters
     ----------
     alpha : float, default=1.0
         Ridge parameter of every per-view model.
-"""
-        + _COMMON_DOC
-        + """
+    {common_parameters}
+
     Attributes
     ----------
-    models_ : list of per-view kernel machines
-    grams_ : ViewGrams
+    {fusion_attributes}
+
+    See Also
+    --------
+    LateFusionClassifier : The same for classification.
+    EarlyFusionRegressor : One kernel on the concatenated views.
+    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     def __init__(
         self,
@@ -59,26 +75,32 @@ class LateFusionRegressor(RegressorMixin, _LateFusion):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
+@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC)
 class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
-    (
-        """Late fusion: one SVM per view, decision values averaged, largest wins (lfSVM).
+    """Late fusion: one SVM per view, decision values averaged, largest wins (lfSVM).
 
     The paper does not say how its lfSVM combines the views; averaging the one-vs-all
     decision values with equal weights is our choice (``docs/baselines.md``).
 
     Parameters
     ----------
-    C : float, default=1.0
-    alpha : float, default=1.0
-    loss : {"hinge", "squared"}, default="hinge"
-"""
-        + _COMMON_DOC
-        + """
+    {loss_parameters}
+    {common_parameters}
+
     Attributes
     ----------
-    classes_, models_, grams_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    {fusion_attributes}
+
+    See Also
+    --------
+    LateFusionRegressor : The same for regression.
+    EarlyFusionClassifier : One SVM on the concatenated views (efSVM).
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     _is_classifier = True
 

@@ -15,7 +15,7 @@ from .._validation import (
     nonnegative_real,
     positive_int,
 )
-from ._base import _COMMON_DOC, _Base, _DecisionMixin, _GramModel, _init_common
+from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
 
 
 def lpmkl_weight_update(norms_sq: np.ndarray, p: float) -> np.ndarray:
@@ -25,6 +25,18 @@ def lpmkl_weight_update(norms_sq: np.ndarray, p: float) -> np.ndarray:
     ``sum_m ||w_m||^2 / beta_m`` over ``beta >= 0``, ``||beta||_p <= 1``; it has
     ``||beta||_p = 1``. ``norms_sq`` holds ``||w_m||^2`` (summed over the problems of a
     one-vs-all classifier, so the weights are shared by the classes).
+
+    Parameters
+    ----------
+    norms_sq : ndarray of shape (n_kernels,)
+        ``||w_m||^2`` per kernel (negative values, from rounding, count as 0).
+    p : float
+        Norm of the weights, ``p >= 1``.
+
+    Returns
+    -------
+    ndarray of shape (n_kernels,)
+        The weights ``beta`` (uniform ``v^{-1/p}`` when every ``w_m`` is zero).
     """
     norms_sq = np.maximum(np.asarray(norms_sq, dtype=np.float64), 0.0)
     if not norms_sq.sum() > 0:  # w = 0 (e.g. constant targets): keep uniform weights
@@ -44,7 +56,7 @@ class _LpMKL(_Base):
     }
 
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        loss = getattr(self, "loss", "squared")
+        loss = self.loss
         v = len(grams)
         beta = np.full(v, v ** (-1.0 / self.p))  # ||beta||_p = 1
         history: list[float] = []
@@ -52,9 +64,7 @@ class _LpMKL(_Base):
         # ``it`` is read after the loop (n_iter_), which B007 does not see
         for it in range(1, self.max_iter + 1):  # noqa: B007
             K = sum(b * Km for b, Km in zip(beta, grams))
-            model = _GramModel(loss, self.alpha, getattr(self, "C", 1.0), self.random_state).fit(
-                K, Y
-            )
+            model = _GramModel(loss, self.alpha, self.C, self.random_state).fit(K, Y)
             a = model.dual
             # ||w_m||^2 = beta_m^2 sum_t a_t^T K_m a_t, summed over the one-vs-all columns
             quad = np.array([np.sum(a * (Km @ a)) for Km in grams])
@@ -66,9 +76,7 @@ class _LpMKL(_Base):
                 converged = True
                 break
         K = sum(b * Km for b, Km in zip(beta, grams))
-        self.model_ = _GramModel(loss, self.alpha, getattr(self, "C", 1.0), self.random_state).fit(
-            K, Y
-        )
+        self.model_ = _GramModel(loss, self.alpha, self.C, self.random_state).fit(K, Y)
         quad = np.array([np.sum(self.model_.dual * (Km @ self.model_.dual)) for Km in grams])
         history.append(self._objective(K, Y, self.model_, quad, beta))
         if not converged:
@@ -97,7 +105,7 @@ class _LpMKL(_Base):
         """
         reg = float(np.dot(beta, quad))
         D = K @ model.dual + model.intercept
-        if getattr(self, "loss", "squared") == "squared":
+        if self.loss == "squared":
             return float(np.sum((Y - D) ** 2) + self.alpha * reg)
         return float(self.C * np.sum(np.maximum(0.0, 1.0 - Y * D)) + 0.5 * reg)
 
@@ -118,12 +126,15 @@ _LPMKL_DOC = """
 """
 
 
+@_fill_doc(
+    lpmkl=_LPMKL_DOC,
+    example_extra=">>> print(round(float(np.sum(model.kernel_weights_**2)), 6))\n1.0",
+)
 class LpMKLRegressor(RegressorMixin, _LpMKL):
-    (
-        """lp-norm MKL with kernel ridge regression (square loss).
-"""
-        + _LPMKL_DOC
-        + """
+    """lp-norm MKL with kernel ridge regression (square loss).
+
+    {lpmkl}
+
     Parameters
     ----------
     alpha : float, default=1.0
@@ -131,19 +142,31 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
     p : float >= 1, default=2.0
         Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
     max_iter : int, default=50
+        Maximum number of alternating iterations.
     tol : float, default=1e-4
-"""
-        + _COMMON_DOC
-        + """
+        Stop when no kernel weight moves more than ``tol``.
+    {common_parameters}
+
     Attributes
     ----------
-    kernel_weights_ : ndarray of shape (n_views,), ``||beta||_p = 1``
-    objective_ : ndarray
+    kernel_weights_ : ndarray of shape (n_views,)
+        The kernel weights ``beta``, ``||beta||_p = 1``.
+    objective_ : ndarray of shape ``(n_iter_ + 1,)``
         Primal objective at each iteration (non-increasing: exact block minimisation).
     n_iter_ : int
-    model_, grams_
+        Number of alternating iterations run.
+    model_ : object
+        The fitted kernel machine on the combined kernel.
+    {grams_attributes}
+
+    See Also
+    --------
+    LpMKLClassifier : The same for classification.
+    lpmkl_weight_update : The closed-form weight step.
+    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     def __init__(
         self,
@@ -162,12 +185,16 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
+@_fill_doc(
+    lpmkl=_LPMKL_DOC,
+    example_args='loss="squared"',
+    example_extra=">>> model.kernel_weights_.shape\n(2,)",
+)
 class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
-    (
-        """lp-norm MKL classifier: SVM (``loss="hinge"``) or kernel ridge on +-1 targets.
-"""
-        + _LPMKL_DOC
-        + """
+    """lp-norm MKL classifier: SVM (``loss="hinge"``) or kernel ridge on +-1 targets.
+
+    {lpmkl}
+
     The MVML paper's Table 1 applies lpMKL "to kernel regression": that is
     ``loss="squared"`` (one-vs-all kernel ridge on +-1 columns). With ``loss="hinge"`` each
     column is a binary SVC with intercept; its objective is
@@ -175,20 +202,37 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
 
     Parameters
     ----------
-    C : float, default=1.0
-    alpha : float, default=1.0
-    loss : {"hinge", "squared"}, default="hinge"
+    {loss_parameters}
     p : float >= 1, default=2.0
+        Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
     max_iter : int, default=50
+        Maximum number of alternating iterations.
     tol : float, default=1e-4
-"""
-        + _COMMON_DOC
-        + """
+        Stop when no kernel weight moves more than ``tol``.
+    {common_parameters}
+
     Attributes
     ----------
-    classes_, kernel_weights_, objective_, n_iter_, model_, grams_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    kernel_weights_ : ndarray of shape (n_views,)
+        The kernel weights ``beta``, ``||beta||_p = 1``.
+    objective_ : ndarray of shape ``(n_iter_ + 1,)``
+        Primal objective at each iteration (non-increasing: exact block minimisation).
+    n_iter_ : int
+        Number of alternating iterations run.
+    model_ : object
+        The fitted kernel machine on the combined kernel.
+    {grams_attributes}
+
+    See Also
+    --------
+    LpMKLRegressor : The same for regression.
+    lpmkl_weight_update : The closed-form weight step.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     _is_classifier = True
 

@@ -15,12 +15,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._threads import serial_blas
 from .._validation import (
-    check_views,
     common_constraints,
     positive_int,
 )
 from ..nystrom import resolve_n_landmarks, uniform_indices
-from ._base import _Base, _DecisionMixin, _validate_array
+from ._base import _DecisionMixin, _fill_doc, _TargetsMixin
 
 
 # ---------------------------------------------------------------------------- MLKR
@@ -43,6 +42,19 @@ def mlkr_loss_grad(A: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[float, 
     ``W_ij = P_ij <r_i, y_j - yhat_i>`` the gradient is
     ``-4 A sum_ij W_ij (x_i - x_j)(x_i - x_j)^T = -4 A X^T (diag(S 1) - S) X``,
     ``S = W + W^T``.
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, d)
+        The linear map.
+    X, Y : ndarrays of shapes (n, d) and (n, T)
+        Inputs and target columns.
+
+    Returns
+    -------
+    loss : float
+    grad : ndarray of shape (m, d)
+        Gradient of the loss with respect to ``A``.
     """
     XA = X @ A.T
     P = _nw_weights(XA)
@@ -64,6 +76,22 @@ def mlkr_fit(
     None), scaled so that the median squared distance between mapped training points is 1
     (so the Gaussian weights neither underflow nor all equal 1). Returns ``A`` and the
     ``scipy.optimize`` result.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Inputs (standardised by the estimators).
+    Y : ndarray of shape (n, T)
+        Targets (columns).
+    n_components : int or None, default=None
+        Rows ``m`` of ``A``, in ``[1, d]``.
+    max_iter : int, default=100
+        L-BFGS iterations.
+
+    Returns
+    -------
+    A : ndarray of shape (m, d)
+    res : scipy.optimize.OptimizeResult
     """
     from scipy.optimize import minimize
 
@@ -96,11 +124,9 @@ def mlkr_fit(
     return res.x.reshape(m, d), res
 
 
-class _MLKR(BaseEstimator):
+class _MLKR(_TargetsMixin, BaseEstimator):
     """MLKR on the concatenated (standardised) views, Nadaraya-Watson prediction."""
 
-    _is_classifier = False
-    _multi_output = False
     _parameter_constraints: dict = {
         "n_components": [positive_int(), None],
         "max_iter": [positive_int()],
@@ -112,19 +138,8 @@ class _MLKR(BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> _MLKR:
         """Fit on views ``X`` and targets / labels ``y``."""
-        X = _validate_array(self, X, reset=True)
-        Xs = check_views(
-            X,
-            views=self.views,
-            ensure_min_samples=2,
-            feature_names=getattr(self, "feature_names_in_", None),
-        )
+        Xs, Y = self._fit_inputs(X, y)
         Z = np.hstack(Xs)
-        Y = _Base._targets(self, y)
-        if Y.shape[0] != Z.shape[0]:
-            raise ValueError(f"y has {Y.shape[0]} samples but the views have {Z.shape[0]}")
-        self.n_views_ = len(Xs)
-        self.n_features_view_ = [V.shape[1] for V in Xs]
         self.mean_ = Z.mean(axis=0)
         self.scale_ = Z.std(axis=0)
         self.scale_[self.scale_ == 0] = 1.0
@@ -156,21 +171,12 @@ class _MLKR(BaseEstimator):
 
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "components_")
-        X = _validate_array(self, X, reset=False)
-        Xs = check_views(
-            X,
-            views=self.views,
-            n_views=self.n_views_,
-            n_features=self.n_features_view_,
-            feature_names=getattr(self, "feature_names_in_", None),
-        )
+        Xs = self._predict_views(X)
         Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
         E = self.train_embedding_
         d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)
         W = np.exp(-(d2 - d2.min(axis=1, keepdims=True)))  # shifted: no 0/0 underflow
         return (W @ self.train_targets_) / W.sum(axis=1, keepdims=True)
-
-    predict = _Base.predict
 
 
 _MLKR_DOC = """
@@ -188,12 +194,16 @@ _MLKR_DOC = """
 """
 
 
+@_fill_doc(
+    mlkr=_MLKR_DOC,
+    example_args="n_components=2, max_iter=500",
+    example_extra=">>> model.components_.shape\n(2, 5)",
+)
 class MLKRRegressor(RegressorMixin, _MLKR):
-    (
-        """MLKR regression on the concatenated views.
-"""
-        + _MLKR_DOC
-        + """
+    """MLKR regression on the concatenated views.
+
+    {mlkr}
+
     Parameters
     ----------
     n_components : int or None, default=None
@@ -201,18 +211,39 @@ class MLKRRegressor(RegressorMixin, _MLKR):
     max_iter : int, default=100
         L-BFGS iterations.
     n_landmarks : None, int or float in (0, 1], default=None
-    views : None or list
-    random_state : int, RandomState or None
+        None: learn on all training samples; otherwise on a uniform random subset of that
+        size (a fraction when a float).
+    views : None or list, default=None
+        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
+    random_state : int, RandomState or None, default=None
+        The random subset of ``n_landmarks``.
 
     Attributes
     ----------
-    components_ : ndarray (m, d)
-    landmark_indices_ : ndarray
+    components_ : ndarray of shape (n_components, n_features)
+        The learned map ``A`` of the standardised concatenated views.
+    landmark_indices_ : ndarray of int
+        The training samples the metric is learned on and predicts from.
     loss_ : float
         Final leave-one-out loss on the (landmark) training points.
     n_iter_ : int
+        Number of L-BFGS iterations run.
+    mean_, scale_ : ndarray of shape (n_features,)
+        The standardisation of the concatenated views.
+    train_embedding_ : ndarray of shape (n_landmarks, n_components)
+        The mapped training points.
+    train_targets_ : ndarray
+        Their targets (+-1 columns for the classifier).
+    {fit_attributes}
+
+    See Also
+    --------
+    MLKRClassifier : The same for classification.
+    mlkr_fit : The metric learning step.
+    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     def __init__(
         self,
@@ -226,25 +257,54 @@ class MLKRRegressor(RegressorMixin, _MLKR):
         self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state
 
 
+@_fill_doc(mlkr=_MLKR_DOC)
 class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
-    (
-        """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
-"""
-        + _MLKR_DOC
-        + """
+    """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
+
+    {mlkr}
+
     Parameters
     ----------
     n_components : int or None, default=None
+        Rows of ``A`` (None: as many as input columns).
     max_iter : int, default=100
+        L-BFGS iterations.
     n_landmarks : None, int or float in (0, 1], default=None
-    views : None or list
-    random_state : int, RandomState or None
+        None: learn on all training samples; otherwise on a uniform random subset of that
+        size (a fraction when a float).
+    views : None or list, default=None
+        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
+    random_state : int, RandomState or None, default=None
+        The random subset of ``n_landmarks``.
 
     Attributes
     ----------
-    classes_, components_, landmark_indices_, loss_, n_iter_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    components_ : ndarray of shape (n_components, n_features)
+        The learned map ``A`` of the standardised concatenated views.
+    landmark_indices_ : ndarray of int
+        The training samples the metric is learned on and predicts from.
+    loss_ : float
+        Final leave-one-out loss on the (landmark) training points.
+    n_iter_ : int
+        Number of L-BFGS iterations run.
+    mean_, scale_ : ndarray of shape (n_features,)
+        The standardisation of the concatenated views.
+    train_embedding_ : ndarray of shape (n_landmarks, n_components)
+        The mapped training points.
+    train_targets_ : ndarray
+        Their targets (+-1 columns for the classifier).
+    {fit_attributes}
+
+    See Also
+    --------
+    MLKRRegressor : The same for regression.
+    mlkr_fit : The metric learning step.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     _is_classifier = True
 

@@ -10,11 +10,12 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._linalg import robust_eigh, robust_eigvalsh
+from .._linalg import sym as _sym
 from .._validation import (
     nonnegative_real,
     positive_int,
 )
-from ._base import _COMMON_DOC, _Base, _DecisionMixin, _init_common, _sym
+from ._base import _Base, _DecisionMixin, _fill_doc, _init_common
 
 
 def okl_objective(
@@ -23,6 +24,23 @@ def okl_objective(
     """OKL objective (Dinuzzo et al. 2011, eq. 4)::
 
     ||Y - K C L||_F^2 / (2 alpha) + tr(C^T K C L) / 2 + ||L||_F^2 / 2
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Input Gram matrix.
+    Y : ndarray of shape (n, T)
+        Targets.
+    C : ndarray of shape (n, T)
+        Coefficients.
+    L : ndarray of shape (T, T)
+        Output kernel.
+    alpha : float
+        Regularisation (the paper's lambda).
+
+    Returns
+    -------
+    float
     """
     return _okl_objective_e(K @ C, Y, C, L, alpha)
 
@@ -43,6 +61,23 @@ def okl_c_step(
     ``C = VK [(VK^T Y VL) / (dK_i dL_j + alpha)] VL^T``; the exact minimiser over ``C`` of
     the (convex in C) objective :func:`okl_objective` for fixed ``L``. ``VK=None`` means
     ``K = diag(dK)`` (the problem rotated into the eigenbasis of K).
+
+    Parameters
+    ----------
+    VK : ndarray of shape (n, n) or None
+        Eigenvectors of ``K`` (None: ``K`` is diagonal).
+    dK : ndarray of shape (n,)
+        Eigenvalues of ``K`` (clipped at 0).
+    Y : ndarray of shape (n, T)
+        Targets.
+    L : ndarray of shape (T, T)
+        Output kernel (PSD).
+    alpha : float
+        Regularisation.
+
+    Returns
+    -------
+    C : ndarray of shape (n, T)
     """
     dL, VL = robust_eigh(L, what="OKL output kernel L")
     dL = np.maximum(dL, 0.0)
@@ -59,6 +94,22 @@ def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.
     equation ``(M + alpha I) L + L (M + alpha I) = E^T Y + Y^T E - alpha C^T E``,
     ``M = E^T E``, solved in the eigenbasis of ``M``:
     ``L = V [(V^T R V) / (m_i + m_j + 2 alpha)] V^T``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Input Gram matrix.
+    Y : ndarray of shape (n, T)
+        Targets.
+    C : ndarray of shape (n, T)
+        Coefficients.
+    alpha : float
+        Regularisation.
+
+    Returns
+    -------
+    L : ndarray of shape (T, T)
+        Symmetric output kernel.
     """
     return _okl_l_step_e(K @ C, Y, C, alpha)
 
@@ -139,29 +190,56 @@ _OKL_DOC = """
 """
 
 
+@_fill_doc(okl=_OKL_DOC)
 class OKLRegressor(RegressorMixin, _OKL):
-    (
-        """Output kernel learning for multi-output regression.
-"""
-        + _OKL_DOC
-        + """
+    """Output kernel learning for multi-output regression.
+
+    {okl}
+
     Parameters
     ----------
     alpha : float, default=1.0
+        Regularisation (lambda of the paper's eq. 4).
     max_iter : int, default=300
+        Maximum number of block coordinate descent iterations.
     tol : float, default=1e-5
-"""
-        + _COMMON_DOC
-        + """
+        Stop when the relative decrease of the objective is below ``tol``.
+    {common_parameters}
+
     Attributes
     ----------
-    coef_ : ndarray (n, T)
-    output_kernel_ : ndarray (T, T)
+    coef_ : ndarray of shape (n_samples, n_outputs)
+        The coefficients ``C``.
+    output_kernel_ : ndarray of shape (n_outputs, n_outputs)
+        The learned output kernel ``L``.
     output_kernel_min_eigenvalue_ : float
-    objective_ : ndarray (non-increasing)
+        Smallest eigenvalue of ``L`` (>= 0 up to rounding).
+    objective_ : ndarray
+        The objective at each iteration (non-increasing).
     n_iter_ : int
+        Number of block coordinate descent iterations run.
+    {grams_attributes}
+
+    See Also
+    --------
+    OKLClassifier : The same on one-vs-all +-1 targets.
+    okl_c_step : The C-step (Sylvester equation).
+    okl_l_step : The L-step (Lyapunov equation).
+    mvkernels.operator_kernels.DecomposableKernel : A fixed separable operator-valued kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import OKLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> Y = np.column_stack([X1[:, 0], X1[:, 0] + 0.1 * X2[:, 1]])
+    >>> reg = OKLRegressor(alpha=0.1).fit([X1, X2], Y)
+    >>> reg.predict([X1, X2]).shape
+    (40, 2)
+    >>> reg.output_kernel_.shape
+    (2, 2)
     """
-    )
 
     _multi_output = True
 
@@ -186,28 +264,48 @@ class OKLRegressor(RegressorMixin, _OKL):
         return tags
 
 
+@_fill_doc(okl=_OKL_DOC, example_args="alpha=0.1")
 class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
-    (
-        """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
+    """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
 
     The outputs are the K one-vs-all columns (one column for two classes); ``L`` learns
     how the classes' decision functions are related. Prediction: the largest output.
-"""
-        + _OKL_DOC
-        + """
+
+    {okl}
+
     Parameters
     ----------
     alpha : float, default=1.0
+        Regularisation (lambda of the paper's eq. 4).
     max_iter : int, default=300
+        Maximum number of block coordinate descent iterations.
     tol : float, default=1e-5
-"""
-        + _COMMON_DOC
-        + """
+        Stop when the relative decrease of the objective is below ``tol``.
+    {common_parameters}
+
     Attributes
     ----------
-    classes_, coef_, output_kernel_, output_kernel_min_eigenvalue_, objective_, n_iter_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (n_samples, n_outputs)
+        The coefficients ``C``.
+    output_kernel_ : ndarray of shape (n_outputs, n_outputs)
+        The learned output kernel ``L``.
+    output_kernel_min_eigenvalue_ : float
+        Smallest eigenvalue of ``L`` (>= 0 up to rounding).
+    objective_ : ndarray
+        The objective at each iteration (non-increasing).
+    n_iter_ : int
+        Number of block coordinate descent iterations run.
+    {grams_attributes}
+
+    See Also
+    --------
+    OKLRegressor : The same for multi-output regression.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     _is_classifier = True
 

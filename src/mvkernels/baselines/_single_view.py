@@ -10,10 +10,11 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._targets import predicted_class_indices
 from .._validation import (
     positive_int,
 )
-from ._base import _COMMON_DOC, _Base, _DecisionMixin, _GramModel, _init_common
+from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
 
 
 class _SingleView(_Base):
@@ -24,15 +25,13 @@ class _SingleView(_Base):
     }
 
     def _model(self) -> _GramModel:
-        return _GramModel(
-            getattr(self, "loss", "squared"), self.alpha, getattr(self, "C", 1.0), self.random_state
-        )
+        return _GramModel(self.loss, self.alpha, self.C, self.random_state)
 
     def _cv_score(self, K: np.ndarray, Y: np.ndarray) -> float:
         """Mean validation score on the training set: accuracy, or minus the MSE."""
         n = K.shape[0]
         if self._is_classifier:
-            labels = Y.argmax(1) if Y.shape[1] > 1 else (Y[:, 0] > 0).astype(int)
+            labels = predicted_class_indices(Y)
             counts = np.bincount(labels)
             k = max(2, min(self.cv, counts[counts > 0].min()))
             splits = (
@@ -46,7 +45,7 @@ class _SingleView(_Base):
         for tr, va in splits:
             D = self._model().fit(K[np.ix_(tr, tr)], Y[tr]).decision(K[np.ix_(va, tr)])
             if self._is_classifier:
-                pred = D.argmax(1) if D.shape[1] > 1 else (D[:, 0] > 0).astype(int)
+                pred = predicted_class_indices(D)
                 scores.append(np.mean(pred == labels[va]))
             else:
                 scores.append(-np.mean((D - Y[va]) ** 2))
@@ -67,9 +66,9 @@ class _SingleView(_Base):
         return self.model_.decision(cross[self.best_view_])
 
 
+@_fill_doc(example_args="alpha=0.1", example_extra=">>> int(model.best_view_)\n0")
 class SingleViewRegressor(RegressorMixin, _SingleView):
-    (
-        """Kernel ridge regression on one view (the MVML paper's "KRR, one view" baseline).
+    """Kernel ridge regression on one view (the MVML paper's "KRR, one view" baseline).
 
     With ``view="best"`` each view is scored by ``cv``-fold cross-validation (mean squared
     error) on the training set only, and the best one is refitted on all training data;
@@ -80,19 +79,29 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
     alpha : float, default=1.0
         Ridge parameter: ``dual = (K + alpha I)^{-1} y``.
     view : "best" or int, default="best"
+        The view to use, or ``"best"`` to choose it by cross-validation.
     cv : int, default=3
-"""
-        + _COMMON_DOC
-        + """
+        Number of folds of the view selection.
+    {common_parameters}
+
     Attributes
     ----------
     best_view_ : int
+        Index of the view the model uses.
     view_cv_scores_ : ndarray of shape (n_views,) or None
         Minus the CV mean squared error of each view (None when ``view`` is given).
-    model_ : fitted kernel machine on the chosen view
-    grams_ : ViewGrams
+    model_ : object
+        The fitted kernel machine on the chosen view.
+    {grams_attributes}
+
+    See Also
+    --------
+    SingleViewClassifier : The same for classification.
+    EarlyFusionRegressor : One kernel on the concatenated views.
+    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     def __init__(
         self,
@@ -110,9 +119,9 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
+@_fill_doc()
 class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
-    (
-        """SVM (or kernel ridge on +-1 targets) on one view: the paper's "1 view SVM" column.
+    """SVM (or kernel ridge on +-1 targets) on one view: the paper's "1 view SVM" column.
 
     With ``view="best"`` each view is scored by stratified ``cv``-fold cross-validation
     accuracy on the training set only (the paper reports "the best result obtained when
@@ -120,21 +129,33 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
 
     Parameters
     ----------
-    C : float, default=1.0
-        SVM box constant (``loss="hinge"``).
-    alpha : float, default=1.0
-        Ridge parameter (``loss="squared"``).
-    loss : {"hinge", "squared"}, default="hinge"
+    {loss_parameters}
     view : "best" or int, default="best"
+        The view to use, or ``"best"`` to choose it by cross-validation.
     cv : int, default=3
-"""
-        + _COMMON_DOC
-        + """
+        Number of folds of the view selection.
+    {common_parameters}
+
     Attributes
     ----------
-    classes_, best_view_, view_cv_scores_ (CV accuracy per view), model_, grams_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    best_view_ : int
+        Index of the view the model uses.
+    view_cv_scores_ : ndarray of shape (n_views,) or None
+        CV accuracy of each view (None when ``view`` is given).
+    model_ : object
+        The fitted kernel machine on the chosen view.
+    {grams_attributes}
+
+    See Also
+    --------
+    SingleViewRegressor : The same for regression.
+    EarlyFusionClassifier : One kernel on the concatenated views.
+    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
+
+    {examples}
     """
-    )
 
     _is_classifier = True
 

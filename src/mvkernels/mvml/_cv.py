@@ -47,6 +47,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._targets import predicted_class_indices, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
     check_real_targets,
@@ -94,6 +95,17 @@ def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMo
     Sums, Gram matrices and cross moments subtract. The centred scatter follows from
     the pairwise update of Chan, Golub & LeVeque run backwards: with ``a`` the
     complement, ``S_total = S_a + S_part + (n_a n_part / n) (m_part - m_a)(m_part - m_a)^T``.
+
+    Parameters
+    ----------
+    total : FeatureMoments
+        Statistics of all the rows.
+    part : FeatureMoments
+        Statistics of a subset of them.
+
+    Returns
+    -------
+    FeatureMoments
     """
 
     def sub(x: np.ndarray | None, z: np.ndarray | None) -> np.ndarray | None:
@@ -137,9 +149,7 @@ class _FrozenOutputs(BaseEstimator):
         D = self.outputs
         if self.classes is None:
             return D[:, 0]
-        if D.shape[1] == 1:
-            return self.classes[(D[:, 0] > 0).astype(int)]
-        return self.classes[np.argmax(D, axis=1)]
+        return predicted_classes(D, self.classes)
 
 
 class _FrozenClassifier(ClassifierMixin, _FrozenOutputs):
@@ -461,7 +471,7 @@ class _MVMLCVBase(BaseEstimator):
         def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
             D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
             if classes is not None:
-                pred = (D[:, :, 0] > 0).astype(int) if T == 1 else np.argmax(D, axis=2)
+                pred = predicted_class_indices(D)
                 yi = np.searchsorted(classes, yb)
                 return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
             r = yb[:, None] - D[:, :, 0]
@@ -782,6 +792,25 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     n_iter_ : int or ndarray
         Outer iterations of ``best_estimator_`` (the selected ``max_iter`` without refit).
     best_index_, n_splits_, cv_time_
+
+    See Also
+    --------
+    MVMLRegressor : The estimator whose hyperparameters are searched.
+    MVMLClassifierCV : The same for classification.
+    sklearn.model_selection.GridSearchCV : The generic search this one specialises.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = X1[:, 0] + np.sin(X2[:, 1])
+    >>> from mvkernels import MVMLRegressorCV
+    >>> reg = MVMLRegressorCV(cv=3).fit([X1, X2], y)
+    >>> sorted(reg.best_params_)
+    ['alpha', 'bandwidth_factor', 'eta', 'max_iter']
+    >>> reg.predict([X1, X2]).shape
+    (40,)
     """
 
     _base_class = MVMLRegressor
@@ -794,6 +823,42 @@ class MVMLClassifierCV(ClassifierMixin, _MVMLCVBase):
     ``StratifiedKFold`` folds), plus ``classes_``; ``best_estimator_`` is a fitted
     :class:`~mvkernels.MVMLClassifier`. All one-vs-all classes share the fold
     statistics, the factorisation and the hyperparameters.
+
+    Parameters
+    ----------
+    alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
+n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
+sparse_threshold, eig_floor, chunk_size, views, random_state, verbose
+        As :class:`MVMLRegressorCV`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    best_estimator_ : MVMLClassifier
+        The refitted model (``refit=True``).
+    best_params_, best_score_, best_kernel_params_, cv_results_, n_iter_, best_index_, \
+n_splits_, cv_time_
+        As :class:`MVMLRegressorCV`.
+
+    See Also
+    --------
+    MVMLClassifier : The estimator whose hyperparameters are searched.
+    MVMLRegressorCV : The same for regression (parameters and attributes).
+    MVMLSVCCV : The same for the hinge loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> from mvkernels import MVMLClassifierCV
+    >>> clf = MVMLClassifierCV(cv=3).fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.best_estimator_.predict([X1, X2]).shape
+    (40,)
     """
 
     _base_class = MVMLClassifier
@@ -813,6 +878,41 @@ class MVMLSVCCV(MVMLClassifierCV):
     and fold the Nystrom features are
     computed once and shared by every candidate; the iterations along each fit's path
     are scored for free.
+
+    Parameters
+    ----------
+    alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
+n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
+sparse_threshold, eig_floor, chunk_size, views, random_state, verbose
+        As :class:`MVMLRegressorCV` (the smaller default grid above).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    best_estimator_ : MVMLSVC
+        The refitted model (``refit=True``).
+    best_params_, best_score_, best_kernel_params_, cv_results_, n_iter_, best_index_, \
+n_splits_, cv_time_
+        As :class:`MVMLRegressorCV`.
+
+    See Also
+    --------
+    MVMLSVC : The estimator whose hyperparameters are searched.
+    MVMLClassifierCV : The same for the square loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> from mvkernels import MVMLSVCCV
+    >>> clf = MVMLSVCCV(cv=3, alphas=[1e-5], bandwidth_factors=[2]).fit([X1, X2], y)
+    >>> clf.best_params_["alpha"]
+    1e-05
+    >>> clf.predict([X1, X2]).shape
+    (40,)
     """
 
     _base_class = MVMLSVC

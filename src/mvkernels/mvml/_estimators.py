@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
     check_precomputed_kernel,
@@ -62,6 +63,17 @@ def auto_n_landmarks(n_samples: int, n_views: int) -> int:
     Nystrom map is then exact, ``U_l U_l^T = K_l`` up to the eigenvalue floor), else a
     budget of about 600 features in all, so that a fit costs one ``O(n (vp)^2)`` pass over
     the data and one ``(vp) x (vp)`` eigendecomposition whatever ``n`` is.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training samples ``n``.
+    n_views : int
+        Number of views ``v``.
+
+    Returns
+    -------
+    int
     """
     return int(min(n_samples, -(-AUTO_FEATURE_BUDGET // max(1, n_views))))
 
@@ -675,9 +687,7 @@ class _MVMLOutputs:
         D = self.outputs(blocks)
         if self.classes is None:
             return D
-        if D.shape[1] == 1:
-            return self.classes[(D[:, 0] > 0).astype(int)]
-        return self.classes[np.argmax(D, axis=1)]
+        return predicted_classes(D, self.classes)
 
 
 class MVMLRegressor(RegressorMixin, _BaseMVML):
@@ -772,6 +782,25 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     nystrom_ : BlockNystrom or None
     kernels_ : list of ViewKernel
     n_views_ : int
+
+    See Also
+    --------
+    MVMLRegressorCV : The same with built-in cross-validation of the hyperparameters.
+    MVMLClassifier : MVML on one-vs-all +-1 targets.
+    mvkernels.nystrom.BlockNystrom : The block Nystrom map of the default mode.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = X1[:, 0] + np.sin(X2[:, 1])
+    >>> from mvkernels import MVMLRegressor
+    >>> reg = MVMLRegressor(alpha=0.1).fit([X1, X2], y)
+    >>> reg.predict([X1, X2]).shape
+    (40,)
+    >>> reg.mode_, reg.metric_.shape  # every sample a landmark: 2 views x 40
+    ('nystrom', (80, 80))
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -804,6 +833,13 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
     mode, the sufficient statistic ``C`` (only ``c`` changes). Prediction: the class
     with the largest output. Parameters as :class:`MVMLRegressor`.
 
+    Parameters
+    ----------
+    alpha, eta, metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, \
+max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
+random_state, solver, bandwidth_factor
+        As :class:`MVMLRegressor` (same defaults).
+
     Attributes
     ----------
     classes_ : ndarray (K,)
@@ -811,6 +847,27 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
         per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
+    n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_
+        As :class:`MVMLRegressor`.
+
+    See Also
+    --------
+    MVMLClassifierCV : The same with built-in cross-validation of the hyperparameters.
+    MVMLSVC : MVML with the hinge loss.
+    MVMLRegressor : The regression estimator (parameters and attributes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> from mvkernels import MVMLClassifier
+    >>> clf = MVMLClassifier(alpha=0.1).fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.predict([X1, X2]).shape
+    (40,)
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -861,11 +918,7 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
     @staticmethod
     def _encode_targets(yi: np.ndarray, n_classes: int) -> np.ndarray:
         """+-1 targets: one column (binary, +1 = classes_[1]) or one per class."""
-        if n_classes == 2:
-            return np.where(yi == 1, 1.0, -1.0)[:, None]
-        Y = -np.ones((yi.shape[0], n_classes))
-        Y[np.arange(yi.shape[0]), yi] = 1.0
-        return Y
+        return one_vs_all_targets(yi, n_classes)
 
     def decision_function(self, X: Any) -> Any:
         """Outputs: shape (n,) for binary (positive = ``classes_[1]``), else (n, K).

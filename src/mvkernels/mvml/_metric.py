@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from .._linalg import robust_eigh, robust_eigvalsh
+from .._linalg import floored_eigh, robust_eigvalsh
+from .._linalg import sym as _sym
 from ..nystrom import FeatureMoments
 
 METRICS = ("dense", "sparse", "identity", "cov")
@@ -52,7 +53,7 @@ class PSDFactor:
         psd_tol: float = 1e-10,
         require_pd: bool = False,
     ):
-        A = 0.5 * (A + A.T)
+        A = _sym(A)
         self.shape = A.shape
         self._min_eig: float | None = None
         try:
@@ -67,14 +68,13 @@ class PSDFactor:
                 raise NotPSDError("matrix is not positive definite (Cholesky failed)") from exc
         if not np.all(np.isfinite(A)):
             raise NotPSDError("matrix holds NaN or inf")
-        s, V = robust_eigh(A, what="metric")
+        s, V, keep = floored_eigh(A, eig_floor, what="metric")
         top = float(max(abs(s[0]), abs(s[-1]))) if s.size else 0.0
         self._min_eig = float(s[0]) if s.size else 0.0
         if s.size and s[0] < -psd_tol * top:
             raise NotPSDError(
                 f"matrix is indefinite: smallest eigenvalue {s[0]:.3g}, largest {s[-1]:.3g}"
             )
-        keep = s > eig_floor * top if top > 0 else np.zeros(s.shape, bool)
         self.kind = "eigh"
         self.s = s[keep]
         self.V = V[:, keep]
@@ -113,12 +113,17 @@ class PSDFactor:
         return float(z @ (z / self.s))
 
 
-def _sym(A: np.ndarray) -> np.ndarray:
-    return 0.5 * (A + A.T)
-
-
 def min_eigenvalue(A: np.ndarray) -> float:
-    """Smallest eigenvalue of the symmetric part of ``A``."""
+    """Smallest eigenvalue of the symmetric part of ``A``.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+
+    Returns
+    -------
+    float
+    """
     return float(robust_eigvalsh(A, subset_by_index=[0, 0], what="metric")[0])
 
 
@@ -129,6 +134,17 @@ def group_norms(A: np.ndarray, n_views: int) -> np.ndarray:
     Entry ``(l, m)`` is ``||(A_lm, A_ml)||_F = sqrt(||A_lm||^2 + ||A_ml||^2)`` for
     ``l != m`` (the group of a view *pair* holds both blocks) and ``||A_ll||_F`` on the
     diagonal: the ``v (v + 1) / 2`` groups of eq. (11).
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Symmetric matrix of ``n_views x n_views`` equal blocks.
+    n_views : int
+        Number of views.
+
+    Returns
+    -------
+    ndarray of shape (n_views, n_views)
     """
     b = A.shape[0] // n_views
     sq = (A.reshape(n_views, b, n_views, b) ** 2).sum(axis=(1, 3))
@@ -138,7 +154,21 @@ def group_norms(A: np.ndarray, n_views: int) -> np.ndarray:
 
 
 def metric_penalty(A: np.ndarray, kind: str, n_views: int) -> float:
-    """``R(A)``: ``||A||_F^2`` (dense) or ``sum_{l <= m}`` group norms (sparse)."""
+    """``R(A)``: ``||A||_F^2`` (dense) or ``sum_{l <= m}`` group norms (sparse).
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        The metric.
+    kind : {"dense", "sparse"}
+        Which penalty.
+    n_views : int
+        Number of views (the groups of the sparse penalty).
+
+    Returns
+    -------
+    float
+    """
     if kind == "sparse":
         return float(np.triu(group_norms(A, n_views)).sum())
     return float(np.sum(A * A))
@@ -150,6 +180,19 @@ def prox_group_frobenius(B: np.ndarray, threshold: float, n_views: int) -> np.nd
     ``[prox(B)]_gamma = max(0, 1 - threshold / ||B_gamma||_F) B_gamma`` for each view-pair
     group ``gamma`` (see :func:`group_norms`); a group of norm 0 stays 0. A symmetric
     ``B`` gives a symmetric result (both blocks of a pair get the same factor).
+
+    Parameters
+    ----------
+    B : ndarray of shape (d, d)
+        Matrix of ``n_views x n_views`` equal blocks.
+    threshold : float
+        Shrinkage threshold, >= 0.
+    n_views : int
+        Number of views.
+
+    Returns
+    -------
+    ndarray of shape (d, d)
     """
     N = group_norms(B, n_views)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -168,6 +211,21 @@ def dense_metric_update(
     ``A - mu grad F(A)`` for ``F(A) = alpha <g, A^+ g> + eta ||A||_F^2``
     (``grad F = -alpha A^+ g g^T A^+ + 2 eta A``). Symmetric, and positive definite
     whenever ``A`` is and ``mu eta < 1/2``.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Current metric.
+    q : ndarray of shape (d,)
+        ``A^+ g``.
+    alpha, eta : float
+        Weights of ``<g, A^+ g>`` and of ``||A||_F^2``.
+    mu : float
+        Step size.
+
+    Returns
+    -------
+    ndarray of shape (d, d)
     """
     return _sym((1.0 - 2.0 * mu * eta) * A + (mu * alpha) * np.outer(q, q))
 
@@ -188,6 +246,21 @@ def sparse_metric_update(
     (``threshold="mu_eta"``: the proximal operator of ``mu * eta * sum ||.||_F``, so the
     fixed points are the minimisers of eq. 11) or ``eta`` (``threshold="eta"``: the
     paper's printed formula, whose threshold does not scale with the step).
+
+    Parameters
+    ----------
+    A, q, alpha, mu
+        As in :func:`dense_metric_update`.
+    eta : float
+        Weight of the group penalty.
+    n_views : int
+        Number of views (the groups).
+    threshold : {"mu_eta", "eta"}, default="mu_eta"
+        Shrinkage threshold (see above).
+
+    Returns
+    -------
+    ndarray of shape (d, d)
     """
     if threshold == "mu_eta":
         t = mu * eta
@@ -234,6 +307,31 @@ def metric_step(
     pseudo-inverse would give a *finite* value; a candidate whose range misses ``g`` by
     more than ``range_tol`` (relative residual, :meth:`PSDFactor.range_residual`) counts
     as ``s = +inf`` and is rejected (the step is halved).
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Current metric.
+    factor : PSDFactor
+        Its factorisation.
+    g : ndarray of shape (d,)
+        Current g-step solution.
+    alpha, eta : float
+        Weights of ``<g, A^+ g>`` and of the metric penalty.
+    kind : {"dense", "sparse"}
+        Gradient step (eq. 9 / 16) or proximal step (eq. 12 / 18).
+    n_views : int
+        Number of views.
+    mu0 : float
+        Initial step size.
+    threshold : {"mu_eta", "eta"}, default="mu_eta"
+        Shrinkage threshold of the sparse step (:func:`sparse_metric_update`).
+    eig_floor : float, default=1e-10
+        Relative eigenvalue floor of the factorisations.
+    max_backtrack : int, default=40
+        Halvings of the step at most.
+    range_tol : float, default=1e-8
+        Tolerance on the range residual of ``g`` (sparse step).
 
     Returns
     -------
@@ -282,6 +380,17 @@ def rank_one_metric_minimiser(g: np.ndarray, alpha: float, eta: float) -> np.nda
     ``A* = t g g^T / ||g||^2`` with ``t = (alpha ||g||^2 / (2 eta))^{1/3}``; the minimum
     is ``3 eta t^2``. Provided for reference and tests: the estimators do *not* jump to
     it (see ``docs/mvml.md``, "What the alternating scheme converges to").
+
+    Parameters
+    ----------
+    g : ndarray of shape (d,)
+        The vector of the quadratic form (nonzero).
+    alpha, eta : float
+        Weights of ``<g, A^+ g>`` and of ``||A||_F^2``, > 0.
+
+    Returns
+    -------
+    A : ndarray of shape (d, d)
     """
     gg = float(g @ g)
     t = (alpha * gg / (2.0 * eta)) ** (1.0 / 3.0)
@@ -300,6 +409,15 @@ def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
     ``H``: ``tr(H A H) = sum_l tr(K_l)`` (a scalar rescaling is equivalent to rescaling
     ``alpha``; this one makes ``alpha`` comparable across metric variants and makes the
     full and Nystrom (:func:`cov_metric_nystrom`) versions coincide with all landmarks).
+
+    Parameters
+    ----------
+    Ks : list of ndarray of shape (n, n)
+        Training kernel matrix of each view.
+
+    Returns
+    -------
+    A : ndarray of shape (v n, v n)
     """
     n = Ks[0].shape[0]
     v = len(Ks)
@@ -327,6 +445,23 @@ def cov_metric_nystrom(
     ``scatter`` (``sum_i (u_i - mean)(u_i - mean)^T``, :attr:`FeatureMoments.scatter`), when
     given, replaces the cancellation-prone ``gram - n mean mean^T``; the result is the same
     in exact arithmetic, but reproducible to rounding whatever the summation order.
+
+    Parameters
+    ----------
+    gram : ndarray of shape (v p, v p)
+        ``C = sum_i u_i u_i^T`` of the Nystrom features.
+    feature_sum : ndarray of shape (v p,)
+        ``sum_i u_i``.
+    n_samples : int
+        Number of training samples.
+    n_views : int
+        Number of views.
+    scatter : ndarray of shape (v p, v p) or None, default=None
+        Centred scatter of the features, when available.
+
+    Returns
+    -------
+    A : ndarray of shape (v p, v p)
     """
     cov = FeatureMoments(n_samples, feature_sum, gram, scatter=scatter).covariance()
     b = gram.shape[0] // n_views
@@ -356,6 +491,19 @@ def least_squares_weights(ZtZ: np.ndarray, Zty: np.ndarray, sum_to_one: bool = T
     leaves ``W H g`` unchanged and divides ``alpha <g, A^+ g>`` by ``c^2``, so repeated
     unconstrained w-steps grow ``w`` without bound and switch the regularisation off.
     ``sum w = 1`` is the scale of the paper's default ``w = 1/v``.
+
+    Parameters
+    ----------
+    ZtZ : ndarray of shape (v, v)
+        ``Z^T Z``.
+    Zty : ndarray of shape (v,)
+        ``Z^T y``.
+    sum_to_one : bool, default=True
+        Constrain ``sum_l w_l = 1``.
+
+    Returns
+    -------
+    w : ndarray of shape (v,)
     """
     ZtZ = _sym(np.asarray(ZtZ, dtype=np.float64))
     Zty = np.asarray(Zty, dtype=np.float64)

@@ -110,6 +110,23 @@ mode_, nystrom_, kernels_, n_views_
         it is non-increasing). A ``ConvergenceWarning`` reports any increase above 1e-6.
     svm_epochs_ : int or ndarray of shape (K,)
         Total dual coordinate descent epochs over all g-steps.
+    See Also
+    --------
+    MVMLSVCCV : The same with built-in cross-validation of the hyperparameters.
+    MVMLClassifier : MVML with the square loss on +-1 targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> from mvkernels import MVMLSVC
+    >>> clf = MVMLSVC().fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.predict([X1, X2]).shape
+    (40,)
     """
 
     def __init__(

@@ -22,6 +22,17 @@ def resolve_n_landmarks(n_landmarks: int | float, n_samples: int) -> int:
     """Number of landmarks from an int or a fraction of ``n_samples`` in (0, 1].
 
     A fraction is rounded to the nearest integer, and at least 1.
+
+    Parameters
+    ----------
+    n_landmarks : int or float
+        A count, or a fraction of ``n_samples`` in (0, 1].
+    n_samples : int
+        Number of training samples.
+
+    Returns
+    -------
+    int
     """
     if isinstance(n_landmarks, bool):
         raise TypeError("n_landmarks must be an int or a float in (0, 1], not a bool")
@@ -43,7 +54,20 @@ def resolve_n_landmarks(n_landmarks: int | float, n_samples: int) -> int:
 
 
 def default_chunk_size(n_columns: int, budget: int = 4_000_000) -> int:
-    """Rows per chunk so that a chunk of ``n_columns`` float64 features is ~32 MB."""
+    """Rows per chunk so that a chunk of ``n_columns`` float64 features is ~32 MB.
+
+    Parameters
+    ----------
+    n_columns : int
+        Features per row.
+    budget : int, default=4_000_000
+        Float64 entries per chunk.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
     return int(max(256, budget // max(1, n_columns)))
 
 
@@ -60,6 +84,20 @@ def uniform_indices(n: int, size: int, random_state: Any = None) -> np.ndarray:
     distinct ones (in draw order) are kept: still a uniform random subset
     (:func:`mvkernels.kernels.distinct_uniform_draws`). Both NumPy and
     Dask input use this function, so they get the same landmarks for the same seed.
+
+    Parameters
+    ----------
+    n : int
+        Number of samples.
+    size : int
+        Number of samples to draw (``<= n``).
+    random_state : int, RandomState or None, default=None
+        Seed.
+
+    Returns
+    -------
+    ndarray of int, shape (size,)
+        Sorted indices.
     """
     rng = check_random_state(random_state)
     if n <= PERMUTATION_MAX:

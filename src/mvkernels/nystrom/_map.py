@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._linalg import robust_eigh
+from .._linalg import psd_sqrt
 from .._validation import (
     check_precomputed_kernel,
     check_psd_gram,
@@ -96,17 +96,23 @@ def sqrt_pinv_psd(W: np.ndarray, eig_floor: float = 1e-10) -> tuple[np.ndarray, 
     """Symmetric ``(W^+)^{1/2}`` of a PSD matrix and its numerical rank.
 
     Eigenvalues ``<= eig_floor * max eigenvalue`` count as zero.
+
+    Parameters
+    ----------
+    W : ndarray of shape (p, p)
+        Symmetric PSD matrix (the landmark kernel matrix).
+    eig_floor : float, default=1e-10
+        Relative eigenvalue floor.
+
+    Returns
+    -------
+    S : ndarray of shape (p, p)
+    rank : int
     """
-    W = 0.5 * (W + W.T)
-    s, V = robust_eigh(W, what="landmark kernel matrix W")
-    top = s[-1] if s.size else 0.0
-    if not top > 0:
+    S, rank = psd_sqrt(W, inverse=True, eig_floor=eig_floor, what="landmark kernel matrix W")
+    if rank == 0:
         raise ValueError("the landmark kernel matrix is zero or negative definite")
-    keep = s > eig_floor * top
-    inv_sqrt = np.zeros_like(s)
-    inv_sqrt[keep] = 1.0 / np.sqrt(s[keep])
-    S = (V * inv_sqrt) @ V.T
-    return 0.5 * (S + S.T), int(keep.sum())
+    return S, rank
 
 
 def _check_known_lengths(X: Any) -> None:
@@ -179,6 +185,21 @@ def map_views(
     Dask views (chunked by rows) it returns a lazy Dask array with those row chunks, ``fn``
     running block by block on the workers (see :func:`mvkernels.nystrom._dask.map_view_rows`).
     This is how ``transform``/``predict`` return Dask arrays on Dask input.
+
+    Parameters
+    ----------
+    fn : callable
+        Row-wise function of the list of views.
+    Xs : list of arrays
+        The views (all NumPy or all Dask, with the same row chunks).
+    n_out : int or None, default=None
+        Columns of the output (None: 1-D output).
+    dtype : dtype, default=np.float64
+        Output dtype (of the Dask array).
+
+    Returns
+    -------
+    ndarray or Dask array
     """
     Xs = list(Xs)
     if any(is_dask_collection(X) for X in Xs):
@@ -220,6 +241,21 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     ranks_ : list of int
         Numerical rank of each ``W_l``.
     n_views_, n_landmarks_, n_features_view_ : fitted sizes.
+    See Also
+    --------
+    select_landmarks : The landmark strategies.
+    mvkernels.MVMLRegressor : Multi-view metric learning on these features.
+    sklearn.kernel_approximation.Nystroem : The single-view Nystrom map.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> from mvkernels import BlockNystrom
+    >>> nys = BlockNystrom(n_landmarks=10, random_state=0).fit([X1, X2])
+    >>> nys.transform([X1, X2]).shape  # 10 features per view
+    (40, 20)
     """
 
     _parameter_constraints: dict = {

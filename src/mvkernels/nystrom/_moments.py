@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._linalg import sym
 from .._validation import is_dask_collection
 from ._landmarks import default_chunk_size
 
@@ -34,6 +35,23 @@ class FeatureMoments:
     have a large common mean, and the one-pass covariance then depends on the summation
     order (chunking, number of Dask workers) in its 10th digit. No extra ``D x D`` product
     is needed: a chunk's ``gram`` is its scatter plus ``n_c m_c m_c^T``.
+
+    Attributes
+    ----------
+    n_samples : int
+        Number of rows ``n``.
+    sum : ndarray of shape (D,)
+        ``sum_i u_i``.
+    gram : ndarray of shape (D, D)
+        ``sum_i u_i u_i^T``.
+    cross : ndarray of shape (D, T) or None
+        ``sum_i u_i y_i^T`` (with targets).
+    target_sum : ndarray of shape (T,) or None
+        ``sum_i y_i``.
+    target_gram : ndarray of shape (T, T) or None
+        ``sum_i y_i y_i^T``.
+    scatter : ndarray of shape (D, D) or None
+        ``sum_i (u_i - mean)(u_i - mean)^T``, accumulated stably.
     """
 
     n_samples: int
@@ -72,7 +90,7 @@ class FeatureMoments:
             C = self.scatter
         else:
             C = self.gram - np.outer(self.sum, self.sum) / self.n_samples
-        return 0.5 * (C + C.T)
+        return sym(C)
 
     def covariance(self) -> np.ndarray:
         """Empirical feature covariance ``centered_gram() / n_samples`` (biased, 1/n)."""
@@ -104,14 +122,24 @@ class FeatureMoments:
 
     def symmetrize(self) -> FeatureMoments:
         """Make ``gram`` (and ``scatter``) exactly symmetric, in place; returns ``self``."""
-        self.gram = 0.5 * (self.gram + self.gram.T)
+        self.gram = sym(self.gram)
         if self.scatter is not None:
-            self.scatter = 0.5 * (self.scatter + self.scatter.T)
+            self.scatter = sym(self.scatter)
         return self
 
 
 def moments_from_chunks(chunks: Iterator[tuple[np.ndarray, np.ndarray | None]]) -> FeatureMoments:
-    """Accumulate :class:`FeatureMoments` over ``(U_chunk, Y_chunk)`` pairs."""
+    """Accumulate :class:`FeatureMoments` over ``(U_chunk, Y_chunk)`` pairs.
+
+    Parameters
+    ----------
+    chunks : iterator of (ndarray, ndarray or None)
+        Feature rows and, optionally, their targets.
+
+    Returns
+    -------
+    FeatureMoments
+    """
     total: FeatureMoments | None = None
     for U, Y in chunks:
         m = FeatureMoments.from_features(U, Y)

@@ -57,6 +57,20 @@ class RKMForecaster(BaseEstimator):
         Training mean and unbiased standard deviation used to standardise.
     last_window_ : ndarray (lag,)
         The last ``lag`` training values (original scale).
+    See Also
+    --------
+    MultiViewKPCA : The multi-view RKM fitted on the two views.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels import RKMForecaster
+    >>> series = np.sin(0.3 * np.arange(200))
+    >>> model = RKMForecaster(lag=10, n_components=2).fit(series)
+    >>> print(np.round(model.forecast(3), 2))
+    [-0.3  -0.57 -0.79]
+    >>> print(np.round(np.sin(0.3 * np.arange(200, 203)), 2))  # the true continuation
+    [-0.3  -0.57 -0.79]
     """
 
     _parameter_constraints: ClassVar[dict] = {

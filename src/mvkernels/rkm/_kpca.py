@@ -21,7 +21,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._linalg import robust_eigh
+from .._linalg import psd_sqrt, robust_eigh
+from .._linalg import sym as _sym
 from .._threads import serial_blas
 from .._validation import (
     _check_one_view,
@@ -182,10 +183,6 @@ def _real_array(X: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name} could not be read as a real numeric array: {exc}") from exc
 
 
-def _sym(A: np.ndarray) -> np.ndarray:
-    return 0.5 * (A + A.T)
-
-
 def _center_gram(K: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """``M K M`` and the row means / grand mean of the uncentred K (for test centring)."""
     row = K.mean(axis=0)
@@ -233,11 +230,6 @@ def _sign_flip(H: np.ndarray) -> np.ndarray:
     signs = np.sign(H[idx, np.arange(H.shape[1])])
     signs[signs == 0] = 1.0
     return signs
-
-
-def _sqrtm_psd(S: np.ndarray) -> np.ndarray:
-    lam, O = np.linalg.eigh(_sym(S))
-    return _sym((O * np.sqrt(np.maximum(lam, 0.0))) @ O.T)
 
 
 # --------------------------------------------------------------------------- estimator
@@ -313,6 +305,21 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Stiefel iterations (1 for an eigendecomposition).
     n_features_in_ : int
         Columns of a single-array input (not set for a list of views).
+    See Also
+    --------
+    RKMForecaster : Time-series forecasting with a two-view RKM.
+    mvkernels.stiefel.stiefel_trace_max : The Stiefel solvers.
+    sklearn.decomposition.KernelPCA : Single-view kernel PCA.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> from mvkernels import MultiViewKPCA
+    >>> kpca = MultiViewKPCA(n_components=2).fit([X1, X2])
+    >>> kpca.transform([X1, X2]).shape
+    (40, 2)
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -393,8 +400,6 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return maps
 
     def _resolve_solver(self, maps: list[_ViewMap], n: int, dask_input: bool) -> str:
-        if self.solver not in SOLVERS:
-            raise ValueError(f"unknown solver {self.solver!r}; use one of {SOLVERS}")
         implicit = [m.view for m in maps if not m.explicit]
         solver = self.solver
         if solver == "auto":
@@ -417,17 +422,6 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 "features ('identity', 'rff', 'nystrom'), or compute the views first"
             )
         return solver
-
-    def _check_params(self) -> None:
-        s = self.n_components
-        if isinstance(s, bool) or not isinstance(s, Integral) or s < 1:
-            raise ValueError(f"n_components must be a positive int, got {s!r}")
-        if (
-            isinstance(self.n_neighbors, bool)
-            or not isinstance(self.n_neighbors, Integral)
-            or self.n_neighbors < 1
-        ):
-            raise ValueError(f"n_neighbors must be a positive int, got {self.n_neighbors!r}")
 
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
         if isinstance(X, (list, tuple)):
@@ -454,7 +448,6 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
         ``y`` is ignored (a target is simply another view).
         """
-        self._check_params()
         Xs = self._check_input(X, fit=True)
         dask_input = any(is_dask_collection(V) for V in Xs)
         n = int(Xs[0].shape[0])
@@ -577,7 +570,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """
         s = U.shape[1]
         if self.rescale:
-            root = np.diag(np.sqrt(np.diag(Sigma))) if self._diag(Sigma) else _sqrtm_psd(Sigma)
+            root = np.diag(np.sqrt(np.diag(Sigma))) if self._diag(Sigma) else psd_sqrt(Sigma)[0]
             W = U @ root  # W = U Sigma^{1/2} (Alg. 1 step 6)
         else:
             W = U.copy()  # ablation: no step 6
@@ -634,7 +627,6 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         so it infers identity views only (like a Dask fit).
         """
         self._validate_params()
-        self._check_params()
         if not callable(chunks):
             raise TypeError(
                 "chunks must be a callable returning a fresh iterable of chunks "
