@@ -133,6 +133,11 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
     call, any order later) or 1-D arrays, and targets as a scalar, 1-D array or dict.
     ``fit`` resets the model and makes one pass; ``partial_fit`` continues the stream.
 
+    See Also
+    --------
+    VVRLSRegressor : The batch counterpart (vector-valued regularised least squares).
+    mvkernels.operator_kernels.OperatorKernel : Operator-valued kernels ``k(x, x') B``.
+
     Examples
     --------
     >>> import numpy as np
@@ -613,6 +618,23 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
     X_fit_ : ndarray of shape (n, n_features)
     dual_coef_ : ndarray of shape (n, n_outputs)
         ``c_i``.
+
+    See Also
+    --------
+    OLOKRegressor : The online counterpart (one pass, bounded memory with ``features``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels import VVRLSRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 4))
+    >>> Y = np.c_[np.sin(X[:, 0]), np.cos(X[:, 1]), X[:, 2]]
+    >>> model = VVRLSRegressor(kernel_params={"gamma": 0.2}, alpha=0.1).fit(X, Y)
+    >>> model.dual_coef_.shape
+    (200, 3)
+    >>> bool(model.score(X, Y) > 0.9)
+    True
     """
 
     _parameter_constraints: dict = {

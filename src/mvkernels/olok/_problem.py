@@ -65,8 +65,27 @@ def theorem_t0(eta: float, lam: float, eps: float, t_max: float = 1e15) -> int:
     ``eta lambda < sqrt(t)``, ``exp(-eta lambda t^eps) <= eta lambda t^{-1/2}`` and
     ``t^{1/2 + eps} <= 0.75 t``.
 
-    Raises ``ValueError`` when ``eta * lam <= 0``, ``eps`` is not in (0, 1/2), or no such
-    ``t`` exists below ``t_max``.
+    Parameters
+    ----------
+    eta : float
+        The step-size constant ``eta`` of Theorem 1.
+    lam : float
+        The regularisation ``lambda``.
+    eps : float in (0, 1/2)
+        The exponent ``epsilon`` of the truncation window ``t^{1/2 + eps}``.
+    t_max : float, default=1e15
+        Search limit.
+
+    Returns
+    -------
+    int
+        ``t_0``.
+
+    Raises
+    ------
+    ValueError
+        When ``eta * lam <= 0``, ``eps`` is not in (0, 1/2), or no such ``t`` exists below
+        ``t_max``.
 
     Examples
     --------
