@@ -195,9 +195,30 @@ def as_real_array(x: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
             arr = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
         except np.exceptions.ComplexWarning:
             raise _complex_error(what) from None
+        except ValueError:
+            ragged = _ragged_rows(x)
+            if ragged is None:
+                raise
+            j, len_j, len_0 = ragged
+            raise ValueError(
+                f"{what} is ragged: row {j} has {len_j} entries but row 0 has {len_0}; "
+                "every row must have the same number of features"
+            ) from None
     if arr.dtype.kind == "c":
         raise _complex_error(what)
     return arr
+
+
+def _ragged_rows(x: Any) -> tuple[int, int, int] | None:
+    """``(row, its length, length of row 0)`` for the first row of a nested list whose
+    length differs from row 0's; None if ``x`` is not a ragged list of rows."""
+    if not isinstance(x, (list, tuple)) or not x:
+        return None
+    lengths = [len(r) if isinstance(r, (list, tuple, np.ndarray)) else -1 for r in x]
+    for j, n_j in enumerate(lengths):
+        if n_j != lengths[0]:
+            return j, max(n_j, 1), max(lengths[0], 1)
+    return None
 
 
 def _is_label_list(v: Any) -> bool:
@@ -315,7 +336,7 @@ def _check_one_view(
     try:
         arr = as_real_array(Xv, f"view {i}", dtype=dtype)
     except ValueError as exc:
-        if "complex" in str(exc):
+        if "complex" in str(exc) or "ragged" in str(exc):
             raise
         raise ValueError(f"view {i} could not be read as a numeric array: {exc}") from exc
     except TypeError as exc:
@@ -336,7 +357,10 @@ def _check_one_view(
     if ensure_finite and not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "infinity"
         raise ValueError(f"view {i} contains {bad}; remove or impute it first")
-    return arr
+    # one memory layout whatever the container (a list of arrays, column slices, index
+    # arrays, a DataFrame): BLAS rounding depends on the layout, and iterative solvers
+    # stopped by max_iter amplify it (MLKR predictions differed by 0.08 across containers)
+    return np.ascontiguousarray(arr)
 
 
 def check_views(

@@ -26,6 +26,7 @@ from .._threads import serial_blas
 from .._validation import (
     _check_one_view,
     check_precomputed_kernel,
+    check_psd_gram,
     check_views,
     is_dask_collection,
     validate_array_input,
@@ -443,10 +444,6 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise ValueError(f"n_neighbors must be a positive int, got {self.n_neighbors!r}")
 
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
-        if isinstance(X, (list, tuple)):
-            for i, Xv in enumerate(X):
-                if not is_dask_collection(Xv) and np.iscomplexobj(Xv):
-                    raise ValueError(f"view {i} is complex; mvkernels works on real data")
         X = validate_array_input(self, X, reset=fit)  # sklearn checks on one array
         if fit:
             Xs = check_views(X, views=self.views, ensure_min_samples=2)
@@ -773,6 +770,8 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             else:
                 F = None
                 K = Xv if m.kernel.precomputed else m.kernel(Xv, Xv)
+                if m.kernel.name == "callable":  # not a rank problem: say what is wrong
+                    check_psd_gram(K, m.view, what="the kernel callable's training Gram matrix")
             Kcv, row, grand = _center_gram(K)
             F_train.append(F)
             Kc.append(Kcv)
@@ -990,8 +989,6 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise TypeError("infer_views takes NumPy views; compute the Dask arrays first")
         checked: list[np.ndarray] = []
         for v, G in zip(observed, given):  # errors name the view's own index
-            if np.iscomplexobj(G):
-                raise ValueError(f"view {v} is complex; mvkernels works on real data")
             G = _check_one_view(G, v, dtype=np.float64, ensure_finite=True, ensure_min_samples=1)
             if G.shape[1] != self.n_features_view_[v]:
                 raise ValueError(
