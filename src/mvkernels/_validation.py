@@ -30,6 +30,8 @@ from sklearn.utils._param_validation import (
     StrOptions,
 )
 
+from ._sparse import check_sparse_view, is_sparse, refuse_sparse
+
 __all__ = [
     "KERNEL_NAMES",
     "KernelSpec",
@@ -154,7 +156,7 @@ def check_not_complex(x: Any, what: str) -> None:
 
     Checks dtypes only for arrays and DataFrames; other containers are converted once.
     """
-    if is_dask_collection(x):
+    if is_dask_collection(x) or is_sparse(x):
         if np.dtype(x.dtype).kind == "c":
             raise _complex_error(what)
         return
@@ -328,10 +330,15 @@ def _check_one_view(
     if is_dask_collection(Xv):
         if Xv.ndim != 2:
             raise ValueError(f"view {i} must be 2-D, got a {Xv.ndim}-D Dask array")
+        if is_sparse(getattr(Xv, "_meta", None)):
+            raise TypeError(
+                f"view {i} is a Dask array of sparse blocks, which the Dask path does not "
+                "take; pass the scipy.sparse matrix itself (in memory, O(nnz)) or dense blocks"
+            )
         return Xv
-    if hasattr(Xv, "toarray") and not isinstance(Xv, np.ndarray):
-        raise TypeError(
-            f"view {i} is a sparse matrix; mvkernels needs dense views (call .toarray() first)"
+    if is_sparse(Xv):  # kept sparse: see mvkernels._sparse
+        return check_sparse_view(
+            Xv, i, dtype=dtype, ensure_finite=ensure_finite, ensure_min_samples=ensure_min_samples
         )
     try:
         arr = as_real_array(Xv, f"view {i}", dtype=dtype)
@@ -451,6 +458,8 @@ def check_views(
         )
         for i, Xv in enumerate(raw)
     ]
+    if any(is_dask_collection(Xv) for Xv in Xs):
+        refuse_sparse(Xs, "cannot be mixed with Dask views")
     n0 = Xs[0].shape[0]
     for i, Xv in enumerate(Xs[1:], start=1):
         if Xv.shape[0] != n0 and not (is_dask_collection(Xv) and np.isnan(Xv.shape[0])):
@@ -516,6 +525,8 @@ def check_precomputed_kernel(
     at least ``-psd_tol * max|eig|`` (:func:`check_psd_gram`). With ``square=False``
     (predict time) it must have ``n_train`` columns.
     """
+    if is_sparse(K):  # a kernel matrix is dense: nothing to save
+        K = K.toarray()
     K = as_real_array(K, f"view {view}: precomputed kernel")
     if K.ndim != 2:
         raise ValueError(f"view {view}: precomputed kernel must be 2-D, got shape {K.shape}")
@@ -552,7 +563,13 @@ def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
     if isinstance(X, (list, tuple)) or is_dask_collection(X):
         return X
     check_not_complex(X, "X")
-    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
+    kw = dict(
+        reset=reset,
+        dtype=np.float64,
+        ensure_all_finite=False,
+        ensure_min_samples=1,
+        accept_sparse=("csr", "csc"),
+    )
     if _sk_validate_data is not None:
         out = _sk_validate_data(est, X, **kw)
     else:  # pragma: no cover

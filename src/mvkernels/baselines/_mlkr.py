@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .._sparse import refuse_sparse
 from .._threads import serial_blas
 from .._validation import (
     check_views,
@@ -119,6 +120,7 @@ class _MLKR(BaseEstimator):
             ensure_min_samples=2,
             feature_names=getattr(self, "feature_names_in_", None),
         )
+        refuse_sparse(Xs, "MLKR does not take (it learns a dense map of the standardised views)")
         Z = np.hstack(Xs)
         Y = _Base._targets(self, y)
         if Y.shape[0] != Z.shape[0]:
@@ -164,6 +166,7 @@ class _MLKR(BaseEstimator):
             n_features=self.n_features_view_,
             feature_names=getattr(self, "feature_names_in_", None),
         )
+        refuse_sparse(Xs, "MLKR does not take (it learns a dense map of the standardised views)")
         Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
         E = self.train_embedding_
         d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)

@@ -22,6 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._linalg import robust_eigh
+from .._sparse import is_sparse
 from .._threads import serial_blas
 from .._validation import (
     _check_one_view,
@@ -62,6 +63,12 @@ class _ViewMap:
 
     def fit(self, X: Any, rng: np.random.RandomState) -> _ViewMap:
         v = self.view
+        if is_sparse(X) and self.kind == "identity":
+            raise TypeError(
+                f"view {v} is a sparse matrix, and features='identity' would densify it; "
+                "use features='nystrom' (or 'rff'), an implicit kernel with a dual solver, "
+                "or call .toarray() first"
+            )
         if self.kind == "identity":
             if self.kernel.name != "linear":
                 raise ValueError(
@@ -142,7 +149,10 @@ class _FeatureStack:
 
     def __call__(self, blocks: Sequence[np.ndarray]) -> np.ndarray:
         return np.hstack(
-            [m.features(np.asarray(B, dtype=np.float64)) for m, B in zip(self.maps, blocks)]
+            [
+                m.features(B if is_sparse(B) else np.asarray(B, dtype=np.float64))
+                for m, B in zip(self.maps, blocks)
+            ]
         )
 
 
@@ -1032,8 +1042,9 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         for j in range(S.shape[1]):
             top = np.argpartition(-S[:, j], k - 1)[:k]
             w = np.maximum(S[top, j], 0.0)
+            near = X_train[top].toarray() if is_sparse(X_train) else X_train[top]  # k rows
             if w.sum() <= 0:
-                out[j] = X_train[top[np.argmax(S[top, j])]]
+                out[j] = near[np.argmax(S[top, j])]
             else:
-                out[j] = w @ X_train[top] / w.sum()
+                out[j] = w @ near / w.sum()
         return out
