@@ -9,8 +9,8 @@ Two parts:
    from the same model. It runs in a fresh subprocess; its peak resident memory
    (``getrusage`` max RSS) is printed beside the RSS after the data were generated, and
    beside what the dense copy of the sparse view alone would take. Target: peak < 3 GB.
-2. **Equality.** On a problem small enough to densify (2,000 x 3,000 CSR at 1 %, dense
-   view 2,000 x 5), decision values of ``MVMLClassifier`` (Nystrom and full kernels) and
+2. **Equality.** On a problem small enough to densify (600 x 3,000 CSR at 1 %, dense
+   view 600 x 10), decision values of ``MVMLClassifier`` (Nystrom and full kernels) and
    ``MVMLRegressor`` predictions with CSR, CSC and dense input, for the rbf, linear and
    polynomial kernels. Target: max difference <= 1e-8.
 
@@ -93,10 +93,10 @@ def memory_child(n: int, d: int, nnz_row: int, n_landmarks: int) -> dict:
 def equality() -> list[tuple[str, str, float, float]]:
     from mvkernels import MVMLClassifier, MVMLRegressor
 
-    S, D, y = make_data(2000, 3000, 30, seed=3)
+    S, D, y = make_data(600, 3000, 30, seed=3)
     r = S @ np.random.default_rng(4).standard_normal(S.shape[1]) / 6 + D[:, 0]
-    te = slice(1500, None)
-    tr = slice(0, 1500)
+    te = slice(400, None)
+    tr = slice(0, 400)
     rows = []
     for kernel in ("rbf", "linear", "poly"):
         for what, make, target in (
@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"target peak < 3 GB: {'met' if m['peak_gb'] < 3 else 'NOT met'}",
         "",
-        "## 2. equality: sparse (CSR, CSC) vs dense input, 2,000 x 3,000 CSR at 1 % + a dense "
-        "2,000 x 5 view (1,500 train / 500 test)",
+        "## 2. equality: sparse (CSR, CSC) vs dense input, 600 x 3,000 CSR at 1 % + a dense "
+        "600 x 10 view (400 train / 200 test)",
         "",
         "| estimator | kernel | max abs difference (CSR or CSC vs dense) | max abs output |",
         "|---|---|---|---|",
