@@ -125,3 +125,21 @@ def test_sparse_refusals_name_the_view(data):
     bad.data[0] = np.nan
     with pytest.raises(ValueError, match=r"view 0 \(sparse\) contains NaN"):
         MVMLRegressor(n_landmarks=10).fit([bad, D], r)
+
+
+@pytest.mark.parametrize("features", [["nystrom", "identity"], None])
+def test_kpca_inference_with_a_sparse_view(data, features):
+    S, D, _, _ = data
+    kw = dict(n_components=3, kernel=["rbf", "linear"], features=features, random_state=0)
+    if features is not None:
+        kw["n_features"] = [40, None]
+    a = MultiViewKPCA(**kw).fit([S, D])
+    b = MultiViewKPCA(**kw).fit([S.toarray(), D])
+    np.testing.assert_allclose(
+        a.infer_views([S[:10], None], [1])[0],
+        b.infer_views([S[:10].toarray(), None], [1])[0],
+        atol=1e-9,
+    )
+    np.testing.assert_allclose(
+        a.infer_views([None, D[:10]], [0])[0], b.infer_views([None, D[:10]], [0])[0], atol=1e-9
+    )

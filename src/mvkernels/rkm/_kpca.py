@@ -925,7 +925,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             sq = sum(float(np.trace(self._Kc[m][np.ix_(rows, rows)])) for m in missing)
         elif self._X_fit is not None:
             F = {
-                v: self._maps[v].features(np.asarray(self._X_fit[v])[rows]) - self.feature_means_[v]
+                v: self._maps[v].features(self._X_fit[v][rows]) - self.feature_means_[v]
                 for v in range(self.n_views_)
             }
             R = sum(F[v] @ self.W_[v] for v in observed)
