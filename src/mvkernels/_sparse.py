@@ -24,6 +24,7 @@ __all__ = [
     "refuse_sparse",
     "row_sq_norms",
     "hstack_views",
+    "kernel_takes_sparse",
 ]
 
 #: kernels evaluated on sparse views without densifying them
@@ -94,3 +95,13 @@ def hstack_views(Xs: Any) -> Any:
     if any(is_sparse(X) for X in Xs):
         return sp.hstack([sp.csr_matrix(X) for X in Xs], format="csr")
     return np.hstack(Xs)
+
+
+def kernel_takes_sparse(kernel: Any) -> bool:
+    """Whether a ``kernel`` parameter (a name, a callable or a list of them) takes sparse
+    views: the value of the scikit-learn tag ``input_tags.sparse`` of the estimators."""
+    names = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
+    aliases = {"gaussian": "rbf", "polynomial": "poly"}
+    return all(
+        isinstance(k, str) and aliases.get(k.lower(), k.lower()) in SPARSE_KERNELS for k in names
+    )

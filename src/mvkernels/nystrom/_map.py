@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._linalg import robust_eigh
-from .._sparse import is_sparse
+from .._sparse import is_sparse, kernel_takes_sparse
 from .._validation import (
     check_precomputed_kernel,
     check_psd_gram,
@@ -248,6 +248,11 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.views = views
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
+        return tags
 
     # -- fitting -----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)

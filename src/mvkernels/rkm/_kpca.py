@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._linalg import robust_eigh
-from .._sparse import is_sparse
+from .._sparse import is_sparse, kernel_takes_sparse
 from .._threads import serial_blas
 from .._validation import (
     _check_one_view,
@@ -396,6 +396,16 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.chunk_size = chunk_size
         self.views = views
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        kernels = self.kernel if isinstance(self.kernel, (list, tuple)) else [self.kernel]
+        feats = self.features if isinstance(self.features, (list, tuple)) else [self.features]
+        identity = any(f == "identity" for f in feats) or (
+            any(f is None for f in feats) and any(k == "linear" for k in kernels)
+        )
+        tags.input_tags.sparse = kernel_takes_sparse(self.kernel) and not identity
+        return tags
 
     @property
     def _n_features_out(self) -> int:
