@@ -163,7 +163,7 @@ def test_linear_view_inference_is_least_squares(rng):
     Xt = [rng.standard_normal((15, 3)), None]
     s = 3
     for solver in ["primal-eig", "dual-eig"]:
-        m = MultiViewKPCA(n_components=s, solver=solver).fit(Xs)
+        m = MultiViewKPCA(n_components=s, solver=solver, inference_ridge=0).fit(Xs)
         (y,) = m.infer_views(Xt, missing=[1])
         # closed form, built here from scratch: W = U Lambda^{1/2} of C = Z^T Z, then
         # h* = argmin ||W_x h - (x - mean_x)|| (reconstruction eq. 7), y = W_y h + mean_y
@@ -238,7 +238,11 @@ def test_implicit_kernel_preimage_smoother(rng):
     Y, X = Xs[1], Xs[0]
     s, k, sigma = 8, 5, 1.0
     m = MultiViewKPCA(
-        n_components=s, kernel="rbf", kernel_params={"sigma": sigma}, n_neighbors=k
+        n_components=s,
+        kernel="rbf",
+        kernel_params={"sigma": sigma},
+        n_neighbors=k,
+        inference_ridge=0,
     ).fit([Y, X])
     Yt = Y[:30] + 0.01
     (x,) = m.infer_views([Yt, None], missing=[1])
@@ -432,7 +436,8 @@ def test_infer_views_pseudo_inverse_on_digits():
     tr, te = slice(0, 1500), slice(1500, None)
     mae = {}
     for s in (1, 10, 40):
-        m = MultiViewKPCA(n_components=s, solver="primal-eig").fit([top[tr], bot[tr]])
+        m = MultiViewKPCA(n_components=s, solver="primal-eig", inference_ridge=0)
+        m.fit([top[tr], bot[tr]])
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
             (pred,) = m.infer_views([top[te], None], missing=[1])

@@ -30,6 +30,8 @@ from sklearn.utils._param_validation import (
     StrOptions,
 )
 
+from ._sparse import check_sparse_view, is_sparse, refuse_sparse
+
 __all__ = [
     "KERNEL_NAMES",
     "KernelSpec",
@@ -154,7 +156,7 @@ def check_not_complex(x: Any, what: str) -> None:
 
     Checks dtypes only for arrays and DataFrames; other containers are converted once.
     """
-    if is_dask_collection(x):
+    if is_dask_collection(x) or is_sparse(x):
         if np.dtype(x.dtype).kind == "c":
             raise _complex_error(what)
         return
@@ -195,9 +197,30 @@ def as_real_array(x: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
             arr = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
         except np.exceptions.ComplexWarning:
             raise _complex_error(what) from None
+        except ValueError:
+            ragged = _ragged_rows(x)
+            if ragged is None:
+                raise
+            j, len_j, len_0 = ragged
+            raise ValueError(
+                f"{what} is ragged: row {j} has {len_j} entries but row 0 has {len_0}; "
+                "every row must have the same number of features"
+            ) from None
     if arr.dtype.kind == "c":
         raise _complex_error(what)
     return arr
+
+
+def _ragged_rows(x: Any) -> tuple[int, int, int] | None:
+    """``(row, its length, length of row 0)`` for the first row of a nested list whose
+    length differs from row 0's; None if ``x`` is not a ragged list of rows."""
+    if not isinstance(x, (list, tuple)) or not x:
+        return None
+    lengths = [len(r) if isinstance(r, (list, tuple, np.ndarray)) else -1 for r in x]
+    for j, n_j in enumerate(lengths):
+        if n_j != lengths[0]:
+            return j, max(n_j, 1), max(lengths[0], 1)
+    return None
 
 
 def _is_label_list(v: Any) -> bool:
@@ -307,15 +330,20 @@ def _check_one_view(
     if is_dask_collection(Xv):
         if Xv.ndim != 2:
             raise ValueError(f"view {i} must be 2-D, got a {Xv.ndim}-D Dask array")
+        if is_sparse(getattr(Xv, "_meta", None)):
+            raise TypeError(
+                f"view {i} is a Dask array of sparse blocks, which the Dask path does not "
+                "take; pass the scipy.sparse matrix itself (in memory, O(nnz)) or dense blocks"
+            )
         return Xv
-    if hasattr(Xv, "toarray") and not isinstance(Xv, np.ndarray):
-        raise TypeError(
-            f"view {i} is a sparse matrix; mvkernels needs dense views (call .toarray() first)"
+    if is_sparse(Xv):  # kept sparse: see mvkernels._sparse
+        return check_sparse_view(
+            Xv, i, dtype=dtype, ensure_finite=ensure_finite, ensure_min_samples=ensure_min_samples
         )
     try:
         arr = as_real_array(Xv, f"view {i}", dtype=dtype)
     except ValueError as exc:
-        if "complex" in str(exc):
+        if "complex" in str(exc) or "ragged" in str(exc):
             raise
         raise ValueError(f"view {i} could not be read as a numeric array: {exc}") from exc
     except TypeError as exc:
@@ -336,7 +364,10 @@ def _check_one_view(
     if ensure_finite and not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "infinity"
         raise ValueError(f"view {i} contains {bad}; remove or impute it first")
-    return arr
+    # one memory layout whatever the container (a list of arrays, column slices, index
+    # arrays, a DataFrame): BLAS rounding depends on the layout, and iterative solvers
+    # stopped by max_iter amplify it (MLKR predictions differed by 0.08 across containers)
+    return np.ascontiguousarray(arr)
 
 
 def check_views(
@@ -427,6 +458,8 @@ def check_views(
         )
         for i, Xv in enumerate(raw)
     ]
+    if any(is_dask_collection(Xv) for Xv in Xs):
+        refuse_sparse(Xs, "cannot be mixed with Dask views")
     n0 = Xs[0].shape[0]
     for i, Xv in enumerate(Xs[1:], start=1):
         if Xv.shape[0] != n0 and not (is_dask_collection(Xv) and np.isnan(Xv.shape[0])):
@@ -492,6 +525,8 @@ def check_precomputed_kernel(
     at least ``-psd_tol * max|eig|`` (:func:`check_psd_gram`). With ``square=False``
     (predict time) it must have ``n_train`` columns.
     """
+    if is_sparse(K):  # a kernel matrix is dense: nothing to save
+        K = K.toarray()
     K = as_real_array(K, f"view {view}: precomputed kernel")
     if K.ndim != 2:
         raise ValueError(f"view {view}: precomputed kernel must be 2-D, got shape {K.shape}")
@@ -528,7 +563,13 @@ def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
     if isinstance(X, (list, tuple)) or is_dask_collection(X):
         return X
     check_not_complex(X, "X")
-    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
+    kw = dict(
+        reset=reset,
+        dtype=np.float64,
+        ensure_all_finite=False,
+        ensure_min_samples=1,
+        accept_sparse=("csr", "csc"),
+    )
     if _sk_validate_data is not None:
         out = _sk_validate_data(est, X, **kw)
     else:  # pragma: no cover

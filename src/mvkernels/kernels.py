@@ -49,13 +49,16 @@ from typing import Any, cast
 import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.metrics.pairwise import (
+    euclidean_distances,
     laplacian_kernel,
     linear_kernel,
+    manhattan_distances,
     polynomial_kernel,
     rbf_kernel,
 )
 from sklearn.utils import check_random_state
 
+from ._sparse import check_kernel_takes_sparse, is_sparse, row_sq_norms
 from ._validation import KERNEL_NAMES, is_dask_collection
 
 __all__ = [
@@ -165,6 +168,9 @@ def mean_pairwise_distance(
         X = X[subsample_indices(n, max_samples, random_state)]
     if is_dask_collection(X):
         X = X.compute()
+    if is_sparse(X):  # the subsample's distances, never its dense copy
+        D = (euclidean_distances if metric == "euclidean" else manhattan_distances)(X)
+        return float(D[np.triu_indices(D.shape[0], 1)].mean())
     d = pdist(np.asarray(X, dtype=np.float64), metric=metric)
     return float(d.mean())
 
@@ -270,6 +276,8 @@ class ViewKernel:
 
     def fit(self, X: Any, random_state: Any = None) -> ViewKernel:
         """Resolve data-dependent parameters (bandwidths) on training data ``X``."""
+        if is_sparse(X):
+            check_kernel_takes_sparse(self.name, self.view)
         p = dict(self.params)
         for key in ("gamma", "sigma"):
             if key in p and p[key] is not None and not (np.isfinite(p[key]) and p[key] > 0):
@@ -338,9 +346,9 @@ class ViewKernel:
         if self.name in ("rbf", "laplacian"):
             return np.ones(X.shape[0])
         if self.name == "linear":
-            return np.einsum("ij,ij->i", X, X)
+            return row_sq_norms(X)
         if self.name == "poly":
-            return (p["gamma"] * np.einsum("ij,ij->i", X, X) + p["coef0"]) ** p["degree"]
+            return (p["gamma"] * row_sq_norms(X) + p["coef0"]) ** p["degree"]
         if self.name == "precomputed":
             raise RuntimeError("the diagonal of a precomputed kernel comes with the matrix")
         return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])

@@ -15,6 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._linalg import sym as _sym
+from .._sparse import kernel_takes_sparse
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
@@ -295,6 +296,11 @@ class _Base(_TargetsMixin, BaseEstimator):
         "C": [positive_real()],
         "loss": [StrOptions(set(LOSSES))],
     }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
+        return tags
 
     def _check_common(self) -> None:
         """Checks that involve more than one parameter (each one is checked by

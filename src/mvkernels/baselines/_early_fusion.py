@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from .._sparse import hstack_views
 from .._validation import (
     KernelSpec,
 )
@@ -28,7 +29,7 @@ class _EarlyFusion(_Base):
             )
 
     def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
-        return [np.hstack(Xs)]
+        return [hstack_views(Xs)]
 
     def _rename_error(self, exc: ValueError) -> ValueError:
         msg = str(exc)

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .._sparse import refuse_sparse
 from .._threads import serial_blas
 from .._validation import (
     common_constraints,
@@ -139,6 +140,7 @@ class _MLKR(_TargetsMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> _MLKR:
         """Fit on views ``X`` and targets / labels ``y``."""
         Xs, Y = self._fit_inputs(X, y)
+        refuse_sparse(Xs, "MLKR does not take (it learns a dense map of the standardised views)")
         Z = np.hstack(Xs)
         self.mean_ = Z.mean(axis=0)
         self.scale_ = Z.std(axis=0)
@@ -172,6 +174,7 @@ class _MLKR(_TargetsMixin, BaseEstimator):
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "components_")
         Xs = self._predict_views(X)
+        refuse_sparse(Xs, "MLKR does not take (it learns a dense map of the standardised views)")
         Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
         E = self.train_embedding_
         d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)

@@ -47,6 +47,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._sparse import kernel_takes_sparse
 from .._targets import predicted_class_indices, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
@@ -254,6 +255,7 @@ class _MVMLCVBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
         return tags
 
     # ------------------------------------------------------------------ grids

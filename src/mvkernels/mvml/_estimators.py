@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._sparse import kernel_takes_sparse
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
@@ -194,6 +195,7 @@ class _BaseMVML(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
         return tags
 
     # ------------------------------------------------------------------ params

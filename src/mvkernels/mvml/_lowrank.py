@@ -158,12 +158,15 @@ class LowRankPath:
         return sym(self.s[i] * np.eye(Q.shape[0]) + QW @ QW.T)
 
     def min_eigenvalue(self, i: int) -> float:
-        """Smallest eigenvalue of ``s I + W W^T`` (``s`` unless ``W`` has full row rank)."""
+        """Smallest eigenvalue of ``s I + W W^T``: ``s`` when ``W`` (d x r) has fewer columns
+        than rows, else ``s + lambda_min(W W^T)``. (``W W^T``, not ``W^T W``: for ``r > d``,
+        e.g. one landmark per view, ``W^T W`` has ``r - d`` zero eigenvalues that are not
+        eigenvalues of the metric.)"""
         d, r = self.W.shape[1:]
         if r < d:
             return float(self.s[i])
-        G = self.W[i].T @ self.W[i]
-        return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W^T W")[0])
+        G = self.W[i] @ self.W[i].T
+        return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W W^T")[0])
 
 
 def _g_step_rows(

@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._linalg import psd_sqrt
+from .._sparse import is_sparse, kernel_takes_sparse
 from .._validation import (
     check_precomputed_kernel,
     check_psd_gram,
@@ -284,6 +285,11 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         self.views = views
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
+        return tags
+
     # -- fitting -----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> BlockNystrom:
@@ -337,7 +343,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                 W = kern(Z, Z)
                 if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
                     check_psd_gram(W, l, what="the kernel callable's landmark Gram matrix")
-                landmark_rows.append(np.array(Z))
+                landmark_rows.append(Z.copy() if is_sparse(Z) else np.array(Z))
             S, r = sqrt_pinv_psd(W, self.eig_floor)
             normalizers.append(S)
             ranks.append(r)

@@ -140,6 +140,7 @@ class RKMForecaster(BaseEstimator):
             max_iter=self.max_iter,
             optimizer=self.optimizer,
             verbose=self.verbose,
+            inference_ridge=0.0,  # the paper's eq. (15)/(16), as reproduced
             random_state=self.random_state,
         )
 

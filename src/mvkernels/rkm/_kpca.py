@@ -23,17 +23,20 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._linalg import psd_sqrt, robust_eigh
 from .._linalg import sym as _sym
+from .._sparse import is_sparse, kernel_takes_sparse
 from .._threads import serial_blas
 from .._validation import (
     _check_one_view,
     check_precomputed_kernel,
+    check_psd_gram,
     check_views,
     is_dask_collection,
     validate_array_input,
 )
-from ..kernels import ViewKernel, make_view_kernels
+from ..kernels import ViewKernel, make_view_kernels, subsample_indices
 from ..nystrom import BlockNystrom, feature_moments, map_views
 from ..stiefel import STIEFEL_OPTIMIZERS, StiefelResult, stiefel_trace_max
+from ._inference import MAX_ROWS, RidgeChoice, choose_ridge
 
 __all__ = ["SOLVERS", "FEATURE_KINDS", "MultiViewKPCA"]
 
@@ -61,6 +64,12 @@ class _ViewMap:
 
     def fit(self, X: Any, rng: np.random.RandomState) -> _ViewMap:
         v = self.view
+        if is_sparse(X) and self.kind == "identity":
+            raise TypeError(
+                f"view {v} is a sparse matrix, and features='identity' would densify it; "
+                "use features='nystrom' (or 'rff'), an implicit kernel with a dual solver, "
+                "or call .toarray() first"
+            )
         if self.kind == "identity":
             if self.kernel.name != "linear":
                 raise ValueError(
@@ -141,7 +150,10 @@ class _FeatureStack:
 
     def __call__(self, blocks: Sequence[np.ndarray]) -> np.ndarray:
         return np.hstack(
-            [m.features(np.asarray(B, dtype=np.float64)) for m, B in zip(self.maps, blocks)]
+            [
+                m.features(B if is_sparse(B) else np.asarray(B, dtype=np.float64))
+                for m, B in zip(self.maps, blocks)
+            ]
         )
 
 
@@ -276,6 +288,15 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         gradient norm.
     n_neighbors : int, default=10
         Neighbours of the kernel-smoother pre-image of a missing non-identity view.
+    inference_ridge : "auto" or float >= 0, default="auto"
+        Ridge ``alpha`` of the missing-view inference, ``h* = (A + alpha I)^{-1} r`` with
+        ``A`` the matrix of eq. (15)/(16). ``"auto"``: the value of a grid (0, 1e-10 to
+        1e2 times the largest eigenvalue of ``A``, and infinity, i.e. the training mean)
+        with the smallest reconstruction error of the missing views on up to 2000
+        training rows; ``infer_views`` warns if the training mean wins. ``0``: the
+        paper's eq. (15)/(16) (a pseudo-inverse, with a warning, when ``A`` is
+        singular). Dask- and stream-fitted models keep no training rows: ``"auto"``
+        then means 0.
     chunk_size : int or None
         Rows per chunk of the Dask feature reduction.
     views : None or list
@@ -337,6 +358,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
         "verbose": ["verbose"],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "inference_ridge": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "views": ["array-like", None],
         "random_state": ["random_state"],
@@ -358,6 +380,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         optimizer: str = "lobpcg",
         verbose: int = 0,
         n_neighbors: int = 10,
+        inference_ridge: Any = "auto",
         chunk_size: int | None = None,
         views: Any = None,
         random_state: Any = None,
@@ -376,9 +399,20 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.optimizer = optimizer
         self.verbose = verbose
         self.n_neighbors = n_neighbors
+        self.inference_ridge = inference_ridge
         self.chunk_size = chunk_size
         self.views = views
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        kernels = self.kernel if isinstance(self.kernel, (list, tuple)) else [self.kernel]
+        feats = self.features if isinstance(self.features, (list, tuple)) else [self.features]
+        identity = any(f == "identity" for f in feats) or (
+            any(f is None for f in feats) and any(k == "linear" for k in kernels)
+        )
+        tags.input_tags.sparse = kernel_takes_sparse(self.kernel) and not identity
+        return tags
 
     @property
     def _n_features_out(self) -> int:
@@ -424,10 +458,6 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return solver
 
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
-        if isinstance(X, (list, tuple)):
-            for i, Xv in enumerate(X):
-                if not is_dask_collection(Xv) and np.iscomplexobj(Xv):
-                    raise ValueError(f"view {i} is complex; mvkernels works on real data")
         X = validate_array_input(self, X, reset=fit)  # sklearn checks on one array
         if fit:
             Xs = check_views(X, views=self.views, ensure_min_samples=2)
@@ -468,7 +498,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self._maps = maps
         self.stiefel_result_: StiefelResult | None = None
         self.n_iter_ = 1
-        self._factor_cache: dict[tuple[int, ...], Any] = {}
+        self._factor_cache: dict[tuple, Any] = {}
         # serial BLAS below ~2000 rows/features: threaded OpenBLAS QR/eigh on shared cores
         # was measured 70x slower (SantaFe QR: 30 s threaded vs 0.4 s serial)
         size = n if solver.startswith("dual") else min(n, sum(m.n_out for m in maps))
@@ -752,6 +782,8 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             else:
                 F = None
                 K = Xv if m.kernel.precomputed else m.kernel(Xv, Xv)
+                if m.kernel.name == "callable":  # not a rank problem: say what is wrong
+                    check_psd_gram(K, m.view, what="the kernel callable's training Gram matrix")
             Kcv, row, grand = _center_gram(K)
             F_train.append(F)
             Kc.append(Kcv)
@@ -798,7 +830,11 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return k - k.mean(axis=0)[None, :] - self._K_rows[v][:, None] + self._K_grand[v]
 
     def _hidden_units(self, obs: dict[int, np.ndarray], missing: list[int]) -> np.ndarray:
-        """Eq. (15) (primal) / (16) (dual): hidden units from the observed views."""
+        """Eq. (15) (primal) / (16) (dual): hidden units from the observed views.
+
+        With missing views the inverse of the inference matrix is ridged,
+        ``(A + alpha I)^{-1}`` (:mod:`mvkernels.rkm._inference`).
+        """
         if self._is_dual():
             H = self.hidden_
             rhs = sum(H.T @ self._centred_cross(v, Xv) for v, Xv in obs.items())
@@ -807,48 +843,99 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 self.W_[v].T @ (self._maps[v].features(Xv) - self.feature_means_[v]).T
                 for v, Xv in obs.items()
             )
-        V, inv, cond, n_cut = self._inference_factor(tuple(sorted(missing)))
-        if n_cut:
+        V, w, cond, n_cut, choice = self._inference_factor(tuple(sorted(missing)))
+        n_new = int(np.shape(rhs)[1]) if np.ndim(rhs) == 2 else 0
+        if choice is not None and np.isinf(choice.alpha):
             warnings.warn(
-                f"inferring view(s) {sorted(missing)}: the inference matrix of eq. (15)/(16) "
-                f"is ill-conditioned (condition number {cond:.2e}); {n_cut} of its "
-                f"{len(inv)} eigenvalue(s) are below {INFERENCE_RCOND:g} x the largest and "
-                "were treated as zero (pseudo-inverse): the observed views do not determine "
-                "every hidden unit. Lower n_components for a well-posed inference.",
+                f"inferring view(s) {sorted(missing)}: on the training rows no ridge of the "
+                "inference of eq. (15)/(16) predicts the missing view(s) better than their "
+                f"training mean (squared error {choice.mean_error:.3g}); infer_views returns "
+                "the training mean (hidden units 0). The observed views carry no usable "
+                "information about the missing ones under this model.",
                 UserWarning,
                 stacklevel=3,
             )
-        return (V @ (inv[:, None] * (V.T @ rhs))).T
-
-    def _inference_factor(self, missing: tuple[int, ...]) -> Any:
-        """Pseudo-inverse of ``Sigma - sum_m W_m^T W_m`` (eq. 15) / ``Sigma - H^T K_m H`` (eq. 16).
-
-        With the rescaling the matrix is ``W_O^T W_O`` (``H^T K_O H`` in the dual), the
-        normal matrix of a least-squares problem, and can be singular when the observed
-        views span fewer than ``s`` directions. It is decomposed by a symmetric eigensolver
-        (not LU: without the rescaling it may be indefinite) and inverted on its
-        well-conditioned part: eigenvalues ``|w| <= INFERENCE_RCOND * max|w|`` count as 0
-        (their eigenvalues carry an absolute rounding error ~ s eps max|w|). Cached per set
-        of missing views (recursive forecasting reuses it every step). Returns
-        ``(V, 1/w or 0, condition number, number of discarded eigenvalues)``.
-        """
-        cache = self.__dict__.setdefault("_factor_cache", {})
-        if missing not in cache:
-            Sigma = self.sigma_
-            if self._is_dual():
-                H = self.hidden_
-                A = Sigma - sum((H.T @ self._Kc[m] @ H for m in missing), np.zeros_like(Sigma))
-            else:
-                A = Sigma - sum((self.W_[m].T @ self.W_[m] for m in missing), np.zeros_like(Sigma))
-            w, V = robust_eigh(A, what="inference matrix of eq. (15)/(16)")
+            return np.zeros((n_new, len(w)))
+        if choice is not None and choice.alpha > 0:
+            inv = 1.0 / (w + choice.alpha)
+        else:
             top = float(np.abs(w).max()) if w.size else 0.0
             keep = np.abs(w) > INFERENCE_RCOND * top
             inv = np.zeros_like(w)
             inv[keep] = 1.0 / w[keep]
+            if n_cut:
+                warnings.warn(
+                    f"inferring view(s) {sorted(missing)}: the inference matrix of eq. "
+                    f"(15)/(16) is ill-conditioned (condition number {cond:.2e}); {n_cut} of "
+                    f"its {len(inv)} eigenvalue(s) are below {INFERENCE_RCOND:g} x the largest "
+                    "and were treated as zero (pseudo-inverse): the observed views do not "
+                    "determine every hidden unit. Use inference_ridge='auto' or lower "
+                    "n_components for a well-posed inference.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        return (V @ (inv[:, None] * (V.T @ rhs))).T
+
+    def _inference_factor(self, missing: tuple[int, ...]) -> Any:
+        """Eigenpairs of ``Sigma - sum_m W_m^T W_m`` (eq. 15) / ``Sigma - H^T K_m H`` (eq. 16).
+
+        With the rescaling the matrix is ``W_O^T W_O`` (``H^T K_O H`` in the dual), the
+        normal matrix of a least-squares problem, and can be singular when the observed
+        views span fewer than ``s`` directions. It is decomposed by a symmetric eigensolver
+        (not LU: without the rescaling it may be indefinite). ``inference_ridge="auto"``
+        chooses a ridge ``alpha`` on the training rows (:func:`._inference.choose_ridge`);
+        ``alpha = 0`` inverts on the well-conditioned part: eigenvalues
+        ``|w| <= INFERENCE_RCOND * max|w|`` count as 0. Cached per set of missing views
+        (recursive forecasting reuses it every step). Returns ``(V, w, condition number,
+        number of discarded eigenvalues, RidgeChoice or None)``.
+        """
+        cache = self.__dict__.setdefault("_factor_cache", {})
+        key = (missing, repr(self.inference_ridge))
+        if key not in cache:
+            Sigma = self.sigma_
+            if self._is_dual():
+                H = self.hidden_
+                G = sum((H.T @ self._Kc[m] @ H for m in missing), np.zeros_like(Sigma))
+            else:
+                G = sum((self.W_[m].T @ self.W_[m] for m in missing), np.zeros_like(Sigma))
+            w, V = robust_eigh(Sigma - G, what="inference matrix of eq. (15)/(16)")
+            top = float(np.abs(w).max()) if w.size else 0.0
+            n_cut = int(np.sum(np.abs(w) <= INFERENCE_RCOND * top)) if missing else 0
             low = float(np.abs(w).min()) if w.size else 0.0
             cond = top / low if low > 0 else np.inf
-            cache[missing] = (V, inv, cond, int(np.sum(~keep)))
-        return cache[missing]
+            choice = self._choose_ridge(missing, w, V, G, allow_zero=n_cut == 0)
+            cache[key] = (V, w, cond, n_cut, choice)
+        return cache[key]
+
+    def _choose_ridge(
+        self, missing: tuple[int, ...], w: np.ndarray, V: np.ndarray, G: np.ndarray, **kw: Any
+    ) -> RidgeChoice | None:
+        """The ridge of the inference: fixed, or chosen on the training rows ("auto")."""
+        if not missing:
+            return None
+        if self.inference_ridge != "auto":
+            alpha = float(self.inference_ridge)
+            return RidgeChoice(alpha, np.nan, np.nan) if alpha > 0 else None
+        if not self.rescale:  # ablation: indefinite matrix, plain eq. (15)/(16)
+            return None
+        observed = [v for v in range(self.n_views_) if v not in missing]
+        rows = subsample_indices(self.n_samples_, MAX_ROWS, 0)
+        if self._is_dual():
+            H = self.hidden_
+            R = sum(self._Kc[v][rows] @ H for v in observed)
+            P = sum(self._Kc[m][rows] @ H for m in missing)
+            sq = sum(float(np.trace(self._Kc[m][np.ix_(rows, rows)])) for m in missing)
+        elif self._X_fit is not None:
+            F = {
+                v: self._maps[v].features(self._X_fit[v][rows]) - self.feature_means_[v]
+                for v in range(self.n_views_)
+            }
+            R = sum(F[v] @ self.W_[v] for v in observed)
+            P = sum(F[m] @ self.W_[m] for m in missing)
+            sq = sum(float(np.sum(F[m] ** 2)) for m in missing)
+        else:  # Dask or streamed fit: no training rows kept
+            return None
+        return choose_ridge(w, V, R, P, G, sq, **kw)
 
     def transform(self, X: Any) -> Any:
         """Hidden units of new points with every view observed (eq. 6), shape (n_new, s).
@@ -914,8 +1001,6 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise TypeError("infer_views takes NumPy views; compute the Dask arrays first")
         checked: list[np.ndarray] = []
         for v, G in zip(observed, given):  # errors name the view's own index
-            if np.iscomplexobj(G):
-                raise ValueError(f"view {v} is complex; mvkernels works on real data")
             G = _check_one_view(G, v, dtype=np.float64, ensure_finite=True, ensure_min_samples=1)
             if G.shape[1] != self.n_features_view_[v]:
                 raise ValueError(
@@ -959,8 +1044,9 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         for j in range(S.shape[1]):
             top = np.argpartition(-S[:, j], k - 1)[:k]
             w = np.maximum(S[top, j], 0.0)
+            near = X_train[top].toarray() if is_sparse(X_train) else X_train[top]  # k rows
             if w.sum() <= 0:
-                out[j] = X_train[top[np.argmax(S[top, j])]]
+                out[j] = near[np.argmax(S[top, j])]
             else:
-                out[j] = w @ X_train[top] / w.sum()
+                out[j] = w @ near / w.sum()
         return out
