@@ -98,7 +98,7 @@ sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_
         liblinear's tolerance: it stops when the projected gradients (margins minus 1 on
         free multipliers) spread by at most ``svm_tol``; it is tightened (down to 1e-8)
         when needed so that each g-step decreases the objective.
-    svm_max_epochs : int, default=1000
+    svm_max_epochs : int, default=10000
         Maximum liblinear iterations (passes over the active coordinates) of one g-step.
 
     Attributes
@@ -154,7 +154,7 @@ mode_, nystrom_, kernels_, n_views_
         bandwidth_factor: float = 4.0,
         C: float | None = None,
         svm_tol: float = 1e-3,
-        svm_max_epochs: int = 1000,
+        svm_max_epochs: int = 10000,
     ):
         super().__init__(
             alpha=alpha,
@@ -333,9 +333,12 @@ mode_, nystrom_, kernels_, n_views_
     # ------------------------------------------------------------------ structured
     def _structured_applies(self, problem: MVMLProblem) -> bool:
         """Low-rank path: fixed weights and a dense (from ``A = I``) or fixed metric, in
-        both modes (the hinge g-step only needs the features)."""
+        both modes (the hinge g-step only needs the features), and this class's g-step
+        and loss (a subclass that overrides them gets the dense reference path)."""
         return (
             self.solver == "auto"
+            and type(self)._g_step is MVMLSVC._g_step
+            and type(self)._data_loss is MVMLSVC._data_loss
             and not self.learn_weights
             and self.metric in ("dense", "identity", "cov")
         )
