@@ -245,7 +245,17 @@ def dual_from_primal(
     free = np.abs(m - 1.0) <= band
     if free.any():
         rhs = v - X[a > 0].T @ (C * y[a > 0])
-        b = linalg.lstsq(X[free].T, rhs, lapack_driver="gelsy", check_finite=False)[0]
+        XF = X[free]
+        b = None
+        if XF.shape[0] <= XF.shape[1]:  # normal equations on the (smaller) free side
+            try:
+                b = linalg.cho_solve(
+                    linalg.cho_factor(XF @ XF.T, check_finite=False), XF @ rhs, check_finite=False
+                )
+            except linalg.LinAlgError:
+                b = None
+        if b is None or not np.all(np.isfinite(b)):
+            b = linalg.lstsq(XF.T, rhs, lapack_driver="gelsy", check_finite=False)[0]
         a[free] = np.clip(y[free] * b, 0.0, C)
     return a
 

@@ -36,6 +36,7 @@ loss, one Dask reduction, any n). Prediction on Dask views stays lazy (inherited
 
 from __future__ import annotations
 
+import copy
 import warnings
 from numbers import Integral, Real
 from typing import Any
@@ -356,7 +357,7 @@ mode_, nystrom_, kernels_, n_views_
         path (:meth:`_fit_target`) up to the dual solver's tolerance. Fixed metrics
         (identity, Cov) need one g-step.
         """
-        v, T, d = problem.n_views, problem.n_targets, problem.dim
+        v, T = problem.n_views, problem.n_targets
         w = np.full(v, 1.0 / v)
         Phi = self._phi(problem, w)
         states: list[dict] = [{} for _ in range(T)]
@@ -381,80 +382,100 @@ mode_, nystrom_, kernels_, n_views_
                     )
                 )
             return out
-        mets = LowRankMetrics.identity(T, d, self.max_iter * self.n_a_steps)
+        return self._dense_paths(problem, Phi, w, [float(self.eta)])
 
-        def g_step(t: int) -> np.ndarray:
+    def _dense_paths(
+        self, problem: MVMLProblem, Phi: np.ndarray, w: np.ndarray, etas: list[float]
+    ) -> list[dict]:
+        """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
+
+        The first g-step (metric ``A = I``) does not depend on ``eta``: it is solved once
+        per target and shared by every ``eta`` (with a copy of its solver state, so that
+        each path continues exactly as a fit with that ``eta`` alone).
+        """
+        T, d = problem.n_targets, problem.dim
+        E = len(etas)
+        B = E * T
+        alpha = float(self.alpha)
+        mets = LowRankMetrics.identity(B, d, self.max_iter * self.n_a_steps)
+        states: list[dict] = [{} for _ in range(B)]
+
+        def g_step(b: int) -> np.ndarray:
+            t = b % T
             r = mets.r
-            W = mets.columns(t)
-            sq = np.sqrt(mets.s[t])
+            W = mets.columns(b)
+            sq = np.sqrt(mets.s[b])
             X = np.hstack([sq * Phi, Phi @ W]) if r else sq * Phi
             ref = None
-            g_old = states[t].get("g")
+            g_old = states[b].get("g")
             if g_old is not None:
-                q_old = mets.solve([t], g_old[None])[0][0]
+                q_old = mets.solve([b], g_old[None])[0][0]
                 ref = self._data_loss(problem, t, g_old, w) + alpha * float(g_old @ q_old)
 
             def value(vv: np.ndarray) -> tuple[np.ndarray, float]:
                 g = sq * vv[:d] + W @ vv[d:]
-                q = mets.solve([t], g[None])[0][0]
+                q = mets.solve([b], g[None])[0][0]
                 return g, self._data_loss(problem, t, g, w) + alpha * float(g @ q)
 
-            return self._svm_g(problem, t, X, states[t], value, ref)
+            return self._svm_g(problem, t, X, states[b], value, ref)
 
-        histories: list[list[float]] = [[] for _ in range(T)]
-        paths: list[list[np.ndarray]] = [[] for _ in range(T)]
-        n_iter = np.zeros(T, dtype=int)
-        converged = np.zeros(T, dtype=bool)
-        active = np.arange(T)
-        al = np.full(T, alpha)
-        et = np.full(T, float(self.eta))
-        G = np.zeros((T, d))
+        histories: list[list[float]] = [[] for _ in range(B)]
+        paths: list[list[np.ndarray]] = [[] for _ in range(B)]
+        n_iter = np.zeros(B, dtype=int)
+        converged = np.zeros(B, dtype=bool)
+        active = np.arange(B)
+        al = np.full(B, alpha)
+        et = np.repeat(np.asarray(etas, dtype=np.float64), T)
+        G = np.zeros((B, d))
         for it in range(self.max_iter):
             if active.size == 0:
                 break
             n_iter[active] = it + 1
-            for t in active:
-                G[t] = g_step(int(t))
+            for b in active:
+                if it == 0 and b >= T:  # A = I for every eta: share the first g-step
+                    G[b] = G[b % T]
+                    states[b] = copy.deepcopy(states[b % T])
+                else:
+                    G[b] = g_step(int(b))
                 if it > 0:
-                    paths[t].append(G[t])
+                    paths[b].append(G[b])
             s_obj = np.zeros(active.size)
             for _ in range(self.n_a_steps):
                 q, Wq, xg = mets.solve(active, G[active])
                 s_obj = mets.a_step(
                     active, G[active], q, Wq, xg, al[active], et[active], self.step_size
                 )
-            for j, t in enumerate(active):
-                histories[t].append(self._data_loss(problem, int(t), G[t], w) + float(s_obj[j]))
+            for j, b in enumerate(active):
+                loss = self._data_loss(problem, int(b) % T, G[b], w)
+                histories[b].append(loss + float(s_obj[j]))
             if self.tol is not None:
-                for t in active:
-                    h = histories[t]
+                for b in active:
+                    h = histories[b]
                     if len(h) > 1 and abs(h[-2] - h[-1]) <= self.tol * max(
                         abs(h[-2]), np.finfo(float).tiny
                     ):
-                        converged[t] = True
+                        converged[b] = True
                 active = np.flatnonzero(~converged)
         out = []
-        for t in range(T):
-            g = g_step(t)
-            q = mets.solve([t], g[None])[0][0]
-            quad = float(g @ q)
-            obj = self._data_loss(problem, t, g, w) + alpha * quad
-            obj += float(self.eta) * float(mets.frob2([t])[0])
-            histories[t].append(obj)
-            paths[t].append(g)
-            k = int(n_iter[t])
+        for b in range(B):
+            g = g_step(b)
+            q = mets.solve([b], g[None])[0][0]
+            obj = self._data_loss(problem, b % T, g, w) + alpha * float(g @ q)
+            obj += et[b] * float(mets.frob2([b])[0])
+            histories[b].append(obj)
+            paths[b].append(g)
             out.append(
                 dict(
-                    A=mets.dense(t),
+                    A=mets.dense(b),
                     g=g,
                     w=w,
-                    history=np.asarray(histories[t]),
-                    n_iter=k,
-                    converged=bool(converged[t]),
-                    state=states[t],
-                    min_eig=mets.min_eigenvalue(t),
-                    path=np.asarray(paths[t]),
-                    path_w=np.tile(w, (len(paths[t]), 1)),
+                    history=np.asarray(histories[b]),
+                    n_iter=int(n_iter[b]),
+                    converged=bool(converged[b]),
+                    state=states[b],
+                    min_eig=mets.min_eigenvalue(b),
+                    path=np.asarray(paths[b]),
+                    path_w=np.tile(w, (len(paths[b]), 1)),
                 )
             )
         return out
