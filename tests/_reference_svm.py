@@ -560,3 +560,27 @@ class ReferenceMVMLSVC(MVMLSVC):
         state["g"] = g
         state["converged"] = res.solver.converged
         return g
+
+
+def final_dual_objectives(est, Xs, y):
+    """The paper's dual (eq. 7, constant 1/(4 lambda)) of a fitted MVMLSVC's final g-step
+    at its ``dual_coef_``, one value per one-vs-all problem (takes n x n matrices)."""
+    if est.mode_ == "nystrom":
+        U = est.nystrom_.transform(Xs)
+
+        def phi(t):
+            return U * np.repeat(est._weights[t], est.n_landmarks_)
+    else:
+        Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
+
+        def phi(t):
+            return np.hstack([wl * K for wl, K in zip(est._weights[t], Ks)])
+
+    Y = MVMLSVC._encode_targets(np.searchsorted(est.classes_, y), len(est.classes_))
+    alpha = est.dual_coef_.reshape(len(y), -1)
+    out = []
+    for t in range(Y.shape[1]):
+        P = phi(t)
+        Qy = Y[:, t, None] * Y[None, :, t] * (P @ est._metrics[t] @ P.T)
+        out.append(hinge_dual(alpha[:, t], Qy, est.alpha))
+    return np.array(out)

@@ -576,27 +576,10 @@ def test_sklearn_compatible(estimator, check):
 # --------------------------------------------------------------------------------------
 # the compiled solver against the reference (Python dual coordinate descent)
 # --------------------------------------------------------------------------------------
-def _train_phi(est, Xs):
-    """Rows phi_i of the final g-step: z_i = D_w u(x_i) (Nystrom) or (W H)_i (full)."""
-    if est.mode_ == "nystrom":
-        U = est.nystrom_.transform(Xs)
-        return lambda t: U * np.repeat(est._weights[t], est.n_landmarks_)
-    Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
-    return lambda t: np.hstack([wl * K for wl, K in zip(est._weights[t], Ks)])
-
-
 def _dual_objectives(est, Xs, y):
-    """The paper's dual (eq. 7, constant 1/(4 lambda)) at dual_coef_, one per problem."""
-    phi = _train_phi(est, Xs)
-    Y = MVMLClassifier._encode_targets(np.searchsorted(est.classes_, y), len(est.classes_))
-    A = est._metrics
-    alpha = est.dual_coef_.reshape(len(y), -1)
-    out = []
-    for t in range(Y.shape[1]):
-        P = phi(t)
-        Qy = Y[:, t, None] * Y[None, :, t] * (P @ A[t] @ P.T)
-        out.append(hinge_dual(alpha[:, t], Qy, est.alpha))
-    return np.array(out)
+    from _reference_svm import final_dual_objectives
+
+    return final_dual_objectives(est, Xs, y)
 
 
 @pytest.mark.parametrize(
