@@ -658,3 +658,25 @@ def test_default_fit_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         MVMLSVC(random_state=0).fit(Xs, y)
+
+
+@pytest.mark.parametrize("slack", [0.0, 0.5])
+def test_working_set_solution_is_the_full_solution(slack):
+    """Rows chosen from stale margins (a perturbed solution); violators are added until
+    the KKT conditions hold on every row: the same v as the full problem."""
+    from mvkernels.mvml._hinge import linear_svm_working_set
+
+    rng = np.random.RandomState(17)
+    X = rng.randn(150, 6)
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.4 * rng.randn(150) > 0, 1.0, -1.0)
+    full = linear_svm(X, y, 0.7, tol=1e-10, max_iter=100000, random_state=0)
+    stale = y * (X @ (full.coef + 0.3 * rng.randn(6)))
+    ws, m = linear_svm_working_set(
+        X, y, 0.7, stale, slack=slack, tol=1e-10, max_iter=100000, random_state=0
+    )
+    np.testing.assert_allclose(ws.coef, full.coef, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(m, y * (X @ ws.coef))
+    # a hint with one label only still gives liblinear both labels
+    one_sided = np.where(y > 0, 0.0, 10.0)
+    ws2, _ = linear_svm_working_set(X, y, 0.7, one_sided, tol=1e-10, max_iter=100000)
+    np.testing.assert_allclose(ws2.coef, full.coef, rtol=1e-7, atol=1e-9)

@@ -76,6 +76,7 @@ __all__ = [
     "svm_c_prime",
     "LinearSVMResult",
     "linear_svm",
+    "linear_svm_working_set",
     "dual_from_primal",
     "hinge_primal",
     "hinge_dual",
@@ -225,6 +226,53 @@ def linear_svm(
     )
     it = int(np.max(n_iter))
     return LinearSVMResult(np.asarray(w[0], dtype=np.float64), it, it < max_iter)
+
+
+def linear_svm_working_set(
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    margins: np.ndarray | None,
+    *,
+    slack: float = 0.5,
+    tol: float = 1e-3,
+    max_iter: int = 1000,
+    random_state: Any = None,
+) -> tuple[LinearSVMResult, np.ndarray]:
+    """:func:`linear_svm` on a working set of rows chosen from previous margins, exact.
+
+    liblinear cannot be warm-started. Across the outer iterations of MVML-SVM the support
+    vectors change little, so the previous g-step's margins ``m_i = y_i f(x_i)`` pick
+    the rows likely to matter, ``S = {i : m_i < 1 + slack}`` (with at least one row of
+    each label). The SVM is solved on ``S``; every other row is then checked: a row with
+    margin ``< 1`` violates the KKT conditions of ``a_i = 0`` and is added (with the rows
+    within ``slack`` of it), and the problem solved again. When no row outside ``S``
+    violates them, ``v`` solves the full problem (the rows outside ``S`` have ``a_i = 0``
+    and a zero projected gradient, so liblinear's stopping test holds on all rows).
+
+    Returns the result (``n_iter`` summed over the solves) and the margins of all rows.
+    ``margins=None`` solves on all rows.
+    """
+    y = np.asarray(y, dtype=np.float64).ravel()
+    rng = check_random_state(random_state)
+    n = y.shape[0]
+    S = np.ones(n, dtype=bool) if margins is None else np.asarray(margins) < 1.0 + slack
+    for label in (-1.0, 1.0):  # liblinear needs both labels
+        mine = y == label
+        if mine.any() and not (S & mine).any():
+            idx = np.flatnonzero(mine)
+            S[idx[np.argmin(np.asarray(margins)[idx])]] = True
+    total = 0
+    while True:
+        res = linear_svm(
+            X[S] if not S.all() else X, y[S], C, tol=tol, max_iter=max_iter, random_state=rng
+        )
+        total += res.n_iter
+        m = y * (X @ res.coef)
+        viol = ~S & (m < 1.0)
+        if not viol.any() or not res.converged:
+            return LinearSVMResult(res.coef, total, res.converged), m
+        S |= viol
 
 
 def dual_from_primal(

@@ -48,7 +48,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._validation import is_dask_collection
 from ._estimators import MVMLClassifier, _mvml_constraints
-from ._hinge import dual_from_primal, linear_svm, svm_c_prime
+from ._hinge import dual_from_primal, linear_svm_working_set, svm_c_prime
 from ._lowrank import LowRankMetrics
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
@@ -285,17 +285,19 @@ mode_, nystrom_, kernels_, n_views_
         ``value(v) -> (g, objective)``. If ``g`` does not improve the objective on
         ``ref`` (the previous ``g`` under the current metric; possible when the solver
         stops at ``svm_tol`` after an A-step), the tolerance is divided by 10 and the
-        problem solved again, down to 1e-8. liblinear has no warm start, so every
-        g-step starts from ``a = 0``.
+        problem solved again, down to 1e-8. liblinear has no warm start; instead the
+        previous g-step's margins choose a working set of rows, with an exact check on
+        all rows (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`).
         """
         y = problem.Y[:, t]
         Cp = svm_c_prime(self._hinge_weight(problem), self.alpha)
         tol = float(self.svm_tol)
         while True:
-            res = linear_svm(
+            res, margins = linear_svm_working_set(
                 X,
                 y,
                 Cp,
+                state.get("margins"),
                 tol=tol,
                 max_iter=int(self.svm_max_epochs),
                 random_state=self._solver_rng(state, t),
@@ -306,6 +308,7 @@ mode_, nystrom_, kernels_, n_views_
                 break
             tol *= 0.1
         state["g"] = g
+        state["margins"] = margins
         state["converged"] = state.get("converged", True) and res.converged
         state["last"] = (X, y, res.coef, Cp, tol)
         return g
