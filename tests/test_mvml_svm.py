@@ -680,3 +680,32 @@ def test_working_set_solution_is_the_full_solution(slack):
     one_sided = np.where(y > 0, 0.0, 10.0)
     ws2, _ = linear_svm_working_set(X, y, 0.7, one_sided, tol=1e-10, max_iter=100000)
     np.testing.assert_allclose(ws2.coef, full.coef, rtol=1e-7, atol=1e-9)
+
+
+def test_documented_examples_do_not_warn(monkeypatch, tmp_path):
+    """The python blocks of docs/mvml_svm.md and examples/plot_mvml_svm.py run with every
+    warning turned into an error."""
+    import runpy
+    from pathlib import Path
+
+    from test_docs import SETUP, python_blocks
+
+    import mvkernels
+
+    root = Path(__file__).resolve().parents[1]
+    page = root / "docs" / "mvml_svm.md"
+    ns: dict = {"np": np}
+    ns.update({name: getattr(mvkernels, name) for name in mvkernels.__all__})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    blocks = python_blocks(page)
+    assert len(blocks) >= 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exec(SETUP["docs/mvml_svm.md"], ns)
+        for line, code in blocks:
+            exec(compile(code, f"docs/mvml_svm.md:{line}", "exec"), ns)
+        import matplotlib
+
+        matplotlib.use("Agg")
+        runpy.run_path(str(root / "examples" / "plot_mvml_svm.py"), run_name="__main__")
