@@ -688,9 +688,8 @@ def test_documented_examples_do_not_warn(monkeypatch, tmp_path):
     import runpy
     from pathlib import Path
 
-    from test_docs import SETUP, python_blocks
-
     import mvkernels
+    from test_docs import SETUP, python_blocks
 
     root = Path(__file__).resolve().parents[1]
     page = root / "docs" / "mvml_svm.md"

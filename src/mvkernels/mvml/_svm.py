@@ -255,7 +255,7 @@ mode_, nystrom_, kernels_, n_views_
         cache = getattr(self, "_train_features", None)
         if cache is None or cache[0] is not problem:
             cache = (problem, problem.features(), {})
-            self._train_features = cache
+            self._train_features: tuple | None = cache
         key = np.asarray(w, dtype=np.float64).tobytes()
         weighted = cache[2]
         if key not in weighted:
@@ -434,7 +434,7 @@ mode_, nystrom_, kernels_, n_views_
             if active.size == 0:
                 break
             n_iter[active] = it + 1
-            for b in active:
+            for b in active.tolist():
                 if it == 0 and b >= T:  # A = I for every eta: share the first g-step
                     G[b] = G[b % T]
                     states[b] = copy.deepcopy(states[b % T])
@@ -448,11 +448,11 @@ mode_, nystrom_, kernels_, n_views_
                 s_obj = mets.a_step(
                     active, G[active], q, Wq, xg, al[active], et[active], self.step_size
                 )
-            for j, b in enumerate(active):
+            for j, b in enumerate(active.tolist()):
                 loss = self._data_loss(problem, int(b) % T, G[b], w)
                 histories[b].append(loss + float(s_obj[j]))
             if self.tol is not None:
-                for b in active:
+                for b in active.tolist():
                     h = histories[b]
                     if len(h) > 1 and abs(h[-2] - h[-1]) <= self.tol * max(
                         abs(h[-2]), np.finfo(float).tiny
