@@ -13,8 +13,8 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import MultiViewKPCA, RKMForecaster
-from mvkernels import rkm as R
 from mvkernels.datasets import make_sum_of_sines
+from mvkernels.rkm import _kpca as R
 
 SOLVERS = ["primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel"]
 

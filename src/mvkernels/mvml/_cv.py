@@ -56,7 +56,8 @@ from .._validation import (
     validate_array_input,
 )
 from ..kernels import make_view_kernels
-from ..nystrom import BlockNystrom, FeatureMoments, _check_known_lengths, default_chunk_size
+from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
+from ..nystrom._map import _check_known_lengths
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from ._estimators import MVMLClassifier, MVMLRegressor, _mvml_constraints, auto_n_landmarks
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve

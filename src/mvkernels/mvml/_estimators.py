@@ -29,11 +29,11 @@ from .._validation import (
 from ..kernels import make_view_kernels
 from ..nystrom import (
     BlockNystrom,
-    _check_known_lengths,
     default_chunk_size,
     map_views,
     resolve_n_landmarks,
 )
+from ..nystrom._map import _check_known_lengths
 from ._bandwidth import resolve_bandwidths
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import (
@@ -823,7 +823,7 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
         X = validate_array_input(self, X, reset=True)
         if is_dask_collection(y):
             # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)
-            from .._dask import require_dask
+            from ..nystrom._dask import require_dask
 
             da = require_dask()
             y = _dask_column(y)
@@ -851,7 +851,7 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
     @staticmethod
     def _encode_targets_lazy(y: Any, classes: np.ndarray) -> Any:
         """:meth:`_encode_targets` for a 1-D Dask ``y``: a lazy (n, 1) or (n, K) Dask array."""
-        from .._dask import require_dask
+        from ..nystrom._dask import require_dask
 
         da = require_dask()
         if len(classes) == 2:

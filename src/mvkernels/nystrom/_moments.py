@@ -1,7 +1,7 @@
 """Feature moments (sufficient statistics of a feature map), NumPy path (private).
 
 Lower layer of :mod:`mvkernels.nystrom` (which re-exports these names) and of
-:mod:`mvkernels._dask`; it imports neither.
+:mod:`mvkernels.nystrom._dask`; it imports neither.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import is_dask_collection
 from ._landmarks import default_chunk_size
-from ._validation import is_dask_collection
 
 
 @dataclass

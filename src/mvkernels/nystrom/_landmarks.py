@@ -1,7 +1,7 @@
 """Landmark counts and landmark selection shared by the NumPy and Dask paths (private).
 
 Lower layer of :mod:`mvkernels.nystrom` (which re-exports these names) and of
-:mod:`mvkernels._dask`; it imports neither.
+:mod:`mvkernels.nystrom._dask`; it imports neither.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .kernels import ViewKernel, distinct_uniform_draws
+from ..kernels import ViewKernel, distinct_uniform_draws
 
 LANDMARK_STRATEGIES = ("uniform", "kmeans++")
 

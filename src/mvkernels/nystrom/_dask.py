@@ -60,7 +60,7 @@ def require_dask() -> Any:
 
 
 def _is_dask(x: Any) -> bool:
-    from ._validation import is_dask_collection
+    from .._validation import is_dask_collection
 
     return is_dask_collection(x)
 
@@ -328,7 +328,7 @@ def select_landmarks_dask(
 def _bandwidth_sample_size() -> int:
     import inspect
 
-    from .kernels import mean_pairwise_distance
+    from ..kernels import mean_pairwise_distance
 
     return int(inspect.signature(mean_pairwise_distance).parameters["max_samples"].default)
 
@@ -355,7 +355,7 @@ def fit_kernels_and_landmarks(
     """
     import dask
 
-    from .kernels import subsample_indices
+    from ..kernels import subsample_indices
 
     n = int(Xs[0].shape[0])
     m = _bandwidth_sample_size()

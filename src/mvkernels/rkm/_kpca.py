@@ -1,60 +1,4 @@
-"""Multi-view restricted kernel machines: primal/dual kernel PCA (Achten et al. 2023).
-
-Equation numbers below are the paper's; the formulas are also stated in ``docs/rkm.md``.
-Column convention: ``Phi_v`` (n x d_v) centred training features of view v,
-``Phi = [Phi_1, ..., Phi_V]``, ``C = Phi^T Phi`` (NOT divided by n), ``K_v = Phi_v Phi_v^T``
-(centred Gram matrices ``M K_v M``), ``K = sum_v K_v``; ``W_v`` (d_v x s), hidden units
-``H`` (n x s), ``Sigma`` (s x s).
-
-Training (Algorithms 1-4)
--------------------------
-* ``"primal-eig"`` (Alg. 1, eq. 11): ``C U = U Lambda`` (top s), ``W = U Lambda^{1/2}``
-  (the rescaling, Alg. 1 step 6), ``Sigma = Lambda``, ``H = Phi W Sigma^{-1}`` (eq. 6).
-* ``"dual-eig"`` (Alg. 2, eq. 14): ``K H = H Lambda`` (top s), ``Sigma = Lambda``; with
-  explicit features also ``W_v = Phi_v^T H`` (eq. 5).
-* ``"primal-stiefel"`` / ``"dual-stiefel"`` (Alg. 3/4, eq. 8/12): optimisation on the
-  Stiefel manifold (:mod:`mvkernels.stiefel`: block Riemannian CG ``optimizer="lobpcg"``,
-  default, or the paper's Cayley Adam), ``Sigma = U^T C U`` (eq. 9) or ``H^T K H`` (eq. 13),
-  ``W = U Sigma^{1/2}``; with ``rotate=True`` ``Sigma = O Lambda O^T`` is diagonalised and
-  ``U <- U O``, ``H <- H O``, ``Sigma <- Lambda``.
-* ``"auto"`` (the paper's flowchart, Fig. 1): any view with an implicit kernel -> dual;
-  all views explicit -> primal if ``d < n`` else dual; eigendecomposition. Mini-batch
-  primal Stiefel training on a stream of chunks: :meth:`MultiViewKPCA.fit_stream`.
-
-Inference (eq. 15/16)
----------------------
-Hidden units of a point with missing views ``m`` and observed views ``O``::
-
-    primal: h* = (Sigma - sum_m W_m^T W_m)^{-1} sum_{v in O} W_v^T (phi_v(x*) - mean_v)
-    dual:   h* = (Sigma - H^T (sum_m K_m) H)^{-1} H^T sum_{v in O} k_v^c(x*)
-
-with the test kernel vector centred with the UNCENTRED training Gram matrix:
-``k^c = k - mean(k) - K_unc 1/n + 1^T K_unc 1 / n^2`` (the authors' released
-code centres with the already-centred K, which we do not reproduce). With no view missing
-this is eq. (6), ``Sigma h* = sum_v W_v^T phi_v^c(x*)`` (:meth:`MultiViewKPCA.transform`).
-A missing view's centred features are ``W_m h*`` (primal, eq. 7) or ``Phi_m^T H h*`` (dual);
-identity features (linear kernel) give the view itself after adding the training mean.
-
-Choices the paper leaves open (also in ``docs/rkm.md``)
--------------------------------------------------------
-* Pre-image of a missing view whose features are not the identity (RFF, Nystrom, implicit
-  kernel): a kernel smoother over the ``n_neighbors`` training points with the largest
-  centred feature-space similarity ``s = K_m H h*`` (weights ``max(s, 0)``).
-* Signs: every column of ``H`` is flipped so that its largest-magnitude entry is positive
-  (``U``, ``W`` and ``Sigma`` follow), so primal and dual solutions come out with equal signs.
-* Components beyond the numerical rank (eigenvalue ``<= 1e-10 * largest``) are rejected with
-  a ValueError: ``Lambda^{-1/2}`` would amplify rounding noise.
-* Random Fourier features: scikit-learn's ``RBFSampler`` with the view kernel's
-  ``gamma = 1/(2 sigma^2)``; Nystrom: a :class:`~mvkernels.nystrom.BlockNystrom` per view
-  with ``n_features`` uniform landmarks (not shared between views). All random choices
-  draw from one ``RandomState(random_state)`` in view order (kernel bandwidths, then
-  feature maps, then the Stiefel start), so one RFF view with an int seed gets exactly
-  ``RBFSampler(random_state=seed)``.
-* Primal fit on NumPy input centres ``Phi`` explicitly before ``Phi^T Phi``; on Dask input
-  ``C`` is ``gram - n mean mean^T`` from one Dask reduction
-  (:func:`mvkernels.nystrom.feature_moments`). Dual solvers need the n x n kernel in memory
-  and refuse Dask input.
-"""
+"""Multi-view kernel PCA (restricted kernel machine): training and inference."""
 
 from __future__ import annotations
 
@@ -77,20 +21,20 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._linalg import robust_eigh
-from ._threads import serial_blas
-from ._validation import (
+from .._linalg import robust_eigh
+from .._threads import serial_blas
+from .._validation import (
     _check_one_view,
     check_precomputed_kernel,
     check_views,
     is_dask_collection,
     validate_array_input,
 )
-from .kernels import ViewKernel, make_view_kernels
-from .nystrom import BlockNystrom, feature_moments, map_views
-from .stiefel import STIEFEL_OPTIMIZERS, StiefelResult, stiefel_trace_max
+from ..kernels import ViewKernel, make_view_kernels
+from ..nystrom import BlockNystrom, feature_moments, map_views
+from ..stiefel import STIEFEL_OPTIMIZERS, StiefelResult, stiefel_trace_max
 
-__all__ = ["SOLVERS", "FEATURE_KINDS", "MultiViewKPCA", "RKMForecaster"]
+__all__ = ["SOLVERS", "FEATURE_KINDS", "MultiViewKPCA"]
 
 SOLVERS = ("auto", "primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel")
 FEATURE_KINDS = ("kernel", "identity", "rff", "nystrom")
@@ -498,7 +442,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_
             )
         if any(is_dask_collection(V) for V in Xs):
-            from ._dask import as_aligned_views
+            from ..nystrom._dask import as_aligned_views
 
             Xs, _ = as_aligned_views(Xs)
         return Xs
@@ -1028,177 +972,3 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             else:
                 out[j] = w @ X_train[top] / w.sum()
         return out
-
-
-# --------------------------------------------------------------------------- forecaster
-class RKMForecaster(BaseEstimator):
-    """Nonlinear autoregression with a two-view RKM (the paper's Sec. 5 experiments).
-
-    View x: the window of the ``lag`` most recent (standardised) values, oldest first;
-    view y: the next value (linear kernel, identity features). Forecasting infers view y
-    from view x by eq. (15)/(16) and slides the window (recursive forecast).
-
-    Parameters
-    ----------
-    lag : int
-        Window length. The authors' code feeds p + 1 values for the paper's lag p: the
-        paper's settings are ``lag=41`` (sum of sines) and ``lag=71`` (SantaFe).
-    n_components : int
-    kernel : str or callable, default="linear"
-        Kernel of the window view.
-    kernel_params : dict or None
-        E.g. ``{"sigma": 2.1856}`` for the rbf kernel.
-    features : None or {"kernel", "identity", "rff", "nystrom"}
-        Feature map of the window view (``None``: identity for linear, implicit otherwise).
-        ``"rff"`` uses scikit-learn's ``RBFSampler(gamma=1/(2 sigma^2), n_components=
-        n_features, random_state=random_state)``.
-    n_features : int, default=1000
-    solver : str, default="auto"
-        See :class:`MultiViewKPCA`.
-    rotate : bool, default=True
-    rescale : bool, default=True
-        ``False``: the paper's ablation without the primal rescaling (study only).
-    learning_rate, tol, max_iter, optimizer, verbose :
-        Stiefel settings, see :class:`MultiViewKPCA`.
-    random_state : int, RandomState or None
-
-    Attributes
-    ----------
-    model_ : MultiViewKPCA
-        The fitted two-view model.
-    mean_, scale_ : float
-        Training mean and unbiased standard deviation used to standardise.
-    last_window_ : ndarray (lag,)
-        The last ``lag`` training values (original scale).
-    """
-
-    _parameter_constraints: ClassVar[dict] = {
-        "lag": [Interval(Integral, 1, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "kernel": [str, callable],
-        "kernel_params": [dict, None],
-        "features": [StrOptions(set(FEATURE_KINDS)), None],
-        "n_features": [Interval(Integral, 1, None, closed="left")],
-        "solver": [StrOptions(set(SOLVERS))],
-        "rotate": ["boolean"],
-        "rescale": ["boolean"],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
-    }
-
-    def __init__(
-        self,
-        lag: int = 10,
-        n_components: int = 2,
-        kernel: Any = "linear",
-        kernel_params: dict | None = None,
-        features: str | None = None,
-        n_features: int = 1000,
-        solver: str = "auto",
-        rotate: bool = True,
-        rescale: bool = True,
-        learning_rate: float = 0.5,
-        tol: float = 1e-12,
-        max_iter: int | None = None,
-        optimizer: str = "lobpcg",
-        verbose: int = 0,
-        random_state: Any = None,
-    ):
-        self.lag = lag
-        self.n_components = n_components
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.features = features
-        self.n_features = n_features
-        self.solver = solver
-        self.rotate = rotate
-        self.rescale = rescale
-        self.learning_rate = learning_rate
-        self.tol = tol
-        self.max_iter = max_iter
-        self.optimizer = optimizer
-        self.verbose = verbose
-        self.random_state = random_state
-
-    def _model(self) -> MultiViewKPCA:
-        return MultiViewKPCA(
-            n_components=self.n_components,
-            solver=self.solver,
-            kernel=[self.kernel, "linear"],
-            kernel_params=[self.kernel_params, None],
-            features=[self.features, "identity"],
-            n_features=[self.n_features, None],
-            rotate=self.rotate,
-            rescale=self.rescale,
-            learning_rate=self.learning_rate,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            optimizer=self.optimizer,
-            verbose=self.verbose,
-            random_state=self.random_state,
-        )
-
-    @staticmethod
-    def windows(z: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray]:
-        """Pairs (window of ``lag`` values, next value) of a 1-D series."""
-        n = len(z) - lag
-        idx = np.arange(lag)[None, :] + np.arange(n)[:, None]
-        return z[idx], z[lag:, None]
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, series: Any, y: Any = None) -> RKMForecaster:
-        """Fit on a 1-D training series (``y`` ignored)."""
-        z = _real_array(series, "series")
-        if z.ndim == 2 and z.shape[1] == 1:
-            z = z[:, 0]
-        if z.ndim != 1:
-            raise ValueError(f"series must be 1-D, got shape {z.shape}")
-        if not np.isfinite(z).all():
-            raise ValueError("series contains NaN or infinity")
-        lag = self.lag
-        if len(z) < lag + 3:
-            raise ValueError(f"series has {len(z)} values; lag={lag} needs at least {lag + 3}")
-        # mean and standard deviation of z / max|z|, scaled back: no overflow in the sums
-        top = float(np.abs(z).max())
-        u = z / top if top > 0 else z
-        mean, scale = float(u.mean()) * top, float(u.std(ddof=1)) * top
-        if not (np.isfinite(mean) and np.isfinite(scale)):
-            raise ValueError(
-                f"series values (max |z| = {top:.3g}) are too large to standardise in "
-                "float64; rescale the series first"
-            )
-        self.mean_ = mean
-        self.scale_ = scale
-        if not self.scale_ > 0 or float(u.std(ddof=1)) <= 1e-14 * max(abs(float(u.mean())), 1e-300):
-            raise ValueError("series is constant: it cannot be standardised")
-        zs = (z - self.mean_) / self.scale_
-        Xw, yv = self.windows(zs, lag)
-        self.model_ = self._model().fit([Xw, yv])
-        self.last_window_ = z[-lag:].copy()
-        return self
-
-    def predict(self, X: Any) -> np.ndarray:
-        """One-step predictions for windows ``X`` (n, lag) on the original scale."""
-        check_is_fitted(self, "model_")
-        X = _real_array(X, "X")
-        if X.ndim != 2 or X.shape[1] != self.lag:
-            raise ValueError(f"X must have shape (n, lag={self.lag}), got {X.shape}")
-        (y,) = self.model_.infer_views([(X - self.mean_) / self.scale_, None], missing=[1])
-        return y[:, 0] * self.scale_ + self.mean_
-
-    def forecast(self, h: int) -> np.ndarray:
-        """Recursive forecast of the ``h`` values after the training series."""
-        check_is_fitted(self, "model_")
-        if isinstance(h, bool) or not isinstance(h, Integral) or h < 1:
-            raise ValueError(f"h must be a positive int, got {h!r}")
-        window = list((self.last_window_ - self.mean_) / self.scale_)
-        out = np.empty(int(h))
-        for t in range(int(h)):
-            (y,) = self.model_.infer_views([np.asarray(window)[None, :], None], missing=[1])
-            out[t] = y[0, 0]
-            window = window[1:] + [out[t]]
-        return out * self.scale_ + self.mean_

@@ -1,31 +1,4 @@
-"""Block-wise Nystrom approximation shared by all views (MVML paper, Sec. 3.5).
-
-One set of landmark *samples* is chosen and used in every view, so that the
-approximate block kernel keeps the sample alignment between views.
-For view ``l`` with landmark indices ``idx`` (``p`` of them):
-
-    W_l = K_l[idx, idx]                 (p x p)
-    S_l = (W_l^+)^{1/2}                 (symmetric p x p, see ``eig_floor``)
-    u_l(x) = S_l k_l(X[idx], x)         (p features)
-
-so ``K_l ~ U_l U_l^T`` with ``U_l = K_l[:, idx] S_l``. The feature vector of a sample is
-the concatenation ``u(x) = (u_1(x), ..., u_v(x))`` of length ``v p``.
-
-Numerical choice (documented, tested): ``(W^+)^{1/2}`` is computed from the
-eigendecomposition ``W = V diag(s) V^T``; eigenvalues ``s_i <= eig_floor * max(s)``
-are treated as zero (their directions are dropped from the pseudo-inverse). The
-feature dimension stays ``p`` per view whatever the numerical rank, so with all n
-samples as landmarks ``U U^T = K`` exactly (up to the floor).
-
-No n x n matrix is built: features are computed in row chunks of ``chunk_size``.
-
-Dask input (optional extra ``mvkernels[dask]``): :class:`BlockNystrom` ``fit``,
-``transform`` and ``moments`` accept Dask views chunked by rows, and so do
-:func:`feature_moments` and :func:`map_views`; they dispatch to :mod:`mvkernels._dask`
-(Dask is only imported there). Results equal the NumPy ones to rounding (1e-10 tested);
-``transform`` then returns a lazy Dask array, ``moments`` a small in-memory
-:class:`FeatureMoments` computed as a Dask reduction.
-"""
+"""Block Nystrom feature map and the NumPy/Dask dispatch of landmarks, moments and maps."""
 
 from __future__ import annotations
 
@@ -39,22 +12,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._landmarks import (
-    LANDMARK_STRATEGIES,
-    PERMUTATION_MAX,  # noqa: F401  (re-exported)
-    default_chunk_size,
-    resolve_n_landmarks,
-    select_landmarks_numpy,
-    uniform_indices,
-)
-from ._linalg import robust_eigh
-from ._moments import (
-    FeatureMoments,
-    _as_targets,
-    moments_from_chunks,
-    numpy_feature_moments,
-)
-from ._validation import (
+from .._linalg import robust_eigh
+from .._validation import (
     check_precomputed_kernel,
     check_psd_gram,
     check_views,
@@ -63,7 +22,21 @@ from ._validation import (
     positive_int,
     validate_array_input,
 )
-from .kernels import ViewKernel, make_view_kernels
+from ..kernels import ViewKernel, make_view_kernels
+from ._landmarks import (
+    LANDMARK_STRATEGIES,
+    PERMUTATION_MAX,  # noqa: F401  (re-exported)
+    default_chunk_size,
+    resolve_n_landmarks,
+    select_landmarks_numpy,
+    uniform_indices,
+)
+from ._moments import (
+    FeatureMoments,
+    _as_targets,
+    moments_from_chunks,
+    numpy_feature_moments,
+)
 
 __all__ = [
     "LANDMARK_STRATEGIES",
@@ -105,7 +78,7 @@ def select_landmarks(
 
     With Dask views nothing but the chosen rows reaches the client; ``"kmeans++"`` then
     runs on a uniform subsample of ``max(20000, 50 p)`` rows when n is larger than that
-    (see :func:`mvkernels._dask.select_landmarks_dask`).
+    (see :func:`mvkernels.nystrom._dask.select_landmarks_dask`).
 
     Returns
     -------
@@ -204,7 +177,7 @@ def map_views(
     ``fn([X_1, ..., X_v])`` returns an array with one row per sample: shape ``(rows,)``
     (``n_out=None``) or ``(rows, n_out)``. With NumPy views this is just ``fn(Xs)``; with
     Dask views (chunked by rows) it returns a lazy Dask array with those row chunks, ``fn``
-    running block by block on the workers (see :func:`mvkernels._dask.map_view_rows`).
+    running block by block on the workers (see :func:`mvkernels.nystrom._dask.map_view_rows`).
     This is how ``transform``/``predict`` return Dask arrays on Dask input.
     """
     Xs = list(Xs)

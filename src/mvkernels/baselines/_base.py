@@ -1,0 +1,338 @@
+"""Shared pieces of the baselines: per-view Gram matrices, the Gram-matrix kernel machine,
+the estimator base class (validation, targets, fit/predict plumbing)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from .._threads import serial_blas
+from .._validation import (
+    as_real_array,
+    check_precomputed_kernel,
+    check_psd_gram,
+    check_real_targets,
+    check_targets_finite,
+    check_views,
+    common_constraints,
+    positive_real,
+    validate_array_input,
+)
+from ..kernels import make_view_kernels
+from ..nystrom import BlockNystrom
+
+if TYPE_CHECKING:
+    from sklearn.svm import SVC
+
+
+LOSSES = ("hinge", "squared")
+
+
+# ============================================================================ numerical pieces
+def _sym(K: np.ndarray) -> np.ndarray:
+    return 0.5 * (K + K.T)
+
+
+def kernel_ridge_dual(K: np.ndarray, Y: np.ndarray, alpha: float) -> np.ndarray:
+    """Dual coefficients ``(K + alpha I)^{-1} Y`` of kernel ridge regression (Cholesky).
+
+    ``K`` is symmetric PSD and ``alpha > 0``, so ``K + alpha I`` is positive definite.
+    """
+    A = _sym(K) + alpha * np.eye(K.shape[0])
+    return linalg.cho_solve(
+        linalg.cho_factor(A, lower=True, check_finite=False), Y, check_finite=False
+    )
+
+
+# ============================================================================ kernel maps
+class ViewGrams:
+    """Per-view Gram matrices of the training views, full or block-Nystrom.
+
+    ``fit(Xs)`` fits the kernels (default bandwidths) or a :class:`BlockNystrom` map with
+    landmarks shared by all views; :attr:`train` is the list of ``n x n`` training Gram
+    matrices (``K_l`` or ``U_l U_l^T``) and :meth:`cross` the ``(m, n)`` test-train
+    matrices (``k_l(X*, X)`` or ``U*_l U_l^T``).
+    """
+
+    def __init__(
+        self,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        random_state: Any = None,
+    ):
+        self.kernel, self.kernel_params = kernel, kernel_params
+        self.n_landmarks, self.landmarks = n_landmarks, landmarks
+        self.random_state = random_state
+
+    def fit(self, Xs: list[np.ndarray]) -> ViewGrams:
+        self.n_views = len(Xs)
+        self.n_samples = Xs[0].shape[0]
+        self.n_features = [X.shape[1] for X in Xs]
+        if self.n_landmarks is None:
+            kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
+            self.precomputed = kernels[0].precomputed
+            rng = check_random_state(self.random_state)
+            if self.precomputed:
+                Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
+            for Xv, kern in zip(Xs, kernels):
+                kern.fit(Xv, random_state=rng)
+            self.kernels = kernels
+            self.X_fit = Xs
+            self.train = [
+                _sym(Xv) if self.precomputed else _sym(kern(Xv, Xv))
+                for Xv, kern in zip(Xs, kernels)
+            ]
+            for i, (K, kern) in enumerate(zip(self.train, kernels)):
+                if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
+                    check_psd_gram(K, i, what="the kernel callable's training Gram matrix")
+            self.nystrom = None
+        else:
+            nys = BlockNystrom(
+                kernel=self.kernel,
+                kernel_params=self.kernel_params,
+                n_landmarks=self.n_landmarks,
+                landmarks=self.landmarks,
+                random_state=self.random_state,
+            ).fit(Xs)
+            self.nystrom, self.kernels = nys, nys.kernels_
+            self.precomputed = nys.kernels_[0].precomputed
+            Xs = nys.check_views(Xs)
+            self.U = [nys.view_features(Xv, l) for l, Xv in enumerate(Xs)]
+            self.train = [_sym(U @ U.T) for U in self.U]
+        return self
+
+    def check(self, X: Any, views: Any) -> list[np.ndarray]:
+        """Validate test views against the training views."""
+        Xs = check_views(
+            X,
+            views=views,
+            n_views=self.n_views,
+            n_features=None if self.precomputed else self.n_features,
+        )
+        if self.precomputed:
+            Xs = [
+                check_precomputed_kernel(K, i, n_train=self.n_samples, square=False)
+                for i, K in enumerate(Xs)
+            ]
+        return Xs
+
+    def cross(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
+        """Test-train Gram matrices ``(m, n)`` of each (validated) test view."""
+        if self.nystrom is not None:
+            return [self.nystrom.view_features(Xv, l) @ self.U[l].T for l, Xv in enumerate(Xs)]
+        if self.precomputed:
+            return list(Xs)
+        return [kern(Xv, self.X_fit[l]) for l, (Xv, kern) in enumerate(zip(Xs, self.kernels))]
+
+
+# ============================================================================ Gram-matrix learners
+def _svc(C: float, random_state: Any) -> SVC:
+    from sklearn.svm import SVC
+
+    return SVC(kernel="precomputed", C=C, random_state=random_state)
+
+
+class _GramModel:
+    """A kernel machine on a precomputed Gram matrix, for +-1 target columns or real targets.
+
+    ``loss="squared"``: kernel ridge, ``dual = (K + alpha I)^{-1} Y``, no intercept.
+    ``loss="hinge"``: one binary ``SVC(kernel="precomputed", C)`` per column of ``Y``
+    (labels +-1), ``dual`` = its signed dual coefficients ``y_i a_i``, with intercept.
+    Output ``K* dual + intercept``.
+    """
+
+    def __init__(self, loss: str, alpha: float, C: float, random_state: Any = None):
+        self.loss, self.alpha, self.C, self.random_state = loss, alpha, C, random_state
+
+    def fit(self, K: np.ndarray, Y: np.ndarray) -> _GramModel:
+        n, T = Y.shape
+        if self.loss == "squared":
+            self.dual = kernel_ridge_dual(K, Y, self.alpha)
+            self.intercept = np.zeros(T)
+            return self
+        self.dual = np.zeros((n, T))
+        self.intercept = np.zeros(T)
+        for t in range(T):
+            svc = _svc(self.C, self.random_state).fit(K, Y[:, t])
+            # SVC's decision is positive for classes_[1] = +1
+            self.dual[svc.support_, t] = svc.dual_coef_[0]
+            self.intercept[t] = svc.intercept_[0]
+        return self
+
+    def decision(self, Kx: np.ndarray) -> np.ndarray:
+        return Kx @ self.dual + self.intercept
+
+
+def _validate_array(est: BaseEstimator, X: Any, reset: bool) -> Any:
+    """sklearn-style validation of a single 2-D array (names, widths); lists pass through."""
+    return validate_array_input(est, X, reset)
+
+
+class _Base(BaseEstimator):
+    """Shared parameters and fit/predict plumbing of the baselines.
+
+    Subclasses implement ``_fit_grams(grams, Y)`` (store what they need) and
+    ``_decision_grams(cross) -> (m, T)``; ``_fit_grams`` gets the list of training Gram
+    matrices of the views (after ``_transform_views``, e.g. one concatenated view for
+    early fusion).
+    """
+
+    _is_classifier = False
+    _parameter_constraints: dict = {
+        **common_constraints(),
+        "alpha": [positive_real()],
+        "C": [positive_real()],
+        "loss": [StrOptions(set(LOSSES))],
+    }
+
+    def _check_common(self) -> None:
+        """Checks that involve more than one parameter (each one is checked by
+        ``_parameter_constraints`` at fit)."""
+
+    def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
+        return Xs
+
+    def _targets(self, y: Any) -> np.ndarray:
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        if not self._is_classifier:
+            y = check_real_targets(y)
+            if not self._multi_output:
+                y = column_or_1d(y, warn=True)
+            if y.ndim == 1:
+                y = column_or_1d(y)
+                check_targets_finite(y)
+                self._y_1d = True
+                return y.reshape(-1, 1)
+            if y.ndim != 2:
+                raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
+            check_targets_finite(y)
+            self._y_1d = False
+            return y
+        y = column_or_1d(as_real_array(y, "y", dtype=None), warn=True)
+        check_classification_targets(y)
+        self.classes_, yi = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes; "
+                f"y has only one class: {self.classes_[0]}"
+            )
+        if len(self.classes_) == 2:
+            return np.where(yi == 1, 1.0, -1.0)[:, None]
+        Y = -np.ones((yi.shape[0], len(self.classes_)))
+        Y[np.arange(yi.shape[0]), yi] = 1.0
+        return Y
+
+    _multi_output = False
+
+    def _maps(self) -> ViewGrams:
+        return ViewGrams(
+            self.kernel, self.kernel_params, self.n_landmarks, self.landmarks, self.random_state
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any = None) -> _Base:
+        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
+        self._check_common()
+        X = _validate_array(self, X, reset=True)
+        Xs = check_views(
+            X,
+            views=self.views,
+            ensure_min_samples=2,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
+        Y = self._targets(y)
+        if Y.shape[0] != Xs[0].shape[0]:
+            raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
+        self.n_views_ = len(Xs)
+        self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+        with serial_blas(Xs[0].shape[0]):
+            try:
+                self.grams_ = self._maps().fit(self._transform_views(Xs))
+            except ValueError as exc:
+                renamed = self._rename_error(exc)
+                if renamed is exc:
+                    raise
+                raise renamed from exc
+            self._fit_grams(self.grams_.train, Y)
+        return self
+
+    def _rename_error(self, exc: ValueError) -> ValueError:
+        """Errors about the transformed views, named for the user (early fusion: the
+        concatenation is not "view 0")."""
+        return exc
+
+    def _decision(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "grams_")
+        X = _validate_array(self, X, reset=False)
+        precomputed = self.grams_.precomputed
+        Xs = check_views(
+            X,
+            views=self.views,
+            n_views=self.n_views_,
+            n_features=None if precomputed else self.n_features_view_,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
+        Xs = self.grams_.check(self._transform_views(Xs), views=None)
+        with serial_blas(self.grams_.n_samples):
+            return self._decision_grams(self.grams_.cross(Xs))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted targets (regressors) or class labels (classifiers)."""
+        D = self._decision(X)
+        if not self._is_classifier:
+            return D[:, 0] if self._y_1d else D
+        if D.shape[1] == 1:
+            return self.classes_[(D[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(D, axis=1)]
+
+
+class _DecisionMixin:
+    """``decision_function`` of the classifiers (regressors have none)."""
+
+    _decision: Callable[[Any], np.ndarray]  # provided by the estimator base class
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Outputs: shape (n,) for two classes (positive = ``classes_[1]``), else (n, K)."""
+        D = self._decision(X)
+        return D[:, 0] if D.shape[1] == 1 else D
+
+
+_COMMON_DOC = """
+    kernel : str, callable or list, default="rbf"
+        One kernel for every view or one per view (:mod:`mvkernels.kernels`).
+    kernel_params : dict, list of dict or None
+        Kernel parameters; default Gaussian bandwidth = mean pairwise training distance.
+    n_landmarks : None, int or float in (0, 1], default=None
+        None: full kernels. Otherwise the block Nystrom approximation with landmarks
+        shared by the views (:class:`mvkernels.nystrom.BlockNystrom`).
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+    views : None or list
+        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
+    random_state : int, RandomState or None
+        Landmarks, bandwidth subsampling, CV folds.
+"""
+
+
+def _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state):
+    self.kernel = kernel
+    self.kernel_params = kernel_params
+    self.n_landmarks = n_landmarks
+    self.landmarks = landmarks
+    self.views = views
+    self.random_state = random_state
+
+
+# ---------------------------------------------------------------------------- single view

@@ -1,0 +1,260 @@
+"""Metric learning for kernel regression (Weinberger & Tesauro 2007)."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._threads import serial_blas
+from .._validation import (
+    check_views,
+    common_constraints,
+    positive_int,
+)
+from ..nystrom import resolve_n_landmarks, uniform_indices
+from ._base import _Base, _DecisionMixin, _validate_array
+
+
+# ---------------------------------------------------------------------------- MLKR
+def _nw_weights(Z: np.ndarray) -> np.ndarray:
+    """Row-normalised leave-one-out weights ``k_ij / sum_{j != i} k_ij``, ``k = exp(-d^2)``."""
+    sq = np.sum(Z * Z, axis=1)
+    D2 = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
+    np.fill_diagonal(D2, np.inf)
+    D2 -= D2.min(axis=1, keepdims=True)  # shift each row: ratios unchanged, no underflow
+    P = np.exp(-D2)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def mlkr_loss_grad(A: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray]:
+    """MLKR loss and gradient (Weinberger & Tesauro 2007, eq. 3-4), vector targets.
+
+    ``loss = sum_i ||yhat_i - y_i||^2`` with the leave-one-out Nadaraya-Watson estimate
+    ``yhat_i = sum_{j != i} P_ij y_j``, ``P_ij = k_ij / sum_{j != i} k_ij``,
+    ``k_ij = exp(-||A (x_i - x_j)||^2)``. With ``r_i = yhat_i - y_i`` and
+    ``W_ij = P_ij <r_i, y_j - yhat_i>`` the gradient is
+    ``-4 A sum_ij W_ij (x_i - x_j)(x_i - x_j)^T = -4 A X^T (diag(S 1) - S) X``,
+    ``S = W + W^T``.
+    """
+    XA = X @ A.T
+    P = _nw_weights(XA)
+    Yhat = P @ Y
+    R = Yhat - Y
+    W = P * (R @ Y.T - np.sum(R * Yhat, axis=1, keepdims=True))
+    S = W + W.T
+    Lap = np.diag(S.sum(axis=1)) - S
+    grad = -4.0 * (XA.T @ Lap) @ X
+    return float(np.sum(R * R)), grad
+
+
+def mlkr_fit(
+    X: np.ndarray, Y: np.ndarray, n_components: int | None = None, max_iter: int = 100
+) -> tuple[np.ndarray, Any]:
+    """Learn the MLKR map ``A`` (m x d) by L-BFGS from a scaled PCA start.
+
+    Start: the top ``m`` principal directions of ``X`` (all ``d`` when ``n_components`` is
+    None), scaled so that the median squared distance between mapped training points is 1
+    (so the Gaussian weights neither underflow nor all equal 1). Returns ``A`` and the
+    ``scipy.optimize`` result.
+    """
+    from scipy.optimize import minimize
+
+    n, d = X.shape
+    m = d if n_components is None else n_components
+    if isinstance(m, bool) or not isinstance(m, Integral) or not 1 <= int(m) <= d:
+        raise ValueError(
+            f"n_components must be an int in [1, {d}] (input columns), got {n_components!r}"
+        )
+    Xc = X - X.mean(axis=0)
+    _, _, Vt = linalg.svd(Xc, full_matrices=False)
+    A0 = np.zeros((m, d))
+    k = min(m, Vt.shape[0])
+    A0[:k] = Vt[:k]
+    if k < m:  # more components than the data's rank: complete with coordinate axes
+        A0[k:] = np.eye(d)[: m - k]
+    Z = X @ A0.T
+    sq = np.sum(Z * Z, 1)
+    D2 = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
+    med = float(np.median(D2[np.triu_indices(n, 1)])) if n > 1 else 1.0
+    if med > 0:
+        A0 /= np.sqrt(med)
+
+    def fun(a):
+        loss, g = mlkr_loss_grad(a.reshape(m, d), X, Y)
+        return loss, g.ravel()
+
+    with serial_blas(n):
+        res = minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    return res.x.reshape(m, d), res
+
+
+class _MLKR(BaseEstimator):
+    """MLKR on the concatenated (standardised) views, Nadaraya-Watson prediction."""
+
+    _is_classifier = False
+    _multi_output = False
+    _parameter_constraints: dict = {
+        "n_components": [positive_int(), None],
+        "max_iter": [positive_int()],
+        "n_landmarks": common_constraints()["n_landmarks"],
+        "views": ["array-like", None],
+        "random_state": ["random_state"],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any = None) -> _MLKR:
+        """Fit on views ``X`` and targets / labels ``y``."""
+        X = _validate_array(self, X, reset=True)
+        Xs = check_views(
+            X,
+            views=self.views,
+            ensure_min_samples=2,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
+        Z = np.hstack(Xs)
+        Y = _Base._targets(self, y)
+        if Y.shape[0] != Z.shape[0]:
+            raise ValueError(f"y has {Y.shape[0]} samples but the views have {Z.shape[0]}")
+        self.n_views_ = len(Xs)
+        self.n_features_view_ = [V.shape[1] for V in Xs]
+        self.mean_ = Z.mean(axis=0)
+        self.scale_ = Z.std(axis=0)
+        self.scale_[self.scale_ == 0] = 1.0
+        Z = (Z - self.mean_) / self.scale_
+        n = Z.shape[0]
+        if self.n_landmarks is None:
+            idx = np.arange(n)
+        else:
+            idx = uniform_indices(
+                n, resolve_n_landmarks(self.n_landmarks, n), check_random_state(self.random_state)
+            )
+            if idx.size < 2:
+                raise ValueError("MLKR needs at least 2 landmark samples; raise n_landmarks")
+        self.landmark_indices_ = idx
+        self.components_, res = mlkr_fit(Z[idx], Y[idx], self.n_components, self.max_iter)
+        self.n_iter_ = int(res.nit)
+        self.loss_ = float(res.fun)
+        if res.status == 1 or self.n_iter_ >= self.max_iter:  # L-BFGS-B: limit reached
+            warnings.warn(
+                f"MLKR stopped at max_iter={self.max_iter} L-BFGS iterations before "
+                "converging; its metric (and predictions) then depend on the input "
+                "scale and start. Increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=3,  # the caller of fit (through _fit_context)
+            )
+        self.train_embedding_ = Z[idx] @ self.components_.T
+        self.train_targets_ = Y[idx]
+        return self
+
+    def _decision(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "components_")
+        X = _validate_array(self, X, reset=False)
+        Xs = check_views(
+            X,
+            views=self.views,
+            n_views=self.n_views_,
+            n_features=self.n_features_view_,
+            feature_names=getattr(self, "feature_names_in_", None),
+        )
+        Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
+        E = self.train_embedding_
+        d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)
+        W = np.exp(-(d2 - d2.min(axis=1, keepdims=True)))  # shifted: no 0/0 underflow
+        return (W @ self.train_targets_) / W.sum(axis=1, keepdims=True)
+
+    predict = _Base.predict
+
+
+_MLKR_DOC = """
+    Metric learning for kernel regression (Weinberger & Tesauro, AISTATS 2007): a linear
+    map ``A`` of the concatenated, standardised views is learned (L-BFGS on
+    :func:`mlkr_loss_grad`, from a scaled PCA start, :func:`mlkr_fit`) so that the
+    leave-one-out Nadaraya-Watson estimate ``sum_j k_ij y_j / sum_j k_ij``,
+    ``k_ij = exp(-||A (x_i - x_j)||^2)``, fits the targets; prediction is that estimate
+    over the training points. Implemented here (not through ``metric-learn``, whose 0.7.0
+    release fails with scikit-learn >= 1.8: it passes the removed ``force_all_finite``
+    argument to ``check_X_y``). With ``n_landmarks`` the metric is learned on, and predicts
+    from, a uniform random subset of that size (our reading of "MLKR at 6 / 12 / 24 %" in
+    the MVML paper's Table 1). Classifiers use the one-vs-all +-1 columns as a vector
+    target (one metric for all classes, the vector-valued form of the MLKR loss).
+"""
+
+
+class MLKRRegressor(RegressorMixin, _MLKR):
+    (
+        """MLKR regression on the concatenated views.
+"""
+        + _MLKR_DOC
+        + """
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows of ``A`` (None: as many as input columns).
+    max_iter : int, default=100
+        L-BFGS iterations.
+    n_landmarks : None, int or float in (0, 1], default=None
+    views : None or list
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    components_ : ndarray (m, d)
+    landmark_indices_ : ndarray
+    loss_ : float
+        Final leave-one-out loss on the (landmark) training points.
+    n_iter_ : int
+    """
+    )
+
+    def __init__(
+        self,
+        n_components: int | None = None,
+        max_iter: int = 100,
+        n_landmarks: int | float | None = None,
+        views: Any = None,
+        random_state: Any = None,
+    ):
+        self.n_components, self.max_iter = n_components, max_iter
+        self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state
+
+
+class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
+    (
+        """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
+"""
+        + _MLKR_DOC
+        + """
+    Parameters
+    ----------
+    n_components : int or None, default=None
+    max_iter : int, default=100
+    n_landmarks : None, int or float in (0, 1], default=None
+    views : None or list
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_, components_, landmark_indices_, loss_, n_iter_
+    """
+    )
+
+    _is_classifier = True
+
+    def __init__(
+        self,
+        n_components: int | None = None,
+        max_iter: int = 100,
+        n_landmarks: int | float | None = None,
+        views: Any = None,
+        random_state: Any = None,
+    ):
+        self.n_components, self.max_iter = n_components, max_iter
+        self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state
