@@ -23,8 +23,9 @@ a fold's training statistics are the total minus the held-out part
 bandwidth. Per fold, ``D_w C D_w`` is factored once (:class:`~._lowrank.SharedSpectrum`) and
 shared by every class, ``alpha``, ``eta`` and iteration: the dense-metric problems of a fold
 run as one batch (:func:`~._lowrank.dense_metric_path`). Variants that break that
-structure (sparse metric, learned weights, hinge loss) run the reference solver on the
-same fold statistics (the hinge loss on the fold's features, computed once per fold).
+structure (sparse metric, learned weights) run the reference solver on the same fold
+statistics; the hinge loss runs on the fold's features, computed once per fold
+(:class:`MVMLSVCCV`: the learned dense paths of all ``eta`` of an ``alpha`` in one batch).
 Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
 """
 
