@@ -329,6 +329,21 @@ def test_svc_cv_scores_equal_separate_fits(rng):
         np.testing.assert_allclose(got, ref, atol=1e-12, err_msg=str(params))
 
 
+def test_svc_cv_with_a_class_missing_from_a_training_fold(rng):
+    """A one-sample class is absent from one training fold: that fold's one-vs-all column
+    has one label only, which the g-step solves (no error)."""
+    Xs, y = _data(rng, n=45)
+    yc = (y > 0).astype(int)
+    yc[0] = 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # StratifiedKFold: 1 member
+        cv = MVMLSVCCV(
+            alphas=[1e-2], etas=[1.0], bandwidth_factors=[1.0], n_landmarks=10, random_state=0
+        ).fit(Xs, yc)
+    assert list(cv.classes_) == [0, 1, 2]
+    assert np.all(np.isfinite(cv.cv_results_["mean_test_score"]))
+
+
 def test_refit_false_and_errors(rng):
     Xs, y = _data(rng, n=40)
     cv = MVMLRegressorCV(

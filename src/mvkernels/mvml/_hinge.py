@@ -167,7 +167,8 @@ def linear_svm(
     ----------
     X : ndarray of shape (n, d)
     y : ndarray of shape (n,)
-        Labels in {-1, +1}; both must occur.
+        Labels in {-1, +1} (one label only is allowed: the problem is then
+        ``min 1/2 ||v||^2 + C sum_i max(0, 1 - y_0 <x_i, v>)``).
     C : float
         Box bound of the dual (> 0).
     tol : float
@@ -200,30 +201,31 @@ def linear_svm(
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be positive and finite, got {C!r}")
     n, d = X.shape
-    if np.all(y == y[0]):
-        raise ValueError(
-            "labels must contain both -1 and +1 (liblinear needs two classes), got only "
-            f"{int(y[0]):+d}"
-        )
     if d == 0:
         return LinearSVMResult(np.zeros(0), 0, True)
     seed = check_random_state(random_state).randint(np.iinfo("i").max)
     _liblinear.set_verbosity_wrap(0)
-    # liblinear classes 0 / 1 (sorted): its coefficients point towards class 1 = +1
+    single = bool(np.all(y == y[0]))
+    # liblinear classes 0 / 1 (sorted): its coefficients point towards class 1 = +1. With
+    # one label (a one-vs-all column of a class absent from a training fold) liblinear
+    # solves the one-class problem of margins >= 1 for its only class, 0: v = y_0 w.
+    labels = np.zeros(n) if single else (y > 0).astype(np.float64)
     w, n_iter = _liblinear.train_wrap(
         X,
-        np.ascontiguousarray((y > 0).astype(np.float64)),
+        labels,
         False,
         _L2R_L1LOSS_SVC_DUAL,
         float(tol),
         -1.0,  # no bias
         float(C),
-        np.ones(2),
+        np.ones(1 if single else 2),
         int(max_iter),
         seed,
         0.1,
         np.ones(n),
     )
+    if single:
+        w = w * y[0]
     it = int(np.max(n_iter))
     return LinearSVMResult(np.asarray(w[0], dtype=np.float64), it, it < max_iter)
 
@@ -257,7 +259,7 @@ def linear_svm_working_set(
     rng = check_random_state(random_state)
     n = y.shape[0]
     S = np.ones(n, dtype=bool) if margins is None else np.asarray(margins) < 1.0 + slack
-    for label in (-1.0, 1.0):  # liblinear needs both labels
+    for label in (-1.0, 1.0):  # at least one row of each label that occurs
         mine = y == label
         if mine.any() and not (S & mine).any():
             idx = np.flatnonzero(mine)
