@@ -282,7 +282,8 @@ mode_, nystrom_, kernels_, n_views_
     ) -> np.ndarray:
         """liblinear on the features ``X = F^T phi_i`` of target ``t``; returns ``v``.
 
-        ``value(v) -> (g, objective)``. If ``g`` does not improve the objective on
+        ``value(v, m) -> (g, objective)`` with ``m`` the margins ``y_i <x_i, v>`` of all
+        rows (the hinge loss is ``C sum max(0, 1 - m)``). If ``g`` does not improve the objective on
         ``ref`` (the previous ``g`` under the current metric; possible when the solver
         stops at ``svm_tol`` after an A-step), the tolerance is divided by 10 and the
         problem solved again, down to 1e-8. liblinear has no warm start; instead the
@@ -303,7 +304,7 @@ mode_, nystrom_, kernels_, n_views_
                 random_state=self._solver_rng(state, t),
             )
             state["epochs"] = state.get("epochs", 0) + res.n_iter
-            g, val = value(res.coef)
+            g, val = value(res.coef, margins)
             if ref is None or tol <= 1e-8 or val <= ref + 1e-12 * abs(ref):
                 break
             tol *= 0.1
@@ -328,9 +329,9 @@ mode_, nystrom_, kernels_, n_views_
         if g_old is not None:
             ref = self._data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
 
-        def value(v: np.ndarray) -> tuple[np.ndarray, float]:
+        def value(v: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
             g = F @ v
-            return g, self._data_loss(problem, t, g, w) + self.alpha * factor.quad(g)
+            return g, self._hinge_from_margins(problem, m) + self.alpha * factor.quad(g)
 
         return self._svm_g(problem, t, X, state, value, ref)
 
@@ -413,12 +414,14 @@ mode_, nystrom_, kernels_, n_views_
             g_old = states[b].get("g")
             if g_old is not None:
                 q_old = mets.solve([b], g_old[None])[0][0]
-                ref = self._data_loss(problem, t, g_old, w) + alpha * float(g_old @ q_old)
+                # margins do not depend on the metric (fixed weights): no product with Phi
+                ref = self._hinge_from_margins(problem, states[b]["margins"])
+                ref += alpha * float(g_old @ q_old)
 
-            def value(vv: np.ndarray) -> tuple[np.ndarray, float]:
+            def value(vv: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
                 g = sq * vv[:d] + W @ vv[d:]
                 q = mets.solve([b], g[None])[0][0]
-                return g, self._data_loss(problem, t, g, w) + alpha * float(g @ q)
+                return g, self._hinge_from_margins(problem, m) + alpha * float(g @ q)
 
             return self._svm_g(problem, t, X, states[b], value, ref)
 
@@ -449,7 +452,7 @@ mode_, nystrom_, kernels_, n_views_
                     active, G[active], q, Wq, xg, al[active], et[active], self.step_size
                 )
             for j, b in enumerate(active.tolist()):
-                loss = self._data_loss(problem, int(b) % T, G[b], w)
+                loss = self._hinge_from_margins(problem, states[b]["margins"])
                 histories[b].append(loss + float(s_obj[j]))
             if self.tol is not None:
                 for b in active.tolist():
@@ -463,7 +466,7 @@ mode_, nystrom_, kernels_, n_views_
         for b in range(B):
             g = g_step(b)
             q = mets.solve([b], g[None])[0][0]
-            obj = self._data_loss(problem, b % T, g, w) + alpha * float(g @ q)
+            obj = self._hinge_from_margins(problem, states[b]["margins"]) + alpha * float(g @ q)
             obj += et[b] * float(mets.frob2([b])[0])
             histories[b].append(obj)
             paths[b].append(g)
@@ -484,10 +487,13 @@ mode_, nystrom_, kernels_, n_views_
         return out
 
     # ------------------------------------------------------------------ hooks
+    def _hinge_from_margins(self, problem: MVMLProblem, m: np.ndarray) -> float:
+        """``C sum_i max(0, 1 - m_i)`` for the margins ``m_i = y_i f(x_i)``."""
+        return float(self._hinge_weight(problem) * np.maximum(0.0, 1.0 - m).sum())
+
     def _data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """Hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` (Nystrom: ``z_i^T g~``)."""
-        margins = problem.Y[:, t] * (self._phi(problem, w) @ g)
-        return float(self._hinge_weight(problem) * np.maximum(0.0, 1.0 - margins).sum())
+        return self._hinge_from_margins(problem, problem.Y[:, t] * (self._phi(problem, w) @ g))
 
     def _w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Hinge-loss view weights: ``min_w sum_i max(0, 1 - y_i Z_i w)`` over the simplex.
