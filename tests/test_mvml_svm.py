@@ -311,7 +311,7 @@ def test_primal_objective_decreases_over_outer_iterations(mode, metric, learn_we
     assert h.size == 16
     assert np.all(np.diff(h) <= 1e-10 * np.abs(h[:-1])), np.diff(h)
     assert h[-1] < h[0]
-    assert est.objective_increase_ == 0.0
+    assert est.objective_increase_ <= 1e-10  # rounding only
     if learn_weights:
         assert est.weights_.sum() == pytest.approx(1.0) and np.all(est.weights_ >= 0)
     if metric == "dense":

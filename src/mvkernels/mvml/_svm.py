@@ -279,6 +279,8 @@ mode_, nystrom_, kernels_, n_views_
         state: dict,
         value: Any,
         ref: float | None,
+        c_scale: float = 1.0,
+        rebuild: Any = None,
     ) -> np.ndarray:
         """liblinear on the features ``X = F^T phi_i`` of target ``t``; returns ``v``.
 
@@ -291,7 +293,8 @@ mode_, nystrom_, kernels_, n_views_
         all rows (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`).
         """
         y = problem.Y[:, t]
-        Cp = svm_c_prime(self._hinge_weight(problem), self.alpha)
+        # features given as x_i / sqrt(c_scale): the same problem with C' c_scale
+        Cp = svm_c_prime(self._hinge_weight(problem), self.alpha) * c_scale
         tol = float(self.svm_tol)
         while True:
             res, margins = linear_svm_working_set(
@@ -311,7 +314,8 @@ mode_, nystrom_, kernels_, n_views_
         state["g"] = g
         state["margins"] = margins
         state["converged"] = state.get("converged", True) and res.converged
-        state["last"] = (X, y, res.coef, Cp, tol)
+        # what the final multipliers need (``rebuild()`` when X is a reused buffer)
+        state["last"] = (X if rebuild is None else rebuild, y, res.coef, Cp, tol, c_scale)
         return g
 
     def _g_step(
@@ -401,15 +405,21 @@ mode_, nystrom_, kernels_, n_views_
         E = len(etas)
         B = E * T
         alpha = float(self.alpha)
-        mets = LowRankMetrics.identity(B, d, self.max_iter * self.n_a_steps)
+        R = self.max_iter * self.n_a_steps
+        mets = LowRankMetrics.identity(B, d, R)
         states: list[dict] = [{} for _ in range(B)]
+        # features x_i / sqrt(s) = [phi_i, W^T phi_i / sqrt(s)] (the problem with C' s):
+        # phi_i written once; liblinear skips the zero columns of the A-steps to come
+        X = np.zeros((Phi.shape[0], d + R))
+        X[:, :d] = Phi
 
         def g_step(b: int) -> np.ndarray:
             t = b % T
             r = mets.r
             W = mets.columns(b)
             sq = np.sqrt(mets.s[b])
-            X = np.hstack([sq * Phi, Phi @ W]) if r else sq * Phi
+            if r:
+                X[:, d : d + r] = (Phi @ W) / sq
             ref = None
             g_old = states[b].get("g")
             if g_old is not None:
@@ -419,11 +429,19 @@ mode_, nystrom_, kernels_, n_views_
                 ref += alpha * float(g_old @ q_old)
 
             def value(vv: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
-                g = sq * vv[:d] + W @ vv[d:]
+                g = vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
                 q = mets.solve([b], g[None])[0][0]
                 return g, self._hinge_from_margins(problem, m) + alpha * float(g @ q)
 
-            return self._svm_g(problem, t, X, states[b], value, ref)
+            def rebuild(W: np.ndarray = W, sq: float = sq) -> np.ndarray:
+                Xb = np.zeros_like(X)
+                Xb[:, :d] = Phi
+                Xb[:, d : d + W.shape[1]] = (Phi @ W) / sq
+                return Xb
+
+            return self._svm_g(
+                problem, t, X, states[b], value, ref, c_scale=float(mets.s[b]), rebuild=rebuild
+            )
 
         histories: list[list[float]] = [[] for _ in range(B)]
         paths: list[list[np.ndarray]] = [[] for _ in range(B)]
@@ -533,8 +551,11 @@ mode_, nystrom_, kernels_, n_views_
         """The paper's multipliers of the last g-step (KKT recovery from ``v``)."""
         if "last" not in state:  # a subclass's g-step that keeps its own multipliers
             return np.asarray(state["dual"])[:, 0]
-        X, y, v, Cp, tol = state.pop("last")
-        return 2.0 * self.alpha * dual_from_primal(X, y, v, Cp, band=max(tol, 1e-9))
+        X, y, v, Cp, tol, c_scale = state.pop("last")
+        if callable(X):
+            X = X()
+        a = dual_from_primal(X, y, v, Cp, band=max(tol, 1e-9)) / c_scale
+        return 2.0 * self.alpha * a
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None) -> MVMLSVC:
