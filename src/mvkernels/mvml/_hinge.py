@@ -278,7 +278,13 @@ def linear_svm_working_set(
 
 
 def dual_from_primal(
-    X: np.ndarray, y: np.ndarray, v: np.ndarray, C: float, *, band: float = 1e-6
+    X: np.ndarray,
+    y: np.ndarray,
+    v: np.ndarray,
+    C: float,
+    *,
+    band: float = 1e-6,
+    margins: np.ndarray | None = None,
 ) -> np.ndarray:
     """Dual multipliers ``a`` (in ``[0, C]``) of a bias-free L1-loss SVM from its ``v``.
 
@@ -286,11 +292,13 @@ def dual_from_primal(
     ``a_i = 0`` above 1, and ``v = sum_i a_i y_i x_i``. Margins within ``band`` of 1
     are free: their ``a_i`` solve ``X_F^T (y_F a_F) = v - C X_L^T y_L`` in the least-squares
     sense (minimum norm), clipped to the box. Exact when ``v`` is optimal and the free
-    rows are linearly independent (the generic case).
+    rows are linearly independent (the generic case). ``margins`` (``y_i <x_i, v>``) may be
+    given; rows with a margin above ``1 + band`` have ``a_i = 0`` and may be left out of
+    ``X`` by the caller.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    m = y * (X @ v)
+    m = y * (X @ v) if margins is None else np.asarray(margins)
     a = np.where(m < 1.0 - band, float(C), 0.0)
     free = np.abs(m - 1.0) <= band
     if free.any():

@@ -314,8 +314,9 @@ mode_, nystrom_, kernels_, n_views_
         state["g"] = g
         state["margins"] = margins
         state["converged"] = state.get("converged", True) and res.converged
-        # what the final multipliers need (``rebuild()`` when X is a reused buffer)
+        # what the final multipliers need (``rebuild(rows)`` when X is a reused buffer)
         state["last"] = (X if rebuild is None else rebuild, y, res.coef, Cp, tol, c_scale)
+        state["last_margins"] = margins
         return g
 
     def _g_step(
@@ -433,10 +434,10 @@ mode_, nystrom_, kernels_, n_views_
                 q = mets.solve([b], g[None])[0][0]
                 return g, self._hinge_from_margins(problem, m) + alpha * float(g @ q)
 
-            def rebuild(W: np.ndarray = W, sq: float = sq) -> np.ndarray:
-                Xb = np.zeros_like(X)
-                Xb[:, :d] = Phi
-                Xb[:, d : d + W.shape[1]] = (Phi @ W) / sq
+            def rebuild(rows: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
+                Xb = np.zeros((rows.size, X.shape[1]))
+                Xb[:, :d] = Phi[rows]
+                Xb[:, d : d + W.shape[1]] = (Phi[rows] @ W) / sq
                 return Xb
 
             return self._svm_g(
@@ -552,9 +553,12 @@ mode_, nystrom_, kernels_, n_views_
         if "last" not in state:  # a subclass's g-step that keeps its own multipliers
             return np.asarray(state["dual"])[:, 0]
         X, y, v, Cp, tol, c_scale = state.pop("last")
-        if callable(X):
-            X = X()
-        a = dual_from_primal(X, y, v, Cp, band=max(tol, 1e-9)) / c_scale
+        m = state.pop("last_margins")
+        band = max(tol, 1e-9)
+        rows = np.flatnonzero(m <= 1.0 + band)  # the others have a_i = 0
+        Xr = X(rows) if callable(X) else X[rows]
+        a = np.zeros(y.shape[0])
+        a[rows] = dual_from_primal(Xr, y[rows], v, Cp, band=band, margins=m[rows]) / c_scale
         return 2.0 * self.alpha * a
 
     # ------------------------------------------------------------------ fit
