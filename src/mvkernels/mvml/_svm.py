@@ -314,9 +314,20 @@ mode_, nystrom_, kernels_, n_views_
         state["g"] = g
         state["margins"] = margins
         state["converged"] = state.get("converged", True) and res.converged
-        # what the final multipliers need (``rebuild(rows)`` when X is a reused buffer)
-        state["last"] = (X if rebuild is None else rebuild, y, res.coef, Cp, tol, c_scale)
-        state["last_margins"] = margins
+        # what the final multipliers need: the rows that can be support vectors (margin
+        # <= 1 + band; the others have a_i = 0), or ``rebuild(rows)`` for a reused buffer
+        band = max(tol, 1e-9)
+        rows = np.flatnonzero(margins <= 1.0 + band)
+        state["last"] = dict(
+            X=X[rows] if rebuild is None else rebuild,  # rebuilt at the end of fit only
+            rows=rows,
+            y=y[rows],
+            v=res.coef,
+            Cp=Cp,
+            band=band,
+            c_scale=c_scale,
+            margins=margins[rows],
+        )
         return g
 
     def _g_step(
@@ -552,14 +563,13 @@ mode_, nystrom_, kernels_, n_views_
         """The paper's multipliers of the last g-step (KKT recovery from ``v``)."""
         if "last" not in state:  # a subclass's g-step that keeps its own multipliers
             return np.asarray(state["dual"])[:, 0]
-        X, y, v, Cp, tol, c_scale = state.pop("last")
-        m = state.pop("last_margins")
-        band = max(tol, 1e-9)
-        rows = np.flatnonzero(m <= 1.0 + band)  # the others have a_i = 0
-        Xr = X(rows) if callable(X) else X[rows]
-        a = np.zeros(y.shape[0])
-        a[rows] = dual_from_primal(Xr, y[rows], v, Cp, band=band, margins=m[rows]) / c_scale
-        return 2.0 * self.alpha * a
+        last = state.pop("last")
+        a = np.zeros(state["margins"].shape[0])
+        X = last["X"](last["rows"]) if callable(last["X"]) else last["X"]
+        a[last["rows"]] = dual_from_primal(
+            X, last["y"], last["v"], last["Cp"], band=last["band"], margins=last["margins"]
+        )
+        return 2.0 * self.alpha * a / last["c_scale"]
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None) -> MVMLSVC:
