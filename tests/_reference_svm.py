@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from mvkernels import MVMLSVC
-from mvkernels.mvml._hinge import psd_factor, svm_c_prime
+from mvkernels.mvml._hinge import metric_factors, svm_c_prime
 
 
 @dataclass
@@ -468,23 +468,7 @@ def reference_hinge_gstep(
     a0 = None if alpha_init is None else np.asarray(alpha_init, dtype=np.float64) / (2 * lam)
     if method not in ("linear", "kernel"):
         raise ValueError(f"method must be 'linear' or 'kernel', got {method!r}")
-    if factors is None:
-        A = np.asarray(A, dtype=np.float64)
-        if A.ndim == 2:
-            A = A[None]
-        if A.shape[1:] != (D, D) or A.shape[0] not in (1, K):
-            raise ValueError(f"A must have shape ({D}, {D}) or ({K}, {D}, {D}), got {A.shape}")
-        factors, mins = [], []
-        for Ak in A:
-            F, m = psd_factor(Ak, eig_floor)
-            factors.append(F)
-            mins.append(m)
-        min_eig = np.broadcast_to(np.asarray(mins), (K,)).copy()
-    else:
-        factors = [np.asarray(F, dtype=np.float64) for F in factors]
-        if len(factors) not in (1, K) or any(F.ndim != 2 or F.shape[0] != D for F in factors):
-            raise ValueError(f"factors must be 1 or {K} matrices with {D} rows")
-        min_eig = np.full(K, np.nan)
+    factors, min_eig = metric_factors(A, factors, D, K, eig_floor)
     feats = [Phi @ F for F in factors]  # x_i = F_k^T phi_i, so <x_i, x_j> = phi_i^T A_k+ phi_j
     opts = dict(
         tol=tol,

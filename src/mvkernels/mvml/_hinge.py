@@ -74,6 +74,7 @@ from .._linalg import robust_eigh
 __all__ = [
     "psd_factor",
     "svm_c_prime",
+    "metric_factors",
     "LinearSVMResult",
     "linear_svm",
     "linear_svm_working_set",
@@ -116,6 +117,34 @@ def svm_c_prime(C: float, lam: float) -> float:
     if not lam > 0:
         raise ValueError(f"lambda (alpha) must be > 0, got {lam!r}")
     return float(C) / (2.0 * float(lam))
+
+
+def metric_factors(
+    A: np.ndarray | None,
+    factors: list[np.ndarray] | None,
+    D: int,
+    K: int,
+    eig_floor: float = 1e-12,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Factors ``F_k`` (``A_k = F_k F_k^T``) of one shared or ``K`` metrics of size ``D``
+    from ``A`` (:func:`psd_factor`) or as given, and each metric's smallest eigenvalue
+    (NaN when the factors were given)."""
+    if factors is None:
+        A = np.asarray(A, dtype=np.float64)
+        if A.ndim == 2:
+            A = A[None]
+        if A.shape[1:] != (D, D) or A.shape[0] not in (1, K):
+            raise ValueError(f"A must have shape ({D}, {D}) or ({K}, {D}, {D}), got {A.shape}")
+        out, mins = [], []
+        for Ak in A:
+            F, m = psd_factor(Ak, eig_floor)
+            out.append(F)
+            mins.append(m)
+        return out, np.broadcast_to(np.asarray(mins), (K,)).copy()
+    out = [np.asarray(F, dtype=np.float64) for F in factors]
+    if len(out) not in (1, K) or any(F.ndim != 2 or F.shape[0] != D for F in out):
+        raise ValueError(f"factors must be 1 or {K} matrices with {D} rows")
+    return out, np.full(K, np.nan)
 
 
 def _check_problems(Y: np.ndarray, n: int) -> np.ndarray:
@@ -422,23 +451,7 @@ def hinge_gstep(
     Y = _check_problems(Y, n)
     K = Y.shape[1]
     Cp = svm_c_prime(C, lam)
-    if factors is None:
-        A = np.asarray(A, dtype=np.float64)
-        if A.ndim == 2:
-            A = A[None]
-        if A.shape[1:] != (D, D) or A.shape[0] not in (1, K):
-            raise ValueError(f"A must have shape ({D}, {D}) or ({K}, {D}, {D}), got {A.shape}")
-        factors, mins = [], []
-        for Ak in A:
-            F, m = psd_factor(Ak, eig_floor)
-            factors.append(F)
-            mins.append(m)
-        min_eig = np.broadcast_to(np.asarray(mins), (K,)).copy()
-    else:
-        factors = [np.asarray(F, dtype=np.float64) for F in factors]
-        if len(factors) not in (1, K) or any(F.ndim != 2 or F.shape[0] != D for F in factors):
-            raise ValueError(f"factors must be 1 or {K} matrices with {D} rows")
-        min_eig = np.full(K, np.nan)
+    factors, min_eig = metric_factors(A, factors, D, K, eig_floor)
     rng = check_random_state(random_state)
     G = np.empty((K, D))
     reg = np.empty(K)
