@@ -120,7 +120,6 @@ templates_path = ["_templates"]
 API_MODULES: list[tuple[str, str]] = [
     ("mvkernels", "Top-level estimators and helpers"),
     ("mvkernels.mvml", "MVML: multi-view metric learning"),
-    ("mvkernels.mvml_svm", "MVML-SVM (hinge loss)"),
     ("mvkernels.olok", "OLOK and vv-RLS"),
     ("mvkernels.operator_kernels", "Operator-valued kernels"),
     ("mvkernels.rkm", "Multi-view RKM / kernel PCA"),

@@ -286,6 +286,64 @@ def test_svc_cv(rng):
     assert cv.score(Xs, yc) > 0.8
 
 
+def test_svc_cv_scores_equal_separate_fits(rng):
+    """MVMLSVCCV's batched learned-dense paths (all etas of an alpha together, shared first
+    g-step) score like separate MVMLSVC fits with max_iter = 1, 2 on the same fold
+    features (Nystrom map on all rows), for every candidate."""
+    Xs, y = _data(rng, n=60)
+    yc = np.digitize(y, [-0.5, 0.5])
+    cv = MVMLSVCCV(
+        alphas=[1e-3, 1e-1],
+        etas=[0.1, 1.0],
+        bandwidth_factors=[2.0],
+        max_iter=2,
+        n_landmarks=12,
+        random_state=0,
+    ).fit(Xs, yc)
+    assert cv.n_splits_ == 3 and len(cv.cv_results_["params"]) == 8
+    splits = list(StratifiedKFold(3).split(Xs[0], yc))
+    classes = np.unique(yc)
+    Y = MVMLClassifier._encode_targets(np.searchsorted(classes, yc), 3)
+    nys = BlockNystrom(kernel_params=cv.best_kernel_params_, n_landmarks=12, random_state=0)
+    nys.fit(Xs)
+    res = cv.cv_results_
+    for i, params in enumerate(res["params"]):
+        got = [res[f"split{k}_test_score"][i] for k in range(3)]
+        ref = []
+        for tr, te in splits:
+            mom = nys.moments([X[tr] for X in Xs], Y[tr]).symmetrize()
+            problem = MVMLProblem.from_moments(mom, nys, Y[tr], Xs=[X[tr] for X in Xs])
+            est = MVMLSVC(
+                alpha=params["alpha"],
+                eta=params["eta"],
+                max_iter=params["max_iter"],
+                n_landmarks=12,
+                tol=None,
+                random_state=0,
+            )
+            out = est._solve(problem)
+            assert est.solver_ == "structured"
+            Ute = nys.transform([X[te] for X in Xs])
+            D = np.column_stack([Ute @ (r["g"] / 2) for r in out])
+            ref.append(accuracy_score(yc[te], classes[np.argmax(D, axis=1)]))
+        np.testing.assert_allclose(got, ref, atol=1e-12, err_msg=str(params))
+
+
+def test_svc_cv_with_a_class_missing_from_a_training_fold(rng):
+    """A one-sample class is absent from one training fold: that fold's one-vs-all column
+    has one label only, which the g-step solves (no error)."""
+    Xs, y = _data(rng, n=45)
+    yc = (y > 0).astype(int)
+    yc[0] = 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # StratifiedKFold: 1 member
+        cv = MVMLSVCCV(
+            alphas=[1e-2], etas=[1.0], bandwidth_factors=[1.0], n_landmarks=10, random_state=0
+        ).fit(Xs, yc)
+    assert list(cv.classes_) == [0, 1, 2]
+    assert np.all(np.isfinite(cv.cv_results_["mean_test_score"]))
+
+
 def test_refit_false_and_errors(rng):
     Xs, y = _data(rng, n=40)
     cv = MVMLRegressorCV(

@@ -60,3 +60,19 @@ def test_uwave_mvmlsvm_cv_on_training_set(uwave, level):
         f"CV+fit {time.perf_counter() - t0:.1f} s"
     )
     assert acc >= 0.93, (acc, gs.best_params_)
+
+
+def test_uwave_svc_cv_defaults_reach_the_target(uwave):
+    """MVMLSVCCV() with its default grid at 12 % landmarks: >= 0.94 test accuracy, and
+    no ConvergenceWarning (the defaults must not warn)."""
+    from mvkernels import MVMLSVCCV
+
+    d = uwave
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        cv = MVMLSVCCV(n_landmarks=0.12, random_state=0).fit(d["Xs_train"], d["y_train"])
+    assert cv.best_estimator_.nystrom_.n_landmarks_ == round(0.12 * 896)
+    assert len(cv.cv_results_["params"]) == 24
+    acc = cv.score(d["Xs_test"], d["y_test"])
+    print(f"uWave 12 %: MVMLSVCCV() test accuracy {acc:.4f}, best {cv.best_params_}")
+    assert acc >= 0.94, (acc, cv.best_params_)

@@ -23,8 +23,9 @@ a fold's training statistics are the total minus the held-out part
 bandwidth. Per fold, ``D_w C D_w`` is factored once (:class:`~._lowrank.SharedSpectrum`) and
 shared by every class, ``alpha``, ``eta`` and iteration: the dense-metric problems of a fold
 run as one batch (:func:`~._lowrank.dense_metric_path`). Variants that break that
-structure (sparse metric, learned weights, hinge loss) run the reference solver on the
-same fold statistics (the hinge loss on the fold's features, computed once per fold).
+structure (sparse metric, learned weights) run the reference solver on the same fold
+statistics; the hinge loss runs on the fold's features, computed once per fold
+(:class:`MVMLSVCCV`: the learned dense paths of all ``eta`` of an ``alpha`` in one batch).
 Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
 """
 
@@ -84,9 +85,9 @@ DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 6))
 DEFAULT_ETAS = tuple(float(e) for e in np.logspace(-3, 1, 5))
 #: default bandwidth factors on the per-view mean-distance heuristic
 DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
-#: MVMLSVCCV's defaults (every candidate runs the dual solver: a smaller grid)
+#: MVMLSVCCV's defaults (every candidate runs the dual solver: a grid sized for it)
 SVC_DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4)
-SVC_DEFAULT_ETAS = (1.0,)
+SVC_DEFAULT_ETAS = (1e-2, 1.0)
 SVC_DEFAULT_BANDWIDTH_FACTORS = (2.0, 8.0)
 
 
@@ -873,30 +874,37 @@ n_splits_, cv_time_
 class MVMLSVCCV(MVMLClassifierCV):
     """:class:`~mvkernels.MVMLSVC` (hinge loss) with built-in cross-validation.
 
-    As :class:`MVMLClassifierCV`, with a smaller default grid because every candidate
-    runs the dual coordinate descent (the hinge loss has no sufficient statistics):
-    ``alphas=(1e-6, 1e-5, 1e-4)``, ``etas=(1,)``, ``bandwidth_factors=(2, 8)``, i.e.
-    6 candidates x 5 folds fits (each scoring its whole iteration path). Per bandwidth
-    and fold the Nystrom features are
-    computed once and shared by every candidate; the iterations along each fit's path
-    are scored for free.
+    As :class:`MVMLClassifierCV`: ``alpha`` x ``eta`` x bandwidth factor x outer
+    iterations, with defaults sized for the hinge loss (every candidate runs the dual
+    solver, the hinge loss has no sufficient statistics): ``alphas=(1e-6, 1e-5, 1e-4)``,
+    ``etas=(0.01, 1)``, ``bandwidth_factors=(2, 8)``, ``max_iter=2`` (paths of 1 and 2
+    outer iterations) and ``cv=3``: 24 candidates.
+
+    How the work is shared: one Nystrom map per bandwidth factor (all folds), the fold's
+    training features computed once and shared by every candidate; along each path every
+    outer iteration is scored for free; with the learned dense metric the first g-step
+    (metric ``A = I``) does not depend on ``eta`` and is solved once per ``alpha`` and
+    class, and the A-steps of all ``eta`` x classes run as one low-rank batch. There is
+    no warm start along ``alpha``: liblinear's interface has none, and each g-step starts
+    from ``a = 0``.
 
     Parameters
     ----------
-    alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
-n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
-sparse_threshold, eig_floor, chunk_size, views, random_state, verbose
-        As :class:`MVMLRegressorCV` (the smaller default grid above).
+    alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
+n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
+eig_floor, chunk_size, views, random_state, verbose
+        As :class:`MVMLClassifierCV`.
+    cv : int, splitter or iterable, default=3
+        As :class:`MVMLClassifierCV` (3 stratified folds by default).
+    max_iter : int, default=2
+        Longest path searched (outer iterations 1 .. ``max_iter``).
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    best_estimator_ : MVMLSVC
-        The refitted model (``refit=True``).
-    best_params_, best_score_, best_kernel_params_, cv_results_, n_iter_, best_index_, \
-n_splits_, cv_time_
-        As :class:`MVMLRegressorCV`.
+    best_params_, best_score_, best_kernel_params_, cv_results_, best_estimator_, \
+n_iter_, best_index_, n_splits_, cv_time_, classes_
+        As :class:`MVMLClassifierCV`; ``best_estimator_`` is a fitted
+        :class:`~mvkernels.MVMLSVC`.
 
     See Also
     --------
@@ -906,18 +914,98 @@ n_splits_, cv_time_
     Examples
     --------
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
     >>> from mvkernels import MVMLSVCCV
-    >>> clf = MVMLSVCCV(cv=3, alphas=[1e-5], bandwidth_factors=[2]).fit([X1, X2], y)
-    >>> clf.best_params_["alpha"]
-    1e-05
-    >>> clf.predict([X1, X2]).shape
-    (40,)
+    >>> rng = np.random.RandomState(0)
+    >>> X1, X2 = rng.randn(60, 3), rng.randn(60, 2)
+    >>> y = (X1[:, 0] + X2[:, 0] > 0).astype(int)
+    >>> cv = MVMLSVCCV(alphas=[1e-4, 1e-2], etas=[1.0], bandwidth_factors=[2.0]).fit([X1, X2], y)
+    >>> sorted(cv.best_params_)
+    ['alpha', 'bandwidth_factor', 'eta', 'max_iter']
     """
 
     _base_class = MVMLSVC
     _default_alphas = SVC_DEFAULT_ALPHAS
     _default_etas = SVC_DEFAULT_ETAS
     _default_factors = SVC_DEFAULT_BANDWIDTH_FACTORS
+
+    def __init__(
+        self,
+        *,
+        alphas: Any = None,
+        etas: Any = None,
+        bandwidth_factors: Any = None,
+        cv: Any = 3,
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        refit: bool = True,
+        metric: str = "dense",
+        learn_weights: bool = False,
+        n_landmarks: int | float | str | None = "auto",
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        max_iter: int = 2,
+        step_size: float | str = "auto",
+        n_a_steps: int = 1,
+        sparse_threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+        verbose: int = 0,
+    ):
+        super().__init__(
+            alphas=alphas,
+            etas=etas,
+            bandwidth_factors=bandwidth_factors,
+            cv=cv,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            metric=metric,
+            learn_weights=learn_weights,
+            n_landmarks=n_landmarks,
+            landmarks=landmarks,
+            kernel=kernel,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            step_size=step_size,
+            n_a_steps=n_a_steps,
+            sparse_threshold=sparse_threshold,
+            eig_floor=eig_floor,
+            chunk_size=chunk_size,
+            views=views,
+            random_state=random_state,
+            verbose=verbose,
+        )
+
+    def _fold_paths(
+        self,
+        problem: MVMLProblem,
+        nys: BlockNystrom,
+        Xtr: list,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """As :meth:`_MVMLCVBase._fold_paths`; the learned dense metric runs every ``eta``
+        of an ``alpha`` as one batch (:meth:`MVMLSVC._dense_paths`), sharing the first
+        g-step. Other variants (sparse metric, learned weights, fixed metrics) run the
+        estimator's solver per candidate on the same fold features."""
+        problem.Xs = Xtr
+        est = self._base_estimator()
+        if not (self.metric == "dense" and est._structured_applies(problem)):
+            return super()._fold_paths(problem, nys, Xtr, alphas, etas, K)
+        T, d, v = problem.n_targets, problem.dim, problem.n_views
+        w = np.full(v, 1.0 / v)
+        Phi = est._phi(problem, w)
+        out = np.zeros((alphas.size, etas.size, K, T, d))
+        for ai, a in enumerate(alphas):
+            est.set_params(alpha=float(a))
+            res = est._dense_paths(problem, Phi, w, [float(e) for e in etas])
+            for ei in range(etas.size):
+                for t in range(T):
+                    P = res[ei * T + t]["path"]
+                    P = np.concatenate([P, np.repeat(P[-1:], K - P.shape[0], axis=0)])[:K]
+                    out[ai, ei, :, t] = P * problem.weight_vector(w)
+        return out, None

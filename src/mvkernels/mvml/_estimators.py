@@ -462,8 +462,9 @@ class _BaseMVML(BaseEstimator):
 
         It needs the square loss (no overridden ``_g_step``), Nystrom mode, fixed view
         weights, and a dense learned metric started at ``A~ = I`` or a fixed metric.
-        Other fits (sparse metric, learned weights, full kernels, hinge loss) take the
-        dense reference path, which is also what ``solver="dense"`` forces.
+        Other fits (sparse metric, learned weights, full kernels) take the dense reference
+        path, which is also what ``solver="dense"`` forces. :class:`~mvkernels.MVMLSVC`
+        overrides this test and :meth:`_fit_structured` with its own low-rank path.
         """
         return (
             self.solver == "auto"

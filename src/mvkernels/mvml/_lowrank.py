@@ -40,7 +40,13 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 
-__all__ = ["SharedSpectrum", "LowRankPath", "fixed_metric_solve", "dense_metric_path"]
+__all__ = [
+    "SharedSpectrum",
+    "LowRankPath",
+    "LowRankMetrics",
+    "fixed_metric_solve",
+    "dense_metric_path",
+]
 
 #: halvings of the A-step size before a step is given up (as in ``metric_step``)
 MAX_BACKTRACK = 40
@@ -201,6 +207,194 @@ def _g_step_rows(
     return s[:, None] * z + Wv, v, z
 
 
+@dataclass
+class LowRankMetrics:
+    """A batch of metrics ``A_i = s_i I + W_i W_i^T`` moved by the dense A-step (eq. 16).
+
+    From ``A_0 = I`` every A-step ``A+ = (1 - 2 mu eta) A + mu alpha q q^T``
+    (``q = A^{-1} g``) scales ``W`` and appends one column, so the metric stays
+    ``s I + W W^T`` (a rejected step appends a zero column). The step, its backtracking
+    test and its objective value only need ``g``, ``q``, ``W^T q``, ``W^T g`` and
+    ``W^T W``: they do not depend on the loss, and both the square loss (in the
+    eigenbasis of ``M``, :func:`dense_metric_path`) and the hinge loss (in the feature
+    basis, :class:`~mvkernels.MVMLSVC`) use this class.
+
+    ``W`` is stored as raw rows ``WT`` (one per A-step, written once) with a per-column
+    scale ``sc`` (an accepted step multiplies every existing column by
+    ``sqrt(1 - 2 mu eta)``), and ``W^T W`` is updated in ``O(r)`` per step.
+    """
+
+    s: np.ndarray
+    WT: np.ndarray
+    sc: np.ndarray
+    gram: np.ndarray
+    r: int
+    mu_next: np.ndarray
+
+    @classmethod
+    def identity(cls, n: int, d: int, max_rank: int) -> LowRankMetrics:
+        """``n`` identity metrics of size ``d`` with room for ``max_rank`` A-steps."""
+        return cls(
+            s=np.ones(n),
+            WT=np.zeros((n, max_rank, d)),
+            sc=np.zeros((n, max_rank)),
+            gram=np.zeros((n, max_rank, max_rank)),
+            r=0,
+            # NaN: no accepted step yet ("None" in metric_step's caller)
+            mu_next=np.full(n, np.nan),
+        )
+
+    @property
+    def dim(self) -> int:
+        return self.WT.shape[2]
+
+    def columns(self, i: int) -> np.ndarray:
+        """``W`` of metric ``i``, shape (d, r)."""
+        return (self.WT[i, : self.r] * self.sc[i, : self.r, None]).T
+
+    def dense(self, i: int, Q: np.ndarray | None = None) -> np.ndarray:
+        """Dense ``A`` of metric ``i`` (``Q A Q^T`` when a basis ``Q`` is given)."""
+        W = self.columns(i)
+        if Q is not None:
+            W = Q @ W
+        return sym(self.s[i] * np.eye(self.dim) + W @ W.T)
+
+    def min_eigenvalue(self, i: int) -> float:
+        """Smallest eigenvalue of ``s I + W W^T`` (``s`` unless ``W`` has full row rank)."""
+        if self.r < self.dim:
+            return float(self.s[i])
+        G = self.gram[i, : self.r, : self.r]
+        return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W^T W")[0])
+
+    def frob2(self, idx: Any = slice(None)) -> np.ndarray:
+        """``||A||_F^2`` of the metrics ``idx``."""
+        return _frob2(self.s[idx], self.gram[idx, : self.r, : self.r], self.dim)
+
+    def solve(self, idx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``q = A^{-1} g``, ``W^T q`` and ``W^T g`` for the metrics ``idx`` (rows of ``g``).
+
+        Woodbury: ``A^{-1} g = (g - W (s I + W^T W)^{-1} W^T g) / s``.
+        """
+        r = self.r
+        sa = self.s[idx]
+        Ga = self.gram[idx, :r, :r]
+        xg = np.matmul(self.WT[idx, :r], g[:, :, None])[:, :, 0] * self.sc[idx, :r]
+        y = _solve_spd(Ga + sa[:, None, None] * np.eye(r), xg)
+        q = (g - np.matmul((self.sc[idx, :r] * y)[:, None, :], self.WT[idx, :r])[:, 0, :]) / sa[
+            :, None
+        ]
+        Wq = (xg - np.matmul(Ga, y[:, :, None])[:, :, 0]) / sa[:, None]
+        return q, Wq, xg
+
+    def a_step(
+        self,
+        idx: Any,
+        g: np.ndarray,
+        q: np.ndarray,
+        Wq: np.ndarray,
+        xg: np.ndarray,
+        alpha: np.ndarray,
+        eta: np.ndarray,
+        step_size: float | str = "auto",
+    ) -> np.ndarray:
+        """One dense A-step (eq. 16) with backtracking for the metrics ``idx``.
+
+        ``g`` (rows), ``q = A^{-1} g``, ``W^T q`` and ``W^T g`` as from :meth:`solve`;
+        ``alpha``, ``eta`` per metric of ``idx``. The step size, its cap ``0.499 / eta``,
+        the sufficient-decrease test and the halving are those of
+        :func:`mvkernels.mvml.metric_step`. Returns ``alpha <g, A+^{-1} g> + eta ||A+||_F^2``
+        for the new metrics (the objective without the data term).
+        """
+        a, e = alpha, eta
+        r, d = self.r, self.dim
+        sa = self.s[idx]
+        Ga = self.gram[idx, :r, :r]
+        m = sa.shape[0]
+        gg = np.einsum("bd,bd->b", g, g)
+        normA2 = _frob2(sa, Ga, d)
+        gq = np.einsum("bd,bd->b", g, q)
+        s0 = a * gq + e * normA2
+        qq = np.einsum("bd,bd->b", q, q)
+        qAq = sa * qq + np.einsum("bi,bi->b", Wq, Wq)
+        mu = self.mu_next[idx].copy()
+        if isinstance(step_size, str) and step_size == "auto":
+            grad2 = a**2 * qq**2 - 4.0 * a * e * qAq + 4.0 * e**2 * normA2
+            gn = np.sqrt(np.maximum(grad2, 0.0))
+            first = np.isnan(mu)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mu[first] = np.where(
+                    gn[first] > 0, np.sqrt(normA2[first]) / gn[first], 1.0 / e[first]
+                )
+        else:
+            mu[np.isnan(mu)] = float(step_size)
+        mu = np.minimum(mu, 0.499 / e)
+        accepted = np.zeros(m, dtype=bool)
+        s_new_acc = s0.copy()
+        c1_acc = np.ones(m)
+        ma_acc = np.zeros(m)
+        pending = np.ones(m, dtype=bool)
+        for _bt in range(MAX_BACKTRACK):
+            pi = np.flatnonzero(pending)
+            if pi.size == 0:
+                break
+            m_ = mu[pi]
+            a_, e_ = a[pi], e[pi]
+            c1 = 1.0 - 2.0 * m_ * e_
+            ma = m_ * a_
+            s_c = c1 * sa[pi]
+            # K' = s' I + W'^T W' and W'^T g for W' = [sqrt(c1) W, sqrt(mu alpha) q]
+            Kc = np.empty((pi.size, r + 1, r + 1))
+            Kc[:, :r, :r] = c1[:, None, None] * Ga[pi]
+            off = np.sqrt(c1 * ma)[:, None] * Wq[pi]
+            Kc[:, :r, r] = off
+            Kc[:, r, :r] = off
+            Kc[:, r, r] = ma * qq[pi]
+            Kc += s_c[:, None, None] * np.eye(r + 1)
+            xc = np.concatenate(
+                [np.sqrt(c1)[:, None] * xg[pi], (np.sqrt(ma) * gq[pi])[:, None]], axis=1
+            )
+            quad = (gg[pi] - np.einsum("bi,bi->b", xc, _solve_spd(Kc, xc))) / s_c
+            qq_, qAq_, nA_ = qq[pi], qAq[pi], normA2[pi]
+            newA2 = c1**2 * nA_ + 2.0 * c1 * ma * qAq_ + ma**2 * qq_**2
+            s_new = a_ * quad + e_ * newA2
+            lin = -a_ * (-2.0 * m_ * e_ * qAq_ + ma * qq_**2) + 2.0 * e_ * (
+                -2.0 * m_ * e_ * nA_ + ma * qAq_
+            )
+            DD = 4.0 * m_**2 * e_**2 * nA_ - 4.0 * m_ * e_ * ma * qAq_ + ma**2 * qq_**2
+            ok = s_c > 0
+            ok &= s_new <= s0[pi] + lin + DD / (2.0 * m_) + 1e-12 * np.abs(s0[pi])
+            acc = pi[ok]
+            accepted[acc] = True
+            s_new_acc[acc] = s_new[ok]
+            c1_acc[acc] = c1[ok]
+            ma_acc[acc] = ma[ok]
+            pending[acc] = False
+            mu[pi[~ok]] *= 0.5
+        # apply: accepted -> scale and append sqrt(mu alpha) q; rejected -> zero column
+        if r == self.WT.shape[1]:
+            raise ValueError("LowRankMetrics: no room left for another A-step")
+        sq = np.sqrt(c1_acc)
+        self.WT[idx, r] = q
+        scn = self.sc[idx]
+        scn[:, :r] *= sq[:, None]
+        scn[:, r] = np.sqrt(ma_acc)
+        self.sc[idx] = scn
+        Gn = self.gram[idx]
+        Gn[:, :r, :r] *= c1_acc[:, None, None]
+        cross = (sq * np.sqrt(ma_acc))[:, None] * Wq
+        Gn[:, :r, r] = cross
+        Gn[:, r, :r] = cross
+        Gn[:, r, r] = ma_acc * qq
+        self.gram[idx] = Gn
+        self.s[idx] = sa * c1_acc
+        self.r = r + 1
+        prev = self.mu_next[idx]
+        self.mu_next[idx] = np.where(
+            accepted, 2.0 * mu, np.where(np.isnan(prev), np.nan, 0.5 * prev)
+        )
+        return s_new_acc
+
+
 def dense_metric_path(
     lam: np.ndarray,
     Bb: np.ndarray,
@@ -233,10 +427,8 @@ def dense_metric_path(
 
     Notes
     -----
-    ``W`` is stored as raw rows ``WT`` (one per A-step, written once) with a per-column
-    scale ``sc`` (an accepted step multiplies every existing column by
-    ``sqrt(1 - 2 mu eta)``), and ``W^T W`` is updated in ``O(r)`` per step, so an outer
-    iteration reads ``WT`` about four times.
+    The metrics are a :class:`LowRankMetrics` batch; an outer iteration reads ``W``
+    about four times.
     """
     lam = np.asarray(lam, dtype=np.float64)
     Bb = np.asarray(Bb, dtype=np.float64)
@@ -244,19 +436,12 @@ def dense_metric_path(
     alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,)).copy()
     eta = np.broadcast_to(np.asarray(eta, dtype=np.float64), (n,)).copy()
     yy = np.broadcast_to(np.asarray(yy, dtype=np.float64), (n,)).copy()
-    R = max_iter * n_a_steps
-    s = np.ones(n)
-    WT = np.zeros((n, R, d))  # raw columns of W, as rows
-    sc = np.zeros((n, R))  # column scales: W[:, j] = sc[j] * WT[j]
-    gram = np.zeros((n, R, R))  # W^T W (true, scaled)
-    r = 0  # columns in use (the same for every problem: a rejected step adds a zero column)
-    mu_next = np.full(n, np.nan)  # NaN: no accepted step yet ("None" in metric_step's caller)
+    mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps)
     histories: list[list[float]] = [[] for _ in range(n)]
     n_iter = np.zeros(n, dtype=int)
     converged = np.zeros(n, dtype=bool)
     active = np.ones(n, dtype=bool)
     path = np.zeros((n, max_iter, d)) if record_path else None
-    auto = isinstance(step_size, str) and step_size == "auto"
     idx: Any = slice(None)  # all problems active (tol=None, or none converged yet)
 
     for it in range(max_iter):
@@ -265,107 +450,20 @@ def dense_metric_path(
             break
         n_iter[idx] = it + 1
         a, e = alpha[idx], eta[idx]
-        sa = s[idx]
-        g, v, z = _g_step_rows(lam, sa, WT[idx, :r], sc[idx, :r], a, Bb[idx])
+        r = mets.r
+        sa = mets.s[idx]
+        g, v, z = _g_step_rows(lam, sa, mets.WT[idx, :r], mets.sc[idx, :r], a, Bb[idx])
         if record_path and it > 0:
             path[idx, it - 1] = g
-        gg = np.einsum("bd,bd->b", g, g)
-        Ga = gram[idx, :r, :r]
-        xg = sa[:, None] * v + np.matmul(Ga, v[:, :, None])[:, :, 0]  # W^T g
         s_obj = np.zeros(m)
         for step in range(n_a_steps):
-            if step == 0:  # q = A^{-1} g = z, W^T q = v (from the g-step)
-                q = z
-                Wq = v
+            if step == 0:  # q = A^{-1} g = z, W^T q = v, W^T g = s v + W^T W v (g-step)
+                Ga = mets.gram[idx, : mets.r, : mets.r]
+                q, Wq = z, v
+                xg = sa[:, None] * v + np.matmul(Ga, v[:, :, None])[:, :, 0]
             else:
-                sa = s[idx]
-                Ga = gram[idx, :r, :r]
-                xg = np.matmul(WT[idx, :r], g[:, :, None])[:, :, 0] * sc[idx, :r]
-                y = _solve_spd(Ga + sa[:, None, None] * np.eye(r), xg)
-                q = (g - np.matmul((sc[idx, :r] * y)[:, None, :], WT[idx, :r])[:, 0, :]) / sa[
-                    :, None
-                ]
-                Wq = (xg - np.matmul(Ga, y[:, :, None])[:, :, 0]) / sa[:, None]
-            normA2 = _frob2(sa, Ga, d)
-            gq = np.einsum("bd,bd->b", g, q)
-            s0 = a * gq + e * normA2
-            qq = np.einsum("bd,bd->b", q, q)
-            qAq = sa * qq + np.einsum("bi,bi->b", Wq, Wq)
-            mu = mu_next[idx].copy()
-            if auto:
-                grad2 = a**2 * qq**2 - 4.0 * a * e * qAq + 4.0 * e**2 * normA2
-                gn = np.sqrt(np.maximum(grad2, 0.0))
-                first = np.isnan(mu)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    mu[first] = np.where(
-                        gn[first] > 0, np.sqrt(normA2[first]) / gn[first], 1.0 / e[first]
-                    )
-            else:
-                mu[np.isnan(mu)] = float(step_size)
-            mu = np.minimum(mu, 0.499 / e)
-            accepted = np.zeros(m, dtype=bool)
-            s_new_acc = s0.copy()
-            c1_acc = np.ones(m)
-            ma_acc = np.zeros(m)
-            pending = np.ones(m, dtype=bool)
-            for _bt in range(MAX_BACKTRACK):
-                pi = np.flatnonzero(pending)
-                if pi.size == 0:
-                    break
-                m_ = mu[pi]
-                a_, e_ = a[pi], e[pi]
-                c1 = 1.0 - 2.0 * m_ * e_
-                ma = m_ * a_
-                s_c = c1 * sa[pi]
-                # K' = s' I + W'^T W' and W'^T g for W' = [sqrt(c1) W, sqrt(mu alpha) q]
-                Kc = np.empty((pi.size, r + 1, r + 1))
-                Kc[:, :r, :r] = c1[:, None, None] * Ga[pi]
-                off = np.sqrt(c1 * ma)[:, None] * Wq[pi]
-                Kc[:, :r, r] = off
-                Kc[:, r, :r] = off
-                Kc[:, r, r] = ma * qq[pi]
-                Kc += s_c[:, None, None] * np.eye(r + 1)
-                xc = np.concatenate(
-                    [np.sqrt(c1)[:, None] * xg[pi], (np.sqrt(ma) * gq[pi])[:, None]], axis=1
-                )
-                quad = (gg[pi] - np.einsum("bi,bi->b", xc, _solve_spd(Kc, xc))) / s_c
-                qq_, qAq_, nA_ = qq[pi], qAq[pi], normA2[pi]
-                newA2 = c1**2 * nA_ + 2.0 * c1 * ma * qAq_ + ma**2 * qq_**2
-                s_new = a_ * quad + e_ * newA2
-                lin = -a_ * (-2.0 * m_ * e_ * qAq_ + ma * qq_**2) + 2.0 * e_ * (
-                    -2.0 * m_ * e_ * nA_ + ma * qAq_
-                )
-                DD = 4.0 * m_**2 * e_**2 * nA_ - 4.0 * m_ * e_ * ma * qAq_ + ma**2 * qq_**2
-                ok = s_c > 0
-                ok &= s_new <= s0[pi] + lin + DD / (2.0 * m_) + 1e-12 * np.abs(s0[pi])
-                acc = pi[ok]
-                accepted[acc] = True
-                s_new_acc[acc] = s_new[ok]
-                c1_acc[acc] = c1[ok]
-                ma_acc[acc] = ma[ok]
-                pending[acc] = False
-                mu[pi[~ok]] *= 0.5
-            # apply: accepted -> scale and append sqrt(mu alpha) q; rejected -> zero column
-            sq = np.sqrt(c1_acc)
-            WT[idx, r] = q
-            scn = sc[idx]
-            scn[:, :r] *= sq[:, None]
-            scn[:, r] = np.sqrt(ma_acc)
-            sc[idx] = scn
-            Gn = gram[idx]
-            Gn[:, :r, :r] *= c1_acc[:, None, None]
-            cross = (sq * np.sqrt(ma_acc))[:, None] * Wq
-            Gn[:, :r, r] = cross
-            Gn[:, r, :r] = cross
-            Gn[:, r, r] = ma_acc * qq
-            gram[idx] = Gn
-            s[idx] = sa * c1_acc
-            r += 1
-            prev = mu_next[idx]
-            mu_next[idx] = np.where(
-                accepted, 2.0 * mu, np.where(np.isnan(prev), np.nan, 0.5 * prev)
-            )
-            s_obj = s_new_acc
+                q, Wq, xg = mets.solve(idx, g)
+            s_obj = mets.a_step(idx, g, q, Wq, xg, a, e, step_size)
         obj = _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
         rows = range(n) if isinstance(idx, slice) else idx
         for j, i in enumerate(rows):
@@ -379,7 +477,9 @@ def dense_metric_path(
             if not active.all():
                 idx = np.flatnonzero(active)
     # final g-step for the returned metric (every problem)
-    WT, sc, gram = WT[:, :r], sc[:, :r], gram[:, :r, :r]
+    r = mets.r
+    WT, sc, gram = mets.WT[:, :r], mets.sc[:, :r], mets.gram[:, :r, :r]
+    s = mets.s
     G, _, Z = _g_step_rows(lam, s, WT, sc, alpha, Bb)
     if record_path:
         path[np.arange(n), n_iter - 1] = G

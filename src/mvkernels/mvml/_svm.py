@@ -13,17 +13,21 @@ its documented hooks (``docs/mvml.md``, "Extending: the g-step hook"):
 
 * ``_g_step``: the dual of the hinge problem (eq. 7-8, dual constant ``1/(4 alpha)``,
   see :mod:`mvkernels.mvml._hinge`), i.e. a bias-free linear SVM with
-  ``C' = C / (2 alpha)`` on the features ``F^T z_i`` (``A = F F^T``), by dual coordinate
-  descent warm-started across outer iterations; O(n v p) per epoch in Nystrom mode;
+  ``C' = C / (2 alpha)`` on the features ``F^T z_i`` (``A = F F^T``), solved by
+  scikit-learn's liblinear (compiled dual coordinate descent, O(n v p) per pass);
+* ``_fit_structured``: with fixed weights and a dense / identity / Cov metric, the
+  dense A-step keeps ``A = s I + W W^T`` (:class:`~mvkernels.mvml._lowrank.LowRankMetrics`,
+  shared with the square-loss structured solver), so the g-step features are
+  ``[sqrt(s) z_i, W^T z_i]`` and no ``(vp) x (vp)`` factorisation is ever computed;
 * ``_data_loss``: ``C sum_i max(0, 1 - y_i f(x_i))``;
 * ``_w_step``: the hinge-loss view weights (a small linear program, see :meth:`MVMLSVC._w_step`).
 
-The A-steps (:func:`mvkernels.mvml.metric_step`, dense gradient / sparse proximal),
-the fixed metrics (identity, Cov), kernels, block Nystrom map, one-vs-all, prediction
-and the stopping rule are inherited unchanged. See ``docs/mvml_svm.md``.
+The A-steps (dense gradient / sparse proximal, :func:`mvkernels.mvml.metric_step` or
+its low-rank form), the fixed metrics (identity, Cov), kernels, block Nystrom map,
+one-vs-all, prediction and the stopping rule are inherited unchanged. See ``docs/mvml_svm.md``.
 
 Dask input (Nystrom mode only): the hinge loss has no sufficient statistics and the dual
-coordinate descent needs random access to every row's features at every epoch, so the
+coordinate descent (liblinear) needs random access to every row's features at every epoch, so the
 training features ``U`` (n x vp) are computed on the workers and *gathered* to the client
 (one pass, as a NumPy array) when they fit in :data:`DASK_GATHER_MAX_BYTES`; above it
 ``fit`` raises a ValueError that points to :class:`~mvkernels.MVMLClassifier` (square
@@ -32,6 +36,7 @@ loss, one Dask reduction, any n). Prediction on Dask views stays lazy (inherited
 
 from __future__ import annotations
 
+import copy
 import warnings
 from numbers import Integral, Real
 from typing import Any
@@ -43,8 +48,9 @@ from sklearn.utils._param_validation import Interval
 
 from .._validation import is_dask_collection
 from ._estimators import MVMLClassifier, _mvml_constraints
-from ._hinge import hinge_gstep
-from ._metric import PSDFactor
+from ._hinge import dual_from_primal, linear_svm_working_set, svm_c_prime
+from ._lowrank import LowRankMetrics
+from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
 
 __all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES"]
@@ -80,20 +86,21 @@ class MVMLSVC(MVMLClassifier):
         otherwise ``w = 1/v``.
     n_landmarks, landmarks, kernel, kernel_params, max_iter, tol, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_factor
-        As :class:`~mvkernels.MVMLClassifier` (``random_state`` also seeds the coordinate
-        order of the dual solver; the hinge loss always runs the reference solver).
+        As :class:`~mvkernels.MVMLClassifier` (``random_state`` also seeds liblinear's
+        coordinate order). ``solver="auto"`` runs the low-rank dense A-step (fixed weights,
+        dense / identity / Cov metric); ``"dense"`` the reference A-step with a
+        factorisation of the ``(vp) x (vp)`` metric per step. Both give the same model
+        up to the dual solver's tolerance.
     C : float or None, default=None
         Weight of the hinge loss; ``None`` means ``1 / n_samples``, the paper's choice
         (eq. 7). Only the ratio ``C / alpha`` enters the g-step; ``alpha`` and ``eta``
         alone set the A-step.
     svm_tol : float, default=1e-3
-        Dual coordinate descent stops when every projected gradient (margin minus 1 on
-        free multipliers) is below ``svm_tol``; it is tightened (down to 1e-8) when
-        needed so that each g-step decreases the objective.
-    svm_max_epochs : int, default=1000
-        Maximum epochs of one dual coordinate descent run.
-    shrinking : bool, default=True
-        Shrinking heuristic of the dual coordinate descent (Hsieh et al. 2008).
+        liblinear's tolerance: it stops when the projected gradients (margins minus 1 on
+        free multipliers) spread by at most ``svm_tol``; it is tightened (down to 1e-8)
+        when needed so that each g-step decreases the objective.
+    svm_max_epochs : int, default=10000
+        Maximum liblinear iterations (passes over the active coordinates) of one g-step.
 
     Attributes
     ----------
@@ -102,14 +109,17 @@ mode_, nystrom_, kernels_, n_views_
         As :class:`~mvkernels.MVMLClassifier`; ``objective_`` is the primal objective
         above after each outer iteration and after the final g-step.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, K)
-        The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``.
+        The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``,
+        recovered from its solution by the KKT conditions
+        (:func:`mvkernels.mvml._hinge.dual_from_primal`; liblinear returns ``v`` only).
     C_ : float
         The hinge weight used (``1 / n`` when ``C=None``).
     objective_increase_ : float or ndarray of shape (K,)
         Largest relative increase of ``objective_`` between consecutive entries (0 when
         it is non-increasing). A ``ConvergenceWarning`` reports any increase above 1e-6.
     svm_epochs_ : int or ndarray of shape (K,)
-        Total dual coordinate descent epochs over all g-steps.
+        Total liblinear iterations over all g-steps.
+
     See Also
     --------
     MVMLSVCCV : The same with built-in cross-validation of the hyperparameters.
@@ -118,15 +128,13 @@ mode_, nystrom_, kernels_, n_views_
     Examples
     --------
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
     >>> from mvkernels import MVMLSVC
-    >>> clf = MVMLSVC().fit([X1, X2], y)
-    >>> clf.classes_
-    array(['a', 'b'], dtype='<U1')
-    >>> clf.predict([X1, X2]).shape
-    (40,)
+    >>> rng = np.random.RandomState(0)
+    >>> X1, X2 = rng.randn(60, 3), rng.randn(60, 2)
+    >>> y = (X1[:, 0] + X2[:, 0] > 0).astype(int)
+    >>> clf = MVMLSVC(max_iter=3, random_state=0).fit([X1, X2], y)
+    >>> clf.solver_, bool(clf.score([X1, X2], y) > 0.9)
+    ('structured', True)
     """
 
     def __init__(
@@ -152,8 +160,7 @@ mode_, nystrom_, kernels_, n_views_
         bandwidth_factor: float = 4.0,
         C: float | None = None,
         svm_tol: float = 1e-3,
-        svm_max_epochs: int = 1000,
-        shrinking: bool = True,
+        svm_max_epochs: int = 10000,
     ):
         super().__init__(
             alpha=alpha,
@@ -179,14 +186,12 @@ mode_, nystrom_, kernels_, n_views_
         self.C = C
         self.svm_tol = svm_tol
         self.svm_max_epochs = svm_max_epochs
-        self.shrinking = shrinking
 
     _parameter_constraints: dict = {
         **_mvml_constraints(),
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "svm_max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "shrinking": ["boolean"],
     }
 
     # ------------------------------------------------------------------ params
@@ -211,8 +216,6 @@ mode_, nystrom_, kernels_, n_views_
             or self.svm_max_epochs < 1
         ):
             raise ValueError(f"svm_max_epochs must be an int >= 1, got {self.svm_max_epochs!r}")
-        if not isinstance(self.shrinking, (bool, np.bool_)):
-            raise ValueError(f"shrinking must be a bool, got {self.shrinking!r}")
 
     # ------------------------------------------------------------------ Dask
     def _build_problem(self, X: Any, Y: Any) -> MVMLProblem:
@@ -229,7 +232,7 @@ mode_, nystrom_, kernels_, n_views_
         if size > DASK_GATHER_MAX_BYTES:
             raise ValueError(
                 f"MVMLSVC on Dask input gathers the training features on the client (the "
-                f"hinge-loss dual coordinate descent needs random access to all rows): "
+                f"hinge-loss dual solver needs random access to all rows): "
                 f"n x v p = {n} x {dim} float64 is {size / 2**30:.1f} GiB, above "
                 f"mvkernels.mvml._svm.DASK_GATHER_MAX_BYTES = "
                 f"{DASK_GATHER_MAX_BYTES / 2**30:.1f} GiB. Use MVMLClassifier (square "
@@ -256,69 +259,276 @@ mode_, nystrom_, kernels_, n_views_
             return problem.design(w)
         cache = getattr(self, "_train_features", None)
         if cache is None or cache[0] is not problem:
-            cache = (problem, problem.features())
-            self._train_features = cache
-        return cache[1] * problem.weight_vector(w)
+            cache = (problem, problem.features(), {})
+            self._train_features: tuple | None = cache
+        key = np.asarray(w, dtype=np.float64).tobytes()
+        weighted = cache[2]
+        if key not in weighted:
+            weighted.clear()
+            weighted[key] = cache[1] * problem.weight_vector(w)
+        return weighted[key]
 
     def _solver_rng(self, state: dict, t: int) -> np.random.RandomState:
-        """Coordinate-order generator of target ``t``: seeded by ``random_state`` (an int;
+        """liblinear's seed generator for target ``t``: seeded by ``random_state`` (an int;
         0 otherwise, so that fits are reproducible) and ``t``; kept across g-steps."""
         if "rng" not in state:
             seed = int(self.random_state) if isinstance(self.random_state, Integral) else 0
             state["rng"] = np.random.RandomState((seed * 1009 + t) % (2**32))
         return state["rng"]
 
-    # ------------------------------------------------------------------ hooks
+    def _svm_g(
+        self,
+        problem: MVMLProblem,
+        t: int,
+        X: np.ndarray,
+        state: dict,
+        value: Any,
+        ref: float | None,
+        c_scale: float = 1.0,
+        rebuild: Any = None,
+    ) -> np.ndarray:
+        """liblinear on the features ``X = F^T phi_i`` of target ``t``; returns ``v``.
+
+        ``value(v, m) -> (g, objective)`` with ``m`` the margins ``y_i <x_i, v>`` of all
+        rows (the hinge loss is ``C sum max(0, 1 - m)``). If ``g`` does not improve the objective on
+        ``ref`` (the previous ``g`` under the current metric; possible when the solver
+        stops at ``svm_tol`` after an A-step), the tolerance is divided by 10 and the
+        problem solved again, down to 1e-8. liblinear has no warm start; instead the
+        previous g-step's margins choose a working set of rows, with an exact check on
+        all rows (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`).
+        """
+        y = problem.Y[:, t]
+        # features given as x_i / sqrt(c_scale): the same problem with C' c_scale
+        Cp = svm_c_prime(self._hinge_weight(problem), self.alpha) * c_scale
+        tol = float(self.svm_tol)
+        while True:
+            res, margins = linear_svm_working_set(
+                X,
+                y,
+                Cp,
+                state.get("margins"),
+                tol=tol,
+                max_iter=int(self.svm_max_epochs),
+                random_state=self._solver_rng(state, t),
+            )
+            state["epochs"] = state.get("epochs", 0) + res.n_iter
+            g, val = value(res.coef, margins)
+            if ref is None or tol <= 1e-8 or val <= ref + 1e-12 * abs(ref):
+                break
+            tol *= 0.1
+        state["g"] = g
+        state["margins"] = margins
+        state["converged"] = state.get("converged", True) and res.converged
+        # what the final multipliers need: the rows that can be support vectors (margin
+        # <= 1 + band; the others have a_i = 0), or ``rebuild(rows)`` for a reused buffer
+        band = max(tol, 1e-9)
+        rows = np.flatnonzero(margins <= 1.0 + band)
+        state["last"] = dict(
+            X=X[rows] if rebuild is None else rebuild,  # rebuilt at the end of fit only
+            rows=rows,
+            y=y[rows],
+            v=res.coef,
+            Cp=Cp,
+            band=band,
+            c_scale=c_scale,
+            margins=margins[rows],
+        )
+        return g
+
     def _g_step(
         self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray, state: dict
     ) -> np.ndarray:
-        """Hinge-loss g-step (eq. 7-8) for target column ``t``.
+        """Hinge-loss g-step (eq. 7-8) for target column ``t``, any metric factor.
 
-        Dual coordinate descent on the bias-free SVM with features ``F^T phi_i`` and
-        ``C' = C / (2 alpha)``, warm-started from the previous multipliers of this target
-        (``state["dual"]``). If the new ``g`` does not improve the objective on the
-        previous one (possible when the solver stops at ``svm_tol`` after an A-step), the
-        tolerance is divided by 10 and the solve resumed, down to 1e-8.
+        liblinear on the bias-free SVM with features ``F^T phi_i`` and
+        ``C' = C / (2 alpha)`` (see :meth:`_svm_g`); ``g = F v``.
         """
-        y = problem.Y[:, t]
-        Phi = self._phi(problem, w)
-        C = self._hinge_weight(problem)
+        F = factor.F
+        X = self._phi(problem, w) @ F
         g_old = state.get("g")
         ref = None
         if g_old is not None:
             ref = self._data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
-        tol = float(self.svm_tol)
-        while True:
-            res = hinge_gstep(
-                Phi,
-                y,
-                None,
-                self.alpha,
-                C,
-                factors=[factor.F],
-                tol=tol,
-                max_epochs=int(self.svm_max_epochs),
-                shrinking=bool(self.shrinking),
-                alpha_init=state.get("dual"),
-                random_state=self._solver_rng(state, t),
+
+        def value(v: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
+            g = F @ v
+            return g, self._hinge_from_margins(problem, m) + self.alpha * factor.quad(g)
+
+        return self._svm_g(problem, t, X, state, value, ref)
+
+    # ------------------------------------------------------------------ structured
+    def _structured_applies(self, problem: MVMLProblem) -> bool:
+        """Low-rank path: fixed weights and a dense (from ``A = I``) or fixed metric, in
+        both modes (the hinge g-step only needs the features), and this class's g-step
+        and loss (a subclass that overrides them gets the dense reference path)."""
+        return (
+            self.solver == "auto"
+            and type(self)._g_step is MVMLSVC._g_step
+            and type(self)._data_loss is MVMLSVC._data_loss
+            and not self.learn_weights
+            and self.metric in ("dense", "identity", "cov")
+        )
+
+    def _fit_structured(
+        self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
+    ) -> list[dict]:
+        """Algorithm 1 with the hinge g-step and the low-rank dense A-step.
+
+        The metric of every target is ``A = s I + W W^T``
+        (:class:`~mvkernels.mvml._lowrank.LowRankMetrics`, the same A-step as the
+        square-loss structured solver); with ``F = [sqrt(s) I, W]`` the g-step features
+        are ``[sqrt(s) phi_i, W^T phi_i]`` (``O(n d r)`` per g-step) and
+        ``<g, A^{-1} g>`` comes from the Woodbury identity. Same iterates as the dense
+        path (:meth:`_fit_target`) up to the dual solver's tolerance. Fixed metrics
+        (identity, Cov) need one g-step.
+        """
+        v, T = problem.n_views, problem.n_targets
+        w = np.full(v, 1.0 / v)
+        Phi = self._phi(problem, w)
+        states: list[dict] = [{} for _ in range(T)]
+        alpha = float(self.alpha)
+        if self.metric not in LEARNED_METRICS:
+            factor = PSDFactor(A0, eig_floor=self.eig_floor)
+            out = []
+            for t in range(T):
+                g = self._g_step(problem, t, factor, w, states[t])
+                obj = self._data_loss(problem, t, g, w) + alpha * factor.quad(g)
+                out.append(
+                    dict(
+                        A=A0,
+                        g=g,
+                        w=w,
+                        history=np.array([obj]),
+                        n_iter=1,
+                        converged=True,
+                        state=states[t],
+                        path=g[None],
+                        path_w=w[None],
+                    )
+                )
+            return out
+        return self._dense_paths(problem, Phi, w, [float(self.eta)])
+
+    def _dense_paths(
+        self, problem: MVMLProblem, Phi: np.ndarray, w: np.ndarray, etas: list[float]
+    ) -> list[dict]:
+        """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
+
+        The first g-step (metric ``A = I``) does not depend on ``eta``: it is solved once
+        per target and shared by every ``eta`` (with a copy of its solver state, so that
+        each path continues exactly as a fit with that ``eta`` alone).
+        """
+        T, d = problem.n_targets, problem.dim
+        E = len(etas)
+        B = E * T
+        alpha = float(self.alpha)
+        R = self.max_iter * self.n_a_steps
+        mets = LowRankMetrics.identity(B, d, R)
+        states: list[dict] = [{} for _ in range(B)]
+        # features x_i / sqrt(s) = [phi_i, W^T phi_i / sqrt(s)] (the problem with C' s):
+        # phi_i written once; liblinear skips the zero columns of the A-steps to come
+        X = np.zeros((Phi.shape[0], d + R))
+        X[:, :d] = Phi
+
+        def g_step(b: int) -> np.ndarray:
+            t = b % T
+            r = mets.r
+            W = mets.columns(b)
+            sq = np.sqrt(mets.s[b])
+            if r:
+                X[:, d : d + r] = (Phi @ W) / sq
+            ref = None
+            g_old = states[b].get("g")
+            if g_old is not None:
+                q_old = mets.solve([b], g_old[None])[0][0]
+                # margins do not depend on the metric (fixed weights): no product with Phi
+                ref = self._hinge_from_margins(problem, states[b]["margins"])
+                ref += alpha * float(g_old @ q_old)
+
+            def value(vv: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
+                g = vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
+                q = mets.solve([b], g[None])[0][0]
+                return g, self._hinge_from_margins(problem, m) + alpha * float(g @ q)
+
+            def rebuild(rows: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
+                Xb = np.zeros((rows.size, X.shape[1]))
+                Xb[:, :d] = Phi[rows]
+                Xb[:, d : d + W.shape[1]] = (Phi[rows] @ W) / sq
+                return Xb
+
+            return self._svm_g(
+                problem, t, X, states[b], value, ref, c_scale=float(mets.s[b]), rebuild=rebuild
             )
-            state["dual"] = res.alpha
-            state["epochs"] = state.get("epochs", 0) + res.solver.n_epochs
-            g = res.coef[0]
-            if ref is None or tol <= 1e-8:
+
+        histories: list[list[float]] = [[] for _ in range(B)]
+        paths: list[list[np.ndarray]] = [[] for _ in range(B)]
+        n_iter = np.zeros(B, dtype=int)
+        converged = np.zeros(B, dtype=bool)
+        active = np.arange(B)
+        al = np.full(B, alpha)
+        et = np.repeat(np.asarray(etas, dtype=np.float64), T)
+        G = np.zeros((B, d))
+        for it in range(self.max_iter):
+            if active.size == 0:
                 break
-            new = self._data_loss(problem, t, g, w) + self.alpha * float(res.reg[0])
-            if new <= ref + 1e-12 * abs(ref):
-                break
-            tol *= 0.1
-        state["g"] = g
-        state["converged"] = res.solver.converged
-        return g
+            n_iter[active] = it + 1
+            for b in active.tolist():
+                if it == 0 and b >= T:  # A = I for every eta: share the first g-step
+                    G[b] = G[b % T]
+                    states[b] = copy.deepcopy(states[b % T])
+                else:
+                    G[b] = g_step(int(b))
+                if it > 0:
+                    paths[b].append(G[b])
+            s_obj = np.zeros(active.size)
+            for _ in range(self.n_a_steps):
+                q, Wq, xg = mets.solve(active, G[active])
+                s_obj = mets.a_step(
+                    active, G[active], q, Wq, xg, al[active], et[active], self.step_size
+                )
+            for j, b in enumerate(active.tolist()):
+                loss = self._hinge_from_margins(problem, states[b]["margins"])
+                histories[b].append(loss + float(s_obj[j]))
+            if self.tol is not None:
+                for b in active.tolist():
+                    h = histories[b]
+                    if len(h) > 1 and abs(h[-2] - h[-1]) <= self.tol * max(
+                        abs(h[-2]), np.finfo(float).tiny
+                    ):
+                        converged[b] = True
+                active = np.flatnonzero(~converged)
+        out = []
+        for b in range(B):
+            g = g_step(b)
+            q = mets.solve([b], g[None])[0][0]
+            obj = self._hinge_from_margins(problem, states[b]["margins"]) + alpha * float(g @ q)
+            obj += et[b] * float(mets.frob2([b])[0])
+            histories[b].append(obj)
+            paths[b].append(g)
+            out.append(
+                dict(
+                    A=mets.dense(b),
+                    g=g,
+                    w=w,
+                    history=np.asarray(histories[b]),
+                    n_iter=int(n_iter[b]),
+                    converged=bool(converged[b]),
+                    state=states[b],
+                    min_eig=mets.min_eigenvalue(b),
+                    path=np.asarray(paths[b]),
+                    path_w=np.tile(w, (len(paths[b]), 1)),
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------ hooks
+    def _hinge_from_margins(self, problem: MVMLProblem, m: np.ndarray) -> float:
+        """``C sum_i max(0, 1 - m_i)`` for the margins ``m_i = y_i f(x_i)``."""
+        return float(self._hinge_weight(problem) * np.maximum(0.0, 1.0 - m).sum())
 
     def _data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """Hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` (Nystrom: ``z_i^T g~``)."""
-        margins = problem.Y[:, t] * (self._phi(problem, w) @ g)
-        return float(self._hinge_weight(problem) * np.maximum(0.0, 1.0 - margins).sum())
+        return self._hinge_from_margins(problem, problem.Y[:, t] * (self._phi(problem, w) @ g))
 
     def _w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Hinge-loss view weights: ``min_w sum_i max(0, 1 - y_i Z_i w)`` over the simplex.
@@ -354,6 +564,18 @@ mode_, nystrom_, kernels_, n_views_
         new = np.maximum(0.0, 1.0 - y * (Z @ w_new)).sum()
         return w_new if new <= old else w
 
+    def _final_dual(self, state: dict) -> np.ndarray:
+        """The paper's multipliers of the last g-step (KKT recovery from ``v``)."""
+        if "last" not in state:  # a subclass's g-step that keeps its own multipliers
+            return np.asarray(state["dual"])[:, 0]
+        last = state.pop("last")
+        a = np.zeros(state["margins"].shape[0])
+        X = last["X"](last["rows"]) if callable(last["X"]) else last["X"]
+        a[last["rows"]] = dual_from_primal(
+            X, last["y"], last["v"], last["Cp"], band=last["band"], margins=last["margins"]
+        )
+        return 2.0 * self.alpha * a / last["c_scale"]
+
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None) -> MVMLSVC:
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and labels ``y``."""
@@ -364,7 +586,7 @@ mode_, nystrom_, kernels_, n_views_
         states = self._fit_states
         n = self.n_samples_fit_
         self.C_ = 1.0 / n if self.C is None else float(self.C)
-        duals = np.column_stack([s["dual"][:, 0] for s in states])
+        duals = np.column_stack([self._final_dual(s) for s in states])
         epochs = np.array([s.get("epochs", 0) for s in states])
         incr: list[float] = []
         for h in self._histories:
@@ -386,7 +608,7 @@ mode_, nystrom_, kernels_, n_views_
             )
         if not all(s.get("converged", True) for s in states):
             warnings.warn(
-                f"MVMLSVC: the dual coordinate descent reached svm_max_epochs="
+                f"MVMLSVC: the dual solver (liblinear) reached svm_max_epochs="
                 f"{self.svm_max_epochs} before svm_tol={self.svm_tol}",
                 ConvergenceWarning,
                 stacklevel=2,

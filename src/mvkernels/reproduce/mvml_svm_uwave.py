@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ..mvml_svm import MVMLSVC
+from ..mvml import MVMLSVC
 from ._claims import Claim, claims_table, verdict, write_claims
 from ._report import Progress, fmt, markdown_table, write_report
 from ._uwave import VIEW_SIZES, cv_search, load_split, score_draws
