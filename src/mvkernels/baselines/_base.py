@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._threads import serial_blas
 from .._validation import (
+    MIN_OBSERVED_ROWS,
     as_real_array,
     check_precomputed_kernel,
     check_psd_gram,
@@ -23,6 +24,7 @@ from .._validation import (
     check_targets_finite,
     check_views,
     common_constraints,
+    observed_mask,
     positive_real,
     validate_array_input,
 )
@@ -128,11 +130,15 @@ class ViewGrams:
 
     def cross(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         """Test-train Gram matrices ``(m, n)`` of each (validated) test view."""
+        return [self.cross_view(Xv, l) for l, Xv in enumerate(Xs)]
+
+    def cross_view(self, Xv: np.ndarray, l: int) -> np.ndarray:
+        """Test-train Gram matrix ``(m, n)`` of (validated) test rows of view ``l``."""
         if self.nystrom is not None:
-            return [self.nystrom.view_features(Xv, l) @ self.U[l].T for l, Xv in enumerate(Xs)]
+            return self.nystrom.view_features(Xv, l) @ self.U[l].T
         if self.precomputed:
-            return list(Xs)
-        return [kern(Xv, self.X_fit[l]) for l, (Xv, kern) in enumerate(zip(Xs, self.kernels))]
+            return Xv
+        return self.kernels[l](Xv, self.X_fit[l])
 
 
 # ============================================================================ Gram-matrix learners
@@ -188,6 +194,8 @@ class _Base(BaseEstimator):
     """
 
     _is_classifier = False
+    #: whether the method takes missing views (NaN rows); see ``_fit_missing``
+    _supports_missing = False
     _parameter_constraints: dict = {
         **common_constraints(),
         "alpha": [positive_real()],
@@ -252,12 +260,19 @@ class _Base(BaseEstimator):
             views=self.views,
             ensure_min_samples=2,
             feature_names=getattr(self, "feature_names_in_", None),
+            allow_missing=self._supports_missing,
         )
         Y = self._targets(y)
         if Y.shape[0] != Xs[0].shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
         self.n_views_ = len(Xs)
         self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+        mask = self._supports_missing and observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
+        self.missing_fit_ = mask is not None and mask is not False
+        if self.missing_fit_:
+            with serial_blas(Xs[0].shape[0]):
+                self._fit_missing(Xs, Y, mask)
+            return self
         with serial_blas(Xs[0].shape[0]):
             try:
                 self.grams_ = self._maps().fit(self._transform_views(Xs))
@@ -274,17 +289,31 @@ class _Base(BaseEstimator):
         concatenation is not "view 0")."""
         return exc
 
+    def _fit_missing(self, Xs: list[np.ndarray], Y: np.ndarray, mask: np.ndarray) -> None:
+        """Fit with missing views (``_supports_missing`` methods only)."""
+        raise NotImplementedError
+
+    def _decision_missing(self, Xs: list[np.ndarray], mask: np.ndarray) -> np.ndarray:
+        """Outputs for test views with missing views (``_supports_missing`` methods only)."""
+        raise NotImplementedError
+
     def _decision(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "grams_")
+        check_is_fitted(self, "missing_fit_")
         X = _validate_array(self, X, reset=False)
-        precomputed = self.grams_.precomputed
+        precomputed = not self.missing_fit_ and self.grams_.precomputed
         Xs = check_views(
             X,
             views=self.views,
             n_views=self.n_views_,
             n_features=None if precomputed else self.n_features_view_,
             feature_names=getattr(self, "feature_names_in_", None),
+            allow_missing=self._supports_missing and not precomputed,
         )
+        mask = observed_mask(Xs) if self._supports_missing and not precomputed else None
+        if mask is not None or self.missing_fit_:
+            if mask is None:
+                mask = np.ones((Xs[0].shape[0], len(Xs)), dtype=bool)
+            return self._decision_missing(Xs, mask)
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))

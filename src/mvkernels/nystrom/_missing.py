@@ -79,7 +79,7 @@ def pairwise_statistics(
     """
     v, p = n_views, block
     d = v * p
-    counts = np.asarray(gram[d:, d:], dtype=np.float64).copy()
+    counts = np.rint(np.asarray(gram[d:, d:], dtype=np.float64))  # exact integers
     sums = gram[:d, d:]  # (vp, v): column b = sum of z over rows where b (and the block) observed
     mean = np.zeros(d)
     cov = np.zeros((d, d))
