@@ -114,59 +114,63 @@ def run_dataset(name: str, args: argparse.Namespace) -> list[dict]:
     Xtr, ytr, Xte, yte, views = load(name, args.data)
     if args.quick and name == "uwave":
         Xte, yte = Xte[:1000], yte[:1000]
+    rows: list[dict] = []
+    for frac in args.fractions:
+        run_fraction(name, frac, (Xtr, ytr, Xte, yte, views), args, rows)
+    return rows
+
+
+def run_fraction(name: str, frac: float, data: tuple, args: argparse.Namespace, rows: list) -> None:
+    """All pipelines at one missing fraction (rows appended to ``rows``)."""
+    Xtr, ytr, Xte, yte, views = data
     v, d = len(views), Xtr.shape[1]
     sizes = [s.stop - s.start for s in views]
-    rows = []
-    for frac in args.fractions:
-        rng = np.random.RandomState(int(1000 * frac) + 7)
-        mtr, mte = make_missing(len(ytr), v, frac, rng), make_missing(len(yte), v, frac, rng)
-        Atr, Ate = apply_mask(Xtr, views, mtr), apply_mask(Xte, views, mte)
+    rng = np.random.RandomState(int(1000 * frac) + 7)
+    mtr, mte = make_missing(len(ytr), v, frac, rng), make_missing(len(yte), v, frac, rng)
+    Atr, Ate = apply_mask(Xtr, views, mtr), apply_mask(Xte, views, mte)
 
-        def record(pipe: str, fn) -> None:
-            t = time.perf_counter()
-            acc = fn()
-            rows.append(
-                dict(data=name, frac=frac, pipe=pipe, acc=acc, time=time.perf_counter() - t)
-            )
-            print(f"{name:6s} {frac:4.0%} {pipe:28s} acc {acc:.4f}  {rows[-1]['time']:7.1f} s")
+    def record(pipe: str, fn) -> None:
+        t = time.perf_counter()
+        acc = fn()
+        rows.append(dict(data=name, frac=frac, pipe=pipe, acc=acc, time=time.perf_counter() - t))
+        print(f"{name:6s} {frac:4.0%} {pipe:28s} acc {acc:.4f}  {rows[-1]['time']:7.1f} s")
 
-        def native() -> float:
-            cv = MVMLClassifierCV(views=sizes, random_state=0).fit(Atr, ytr)
-            return float(cv.score(Ate, yte))
+    def native() -> float:
+        cv = MVMLClassifierCV(views=sizes, random_state=0).fit(Atr, ytr)
+        return float(cv.score(Ate, yte))
 
-        record("native MVMLClassifierCV", native)
-        for iname, make in imputers(d, args.quick).items():
-            if frac == 0 and iname != "mean":
-                continue  # nothing to impute: identical to the mean-imputation rows
+    record("native MVMLClassifierCV", native)
+    for iname, make in imputers(d, args.quick).items():
+        if frac == 0 and iname != "mean":
+            continue  # nothing to impute: identical to the mean-imputation rows
 
-            def impute(make=make) -> tuple:
-                imp = make().fit(Atr)
-                return imp.transform(Atr), imp.transform(Ate)
+        def impute(make=make) -> tuple:
+            imp = make().fit(Atr)
+            return imp.transform(Atr), imp.transform(Ate)
 
-            def svc(impute=impute) -> float:
-                Itr, Ite = impute()
-                return float(fit_svc(Itr, ytr, args.n_jobs).score(Ite, yte))
+        def svc(impute=impute) -> float:
+            Itr, Ite = impute()
+            return float(fit_svc(Itr, ytr, args.n_jobs).score(Ite, yte))
 
-            def mvml(impute=impute) -> float:
-                Itr, Ite = impute()
-                cv = MVMLClassifierCV(views=sizes, random_state=0).fit(Itr, ytr)
-                return float(cv.score(Ite, yte))
+        def mvml(impute=impute) -> float:
+            Itr, Ite = impute()
+            cv = MVMLClassifierCV(views=sizes, random_state=0).fit(Itr, ytr)
+            return float(cv.score(Ite, yte))
 
-            label = "none" if frac == 0 else iname
-            record(f"{label} + SVC", svc)
-            record(f"{label} + MVMLClassifierCV", mvml)
+        label = "none" if frac == 0 else iname
+        record(f"{label} + SVC", svc)
+        record(f"{label} + MVMLClassifierCV", mvml)
 
-        def complete_case() -> float:
-            cc = mtr.all(axis=1)
-            if cc.sum() < 10 or len(np.unique(ytr[cc])) < 2:
-                return float("nan")
-            Ctr = Xtr[cc]
-            imp = SimpleImputer().fit(Ctr)
-            return float(fit_svc(Ctr, ytr[cc], args.n_jobs).score(imp.transform(Ate), yte))
+    def complete_case() -> float:
+        cc = mtr.all(axis=1)
+        if cc.sum() < 10 or len(np.unique(ytr[cc])) < 2:
+            return float("nan")
+        Ctr = Xtr[cc]
+        imp = SimpleImputer().fit(Ctr)
+        return float(fit_svc(Ctr, ytr[cc], args.n_jobs).score(imp.transform(Ate), yte))
 
-        if frac > 0:
-            record("complete-case + SVC", complete_case)
-    return rows
+    if frac > 0:
+        record("complete-case + SVC", complete_case)
 
 
 def best_imputation(rows: list[dict], name: str, frac: float) -> dict:

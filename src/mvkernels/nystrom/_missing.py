@@ -34,7 +34,7 @@ __all__ = ["MISSING_RIDGE", "ConditionalViews", "block_mask", "pairwise_statisti
 
 #: relative ridge of the conditional expectation (fraction of the mean variance of the
 #: observed feature blocks)
-MISSING_RIDGE = 0.5
+MISSING_RIDGE = 1.0
 
 
 def block_mask(blocks: list[np.ndarray], start: int | None = None) -> np.ndarray | None:
@@ -146,19 +146,26 @@ class ConditionalViews:
         ``mask`` (m, v): observed views per row; the observed blocks of ``U`` are used,
         the missing ones overwritten.
         """
-        patterns, inverse = np.unique(mask, axis=0, return_inverse=True)
-        inverse = np.asarray(inverse).ravel()
-        for k, pat in enumerate(patterns):
-            if pat.all():
-                continue
-            rows = np.flatnonzero(inverse == k)
-            o = self._index(np.flatnonzero(pat))
-            m = self._index(np.flatnonzero(~pat))
-            S_oo = self.cov[np.ix_(o, o)]
-            s, V = robust_eigh(0.5 * (S_oo + S_oo.T), what="observed-view feature covariance")
-            s = np.maximum(s, 0.0)
-            eps = self.ridge * max(float(s.sum()) / o.size, np.finfo(float).tiny)
+        for pat, rows in _patterns(mask):
+            o, m, V, d = self._regression(pat)
             R = U[np.ix_(rows, o)] - self.mean[o]
-            coef = (R @ V) / (s + eps)  # (Sigma_OO + eps I)^{-1} (z_O - mu_O), row-wise
+            coef = (R @ V) / d  # (Sigma_OO + eps I)^{-1} (z_O - mu_O), row-wise
             U[np.ix_(rows, m)] = self.mean[m] + (coef @ V.T) @ self.cov[np.ix_(o, m)]
         return U
+
+    def _regression(self, pat: np.ndarray) -> tuple:
+        """Observed / missing indices, eigenvectors ``V`` and ``s + eps`` of ``Sigma_OO``."""
+        o = self._index(np.flatnonzero(pat))
+        m = self._index(np.flatnonzero(~pat))
+        S_oo = self.cov[np.ix_(o, o)]
+        s, V = robust_eigh(0.5 * (S_oo + S_oo.T), what="observed-view feature covariance")
+        s = np.maximum(s, 0.0)
+        eps = self.ridge * max(float(s.sum()) / o.size, np.finfo(float).tiny)
+        return o, m, V, s + eps
+
+
+def _patterns(mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(pattern, rows)`` for each distinct pattern of observed views with a missing view."""
+    patterns, inverse = np.unique(mask, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).ravel()
+    return [(pat, np.flatnonzero(inverse == k)) for k, pat in enumerate(patterns) if not pat.all()]
