@@ -312,3 +312,39 @@ def test_cv_with_missing_views_beats_mean_imputation(digits):
     )
     assert native > 0.8
     assert native >= mean - 0.01
+
+
+# ----------------------------------------------------------------------------- MultiViewKPCA
+def test_kpca_fit_on_incomplete_rows_and_infer_at_transform():
+    from mvkernels import MultiViewKPCA
+
+    rng = np.random.RandomState(0)
+    n = 300
+    Z = rng.randn(n, 2)
+    X1 = Z @ rng.randn(2, 4) + 0.05 * rng.randn(n, 4)
+    X2 = Z @ rng.randn(2, 3) + 0.05 * rng.randn(n, 3)
+    X1m, X2m = X1.copy(), X2.copy()
+    X1m[:60] = np.nan
+    X2m[100:150] = np.nan
+    complete = MultiViewKPCA(n_components=2).fit([X1, X2])
+    kpca = MultiViewKPCA(n_components=2).fit([X1m, X2m])
+    assert kpca.solver_.startswith("primal") and np.isfinite(kpca.hidden_).all()
+    # the same subspace as on complete data (up to rotation within it)
+    H, Hm = complete.transform([X1, X2]), kpca.transform([X1, X2])
+    coef, *_ = np.linalg.lstsq(Hm, H, rcond=None)
+    assert np.linalg.norm(Hm @ coef - H) < 0.05 * np.linalg.norm(H)
+    # a row with view 0 missing: eq. (15), as infer_views computes it
+    Hmiss = kpca.transform([X1m[:5], X2[:5]])
+    _, h = kpca.infer_views([None, X2[:5]], missing=[0], return_hidden=True)
+    np.testing.assert_allclose(Hmiss, h, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(kpca.hidden_[:5], h, rtol=1e-10, atol=1e-12)
+
+
+def test_kpca_missing_views_need_a_primal_solver():
+    from mvkernels import MultiViewKPCA
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 4)
+    X[:5, 2:] = np.nan
+    with pytest.raises(ValueError, match="missing views .* primal solver"):
+        MultiViewKPCA(n_components=2, kernel="rbf", views=[2, 2]).fit(X)

@@ -64,7 +64,7 @@ def block_mask(blocks: list[np.ndarray], start: int | None = None) -> np.ndarray
 
 
 def pairwise_statistics(
-    gram: np.ndarray, n_views: int, block: int
+    gram: np.ndarray, dims: list[int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairwise-complete statistics from the moments of the augmented features.
 
@@ -72,22 +72,25 @@ def pairwise_statistics(
     blocks zeroed where the view is missing, then the 0/1 observed indicators). Returns
 
     * ``counts`` (v, v): ``n_ab``, rows where views a and b are both observed;
-    * ``mean`` (v p,): block ``a`` is the mean of ``z_a`` over the rows where a is observed;
-    * ``cov`` (v p, v p): block ``(a, b)`` is the covariance of ``z_a`` and ``z_b`` over
+    * ``mean`` (D,): block ``a`` is the mean of ``z_a`` over the rows where a is observed;
+    * ``cov`` (D, D): block ``(a, b)`` is the covariance of ``z_a`` and ``z_b`` over
       the rows where both are observed (means over those same rows); 0 where
       ``n_ab < 2``.
+
+    ``dims``: the width of each view's block (``D = sum(dims)``).
     """
-    v, p = n_views, block
-    d = v * p
+    v = len(dims)
+    bounds = np.cumsum([0] + list(dims))
+    d = int(bounds[-1])
     counts = np.rint(np.asarray(gram[d:, d:], dtype=np.float64))  # exact integers
     sums = gram[:d, d:]  # (vp, v): column b = sum of z over rows where b (and the block) observed
     mean = np.zeros(d)
     cov = np.zeros((d, d))
     for a in range(v):
-        ra = slice(a * p, (a + 1) * p)
+        ra = slice(bounds[a], bounds[a + 1])
         mean[ra] = sums[ra, a] / max(counts[a, a], 1.0)
         for b in range(a, v):
-            rb = slice(b * p, (b + 1) * p)
+            rb = slice(bounds[b], bounds[b + 1])
             nab = counts[a, b]
             if nab < 2:
                 continue
@@ -122,7 +125,7 @@ class ConditionalViews:
 
     @classmethod
     def from_augmented(cls, gram: np.ndarray, n_views: int, block: int) -> ConditionalViews:
-        counts, mean, cov = pairwise_statistics(gram, n_views, block)
+        counts, mean, cov = pairwise_statistics(gram, [block] * n_views)
         return cls(mean=mean, cov=cov, n_views=n_views, block=block, counts=counts)
 
     @classmethod
