@@ -206,6 +206,7 @@ GUIDE_PAGES = [
     "rkm",
     "baselines",
     "dask",
+    "incomplete_views",
     "datasets",
     "errors",
     "reproduce",

@@ -267,9 +267,9 @@ class _Base(BaseEstimator):
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
         self.n_views_ = len(Xs)
         self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
-        mask = self._supports_missing and observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
-        self.missing_fit_ = mask is not None and mask is not False
-        if self.missing_fit_:
+        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS) if self._supports_missing else None
+        self.missing_fit_ = mask is not None
+        if mask is not None:
             with serial_blas(Xs[0].shape[0]):
                 self._fit_missing(Xs, Y, mask)
             return self

@@ -228,7 +228,7 @@ class _BaseMVML(BaseEstimator):
             self.random_state,
         )
         self.kernel_params_ = kernel_params
-        self._completion = None
+        self._completion: tuple[BlockNystrom, np.ndarray] | None = None
         if self.n_landmarks is None and mask is not None:
             return self._completed_full_problem(Xs, Y, mask, kernel_params)
         if self.n_landmarks is None:
@@ -315,9 +315,10 @@ class _BaseMVML(BaseEstimator):
 
     def _full_outputs(self, G: np.ndarray, classes: np.ndarray | None = None) -> _MVMLOutputs:
         """Full-mode output function for weighted coefficients ``G`` (T, v, n)."""
-        if getattr(self, "_completion", None) is None:
+        completion = getattr(self, "_completion", None)
+        if completion is None:
             return _MVMLOutputs(Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes)
-        nys, U = self._completion  # kernel rows u^_l(x) U^_l^T: a Nystrom-space model
+        nys, U = completion  # kernel rows u^_l(x) U^_l^T: a Nystrom-space model
         p = nys.n_landmarks_
         Gw = np.hstack([G[:, l, :] @ U[:, l * p : (l + 1) * p] for l in range(G.shape[1])])
         return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes)
@@ -656,10 +657,9 @@ class _BaseMVML(BaseEstimator):
         X = validate_array_input(self, X, reset=False)
         if self.mode_ == "nystrom":  # the same container rules as at fit
             return self.nystrom_.check_views(check_views(X, views=self.views, allow_missing=True))
-        if getattr(self, "_completion", None) is not None:
-            return self._completion[0].check_views(
-                check_views(X, views=self.views, allow_missing=True)
-            )
+        completion = getattr(self, "_completion", None)
+        if completion is not None:
+            return completion[0].check_views(check_views(X, views=self.views, allow_missing=True))
         Xs = check_views(
             X,
             views=self.views,
