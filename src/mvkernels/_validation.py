@@ -344,15 +344,15 @@ def _check_one_view(
     return arr
 
 
-def _check_whole_rows(nan: np.ndarray, view: int, offset: int = 0) -> None:
+def _check_whole_rows(nan: np.ndarray, view: int, offset: int = 0, where: str = "") -> None:
     """A missing view is a whole row of NaN: refuse NaN in only some columns of a row."""
     partial = np.flatnonzero(nan.any(axis=1) & ~nan.all(axis=1))
     if partial.size:
         rows = ", ".join(str(int(r) + offset) for r in partial[:5])
         more = f" and {partial.size - 5} more" if partial.size > 5 else ""
         raise ValueError(
-            f"view {view} is missing in only some of its columns in rows {rows}{more}; a "
-            "missing view must be a whole row of NaN in that view (supported), not a partly "
+            f"view {view} contains NaN{where} in only some of its columns (rows {rows}{more}); "
+            "a missing view must be a whole row of NaN in that view (supported), not a partly "
             "observed row: impute the missing columns of that view first"
         )
 
@@ -366,23 +366,13 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
 
     Returns None when every view is complete (the usual case: callers then run their
     complete-data code unchanged), else a boolean array of shape (n_samples, n_views),
-    ``True`` where the view is observed (its row is not NaN). Dask views are reduced to
-    their row masks (one pass; partly missing rows raise as in :func:`check_views`).
+    ``True`` where the view is observed (its row is not NaN). NumPy views only (Dask
+    views are checked block by block where their rows are read).
 
     Raises a ValueError for a sample with every view missing and, with ``min_observed``
     (fit time), for a view observed on fewer than ``min_observed`` rows.
     """
-    cols = []
-    for i, Xv in enumerate(Xs):
-        if is_dask_collection(Xv):
-            nan = np.isnan(Xv)
-            any_, all_ = (np.asarray(a) for a in _dask_compute(nan.any(axis=1), nan.all(axis=1)))
-            if (any_ & ~all_).any():
-                _check_whole_rows(np.column_stack([any_, all_]), i)
-            cols.append(~all_)
-        else:
-            cols.append(~np.isnan(np.asarray(Xv)[:, 0]))
-    mask = np.column_stack(cols)
+    mask = np.column_stack([~np.isnan(np.asarray(Xv)[:, 0]) for Xv in Xs])
     if mask.all():
         return None
     empty = np.flatnonzero(~mask.any(axis=1))
@@ -402,12 +392,6 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
                     "learned from (drop the view or add samples where it is observed)"
                 )
     return mask
-
-
-def _dask_compute(*xs: Any) -> tuple:
-    import dask
-
-    return dask.compute(*xs)
 
 
 def check_views(

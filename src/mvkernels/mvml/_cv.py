@@ -325,8 +325,9 @@ class _MVMLCVBase(BaseEstimator):
         X = validate_array_input(self, X, reset=True)
         _check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
-        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         n, v = Xs[0].shape[0], len(Xs)
+        dask_views = any(is_dask_collection(Xv) for Xv in Xs)
+        mask = None if dask_views else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")

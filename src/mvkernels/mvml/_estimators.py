@@ -210,9 +210,10 @@ class _BaseMVML(BaseEstimator):
         """
         _check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
-        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         n = Xs[0].shape[0]
         dask_input = any(is_dask_collection(Xv) for Xv in Xs) or is_dask_collection(Y)
+        # Dask training views must be complete (checked block by block when read)
+        mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if is_dask_collection(Y) and np.isnan(Y.shape[0]):
             raise ValueError(
                 "y is a Dask array with unknown chunk sizes; call y.compute_chunk_sizes() first"

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import _check_whole_rows
+
 __all__ = [
     "require_dask",
     "as_aligned_views",
@@ -117,18 +119,20 @@ def _check_block_finite(
     """Raise a ValueError naming the view (and the rows) if a block holds NaN/inf.
 
     NaN in the views is left to a row-wise function ``fn`` that handles missing views
-    (its ``handles_missing_views`` attribute is true, e.g. :meth:`BlockNystrom.features`).
+    (its ``handles_missing_views`` attribute is true, e.g. :meth:`BlockNystrom.features`)
+    when it fills whole rows of a view; NaN in only some columns of a row is refused.
     """
-    named = [(f"view {l}", B) for l, B in enumerate(blocks)]
+    named = [(l, f"view {l}", B) for l, B in enumerate(blocks)]
     nan_ok = bool(getattr(fn, "handles_missing_views", False))
     if Y is not None:
-        named.append(("Y", Y))
-    for name, B in named:
-        if nan_ok and name != "Y" and not np.isinf(B).any():
+        named.append((-1, "Y", Y))
+    for l, name, B in named:
+        where = "" if start is None else f" (in rows {start}..{start + B.shape[0] - 1})"
+        if nan_ok and l >= 0 and not np.isinf(B).any():
+            _check_whole_rows(np.isnan(B), l, offset=start or 0, where=where)
             continue
         if not np.isfinite(B).all():
             bad = "NaN" if np.isnan(B).any() else "infinity"
-            where = "" if start is None else f" (in rows {start}..{start + B.shape[0] - 1})"
             raise ValueError(f"{name} contains {bad}{where}; remove or impute it first")
 
 

@@ -225,7 +225,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     n_views_, n_landmarks_, n_features_view_ : fitted sizes.
     missing_model_ : ConditionalViews
         Mean and pairwise-complete covariance of the feature blocks, used to complete
-        the features of samples with missing views (see below).
+        the features of samples with missing views (see below). Not set by a fit on Dask
+        views.
 
     Notes
     -----
@@ -238,7 +239,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     training rows, the landmarks of each view are drawn from the rows where that view is
     observed (``landmark_indices_`` then has one row per view, and ``n_landmarks_`` is at
     most the smallest number of observed rows of a view). Fitting computes these
-    statistics in one pass over the data. Assumes views are missing at random.
+    statistics in one pass over the data (NumPy views; Dask training views must be
+    complete). Assumes views are missing at random.
     """
 
     _parameter_constraints: dict = {
@@ -300,8 +302,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
         dask_input = any(is_dask_collection(X) for X in Xs)
-        if isinstance(mask, str):
-            mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
+        if isinstance(mask, str):  # Dask views: read block by block, must be complete at fit
+            mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if mask is not None and kernels[0].precomputed:
             raise ValueError(
                 "missing views (NaN rows) are not supported with kernel='precomputed'; "
@@ -355,7 +357,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         self.n_landmarks_ = p
         self.n_samples_fit_ = n
         self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
-        if mask is not None or view_statistics:
+        if mask is not None or (view_statistics and not dask_input):
             self.missing_model_ = ConditionalViews.from_augmented(
                 feature_moments(self._observed_features, Xs, chunk_size=self.chunk_size).gram,
                 self.n_views_,
@@ -371,16 +373,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         idx, rows = [], []
         for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
             obs = np.flatnonzero(mask[:, l])
-            if is_dask_collection(Xv):
-                from ._dask import fit_kernels_and_landmarks
-
-                sub, gathered = fit_kernels_and_landmarks([Xv[obs]], [kern], p, self.landmarks, rng)
-                rows.append(np.asarray(gathered[0]))
-            else:
-                Xo = Xv[obs]
-                kern.fit(Xo, random_state=rng)
-                sub = select_landmarks_numpy([Xo], [kern], p, self.landmarks, rng)
-                rows.append(Xo[sub])
+            Xo = Xv[obs]
+            kern.fit(Xo, random_state=rng)
+            sub = select_landmarks_numpy([Xo], [kern], p, self.landmarks, rng)
+            rows.append(Xo[sub])
             idx.append(obs[sub])
         return np.vstack(idx), rows
 
@@ -462,8 +458,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         model = getattr(self, "missing_model_", None)
         if model is None:
             raise ValueError(
-                "missing views at transform need the feature statistics of the training "
-                "data, which this fit did not compute"
+                "samples with missing views (NaN rows) cannot be completed: the feature "
+                "statistics of the training data are not available (training views given as "
+                "Dask arrays must be complete, and a BlockNystrom fitted on Dask views does "
+                "not compute them); fit on NumPy views to use missing views"
             )
         return model.complete(self._masked_features(blocks, mask), mask)
 
