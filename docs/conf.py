@@ -206,6 +206,7 @@ GUIDE_PAGES = [
     "baselines",
     "dask",
     "sparse_views",
+    "incomplete_views",
     "datasets",
     "errors",
     "reproduce",

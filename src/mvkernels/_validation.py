@@ -44,6 +44,7 @@ __all__ = [
     "check_not_complex",
     "check_real_targets",
     "check_views",
+    "observed_mask",
     "split_views",
     "check_targets_finite",
     "is_dask_collection",
@@ -326,6 +327,7 @@ def _check_one_view(
     dtype: Any,
     ensure_finite: bool,
     ensure_min_samples: int,
+    allow_missing: bool = False,
 ) -> Any:
     if is_dask_collection(Xv):
         if Xv.ndim != 2:
@@ -362,12 +364,72 @@ def _check_one_view(
     if arr.shape[1] == 0:
         raise ValueError(f"view {i} has 0 features (shape {arr.shape})")
     if ensure_finite and not np.isfinite(arr).all():
-        bad = "NaN" if np.isnan(arr).any() else "infinity"
-        raise ValueError(f"view {i} contains {bad}; remove or impute it first")
+        if np.isinf(arr).any():
+            raise ValueError(f"view {i} contains infinity; remove or impute it first")
+        if not allow_missing:
+            raise ValueError(f"view {i} contains NaN; remove or impute it first")
+        _check_whole_rows(np.isnan(arr), i)
     # one memory layout whatever the container (a list of arrays, column slices, index
     # arrays, a DataFrame): BLAS rounding depends on the layout, and iterative solvers
     # stopped by max_iter amplify it (MLKR predictions differed by 0.08 across containers)
     return np.ascontiguousarray(arr)
+
+
+def _check_whole_rows(nan: np.ndarray, view: int, offset: int = 0, where: str = "") -> None:
+    """A missing view is a whole row of NaN: refuse NaN in only some columns of a row."""
+    partial = np.flatnonzero(nan.any(axis=1) & ~nan.all(axis=1))
+    if partial.size:
+        rows = ", ".join(str(int(r) + offset) for r in partial[:5])
+        more = f" and {partial.size - 5} more" if partial.size > 5 else ""
+        raise ValueError(
+            f"view {view} contains NaN{where} in only some of its columns (rows {rows}{more}); "
+            "a missing view must be a whole row of NaN in that view (supported), not a partly "
+            "observed row: impute the missing columns of that view first"
+        )
+
+
+#: a view must be observed on at least this many training rows
+MIN_OBSERVED_ROWS = 2
+
+
+def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.ndarray | None:
+    """Which (sample, view) pairs are observed, from views checked with ``allow_missing``.
+
+    Returns None when every view is complete (the usual case: callers then run their
+    complete-data code unchanged), else a boolean array of shape (n_samples, n_views),
+    ``True`` where the view is observed (its row is not NaN). NumPy and scipy.sparse views
+    (a sparse view is complete: missing views are NaN rows of dense views); Dask views are
+    checked block by block where their rows are read.
+
+    Raises a ValueError for a sample with every view missing and, with ``min_observed``
+    (fit time), for a view observed on fewer than ``min_observed`` rows.
+    """
+    # sparse views are complete (their stored values were checked finite)
+    mask = np.column_stack(
+        [
+            np.ones(Xv.shape[0], dtype=bool) if is_sparse(Xv) else ~np.isnan(np.asarray(Xv)[:, 0])
+            for Xv in Xs
+        ]
+    )
+    if mask.all():
+        return None
+    empty = np.flatnonzero(~mask.any(axis=1))
+    if empty.size:
+        rows = ", ".join(str(int(r)) for r in empty[:5])
+        more = f" and {empty.size - 5} more" if empty.size > 5 else ""
+        raise ValueError(
+            f"every view is missing (all NaN) in rows {rows}{more}; a sample needs at "
+            "least one observed view: drop those rows"
+        )
+    if min_observed is not None:
+        for i, k in enumerate(mask.sum(axis=0)):
+            if k < min_observed:
+                raise ValueError(
+                    f"view {i} is observed on {int(k)} training row(s) only; a view with "
+                    f"missing rows must be observed on at least {min_observed} rows to be "
+                    "learned from (drop the view or add samples where it is observed)"
+                )
+    return mask
 
 
 def check_views(
@@ -380,6 +442,7 @@ def check_views(
     ensure_finite: bool = True,
     ensure_min_samples: int = 1,
     feature_names: Any = None,
+    allow_missing: bool = False,
 ) -> list[Any]:
     """Validate multi-view input and return a list of 2-D arrays.
 
@@ -402,6 +465,11 @@ def check_views(
     feature_names : array of str, optional
         Column labels of a single-array ``X`` already converted to NumPy (an estimator's
         ``feature_names_in_``), for label views.
+    allow_missing : bool, default False
+        For callers that support missing views: accept a view's row that is NaN in every
+        column of that view (the view is missing for that sample); NaN in only some
+        columns of a row is still refused, naming the view and the rows. The observed
+        pattern is then read with :func:`observed_mask`.
 
     Returns
     -------
@@ -455,6 +523,7 @@ def check_views(
             dtype=dtype,
             ensure_finite=ensure_finite,
             ensure_min_samples=ensure_min_samples,
+            allow_missing=allow_missing,
         )
         for i, Xv in enumerate(raw)
     ]

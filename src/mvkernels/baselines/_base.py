@@ -19,6 +19,7 @@ from .._sparse import kernel_takes_sparse
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
+    MIN_OBSERVED_ROWS,
     as_real_array,
     check_precomputed_kernel,
     check_psd_gram,
@@ -26,6 +27,7 @@ from .._validation import (
     check_targets_finite,
     check_views,
     common_constraints,
+    observed_mask,
     positive_real,
     validate_array_input,
 )
@@ -146,11 +148,15 @@ class ViewGrams:
 
     def cross(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         """Test-train Gram matrices ``(m, n)`` of each (validated) test view."""
+        return [self.cross_view(Xv, l) for l, Xv in enumerate(Xs)]
+
+    def cross_view(self, Xv: np.ndarray, l: int) -> np.ndarray:
+        """Test-train Gram matrix ``(m, n)`` of (validated) test rows of view ``l``."""
         if self.nystrom is not None:
-            return [self.nystrom.view_features(Xv, l) @ self.U[l].T for l, Xv in enumerate(Xs)]
+            return self.nystrom.view_features(Xv, l) @ self.U[l].T
         if self.precomputed:
-            return list(Xs)
-        return [kern(Xv, self.X_fit[l]) for l, (Xv, kern) in enumerate(zip(Xs, self.kernels))]
+            return Xv
+        return self.kernels[l](Xv, self.X_fit[l])
 
 
 # ============================================================================ Gram-matrix learners
@@ -220,6 +226,7 @@ class _TargetsMixin:
             views=self.views,
             ensure_min_samples=2,
             feature_names=getattr(self, "feature_names_in_", None),
+            allow_missing=getattr(self, "_supports_missing", False),
         )
         Y = self._targets(y)
         if Y.shape[0] != Xs[0].shape[0]:
@@ -228,9 +235,12 @@ class _TargetsMixin:
         self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
         return Xs, Y
 
-    def _predict_views(self, X: Any, check_widths: bool = True) -> list[np.ndarray]:
+    def _predict_views(
+        self, X: Any, check_widths: bool = True, allow_missing: bool = False
+    ) -> list[np.ndarray]:
         """Test views validated against the training views (their widths too unless
-        ``check_widths`` is False: precomputed kernels)."""
+        ``check_widths`` is False: precomputed kernels; NaN rows as missing views when
+        ``allow_missing``)."""
         X = _validate_array(self, X, reset=False)
         return check_views(
             X,
@@ -238,6 +248,7 @@ class _TargetsMixin:
             n_views=self.n_views_,
             n_features=self.n_features_view_ if check_widths else None,
             feature_names=getattr(self, "feature_names_in_", None),
+            allow_missing=allow_missing,
         )
 
     def _targets(self, y: Any) -> np.ndarray:
@@ -290,6 +301,8 @@ class _Base(_TargetsMixin, BaseEstimator):
     # loss); the classifiers set both in ``__init__``.
     loss: str = "squared"
     C: float = 1.0
+    #: whether the method takes missing views (NaN rows); see ``_fit_missing``
+    _supports_missing = False
     _parameter_constraints: dict = {
         **common_constraints(),
         "alpha": [positive_real()],
@@ -319,6 +332,12 @@ class _Base(_TargetsMixin, BaseEstimator):
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
         self._check_common()
         Xs, Y = self._fit_inputs(X, y)
+        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS) if self._supports_missing else None
+        self.missing_fit_ = mask is not None
+        if mask is not None:
+            with serial_blas(Xs[0].shape[0]):
+                self._fit_missing(Xs, Y, mask)
+            return self
         with serial_blas(Xs[0].shape[0]):
             try:
                 self.grams_ = self._maps().fit(self._transform_views(Xs))
@@ -335,9 +354,24 @@ class _Base(_TargetsMixin, BaseEstimator):
         concatenation is not "view 0")."""
         return exc
 
+    def _fit_missing(self, Xs: list[np.ndarray], Y: np.ndarray, mask: np.ndarray) -> None:
+        """Fit with missing views (``_supports_missing`` methods only)."""
+        raise NotImplementedError
+
+    def _decision_missing(self, Xs: list[np.ndarray], mask: np.ndarray) -> np.ndarray:
+        """Outputs for test views with missing views (``_supports_missing`` methods only)."""
+        raise NotImplementedError
+
     def _decision(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "grams_")
-        Xs = self._predict_views(X, check_widths=not self.grams_.precomputed)
+        check_is_fitted(self, "missing_fit_")
+        precomputed = not self.missing_fit_ and self.grams_.precomputed
+        allow_missing = self._supports_missing and not precomputed
+        Xs = self._predict_views(X, check_widths=not precomputed, allow_missing=allow_missing)
+        mask = observed_mask(Xs) if allow_missing else None
+        if mask is not None or self.missing_fit_:
+            if mask is None:
+                mask = np.ones((Xs[0].shape[0], len(Xs)), dtype=bool)
+            return self._decision_missing(Xs, mask)
         Xs = self.grams_.check(self._transform_views(Xs), views=None)
         with serial_blas(self.grams_.n_samples):
             return self._decision_grams(self.grams_.cross(Xs))

@@ -7,24 +7,60 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
+from ._base import ViewGrams, _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
 
 
 # ---------------------------------------------------------------------------- late fusion
 class _LateFusion(_Base):
+    """Missing views (NaN rows): each view's model is trained on the rows where that view
+    is observed, and a sample's output is the mean over its observed views only."""
+
+    _supports_missing = True
+
+    def _model(self) -> _GramModel:
+        return _GramModel(self.loss, self.alpha, self.C, self.random_state)
+
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        self.models_ = [
-            _GramModel(
-                self.loss,
-                self.alpha,
-                self.C,
-                self.random_state,
-            ).fit(K, Y)
-            for K in grams
-        ]
+        self.models_ = [self._model().fit(K, Y) for K in grams]
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         return np.mean([m.decision(Kx) for m, Kx in zip(self.models_, cross)], axis=0)
+
+    def _view_param(self, value: Any, l: int) -> Any:
+        return value[l] if isinstance(value, (list, tuple)) else value
+
+    def _fit_missing(self, Xs: list[np.ndarray], Y: np.ndarray, mask: np.ndarray) -> None:
+        self.view_grams_, self.models_ = [], []
+        for l, Xv in enumerate(Xs):
+            obs = mask[:, l]
+            if self.kernel == "precomputed" or self._view_param(self.kernel, l) == "precomputed":
+                raise ValueError("missing views are not supported with kernel='precomputed'")
+            grams = ViewGrams(
+                self._view_param(self.kernel, l),
+                self._view_param(self.kernel_params, l),
+                self.n_landmarks,
+                self.landmarks,
+                self.random_state,
+            ).fit([Xv[obs]])
+            Yl = Y[obs]
+            if self._is_classifier and np.unique(Yl, axis=0).shape[0] < 2:
+                raise ValueError(f"view {l} is observed on samples of a single class only")
+            self.view_grams_.append(grams)
+            self.models_.append(self._model().fit(grams.train[0], Yl))
+
+    def _decision_missing(self, Xs: list[np.ndarray], mask: np.ndarray) -> np.ndarray:
+        total, count = None, mask.sum(axis=1)[:, None]
+        for l, (Xv, model) in enumerate(zip(Xs, self.models_)):
+            obs = mask[:, l]
+            if self.missing_fit_:
+                Kx = self.view_grams_[l].cross_view(Xv[obs], 0)
+            else:
+                Kx = self.grams_.cross_view(Xv[obs], l)
+            D = model.decision(Kx)
+            if total is None:
+                total = np.zeros((Xv.shape[0], D.shape[1]))
+            total[obs] += D
+        return total / count
 
 
 _ATTRIBUTES_DOC = """

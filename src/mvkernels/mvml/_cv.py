@@ -52,10 +52,12 @@ from .._sparse import kernel_takes_sparse
 from .._targets import predicted_class_indices, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
+    MIN_OBSERVED_ROWS,
     check_real_targets,
     check_targets_finite,
     check_views,
     is_dask_collection,
+    observed_mask,
     validate_array_input,
 )
 from ..kernels import make_view_kernels
@@ -335,8 +337,10 @@ class _MVMLCVBase(BaseEstimator):
             )
         X = validate_array_input(self, X, reset=True)
         _check_known_lengths(X)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n, v = Xs[0].shape[0], len(Xs)
+        dask_views = any(is_dask_collection(Xv) for Xv in Xs)
+        mask = None if dask_views else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
@@ -362,7 +366,11 @@ class _MVMLCVBase(BaseEstimator):
             else np.array([1.0])
         )
         base_params = resolve_bandwidths(
-            self.kernel, self.kernel_params, Xs, 1.0, self.random_state
+            self.kernel,
+            self.kernel_params,
+            Xs if mask is None else [Xv[mask[:, l]] for l, Xv in enumerate(Xs)],
+            1.0,
+            self.random_state,
         )
 
         if self.n_landmarks is None:
@@ -523,7 +531,7 @@ class _MVMLCVBase(BaseEstimator):
             chunk_size=self.chunk_size,
             random_state=self.random_state,
         )
-        nys.fit(Xs)
+        nys._fit_views(Xs, view_statistics=False)
         dask_input = any(is_dask_collection(Xv) for Xv in Xs)
         n = Xs[0].shape[0]
         # held-out parts: features (for scoring) and statistics, each row read once
@@ -638,8 +646,6 @@ class _MVMLCVBase(BaseEstimator):
     ) -> np.ndarray:
         """Full-kernel mode: per fold, the kernels are built once and every candidate
         runs the reference solver on them (its path scored at every iteration)."""
-        from ._estimators import _MVMLOutputs
-
         out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
         precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
         classes = getattr(self, "classes_", None)
@@ -672,7 +678,7 @@ class _MVMLCVBase(BaseEstimator):
                                 for r in res
                             ]
                         )
-                        D = _MVMLOutputs(Gw=Gw, kernels=est.kernels_, X_fit=est.X_fit_).outputs(Xte)
+                        D = est._full_outputs(Gw).outputs(Xte)
                         out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
         return out
 

@@ -21,11 +21,13 @@ from .._sparse import kernel_takes_sparse
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
+    MIN_OBSERVED_ROWS,
     check_precomputed_kernel,
     check_real_targets,
     check_targets_finite,
     check_views,
     is_dask_collection,
+    observed_mask,
     validate_array_input,
 )
 from ..kernels import make_view_kernels
@@ -36,6 +38,7 @@ from ..nystrom import (
     resolve_n_landmarks,
 )
 from ..nystrom._map import _check_known_lengths
+from ..nystrom._missing import ConditionalViews
 from ._bandwidth import resolve_bandwidths
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import (
@@ -220,9 +223,11 @@ class _BaseMVML(BaseEstimator):
         (:meth:`BlockNystrom.moments`); ``Y`` stays lazy.
         """
         _check_known_lengths(X)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2)
+        Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
         dask_input = any(is_dask_collection(Xv) for Xv in Xs) or is_dask_collection(Y)
+        # Dask training views must be complete (checked block by block when read)
+        mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if is_dask_collection(Y) and np.isnan(Y.shape[0]):
             raise ValueError(
                 "y is a Dask array with unknown chunk sizes; call y.compute_chunk_sizes() first"
@@ -231,9 +236,16 @@ class _BaseMVML(BaseEstimator):
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
         v = len(Xs)
         kernel_params = resolve_bandwidths(
-            self.kernel, self.kernel_params, Xs, self.bandwidth_factor, self.random_state
+            self.kernel,
+            self.kernel_params,
+            Xs if mask is None else [Xv[mask[:, l]] for l, Xv in enumerate(Xs)],
+            self.bandwidth_factor,
+            self.random_state,
         )
         self.kernel_params_ = kernel_params
+        self._completion: tuple[BlockNystrom, np.ndarray] | None = None
+        if self.n_landmarks is None and mask is not None:
+            return self._completed_full_problem(Xs, Y, mask, kernel_params)
         if self.n_landmarks is None:
             kernels = make_view_kernels(self.kernel, kernel_params, v)
             if dask_input:
@@ -269,14 +281,62 @@ class _BaseMVML(BaseEstimator):
             random_state=self.random_state,
         )
         with serial_blas(resolve_n_landmarks(n_landmarks, n)):  # p x p eighs
-            nys.fit(Xs)
+            nys._fit_views(Xs, mask, view_statistics=False)
         mom = nys.moments(Xs, Y)
+        if mask is None:  # complete rows: the missing-view statistics are these moments
+            nys.set_missing_model(ConditionalViews.from_moments(mom, v, nys.n_landmarks_))
         self.nystrom_ = nys
         self.n_landmarks_ = int(nys.n_landmarks_)
         self.kernels_ = nys.kernels_
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
         return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
+
+    def _completed_full_problem(
+        self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel_params: list
+    ) -> MVMLProblem:
+        """Full-kernel mode with missing views: the completed low-rank kernels.
+
+        Each view's kernel is replaced by ``K^_l = U^_l U^_l^T``, with ``U^`` the block
+        Nystrom features (``n_landmarks="auto"`` budget, landmarks from the rows where the
+        view is observed) whose missing blocks are completed by their conditional
+        expectation (:class:`~mvkernels.nystrom.BlockNystrom`); test kernel rows are
+        ``u^_l(x) U^_l^T``. The n x n problem is then solved as in full mode.
+        """
+        if is_dask_collection(Y) or any(is_dask_collection(Xv) for Xv in Xs):
+            raise ValueError(
+                f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks"
+            )
+        n, v = Xs[0].shape[0], len(Xs)
+        nys = BlockNystrom(
+            kernel=self.kernel,
+            kernel_params=kernel_params,
+            n_landmarks=auto_n_landmarks(n, v),
+            landmarks=self.landmarks,
+            eig_floor=self.eig_floor,
+            chunk_size=self.chunk_size,
+            random_state=self.random_state,
+        )._fit_views(Xs, mask)
+        U = nys.transform(Xs)
+        p = nys.n_landmarks_
+        Ks = [_sym(U[:, l * p : (l + 1) * p] @ U[:, l * p : (l + 1) * p].T) for l in range(v)]
+        self._completion = (nys, U)
+        self.kernels_ = nys.kernels_
+        self.X_fit_ = None
+        self.nystrom_ = None
+        self.n_features_view_ = list(nys.n_features_view_)
+        self.n_landmarks_ = None
+        return MVMLProblem("full", n, v, n, Y, Ks=Ks)
+
+    def _full_outputs(self, G: np.ndarray, classes: np.ndarray | None = None) -> _MVMLOutputs:
+        """Full-mode output function for weighted coefficients ``G`` (T, v, n)."""
+        completion = getattr(self, "_completion", None)
+        if completion is None:
+            return _MVMLOutputs(Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes)
+        nys, U = completion  # kernel rows u^_l(x) U^_l^T: a Nystrom-space model
+        p = nys.n_landmarks_
+        Gw = np.hstack([G[:, l, :] @ U[:, l * p : (l + 1) * p] for l in range(G.shape[1])])
+        return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes)
 
     def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
         """``A0``: identity for learned and identity metrics, the Cov metric for "cov"."""
@@ -605,14 +665,17 @@ class _BaseMVML(BaseEstimator):
             return _MVMLOutputs(Gw=Gw, nystrom=self.nystrom_, classes=classes)
         n = self.n_samples_fit_
         G = self._coefs.reshape(T, self.n_views_, n) * self._weights[:, :, None]
-        return _MVMLOutputs(Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes)
+        return self._full_outputs(G, classes)
 
     def _check_test_views(self, X: Any) -> list:
         check_is_fitted(self, "_coefs")
         _check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
         if self.mode_ == "nystrom":  # the same container rules as at fit
-            return self.nystrom_.check_views(check_views(X, views=self.views))
+            return self.nystrom_.check_views(check_views(X, views=self.views, allow_missing=True))
+        completion = getattr(self, "_completion", None)
+        if completion is not None:
+            return completion[0].check_views(check_views(X, views=self.views, allow_missing=True))
         Xs = check_views(
             X,
             views=self.views,
@@ -666,6 +729,8 @@ class _MVMLOutputs:
     kernels: list | None = None
     X_fit: list | None = None
     classes: np.ndarray | None = None
+
+    handles_missing_views = True  # NaN rows: completed by the Nystrom map (see features)
 
     def outputs(self, blocks: list) -> np.ndarray:
         m = blocks[0].shape[0]

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import _check_whole_rows
+
 __all__ = [
     "require_dask",
     "as_aligned_views",
@@ -109,16 +111,28 @@ def as_aligned_views(Xs: Sequence[Any], extra: Sequence[Any] = ()) -> tuple[list
 
 
 def _check_block_finite(
-    blocks: Sequence[np.ndarray], start: int | None, Y: np.ndarray | None = None
+    blocks: Sequence[np.ndarray],
+    start: int | None,
+    Y: np.ndarray | None = None,
+    fn: Any = None,
 ) -> None:
-    """Raise a ValueError naming the view (and the rows) if a block holds NaN/inf."""
-    named = [(f"view {l}", B) for l, B in enumerate(blocks)]
+    """Raise a ValueError naming the view (and the rows) if a block holds NaN/inf.
+
+    NaN in the views is left to a row-wise function ``fn`` that handles missing views
+    (its ``handles_missing_views`` attribute is true, e.g. :meth:`BlockNystrom.features`)
+    when it fills whole rows of a view; NaN in only some columns of a row is refused.
+    """
+    named = [(l, f"view {l}", B) for l, B in enumerate(blocks)]
+    nan_ok = bool(getattr(fn, "handles_missing_views", False))
     if Y is not None:
-        named.append(("Y", Y))
-    for name, B in named:
+        named.append((-1, "Y", Y))
+    for l, name, B in named:
+        where = "" if start is None else f" (in rows {start}..{start + B.shape[0] - 1})"
+        if nan_ok and l >= 0 and not np.isinf(B).any():
+            _check_whole_rows(np.isnan(B), l, offset=start or 0, where=where)
+            continue
         if not np.isfinite(B).all():
             bad = "NaN" if np.isnan(B).any() else "infinity"
-            where = "" if start is None else f" (in rows {start}..{start + B.shape[0] - 1})"
             raise ValueError(f"{name} contains {bad}{where}; remove or impute it first")
 
 
@@ -132,7 +146,7 @@ def _block_moments(
     """FeatureMoments of one row block, in sub-chunks of ``chunk_size`` rows."""
     from ._moments import _as_targets, numpy_feature_moments
 
-    _check_block_finite(blocks, start, Y)
+    _check_block_finite(blocks, start, Y, fn=feature_fn)
     blocks_ = list(blocks)
     return numpy_feature_moments(
         feature_fn,
@@ -221,7 +235,7 @@ def _apply_rows(
     *blocks: np.ndarray, fn: Callable, ndim_out: int, block_info: Any = None
 ) -> np.ndarray:
     start = 0 if not block_info else block_info[0]["array-location"][0][0]
-    _check_block_finite(blocks, start)
+    _check_block_finite(blocks, start, fn=fn)
     out = np.asarray(fn(list(blocks)))
     if out.shape[0] != blocks[0].shape[0] or out.ndim != ndim_out:
         raise ValueError(

@@ -15,11 +15,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._linalg import psd_sqrt
 from .._sparse import is_sparse, kernel_takes_sparse
 from .._validation import (
+    MIN_OBSERVED_ROWS,
     check_precomputed_kernel,
     check_psd_gram,
     check_views,
     common_constraints,
     is_dask_collection,
+    observed_mask,
     positive_int,
     validate_array_input,
 )
@@ -32,6 +34,7 @@ from ._landmarks import (
     select_landmarks_numpy,
     uniform_indices,
 )
+from ._missing import ConditionalViews, block_mask
 from ._moments import (
     FeatureMoments,
     _as_targets,
@@ -242,11 +245,30 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     ranks_ : list of int
         Numerical rank of each ``W_l``.
     n_views_, n_landmarks_, n_features_view_ : fitted sizes.
+    missing_model_ : ConditionalViews
+        Mean and pairwise-complete covariance of the feature blocks, used to complete
+        the features of samples with missing views (see below). Not set by a fit on Dask
+        views.
+
     See Also
     --------
     select_landmarks : The landmark strategies.
     mvkernels.MVMLRegressor : Multi-view metric learning on these features.
     sklearn.kernel_approximation.Nystroem : The single-view Nystrom map.
+
+    Notes
+    -----
+    Missing views: a sample's missing view is a row of NaN in that view (at fit and at
+    transform). The observed views of a sample get their feature blocks as usual; a
+    missing view's block is replaced by its conditional expectation given the observed
+    blocks, ``mu_M + Sigma_MO (Sigma_OO + eps I)^{-1} (z_O - mu_O)``, under the mean and
+    covariance of the blocks estimated pairwise (block ``(a, b)`` from the rows where
+    views a and b are both observed): :mod:`mvkernels.nystrom._missing`. With missing
+    training rows, the landmarks of each view are drawn from the rows where that view is
+    observed (``landmark_indices_`` then has one row per view, and ``n_landmarks_`` is at
+    most the smallest number of observed rows of a view). Fitting computes these
+    statistics in one pass over the data (NumPy views; Dask training views must be
+    complete). Assumes views are missing at random.
 
     Examples
     --------
@@ -302,15 +324,34 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         _check_known_lengths(X)
         X = validate_array_input(self, X, reset=True)
         Xs = check_views(
-            X, views=self.views, feature_names=getattr(self, "feature_names_in_", None)
+            X,
+            views=self.views,
+            feature_names=getattr(self, "feature_names_in_", None),
+            allow_missing=True,
         )
         self._fit_views(Xs)
         return self
 
-    def _fit_views(self, Xs: list[np.ndarray]) -> BlockNystrom:
+    def _fit_views(
+        self,
+        Xs: list[np.ndarray],
+        mask: Any = "compute",
+        view_statistics: bool = True,
+    ) -> BlockNystrom:
+        """Fit on validated views. ``mask``: the observed mask (:func:`observed_mask`;
+        None: complete), computed here by default. ``view_statistics=False`` skips the pass
+        of :attr:`missing_model_` on complete data (a caller then sets it from its own
+        moments, :meth:`set_missing_model`)."""
         rng = check_random_state(self.random_state)
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
         dask_input = any(is_dask_collection(X) for X in Xs)
+        if isinstance(mask, str):  # Dask views: read block by block, must be complete at fit
+            mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
+        if mask is not None and kernels[0].precomputed:
+            raise ValueError(
+                "missing views (NaN rows) are not supported with kernel='precomputed'; "
+                "pass the raw views (or complete Gram matrices)"
+            )
         if dask_input:
             from ._dask import as_aligned_views
 
@@ -325,7 +366,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         if kernels[0].precomputed:
             Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
         p = resolve_n_landmarks(self.n_landmarks, n)
-        if dask_input:  # bandwidth samples and landmark rows only, in one pass
+        if mask is not None:
+            p = min(p, int(mask.sum(axis=0).min()))
+            idx, gathered = self._fit_missing_landmarks(Xs, kernels, mask, p, rng)
+        elif dask_input:  # bandwidth samples and landmark rows only, in one pass
             from ._dask import fit_kernels_and_landmarks
 
             idx, gathered = fit_kernels_and_landmarks(Xs, kernels, p, self.landmarks, rng)
@@ -339,7 +383,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                 W = Xv[np.ix_(idx, idx)]
                 landmark_rows.append(idx.copy())
             else:
-                Z = gathered[l] if dask_input else Xv[idx]
+                Z = gathered[l] if dask_input or mask is not None else Xv[idx]
                 W = kern(Z, Z)
                 if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
                     check_psd_gram(W, l, what="the kernel callable's landmark Gram matrix")
@@ -356,7 +400,44 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         self.n_landmarks_ = p
         self.n_samples_fit_ = n
         self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+        if mask is not None or (view_statistics and not dask_input):
+            self.missing_model_ = ConditionalViews.from_augmented(
+                feature_moments(self._observed_features, Xs, chunk_size=self.chunk_size).gram,
+                self.n_views_,
+                p,
+            )
         return self
+
+    def _fit_missing_landmarks(
+        self, Xs: list, kernels: list, mask: np.ndarray, p: int, rng: Any
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Kernels fitted on, and ``p`` landmarks drawn from, the rows where each view is
+        observed. Returns the (v, p) landmark indices and the landmark rows of each view."""
+        idx, rows = [], []
+        for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
+            obs = np.flatnonzero(mask[:, l])
+            Xo = Xv[obs]
+            kern.fit(Xo, random_state=rng)
+            sub = select_landmarks_numpy([Xo], [kern], p, self.landmarks, rng)
+            rows.append(Xo[sub])
+            idx.append(obs[sub])
+        return np.vstack(idx), rows
+
+    def _observed_features(self, blocks: list[np.ndarray]) -> np.ndarray:
+        """Rows ``[o_1 z_1, ..., o_v z_v, o_1, ..., o_v]``: feature blocks zeroed where the
+        view is missing, then the observed indicators (their moments give the pairwise
+        statistics, :func:`~mvkernels.nystrom._missing.pairwise_statistics`)."""
+        mask = block_mask(blocks)
+        if mask is None:
+            mask = np.ones((blocks[0].shape[0], self.n_views_), dtype=bool)
+        return np.hstack([self._masked_features(blocks, mask), mask])
+
+    _observed_features.handles_missing_views = True  # type: ignore[attr-defined]
+
+    def set_missing_model(self, model: ConditionalViews) -> None:
+        """Set the statistics used to complete missing views (e.g. from an estimator's
+        own moments of complete training features, :meth:`ConditionalViews.from_moments`)."""
+        self.missing_model_ = model
 
     # -- features ------------------------------------------------------------
     def check_views(self, X: Any) -> list[np.ndarray]:
@@ -385,13 +466,17 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                         check_precomputed_kernel(K, i, n_train=self.n_samples_fit_, square=False)
                     )
             return out
-        return check_views(
+        Xs = check_views(
             X,
             views=self.views,
             n_views=self.n_views_,
             n_features=self.n_features_view_,
             feature_names=names,
+            allow_missing=True,
         )
+        if not any(is_dask_collection(Xv) for Xv in Xs):
+            observed_mask(Xs)  # samples with every view missing: refused here
+        return Xs
 
     def view_features(self, Xv: np.ndarray, view: int) -> np.ndarray:
         """Features ``U_l = k_l(X, landmarks) S_l`` of one (validated) view chunk."""
@@ -406,9 +491,34 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         """Concatenated features ``(u_1, ..., u_v)`` of a list of per-view NumPy row blocks.
 
         The row-wise feature function handed to :func:`feature_moments` and
-        :func:`map_views` (picklable: it ships the fitted map to Dask workers).
+        :func:`map_views` (picklable: it ships the fitted map to Dask workers). Rows with
+        missing views (NaN rows) get the conditional expectation of the missing blocks
+        (:attr:`missing_model_`).
         """
-        return np.hstack([self.view_features(Xv, l) for l, Xv in enumerate(blocks)])
+        mask = None if self.kernels_[0].precomputed else block_mask(blocks)
+        if mask is None:
+            return np.hstack([self.view_features(Xv, l) for l, Xv in enumerate(blocks)])
+        model = getattr(self, "missing_model_", None)
+        if model is None:
+            raise ValueError(
+                "samples with missing views (NaN rows) cannot be completed: the feature "
+                "statistics of the training data are not available (training views given as "
+                "Dask arrays must be complete, and a BlockNystrom fitted on Dask views does "
+                "not compute them); fit on NumPy views to use missing views"
+            )
+        return model.complete(self._masked_features(blocks, mask), mask)
+
+    features.handles_missing_views = True  # type: ignore[attr-defined]
+
+    def _masked_features(self, blocks: list[np.ndarray], mask: np.ndarray) -> np.ndarray:
+        """Feature blocks of the observed views, zeros where a view is missing."""
+        p = self.n_landmarks_
+        U = np.zeros((blocks[0].shape[0], self.n_views_ * p))
+        for l, Xv in enumerate(blocks):
+            obs = mask[:, l]
+            if obs.any():
+                U[obs, l * p : (l + 1) * p] = self.view_features(Xv[obs], l)
+        return U
 
     def _chunk(self, chunk_size: int | None = None) -> int:
         return (

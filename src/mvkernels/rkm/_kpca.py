@@ -26,16 +26,19 @@ from .._linalg import sym as _sym
 from .._sparse import is_sparse, kernel_takes_sparse
 from .._threads import serial_blas
 from .._validation import (
+    MIN_OBSERVED_ROWS,
     _check_one_view,
     check_precomputed_kernel,
     check_psd_gram,
     check_views,
     is_dask_collection,
+    observed_mask,
     validate_array_input,
 )
 from ..kernels import ViewKernel, make_view_kernels, subsample_indices
 from ..nystrom import BlockNystrom, feature_moments, map_views
 from ..stiefel import STIEFEL_OPTIMIZERS, StiefelResult, stiefel_trace_max
+from ._incomplete import infer_hidden, pairwise_moments
 from ._inference import MAX_ROWS, RidgeChoice, choose_ridge
 
 __all__ = ["SOLVERS", "FEATURE_KINDS", "MultiViewKPCA"]
@@ -460,10 +463,14 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     def _check_input(self, X: Any, fit: bool) -> list[Any]:
         X = validate_array_input(self, X, reset=fit)  # sklearn checks on one array
         if fit:
-            Xs = check_views(X, views=self.views, ensure_min_samples=2)
+            Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         else:
             Xs = check_views(
-                X, views=self.views, n_views=self.n_views_, n_features=self.n_features_view_
+                X,
+                views=self.views,
+                n_views=self.n_views_,
+                n_features=self.n_features_view_,
+                allow_missing=True,
             )
         if any(is_dask_collection(V) for V in Xs):
             from ..nystrom._dask import as_aligned_views
@@ -484,13 +491,19 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         s = int(self.n_components)
         rng = check_random_state(self.random_state)
         maps = self._make_maps(len(Xs))
+        mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if maps[0].kernel.precomputed:
             if dask_input:
                 raise TypeError("kernel='precomputed' does not take Dask input")
             Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
-        for m, Xv in zip(maps, Xs):
-            m.fit(Xv, rng)
+        for l, (m, Xv) in enumerate(zip(maps, Xs)):
+            m.fit(Xv if mask is None else Xv[mask[:, l]], rng)
         solver = self._resolve_solver(maps, n, dask_input)
+        if mask is not None and not solver.startswith("primal"):
+            raise ValueError(
+                f"missing views (NaN rows) need a primal solver with explicit feature maps "
+                f"(features='identity', 'rff' or 'nystrom'), got solver={solver!r}"
+            )
         self.n_views_ = len(Xs)
         self.n_samples_ = n
         self.n_features_view_ = [int(V.shape[1]) for V in Xs]
@@ -504,9 +517,11 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         size = n if solver.startswith("dual") else min(n, sum(m.n_out for m in maps))
         with serial_blas(size):
             if solver.startswith("primal"):
-                self._fit_primal(Xs, maps, s, rng, dask_input)
+                self._fit_primal(Xs, maps, s, rng, dask_input, mask)
             else:
                 self._fit_dual(Xs, maps, s, rng)
+            if mask is not None:  # eq. (15) for the rows with missing views
+                self.hidden_ = self.components_ = infer_hidden(self, Xs, mask)
         return self
 
     def _max_iter(self) -> int:
@@ -539,7 +554,13 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return lam, O
 
     def _fit_primal(
-        self, Xs: list, maps: list[_ViewMap], s: int, rng: np.random.RandomState, dask_input: bool
+        self,
+        Xs: list,
+        maps: list[_ViewMap],
+        s: int,
+        rng: np.random.RandomState,
+        dask_input: bool,
+        mask: np.ndarray | None = None,
     ) -> None:
         stack = _FeatureStack(maps)
         dims = [m.n_out for m in maps]
@@ -547,7 +568,9 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if s > d:
             raise ValueError(f"n_components={s} exceeds the feature dimension d={d}")
         n = int(Xs[0].shape[0])
-        if dask_input:
+        if mask is not None:  # missing views: pairwise-complete C (see _incomplete)
+            mean, C, Phi = pairwise_moments(stack, Xs, mask, dims)
+        elif dask_input:
             mom = feature_moments(stack, Xs, chunk_size=self.chunk_size)
             mean = mom.mean
             C = mom.centered_gram()
@@ -938,12 +961,18 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return choose_ridge(w, V, R, P, G, sq, **kw)
 
     def transform(self, X: Any) -> Any:
-        """Hidden units of new points with every view observed (eq. 6), shape (n_new, s).
+        """Hidden units of new points (eq. 6), shape (n_new, s).
+
+        A sample's missing view is a row of NaN in that view: its hidden units are then
+        inferred from its observed views (eq. 15/16), as :meth:`infer_views` does.
 
         Dask input (primal solvers) gives a lazy Dask array with the row chunks of the input.
         """
         check_is_fitted(self, "sigma_")
         Xs = self._check_input(X, fit=False)
+        mask = None if any(is_dask_collection(V) for V in Xs) else observed_mask(Xs)
+        if mask is not None:  # eq. (15)/(16) from the observed views of each sample
+            return infer_hidden(self, Xs, mask)
         if any(is_dask_collection(V) for V in Xs):
             if self._is_dual():
                 raise ValueError(

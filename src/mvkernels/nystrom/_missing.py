@@ -1,0 +1,178 @@
+"""Missing views in the block Nystrom feature space: pairwise statistics and the
+Gaussian conditional expectation of a missing view's feature block.
+
+A sample's missing view is a row of NaN in that view. The block Nystrom map gives each
+observed view ``l`` of a sample its feature block ``z_l = k_l(x_l, landmarks_l) S_l``
+(``p`` numbers). The feature blocks of the views are modelled jointly by their mean
+``mu`` and covariance ``Sigma`` (``vp x vp``), estimated *pairwise*: block ``(a, b)``
+from the rows where views ``a`` and ``b`` are both observed (pairwise-complete moments,
+one pass over the data). A missing block is replaced by its conditional expectation
+given the observed blocks of the same sample under that Gaussian model,
+
+``E[z_M | z_O] = mu_M + Sigma_MO (Sigma_OO + eps I)^{-1} (z_O - mu_O)``,
+
+with a ridge ``eps = MISSING_RIDGE * trace(Sigma_OO) / dim(O)`` (and the eigenvalues of
+the pairwise ``Sigma_OO``, which need not be positive semi-definite, clipped at 0).
+Assumption: views are missing at random (the pattern does not depend on the missing
+values); the completed features are then the best linear prediction of the missing
+blocks. Cost: the statistics are one ``O(n (vp)^2)`` pass (the same as the moments of
+an MVML fit); completing a block of rows costs one ``(|O| p)``-size eigendecomposition
+per distinct pattern of observed views in the block, plus ``O(m |O| p |M| p)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._linalg import robust_eigh
+from .._sparse import is_sparse
+from .._validation import _check_whole_rows
+
+__all__ = ["MISSING_RIDGE", "ConditionalViews", "block_mask", "pairwise_statistics"]
+
+#: relative ridge of the conditional expectation (fraction of the mean variance of the
+#: observed feature blocks)
+MISSING_RIDGE = 1.0
+
+
+def block_mask(blocks: list[np.ndarray], start: int | None = None) -> np.ndarray | None:
+    """Observed mask (m, v) of a list of per-view row blocks, None if nothing is missing.
+
+    Partly missing rows (NaN in only some columns of a view) and rows with every view
+    missing raise a ValueError naming the view / rows.
+    """
+    cols = []
+    for l, B in enumerate(blocks):
+        if is_sparse(B):  # sparse views are complete (missing views are dense NaN rows)
+            cols.append(np.ones(B.shape[0], dtype=bool))
+            continue
+        nan = np.isnan(B)
+        missing = nan.any(axis=1)
+        if missing.any():
+            _check_whole_rows(nan, l, offset=start or 0)
+        cols.append(~missing)
+    mask = np.column_stack(cols)
+    if mask.all():
+        return None
+    empty = np.flatnonzero(~mask.any(axis=1))
+    if empty.size:
+        rows = ", ".join(str(int(r) + (start or 0)) for r in empty[:5])
+        raise ValueError(
+            f"every view is missing (all NaN) in rows {rows}; a sample needs at least one "
+            "observed view"
+        )
+    return mask
+
+
+def pairwise_statistics(
+    gram: np.ndarray, dims: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairwise-complete statistics from the moments of the augmented features.
+
+    ``gram`` is ``V^T V`` for rows ``V = [o_1 z_1, ..., o_v z_v, o_1, ..., o_v]`` (feature
+    blocks zeroed where the view is missing, then the 0/1 observed indicators). Returns
+
+    * ``counts`` (v, v): ``n_ab``, rows where views a and b are both observed;
+    * ``mean`` (D,): block ``a`` is the mean of ``z_a`` over the rows where a is observed;
+    * ``cov`` (D, D): block ``(a, b)`` is the covariance of ``z_a`` and ``z_b`` over
+      the rows where both are observed (means over those same rows); 0 where
+      ``n_ab < 2``.
+
+    ``dims``: the width of each view's block (``D = sum(dims)``).
+    """
+    v = len(dims)
+    bounds = np.cumsum([0] + list(dims))
+    d = int(bounds[-1])
+    counts = np.rint(np.asarray(gram[d:, d:], dtype=np.float64))  # exact integers
+    sums = gram[:d, d:]  # (vp, v): column b = sum of z over rows where b (and the block) observed
+    mean = np.zeros(d)
+    cov = np.zeros((d, d))
+    for a in range(v):
+        ra = slice(bounds[a], bounds[a + 1])
+        mean[ra] = sums[ra, a] / max(counts[a, a], 1.0)
+        for b in range(a, v):
+            rb = slice(bounds[b], bounds[b + 1])
+            nab = counts[a, b]
+            if nab < 2:
+                continue
+            ma, mb = sums[ra, b] / nab, sums[rb, a] / nab
+            C = gram[ra, rb] / nab - np.outer(ma, mb)
+            cov[ra, rb] = C
+            cov[rb, ra] = C.T
+    return counts, mean, cov
+
+
+@dataclass
+class ConditionalViews:
+    """Gaussian model of the concatenated feature blocks, for completing missing views.
+
+    Attributes
+    ----------
+    mean : ndarray (v p,)
+    cov : ndarray (v p, v p)
+    n_views, block : int
+    counts : ndarray (v, v) or None
+        Rows where each pair of views is observed (None: estimated on complete rows).
+    ridge : float
+        Relative ridge ``eps / (trace(Sigma_OO) / dim(O))``.
+    """
+
+    mean: np.ndarray
+    cov: np.ndarray
+    n_views: int
+    block: int
+    counts: np.ndarray | None = None
+    ridge: float = MISSING_RIDGE
+
+    @classmethod
+    def from_augmented(cls, gram: np.ndarray, n_views: int, block: int) -> ConditionalViews:
+        counts, mean, cov = pairwise_statistics(gram, [block] * n_views)
+        return cls(mean=mean, cov=cov, n_views=n_views, block=block, counts=counts)
+
+    @classmethod
+    def from_moments(cls, mom: Any, n_views: int, block: int) -> ConditionalViews:
+        """From the moments of complete feature rows (``sum u``, centred ``sum u u^T``)."""
+        n = float(mom.n_samples)
+        return cls(
+            mean=np.asarray(mom.sum, dtype=np.float64) / n,
+            cov=np.asarray(mom.centered_gram(), dtype=np.float64) / n,
+            n_views=n_views,
+            block=block,
+        )
+
+    def _index(self, views: np.ndarray) -> np.ndarray:
+        p = self.block
+        return (views[:, None] * p + np.arange(p)[None, :]).ravel()
+
+    def complete(self, U: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Fill the missing blocks of ``U`` (m, v p) in place by their conditional expectation.
+
+        ``mask`` (m, v): observed views per row; the observed blocks of ``U`` are used,
+        the missing ones overwritten.
+        """
+        for pat, rows in _patterns(mask):
+            o, m, V, d = self._regression(pat)
+            R = U[np.ix_(rows, o)] - self.mean[o]
+            coef = (R @ V) / d  # (Sigma_OO + eps I)^{-1} (z_O - mu_O), row-wise
+            U[np.ix_(rows, m)] = self.mean[m] + (coef @ V.T) @ self.cov[np.ix_(o, m)]
+        return U
+
+    def _regression(self, pat: np.ndarray) -> tuple:
+        """Observed / missing indices, eigenvectors ``V`` and ``s + eps`` of ``Sigma_OO``."""
+        o = self._index(np.flatnonzero(pat))
+        m = self._index(np.flatnonzero(~pat))
+        S_oo = self.cov[np.ix_(o, o)]
+        s, V = robust_eigh(0.5 * (S_oo + S_oo.T), what="observed-view feature covariance")
+        s = np.maximum(s, 0.0)
+        eps = self.ridge * max(float(s.sum()) / o.size, np.finfo(float).tiny)
+        return o, m, V, s + eps
+
+
+def _patterns(mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(pattern, rows)`` for each distinct pattern of observed views with a missing view."""
+    patterns, inverse = np.unique(mask, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).ravel()
+    return [(pat, np.flatnonzero(inverse == k)) for k, pat in enumerate(patterns) if not pat.all()]
