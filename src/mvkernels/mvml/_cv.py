@@ -49,8 +49,6 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._threads import serial_blas
 from .._validation import (
-    check_real_targets,
-    check_targets_finite,
     check_views,
     is_dask_collection,
     validate_array_input,
@@ -59,7 +57,13 @@ from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
 from ..nystrom._map import _check_known_lengths
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
-from ._estimators import MVMLClassifier, MVMLRegressor, _mvml_constraints, auto_n_landmarks
+from ._estimators import (
+    MVMLClassifier,
+    MVMLRegressor,
+    _mvml_constraints,
+    auto_n_landmarks,
+    regression_targets,
+)
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
@@ -136,7 +140,7 @@ class _FrozenOutputs(BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         D = self.outputs
         if self.classes is None:
-            return D[:, 0]
+            return D[:, 0] if D.shape[1] == 1 else D
         if D.shape[1] == 1:
             return self.classes[(D[:, 0] > 0).astype(int)]
         return self.classes[np.argmax(D, axis=1)]
@@ -178,9 +182,17 @@ def _score_outputs(
         return float(scorer(Frozen(D, classes), np.zeros((D.shape[0], 1)), y_te))
     if classes is not None:
         return float(np.mean(_FrozenOutputs(D, classes).predict(None) == y_te))
-    r = y_te - D[:, 0]
-    sst = float(((y_te - y_te.mean()) ** 2).sum())
-    return 1.0 - float(r @ r) / sst if sst > 0 else float(r @ r == 0)
+    r = y_te.reshape(D.shape) - D
+    return float(np.mean(_r2_from_sums((r * r).sum(axis=0), y_te)))
+
+
+def _r2_from_sums(sse: np.ndarray, y_te: np.ndarray) -> np.ndarray:
+    """R^2 per output from residual sums of squares ``sse`` (..., k) and the held-out targets
+    (n,) or (n, k) (an output of zero variance scores 1 if predicted exactly, else 0)."""
+    Yt = y_te.reshape(y_te.shape[0], -1)
+    sst = ((Yt - Yt.mean(axis=0)) ** 2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sst > 0, 1.0 - sse / sst, np.where(sse == 0, 1.0, 0.0))
 
 
 class _MVMLCVBase(BaseEstimator):
@@ -301,9 +313,8 @@ class _MVMLCVBase(BaseEstimator):
             return Y, y, y
         if is_dask_collection(y):
             y = np.asarray(y.compute())
-        y = column_or_1d(check_real_targets(np.asarray(y)), warn=True)
-        check_targets_finite(y)
-        return y[:, None], None, y
+        Y, single = regression_targets(y)
+        return Y, None, Y[:, 0] if single else Y
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -464,8 +475,8 @@ class _MVMLCVBase(BaseEstimator):
                 pred = (D[:, :, 0] > 0).astype(int) if T == 1 else np.argmax(D, axis=2)
                 yi = np.searchsorted(classes, yb)
                 return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
-            r = yb[:, None] - D[:, :, 0]
-            return (r * r).sum(axis=0)
+            r = yb.reshape(yb.shape[0], 1, -1) - D
+            return (r * r).sum(axis=0)  # (n_cand, T)
 
         if is_dask_collection(U):
             import dask
@@ -478,14 +489,13 @@ class _MVMLCVBase(BaseEstimator):
             acc = np.sum(dask.compute(*parts), axis=0)
         else:
             chunk = default_chunk_size(max(n_cand * T, d))
-            acc = np.zeros(n_cand)
+            acc = np.zeros(n_cand if classes is not None else (n_cand, T))
             for s in range(0, U.shape[0], chunk):
                 acc += stats(U[s : s + chunk], y_te[s : s + chunk])
         m = y_te.shape[0]
         if classes is not None:
             return acc / m
-        sst = float(((y_te - y_te.mean()) ** 2).sum())
-        return 1.0 - acc / sst if sst > 0 else np.where(acc == 0, 1.0, 0.0)
+        return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
 
     # ------------------------------------------------------------------ Nystrom CV
     def _score_nystrom(
@@ -785,6 +795,11 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     """
 
     _base_class = MVMLRegressor
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
 
 class MVMLClassifierCV(ClassifierMixin, _MVMLCVBase):

@@ -113,6 +113,28 @@ def _dask_column(y: Any) -> Any:
     return y
 
 
+def regression_targets(y: Any) -> tuple[Any, bool]:
+    """Real targets as an (n, k) float64 array (NumPy or lazy Dask) and whether ``y`` was 1-D.
+
+    ``y`` of shape (n,) is one problem; (n, k) is k problems (one per output) that share
+    the kernels, the Nystrom map, ``C`` and its factorisation (as the one-vs-all classes).
+    """
+    if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
+        if y.ndim not in (1, 2):
+            raise ValueError(f"y should be a 1d or 2d array, got a Dask array of shape {y.shape}")
+        if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+            raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
+        y = y.astype(np.float64)
+        return (y[:, None], True) if y.ndim == 1 else (y, False)
+    y = check_real_targets(np.asarray(y))
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y should be a 1d or 2d array, got an array of shape {y.shape}")
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError("y has 0 outputs (shape (n, 0)); give at least one target column")
+    check_targets_finite(y)
+    return (y[:, None], True) if y.ndim == 1 else (y, False)
+
+
 class _BaseMVML(BaseEstimator):
     """Shared MVML machinery (Algorithm 1 of the paper, both versions a and b).
 
@@ -688,6 +710,11 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     within views is learned (``metric="dense"`` / ``"sparse"``) or fixed
     (``"identity"`` = MVML_I, ``"cov"`` = MVML_Cov). See ``docs/mvml.md``.
 
+    ``y`` of shape (n, k) fits k independent problems, one per output, that share the
+    kernels, the Nystrom map and (structured solver) the factorisation of ``D_w C D_w``;
+    each output's model is exactly the single-output fit on that column. ``predict``
+    then returns (n, k) and ``score`` the uniform average of the per-output R^2.
+
     Parameters
     ----------
     alpha : float, default=1.0
@@ -762,6 +789,10 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         Outer iterations run.
     objective_ : ndarray
         Objective after each outer iteration (and after the final g-step).
+    n_outputs_ : int
+        Number of target columns k (1 for a 1-D ``y``). With k > 1, ``metric_``,
+        ``coef_``, ``weights_``, ``n_iter_``, ``metric_min_eigenvalue_`` are stacked per
+        output and ``objective_`` is a list, as the classes of :class:`MVMLClassifier`.
     mode_ : {"full", "nystrom"}
     solver_ : {"structured", "dense"}
         The solver that ran (see ``solver``).
@@ -782,18 +813,22 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
-        if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
-            y = _dask_column(y)
-            if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
-                raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
-            return self._fit_targets(X, y.astype(np.float64)[:, None])
-        y = column_or_1d(check_real_targets(np.asarray(y)), warn=True)
-        check_targets_finite(y)
-        return self._fit_targets(X, y.reshape(-1, 1))
+        Y, self._single_output = regression_targets(y)
+        self.n_outputs_ = int(Y.shape[1])
+        return self._fit_targets(X, Y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
     def predict(self, X: Any) -> Any:
-        """Predictions ``sum_l w_l f^l(x)`` (a lazy Dask array on Dask views)."""
-        return self._decision(X)[:, 0]
+        """Predictions ``sum_l w_l f^l(x)``: shape (n,) for a 1-D ``y``, else (n, k).
+
+        A lazy Dask array on Dask views.
+        """
+        D = self._decision(X)
+        return D[:, 0] if getattr(self, "_single_output", True) else D
 
 
 class MVMLClassifier(ClassifierMixin, _BaseMVML):
