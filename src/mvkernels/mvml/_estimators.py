@@ -35,7 +35,7 @@ from ..nystrom import (
 )
 from ..nystrom._map import _check_known_lengths
 from ._bandwidth import resolve_bandwidths
-from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
+from ._lowrank import MetricStack, SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import (
     LEARNED_METRICS,
     METRICS,
@@ -407,6 +407,10 @@ class _BaseMVML(BaseEstimator):
         mu_next: float | None = None
         n_iter = 0
         converged = not learned and not self.learn_weights
+        # the dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
+        # tracked so that the fitted model stores V, not A (see MetricStack)
+        lowrank = self.metric == "dense" and np.array_equal(A0, np.eye(A0.shape[0]))
+        s_lr, cols = 1.0, np.zeros((A0.shape[0], 0))
         for it in range(self.max_iter):
             n_iter = it + 1
             g = self._g_step(problem, t, factor, w, state)
@@ -418,6 +422,7 @@ class _BaseMVML(BaseEstimator):
             if learned:
                 for _ in range(self.n_a_steps):
                     mu0 = self._initial_step(A, factor, g) if mu_next is None else mu_next
+                    q = factor.solve(g) if lowrank else None
                     A, factor, mu = metric_step(
                         A,
                         factor,
@@ -430,6 +435,10 @@ class _BaseMVML(BaseEstimator):
                         threshold=self.sparse_threshold,
                         eig_floor=self.eig_floor,
                     )
+                    if mu > 0 and lowrank:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
+                        c = 1.0 - 2.0 * mu * self.eta
+                        s_lr *= c
+                        cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * self.alpha) * q])
                     if mu > 0:  # next step starts from twice the accepted one
                         mu_next = 2.0 * mu
                     else:
@@ -460,6 +469,8 @@ class _BaseMVML(BaseEstimator):
             converged=converged,
             state=state,
         )
+        if lowrank:
+            out["metric_lowrank"] = (s_lr, cols)
         if record_path:
             out["path"] = np.asarray(path)
             out["path_w"] = np.asarray(path_w)
@@ -528,7 +539,8 @@ class _BaseMVML(BaseEstimator):
         G = spec.unrotate(path.G)
         out = [
             dict(
-                A=path.metric(spec.Q, t),
+                A=None,  # kept structured: s I + V V^T with V = Q W (see MetricStack)
+                metric_lowrank=(float(path.s[t]), spec.Q @ path.W[t]),
                 g=G[t],
                 w=w,
                 history=path.history[t],
@@ -573,7 +585,11 @@ class _BaseMVML(BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        self._metrics = np.stack([r["A"] for r in results])
+        self._metric_store = MetricStack.from_results(
+            [r["A"] for r in results],
+            [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
+            fixed=self.metric not in LEARNED_METRICS,
+        )
         self._coefs = np.stack([r["g"] for r in results])
         self._weights = np.stack([r["w"] for r in results])
         self._histories = [r["history"] for r in results]
@@ -583,7 +599,7 @@ class _BaseMVML(BaseEstimator):
         self.mode_ = problem.mode
         self.n_samples_fit_ = problem.n_samples
         self._fit_states = [r["state"] for r in results]
-        if np.any(self._min_eigs < -1e-8 * np.abs(self._metrics).max()):
+        if np.any(self._min_eigs < -1e-8 * self._metric_store.max_abs()):
             warnings.warn(
                 f"the learned metric is indefinite (smallest eigenvalue "
                 f"{self._min_eigs.min():.3g}); see metric_min_eigenvalue_",
@@ -595,12 +611,25 @@ class _BaseMVML(BaseEstimator):
 
     def _set_public_attributes(self) -> None:
         single = self._coefs.shape[0] == 1
-        self.metric_ = self._metrics[0] if single else self._metrics
         self.coef_ = self._coefs[0] if single else self._coefs
         self.weights_ = self._weights[0] if single else self._weights
         self.objective_ = self._histories[0] if single else list(self._histories)
         self.n_iter_ = int(self._n_iters[0]) if single else self._n_iters
         self.metric_min_eigenvalue_ = float(self._min_eigs[0]) if single else self._min_eigs
+
+    @property
+    def metric_(self) -> np.ndarray:
+        """The fitted metric(s) ``A`` / ``A~``, built on access from the stored form.
+
+        The structured solver keeps ``A~ = s I + V V^T`` (``V`` of one column per A-step)
+        and fixed metrics are stored once, so a pickled model does not hold ``T`` dense
+        ``d x d`` matrices; each access builds them (``O(T d^2)``).
+        """
+        store = self.__dict__.get("_metric_store")
+        if store is None:
+            raise AttributeError(f"{type(self).__name__} has no attribute 'metric_' (not fitted)")
+        A = store.toarray()
+        return A[0] if store.n_problems == 1 else A
 
     # ------------------------------------------------------------------ prediction
     def _decision_block(self, classes: np.ndarray | None = None) -> _MVMLOutputs:
