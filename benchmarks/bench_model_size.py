@@ -29,7 +29,7 @@ from pathlib import Path
 
 from sklearn.datasets import load_digits
 
-from mvkernels import MVMLClassifier, MVMLClassifierCV, MVMLRegressor, MVMLSVC
+from mvkernels import MVMLSVC, MVMLClassifier, MVMLClassifierCV, MVMLRegressor
 from mvkernels.mvml._lowrank import MetricStack
 
 MB = 1e6

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from mvkernels import MVMLClassifier, MVMLRegressor, MVMLSVC
+from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 
 
 def _data(seed=0, n=80):

@@ -66,6 +66,7 @@ from ._estimators import (
 )
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
+from ._proba import BestOutOfFold, ProbaMixin
 from ._problem import MVMLProblem
 from ._svm import MVMLSVC
 
@@ -382,6 +383,8 @@ class _MVMLCVBase(BaseEstimator):
             dim = v * int(n_landmarks)
         else:
             dim = v * max(1, round(float(n_landmarks) * n))
+        # classifiers keep the held-out decision values of the best candidate (calibration_)
+        self._oof = BestOutOfFold() if is_classifier(self) and self.refit else None
         with serial_blas(dim):
             self._search(
                 Xs,
@@ -399,6 +402,11 @@ class _MVMLCVBase(BaseEstimator):
                 scores,
             )
         self._store_results(scores, factors, alphas, etas, K, base_params)
+        oof, self._oof = self._oof, None
+        if oof is not None:
+            if oof.score != self.best_score_:  # the search's and the keeper's best differ
+                raise RuntimeError("internal: out-of-fold values kept for another candidate")
+            self.calibration_ = oof.calibration(y_score, self.classes_)
         if self.refit:
             best = self.best_params_
             est = self._base_estimator().set_params(
@@ -546,6 +554,7 @@ class _MVMLCVBase(BaseEstimator):
             for mom in test_mom[1:]:
                 total = total.merge(mom)
         out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
+        kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         for k, (tr, te) in enumerate(splits):
             if partition:
                 mom = complement_moments(total, test_mom[k])
@@ -558,6 +567,13 @@ class _MVMLCVBase(BaseEstimator):
             U = test_U[k] if basis is None else test_U[k] @ basis
             sc = self._candidate_scores(U, y_score[te], GW.reshape(-1, *GW.shape[-2:]), scorer)
             out[..., k] = sc.reshape(alphas.size, etas.size, K)
+            if kept is not None:
+                kept.append((te, U, GW.reshape(-1, *GW.shape[-2:])))
+        if kept is not None:  # held-out decision values of this block's best candidate
+            self._oof.offer(
+                out.reshape(-1, len(splits)),
+                lambda c: [(te, U @ GW[c].T) for te, U, GW in kept],
+            )
         return out
 
     def _fold_paths(
@@ -640,6 +656,7 @@ class _MVMLCVBase(BaseEstimator):
         out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
         precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
         classes = getattr(self, "classes_", None)
+        kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         for k, (tr, te) in enumerate(splits):
             if precomputed:
                 Xtr = [Kv[np.ix_(tr, tr)] for Kv in Xs]
@@ -651,6 +668,8 @@ class _MVMLCVBase(BaseEstimator):
             )
             est._check_params()
             problem = est._build_problem(Xtr, Y[tr])
+            if kept is not None:
+                kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, Y.shape[1]))))
             for ai, a in enumerate(alphas):
                 for ei, e in enumerate(etas):
                     est.set_params(alpha=float(a))
@@ -671,6 +690,13 @@ class _MVMLCVBase(BaseEstimator):
                         )
                         D = _MVMLOutputs(Gw=Gw, kernels=est.kernels_, X_fit=est.X_fit_).outputs(Xte)
                         out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
+                        if kept is not None:
+                            kept[-1][1][ai, ei, it] = D
+        if kept is not None:
+            self._oof.offer(
+                out.reshape(-1, len(splits)),
+                lambda c: [(te, D.reshape(-1, *D.shape[-2:])[c]) for te, D in kept],
+            )
         return out
 
     # ------------------------------------------------------------------ results
@@ -802,16 +828,28 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         return tags
 
 
-class MVMLClassifierCV(ClassifierMixin, _MVMLCVBase):
+class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     """:class:`~mvkernels.MVMLClassifier` with built-in cross-validation.
 
     Parameters and attributes as :class:`MVMLRegressorCV` (default scoring: accuracy;
     ``StratifiedKFold`` folds), plus ``classes_``; ``best_estimator_`` is a fitted
     :class:`~mvkernels.MVMLClassifier`. All one-vs-all classes share the fold
     statistics, the factorisation and the hyperparameters.
+
+    ``predict_proba`` / ``predict_log_proba`` (with ``refit=True``): ``softmax(a D(x))``
+    of ``best_estimator_``'s decision values, the slope ``a`` (``calibration_``) fitted on
+    the held-out decision values of the selected candidate, which the search computed
+    anyway (no extra fit). The most probable class is the predicted one.
     """
 
     _base_class = MVMLClassifier
+
+    def _check_proba(self) -> None:
+        """Probabilities are always available (they need ``refit=True`` at prediction)."""
+
+    def _calibrated_decisions(self, X: Any) -> tuple[Any, Any]:
+        est = self._check_refit()
+        return self.calibration_, est._decision(X)
 
     def decision_function(self, X: Any) -> Any:
         """Outputs of ``best_estimator_``."""

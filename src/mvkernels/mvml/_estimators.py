@@ -48,6 +48,12 @@ from ._metric import (
     metric_step,
     min_eigenvalue,
 )
+from ._proba import (
+    ProbaMixin,
+    SoftmaxCalibration,
+    cross_val_decisions,
+    fit_softmax_calibration,
+)
 from ._problem import MVMLProblem
 
 #: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
@@ -860,22 +866,81 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         return D[:, 0] if getattr(self, "_single_output", True) else D
 
 
-class MVMLClassifier(ClassifierMixin, _BaseMVML):
+class MVMLClassifier(ProbaMixin, ClassifierMixin, _BaseMVML):
     """Multi-view metric learning classifier: MVML on +-1 targets, one-vs-all.
 
     Binary problems are one MVML problem (``+1`` = ``classes_[1]``); with K > 2
     classes, K independent one-vs-all problems that share the kernels and, in Nystrom
     mode, the sufficient statistic ``C`` (only ``c`` changes). Prediction: the class
-    with the largest output. Parameters as :class:`MVMLRegressor`.
+    with the largest output. Parameters as :class:`MVMLRegressor`, plus:
+
+    Parameters
+    ----------
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba``: calibrated probabilities
+        ``softmax(a D(x))`` of the decision values, the slope ``a`` fitted on out-of-fold
+        decision values of a stratified 5-fold cross-validation run inside ``fit``
+        (5 extra fits, hence off by default, as ``SVC(probability=...)``). The most
+        probable class is the predicted one. See ``docs/mvml.md``, "Probabilities".
 
     Attributes
     ----------
     classes_ : ndarray (K,)
+    calibration_ : SoftmaxCalibration
+        With ``probability=True``: the fitted slope (``calibration_.scale``).
     metric_, coef_, weights_, objective_, n_iter_, metric_min_eigenvalue_
         As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
         per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
     """
+
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        eta: float = 1.0,
+        metric: str = "dense",
+        learn_weights: bool = False,
+        n_landmarks: int | float | str | None = "auto",
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        max_iter: int = 10,
+        tol: float | None = None,
+        step_size: float | str = "auto",
+        n_a_steps: int = 1,
+        sparse_threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+        solver: str = "auto",
+        bandwidth_factor: float = 4.0,
+        probability: bool = False,
+    ):
+        super().__init__(
+            alpha=alpha,
+            eta=eta,
+            metric=metric,
+            learn_weights=learn_weights,
+            n_landmarks=n_landmarks,
+            landmarks=landmarks,
+            kernel=kernel,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            tol=tol,
+            step_size=step_size,
+            n_a_steps=n_a_steps,
+            sparse_threshold=sparse_threshold,
+            eig_floor=eig_floor,
+            chunk_size=chunk_size,
+            views=views,
+            random_state=random_state,
+            solver=solver,
+            bandwidth_factor=bandwidth_factor,
+        )
+        self.probability = probability
+
+    _parameter_constraints: dict = {**_mvml_constraints(), "probability": ["boolean"]}
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> MVMLClassifier:
@@ -885,6 +950,26 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        self._fit_labels(X, y)
+        if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
+            labels = np.asarray(y.compute() if is_dask_collection(y) else y)
+            D, yi = cross_val_decisions(self, X, column_or_1d(labels))
+            self.calibration_ = fit_softmax_calibration(D, yi, len(self.classes_))
+        return self
+
+    def _check_proba(self) -> None:
+        if not self.probability:
+            raise AttributeError(
+                "predict_proba is not available when probability=False "
+                "(fit with probability=True, or use MVMLClassifierCV)"
+            )
+
+    def _calibrated_decisions(self, X: Any) -> tuple[SoftmaxCalibration, Any]:
+        check_is_fitted(self, "calibration_")
+        return self.calibration_, self._decision(X)
+
+    def _fit_labels(self, X: Any, y: Any) -> MVMLClassifier:
+        """Encode the labels (``classes_``, +-1 columns) and fit the one-vs-all problems."""
         if is_dask_collection(y):
             # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)
             from ..nystrom._dask import require_dask

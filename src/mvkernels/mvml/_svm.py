@@ -94,6 +94,9 @@ sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_
         Maximum epochs of one dual coordinate descent run.
     shrinking : bool, default=True
         Shrinking heuristic of the dual coordinate descent (Hsieh et al. 2008).
+    probability : bool, default=False
+        Enable ``predict_proba`` (as :class:`~mvkernels.MVMLClassifier`: softmax of the
+        decision values with a slope fitted on 5-fold out-of-fold values; 5 extra fits).
 
     Attributes
     ----------
@@ -137,6 +140,7 @@ mode_, nystrom_, kernels_, n_views_
         svm_tol: float = 1e-3,
         svm_max_epochs: int = 1000,
         shrinking: bool = True,
+        probability: bool = False,
     ):
         super().__init__(
             alpha=alpha,
@@ -158,6 +162,7 @@ mode_, nystrom_, kernels_, n_views_
             random_state=random_state,
             solver=solver,
             bandwidth_factor=bandwidth_factor,
+            probability=probability,
         )
         self.C = C
         self.svm_tol = svm_tol
@@ -170,6 +175,7 @@ mode_, nystrom_, kernels_, n_views_
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "svm_max_epochs": [Interval(Integral, 1, None, closed="left")],
         "shrinking": ["boolean"],
+        "probability": ["boolean"],
     }
 
     # ------------------------------------------------------------------ params
