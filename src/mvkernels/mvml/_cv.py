@@ -842,7 +842,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     anyway (no extra fit). The most probable class is the predicted one.
     """
 
-    _base_class = MVMLClassifier
+    _base_class: type = MVMLClassifier
 
     def _check_proba(self) -> None:
         """Probabilities are always available (they need ``refit=True`` at prediction)."""

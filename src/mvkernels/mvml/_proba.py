@@ -235,6 +235,12 @@ class ProbaMixin:
     are not available) and ``_calibrated_decisions(X) -> (calibration, D)``.
     """
 
+    def _check_proba(self) -> None:  # pragma: no cover - provided by the estimator
+        raise NotImplementedError
+
+    def _calibrated_decisions(self, X: Any) -> tuple[SoftmaxCalibration, Any]:  # pragma: no cover
+        raise NotImplementedError
+
     @available_if(_proba_available)
     def predict_proba(self, X: Any) -> Any:
         """Calibrated class probabilities, shape (n, K), columns in ``classes_`` order.
