@@ -118,3 +118,15 @@ def test_sklearn_compatible_multi_output(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+def test_dask_multi_output_equals_numpy():
+    """Dask views and an (n, k) Dask target: one Dask reduction, the same model."""
+    da = pytest.importorskip("dask.array")
+    Xs, Y = _data(n=100)
+    ref = MVMLRegressor(n_landmarks=10, random_state=0).fit(Xs, Y)
+    Xd = [da.from_array(X, chunks=40) for X in Xs]
+    est = MVMLRegressor(n_landmarks=10, random_state=0).fit(Xd, da.from_array(Y, chunks=(40, 3)))
+    P = est.predict(Xd)
+    assert isinstance(P, da.Array) and P.shape == Y.shape
+    np.testing.assert_allclose(P.compute(), ref.predict(Xs), rtol=0, atol=1e-10)

@@ -776,6 +776,10 @@ class MVMLRegressorCV(RegressorMixin, _MVMLCVBase):
     """:class:`~mvkernels.MVMLRegressor` with built-in cross-validation of ``alpha``,
     ``eta``, the bandwidth and the number of outer iterations.
 
+    Multi-output ``y`` (n, k): one set of hyperparameters for all outputs, chosen on the
+    uniform average over outputs of the held-out R^2 (per fold, then averaged over folds);
+    the refitted model has one problem per output (see :class:`~mvkernels.MVMLRegressor`).
+
     Parameters
     ----------
     alphas : array-like or None, default=None
