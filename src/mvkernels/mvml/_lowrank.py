@@ -195,7 +195,8 @@ class MetricStack:
         """From per-problem dense metrics, or ``(s_t, V_t)`` pairs, or one fixed metric."""
         if lowrank is not None:
             scale = np.array([float(sv[0]) for sv in lowrank])
-            factors = np.stack([sv[1] for sv in lowrank])
+            r = max(sv[1].shape[1] for sv in lowrank)  # problems may stop early (tol)
+            factors = np.stack([np.pad(sv[1], ((0, 0), (0, r - sv[1].shape[1]))) for sv in lowrank])
             return cls(factors.shape[1], len(lowrank), scale=scale, factors=factors)
         A0 = np.asarray(metrics[0])
         if fixed:
