@@ -562,9 +562,12 @@ def final_dual_objectives(est, Xs, y):
 
     Y = MVMLSVC._encode_targets(np.searchsorted(est.classes_, y), len(est.classes_))
     alpha = est.dual_coef_.reshape(len(y), -1)
+    metrics = est.metric_
+    if metrics.ndim == 2:  # one problem (two classes)
+        metrics = metrics[None]
     out = []
     for t in range(Y.shape[1]):
         P = phi(t)
-        Qy = Y[:, t, None] * Y[None, :, t] * (P @ est._metrics[t] @ P.T)
+        Qy = Y[:, t, None] * Y[None, :, t] * (P @ metrics[t] @ P.T)
         out.append(hinge_dual(alpha[:, t], Qy, est.alpha))
     return np.array(out)

@@ -53,8 +53,6 @@ from .._targets import predicted_class_indices, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
     MIN_OBSERVED_ROWS,
-    check_real_targets,
-    check_targets_finite,
     check_views,
     is_dask_collection,
     observed_mask,
@@ -64,9 +62,16 @@ from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
 from ..nystrom._map import _check_known_lengths
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
-from ._estimators import MVMLClassifier, MVMLRegressor, _mvml_constraints, auto_n_landmarks
+from ._estimators import (
+    MVMLClassifier,
+    MVMLRegressor,
+    _mvml_constraints,
+    auto_n_landmarks,
+    regression_targets,
+)
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
+from ._proba import BestOutOfFold, ProbaMixin
 from ._problem import MVMLProblem
 from ._svm import MVMLSVC
 
@@ -152,7 +157,7 @@ class _FrozenOutputs(BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         D = self.outputs
         if self.classes is None:
-            return D[:, 0]
+            return D[:, 0] if D.shape[1] == 1 else D
         return predicted_classes(D, self.classes)
 
 
@@ -192,9 +197,17 @@ def _score_outputs(
         return float(scorer(Frozen(D, classes), np.zeros((D.shape[0], 1)), y_te))
     if classes is not None:
         return float(np.mean(_FrozenOutputs(D, classes).predict(None) == y_te))
-    r = y_te - D[:, 0]
-    sst = float(((y_te - y_te.mean()) ** 2).sum())
-    return 1.0 - float(r @ r) / sst if sst > 0 else float(r @ r == 0)
+    r = y_te.reshape(D.shape) - D
+    return float(np.mean(_r2_from_sums((r * r).sum(axis=0), y_te)))
+
+
+def _r2_from_sums(sse: np.ndarray, y_te: np.ndarray) -> np.ndarray:
+    """R^2 per output from residual sums of squares ``sse`` (..., k) and the held-out targets
+    (n,) or (n, k) (an output of zero variance scores 1 if predicted exactly, else 0)."""
+    Yt = y_te.reshape(y_te.shape[0], -1)
+    sst = ((Yt - Yt.mean(axis=0)) ** 2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sst > 0, 1.0 - sse / sst, np.where(sse == 0, 1.0, 0.0))
 
 
 class _MVMLCVBase(BaseEstimator):
@@ -316,9 +329,8 @@ class _MVMLCVBase(BaseEstimator):
             return Y, y, y
         if is_dask_collection(y):
             y = np.asarray(y.compute())
-        y = column_or_1d(check_real_targets(np.asarray(y)), warn=True)
-        check_targets_finite(y)
-        return y[:, None], None, y
+        Y, single = regression_targets(y)
+        return Y, None, Y[:, 0] if single else Y
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -392,6 +404,8 @@ class _MVMLCVBase(BaseEstimator):
             dim = v * int(n_landmarks)
         else:
             dim = v * max(1, round(float(n_landmarks) * n))
+        # classifiers keep the held-out decision values of the best candidate (calibration_)
+        self._oof = BestOutOfFold() if is_classifier(self) and self.refit else None
         with serial_blas(dim):
             self._search(
                 Xs,
@@ -409,6 +423,11 @@ class _MVMLCVBase(BaseEstimator):
                 scores,
             )
         self._store_results(scores, factors, alphas, etas, K, base_params)
+        oof, self._oof = self._oof, None
+        if oof is not None:
+            if oof.score != self.best_score_:  # the search's and the keeper's best differ
+                raise RuntimeError("internal: out-of-fold values kept for another candidate")
+            self.calibration_ = oof.calibration(y_score, self.classes_)
         if self.refit:
             best = self.best_params_
             est = self._base_estimator().set_params(
@@ -485,8 +504,8 @@ class _MVMLCVBase(BaseEstimator):
                 pred = predicted_class_indices(D)
                 yi = np.searchsorted(classes, yb)
                 return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
-            r = yb[:, None] - D[:, :, 0]
-            return (r * r).sum(axis=0)
+            r = yb.reshape(yb.shape[0], 1, -1) - D
+            return (r * r).sum(axis=0)  # (n_cand, T)
 
         if is_dask_collection(U):
             import dask
@@ -499,14 +518,13 @@ class _MVMLCVBase(BaseEstimator):
             acc = np.sum(dask.compute(*parts), axis=0)
         else:
             chunk = default_chunk_size(max(n_cand * T, d))
-            acc = np.zeros(n_cand)
+            acc = np.zeros(n_cand if classes is not None else (n_cand, T))
             for s in range(0, U.shape[0], chunk):
                 acc += stats(U[s : s + chunk], y_te[s : s + chunk])
         m = y_te.shape[0]
         if classes is not None:
             return acc / m
-        sst = float(((y_te - y_te.mean()) ** 2).sum())
-        return 1.0 - acc / sst if sst > 0 else np.where(acc == 0, 1.0, 0.0)
+        return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
 
     # ------------------------------------------------------------------ Nystrom CV
     def _score_nystrom(
@@ -557,6 +575,7 @@ class _MVMLCVBase(BaseEstimator):
             for mom in test_mom[1:]:
                 total = total.merge(mom)
         out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
+        kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         for k, (tr, te) in enumerate(splits):
             if partition:
                 mom = complement_moments(total, test_mom[k])
@@ -569,6 +588,13 @@ class _MVMLCVBase(BaseEstimator):
             U = test_U[k] if basis is None else test_U[k] @ basis
             sc = self._candidate_scores(U, y_score[te], GW.reshape(-1, *GW.shape[-2:]), scorer)
             out[..., k] = sc.reshape(alphas.size, etas.size, K)
+            if kept is not None:
+                kept.append((te, U, GW.reshape(-1, *GW.shape[-2:])))
+        if kept is not None:  # held-out decision values of this block's best candidate
+            self._oof.offer(
+                out.reshape(-1, len(splits)),
+                lambda c: [(te, U @ GW[c].T) for te, U, GW in kept],
+            )
         return out
 
     def _fold_paths(
@@ -649,6 +675,7 @@ class _MVMLCVBase(BaseEstimator):
         out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
         precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
         classes = getattr(self, "classes_", None)
+        kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         for k, (tr, te) in enumerate(splits):
             if precomputed:
                 Xtr = [Kv[np.ix_(tr, tr)] for Kv in Xs]
@@ -660,6 +687,8 @@ class _MVMLCVBase(BaseEstimator):
             )
             est._check_params()
             problem = est._build_problem(Xtr, Y[tr])
+            if kept is not None:
+                kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, Y.shape[1]))))
             for ai, a in enumerate(alphas):
                 for ei, e in enumerate(etas):
                     est.set_params(alpha=float(a))
@@ -680,6 +709,13 @@ class _MVMLCVBase(BaseEstimator):
                         )
                         D = est._full_outputs(Gw).outputs(Xte)
                         out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
+                        if kept is not None:
+                            kept[-1][1][ai, ei, it] = D
+        if kept is not None:
+            self._oof.offer(
+                out.reshape(-1, len(splits)),
+                lambda c: [(te, D.reshape(-1, *D.shape[-2:])[c]) for te, D in kept],
+            )
         return out
 
     # ------------------------------------------------------------------ results
@@ -759,6 +795,10 @@ class MVMLRegressorCV(RegressorMixin, _MVMLCVBase):
     """:class:`~mvkernels.MVMLRegressor` with built-in cross-validation of ``alpha``,
     ``eta``, the bandwidth and the number of outer iterations.
 
+    Multi-output ``y`` (n, k): one set of hyperparameters for all outputs, chosen on the
+    uniform average over outputs of the held-out R^2 (per fold, then averaged over folds);
+    the refitted model has one problem per output (see :class:`~mvkernels.MVMLRegressor`).
+
     Parameters
     ----------
     alphas : array-like or None, default=None
@@ -824,14 +864,24 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
 
     _base_class = MVMLRegressor
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
-class MVMLClassifierCV(ClassifierMixin, _MVMLCVBase):
+
+class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     """:class:`~mvkernels.MVMLClassifier` with built-in cross-validation.
 
     Parameters and attributes as :class:`MVMLRegressorCV` (default scoring: accuracy;
     ``StratifiedKFold`` folds), plus ``classes_``; ``best_estimator_`` is a fitted
     :class:`~mvkernels.MVMLClassifier`. All one-vs-all classes share the fold
     statistics, the factorisation and the hyperparameters.
+
+    ``predict_proba`` / ``predict_log_proba`` (with ``refit=True``): ``softmax(a D(x))``
+    of ``best_estimator_``'s decision values, the slope ``a`` (``calibration_``) fitted on
+    the held-out decision values of the selected candidate, which the search computed
+    anyway (no extra fit). The most probable class is the predicted one.
 
     Parameters
     ----------
@@ -870,7 +920,14 @@ n_splits_, cv_time_
     (40,)
     """
 
-    _base_class = MVMLClassifier
+    _base_class: type = MVMLClassifier
+
+    def _check_proba(self) -> None:
+        """Probabilities are always available (they need ``refit=True`` at prediction)."""
+
+    def _calibrated_decisions(self, X: Any) -> tuple[Any, Any]:
+        est = self._check_refit()
+        return self.calibration_, est._decision(X)
 
     def decision_function(self, X: Any) -> Any:
         """Outputs of ``best_estimator_``."""

@@ -40,7 +40,7 @@ from ..nystrom import (
 from ..nystrom._map import _check_known_lengths
 from ..nystrom._missing import ConditionalViews
 from ._bandwidth import resolve_bandwidths
-from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
+from ._lowrank import MetricStack, SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import (
     LEARNED_METRICS,
     METRICS,
@@ -52,6 +52,12 @@ from ._metric import (
     metric_penalty,
     metric_step,
     min_eigenvalue,
+)
+from ._proba import (
+    ProbaMixin,
+    SoftmaxCalibration,
+    cross_val_decisions,
+    fit_softmax_calibration,
 )
 from ._problem import MVMLProblem
 
@@ -127,6 +133,28 @@ def _dask_column(y: Any) -> Any:
     if y.ndim != 1:
         raise ValueError(f"y should be a 1d array, got a Dask array of shape {y.shape}")
     return y
+
+
+def regression_targets(y: Any) -> tuple[Any, bool]:
+    """Real targets as an (n, k) float64 array (NumPy or lazy Dask) and whether ``y`` was 1-D.
+
+    ``y`` of shape (n,) is one problem; (n, k) is k problems (one per output) that share
+    the kernels, the Nystrom map, ``C`` and its factorisation (as the one-vs-all classes).
+    """
+    if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
+        if y.ndim not in (1, 2):
+            raise ValueError(f"y should be a 1d or 2d array, got a Dask array of shape {y.shape}")
+        if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+            raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
+        y = y.astype(np.float64)
+        return (y[:, None], True) if y.ndim == 1 else (y, False)
+    y = check_real_targets(np.asarray(y))
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y should be a 1d or 2d array, got an array of shape {y.shape}")
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError("y has 0 outputs (shape (n, 0)); give at least one target column")
+    check_targets_finite(y)
+    return (y[:, None], True) if y.ndim == 1 else (y, False)
 
 
 class _BaseMVML(BaseEstimator):
@@ -459,6 +487,10 @@ class _BaseMVML(BaseEstimator):
         mu_next: float | None = None
         n_iter = 0
         converged = not learned and not self.learn_weights
+        # the dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
+        # tracked so that the fitted model stores V, not A (see MetricStack)
+        lowrank = self.metric == "dense" and np.array_equal(A0, np.eye(A0.shape[0]))
+        s_lr, cols = 1.0, np.zeros((A0.shape[0], 0))
         for it in range(self.max_iter):
             n_iter = it + 1
             g = self._g_step(problem, t, factor, w, state)
@@ -470,6 +502,7 @@ class _BaseMVML(BaseEstimator):
             if learned:
                 for _ in range(self.n_a_steps):
                     mu0 = self._initial_step(A, factor, g) if mu_next is None else mu_next
+                    q = factor.solve(g) if lowrank else None
                     A, factor, mu = metric_step(
                         A,
                         factor,
@@ -482,6 +515,10 @@ class _BaseMVML(BaseEstimator):
                         threshold=self.sparse_threshold,
                         eig_floor=self.eig_floor,
                     )
+                    if mu > 0 and lowrank:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
+                        c = 1.0 - 2.0 * mu * self.eta
+                        s_lr *= c
+                        cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * self.alpha) * q])
                     if mu > 0:  # next step starts from twice the accepted one
                         mu_next = 2.0 * mu
                     else:
@@ -512,6 +549,8 @@ class _BaseMVML(BaseEstimator):
             converged=converged,
             state=state,
         )
+        if lowrank:
+            out["metric_lowrank"] = (s_lr, cols)
         if record_path:
             out["path"] = np.asarray(path)
             out["path_w"] = np.asarray(path_w)
@@ -581,7 +620,8 @@ class _BaseMVML(BaseEstimator):
         G = spec.unrotate(path.G)
         out = [
             dict(
-                A=path.metric(spec.Q, t),
+                A=None,  # kept structured: s I + V V^T with V = Q W (see MetricStack)
+                metric_lowrank=(float(path.s[t]), spec.Q @ path.W[t]),
                 g=G[t],
                 w=w,
                 history=path.history[t],
@@ -626,7 +666,11 @@ class _BaseMVML(BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        self._metrics = np.stack([r["A"] for r in results])
+        self._metric_store = MetricStack.from_results(
+            [r["A"] for r in results],
+            [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
+            fixed=self.metric not in LEARNED_METRICS,
+        )
         self._coefs = np.stack([r["g"] for r in results])
         self._weights = np.stack([r["w"] for r in results])
         self._histories = [r["history"] for r in results]
@@ -636,7 +680,7 @@ class _BaseMVML(BaseEstimator):
         self.mode_ = problem.mode
         self.n_samples_fit_ = problem.n_samples
         self._fit_states = [r["state"] for r in results]
-        if np.any(self._min_eigs < -1e-8 * np.abs(self._metrics).max()):
+        if np.any(self._min_eigs < -1e-8 * self._metric_store.max_abs()):
             warnings.warn(
                 f"the learned metric is indefinite (smallest eigenvalue "
                 f"{self._min_eigs.min():.3g}); see metric_min_eigenvalue_",
@@ -648,12 +692,25 @@ class _BaseMVML(BaseEstimator):
 
     def _set_public_attributes(self) -> None:
         single = self._coefs.shape[0] == 1
-        self.metric_ = self._metrics[0] if single else self._metrics
         self.coef_ = self._coefs[0] if single else self._coefs
         self.weights_ = self._weights[0] if single else self._weights
         self.objective_ = self._histories[0] if single else list(self._histories)
         self.n_iter_ = int(self._n_iters[0]) if single else self._n_iters
         self.metric_min_eigenvalue_ = float(self._min_eigs[0]) if single else self._min_eigs
+
+    @property
+    def metric_(self) -> np.ndarray:
+        """The fitted metric(s) ``A`` / ``A~``, built on access from the stored form.
+
+        The structured solver keeps ``A~ = s I + V V^T`` (``V`` of one column per A-step)
+        and fixed metrics are stored once, so a pickled model does not hold ``T`` dense
+        ``d x d`` matrices; each access builds them (``O(T d^2)``).
+        """
+        store = self.__dict__.get("_metric_store")
+        if store is None:
+            raise AttributeError(f"{type(self).__name__} has no attribute 'metric_' (not fitted)")
+        A = store.toarray()
+        return A[0] if store.n_problems == 1 else A
 
     # ------------------------------------------------------------------ prediction
     def _decision_block(self, classes: np.ndarray | None = None) -> _MVMLOutputs:
@@ -766,6 +823,11 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     within views is learned (``metric="dense"`` / ``"sparse"``) or fixed
     (``"identity"`` = MVML_I, ``"cov"`` = MVML_Cov). See ``docs/mvml.md``.
 
+    ``y`` of shape (n, k) fits k independent problems, one per output, that share the
+    kernels, the Nystrom map and (structured solver) the factorisation of ``D_w C D_w``;
+    each output's model is exactly the single-output fit on that column. ``predict``
+    then returns (n, k) and ``score`` the uniform average of the per-output R^2.
+
     Parameters
     ----------
     alpha : float, default=1.0
@@ -840,6 +902,10 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         Outer iterations run.
     objective_ : ndarray
         Objective after each outer iteration (and after the final g-step).
+    n_outputs_ : int
+        Number of target columns k (1 for a 1-D ``y``). With k > 1, ``metric_``,
+        ``coef_``, ``weights_``, ``n_iter_``, ``metric_min_eigenvalue_`` are stacked per
+        output and ``objective_`` is a list, as the classes of :class:`MVMLClassifier`.
     mode_ : {"full", "nystrom"}
     solver_ : {"structured", "dense"}
         The solver that ran (see ``solver``).
@@ -879,27 +945,31 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
-        if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
-            y = _dask_column(y)
-            if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
-                raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
-            return self._fit_targets(X, y.astype(np.float64)[:, None])
-        y = column_or_1d(check_real_targets(np.asarray(y)), warn=True)
-        check_targets_finite(y)
-        return self._fit_targets(X, y.reshape(-1, 1))
+        Y, self._single_output = regression_targets(y)
+        self.n_outputs_ = int(Y.shape[1])
+        return self._fit_targets(X, Y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
     def predict(self, X: Any) -> Any:
-        """Predictions ``sum_l w_l f^l(x)`` (a lazy Dask array on Dask views)."""
-        return self._decision(X)[:, 0]
+        """Predictions ``sum_l w_l f^l(x)``: shape (n,) for a 1-D ``y``, else (n, k).
+
+        A lazy Dask array on Dask views.
+        """
+        D = self._decision(X)
+        return D[:, 0] if getattr(self, "_single_output", True) else D
 
 
-class MVMLClassifier(ClassifierMixin, _BaseMVML):
+class MVMLClassifier(ProbaMixin, ClassifierMixin, _BaseMVML):
     """Multi-view metric learning classifier: MVML on +-1 targets, one-vs-all.
 
     Binary problems are one MVML problem (``+1`` = ``classes_[1]``); with K > 2
     classes, K independent one-vs-all problems that share the kernels and, in Nystrom
     mode, the sufficient statistic ``C`` (only ``c`` changes). Prediction: the class
-    with the largest output. Parameters as :class:`MVMLRegressor`.
+    with the largest output.
 
     Parameters
     ----------
@@ -907,10 +977,18 @@ class MVMLClassifier(ClassifierMixin, _BaseMVML):
 max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
 random_state, solver, bandwidth_factor
         As :class:`MVMLRegressor` (same defaults).
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba``: calibrated probabilities
+        ``softmax(a D(x))`` of the decision values, the slope ``a`` fitted on out-of-fold
+        decision values of a stratified 5-fold cross-validation run inside ``fit``
+        (5 extra fits, hence off by default, as ``SVC(probability=...)``). The most
+        probable class is the predicted one. See ``docs/mvml.md``, "Probabilities".
 
     Attributes
     ----------
     classes_ : ndarray (K,)
+    calibration_ : SoftmaxCalibration
+        With ``probability=True``: the fitted slope (``calibration_.scale``).
     metric_, coef_, weights_, objective_, n_iter_, metric_min_eigenvalue_
         As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
         per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
@@ -938,6 +1016,54 @@ random_state, solver, bandwidth_factor
     (40,)
     """
 
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        eta: float = 1.0,
+        metric: str = "dense",
+        learn_weights: bool = False,
+        n_landmarks: int | float | str | None = "auto",
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        max_iter: int = 10,
+        tol: float | None = None,
+        step_size: float | str = "auto",
+        n_a_steps: int = 1,
+        sparse_threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+        solver: str = "auto",
+        bandwidth_factor: float = 4.0,
+        probability: bool = False,
+    ):
+        super().__init__(
+            alpha=alpha,
+            eta=eta,
+            metric=metric,
+            learn_weights=learn_weights,
+            n_landmarks=n_landmarks,
+            landmarks=landmarks,
+            kernel=kernel,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            tol=tol,
+            step_size=step_size,
+            n_a_steps=n_a_steps,
+            sparse_threshold=sparse_threshold,
+            eig_floor=eig_floor,
+            chunk_size=chunk_size,
+            views=views,
+            random_state=random_state,
+            solver=solver,
+            bandwidth_factor=bandwidth_factor,
+        )
+        self.probability = probability
+
+    _parameter_constraints: dict = {**_mvml_constraints(), "probability": ["boolean"]}
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> MVMLClassifier:
         """Fit on views ``X`` and class labels ``y``."""
@@ -946,6 +1072,26 @@ random_state, solver, bandwidth_factor
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        self._fit_labels(X, y)
+        if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
+            labels = np.asarray(y.compute() if is_dask_collection(y) else y)
+            D, yi = cross_val_decisions(self, X, column_or_1d(labels))
+            self.calibration_ = fit_softmax_calibration(D, yi, len(self.classes_))
+        return self
+
+    def _check_proba(self) -> None:
+        if not self.probability:
+            raise AttributeError(
+                "predict_proba is not available when probability=False "
+                "(fit with probability=True, or use MVMLClassifierCV)"
+            )
+
+    def _calibrated_decisions(self, X: Any) -> tuple[SoftmaxCalibration, Any]:
+        check_is_fitted(self, "calibration_")
+        return self.calibration_, self._decision(X)
+
+    def _fit_labels(self, X: Any, y: Any) -> MVMLClassifier:
+        """Encode the labels (``classes_``, +-1 columns) and fit the one-vs-all problems."""
         if is_dask_collection(y):
             # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)
             from ..nystrom._dask import require_dask

@@ -44,6 +44,7 @@ __all__ = [
     "SharedSpectrum",
     "LowRankPath",
     "LowRankMetrics",
+    "MetricStack",
     "fixed_metric_solve",
     "dense_metric_path",
 ]
@@ -173,6 +174,64 @@ class LowRankPath:
             return float(self.s[i])
         G = self.W[i] @ self.W[i].T
         return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W W^T")[0])
+
+
+@dataclass
+class MetricStack:
+    """The fitted metrics of ``T`` problems in the most compact form the solver has.
+
+    ``A_t = s_t I + V_t V_t^T`` (structured dense metric, ``V_t = Q W_t`` of shape (d, r):
+    ``O(T d r)`` numbers instead of ``T d^2``), one ``shared`` matrix for every problem
+    (fixed metrics: identity, Cov) or the ``dense`` (T, d, d) stack (reference path,
+    sparse metric, learned weights). :meth:`toarray` builds the dense metrics on demand
+    (the estimators' ``metric_``), so a pickled model stays small.
+    """
+
+    dim: int
+    n_problems: int
+    scale: np.ndarray | None = None
+    factors: np.ndarray | None = None
+    shared: np.ndarray | None = None
+    dense: np.ndarray | None = None
+
+    @classmethod
+    def from_results(cls, metrics: list, lowrank: list | None, fixed: bool) -> MetricStack:
+        """From per-problem dense metrics, or ``(s_t, V_t)`` pairs, or one fixed metric."""
+        if lowrank is not None:
+            scale = np.array([float(sv[0]) for sv in lowrank])
+            r = max(sv[1].shape[1] for sv in lowrank)  # problems may stop early (tol)
+            factors = np.stack([np.pad(sv[1], ((0, 0), (0, r - sv[1].shape[1]))) for sv in lowrank])
+            return cls(factors.shape[1], len(lowrank), scale=scale, factors=factors)
+        A0 = np.asarray(metrics[0])
+        if fixed:
+            if np.array_equal(A0, np.eye(A0.shape[0])):
+                return cls(A0.shape[0], len(metrics), scale=np.ones(len(metrics)))
+            return cls(A0.shape[0], len(metrics), shared=A0)
+        return cls(A0.shape[0], len(metrics), dense=np.stack(metrics))
+
+    def toarray(self) -> np.ndarray:
+        """The dense metrics, shape (T, d, d)."""
+        if self.dense is not None:
+            return self.dense
+        if self.shared is not None:
+            return np.repeat(self.shared[None], self.n_problems, axis=0)
+        out = np.zeros((self.n_problems, self.dim, self.dim))
+        out[:, np.arange(self.dim), np.arange(self.dim)] = np.asarray(self.scale)[:, None]
+        if self.factors is not None:
+            for t, V in enumerate(self.factors):
+                out[t] += sym(V @ V.T)
+        return out
+
+    def max_abs(self) -> float:
+        """``max |A_ij|`` over the stack (a PSD matrix's largest entry is on its diagonal)."""
+        if self.dense is not None:
+            return float(np.abs(self.dense).max())
+        if self.shared is not None:
+            return float(np.abs(self.shared).max())
+        diag = np.asarray(self.scale)[:, None] * np.ones((1, self.dim))
+        if self.factors is not None:
+            diag = diag + (self.factors**2).sum(axis=2)
+        return float(np.abs(diag).max())
 
 
 def _g_step_rows(

@@ -101,6 +101,9 @@ sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_
         when needed so that each g-step decreases the objective.
     svm_max_epochs : int, default=10000
         Maximum liblinear iterations (passes over the active coordinates) of one g-step.
+    probability : bool, default=False
+        Enable ``predict_proba`` (as :class:`~mvkernels.MVMLClassifier`: softmax of the
+        decision values with a slope fitted on 5-fold out-of-fold values; 5 extra fits).
 
     Attributes
     ----------
@@ -161,6 +164,7 @@ mode_, nystrom_, kernels_, n_views_
         C: float | None = None,
         svm_tol: float = 1e-3,
         svm_max_epochs: int = 10000,
+        probability: bool = False,
     ):
         super().__init__(
             alpha=alpha,
@@ -182,6 +186,7 @@ mode_, nystrom_, kernels_, n_views_
             random_state=random_state,
             solver=solver,
             bandwidth_factor=bandwidth_factor,
+            probability=probability,
         )
         self.C = C
         self.svm_tol = svm_tol
@@ -192,6 +197,7 @@ mode_, nystrom_, kernels_, n_views_
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "svm_max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "probability": ["boolean"],
     }
 
     # ------------------------------------------------------------------ params
