@@ -1,0 +1,36 @@
+"""Data sets: loaders for the shared real data, and generators for the papers' synthetic sets.
+
+The implementation lives in private modules; the public names are re-exported here.
+"""
+
+from ._loaders import (
+    DataFileError,
+    DataNotFoundError,
+    data_home,
+    load_digits_views,
+    load_nutrimouse,
+    load_parkinsons,
+    load_santafe,
+    load_sarcos,
+    load_uwave,
+    load_winequality,
+    make_multitask_regression,
+    make_sum_of_sines,
+    make_two_view_toy,
+)
+
+__all__ = [
+    "DataNotFoundError",
+    "DataFileError",
+    "data_home",
+    "load_uwave",
+    "load_sarcos",
+    "load_winequality",
+    "load_parkinsons",
+    "load_santafe",
+    "load_nutrimouse",
+    "make_two_view_toy",
+    "make_sum_of_sines",
+    "make_multitask_regression",
+    "load_digits_views",
+]
