@@ -3,6 +3,15 @@
 The implementation lives in private modules; the public names are re-exported here.
 """
 
+from ._fetch import (
+    DataDownloadError,
+    fetch_nutrimouse,
+    fetch_parkinsons,
+    fetch_santafe,
+    fetch_sarcos,
+    fetch_uwave,
+    fetch_winequality,
+)
 from ._loaders import (
     DataFileError,
     DataNotFoundError,
@@ -22,7 +31,14 @@ from ._loaders import (
 __all__ = [
     "DataNotFoundError",
     "DataFileError",
+    "DataDownloadError",
     "data_home",
+    "fetch_uwave",
+    "fetch_sarcos",
+    "fetch_winequality",
+    "fetch_parkinsons",
+    "fetch_santafe",
+    "fetch_nutrimouse",
     "load_uwave",
     "load_sarcos",
     "load_winequality",

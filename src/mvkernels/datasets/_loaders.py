@@ -1,8 +1,8 @@
 """Data sets: loaders for the shared real data, and generators for the papers' synthetic sets.
 
-Real data is never shipped with the package. It is read from the folder named by the
-``MVKERNELS_DATA`` environment variable (default: ``../shared/data`` relative to the
-current directory, i.e. the project root's sibling ``shared/data``). Loaders raise
+Real data is never shipped with the package. It is read from the data home
+(:func:`data_home`: the ``data_dir`` argument, else the ``MVKERNELS_DATA`` environment
+variable, else ``~/mvkernels_data``); the ``fetch_*`` functions download it there. Loaders raise
 :class:`DataNotFoundError` (a ``FileNotFoundError``) with the path they looked in, and
 :class:`DataFileError` (a ``ValueError``) naming the file when it exists but cannot be
 parsed (corrupt or truncated).
@@ -75,9 +75,16 @@ def _reads_files(loader: Callable) -> Callable:
 
 
 def data_home(data_dir: str | os.PathLike | None = None) -> Path:
-    """The real-data folder: ``data_dir``, else ``$MVKERNELS_DATA``, else ``../shared/data``."""
+    """The data home: ``data_dir``, else ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import data_home
+    >>> data_home("/tmp/my_data").as_posix()
+    '/tmp/my_data'
+    """
     if data_dir is None:
-        data_dir = os.environ.get("MVKERNELS_DATA", os.path.join("..", "shared", "data"))
+        data_dir = os.environ.get("MVKERNELS_DATA") or os.path.join("~", "mvkernels_data")
     return Path(data_dir).expanduser()
 
 
@@ -85,7 +92,8 @@ def _file(sub: str, name: str, data_dir: Any) -> Path:
     path = data_home(data_dir) / sub / name
     if not path.is_file():
         raise DataNotFoundError(
-            f"{path} not found. Point MVKERNELS_DATA (or --data) at the shared data folder."
+            f"{path} not found. Point MVKERNELS_DATA (or --data) at a folder that has it, "
+            "or download it with the matching fetch_* function."
         )
     _opened.append(path)
     return path
