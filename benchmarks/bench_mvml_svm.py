@@ -26,7 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from mvkernels import MVMLSVC, MVMLClassifier
-from mvkernels.datasets import load_uwave
+from mvkernels.datasets import fetch_uwave
 from mvkernels.kernels import mean_pairwise_distance
 
 PAPER = {
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     ap.add_argument("--levels", default="0.06,0.24")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", ConvergenceWarning)
-    d = load_uwave(args.data)
+    d = fetch_uwave(args.data)
     X, Xt = np.hstack(d["Xs_train"]), np.hstack(d["Xs_test"])
     y, yt = d["y_train"], d["y_test"]
     sig = [mean_pairwise_distance(V) for V in d["Xs_train"]]

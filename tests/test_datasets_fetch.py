@@ -73,7 +73,7 @@ class Server:
                 pass
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     def url(self, path: str) -> str:
@@ -302,3 +302,11 @@ def test_recorded_checksums_match_the_shared_files(data_dir):
                     assert sha((data_dir / sub / name).read_bytes()) == digest, name
                     checked += 1
     assert checked == 6
+
+
+def test_offline_message_in_the_docs(home):
+    """docs/datasets.md shows the message the code gives offline, verbatim."""
+    with pytest.raises(datasets.DataNotFoundError) as info:
+        datasets.fetch_sarcos(data_home="/nonexistent/mvkernels_data", download_if_missing=False)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "datasets.md").read_text()
+    assert f"```text\n{info.value}\n```" in page
