@@ -345,7 +345,20 @@ def fetch_parkinsons(
 ) -> dict[str, Any]:
     """Parkinson's telemonitoring (UCI), downloaded on first use; see :func:`load_parkinsons`.
 
-    Parameters are those of :func:`fetch_winequality` (without ``color``).
+    Parameters
+    ----------
+    data_home : str or path, default=None
+        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+    download_if_missing : bool, default=True
+        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
+    quiet : bool, default=False
+        No progress messages on stderr.
+
+    Returns
+    -------
+    dict
+        ``X`` (19 columns), ``Y`` (motor and total UPDRS), ``subject``, ``columns``,
+        ``targets``.
 
     Examples
     --------
@@ -367,8 +380,21 @@ def fetch_sarcos(
 ) -> dict[str, Any]:
     """SARCOS inverse dynamics, the 4449-row test file of the GPML book's site.
 
-    Downloaded on first use; returns :func:`load_sarcos`'s dict (``Xs``: positions,
-    velocities, accelerations; ``y``: torque ``torque``, all 7 with ``None``).
+    Parameters
+    ----------
+    data_home : str or path, default=None
+        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+    download_if_missing : bool, default=True
+        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
+    quiet : bool, default=False
+        No progress messages on stderr.
+    torque : int or None, default=0
+        Which torque is ``y`` (0 = the paper's task 1); ``None``: all 7.
+
+    Returns
+    -------
+    dict
+        ``Xs`` (positions, velocities, accelerations), ``y``, ``view_names``.
 
     Examples
     --------
@@ -387,6 +413,20 @@ def fetch_santafe(
 ) -> dict[str, np.ndarray]:
     """Santa Fe laser series A (1000 training values, the next 100), downloaded on first use.
 
+    Parameters
+    ----------
+    data_home : str or path, default=None
+        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+    download_if_missing : bool, default=True
+        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
+    quiet : bool, default=False
+        No progress messages on stderr.
+
+    Returns
+    -------
+    dict
+        ``train`` (1000 values) and ``test`` (the next 100).
+
     Examples
     --------
     >>> from mvkernels.datasets import fetch_santafe
@@ -403,6 +443,20 @@ def fetch_nutrimouse(
     quiet: bool = False,
 ) -> dict[str, Any]:
     """Nutrimouse (40 mice; views gene and lipid), downloaded on first use.
+
+    Parameters
+    ----------
+    data_home : str or path, default=None
+        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+    download_if_missing : bool, default=True
+        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
+    quiet : bool, default=False
+        No progress messages on stderr.
+
+    Returns
+    -------
+    dict
+        ``Xs`` (gene 40 x 120, lipid 40 x 21), ``genotype``, ``diet``, ``view_names``.
 
     Examples
     --------
@@ -438,6 +492,20 @@ def fetch_uwave(
     concatenated) is downloaded, cut into the three views and cached as
     ``uwave/uwave_ucr_split_rebuilt.npz`` (read back without pickle), which
     :func:`load_uwave` reads. A data home that already holds that file is used as it is.
+
+    Parameters
+    ----------
+    data_home : str or path, default=None
+        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+    download_if_missing : bool, default=True
+        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
+    quiet : bool, default=False
+        No progress messages on stderr.
+
+    Returns
+    -------
+    dict
+        ``Xs_train``, ``Xs_test`` (views x, y, z), ``y_train``, ``y_test`` (labels 1..8).
 
     Examples
     --------
