@@ -49,10 +49,13 @@ class Server:
     def __init__(self) -> None:
         self.routes: dict[str, bytes] = {}
         self.truncate: set[str] = set()
+        self.chunked_truncate: set[str] = set()
         self.requests: list[str] = []
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
                 server.requests.append(self.path)
                 body = server.routes.get(self.path)
@@ -60,6 +63,14 @@ class Server:
                     self.send_error(404)
                     return
                 self.send_response(200)
+                if self.path in server.chunked_truncate:  # no length: chunks, then hang up
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    half = body[: len(body) // 2]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(half), half))
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 if self.path in server.truncate:
@@ -202,10 +213,11 @@ def test_crafted_archive_writes_nothing(server, home, tmp_path, monkeypatch, mem
     assert list((home / "santafe").iterdir()) == []
 
 
-def test_interrupted_download(server, home, monkeypatch):
+@pytest.mark.parametrize("how", ["content-length", "chunked"])
+def test_interrupted_download(server, home, monkeypatch, how):
     body = b"subject#,motor_UPDRS,total_UPDRS,x\n" + b"1,2,3,4\n" * 5000
     server.routes["/p.data"] = body
-    server.truncate.add("/p.data")
+    (server.truncate if how == "content-length" else server.chunked_truncate).add("/p.data")
     monkeypatch.setattr(
         _fetch, "PARKINSONS", Remote(server.url("/p.data"), "parkinsons_updrs.data", sha(body))
     )

@@ -12,6 +12,7 @@ data home (no absolute paths, no ``..``, no links). Nothing is read with pickle.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import io
 import os
 import stat
@@ -86,7 +87,7 @@ class _Progress:
         if not self.quiet:
             print(f"[mvkernels] {text}", file=sys.stderr, flush=True)
 
-    def bytes(self, url: str, done: int, total: int | None) -> None:
+    def advance(self, url: str, done: int, total: int | None) -> None:
         if self.quiet:
             return
         size = f"{done / 1e6:.1f} MB"
@@ -127,14 +128,14 @@ def _download(url: str, dest_dir: Path, home: Path, progress: _Progress) -> tupl
                     out.write(chunk)
                     digest.update(chunk)
                     done += len(chunk)
-                    progress.bytes(url, done, total)
+                    progress.advance(url, done, total)
                 progress.done()
                 if total is not None and done != total:
                     raise _failure(url, home, f"interrupted after {done} of {total} bytes")
     except DataDownloadError:
         tmp.unlink(missing_ok=True)
         raise
-    except (OSError, ValueError) as exc:  # URLError, HTTPError, timeouts, IncompleteRead
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # URLError, timeouts, ...
         tmp.unlink(missing_ok=True)
         raise _failure(url, home, f"{type(exc).__name__}: {exc}") from exc
     return tmp, digest.hexdigest()
