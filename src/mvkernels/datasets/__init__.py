@@ -12,20 +12,22 @@ from ._fetch import (
     fetch_uwave,
     fetch_winequality,
 )
+from ._generators import (
+    load_digits_views,
+    make_multitask_regression,
+    make_sum_of_sines,
+    make_two_view_toy,
+)
 from ._loaders import (
     DataFileError,
     DataNotFoundError,
     data_home,
-    load_digits_views,
     load_nutrimouse,
     load_parkinsons,
     load_santafe,
     load_sarcos,
     load_uwave,
     load_winequality,
-    make_multitask_regression,
-    make_sum_of_sines,
-    make_two_view_toy,
 )
 
 __all__ = [
