@@ -37,7 +37,7 @@ import numpy as np
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from mvkernels import MVMLClassifier, MVMLClassifierCV
-from mvkernels.datasets import load_uwave
+from mvkernels.datasets import fetch_uwave
 
 QUICK = {
     "alphas": (1e-4, 1e-2, 1.0),
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
 
-    d = load_uwave(args.data)
+    d = fetch_uwave(args.data)
     Xtr, ytr = np.hstack(d["Xs_train"]), d["y_train"]
     Xte, yte = np.hstack(d["Xs_test"]), d["y_test"]
     views = [X.shape[1] for X in d["Xs_train"]]

@@ -23,7 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from mvkernels import MVMLClassifier
-from mvkernels.datasets import load_uwave
+from mvkernels.datasets import fetch_uwave
 from mvkernels.kernels import mean_pairwise_distance
 
 PAPER = {  # Table 1, uWave, Nystrom 6 / 12 / 24 %
@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     ap.add_argument("--levels", default="0.06,0.12,0.24")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", ConvergenceWarning)
-    d = load_uwave(args.data)
+    d = fetch_uwave(args.data)
     Xtr, ytr, Xte, yte = d["Xs_train"], d["y_train"], d["Xs_test"], d["y_test"]
     sig = [mean_pairwise_distance(V) for V in Xtr]
     kp = {f: [{"gamma": f / (2 * s**2)} for s in sig] for f in (1, 8)}

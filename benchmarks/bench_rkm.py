@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from mvkernels import RKMForecaster
-from mvkernels.datasets import load_santafe, make_sum_of_sines
+from mvkernels.datasets import fetch_santafe, make_sum_of_sines
 from mvkernels.reproduce._report import markdown_table
 from mvkernels.reproduce.rkm_santafe import RFF_SEED
 from mvkernels.reproduce.rkm_santafe import SETTINGS as SANTAFE
@@ -141,7 +141,7 @@ def main() -> None:
     plot_forecasts(out / "sines_forecasts.png", train, test, fcs, "Sum of sines", 150)
     plot_components(out / "sines_components.png", models, 4, "Sum of sines: hidden units")
 
-    d = load_santafe(args.data)
+    d = fetch_santafe(args.data)
     train, test = d["train"], d["test"]
     solvers = ["primal-eig", "dual-eig", "dual-stiefel"] + (
         [] if args.quick else ["primal-stiefel"]

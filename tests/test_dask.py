@@ -190,7 +190,8 @@ def test_feature_moments_numpy_and_dask_agree(client, uwave):
     fmap = RandomFourier([X.shape[1] for X in Xs])
     Phi = fmap(Xs)
     m_np = feature_moments(fmap, Xs, chunk_size=1000)
-    m_da = feature_moments(fmap, to_dask(Xs), chunk_size=128)
+    # misaligned row chunks across views and a chunk size that matches none of them
+    m_da = feature_moments(fmap, to_dask(Xs, rows=(700, 500, 900)), chunk_size=600)
     for m in (m_np, m_da):
         assert m.n_samples == 3582 and m.cross is None
         close(m.gram, Phi.T @ Phi)

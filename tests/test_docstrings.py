@@ -29,18 +29,7 @@ ESTIMATOR_SECTIONS = ("Parameters", "Attributes", "See Also", "Examples")
 # must go once the sections are there.
 KNOWN_INCOMPLETE: set[str] = set()
 # Functions whose module is being rewritten (data fetchers, OLOK); strict as above.
-KNOWN_WITHOUT_PARAMETERS = {
-    "mvkernels.datasets.data_home",
-    "mvkernels.datasets.load_nutrimouse",
-    "mvkernels.datasets.load_parkinsons",
-    "mvkernels.datasets.load_santafe",
-    "mvkernels.datasets.load_sarcos",
-    "mvkernels.datasets.load_uwave",
-    "mvkernels.datasets.load_winequality",
-    "mvkernels.datasets.make_multitask_regression",
-    "mvkernels.datasets.make_sum_of_sines",
-    "mvkernels.datasets.make_two_view_toy",
-}
+KNOWN_WITHOUT_PARAMETERS: set[str] = set()
 
 
 def _public() -> dict[str, object]:

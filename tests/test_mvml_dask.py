@@ -99,7 +99,7 @@ def assert_same_model(a, b, rtol=RTOL, Xs=None):
 def test_uwave_classifier_equals_in_memory_fit(client, uwave, metric):
     Xs, y = uwave["Xs_train"], uwave["y_train"]
     kw = dict(
-        n_landmarks=0.12,
+        n_landmarks=54,  # per view: a 162 x 162 metric per class keeps the test quick
         metric=metric,
         alpha=0.1,
         eta=0.01,
@@ -111,7 +111,7 @@ def test_uwave_classifier_equals_in_memory_fit(client, uwave, metric):
     yd = da.from_array(y, chunks=100)  # y stays lazy: classes by da.unique, lazy +-1 targets
     est = fit_quiet(MVMLClassifier(**kw), to_dask(Xs), yd)
     np.testing.assert_array_equal(est.classes_, ref.classes_)
-    assert est.metric_.shape == (8, 324, 324)
+    assert est.metric_.shape == (8, 162, 162)
     assert_same_model(est, ref, Xs=Xs)
     # predictions on the test set: lazy Dask arrays with the input's row chunks
     Xt = uwave["Xs_test"]

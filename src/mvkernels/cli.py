@@ -16,7 +16,7 @@ Run 'mvkernels COMMAND --help' for the options of a command."""
 
 EPILOG = """\
 The real data folder is the --data option, else the MVKERNELS_DATA environment variable,
-else ../shared/data (relative to the current directory)."""
+else ~/mvkernels_data; missing files are downloaded there (mvkernels.datasets.fetch_*)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--data",
         default=None,
         metavar="DIR",
-        help="real data folder (default: $MVKERNELS_DATA, else ../shared/data)",
+        help="data home (default: $MVKERNELS_DATA, else ~/mvkernels_data; downloaded if missing)",
     )
     rep.add_argument(
         "--random-state",

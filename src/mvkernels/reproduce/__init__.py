@@ -81,7 +81,8 @@ def run_experiment(
     output : str or Path, optional
         Folder for ``results.md`` and figures (default ``results/<name>``).
     data_dir : str, optional
-        Data folder (default ``$MVKERNELS_DATA`` or ``../shared/data``).
+        Data home (default ``$MVKERNELS_DATA``, else ``~/mvkernels_data``); missing
+        files are downloaded there.
     random_state : int
         Seed of every random choice of the experiment.
     index : str or Path, optional

@@ -23,7 +23,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-from ..datasets import load_uwave
+from ..datasets import fetch_uwave
 from ..kernels import mean_pairwise_distance
 
 VIEW_SIZES = [315, 315, 315]
@@ -51,7 +51,7 @@ class UWaveSplit:
 
 def load_split(data_dir: str | None = None) -> UWaveSplit:
     """Load uWave (raises :class:`mvkernels.datasets.DataNotFoundError` when absent)."""
-    d = load_uwave(data_dir)
+    d = fetch_uwave(data_dir)
     X = np.hstack(d["Xs_train"])
     return UWaveSplit(
         X=X,

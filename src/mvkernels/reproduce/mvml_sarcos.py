@@ -46,7 +46,7 @@ from ..baselines import (
     LpMKLRegressor,
     SingleViewRegressor,
 )
-from ..datasets import load_sarcos
+from ..datasets import fetch_sarcos
 from ..mvml import MVMLRegressor
 from ._claims import Claim, claims_table, verdict, write_claims
 from ._report import Progress, fmt, markdown_table, write_report
@@ -101,7 +101,7 @@ def _grid(method: str, quick: bool) -> dict[str, list]:
 def _split(
     data_dir: str | None, random_state: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    d = load_sarcos(data_dir, torque=0)
+    d = fetch_sarcos(data_dir, torque=0)
     X = np.hstack(d["Xs"])
     y = d["y"]
     order = np.random.RandomState(random_state).permutation(len(y))

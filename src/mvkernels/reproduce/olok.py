@@ -78,8 +78,8 @@ from sklearn.model_selection import GridSearchCV, GroupShuffleSplit, KFold, Shuf
 from sklearn.utils import check_random_state
 
 from ..datasets import (
-    load_parkinsons,
-    load_winequality,
+    fetch_parkinsons,
+    fetch_winequality,
     make_click_stream,
     make_multitask_regression,
 )
@@ -267,7 +267,7 @@ def wine_task(data_dir: str | None = None) -> dict[str, Any]:
     ``J_ij = 0.1`` of the output kernel is meant to use; and alcohol is well determined by
     density and residual sugar, so the pair mixes a hard and an easy output.
     """
-    w = load_winequality(data_dir, color="white")
+    w = fetch_winequality(data_dir, color="white")
     ia = w["columns"].index("alcohol")
     X = np.delete(w["X"], ia, axis=1)
     Y = np.column_stack([w["quality"], w["X"][:, ia]])
@@ -286,7 +286,7 @@ def parkinson_task(data_dir: str | None = None, test_fraction: float = 0.2) -> d
     ``test_time`` (the telemonitoring use: predict later visits of followed patients).
     ``subject``: the subject number (for splits over unseen subjects).
     """
-    p = load_parkinsons(data_dir)
+    p = fetch_parkinsons(data_dir)
     tt = p["X"][:, p["columns"].index("test_time")]
     test = np.zeros(len(tt), dtype=bool)
     for s in np.unique(p["subject"]):

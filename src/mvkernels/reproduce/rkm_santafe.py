@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import load_santafe
+from ..datasets import fetch_santafe
 from ..rkm import RKMForecaster
 from ._claims import Claim, claims_table, verdict, write_claims
 from ._report import Progress, markdown_table, write_report
@@ -126,7 +126,7 @@ def run(
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     seed = RFF_SEED if random_state == 0 else random_state
-    d = load_santafe(data_dir)
+    d = fetch_santafe(data_dir)
     train, test = d["train"], d["test"]
     solvers: list[Any] = ["primal-eig", "dual-eig", "dual-stiefel"]
     if not quick:

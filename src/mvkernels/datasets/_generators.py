@@ -1,195 +1,25 @@
-"""Data sets: loaders for the shared real data, and generators for the papers' synthetic sets.
+"""Generators and embedded data: the papers' synthetic sets, scikit-learn's digits as views.
 
-Real data is never shipped with the package. It is read from the folder named by the
-``MVKERNELS_DATA`` environment variable (default: ``../shared/data`` relative to the
-current directory, i.e. the project root's sibling ``shared/data``). Loaders raise
-:class:`DataNotFoundError` (a ``FileNotFoundError``) with the path they looked in, and
-:class:`DataFileError` (a ``ValueError``) naming the file when it exists but cannot be
-parsed (corrupt or truncated).
-
-Every loader returns views as a list of float64 arrays (``Xs``) and targets.
+No files are needed: everything is built in memory from a seed.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 __all__ = [
-    "DataNotFoundError",
-    "DataFileError",
-    "data_home",
-    "load_uwave",
-    "load_sarcos",
-    "load_winequality",
-    "load_parkinsons",
-    "load_santafe",
-    "load_nutrimouse",
+    "make_click_stream",
     "make_two_view_toy",
     "make_sum_of_sines",
     "make_multitask_regression",
     "load_digits_views",
-    "make_click_stream",
 ]
 
 
-class DataNotFoundError(FileNotFoundError):
-    """The shared data folder (or a file in it) is missing."""
-
-
-class DataFileError(ValueError):
-    """A data file exists but cannot be read (corrupt, truncated, wrong format)."""
-
-
-_opened: list[Path] = []
-
-
-def _reads_files(loader: Callable) -> Callable:
-    """Turn any failure while a loader parses its files into :class:`DataFileError` naming
-    the file (instead of, e.g., NumPy's ``allow_pickle`` message on a corrupt ``.npz``)."""
-
-    @functools.wraps(loader)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        start = len(_opened)
-        try:
-            return loader(*args, **kwargs)
-        except (DataNotFoundError, DataFileError):
-            raise
-        except Exception as exc:
-            if len(_opened) == start:  # failed before touching a file: argument error
-                raise
-            path = _opened[-1]
-            raise DataFileError(
-                f"could not read {path}: the file looks corrupt or truncated "
-                f"({type(exc).__name__}: {str(exc)[:200]}); replace it with a fresh copy"
-            ) from exc
-        finally:
-            del _opened[start:]
-
-    return wrapper
-
-
-def data_home(data_dir: str | os.PathLike | None = None) -> Path:
-    """The real-data folder: ``data_dir``, else ``$MVKERNELS_DATA``, else ``../shared/data``."""
-    if data_dir is None:
-        data_dir = os.environ.get("MVKERNELS_DATA", os.path.join("..", "shared", "data"))
-    return Path(data_dir).expanduser()
-
-
-def _file(sub: str, name: str, data_dir: Any) -> Path:
-    path = data_home(data_dir) / sub / name
-    if not path.is_file():
-        raise DataNotFoundError(
-            f"{path} not found. Point MVKERNELS_DATA (or --data) at the shared data folder."
-        )
-    _opened.append(path)
-    return path
-
-
-@_reads_files
-def load_uwave(data_dir: Any = None) -> dict[str, Any]:
-    """uWaveGestureLibrary, UCR split used by the MVML papers (896 train / 3582 test).
-
-    Returns a dict with ``Xs_train``/``Xs_test`` (3 views: x, y, z acceleration series,
-    each (n, 315)), ``y_train``/``y_test`` (labels 1..8).
-    """
-    d = np.load(_file("uwave", "uwave_ucr_split_rebuilt.npz", data_dir), allow_pickle=False)
-    out: dict[str, Any] = {}
-    for part in ("train", "test"):
-        X = np.asarray(d[f"X_{part}"], dtype=np.float64)
-        out[f"Xs_{part}"] = [np.ascontiguousarray(X[:, v, :]) for v in range(X.shape[1])]
-        out[f"y_{part}"] = np.asarray(d[f"y_{part}"], dtype=np.int64)
-    out["view_names"] = ["x", "y", "z"]
-    return out
-
-
-@_reads_files
-def load_sarcos(data_dir: Any = None, torque: int | None = 0) -> dict[str, Any]:
-    """SARCOS inverse dynamics, the 4449-row TEST file only ("SARCOS-4449").
-
-    Views: joint positions (7), velocities (7), accelerations (7). ``y`` is torque
-    ``torque`` (0 = the paper's task 1) or all 7 torques when ``torque=None``.
-    """
-    from scipy.io import loadmat
-
-    M = loadmat(str(_file("sarcos", "sarcos_inv_test.mat", data_dir)))["sarcos_inv_test"]
-    M = np.asarray(M, dtype=np.float64)
-    Xs = [M[:, 0:7].copy(), M[:, 7:14].copy(), M[:, 14:21].copy()]
-    y = M[:, 21:28] if torque is None else M[:, 21 + torque].copy()
-    return {"Xs": Xs, "y": y, "view_names": ["positions", "velocities", "accelerations"]}
-
-
-@_reads_files
-def load_winequality(data_dir: Any = None, color: str = "white") -> dict[str, Any]:
-    """Wine Quality (UCI). ``X``: the 11 physico-chemical inputs; ``quality``; ``columns``."""
-    if color not in ("white", "red"):
-        raise ValueError(f"color must be 'white' or 'red', got {color!r}")
-    path = _file("winequality", f"winequality-{color}.csv", data_dir)
-    with open(path) as fh:
-        header = [h.strip().strip('"') for h in fh.readline().split(";")]
-    M = np.loadtxt(path, delimiter=";", skiprows=1)
-    return {"X": M[:, :-1], "quality": M[:, -1], "columns": header[:-1]}
-
-
-@_reads_files
-def load_parkinsons(data_dir: Any = None) -> dict[str, Any]:
-    """Parkinson's telemonitoring (UCI).
-
-    ``X``: age, sex, test_time and the 16 voice measures (19 columns; the OLOK paper
-    counts 20 with the subject number, which is returned separately as ``subject``
-    because it is an identifier, not a feature). ``Y``: (motor_UPDRS, total_UPDRS).
-    """
-    path = _file("parkinsons_telemonitoring", "parkinsons_updrs.data", data_dir)
-    with open(path) as fh:
-        header = fh.readline().strip().split(",")
-    M = np.loadtxt(path, delimiter=",", skiprows=1)
-    cols = {name: i for i, name in enumerate(header)}
-    y_cols = [cols["motor_UPDRS"], cols["total_UPDRS"]]
-    x_cols = [i for i in range(len(header)) if i not in y_cols and i != cols["subject#"]]
-    return {
-        "X": M[:, x_cols],
-        "Y": M[:, y_cols],
-        "subject": M[:, cols["subject#"]].astype(int),
-        "columns": [header[i] for i in x_cols],
-        "targets": ["motor_UPDRS", "total_UPDRS"],
-    }
-
-
-@_reads_files
-def load_santafe(data_dir: Any = None) -> dict[str, np.ndarray]:
-    """Santa Fe laser series A: ``train`` (1000 values) and ``test`` (the next 100)."""
-    train = np.loadtxt(_file("santafe", "lasertrain.dat", data_dir))
-    test = np.loadtxt(_file("santafe", "laserpred.dat", data_dir))
-    return {"train": train.ravel(), "test": test.ravel()}
-
-
-@_reads_files
-def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
-    """Nutrimouse: views gene (40 x 120) and lipid (40 x 21); genotype and diet labels."""
-
-    def read(name: str) -> np.ndarray:
-        return np.loadtxt(_file("nutrimouse", name, data_dir), delimiter=",", skiprows=1)
-
-    def labels(name: str) -> np.ndarray:
-        with open(_file("nutrimouse", name, data_dir)) as fh:
-            rows = [line.strip().strip('"') for line in fh.readlines()[1:] if line.strip()]
-        return np.asarray(rows)
-
-    return {
-        "Xs": [read("gene.csv"), read("lipid.csv")],
-        "genotype": labels("genotype.csv"),
-        "diet": labels("diet.csv"),
-        "view_names": ["gene", "lipid"],
-    }
-
-
-# --------------------------------------------------------------------------- generators
 def make_two_view_toy(
     n_samples: int = 400,
     noise: float = 0.1,
@@ -203,6 +33,24 @@ def make_two_view_toy(
     points sheared (``x' = x + shear * y``) then rotated by ``angle``, with independent
     noise. Labels in {0, 1}. The views carry related but differently shaped
     information, which is what a learned between-view metric exploits.
+
+    Parameters
+    ----------
+    n_samples : int, default=400
+        Number of samples.
+    noise : float, default=0.1
+        Standard deviation of the Gaussian noise of each view.
+    shear : float, default=0.5
+        Shear of view 2.
+    angle : float, default=pi / 4
+        Rotation of view 2 (radians).
+    random_state : int, RandomState or None, default=None
+        Seed of the noise and of the moons.
+
+    Returns
+    -------
+    Xs : list of two ndarrays of shape (n_samples, 2)
+    y : ndarray of shape (n_samples,)
     """
     from sklearn.datasets import make_moons
 
@@ -232,7 +80,19 @@ def load_digits_views() -> tuple[list[np.ndarray], np.ndarray]:
 
 
 def make_sum_of_sines(n_points: int = 500, step: float = 0.01) -> np.ndarray:
-    """The RKM paper's series ``y(t) = sin(2 pi t) + 0.2 sin(40 pi t)``, t = 0, 0.01, ..."""
+    """The RKM paper's series ``y(t) = sin(2 pi t) + 0.2 sin(40 pi t)``, t = 0, 0.01, ...
+
+    Parameters
+    ----------
+    n_points : int, default=500
+        Length of the series.
+    step : float, default=0.01
+        Time step.
+
+    Returns
+    -------
+    ndarray of shape (n_points,)
+    """
     t = np.arange(n_points) * step
     return np.sin(2 * np.pi * t) + 0.2 * np.sin(40 * np.pi * t)
 
@@ -251,6 +111,26 @@ def make_multitask_regression(
     shared ``n_relevant``-dimensional subspace: ``W = P B`` with ``P`` (n_features x
     n_relevant) orthonormal and ``B`` Gaussian; ``Y = X W + noise * N(0, 1)``. Outputs
     are therefore strongly correlated, which is what an output kernel can exploit.
+
+    Parameters
+    ----------
+    n_samples : int, default=10000
+        Number of samples.
+    n_features : int, default=50
+        Input dimension.
+    n_tasks : int, default=20
+        Number of outputs.
+    n_relevant : int, default=5
+        Dimension of the subspace shared by the task weight vectors.
+    noise : float, default=0.1
+        Standard deviation of the output noise.
+    random_state : int, RandomState or None, default=None
+        Seed.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    Y : ndarray of shape (n_samples, n_tasks)
     """
     rng = check_random_state(random_state)
     X = rng.standard_normal((n_samples, n_features))

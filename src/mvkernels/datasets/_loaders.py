@@ -1,0 +1,238 @@
+"""Loaders: read the real data sets from the data home (no download; see ``_fetch``).
+
+Real data is never shipped with the package. It is read from the data home
+(:func:`data_home`: the ``data_dir`` argument, else the ``MVKERNELS_DATA`` environment
+variable, else ``~/mvkernels_data``); the ``fetch_*`` functions download it there. Loaders raise
+:class:`DataNotFoundError` (a ``FileNotFoundError``) with the path they looked in, and
+:class:`DataFileError` (a ``ValueError``) naming the file when it exists but cannot be
+parsed (corrupt or truncated).
+
+Every loader returns views as a list of float64 arrays (``Xs``) and targets.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DataNotFoundError",
+    "DataFileError",
+    "data_home",
+    "load_uwave",
+    "load_sarcos",
+    "load_winequality",
+    "load_parkinsons",
+    "load_santafe",
+    "load_nutrimouse",
+]
+
+
+class DataNotFoundError(FileNotFoundError):
+    """The shared data folder (or a file in it) is missing."""
+
+
+class DataFileError(ValueError):
+    """A data file exists but cannot be read (corrupt, truncated, wrong format)."""
+
+
+_opened: list[Path] = []
+
+
+def _reads_files(loader: Callable) -> Callable:
+    """Turn any failure while a loader parses its files into :class:`DataFileError` naming
+    the file (instead of, e.g., NumPy's ``allow_pickle`` message on a corrupt ``.npz``)."""
+
+    @functools.wraps(loader)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = len(_opened)
+        try:
+            return loader(*args, **kwargs)
+        except (DataNotFoundError, DataFileError):
+            raise
+        except Exception as exc:
+            if len(_opened) == start:  # failed before touching a file: argument error
+                raise
+            path = _opened[-1]
+            raise DataFileError(
+                f"could not read {path}: the file looks corrupt or truncated "
+                f"({type(exc).__name__}: {str(exc)[:200]}); replace it with a fresh copy"
+            ) from exc
+        finally:
+            del _opened[start:]
+
+    return wrapper
+
+
+def data_home(data_dir: str | os.PathLike | None = None) -> Path:
+    """The data home: ``data_dir``, else ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+
+    Parameters
+    ----------
+    data_dir : str, path or None, default=None
+        An explicit folder; None reads ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (``~`` expanded); it need not exist.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import data_home
+    >>> data_home("/tmp/my_data").as_posix()
+    '/tmp/my_data'
+    """
+    if data_dir is None:
+        data_dir = os.environ.get("MVKERNELS_DATA") or os.path.join("~", "mvkernels_data")
+    return Path(data_dir).expanduser()
+
+
+def _file(sub: str, name: str, data_dir: Any) -> Path:
+    path = data_home(data_dir) / sub / name
+    if not path.is_file():
+        raise DataNotFoundError(
+            f"{path} not found. Point MVKERNELS_DATA (or --data) at a folder that has it, "
+            "or download it with the matching fetch_* function."
+        )
+    _opened.append(path)
+    return path
+
+
+@_reads_files
+def load_uwave(data_dir: Any = None) -> dict[str, Any]:
+    """uWaveGestureLibrary, UCR split used by the MVML papers (896 train / 3582 test).
+
+    Returns a dict with ``Xs_train``/``Xs_test`` (3 views: x, y, z acceleration series,
+    each (n, 315)), ``y_train``/``y_test`` (labels 1..8).
+
+    Parameters
+    ----------
+    data_dir : str, path or None, default=None
+        The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    """
+    d = np.load(_file("uwave", "uwave_ucr_split_rebuilt.npz", data_dir), allow_pickle=False)
+    out: dict[str, Any] = {}
+    for part in ("train", "test"):
+        X = np.asarray(d[f"X_{part}"], dtype=np.float64)
+        out[f"Xs_{part}"] = [np.ascontiguousarray(X[:, v, :]) for v in range(X.shape[1])]
+        out[f"y_{part}"] = np.asarray(d[f"y_{part}"], dtype=np.int64)
+    out["view_names"] = ["x", "y", "z"]
+    return out
+
+
+@_reads_files
+def load_sarcos(data_dir: Any = None, torque: int | None = 0) -> dict[str, Any]:
+    """SARCOS inverse dynamics, the 4449-row TEST file only ("SARCOS-4449").
+
+    Views: joint positions (7), velocities (7), accelerations (7). ``y`` is torque
+    ``torque`` (0 = the paper's task 1) or all 7 torques when ``torque=None``.
+
+    Parameters
+    ----------
+    data_dir : str, path or None, default=None
+        The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    torque : int in [0, 6] or None, default=0
+        Which torque is the target (None: all 7, ``y`` of shape (n, 7)).
+    """
+    from scipy.io import loadmat
+
+    M = loadmat(str(_file("sarcos", "sarcos_inv_test.mat", data_dir)))["sarcos_inv_test"]
+    M = np.asarray(M, dtype=np.float64)
+    Xs = [M[:, 0:7].copy(), M[:, 7:14].copy(), M[:, 14:21].copy()]
+    y = M[:, 21:28] if torque is None else M[:, 21 + torque].copy()
+    return {"Xs": Xs, "y": y, "view_names": ["positions", "velocities", "accelerations"]}
+
+
+@_reads_files
+def load_winequality(data_dir: Any = None, color: str = "white") -> dict[str, Any]:
+    """Wine Quality (UCI). ``X``: the 11 physico-chemical inputs; ``quality``; ``columns``.
+
+    Parameters
+    ----------
+    data_dir : str, path or None, default=None
+        The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    color : {"white", "red"}, default="white"
+        Which of the two files.
+    """
+    if color not in ("white", "red"):
+        raise ValueError(f"color must be 'white' or 'red', got {color!r}")
+    path = _file("winequality", f"winequality-{color}.csv", data_dir)
+    with open(path) as fh:
+        header = [h.strip().strip('"') for h in fh.readline().split(";")]
+    M = np.loadtxt(path, delimiter=";", skiprows=1)
+    return {"X": M[:, :-1], "quality": M[:, -1], "columns": header[:-1]}
+
+
+@_reads_files
+def load_parkinsons(data_dir: Any = None) -> dict[str, Any]:
+    """Parkinson's telemonitoring (UCI).
+
+    ``X``: age, sex, test_time and the 16 voice measures (19 columns; the OLOK paper
+    counts 20 with the subject number, which is returned separately as ``subject``
+    because it is an identifier, not a feature). ``Y``: (motor_UPDRS, total_UPDRS).
+
+    Parameters
+    ----------
+    data_dir : str, path or None, default=None
+        The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    """
+    path = _file("parkinsons_telemonitoring", "parkinsons_updrs.data", data_dir)
+    with open(path) as fh:
+        header = fh.readline().strip().split(",")
+    M = np.loadtxt(path, delimiter=",", skiprows=1)
+    cols = {name: i for i, name in enumerate(header)}
+    y_cols = [cols["motor_UPDRS"], cols["total_UPDRS"]]
+    x_cols = [i for i in range(len(header)) if i not in y_cols and i != cols["subject#"]]
+    return {
+        "X": M[:, x_cols],
+        "Y": M[:, y_cols],
+        "subject": M[:, cols["subject#"]].astype(int),
+        "columns": [header[i] for i in x_cols],
+        "targets": ["motor_UPDRS", "total_UPDRS"],
+    }
+
+
+@_reads_files
+def load_santafe(data_dir: Any = None) -> dict[str, np.ndarray]:
+    """Santa Fe laser series A: ``train`` (1000 values) and ``test`` (the next 100).
+
+    Parameters
+    ----------
+    data_dir : str, path or None, default=None
+        The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    """
+    train = np.loadtxt(_file("santafe", "lasertrain.dat", data_dir))
+    test = np.loadtxt(_file("santafe", "laserpred.dat", data_dir))
+    return {"train": train.ravel(), "test": test.ravel()}
+
+
+@_reads_files
+def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
+    """Nutrimouse: views gene (40 x 120) and lipid (40 x 21); genotype and diet labels.
+
+    Parameters
+    ----------
+    data_dir : str, path or None, default=None
+        The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    """
+
+    def read(name: str) -> np.ndarray:
+        return np.loadtxt(_file("nutrimouse", name, data_dir), delimiter=",", skiprows=1)
+
+    def labels(name: str) -> np.ndarray:
+        with open(_file("nutrimouse", name, data_dir)) as fh:
+            rows = [line.strip().strip('"') for line in fh.readlines()[1:] if line.strip()]
+        return np.asarray(rows)
+
+    return {
+        "Xs": [read("gene.csv"), read("lipid.csv")],
+        "genotype": labels("genotype.csv"),
+        "diet": labels("diet.csv"),
+        "view_names": ["gene", "lipid"],
+    }
