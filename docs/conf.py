@@ -205,7 +205,6 @@ GUIDE_PAGES = [
     "rkm",
     "baselines",
     "dask",
-    "sparse_views",
     "incomplete_views",
     "datasets",
     "errors",
