@@ -372,7 +372,7 @@ class _MVMLCVBase(BaseEstimator):
                 )
             n_landmarks: Any = None
         elif isinstance(self.n_landmarks, str):
-            n_landmarks = auto_n_landmarks(n, v)
+            n_landmarks = auto_n_landmarks(n, v, self._base_class._auto_feature_budget)
         else:
             n_landmarks = self.n_landmarks
         K = self.max_iter if self._learned() or self.learn_weights else 1

@@ -57,13 +57,14 @@ from ._problem import MVMLProblem
 AUTO_FEATURE_BUDGET = 600
 
 
-def auto_n_landmarks(n_samples: int, n_views: int) -> int:
+def auto_n_landmarks(n_samples: int, n_views: int, budget: int = AUTO_FEATURE_BUDGET) -> int:
     """Landmarks per view chosen by ``n_landmarks="auto"``.
 
-    ``p = min(n, ceil(600 / v))``: every sample is a landmark while ``n <= 600 / v`` (the
-    Nystrom map is then exact, ``U_l U_l^T = K_l`` up to the eigenvalue floor), else a
-    budget of about 600 features in all, so that a fit costs one ``O(n (vp)^2)`` pass over
-    the data and one ``(vp) x (vp)`` eigendecomposition whatever ``n`` is.
+    ``p = min(n, ceil(budget / v))`` (``budget = 600`` by default): every sample is a
+    landmark while ``n <= budget / v`` (the Nystrom map is then exact, ``U_l U_l^T = K_l``
+    up to the eigenvalue floor), else a budget of about ``budget`` features in all, so that
+    a fit costs one ``O(n (vp)^2)`` pass over the data and one ``(vp) x (vp)``
+    eigendecomposition whatever ``n`` is.
 
     Parameters
     ----------
@@ -71,12 +72,15 @@ def auto_n_landmarks(n_samples: int, n_views: int) -> int:
         Number of training samples ``n``.
     n_views : int
         Number of views ``v``.
+    budget : int, default=600
+        Total number of Nystrom features aimed at (``AUTO_FEATURE_BUDGET``; the hinge-loss
+        estimators use ``HINGE_FEATURE_BUDGET``).
 
     Returns
     -------
     int
     """
-    return int(min(n_samples, -(-AUTO_FEATURE_BUDGET // max(1, n_views))))
+    return int(min(n_samples, -(-int(budget) // max(1, n_views))))
 
 
 def _mvml_constraints() -> dict:
@@ -146,6 +150,9 @@ class _BaseMVML(BaseEstimator):
     The A-step (:func:`metric_step`), the metric variants and the stopping rule do
     not depend on the loss and are reused unchanged.
     """
+
+    #: total Nystrom features aimed at by ``n_landmarks="auto"`` (:func:`auto_n_landmarks`)
+    _auto_feature_budget: int = AUTO_FEATURE_BUDGET
 
     def __init__(
         self,
@@ -257,7 +264,7 @@ class _BaseMVML(BaseEstimator):
             return MVMLProblem("full", n, v, n, Y, Ks=Ks)
         n_landmarks = self.n_landmarks
         if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
-            n_landmarks = auto_n_landmarks(n, v)
+            n_landmarks = auto_n_landmarks(n, v, self._auto_feature_budget)
         nys = BlockNystrom(
             kernel=self.kernel,
             kernel_params=kernel_params,

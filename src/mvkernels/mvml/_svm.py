@@ -53,11 +53,18 @@ from ._lowrank import LowRankMetrics
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
 
-__all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES"]
+__all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES", "HINGE_FEATURE_BUDGET"]
 
 #: largest training feature matrix (n x vp float64, plus the n x K targets) that
 #: :class:`MVMLSVC` gathers to the client on Dask input (2 GiB)
 DASK_GATHER_MAX_BYTES = 2 * 1024**3
+
+#: ``n_landmarks="auto"`` of the hinge-loss estimators: about 200 Nystrom features in all
+#: (:func:`~mvkernels.mvml.auto_n_landmarks`). Every g-step runs the dual solver over all
+#: ``n x v p`` features (the hinge loss has no sufficient statistics), so its cost is
+#: linear in ``v p``; the square-loss budget (600) costs three times more for no gain in
+#: accuracy on the benchmark data (``docs/mvml_svm.md``)
+HINGE_FEATURE_BUDGET = 200
 
 
 class MVMLSVC(MVMLClassifier):
@@ -84,7 +91,16 @@ class MVMLSVC(MVMLClassifier):
     learn_weights : bool, default=False
         Learn the view weights ``w`` by minimising the hinge loss over the simplex;
         otherwise ``w = 1/v``.
-    n_landmarks, landmarks, kernel, kernel_params, max_iter, tol, step_size, n_a_steps, \
+    n_landmarks : "auto", None, int or float in (0, 1], default="auto"
+        As :class:`~mvkernels.MVMLClassifier`, but ``"auto"`` aims at about 200 Nystrom
+        features in all (``p = min(n, ceil(200 / v))`` landmarks per view,
+        :data:`~mvkernels.mvml._svm.HINGE_FEATURE_BUDGET`): every g-step runs the dual solver
+        over all ``n x v p`` features.
+    max_iter : int, default=2
+        Outer iterations of Algorithm 1 (each: g-step, A-step), then a final g-step. Two
+        are as accurate as ten on the benchmark data (``docs/mvml_svm.md``) at a fraction of
+        the cost; :class:`~mvkernels.MVMLSVCCV` selects the number by cross-validation.
+    landmarks, kernel, kernel_params, tol, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_factor
         As :class:`~mvkernels.MVMLClassifier` (``random_state`` also seeds liblinear's
         coordinate order). ``solver="auto"`` runs the low-rank dense A-step (fixed weights,
@@ -147,7 +163,7 @@ mode_, nystrom_, kernels_, n_views_
         landmarks: str = "uniform",
         kernel: Any = "rbf",
         kernel_params: Any = None,
-        max_iter: int = 10,
+        max_iter: int = 2,
         tol: float | None = None,
         step_size: float | str = "auto",
         n_a_steps: int = 1,
@@ -186,6 +202,8 @@ mode_, nystrom_, kernels_, n_views_
         self.C = C
         self.svm_tol = svm_tol
         self.svm_max_epochs = svm_max_epochs
+
+    _auto_feature_budget = HINGE_FEATURE_BUDGET
 
     _parameter_constraints: dict = {
         **_mvml_constraints(),
