@@ -277,13 +277,17 @@ class _BaseMVML(BaseEstimator):
         )
         with serial_blas(resolve_n_landmarks(n_landmarks, n)):  # p x p eighs
             nys.fit(Xs)
-        mom = nys.moments(Xs, Y)
         self.nystrom_ = nys
         self.n_landmarks_ = int(nys.n_landmarks_)
         self.kernels_ = nys.kernels_
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
-        return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
+        return self._nystrom_problem(nys, Xs, Y)
+
+    def _nystrom_problem(self, nys: BlockNystrom, Xs: list, Y: Any) -> MVMLProblem:
+        """Nystrom-mode problem from the fitted map: the sufficient statistics in one
+        chunked pass (a Dask reduction on Dask input); the features are not kept."""
+        return MVMLProblem.from_moments(nys.moments(Xs, Y), nys, Y, Xs=Xs)
 
     def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
         """``A0``: identity for learned and identity metrics, the Cov metric for "cov"."""

@@ -47,6 +47,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._validation import is_dask_collection
+from ..nystrom import FeatureMoments
 from ._estimators import MVMLClassifier, _mvml_constraints
 from ._hinge import dual_from_primal, linear_svm_working_set, svm_c_prime
 from ._lowrank import LowRankMetrics
@@ -262,6 +263,17 @@ mode_, nystrom_, kernels_, n_views_
         problem.U = np.asarray(U, dtype=np.float64)
         problem.Y = np.asarray(Yc, dtype=np.float64)
         return problem
+
+    def _nystrom_problem(self, nys: Any, Xs: list, Y: Any) -> MVMLProblem:
+        """NumPy input: the features ``U`` are computed once and kept (every g-step needs
+        them); the moments come from ``U``, not from a second pass over the data."""
+        if is_dask_collection(Y) or any(is_dask_collection(V) for V in Xs):
+            return super()._nystrom_problem(nys, Xs, Y)
+        Xs = nys.check_views(Xs)
+        Y = np.asarray(Y, dtype=np.float64)
+        U = nys.features(Xs)
+        mom = FeatureMoments.from_features(U, Y.reshape(U.shape[0], -1))
+        return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U)
 
     # ------------------------------------------------------------------ helpers
     def _hinge_weight(self, problem: MVMLProblem) -> float:
