@@ -1000,9 +1000,13 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         w = np.full(v, 1.0 / v)
         Phi = est._phi(problem, w)
         out = np.zeros((alphas.size, etas.size, K, T, d))
-        for ai, a in enumerate(alphas):
-            est.set_params(alpha=float(a))
-            res = est._dense_paths(problem, Phi, w, [float(e) for e in etas])
+        # warm start along alpha, largest first (the smallest C', the most support
+        # vectors): the first g-step's margins choose the next alpha's working set
+        seed = None
+        for ai in np.argsort(-alphas, kind="stable"):
+            est.set_params(alpha=float(alphas[ai]))
+            res = est._dense_paths(problem, Phi, w, [float(e) for e in etas], seed)
+            seed = np.stack([res[t]["first_margins"] for t in range(T)])
             for ei in range(etas.size):
                 for t in range(T):
                     P = res[ei * T + t]["path"]

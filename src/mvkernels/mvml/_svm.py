@@ -440,13 +440,22 @@ mode_, nystrom_, kernels_, n_views_
         return self._dense_paths(problem, Phi, w, [float(self.eta)])
 
     def _dense_paths(
-        self, problem: MVMLProblem, Phi: np.ndarray, w: np.ndarray, etas: list[float]
+        self,
+        problem: MVMLProblem,
+        Phi: np.ndarray,
+        w: np.ndarray,
+        etas: list[float],
+        seed_margins: np.ndarray | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
 
         The first g-step (metric ``A = I``) does not depend on ``eta``: it is solved once
         per target and shared by every ``eta`` (with a copy of its solver state, so that
-        each path continues exactly as a fit with that ``eta`` alone).
+        each path continues exactly as a fit with that ``eta`` alone). ``seed_margins``
+        (T, n), e.g. the first g-step's margins at a neighbouring ``alpha``, choose its
+        working set of rows (the result is exact whatever they are, see
+        :func:`~mvkernels.mvml._hinge.linear_svm_working_set`); each result's
+        ``"first_margins"`` holds the margins of its first g-step.
         """
         T, d = problem.n_targets, problem.dim
         E = len(etas)
@@ -455,6 +464,10 @@ mode_, nystrom_, kernels_, n_views_
         R = self.max_iter * self.n_a_steps
         mets = LowRankMetrics.identity(B, d, R)
         states: list[dict] = [{} for _ in range(B)]
+        if seed_margins is not None:
+            for t in range(T):
+                states[t]["margins"] = np.asarray(seed_margins[t], dtype=np.float64)
+        first_margins: list[np.ndarray] = []
         # features x_i / sqrt(s) = [phi_i, W^T phi_i / sqrt(s)] (the problem with C' s):
         # phi_i written once; liblinear skips the zero columns of the A-steps to come
         X = np.zeros((Phi.shape[0], d + R))
@@ -508,6 +521,8 @@ mode_, nystrom_, kernels_, n_views_
                     states[b] = copy.deepcopy(states[b % T])
                 else:
                     G[b] = g_step(int(b))
+                if it == 0 and b < T:
+                    first_margins.append(states[b]["margins"])
                 if it > 0:
                     paths[b].append(G[b])
             s_obj = np.zeros(active.size)
@@ -544,6 +559,7 @@ mode_, nystrom_, kernels_, n_views_
                     n_iter=int(n_iter[b]),
                     converged=bool(converged[b]),
                     state=states[b],
+                    first_margins=first_margins[b % T],
                     min_eig=mets.min_eigenvalue(b),
                     path=np.asarray(paths[b]),
                     path_w=np.tile(w, (len(paths[b]), 1)),
