@@ -86,7 +86,7 @@ DEFAULT_ETAS = tuple(float(e) for e in np.logspace(-3, 1, 5))
 #: default bandwidth factors on the per-view mean-distance heuristic
 DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
 #: MVMLSVCCV's defaults (every candidate runs the dual solver: a grid sized for it)
-SVC_DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4)
+SVC_DEFAULT_ALPHAS = (1e-5, 1e-4, 1e-3)
 SVC_DEFAULT_ETAS = (1e-2, 1.0)
 SVC_DEFAULT_BANDWIDTH_FACTORS = (2.0, 8.0)
 
@@ -876,7 +876,7 @@ class MVMLSVCCV(MVMLClassifierCV):
 
     As :class:`MVMLClassifierCV`: ``alpha`` x ``eta`` x bandwidth factor x outer
     iterations, with defaults sized for the hinge loss (every candidate runs the dual
-    solver, the hinge loss has no sufficient statistics): ``alphas=(1e-6, 1e-5, 1e-4)``,
+    solver, the hinge loss has no sufficient statistics): ``alphas=(1e-5, 1e-4, 1e-3)``,
     ``etas=(0.01, 1)``, ``bandwidth_factors=(2, 8)``, ``max_iter=2`` (paths of 1 and 2
     outer iterations) and ``cv=3``: 24 candidates.
 
@@ -884,9 +884,12 @@ class MVMLSVCCV(MVMLClassifierCV):
     training features computed once and shared by every candidate; along each path every
     outer iteration is scored for free; with the learned dense metric the first g-step
     (metric ``A = I``) does not depend on ``eta`` and is solved once per ``alpha`` and
-    class, and the A-steps of all ``eta`` x classes run as one low-rank batch. There is
-    no warm start along ``alpha``: liblinear's interface has none, and each g-step starts
-    from ``a = 0``.
+    class, and the A-steps of all ``eta`` x classes run as one low-rank batch. Along
+    ``alpha`` (largest first) the first g-step's margins choose the next ``alpha``'s
+    working set of rows (liblinear itself has no warm start; the result is exact, see
+    :func:`~mvkernels.mvml._hinge.linear_svm_working_set`). The smallest default
+    ``alpha`` is 1e-5: below it the g-step's ``C' = 1/(2 n alpha)`` makes the dual solver
+    slow, and 1e-6 was never selected on the benchmark data (``docs/mvml_svm.md``).
 
     Parameters
     ----------
