@@ -266,14 +266,18 @@ mode_, nystrom_, kernels_, n_views_
 
     def _nystrom_problem(self, nys: Any, Xs: list, Y: Any) -> MVMLProblem:
         """NumPy input: the features ``U`` are computed once and kept (every g-step needs
-        them); the moments come from ``U``, not from a second pass over the data."""
+        them). The hinge loss needs no sufficient statistics: only the Cov metric's
+        initial metric reads them (from ``U``, not from a second pass over the data)."""
         if is_dask_collection(Y) or any(is_dask_collection(V) for V in Xs):
             return super()._nystrom_problem(nys, Xs, Y)
         Xs = nys.check_views(Xs)
         Y = np.asarray(Y, dtype=np.float64)
         U = nys.features(Xs)
-        mom = FeatureMoments.from_features(U, Y.reshape(U.shape[0], -1))
-        return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U)
+        if self.metric == "cov":
+            mom = FeatureMoments.from_features(U, Y.reshape(U.shape[0], -1))
+            return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U)
+        n, v, p = U.shape[0], int(nys.n_views_), int(nys.n_landmarks_)
+        return MVMLProblem("nystrom", n, v, p, Y, feature_map=nys, Xs=Xs, U=U)
 
     # ------------------------------------------------------------------ helpers
     def _hinge_weight(self, problem: MVMLProblem) -> float:
