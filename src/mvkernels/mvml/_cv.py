@@ -62,7 +62,13 @@ from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
 from ..nystrom._map import _check_known_lengths
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
-from ._estimators import MVMLClassifier, MVMLRegressor, _mvml_constraints, auto_n_landmarks
+from ._estimators import (
+    MVMLClassifier,
+    MVMLRegressor,
+    _BaseMVML,
+    _mvml_constraints,
+    auto_n_landmarks,
+)
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
@@ -198,7 +204,7 @@ def _score_outputs(
 class _MVMLCVBase(BaseEstimator):
     """Shared cross-validation machinery (see the module docstring)."""
 
-    _base_class: type = MVMLRegressor
+    _base_class: type[_BaseMVML] = MVMLRegressor
     _default_alphas: tuple = DEFAULT_ALPHAS
     _default_etas: tuple = DEFAULT_ETAS
     _default_factors: tuple = DEFAULT_BANDWIDTH_FACTORS
