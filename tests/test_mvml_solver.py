@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 from mvkernels.mvml import AUTO_FEATURE_BUDGET, auto_n_landmarks
 from mvkernels.mvml._lowrank import SharedSpectrum, dense_metric_path
+from mvkernels.mvml._svm import HINGE_FEATURE_BUDGET
 
 
 def _data(rng, n=120):
@@ -146,7 +147,8 @@ def test_default_fit_raises_no_warning(rng, Est):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = Est().fit(Xs, t)
-    assert est.n_landmarks_ == auto_n_landmarks(300, 3) == 200
+    budget = HINGE_FEATURE_BUDGET if Est is MVMLSVC else AUTO_FEATURE_BUDGET
+    assert est.n_landmarks_ == auto_n_landmarks(300, 3, budget) == math.ceil(budget / 3)
     assert est.mode_ == "nystrom"
 
 
@@ -164,6 +166,8 @@ def test_auto_landmark_rule(n, v):
     p = auto_n_landmarks(n, v)
     assert p == min(n, math.ceil(AUTO_FEATURE_BUDGET / v))
     assert v * p <= AUTO_FEATURE_BUDGET + v
+    q = auto_n_landmarks(n, v, HINGE_FEATURE_BUDGET)
+    assert q == min(n, math.ceil(HINGE_FEATURE_BUDGET / v)) <= p
 
 
 def test_auto_uses_every_sample_when_small_and_the_map_is_exact(rng):

@@ -65,6 +65,7 @@ from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from ._estimators import (
     MVMLClassifier,
     MVMLRegressor,
+    _BaseMVML,
     _mvml_constraints,
     auto_n_landmarks,
     regression_targets,
@@ -93,7 +94,7 @@ DEFAULT_ETAS = tuple(float(e) for e in np.logspace(-3, 1, 5))
 #: default bandwidth factors on the per-view mean-distance heuristic
 DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
 #: MVMLSVCCV's defaults (every candidate runs the dual solver: a grid sized for it)
-SVC_DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4)
+SVC_DEFAULT_ALPHAS = (1e-5, 1e-4, 1e-3)
 SVC_DEFAULT_ETAS = (1e-2, 1.0)
 SVC_DEFAULT_BANDWIDTH_FACTORS = (2.0, 8.0)
 
@@ -213,7 +214,7 @@ def _r2_from_sums(sse: np.ndarray, y_te: np.ndarray) -> np.ndarray:
 class _MVMLCVBase(BaseEstimator):
     """Shared cross-validation machinery (see the module docstring)."""
 
-    _base_class: type = MVMLRegressor
+    _base_class: type[_BaseMVML] = MVMLRegressor
     _default_alphas: tuple = DEFAULT_ALPHAS
     _default_etas: tuple = DEFAULT_ETAS
     _default_factors: tuple = DEFAULT_BANDWIDTH_FACTORS
@@ -392,7 +393,7 @@ class _MVMLCVBase(BaseEstimator):
                 )
             n_landmarks: Any = None
         elif isinstance(self.n_landmarks, str):
-            n_landmarks = auto_n_landmarks(n, v)
+            n_landmarks = auto_n_landmarks(n, v, self._base_class._auto_feature_budget)
         else:
             n_landmarks = self.n_landmarks
         K = self.max_iter if self._learned() or self.learn_weights else 1
@@ -939,7 +940,7 @@ class MVMLSVCCV(MVMLClassifierCV):
 
     As :class:`MVMLClassifierCV`: ``alpha`` x ``eta`` x bandwidth factor x outer
     iterations, with defaults sized for the hinge loss (every candidate runs the dual
-    solver, the hinge loss has no sufficient statistics): ``alphas=(1e-6, 1e-5, 1e-4)``,
+    solver, the hinge loss has no sufficient statistics): ``alphas=(1e-5, 1e-4, 1e-3)``,
     ``etas=(0.01, 1)``, ``bandwidth_factors=(2, 8)``, ``max_iter=2`` (paths of 1 and 2
     outer iterations) and ``cv=3``: 24 candidates.
 
@@ -947,9 +948,12 @@ class MVMLSVCCV(MVMLClassifierCV):
     training features computed once and shared by every candidate; along each path every
     outer iteration is scored for free; with the learned dense metric the first g-step
     (metric ``A = I``) does not depend on ``eta`` and is solved once per ``alpha`` and
-    class, and the A-steps of all ``eta`` x classes run as one low-rank batch. There is
-    no warm start along ``alpha``: liblinear's interface has none, and each g-step starts
-    from ``a = 0``.
+    class, and the A-steps of all ``eta`` x classes run as one low-rank batch. Along
+    ``alpha`` (largest first) the first g-step's margins choose the next ``alpha``'s
+    working set of rows (liblinear itself has no warm start; the result is exact, see
+    :func:`~mvkernels.mvml._hinge.linear_svm_working_set`). The smallest default
+    ``alpha`` is 1e-5: below it the g-step's ``C' = 1/(2 n alpha)`` makes the dual solver
+    slow, and 1e-6 was never selected on the benchmark data (``docs/mvml_svm.md``).
 
     Parameters
     ----------
@@ -1063,9 +1067,13 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         w = np.full(v, 1.0 / v)
         Phi = est._phi(problem, w)
         out = np.zeros((alphas.size, etas.size, K, T, d))
-        for ai, a in enumerate(alphas):
-            est.set_params(alpha=float(a))
-            res = est._dense_paths(problem, Phi, w, [float(e) for e in etas])
+        # warm start along alpha, largest first (the smallest C', the most support
+        # vectors): the first g-step's margins choose the next alpha's working set
+        seed = None
+        for ai in np.argsort(-alphas, kind="stable"):
+            est.set_params(alpha=float(alphas[ai]))
+            res = est._dense_paths(problem, Phi, w, [float(e) for e in etas], seed)
+            seed = np.stack([res[t]["first_margins"] for t in range(T)])
             for ei in range(etas.size):
                 for t in range(T):
                     P = res[ei * T + t]["path"]

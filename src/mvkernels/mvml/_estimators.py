@@ -66,13 +66,14 @@ from ._problem import MVMLProblem
 AUTO_FEATURE_BUDGET = 600
 
 
-def auto_n_landmarks(n_samples: int, n_views: int) -> int:
+def auto_n_landmarks(n_samples: int, n_views: int, budget: int = AUTO_FEATURE_BUDGET) -> int:
     """Landmarks per view chosen by ``n_landmarks="auto"``.
 
-    ``p = min(n, ceil(600 / v))``: every sample is a landmark while ``n <= 600 / v`` (the
-    Nystrom map is then exact, ``U_l U_l^T = K_l`` up to the eigenvalue floor), else a
-    budget of about 600 features in all, so that a fit costs one ``O(n (vp)^2)`` pass over
-    the data and one ``(vp) x (vp)`` eigendecomposition whatever ``n`` is.
+    ``p = min(n, ceil(budget / v))`` (``budget = 600`` by default): every sample is a
+    landmark while ``n <= budget / v`` (the Nystrom map is then exact, ``U_l U_l^T = K_l``
+    up to the eigenvalue floor), else a budget of about ``budget`` features in all, so that
+    a fit costs one ``O(n (vp)^2)`` pass over the data and one ``(vp) x (vp)``
+    eigendecomposition whatever ``n`` is.
 
     Parameters
     ----------
@@ -80,12 +81,15 @@ def auto_n_landmarks(n_samples: int, n_views: int) -> int:
         Number of training samples ``n``.
     n_views : int
         Number of views ``v``.
+    budget : int, default=600
+        Total number of Nystrom features aimed at (``AUTO_FEATURE_BUDGET``; the hinge-loss
+        estimators use ``HINGE_FEATURE_BUDGET``).
 
     Returns
     -------
     int
     """
-    return int(min(n_samples, -(-AUTO_FEATURE_BUDGET // max(1, n_views))))
+    return int(min(n_samples, -(-int(budget) // max(1, n_views))))
 
 
 def _mvml_constraints() -> dict:
@@ -177,6 +181,9 @@ class _BaseMVML(BaseEstimator):
     The A-step (:func:`metric_step`), the metric variants and the stopping rule do
     not depend on the loss and are reused unchanged.
     """
+
+    #: total Nystrom features aimed at by ``n_landmarks="auto"`` (:func:`auto_n_landmarks`)
+    _auto_feature_budget: int = AUTO_FEATURE_BUDGET
 
     def __init__(
         self,
@@ -297,7 +304,7 @@ class _BaseMVML(BaseEstimator):
             return MVMLProblem("full", n, v, n, Y, Ks=Ks)
         n_landmarks = self.n_landmarks
         if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
-            n_landmarks = auto_n_landmarks(n, v)
+            n_landmarks = auto_n_landmarks(n, v, self._auto_feature_budget)
         nys = BlockNystrom(
             kernel=self.kernel,
             kernel_params=kernel_params,
@@ -310,14 +317,23 @@ class _BaseMVML(BaseEstimator):
         )
         with serial_blas(resolve_n_landmarks(n_landmarks, n)):  # p x p eighs
             nys._fit_views(Xs, mask, view_statistics=False)
-        mom = nys.moments(Xs, Y)
-        if mask is None:  # complete rows: the missing-view statistics are these moments
-            nys.set_missing_model(ConditionalViews.from_moments(mom, v, nys.n_landmarks_))
         self.nystrom_ = nys
         self.n_landmarks_ = int(nys.n_landmarks_)
         self.kernels_ = nys.kernels_
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
+        return self._nystrom_problem(nys, Xs, Y, complete=mask is None)
+
+    def _nystrom_problem(self, nys: BlockNystrom, Xs: list, Y: Any, complete: bool) -> MVMLProblem:
+        """Nystrom-mode problem from the fitted map: the sufficient statistics in one
+        chunked pass (a Dask reduction on Dask input); the features are not kept. With
+        complete training rows (``complete``) the same moments give the map's missing-view
+        statistics (:meth:`BlockNystrom.set_missing_model`)."""
+        mom = nys.moments(Xs, Y)
+        if complete:
+            nys.set_missing_model(
+                ConditionalViews.from_moments(mom, int(nys.n_views_), int(nys.n_landmarks_))
+            )
         return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
 
     def _completed_full_problem(

@@ -47,17 +47,26 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._validation import is_dask_collection
+from ..nystrom import FeatureMoments
+from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
 from ._hinge import dual_from_primal, linear_svm_working_set, svm_c_prime
 from ._lowrank import LowRankMetrics
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
 
-__all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES"]
+__all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES", "HINGE_FEATURE_BUDGET"]
 
 #: largest training feature matrix (n x vp float64, plus the n x K targets) that
 #: :class:`MVMLSVC` gathers to the client on Dask input (2 GiB)
 DASK_GATHER_MAX_BYTES = 2 * 1024**3
+
+#: ``n_landmarks="auto"`` of the hinge-loss estimators: about 200 Nystrom features in all
+#: (:func:`~mvkernels.mvml.auto_n_landmarks`). Every g-step runs the dual solver over all
+#: ``n x v p`` features (the hinge loss has no sufficient statistics), so its cost is
+#: linear in ``v p``: the square-loss budget (600) makes each g-step about three times
+#: dearer, and on digits (2 views) 100 landmarks per view were as accurate as 300
+HINGE_FEATURE_BUDGET = 200
 
 
 class MVMLSVC(MVMLClassifier):
@@ -84,7 +93,16 @@ class MVMLSVC(MVMLClassifier):
     learn_weights : bool, default=False
         Learn the view weights ``w`` by minimising the hinge loss over the simplex;
         otherwise ``w = 1/v``.
-    n_landmarks, landmarks, kernel, kernel_params, max_iter, tol, step_size, n_a_steps, \
+    n_landmarks : "auto", None, int or float in (0, 1], default="auto"
+        As :class:`~mvkernels.MVMLClassifier`, but ``"auto"`` aims at about 200 Nystrom
+        features in all (``p = min(n, ceil(200 / v))`` landmarks per view,
+        :data:`~mvkernels.mvml._svm.HINGE_FEATURE_BUDGET`): every g-step runs the dual solver
+        over all ``n x v p`` features.
+    max_iter : int, default=2
+        Outer iterations of Algorithm 1 (each: g-step, A-step), then a final g-step. Two
+        are as accurate as ten on the benchmark data (``docs/mvml_svm.md``) at a fraction of
+        the cost; :class:`~mvkernels.MVMLSVCCV` selects the number by cross-validation.
+    landmarks, kernel, kernel_params, tol, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_factor
         As :class:`~mvkernels.MVMLClassifier` (``random_state`` also seeds liblinear's
         coordinate order). ``solver="auto"`` runs the low-rank dense A-step (fixed weights,
@@ -150,7 +168,7 @@ mode_, nystrom_, kernels_, n_views_
         landmarks: str = "uniform",
         kernel: Any = "rbf",
         kernel_params: Any = None,
-        max_iter: int = 10,
+        max_iter: int = 2,
         tol: float | None = None,
         step_size: float | str = "auto",
         n_a_steps: int = 1,
@@ -191,6 +209,8 @@ mode_, nystrom_, kernels_, n_views_
         self.C = C
         self.svm_tol = svm_tol
         self.svm_max_epochs = svm_max_epochs
+
+    _auto_feature_budget = HINGE_FEATURE_BUDGET
 
     _parameter_constraints: dict = {
         **_mvml_constraints(),
@@ -250,6 +270,25 @@ mode_, nystrom_, kernels_, n_views_
         problem.U = np.asarray(U, dtype=np.float64)
         problem.Y = np.asarray(Yc, dtype=np.float64)
         return problem
+
+    def _nystrom_problem(self, nys: Any, Xs: list, Y: Any, complete: bool) -> MVMLProblem:
+        """NumPy input: the features ``U`` are computed once and kept (every g-step needs
+        them). The hinge loss needs no sufficient statistics: only the Cov metric's
+        initial metric and, with complete training rows, the map's missing-view
+        statistics read them (from ``U``, not from a second pass over the data)."""
+        if is_dask_collection(Y) or any(is_dask_collection(V) for V in Xs):
+            return super()._nystrom_problem(nys, Xs, Y, complete)
+        Xs = nys.check_views(Xs)
+        Y = np.asarray(Y, dtype=np.float64)
+        U = nys.features(Xs)
+        n, v, p = U.shape[0], int(nys.n_views_), int(nys.n_landmarks_)
+        if complete or self.metric == "cov":
+            mom = FeatureMoments.from_features(U, Y.reshape(n, -1))
+            if complete:
+                nys.set_missing_model(ConditionalViews.from_moments(mom, v, p))
+            if self.metric == "cov":
+                return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U)
+        return MVMLProblem("nystrom", n, v, p, Y, feature_map=nys, Xs=Xs, U=U)
 
     # ------------------------------------------------------------------ helpers
     def _hinge_weight(self, problem: MVMLProblem) -> float:
@@ -416,13 +455,22 @@ mode_, nystrom_, kernels_, n_views_
         return self._dense_paths(problem, Phi, w, [float(self.eta)])
 
     def _dense_paths(
-        self, problem: MVMLProblem, Phi: np.ndarray, w: np.ndarray, etas: list[float]
+        self,
+        problem: MVMLProblem,
+        Phi: np.ndarray,
+        w: np.ndarray,
+        etas: list[float],
+        seed_margins: np.ndarray | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
 
         The first g-step (metric ``A = I``) does not depend on ``eta``: it is solved once
         per target and shared by every ``eta`` (with a copy of its solver state, so that
-        each path continues exactly as a fit with that ``eta`` alone).
+        each path continues exactly as a fit with that ``eta`` alone). ``seed_margins``
+        (T, n), e.g. the first g-step's margins at a neighbouring ``alpha``, choose its
+        working set of rows (the result is exact whatever they are, see
+        :func:`~mvkernels.mvml._hinge.linear_svm_working_set`); each result's
+        ``"first_margins"`` holds the margins of its first g-step.
         """
         T, d = problem.n_targets, problem.dim
         E = len(etas)
@@ -431,6 +479,10 @@ mode_, nystrom_, kernels_, n_views_
         R = self.max_iter * self.n_a_steps
         mets = LowRankMetrics.identity(B, d, R)
         states: list[dict] = [{} for _ in range(B)]
+        if seed_margins is not None:
+            for t in range(T):
+                states[t]["margins"] = np.asarray(seed_margins[t], dtype=np.float64)
+        first_margins: list[np.ndarray] = []
         # features x_i / sqrt(s) = [phi_i, W^T phi_i / sqrt(s)] (the problem with C' s):
         # phi_i written once; liblinear skips the zero columns of the A-steps to come
         X = np.zeros((Phi.shape[0], d + R))
@@ -484,6 +536,8 @@ mode_, nystrom_, kernels_, n_views_
                     states[b] = copy.deepcopy(states[b % T])
                 else:
                     G[b] = g_step(int(b))
+                if it == 0 and b < T:
+                    first_margins.append(states[b]["margins"])
                 if it > 0:
                     paths[b].append(G[b])
             s_obj = np.zeros(active.size)
@@ -520,6 +574,7 @@ mode_, nystrom_, kernels_, n_views_
                     n_iter=int(n_iter[b]),
                     converged=bool(converged[b]),
                     state=states[b],
+                    first_margins=first_margins[b % T],
                     min_eig=mets.min_eigenvalue(b),
                     path=np.asarray(paths[b]),
                     path_w=np.tile(w, (len(paths[b]), 1)),
