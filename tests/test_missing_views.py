@@ -350,3 +350,25 @@ def test_kpca_missing_views_need_a_primal_solver():
     X[:5, 2:] = np.nan
     with pytest.raises(ValueError, match="missing views .* primal solver"):
         MultiViewKPCA(n_components=2, kernel="rbf", views=[2, 2]).fit(X)
+
+
+@pytest.mark.parametrize("metric", ["dense", "cov"])
+def test_complete_fit_statistics_are_the_features_moments(metric):
+    """A fit on complete rows sets the map's missing-view statistics from the training
+    features' own moments (MVMLSVC from its kept features, MVMLClassifier from its pass),
+    so both complete a missing test view with the same mean and covariance."""
+    from mvkernels import MVMLSVC
+
+    X, y = load_digits(return_X_y=True)
+    Xs = [X[:600, :32], X[:600, 32:]]
+    kw = dict(n_landmarks=40, metric=metric, max_iter=2, random_state=0)
+    models = [E(**kw).fit(Xs, y[:600]) for E in (MVMLClassifier, MVMLSVC)]
+    U = models[0].nystrom_.transform(Xs)
+    for m in models:
+        mm = m.nystrom_.missing_model_
+        np.testing.assert_allclose(mm.mean, U.mean(axis=0), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(mm.cov, np.cov(U.T, bias=True), rtol=1e-8, atol=1e-10)
+    Xt = [X[600:900, :32].copy(), X[600:900, 32:].copy()]
+    Xt[0][:100] = np.nan  # view 0 missing for a third of the test rows
+    for m in models:
+        assert m.score(Xt, y[600:900]) > 0.7  # chance is 0.1
