@@ -35,6 +35,7 @@ from ..nystrom import (
 )
 from ..nystrom._map import _check_known_lengths
 from ._bandwidth import resolve_bandwidths
+from ._joint import joint_kernel_spec, joint_views
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import (
     LEARNED_METRICS,
@@ -92,6 +93,7 @@ def _mvml_constraints() -> dict:
         "random_state": ["random_state"],
         "solver": [StrOptions({"auto", "dense"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
+        "joint_view": ["boolean"],
     }
 
 
@@ -155,6 +157,7 @@ class _BaseMVML(BaseEstimator):
         random_state: Any = None,
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
+        joint_view: bool = False,
     ):
         self.alpha = alpha
         self.eta = eta
@@ -175,6 +178,7 @@ class _BaseMVML(BaseEstimator):
         self.random_state = random_state
         self.solver = solver
         self.bandwidth_factor = bandwidth_factor
+        self.joint_view = joint_view
 
     _parameter_constraints: dict = _mvml_constraints()
 
@@ -215,13 +219,18 @@ class _BaseMVML(BaseEstimator):
             )
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        n_input_views = len(Xs)
+        kernel, kernel_params = self.kernel, self.kernel_params
+        if self.joint_view:  # one more view: all views together (see _joint.py)
+            Xs = joint_views(Xs, kernel)
+            kernel, kernel_params = joint_kernel_spec(kernel, kernel_params, n_input_views)
         v = len(Xs)
         kernel_params = resolve_bandwidths(
-            self.kernel, self.kernel_params, Xs, self.bandwidth_factor, self.random_state
+            kernel, kernel_params, Xs, self.bandwidth_factor, self.random_state
         )
         self.kernel_params_ = kernel_params
         if self.n_landmarks is None:
-            kernels = make_view_kernels(self.kernel, kernel_params, v)
+            kernels = make_view_kernels(kernel, kernel_params, v)
             if dask_input:
                 raise ValueError(
                     f"{type(self).__name__}: Dask input needs the Nystrom mode; "
@@ -243,9 +252,9 @@ class _BaseMVML(BaseEstimator):
             return MVMLProblem("full", n, v, n, Y, Ks=Ks)
         n_landmarks = self.n_landmarks
         if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
-            n_landmarks = auto_n_landmarks(n, v)
+            n_landmarks = auto_n_landmarks(n, n_input_views)
         nys = BlockNystrom(
-            kernel=self.kernel,
+            kernel=kernel,
             kernel_params=kernel_params,
             n_landmarks=n_landmarks,
             landmarks=self.landmarks,
@@ -596,13 +605,20 @@ class _BaseMVML(BaseEstimator):
         check_is_fitted(self, "_coefs")
         _check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
+        joint = bool(self.joint_view)
         if self.mode_ == "nystrom":  # the same container rules as at fit
-            return self.nystrom_.check_views(check_views(X, views=self.views))
+            if not joint:
+                return self.nystrom_.check_views(check_views(X, views=self.views))
+            Xs = check_views(
+                X, views=self.views, n_views=self.n_views_ - 1, n_features=self._input_widths()
+            )
+            return self.nystrom_.check_views(joint_views(Xs, self.kernel))
+        n_in = self.n_views_ - joint
         Xs = check_views(
             X,
             views=self.views,
-            n_views=self.n_views_,
-            n_features=None if self.X_fit_ is None else self.n_features_view_,
+            n_views=n_in,
+            n_features=None if self.X_fit_ is None else self.n_features_view_[:n_in],
         )
         if self.X_fit_ is None:  # precomputed (Dask cross-kernels: shape checked only)
             n = self.n_samples_fit_
@@ -618,7 +634,13 @@ class _BaseMVML(BaseEstimator):
                 else:
                     out.append(check_precomputed_kernel(K, i, n_train=n, square=False))
             Xs = out
-        return Xs
+        return joint_views(Xs, self.kernel) if joint else Xs
+
+    def _input_widths(self) -> list | None:
+        """Column counts of the input views (without the joint view), None if precomputed."""
+        if self.kernels_[0].precomputed:
+            return None
+        return list(self.n_features_view_[: self.n_views_ - bool(self.joint_view)])
 
     def _decision(self, X: Any, classes: np.ndarray | None = None) -> Any:
         """Outputs ``sum_l w_l f^l(x)`` for every target, shape (n_test, T).
