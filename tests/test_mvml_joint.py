@@ -50,9 +50,7 @@ def test_joint_view_is_the_concatenation_as_an_extra_view(n_landmarks):
     joint = MVMLRegressor(joint_view=True, **kw).fit(Xs, y)
     assert joint.n_views_ == 3 and len(joint.kernel_params_) == 3
     assert joint.n_features_view_ == [3, 2, 5]
-    ref = MVMLRegressor(kernel_params=joint.kernel_params_, **kw).fit(
-        [*Xs, np.hstack(Xs)], y
-    )
+    ref = MVMLRegressor(kernel_params=joint.kernel_params_, **kw).fit([*Xs, np.hstack(Xs)], y)
     np.testing.assert_allclose(joint.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
     Xt, _ = _regression_views(seed=1)
     np.testing.assert_allclose(
@@ -101,8 +99,13 @@ def test_cv_auto_scores_equal_the_two_separate_searches(n_landmarks):
     with joint_view=False and joint_view=True."""
     Xs, y = _regression_views()
     kw = dict(
-        alphas=[0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0, 4.0], max_iter=2, cv=3,
-        n_landmarks=n_landmarks, random_state=0,
+        alphas=[0.1, 1.0],
+        etas=[0.5],
+        bandwidth_factors=[1.0, 4.0],
+        max_iter=2,
+        cv=3,
+        n_landmarks=n_landmarks,
+        random_state=0,
     )
     auto = MVMLRegressorCV(**kw).fit(Xs, y)
     res = auto.cv_results_

@@ -137,6 +137,7 @@ mode_, nystrom_, kernels_, n_views_
         svm_tol: float = 1e-3,
         svm_max_epochs: int = 1000,
         shrinking: bool = True,
+        joint_view: bool = False,
     ):
         super().__init__(
             alpha=alpha,
@@ -158,6 +159,7 @@ mode_, nystrom_, kernels_, n_views_
             random_state=random_state,
             solver=solver,
             bandwidth_factor=bandwidth_factor,
+            joint_view=joint_view,
         )
         self.C = C
         self.svm_tol = svm_tol
