@@ -61,9 +61,14 @@ from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
 from ..nystrom._map import _check_known_lengths
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
-from ._joint import drop_joint_block, joint_candidates, joint_kernel_spec, joint_views
-from ._joint import leading_moments
 from ._estimators import MVMLClassifier, MVMLRegressor, _mvml_constraints, auto_n_landmarks
+from ._joint import (
+    drop_joint_block,
+    joint_candidates,
+    joint_kernel_spec,
+    joint_views,
+    leading_moments,
+)
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
@@ -379,9 +384,7 @@ class _MVMLCVBase(BaseEstimator):
             n_landmarks = self.n_landmarks
         K = self.max_iter if self._learned() or self.learn_weights else 1
         n_splits = len(splits)
-        scores = np.full(
-            (len(joints), len(factors), alphas.size, etas.size, K, n_splits), np.nan
-        )
+        scores = np.full((len(joints), len(factors), alphas.size, etas.size, K, n_splits), np.nan)
         if n_landmarks is None:
             dim = v * n
         elif isinstance(n_landmarks, Integral):
@@ -591,9 +594,7 @@ class _MVMLCVBase(BaseEstimator):
                     problem.U = np.asarray(nys_j.transform(Xtr).compute())
                 GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K)
                 U = U_te if basis is None else U_te @ basis
-                sc = self._candidate_scores(
-                    U, y_score[te], GW.reshape(-1, *GW.shape[-2:]), scorer
-                )
+                sc = self._candidate_scores(U, y_score[te], GW.reshape(-1, *GW.shape[-2:]), scorer)
                 out[ji, ..., k] = sc.reshape(alphas.size, etas.size, K)
         return out
 

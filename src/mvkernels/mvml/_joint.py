@@ -27,7 +27,13 @@ import numpy as np
 from .._validation import is_dask_collection
 from ..nystrom import BlockNystrom, FeatureMoments
 
-__all__ = ["joint_candidates", "joint_views", "joint_kernel_spec", "drop_joint_block", "leading_moments"]
+__all__ = [
+    "joint_candidates",
+    "joint_views",
+    "joint_kernel_spec",
+    "drop_joint_block",
+    "leading_moments",
+]
 
 
 def _is_precomputed(kernel: Any) -> bool:
