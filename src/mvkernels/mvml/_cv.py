@@ -854,7 +854,7 @@ class MVMLClassifierCV(ClassifierMixin, _MVMLCVBase):
     statistics, the factorisation and the hyperparameters.
     """
 
-    _base_class = MVMLClassifier
+    _base_class: type = MVMLClassifier
 
     def decision_function(self, X: Any) -> Any:
         """Outputs of ``best_estimator_``."""
