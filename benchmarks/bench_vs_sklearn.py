@@ -92,7 +92,9 @@ class HimalayaMKR:
             Y[np.arange(len(y)), yi] = 1.0
         else:
             Y = y[:, None]
-        self.model_ = MultipleKernelRidgeCV(kernels="precomputed", random_state=0).fit(Ks, Y)
+        self.model_ = MultipleKernelRidgeCV(
+            kernels="precomputed", solver_params={"progress_bar": False}, random_state=0
+        ).fit(Ks, Y)
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -119,7 +121,7 @@ def classifiers(sizes: list[int], X: np.ndarray, svm: bool = True) -> list[tuple
     out: list[tuple[str, Any]] = [
         ("SVC()", SVC()),
         ("tuned SVC (GridSearchCV, 12 candidates)", tuned_svc(X)),
-        ("LogisticRegression(max_iter=5000)", LogisticRegression(max_iter=5000)),
+        ("LogisticRegression(max_iter=1000)", LogisticRegression(max_iter=1000)),
         ("HistGradientBoostingClassifier()", HistGradientBoostingClassifier(random_state=0)),
     ]
     if have_himalaya():
