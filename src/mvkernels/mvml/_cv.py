@@ -823,15 +823,26 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         As :class:`~mvkernels.MVMLRegressor`; ``max_iter`` is the longest path searched.
     verbose : int, default=0
         Print one line per bandwidth factor.
+    joint_view : "auto" or bool, default="auto"
+        The joint view (:class:`~mvkernels.MVMLRegressor`'s ``joint_view``) as a grid
+        dimension: ``"auto"`` scores both candidates (without first, so ties keep the
+        additive model; only ``False`` for a single view), ``True`` / ``False`` fixes it.
+        The candidates share the Nystrom map and the held-out statistics: the one
+        without the joint view uses the leading blocks of the same features.
 
     Attributes
     ----------
     best_params_ : dict
-        ``bandwidth_factor``, ``alpha``, and for learned metrics ``eta`` and ``max_iter``.
+        ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``, and
+        ``joint_view`` when both candidates were searched.
     best_score_ : float
         Mean held-out score of the best candidate.
     best_kernel_params_ : list of dict
-        The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses).
+        The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses;
+        with the joint view selected, its parameters come last).
+    best_joint_view_ : bool
+        Whether the selected model has the joint view (``best_params_["joint_view"]``
+        when both were searched).
     cv_results_ : dict of arrays
         As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``.

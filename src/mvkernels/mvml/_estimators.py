@@ -769,6 +769,16 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         pairwise distance of view ``l`` (1 is the papers' setting; 4, of the order of
         scikit-learn's ``gamma="scale"``, is what cross-validation picks most often).
         Ignored for given ``gamma`` / ``sigma`` and other kernels.
+    joint_view : bool, default=False
+        Append one view, all views together: the predictor ``sum_l w_l f^l(x_l)`` is
+        additive over views (the metric couples the views' coefficients, not their
+        inputs), the joint view's kernel on the concatenation (for Gaussian views a
+        product of per-view kernels) models cross-view interactions. Its bandwidth comes
+        from the same heuristic times ``bandwidth_factor``; it is the last view of the
+        fitted model (``n_views_``, ``weights_``, ``kernel_params_``, the metric). A kernel
+        list gives it ``"rbf"`` unless ``v + 1`` kernels are listed; precomputed kernels:
+        the elementwise product of the view kernels (also at predict time). Needs at least
+        2 views. Nystrom and full-kernel modes, NumPy and Dask views.
 
     Attributes
     ----------
