@@ -26,6 +26,9 @@ run as one batch (:func:`~._lowrank.dense_metric_path`). Variants that break tha
 structure (sparse metric, learned weights, hinge loss) run the reference solver on the
 same fold statistics (the hinge loss on the fold's features, computed once per fold).
 Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
+With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
+candidate without it uses the leading blocks of the same features and statistics
+(:mod:`._joint`).
 """
 
 from __future__ import annotations
