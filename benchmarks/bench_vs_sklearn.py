@@ -55,7 +55,7 @@ from mvkernels import (
     MVMLRegressorCV,
 )
 from mvkernels.datasets import load_digits_views, load_nutrimouse, load_sarcos, load_uwave
-from mvkernels.demo import corrupted_digits_views
+from mvkernels.demo import aligned_markdown_table, corrupted_digits_views, tuned_svc
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / "vs_sklearn.md"
 
@@ -63,11 +63,6 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / 
 def scale_gamma(X: np.ndarray) -> float:
     """scikit-learn's ``gamma="scale"``: ``1 / (n_features * X.var())``."""
     return 1.0 / (X.shape[1] * X.var())
-
-
-def tuned_svc(X: np.ndarray) -> GridSearchCV:
-    s = scale_gamma(X)
-    return GridSearchCV(SVC(), {"C": [0.1, 1, 10, 100], "gamma": [s / 4, s, 4 * s]}, cv=5)
 
 
 class HimalayaMKR:
@@ -325,11 +320,6 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], quick: bool) -> str:
         ]
         for r in rows
     ]
-    widths = [max(len(x) for x in col) for col in zip(head, *body)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
-
     lines = [
         "# MVML against scikit-learn on the concatenated views",
         "",
@@ -339,9 +329,7 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], quick: bool) -> str:
         "tuned SVC's (tuned KernelRidge's for SARCOS). Accuracy on the test rows (nutrimouse: "
         "mean over a 4-fold stratified outer CV).",
         "",
-        line(head),
-        "| " + " | ".join("-" * w for w in widths) + " |",
-        *[line(b) for b in body],
+        aligned_markdown_table(head, body),
         "",
         "Targets (MVMLClassifierCV / MVMLRegressorCV at least as accurate as the tuned "
         "baseline, in at most 3x its time):",

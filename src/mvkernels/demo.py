@@ -60,6 +60,8 @@ from .datasets import load_digits_views
 from .mvml import MVMLClassifier, MVMLClassifierCV, group_norms
 
 __all__ = [
+    "aligned_markdown_table",
+    "tuned_svc",
     "CLEAN_VIEW_NAMES",
     "UNEQUAL_VIEW_NAMES",
     "corrupted_digits_views",
@@ -342,6 +344,25 @@ def _results_md(table: str, quick: bool, n_train: int, n_test: int) -> str:
     )
 
 
+def aligned_markdown_table(head: list[str], body: list[list[str]]) -> str:
+    """A Markdown table whose columns are padded to a common width (readable as text).
+
+    Examples
+    --------
+    >>> print(aligned_markdown_table(["a", "bb"], [["1", "2"]]))
+    | a | bb |
+    |---|----|
+    | 1 | 2  |
+    """
+    widths = [max(len(c) for c in col) for col in zip(head, *body)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(head), rule, *[line(b) for b in body]])
+
+
 def _format_table(rows: list[Row]) -> str:
     """The results as a Markdown table with padded (aligned) columns."""
     head = ["case", "method", "test accuracy", "fit time (s)", "fit CPU time (s)", "note"]
@@ -356,13 +377,7 @@ def _format_table(rows: list[Row]) -> str:
         ]
         for r in rows
     ]
-    widths = [max(len(c) for c in col) for col in zip(head, *body)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
-
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    return "\n".join([line(head), rule, *[line(b) for b in body]])
+    return aligned_markdown_table(head, body)
 
 
 def weights_were_learned(est: MVMLClassifier, tol: float = 0.02) -> bool:
