@@ -69,15 +69,18 @@ def test_quick_demo_writes_its_files_and_sane_numbers(tmp_path, monkeypatch):
 
     assert sorted(os.listdir(tmp_path)) == ["out"]
     files = sorted(os.listdir(out))
-    assert files == ["metric_blocks.png", "results.csv", "results.md", "view_weights.png"]
-    for name in ("metric_blocks.png", "view_weights.png"):
-        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the weights figure only when some learned weights left the uniform 1/v
+    assert files[:3] == ["metric_blocks.png", "results.csv", "results.md"]
+    assert files[3:] in ([], ["view_weights.png"])
+    for name in files:
+        if name.endswith(".png"):
+            assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     cases = {"clean": CLEAN_VIEW_NAMES, "unequal": UNEQUAL_VIEW_NAMES}
     assert {r["case"] for r in rows} == set(cases)
     per_case = {c: {r["method"]: r for r in rows if r["case"] == c} for c in cases}
     for c, methods in per_case.items():
-        assert len(methods) == 7, c
+        assert len(methods) == 9, c
         for r in methods.values():
             # ten balanced classes: chance is 0.1; every method here is far above it
             assert 0.5 < r["test_accuracy"] <= 1.0, (c, r)
@@ -101,12 +104,31 @@ def test_quick_demo_writes_its_files_and_sane_numbers(tmp_path, monkeypatch):
 
     with open(out / "results.csv") as fh:
         table = list(csv.DictReader(fh))
-    assert len(table) == len(rows) == 14
+    assert len(table) == len(rows) == 18
     for r, t in zip(rows, table):
         assert t["case"] == r["case"] and t["method"] == r["method"]
         assert float(t["test_accuracy"]) == pytest.approx(r["test_accuracy"], abs=1e-4)
         assert float(t["cpu_seconds"]) == pytest.approx(r["cpu_seconds"], abs=1e-3)
     md = (out / "results.md").read_text()
     for r in rows:
-        assert f"| {r['test_accuracy']:.4f} |" in md
+        assert f"| {r['test_accuracy']:.4f}" in md
+    # one aligned table: every row of it has the same width
+    table_lines = [ln for ln in md.splitlines() if ln.startswith("|")]
+    assert len(table_lines) == len(rows) + 2
+    assert len({len(ln) for ln in table_lines}) == 1
     assert "898 images" in md and "899" in md
+
+
+def test_weights_figure_only_when_weights_are_learned():
+    from mvkernels.demo import weights_were_learned
+
+    Xs, y = load_digits_views()
+    idx = np.arange(0, len(y), 6)
+    sub = [X[idx] for X in Xs]
+    fixed = MVMLClassifier(n_landmarks=20, max_iter=3, random_state=0).fit(sub, y[idx])
+    assert not weights_were_learned(fixed)  # w = 1/v by construction
+    learned = MVMLClassifier(n_landmarks=20, max_iter=3, learn_weights=True, random_state=0).fit(
+        sub, y[idx]
+    )
+    moved = np.max(np.abs(np.atleast_2d(learned.weights_) - 1 / 3))
+    assert weights_were_learned(learned) == (moved > 0.02)

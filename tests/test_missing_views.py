@@ -108,6 +108,7 @@ def test_complete_inputs_unchanged():
             etas=[1.0],
             bandwidth_factors=[1.0],
             max_iter=2,
+            joint_view=False,  # the reference predates the joint-view candidate
         )
         .fit(Xtr, c)
         .decision_function(Xte),

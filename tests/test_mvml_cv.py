@@ -70,6 +70,7 @@ def test_classifier_cv_scores_equal_brute_force(rng):
     Xs, y = _data(rng)
     yc = np.digitize(y, [-0.5, 0.5])
     cv = MVMLClassifierCV(
+        joint_view=False,
         alphas=[0.05, 1.0],
         etas=[0.1, 5.0],
         bandwidth_factors=[1.0, 4.0],
@@ -116,6 +117,7 @@ def test_classifier_cv_scores_equal_brute_force(rng):
 def test_regressor_cv_scores_equal_brute_force(rng):
     Xs, y = _data(rng)
     cv = MVMLRegressorCV(
+        joint_view=False,
         alphas=[0.01, 0.5],
         etas=[0.2],
         bandwidth_factors=[2.0],
@@ -147,6 +149,7 @@ def test_regressor_cv_scores_equal_brute_force(rng):
 def test_best_estimator_is_the_refit_of_the_best_candidate(rng):
     Xs, y = _data(rng)
     cv = MVMLRegressorCV(
+        joint_view=False,
         alphas=[0.01, 0.5],
         etas=[0.2, 2.0],
         bandwidth_factors=[1.0, 4.0],
@@ -199,7 +202,7 @@ def test_non_partition_splitter_recomputes_training_statistics(rng):
         random_state=0,
     )
     ss = ShuffleSplit(3, test_size=0.3, random_state=0)
-    cv = MVMLRegressorCV(cv=ss, **kw).fit(Xs, y)
+    cv = MVMLRegressorCV(joint_view=False, cv=ss, **kw).fit(Xs, y)
     splits = list(ss.split(Xs[0]))
     for i, params in enumerate(cv.cv_results_["params"]):
         ref = _reference_scores(
@@ -257,6 +260,7 @@ def test_precomputed_kernels(rng):
     Xs, y = _data(rng, n=60)
     Ks = [rbf_kernel(X, gamma=0.3) for X in Xs]
     cv = MVMLRegressorCV(
+        joint_view=False,
         kernel="precomputed",
         alphas=[0.01, 1.0],
         etas=[0.5],
@@ -273,6 +277,7 @@ def test_svc_cv(rng):
     Xs, y = _data(rng, n=80)
     yc = (y > 0).astype(int)
     cv = MVMLSVCCV(
+        joint_view=False,
         alphas=[1e-3, 1e-1],
         etas=[1.0],
         bandwidth_factors=[1.0],

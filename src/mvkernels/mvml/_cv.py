@@ -27,10 +27,14 @@ structure (sparse metric, learned weights) run the reference solver on the same 
 statistics; the hinge loss runs on the fold's features, computed once per fold
 (:class:`MVMLSVCCV`: the learned dense paths of all ``eta`` of an ``alpha`` in one batch).
 Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
+With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
+candidate without it uses the leading blocks of the same features and statistics
+(:mod:`._joint`).
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from numbers import Integral
 from typing import Any
@@ -45,6 +49,7 @@ from sklearn.base import (
 )
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -69,6 +74,13 @@ from ._estimators import (
     _mvml_constraints,
     auto_n_landmarks,
     regression_targets,
+)
+from ._joint import (
+    drop_joint_block,
+    joint_candidates,
+    joint_kernel_spec,
+    joint_views,
+    leading_moments,
 )
 from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
@@ -176,6 +188,7 @@ def _cv_constraints() -> dict:
         base.pop(name)
     base.update(
         {
+            "joint_view": ["boolean", StrOptions({"auto"})],
             "alphas": ["array-like", None],
             "etas": ["array-like", None],
             "bandwidth_factors": ["array-like", None],
@@ -245,6 +258,7 @@ class _MVMLCVBase(BaseEstimator):
         views: Any = None,
         random_state: Any = None,
         verbose: int = 0,
+        joint_view: bool | str = "auto",
     ):
         self.alphas = alphas
         self.etas = etas
@@ -268,6 +282,7 @@ class _MVMLCVBase(BaseEstimator):
         self.views = views
         self.random_state = random_state
         self.verbose = verbose
+        self.joint_view = joint_view
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -370,20 +385,33 @@ class _MVMLCVBase(BaseEstimator):
         dask_input = any(is_dask_collection(Xv) for Xv in Xs)
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
 
+        # joint-view candidates: the searched views are the input views, plus the joint
+        # view when it is a candidate (the other candidate drops its block)
+        joints = joint_candidates(self.joint_view, v)
+        self._joints = joints
+        kernel, kernel_params = self.kernel, self.kernel_params
+        Xs_search = Xs
+        if joints[-1]:
+            Xs_search = joint_views(Xs, kernel)
+            kernel, kernel_params = joint_kernel_spec(kernel, kernel_params, v)
+        self._search_kernel = kernel
         # per-view base kernel parameters, then the bandwidth grid
-        kernels = make_view_kernels(self.kernel, self.kernel_params, v)
+        kernels = make_view_kernels(kernel, kernel_params, len(Xs_search))
         has_bandwidth = any(k.name in BANDWIDTH_KERNELS for k in kernels)
         factors = (
             self._grid(self.bandwidth_factors, self._default_factors, "bandwidth_factors")
             if has_bandwidth
             else np.array([1.0])
         )
+        if mask is None:
+            bandwidth_views = Xs_search
+        else:  # each view's bandwidth from its observed rows (the joint view: complete rows)
+            search_mask = mask
+            if len(Xs_search) > v:
+                search_mask = np.column_stack([mask, mask.all(axis=1)])
+            bandwidth_views = [Xv[search_mask[:, l]] for l, Xv in enumerate(Xs_search)]
         base_params = resolve_bandwidths(
-            self.kernel,
-            self.kernel_params,
-            Xs if mask is None else [Xv[mask[:, l]] for l, Xv in enumerate(Xs)],
-            1.0,
-            self.random_state,
+            kernel, kernel_params, bandwidth_views, 1.0, self.random_state
         )
 
         if self.n_landmarks is None:
@@ -398,7 +426,7 @@ class _MVMLCVBase(BaseEstimator):
             n_landmarks = self.n_landmarks
         K = self.max_iter if self._learned() or self.learn_weights else 1
         n_splits = len(splits)
-        scores = np.full((len(factors), alphas.size, etas.size, K, n_splits), np.nan)
+        scores = np.full((len(joints), len(factors), alphas.size, etas.size, K, n_splits), np.nan)
         if n_landmarks is None:
             dim = v * n
         elif isinstance(n_landmarks, Integral):
@@ -409,7 +437,7 @@ class _MVMLCVBase(BaseEstimator):
         self._oof = BestOutOfFold() if is_classifier(self) and self.refit else None
         with serial_blas(dim):
             self._search(
-                Xs,
+                Xs_search,
                 y,
                 Y,
                 y_score,
@@ -432,7 +460,10 @@ class _MVMLCVBase(BaseEstimator):
         if self.refit:
             best = self.best_params_
             est = self._base_estimator().set_params(
-                alpha=best["alpha"], kernel_params=self.best_kernel_params_, n_landmarks=n_landmarks
+                alpha=best["alpha"],
+                kernel_params=self.best_kernel_params_,
+                n_landmarks=n_landmarks,
+                joint_view=self.best_joint_view_,
             )
             if self._learned():
                 est.set_params(eta=best["eta"])
@@ -462,20 +493,32 @@ class _MVMLCVBase(BaseEstimator):
         scores: np.ndarray,
     ) -> None:
         n_splits = len(splits)
+        v_in = len(Xs) - bool(self._joints[-1])
         for fi, f in enumerate(factors):
-            kp = scale_bandwidths(self.kernel, base_params, f)
+            kp = scale_bandwidths(self._search_kernel, base_params, f)
             if self.verbose:
                 print(
                     f"[{type(self).__name__}] bandwidth factor {f:g} "
                     f"({fi + 1}/{len(factors)}), {n_splits} folds"
                 )
-            if n_landmarks is None:
-                scores[fi] = self._score_full(
-                    Xs, y, Y, y_score, splits, kp, alphas, etas, K, scorer
-                )
+            if n_landmarks is None:  # one fit per joint-view candidate
+                for ji, joint in enumerate(self._joints):
+                    scores[ji, fi] = self._score_full(
+                        Xs[:v_in],
+                        y,
+                        Y,
+                        y_score,
+                        splits,
+                        kp if joint else kp[:v_in],
+                        alphas,
+                        etas,
+                        K,
+                        scorer,
+                        joint,
+                    )
             else:
-                scores[fi] = self._score_nystrom(
-                    Xs, Y, y_score, splits, kp, n_landmarks, alphas, etas, K, scorer
+                scores[:, fi] = self._score_nystrom(
+                    Xs, Y, y_score, splits, kp, n_landmarks, alphas, etas, K, scorer, v_in
                 )
 
     # ------------------------------------------------------------------ scoring
@@ -540,9 +583,13 @@ class _MVMLCVBase(BaseEstimator):
         etas: np.ndarray,
         K: int,
         scorer: Any,
+        v_in: int,
     ) -> np.ndarray:
+        """Scores ``(n_joint, n_alpha, n_eta, K, n_splits)``. With a joint-view candidate
+        ``Xs`` holds the joint view last; the candidate without it uses the same features
+        minus the joint block (same landmarks, statistics restricted)."""
         nys = BlockNystrom(
-            kernel=self.kernel,
+            kernel=self._search_kernel,
             kernel_params=kernel_params,
             n_landmarks=n_landmarks,
             landmarks=self.landmarks,
@@ -575,26 +622,38 @@ class _MVMLCVBase(BaseEstimator):
             total = test_mom[0]
             for mom in test_mom[1:]:
                 total = total.merge(mom)
-        out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
+        out = np.full((len(self._joints), alphas.size, etas.size, K, len(splits)), np.nan)
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None
+        small = drop_joint_block(nys, v_in)
+        d_in = v_in * int(nys.n_landmarks_)
         for k, (tr, te) in enumerate(splits):
             if partition:
-                mom = complement_moments(total, test_mom[k])
+                mom_all = complement_moments(total, test_mom[k])
             else:
-                mom = nys.moments([Xv[tr] for Xv in Xs], Y[tr]).symmetrize()
-            problem = MVMLProblem.from_moments(mom, nys, Y[tr])
-            if self._base_class is MVMLSVC and dask_input:  # the hinge loss needs the rows
-                problem.U = np.asarray(nys.transform([Xv[tr] for Xv in Xs]).compute())
-            GW, basis = self._fold_paths(problem, nys, [Xv[tr] for Xv in Xs], alphas, etas, K)
-            U = test_U[k] if basis is None else test_U[k] @ basis
-            sc = self._candidate_scores(U, y_score[te], GW.reshape(-1, *GW.shape[-2:]), scorer)
-            out[..., k] = sc.reshape(alphas.size, etas.size, K)
-            if kept is not None:
-                kept.append((te, U, GW.reshape(-1, *GW.shape[-2:])))
+                mom_all = nys.moments([Xv[tr] for Xv in Xs], Y[tr]).symmetrize()
+            for ji, joint in enumerate(self._joints):
+                if joint or len(Xs) == v_in:
+                    mom, nys_j, Xj, U_te = mom_all, nys, Xs, test_U[k]
+                else:  # the same features without the joint block
+                    mom, nys_j, Xj = leading_moments(mom_all, d_in), small, Xs[:v_in]
+                    U_te = test_U[k][:, :d_in]
+                problem = MVMLProblem.from_moments(mom, nys_j, Y[tr])
+                Xtr = [Xv[tr] for Xv in Xj]
+                if self._base_class is MVMLSVC and dask_input:  # the hinge loss needs the rows
+                    problem.U = np.asarray(nys_j.transform(Xtr).compute())
+                GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K)
+                U = U_te if basis is None else U_te @ basis
+                sc = self._candidate_scores(U, y_score[te], GW.reshape(-1, *GW.shape[-2:]), scorer)
+                out[ji, ..., k] = sc.reshape(alphas.size, etas.size, K)
+                if kept is not None:
+                    kept.append((ji, te, U, GW.reshape(-1, *GW.shape[-2:])))
         if kept is not None:  # held-out decision values of this block's best candidate
+            per_joint = alphas.size * etas.size * K  # candidates are joint-major
             self._oof.offer(
                 out.reshape(-1, len(splits)),
-                lambda c: [(te, U @ GW[c].T) for te, U, GW in kept],
+                lambda c: [
+                    (te, U @ GW[c % per_joint].T) for ji, te, U, GW in kept if ji == c // per_joint
+                ],
             )
         return out
 
@@ -670,6 +729,7 @@ class _MVMLCVBase(BaseEstimator):
         etas: np.ndarray,
         K: int,
         scorer: Any,
+        joint: bool = False,
     ) -> np.ndarray:
         """Full-kernel mode: per fold, the kernels are built once and every candidate
         runs the reference solver on them (its path scored at every iteration)."""
@@ -683,8 +743,10 @@ class _MVMLCVBase(BaseEstimator):
                 Xte = [Kv[np.ix_(te, tr)] for Kv in Xs]
             else:
                 Xtr, Xte = [Xv[tr] for Xv in Xs], [Xv[te] for Xv in Xs]
+            if joint:
+                Xte = joint_views(Xte, self.kernel)
             est = self._base_estimator().set_params(
-                kernel_params=kernel_params, n_landmarks=None, views=None
+                kernel_params=kernel_params, n_landmarks=None, views=None, joint_view=joint
             )
             est._check_params()
             problem = est._build_problem(Xtr, Y[tr])
@@ -731,26 +793,30 @@ class _MVMLCVBase(BaseEstimator):
     ) -> None:
         learned = self._learned()
         n_splits = scores.shape[-1]
+        joints = self._joints
         params: list[dict[str, Any]] = []
         cols: dict[str, list] = {"bandwidth_factor": [], "alpha": []}
+        if len(joints) > 1:
+            cols = {"joint_view": [], **cols}
         if learned:
             cols["eta"] = []
         if K > 1:
             cols["max_iter"] = []
         flat_scores = []
-        for fi, f in enumerate(factors):
-            for ai, a in enumerate(alphas):
-                for ei, e in enumerate(etas):
-                    for it in range(K):
-                        p = {"bandwidth_factor": float(f), "alpha": float(a)}
-                        if learned:
-                            p["eta"] = float(e)
-                        if K > 1:
-                            p["max_iter"] = it + 1
-                        params.append(p)
-                        for key in cols:
-                            cols[key].append(p[key])
-                        flat_scores.append(scores[fi, ai, ei, it])
+        for (ji, joint), (fi, f), (ai, a), (ei, e), it in itertools.product(
+            enumerate(joints), enumerate(factors), enumerate(alphas), enumerate(etas), range(K)
+        ):
+            p: dict[str, Any] = {"bandwidth_factor": float(f), "alpha": float(a)}
+            if len(joints) > 1:
+                p = {"joint_view": bool(joint), **p}
+            if learned:
+                p["eta"] = float(e)
+            if K > 1:
+                p["max_iter"] = it + 1
+            params.append(p)
+            for key in cols:
+                cols[key].append(p[key])
+            flat_scores.append(scores[ji, fi, ai, ei, it])
         S = np.asarray(flat_scores)  # (n_candidates, n_splits)
         mean = S.mean(axis=1)
         std = S.std(axis=1)
@@ -773,9 +839,12 @@ class _MVMLCVBase(BaseEstimator):
         self.best_index_ = int(order[0])
         self.best_params_ = dict(params[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
-        self.best_kernel_params_ = scale_bandwidths(
-            self.kernel, base_params, self.best_params_["bandwidth_factor"]
+        self.best_joint_view_ = bool(self.best_params_.get("joint_view", joints[0]))
+        best_kp = scale_bandwidths(
+            self._search_kernel, base_params, self.best_params_["bandwidth_factor"]
         )
+        n_in = len(base_params) - bool(joints[-1])
+        self.best_kernel_params_ = best_kp if self.best_joint_view_ else best_kp[:n_in]
         self.n_splits_ = n_splits
 
     # ------------------------------------------------------------------ prediction
@@ -825,15 +894,26 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         As :class:`~mvkernels.MVMLRegressor`; ``max_iter`` is the longest path searched.
     verbose : int, default=0
         Print one line per bandwidth factor.
+    joint_view : "auto" or bool, default="auto"
+        The joint view (:class:`~mvkernels.MVMLRegressor`'s ``joint_view``) as a grid
+        dimension: ``"auto"`` scores both candidates (without first, so ties keep the
+        additive model; only ``False`` for a single view), ``True`` / ``False`` fixes it.
+        The candidates share the Nystrom map and the held-out statistics: the one
+        without the joint view uses the leading blocks of the same features.
 
     Attributes
     ----------
     best_params_ : dict
-        ``bandwidth_factor``, ``alpha``, and for learned metrics ``eta`` and ``max_iter``.
+        ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``, and
+        ``joint_view`` when both candidates were searched.
     best_score_ : float
         Mean held-out score of the best candidate.
     best_kernel_params_ : list of dict
-        The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses).
+        The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses;
+        with the joint view selected, its parameters come last).
+    best_joint_view_ : bool
+        Whether the selected model has the joint view (``best_params_["joint_view"]``
+        when both were searched).
     cv_results_ : dict of arrays
         As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``.
@@ -858,7 +938,7 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     >>> from mvkernels import MVMLRegressorCV
     >>> reg = MVMLRegressorCV(cv=3).fit([X1, X2], y)
     >>> sorted(reg.best_params_)
-    ['alpha', 'bandwidth_factor', 'eta', 'max_iter']
+    ['alpha', 'bandwidth_factor', 'eta', 'joint_view', 'max_iter']
     >>> reg.predict([X1, X2]).shape
     (40,)
     """
@@ -888,7 +968,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     ----------
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
-sparse_threshold, eig_floor, chunk_size, views, random_state, verbose
+sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view
         As :class:`MVMLRegressorCV`.
 
     Attributes
@@ -961,6 +1041,10 @@ class MVMLSVCCV(MVMLClassifierCV):
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
 eig_floor, chunk_size, views, random_state, verbose
         As :class:`MVMLClassifierCV`.
+    joint_view : bool or "auto", default=False
+        As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
+        its own solver (there are no sufficient statistics to share), so searching with
+        and without the joint view doubles the search; pass ``"auto"`` to search it.
     cv : int, splitter or iterable, default=3
         As :class:`MVMLClassifierCV` (3 stratified folds by default).
     max_iter : int, default=2
@@ -1020,6 +1104,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         views: Any = None,
         random_state: Any = None,
         verbose: int = 0,
+        joint_view: bool | str = False,
     ):
         super().__init__(
             alphas=alphas,
@@ -1044,6 +1129,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
             views=views,
             random_state=random_state,
             verbose=verbose,
+            joint_view=joint_view,
         )
 
     def _fold_paths(

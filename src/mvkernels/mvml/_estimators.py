@@ -40,6 +40,7 @@ from ..nystrom import (
 from ..nystrom._map import _check_known_lengths
 from ..nystrom._missing import ConditionalViews
 from ._bandwidth import resolve_bandwidths
+from ._joint import joint_kernel_spec, joint_views
 from ._lowrank import MetricStack, SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import (
     LEARNED_METRICS,
@@ -118,6 +119,7 @@ def _mvml_constraints() -> dict:
         "random_state": ["random_state"],
         "solver": [StrOptions({"auto", "dense"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
+        "joint_view": ["boolean"],
     }
 
 
@@ -206,6 +208,7 @@ class _BaseMVML(BaseEstimator):
         random_state: Any = None,
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
+        joint_view: bool = False,
     ):
         self.alpha = alpha
         self.eta = eta
@@ -226,6 +229,7 @@ class _BaseMVML(BaseEstimator):
         self.random_state = random_state
         self.solver = solver
         self.bandwidth_factor = bandwidth_factor
+        self.joint_view = joint_view
 
     _parameter_constraints: dict = _mvml_constraints()
 
@@ -269,10 +273,17 @@ class _BaseMVML(BaseEstimator):
             )
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        n_input_views = len(Xs)
+        kernel, kernel_params = self.kernel, self.kernel_params
+        if self.joint_view:  # one more view: all views together (see _joint.py)
+            Xs = joint_views(Xs, kernel)
+            kernel, kernel_params = joint_kernel_spec(kernel, kernel_params, n_input_views)
+            if mask is not None:  # the joint view is observed where every view is
+                mask = np.column_stack([mask, mask.all(axis=1)])
         v = len(Xs)
         kernel_params = resolve_bandwidths(
-            self.kernel,
-            self.kernel_params,
+            kernel,
+            kernel_params,
             Xs if mask is None else [Xv[mask[:, l]] for l, Xv in enumerate(Xs)],
             self.bandwidth_factor,
             self.random_state,
@@ -280,9 +291,9 @@ class _BaseMVML(BaseEstimator):
         self.kernel_params_ = kernel_params
         self._completion: tuple[BlockNystrom, np.ndarray] | None = None
         if self.n_landmarks is None and mask is not None:
-            return self._completed_full_problem(Xs, Y, mask, kernel_params)
+            return self._completed_full_problem(Xs, Y, mask, kernel, kernel_params)
         if self.n_landmarks is None:
-            kernels = make_view_kernels(self.kernel, kernel_params, v)
+            kernels = make_view_kernels(kernel, kernel_params, v)
             if dask_input:
                 raise ValueError(
                     f"{type(self).__name__}: Dask input needs the Nystrom mode; "
@@ -304,9 +315,9 @@ class _BaseMVML(BaseEstimator):
             return MVMLProblem("full", n, v, n, Y, Ks=Ks)
         n_landmarks = self.n_landmarks
         if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
-            n_landmarks = auto_n_landmarks(n, v, self._auto_feature_budget)
+            n_landmarks = auto_n_landmarks(n, n_input_views, self._auto_feature_budget)
         nys = BlockNystrom(
-            kernel=self.kernel,
+            kernel=kernel,
             kernel_params=kernel_params,
             n_landmarks=n_landmarks,
             landmarks=self.landmarks,
@@ -337,7 +348,7 @@ class _BaseMVML(BaseEstimator):
         return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
 
     def _completed_full_problem(
-        self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel_params: list
+        self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel: Any, kernel_params: list
     ) -> MVMLProblem:
         """Full-kernel mode with missing views: the completed low-rank kernels.
 
@@ -353,7 +364,7 @@ class _BaseMVML(BaseEstimator):
             )
         n, v = Xs[0].shape[0], len(Xs)
         nys = BlockNystrom(
-            kernel=self.kernel,
+            kernel=kernel,
             kernel_params=kernel_params,
             n_landmarks=auto_n_landmarks(n, v),
             landmarks=self.landmarks,
@@ -744,16 +755,30 @@ class _BaseMVML(BaseEstimator):
         check_is_fitted(self, "_coefs")
         _check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
+        joint = bool(self.joint_view)
         if self.mode_ == "nystrom":  # the same container rules as at fit
-            return self.nystrom_.check_views(check_views(X, views=self.views, allow_missing=True))
+            if not joint:
+                return self.nystrom_.check_views(
+                    check_views(X, views=self.views, allow_missing=True)
+                )
+            Xs = check_views(
+                X,
+                views=self.views,
+                n_views=self.n_views_ - 1,
+                n_features=self._input_widths(),
+                allow_missing=True,
+            )
+            return self.nystrom_.check_views(joint_views(Xs, self.kernel))
+        n_in = self.n_views_ - joint
         completion = getattr(self, "_completion", None)
         if completion is not None:
-            return completion[0].check_views(check_views(X, views=self.views, allow_missing=True))
+            Xs = check_views(X, views=self.views, n_views=n_in, allow_missing=True)
+            return completion[0].check_views(joint_views(Xs, self.kernel) if joint else Xs)
         Xs = check_views(
             X,
             views=self.views,
-            n_views=self.n_views_,
-            n_features=None if self.X_fit_ is None else self.n_features_view_,
+            n_views=n_in,
+            n_features=None if self.X_fit_ is None else self.n_features_view_[:n_in],
         )
         if self.X_fit_ is None:  # precomputed (Dask cross-kernels: shape checked only)
             n = self.n_samples_fit_
@@ -769,7 +794,13 @@ class _BaseMVML(BaseEstimator):
                 else:
                     out.append(check_precomputed_kernel(K, i, n_train=n, square=False))
             Xs = out
-        return Xs
+        return joint_views(Xs, self.kernel) if joint else Xs
+
+    def _input_widths(self) -> list | None:
+        """Column counts of the input views (without the joint view), None if precomputed."""
+        if self.kernels_[0].precomputed:
+            return None
+        return list(self.n_features_view_[: self.n_views_ - bool(self.joint_view)])
 
     def _decision(self, X: Any, classes: np.ndarray | None = None) -> Any:
         """Outputs ``sum_l w_l f^l(x)`` for every target, shape (n_test, T).
@@ -903,6 +934,16 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         pairwise distance of view ``l`` (1 is the papers' setting; 4, of the order of
         scikit-learn's ``gamma="scale"``, is what cross-validation picks most often).
         Ignored for given ``gamma`` / ``sigma`` and other kernels.
+    joint_view : bool, default=False
+        Append one view, all views together: the predictor ``sum_l w_l f^l(x_l)`` is
+        additive over views (the metric couples the views' coefficients, not their
+        inputs), the joint view's kernel on the concatenation (for Gaussian views a
+        product of per-view kernels) models cross-view interactions. Its bandwidth comes
+        from the same heuristic times ``bandwidth_factor``; it is the last view of the
+        fitted model (``n_views_``, ``weights_``, ``kernel_params_``, the metric). A kernel
+        list gives it ``"rbf"`` unless ``v + 1`` kernels are listed; precomputed kernels:
+        the elementwise product of the view kernels (also at predict time). Needs at least
+        2 views. Nystrom and full-kernel modes, NumPy and Dask views.
 
     Attributes
     ----------
@@ -991,7 +1032,7 @@ class MVMLClassifier(ProbaMixin, ClassifierMixin, _BaseMVML):
     ----------
     alpha, eta, metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, \
 max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
-random_state, solver, bandwidth_factor
+random_state, solver, bandwidth_factor, joint_view
         As :class:`MVMLRegressor` (same defaults).
     probability : bool, default=False
         Enable ``predict_proba`` / ``predict_log_proba``: calibrated probabilities
@@ -1053,6 +1094,7 @@ random_state, solver, bandwidth_factor
         random_state: Any = None,
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
+        joint_view: bool = False,
         probability: bool = False,
     ):
         super().__init__(
@@ -1075,6 +1117,7 @@ random_state, solver, bandwidth_factor
             random_state=random_state,
             solver=solver,
             bandwidth_factor=bandwidth_factor,
+            joint_view=joint_view,
         )
         self.probability = probability
 

@@ -103,7 +103,8 @@ class MVMLSVC(MVMLClassifier):
         are as accurate as ten on the benchmark data (``docs/mvml_svm.md``) at a fraction of
         the cost; :class:`~mvkernels.MVMLSVCCV` selects the number by cross-validation.
     landmarks, kernel, kernel_params, tol, step_size, n_a_steps, \
-sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_factor
+sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_factor, \
+joint_view
         As :class:`~mvkernels.MVMLClassifier` (``random_state`` also seeds liblinear's
         coordinate order). ``solver="auto"`` runs the low-rank dense A-step (fixed weights,
         dense / identity / Cov metric); ``"dense"`` the reference A-step with a
@@ -183,6 +184,7 @@ mode_, nystrom_, kernels_, n_views_
         svm_tol: float = 1e-3,
         svm_max_epochs: int = 10000,
         probability: bool = False,
+        joint_view: bool = False,
     ):
         super().__init__(
             alpha=alpha,
@@ -205,6 +207,7 @@ mode_, nystrom_, kernels_, n_views_
             solver=solver,
             bandwidth_factor=bandwidth_factor,
             probability=probability,
+            joint_view=joint_view,
         )
         self.C = C
         self.svm_tol = svm_tol

@@ -1,0 +1,140 @@
+"""The joint view of the MVML family: one extra kernel on all views together.
+
+An MVML predictor is additive over views: with per-view features ``z_l(x_l)`` (block
+Nystrom) or per-view kernels ``k_l`` (full mode), every decision function is
+``f(x) = sum_l w_l z_l(x_l)^T g_l`` (resp. ``sum_l w_l sum_i k_l(x_l, x_il) g_il``); the
+metric ``A`` couples the coefficients ``g_l`` through the regulariser ``<g, A^+ g>`` but
+cannot create a term that depends on two views at once. ``joint_view=True`` appends one
+view, the concatenation ``x_J = (x_1, ..., x_v)``, whose Gaussian kernel
+``exp(-gamma_J ||x_J - x'_J||^2) = prod_l exp(-gamma_J ||x_l - x'_l||^2)`` is a product of
+per-view kernels and so models cross-view interactions. It is an ordinary MVML view: its
+own bandwidth (the same heuristic times ``bandwidth_factor``), its own Nystrom block (on
+the shared landmarks), its own rows and columns of the metric and its own weight; it is
+always the last view. Precomputed kernels: the joint kernel is the elementwise (Schur)
+product of the view kernels, PSD as a product of PSD kernels.
+
+Everything here is a small, stateless helper used as a hook by the estimators
+(``_estimators.py``) and the cross-validated estimators (``_cv.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from .._sparse import is_sparse
+from .._validation import is_dask_collection
+from ..nystrom import BlockNystrom, FeatureMoments
+
+__all__ = [
+    "joint_candidates",
+    "joint_views",
+    "joint_kernel_spec",
+    "drop_joint_block",
+    "leading_moments",
+]
+
+
+def _is_precomputed(kernel: Any) -> bool:
+    return isinstance(kernel, str) and kernel == "precomputed"
+
+
+def joint_candidates(joint_view: bool | str, n_views: int) -> tuple[bool, ...]:
+    """The cross-validated estimators' joint-view candidates, without first (ties go to
+    the additive model): ``"auto"`` searches both (only ``False`` for a single view)."""
+    if isinstance(joint_view, str):  # "auto" (validated by _parameter_constraints)
+        return (False, True) if n_views > 1 else (False,)
+    return (bool(joint_view),)
+
+
+def joint_views(Xs: list, kernel: Any) -> list:
+    """The views followed by the joint view (the concatenation, or for precomputed
+    kernels the elementwise product of the Gram / cross-kernel matrices). A sample with
+    a missing view (NaN row) has a missing joint view; sparse views give a CSR joint view."""
+    if len(Xs) < 2:
+        raise ValueError(
+            f"joint_view=True needs at least 2 views (the joint view is a kernel on all "
+            f"views together), got {len(Xs)}"
+        )
+    if _is_precomputed(kernel):
+        for i, K in enumerate(Xs[1:], start=1):
+            if K.shape != Xs[0].shape:
+                raise ValueError(
+                    f"joint_view with precomputed kernels multiplies the view kernels "
+                    f"elementwise: view {i} has shape {K.shape}, view 0 {Xs[0].shape}"
+                )
+        J = Xs[0]
+        for K in Xs[1:]:
+            J = J * K
+        return [*Xs, J]
+    if any(is_dask_collection(Xv) for Xv in Xs):
+        from ..nystrom._dask import as_aligned_views
+
+        aligned, _ = as_aligned_views(Xs)
+        import dask.array as da
+
+        return [*Xs, da.concatenate(aligned, axis=1)]
+    if any(is_sparse(Xv) for Xv in Xs):  # one CSR matrix, never densified
+        import scipy.sparse as sp
+
+        return [*Xs, sp.hstack([sp.csr_matrix(Xv) for Xv in Xs], format="csr")]
+    J = np.hstack([np.asarray(Xv, dtype=np.float64) for Xv in Xs])
+    # a sample with a missing view (a NaN row in that view) misses the joint view too
+    missing = np.zeros(J.shape[0], dtype=bool)
+    for Xv in Xs:
+        missing |= np.isnan(np.asarray(Xv)[:, 0])
+    if missing.any():
+        J[missing] = np.nan
+    return [*Xs, J]
+
+
+def joint_kernel_spec(kernel: Any, kernel_params: Any, n_views: int) -> tuple[Any, Any]:
+    """``(kernel, kernel_params)`` for the ``n_views + 1`` views with the joint view.
+
+    One kernel for all views: the joint view uses it too. A list of per-view kernels
+    (length ``v``): the joint view is Gaussian (``"rbf"``) with the default bandwidth;
+    a list of ``v + 1`` names the joint view's kernel last. ``kernel_params``: one dict
+    applies to every view including the joint one; a list of ``v`` dicts leaves the joint
+    view's bandwidth to the heuristic; a list of ``v + 1`` gives it last.
+    """
+    if isinstance(kernel, (list, tuple)):
+        kernel = list(kernel)
+        if len(kernel) == n_views:
+            kernel = [*kernel, "rbf"]
+    if isinstance(kernel_params, (list, tuple)):
+        kernel_params = list(kernel_params)
+        if len(kernel_params) == n_views:
+            kernel_params = [*kernel_params, None]
+    return kernel, kernel_params
+
+
+def drop_joint_block(nys: BlockNystrom, n_views: int) -> BlockNystrom:
+    """A fitted block Nystrom map restricted to its first ``n_views`` views.
+
+    The map of the same views without the joint one: the same landmarks and normalisers
+    (shared by the two candidates of a cross-validation), a shallow copy.
+    """
+    out = copy.copy(nys)
+    out.kernels_ = nys.kernels_[:n_views]
+    out.landmarks_ = nys.landmarks_[:n_views]
+    out.normalizers_ = nys.normalizers_[:n_views]
+    out.ranks_ = nys.ranks_[:n_views]
+    out.n_features_view_ = list(nys.n_features_view_)[:n_views]
+    out.n_views_ = n_views
+    return out
+
+
+def leading_moments(mom: FeatureMoments, dim: int) -> FeatureMoments:
+    """Statistics of the first ``dim`` features (the views without the joint block)."""
+    s = slice(0, dim)
+    return FeatureMoments(
+        mom.n_samples,
+        mom.sum[s],
+        mom.gram[s, s],
+        None if mom.cross is None else mom.cross[s],
+        mom.target_sum,
+        mom.target_gram,
+        None if mom.scatter is None else mom.scatter[s, s],
+    )

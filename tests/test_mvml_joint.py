@@ -1,0 +1,165 @@
+"""The joint view of the MVML estimators (``joint_view``): a kernel on all views together."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from mvkernels import MVMLClassifier, MVMLClassifierCV, MVMLRegressor, MVMLRegressorCV
+
+
+def _xor_views(n, seed):
+    """Label = XOR of the signs of one feature of view 0 and one of view 1 (with a margin):
+    no additive function of the two views beats chance."""
+    rng = np.random.RandomState(seed)
+    X1, X2 = rng.randn(n, 2), rng.randn(n, 2)
+    X1[:, 0] += 0.5 * np.sign(X1[:, 0])
+    X2[:, 0] += 0.5 * np.sign(X2[:, 0])
+    y = (np.sign(X1[:, 0]) * np.sign(X2[:, 0]) > 0).astype(int)
+    return [X1, X2], y
+
+
+def _regression_views(n=60, seed=0):
+    rng = np.random.RandomState(seed)
+    Xs = [rng.randn(n, 3), rng.randn(n, 2)]
+    y = Xs[0][:, 0] * Xs[1][:, 1] + 0.1 * rng.randn(n)
+    return Xs, y
+
+
+def test_xor_across_views_needs_the_joint_view():
+    Xs, y = _xor_views(200, 0)
+    Xt, yt = _xor_views(500, 1)
+    additive = MVMLClassifier(random_state=0).fit(Xs, y).score(Xt, yt)
+    joint = MVMLClassifier(joint_view=True, random_state=0).fit(Xs, y).score(Xt, yt)
+    assert additive < 0.6, additive
+    assert joint > 0.9, joint
+    cv = MVMLClassifierCV(
+        random_state=0, cv=3, bandwidth_factors=[2.0, 4.0], alphas=[0.01, 0.1, 1.0]
+    ).fit(Xs, y)
+    assert cv.best_params_["joint_view"] is True
+    assert cv.best_estimator_.joint_view is True
+    assert cv.score(Xt, yt) > 0.9
+
+
+@pytest.mark.parametrize("n_landmarks", ["auto", None, 20])
+def test_joint_view_is_the_concatenation_as_an_extra_view(n_landmarks):
+    """joint_view=True equals fitting the views plus their concatenation as a last view
+    with the joint view's resolved bandwidth."""
+    Xs, y = _regression_views()
+    kw = dict(n_landmarks=n_landmarks, random_state=0, alpha=0.1, max_iter=3)
+    joint = MVMLRegressor(joint_view=True, **kw).fit(Xs, y)
+    assert joint.n_views_ == 3 and len(joint.kernel_params_) == 3
+    assert joint.n_features_view_ == [3, 2, 5]
+    ref = MVMLRegressor(kernel_params=joint.kernel_params_, **kw).fit([*Xs, np.hstack(Xs)], y)
+    np.testing.assert_allclose(joint.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
+    Xt, _ = _regression_views(seed=1)
+    np.testing.assert_allclose(
+        joint.predict(Xt), ref.predict([*Xt, np.hstack(Xt)]), rtol=1e-10, atol=1e-12
+    )
+    # the joint bandwidth comes from the same heuristic on the concatenation
+    with pytest.raises(ValueError, match="view 0 has 2 features"):
+        joint.predict([Xt[1], Xt[0]])
+
+
+@pytest.mark.parametrize("n_landmarks", [None, 1.0])
+def test_joint_view_with_precomputed_kernels_is_the_product_kernel(n_landmarks):
+    """Precomputed kernels: the joint kernel is the elementwise product of the view
+    kernels; for RBF views with one gamma this is the RBF of the concatenation."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    Xs, y = _regression_views()
+    Xt, _ = _regression_views(seed=1)
+    g = 0.3
+    kw = dict(n_landmarks=n_landmarks, random_state=0, alpha=0.1, metric="identity")
+    raw = MVMLRegressor(joint_view=True, kernel_params={"gamma": g}, **kw).fit(Xs, y)
+    pre = MVMLRegressor(joint_view=True, kernel="precomputed", **kw).fit(
+        [rbf_kernel(X, X, gamma=g) for X in Xs], y
+    )
+    P = pre.predict([rbf_kernel(A, B, gamma=g) for A, B in zip(Xt, Xs)])
+    np.testing.assert_allclose(P, raw.predict(Xt), rtol=1e-7, atol=1e-8)
+    with pytest.raises(ValueError, match="view 1 has shape"):
+        MVMLRegressor(joint_view=True, kernel="precomputed", n_landmarks=None).fit(
+            [np.eye(60), np.eye(60)[:, :59]], y
+        )
+
+
+def test_joint_view_needs_two_views():
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(30, 3), rng.randn(30)
+    with pytest.raises(ValueError, match="at least 2 views"):
+        MVMLRegressor(joint_view=True).fit([X], y)
+    # "auto" in the CV estimators searches only the additive model then
+    cv = MVMLRegressorCV(alphas=[1.0], bandwidth_factors=[1.0], max_iter=1, cv=3).fit([X], y)
+    assert "joint_view" not in cv.best_params_ and cv.best_joint_view_ is False
+
+
+@pytest.mark.parametrize("n_landmarks", [20, None])
+def test_cv_auto_scores_equal_the_two_separate_searches(n_landmarks):
+    """joint_view="auto" shares the features: its candidates score exactly as the searches
+    with joint_view=False and joint_view=True."""
+    Xs, y = _regression_views()
+    kw = dict(
+        alphas=[0.1, 1.0],
+        etas=[0.5],
+        bandwidth_factors=[1.0, 4.0],
+        max_iter=2,
+        cv=3,
+        n_landmarks=n_landmarks,
+        random_state=0,
+    )
+    auto = MVMLRegressorCV(**kw).fit(Xs, y)
+    res = auto.cv_results_
+    flags = np.asarray(res["param_joint_view"], dtype=bool)
+    for j in (False, True):
+        one = MVMLRegressorCV(joint_view=j, **kw).fit(Xs, y)
+        np.testing.assert_allclose(
+            res["mean_test_score"][flags == j], one.cv_results_["mean_test_score"], atol=1e-10
+        )
+    best = auto.best_estimator_
+    assert best.joint_view == auto.best_params_["joint_view"]
+    assert len(best.kernel_params_) == 2 + best.joint_view
+
+
+def test_joint_view_on_dask_equals_numpy():
+    da = pytest.importorskip("dask.array")
+    Xs, y = _regression_views(n=90)
+    kw = dict(joint_view=True, n_landmarks=15, random_state=0, alpha=0.1, max_iter=2)
+    ref = MVMLRegressor(**kw).fit(Xs, y)
+    dX = [da.from_array(Xs[0], chunks=(40, 3)), da.from_array(Xs[1], chunks=(30, 2))]
+    est = MVMLRegressor(**kw, kernel_params=ref.kernel_params_).fit(dX, y)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(est.predict(dX).compute(), ref.predict(Xs), rtol=1e-8, atol=1e-10)
+
+
+def test_defaults_with_the_joint_view_search_do_not_warn():
+    Xs, y = _xor_views(80, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cv = MVMLClassifierCV(random_state=0).fit(Xs, y)
+        cv.predict(Xs)
+        MVMLClassifier(joint_view=True, random_state=0).fit(Xs, y).predict(Xs)
+    assert "param_joint_view" in cv.cv_results_
+
+
+def test_small_data_defaults_match_svc():
+    """40 rows, 4 classes, two views of 300 features (10 informative each): the CV defaults
+    are not worse than SVC() on the concatenation (observed on 4 seeds: 0.826 vs 0.806)."""
+    from sklearn.svm import SVC
+
+    rng = np.random.RandomState(3)
+    means = [rng.randn(4, 10) for _ in range(2)]
+
+    def make(n):
+        y = np.repeat(np.arange(4), n // 4)
+        Xs = [rng.randn(n, 300) for _ in range(2)]
+        for X, m in zip(Xs, means):
+            X[:, :10] += m[y]
+        return Xs, y
+
+    Xs, y = make(40)
+    Xt, yt = make(400)
+    svc = SVC().fit(np.hstack(Xs), y).score(np.hstack(Xt), yt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cv = MVMLClassifierCV(random_state=0).fit(Xs, y)
+    assert cv.score(Xt, yt) >= svc - 0.02, (cv.score(Xt, yt), svc, cv.best_params_)
