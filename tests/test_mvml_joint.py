@@ -163,3 +163,23 @@ def test_small_data_defaults_match_svc():
         warnings.simplefilter("error")
         cv = MVMLClassifierCV(random_state=0).fit(Xs, y)
     assert cv.score(Xt, yt) >= svc - 0.02, (cv.score(Xt, yt), svc, cv.best_params_)
+
+
+def test_joint_view_with_a_missing_view():
+    """A sample with a missing view (a NaN row) misses the joint view too: the joint view
+    is a whole NaN row there (never a partly missing row), and fit / predict work."""
+    from mvkernels.mvml._joint import joint_views
+
+    rng = np.random.RandomState(0)
+    X1, X2 = rng.randn(120, 3), rng.randn(120, 2)
+    y = (np.sign(X1[:, 0]) * np.sign(X2[:, 0]) > 0).astype(int)
+    X1m = X1.copy()
+    X1m[:15] = np.nan
+    J = joint_views([X1m, X2], "rbf")[-1]
+    assert np.isnan(J[:15]).all() and np.isfinite(J[15:]).all()
+    clf = MVMLClassifier(joint_view=True, n_landmarks=30, random_state=0).fit([X1m, X2], y)
+    D = clf.decision_function([X1m, X2])
+    assert np.isfinite(D).all()
+    # the interaction across views is still learned from the complete rows
+    plain = MVMLClassifier(n_landmarks=30, random_state=0).fit([X1m, X2], y)
+    assert clf.score([X1, X2], y) > plain.score([X1, X2], y) + 0.05
