@@ -398,3 +398,30 @@ def test_uwave_classifier_cv_defaults_reach_the_target(data_dir):
     acc = cv.score(np.hstack(d["Xs_test"]), d["y_test"])
     assert acc >= 0.94, (acc, cv.best_params_)
     assert cv.best_estimator_.nystrom_.n_landmarks_ == round(0.12 * 896)
+
+
+@pytest.mark.parametrize("estimator", ["classifier", "svc"])
+def test_n_jobs_gives_the_same_search(estimator):
+    """Folds in parallel threads (n_jobs=2) give exactly the serial search's results."""
+    from sklearn.datasets import load_digits
+
+    from mvkernels import MVMLSVCCV
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300], y[:300]
+    cls = MVMLClassifierCV if estimator == "classifier" else MVMLSVCCV
+    kw = dict(
+        views=[32, 32],
+        n_landmarks=20,
+        alphas=[1e-3, 1e-1],
+        etas=[0.1, 1.0],
+        bandwidth_factors=[2, 8],
+        cv=3,
+        random_state=0,
+    )
+    a = cls(n_jobs=1, **kw).fit(X, y)
+    b = cls(n_jobs=2, **kw).fit(X, y)
+    for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
+        np.testing.assert_array_equal(a.cv_results_[key], b.cv_results_[key])
+    assert a.best_params_ == b.best_params_
+    np.testing.assert_array_equal(a.predict_proba(X[:20]), b.predict_proba(X[:20]))

@@ -40,6 +40,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -626,11 +627,14 @@ class _MVMLCVBase(BaseEstimator):
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         small = drop_joint_block(nys, v_in)
         d_in = v_in * int(nys.n_landmarks_)
-        for k, (tr, te) in enumerate(splits):
+
+        def fold(k: int, tr: np.ndarray, te: np.ndarray) -> list[tuple]:
+            """Scores of every candidate on fold ``k`` (and what the held-out keeper needs)."""
             if partition:
                 mom_all = complement_moments(total, test_mom[k])
             else:
                 mom_all = nys.moments([Xv[tr] for Xv in Xs], Y[tr]).symmetrize()
+            results = []
             for ji, joint in enumerate(self._joints):
                 if joint or len(Xs) == v_in:
                     mom, nys_j, Xj, U_te = mom_all, nys, Xs, test_U[k]
@@ -643,10 +647,24 @@ class _MVMLCVBase(BaseEstimator):
                     problem.U = np.asarray(nys_j.transform(Xtr).compute())
                 GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K)
                 U = U_te if basis is None else U_te @ basis
-                sc = self._candidate_scores(U, y_score[te], GW.reshape(-1, *GW.shape[-2:]), scorer)
-                out[ji, ..., k] = sc.reshape(alphas.size, etas.size, K)
+                GW = GW.reshape(-1, *GW.shape[-2:])
+                sc = self._candidate_scores(U, y_score[te], GW, scorer)
+                results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW)))
+            return results
+
+        # folds in parallel threads (n_jobs; BLAS is single-threaded inside the search);
+        # Dask views keep one fold at a time (their work is already parallel), and so does
+        # the hinge loss: liblinear's random number generator is process-wide, so threads
+        # would make its coordinate order, hence the last digits, depend on scheduling
+        n_jobs = 1 if dask_input or self._base_class is MVMLSVC else self.n_jobs
+        per_fold = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(fold)(k, tr, te) for k, (tr, te) in enumerate(splits)
+        )
+        for k, results in enumerate(per_fold):
+            for ji, sc, item in results:
+                out[ji, ..., k] = sc
                 if kept is not None:
-                    kept.append((ji, te, U, GW.reshape(-1, *GW.shape[-2:])))
+                    kept.append(item)
         if kept is not None:  # held-out decision values of this block's best candidate
             per_joint = alphas.size * etas.size * K  # candidates are joint-major
             self._oof.offer(
@@ -885,8 +903,13 @@ class MVMLRegressorCV(RegressorMixin, _MVMLCVBase):
     scoring : str, callable or None, default=None
         None: R^2 (regressors) or accuracy (classifiers), computed from the statistics
         of the held-out outputs; otherwise a scikit-learn scorer evaluated per candidate.
-    n_jobs : int or None
-        Reserved; the search runs in this process (its work is shared across candidates).
+    n_jobs : int or None, default=None
+        Number of threads for the cross-validation folds of the Nystrom-mode search
+        (:class:`joblib.Parallel` with threads, ``None``: one, ``-1``: all cores; BLAS
+        runs single-threaded inside the search, so the folds are what runs in parallel).
+        The full-kernel search, Dask views and :class:`MVMLSVCCV` (liblinear's random
+        number generator is process-wide) run one fold at a time. Results do not depend
+        on it.
     refit : bool, default=True
         Refit the best candidate on all the data (``best_estimator_``).
     metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, max_iter, \
