@@ -949,6 +949,16 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             P = sum(self._Kc[m][rows] @ H for m in missing)
             sq = sum(float(np.trace(self._Kc[m][np.ix_(rows, rows)])) for m in missing)
         elif self._X_fit is not None:
+            # the complete training rows (a model fitted on rows with missing views)
+            complete = np.ones(self.n_samples_, dtype=bool)
+            for Xv in self._X_fit:
+                if not is_sparse(Xv):
+                    complete &= ~np.isnan(np.asarray(Xv)[:, 0])
+            if not complete.all():
+                idx = np.flatnonzero(complete)
+                if idx.size == 0:
+                    return None
+                rows = idx[subsample_indices(idx.size, MAX_ROWS, 0)]
             F = {
                 v: self._maps[v].features(self._X_fit[v][rows]) - self.feature_means_[v]
                 for v in range(self.n_views_)
