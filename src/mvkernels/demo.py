@@ -221,7 +221,9 @@ def _run_case(
         est,
         secs,
         Xte,
-        note="best " + ", ".join(f"{k}={v:g}" for k, v in bp.items()) + _view_quality(est),
+        note="best "
+        + ", ".join(f"{k}={v}" if isinstance(v, bool) else f"{k}={v:g}" for k, v in bp.items())
+        + _view_quality(est),
     )
     fitted["cv"] = est.best_estimator_
 
