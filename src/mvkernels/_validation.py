@@ -392,6 +392,26 @@ def _check_whole_rows(nan: np.ndarray, view: int, offset: int = 0, where: str = 
 MIN_OBSERVED_ROWS = 2
 
 
+def observed_rows(Xv: Any) -> np.ndarray:
+    """Rows where a checked view is observed (not a NaN row). A sparse view is complete:
+    missing views are NaN rows of dense views (a sparse view's stored values are finite)."""
+    if is_sparse(Xv):
+        return np.ones(Xv.shape[0], dtype=bool)
+    return ~np.isnan(np.asarray(Xv)[:, 0])
+
+
+def refuse_all_missing(mask: np.ndarray, offset: int = 0) -> None:
+    """Refuse samples (rows of the observed mask) with every view missing."""
+    empty = np.flatnonzero(~mask.any(axis=1))
+    if empty.size:
+        rows = ", ".join(str(int(r) + offset) for r in empty[:5])
+        more = f" and {empty.size - 5} more" if empty.size > 5 else ""
+        raise ValueError(
+            f"every view is missing (all NaN) in rows {rows}{more}; a sample needs at "
+            "least one observed view: drop those rows"
+        )
+
+
 def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.ndarray | None:
     """Which (sample, view) pairs are observed, from views checked with ``allow_missing``.
 
@@ -404,23 +424,10 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
     Raises a ValueError for a sample with every view missing and, with ``min_observed``
     (fit time), for a view observed on fewer than ``min_observed`` rows.
     """
-    # sparse views are complete (their stored values were checked finite)
-    mask = np.column_stack(
-        [
-            np.ones(Xv.shape[0], dtype=bool) if is_sparse(Xv) else ~np.isnan(np.asarray(Xv)[:, 0])
-            for Xv in Xs
-        ]
-    )
+    mask = np.column_stack([observed_rows(Xv) for Xv in Xs])
     if mask.all():
         return None
-    empty = np.flatnonzero(~mask.any(axis=1))
-    if empty.size:
-        rows = ", ".join(str(int(r)) for r in empty[:5])
-        more = f" and {empty.size - 5} more" if empty.size > 5 else ""
-        raise ValueError(
-            f"every view is missing (all NaN) in rows {rows}{more}; a sample needs at "
-            "least one observed view: drop those rows"
-        )
+    refuse_all_missing(mask)
     if min_observed is not None:
         for i, k in enumerate(mask.sum(axis=0)):
             if k < min_observed:

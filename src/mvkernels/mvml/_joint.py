@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._sparse import is_sparse
-from .._validation import is_dask_collection
+from .._validation import is_dask_collection, observed_rows
 from ..nystrom import BlockNystrom, FeatureMoments
 
 __all__ = [
@@ -82,9 +82,7 @@ def joint_views(Xs: list, kernel: Any) -> list:
         return [*Xs, sp.hstack([sp.csr_matrix(Xv) for Xv in Xs], format="csr")]
     J = np.hstack([np.asarray(Xv, dtype=np.float64) for Xv in Xs])
     # a sample with a missing view (a NaN row in that view) misses the joint view too
-    missing = np.zeros(J.shape[0], dtype=bool)
-    for Xv in Xs:
-        missing |= np.isnan(np.asarray(Xv)[:, 0])
+    missing = ~np.column_stack([observed_rows(Xv) for Xv in Xs]).all(axis=1)
     if missing.any():
         J[missing] = np.nan
     return [*Xs, J]

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._linalg import robust_eigh
 from .._sparse import is_sparse
-from .._validation import _check_whole_rows
+from .._validation import _check_whole_rows, observed_rows, refuse_all_missing
 
 __all__ = ["MISSING_RIDGE", "ConditionalViews", "block_mask", "pairwise_statistics"]
 
@@ -44,26 +44,15 @@ def block_mask(blocks: list[np.ndarray], start: int | None = None) -> np.ndarray
     Partly missing rows (NaN in only some columns of a view) and rows with every view
     missing raise a ValueError naming the view / rows.
     """
-    cols = []
-    for l, B in enumerate(blocks):
-        if is_sparse(B):  # sparse views are complete (missing views are dense NaN rows)
-            cols.append(np.ones(B.shape[0], dtype=bool))
-            continue
-        nan = np.isnan(B)
-        missing = nan.any(axis=1)
-        if missing.any():
-            _check_whole_rows(nan, l, offset=start or 0)
-        cols.append(~missing)
-    mask = np.column_stack(cols)
+    for l, B in enumerate(blocks):  # partly missing rows: refused, naming the view
+        if not is_sparse(B):
+            nan = np.isnan(B)
+            if nan.any():
+                _check_whole_rows(nan, l, offset=start or 0)
+    mask = np.column_stack([observed_rows(B) for B in blocks])
     if mask.all():
         return None
-    empty = np.flatnonzero(~mask.any(axis=1))
-    if empty.size:
-        rows = ", ".join(str(int(r) + (start or 0)) for r in empty[:5])
-        raise ValueError(
-            f"every view is missing (all NaN) in rows {rows}; a sample needs at least one "
-            "observed view"
-        )
+    refuse_all_missing(mask, offset=start or 0)
     return mask
 
 

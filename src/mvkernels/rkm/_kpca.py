@@ -33,6 +33,7 @@ from .._validation import (
     check_views,
     is_dask_collection,
     observed_mask,
+    observed_rows,
     validate_array_input,
 )
 from ..kernels import ViewKernel, make_view_kernels, subsample_indices
@@ -950,10 +951,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             sq = sum(float(np.trace(self._Kc[m][np.ix_(rows, rows)])) for m in missing)
         elif self._X_fit is not None:
             # the complete training rows (a model fitted on rows with missing views)
-            complete = np.ones(self.n_samples_, dtype=bool)
-            for Xv in self._X_fit:
-                if not is_sparse(Xv):
-                    complete &= ~np.isnan(np.asarray(Xv)[:, 0])
+            complete = np.column_stack([observed_rows(Xv) for Xv in self._X_fit]).all(axis=1)
             if not complete.all():
                 idx = np.flatnonzero(complete)
                 if idx.size == 0:
