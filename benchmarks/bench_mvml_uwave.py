@@ -2,7 +2,7 @@
 6 / 12 / 24 % Nystrom landmarks and the four metric variants (paper Table 1).
 
 Hyperparameters (default): the ones 3-fold cross-validation on the *training set*
-picks at 12 % in ``tests/test_mvml_realdata.py`` (Gaussian bandwidth factor 8 over the
+picks at 12 % in ``tests/mvml/test_mvml_realdata.py`` (Gaussian bandwidth factor 8 over the
 paper's mean-distance default, alpha = 0.1, eta = 0.01), used for every cell; accuracy
 averaged over ``--draws`` Nystrom draws (the paper: 4). ``--cv`` re-runs that CV for each
 cell instead (slower). Fit time = one fit on the 896 training series (mean over draws).

@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import baselines as B
 from mvkernels.kernels import ViewKernel
@@ -351,11 +350,6 @@ def test_mlkr_warns_when_stopping_at_max_iter(data):
 
 
 # ------------------------------------------------------------------ BlockNystrom
-
-
-@parametrize_with_checks([BlockNystrom(n_landmarks=0.5, random_state=0)])
-def test_blocknystrom_sklearn_transformer_checks(estimator, check):
-    check(estimator)
 
 
 def test_blocknystrom_containers_agree(data):

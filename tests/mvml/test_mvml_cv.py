@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import (
     MVMLSVC,
@@ -367,19 +366,6 @@ def test_refit_false_and_errors(rng):
         MVMLRegressorCV(alphas=[-1.0], n_landmarks=8).fit(Xs, y)
     with pytest.raises(ValueError, match="at least 2 classes"):
         MVMLClassifierCV(n_landmarks=8).fit(Xs, np.zeros(40))
-
-
-# ------------------------------------------------------------------ scikit-learn checks
-_SMALL = dict(alphas=[0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3)
-
-
-@parametrize_with_checks(
-    [MVMLRegressorCV(**_SMALL), MVMLClassifierCV(**_SMALL), MVMLSVCCV(**_SMALL)]
-)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check(estimator)
 
 
 # ------------------------------------------------------------------ real data

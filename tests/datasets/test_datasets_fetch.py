@@ -320,5 +320,5 @@ def test_offline_message_in_the_docs(home):
     """docs/datasets.md shows the message the code gives offline, verbatim."""
     with pytest.raises(datasets.DataNotFoundError) as info:
         datasets.fetch_sarcos(data_home="/nonexistent/mvkernels_data", download_if_missing=False)
-    page = (Path(__file__).resolve().parents[1] / "docs" / "datasets.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "datasets.md").read_text()
     assert f"```text\n{info.value}\n```" in page

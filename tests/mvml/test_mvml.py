@@ -9,7 +9,6 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, cross_val_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import BlockNystrom, MVMLClassifier, MVMLRegressor
 from mvkernels import mvml as M
@@ -596,22 +595,3 @@ def test_errors_name_the_problem(rng):
     ]:
         with pytest.raises(ValueError, match=msg):
             MVMLRegressor(**kw).fit(Xs, y)
-
-
-# ------------------------------------------------------------------ scikit-learn checks
-def _check_settings(est):
-    # few iterations keep the checks fast; ConvergenceWarning is expected then
-    return est.set_params(max_iter=3)
-
-
-@parametrize_with_checks(
-    [
-        _check_settings(MVMLRegressor()),
-        _check_settings(MVMLClassifier()),
-        _check_settings(MVMLClassifier(n_landmarks=0.5, metric="sparse", random_state=0)),
-    ],
-)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)

@@ -1,16 +1,12 @@
 """Calibrated probabilities of the MVML classifiers (``mvkernels.mvml._proba``)."""
 
-import warnings
-
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, logsumexp
 from sklearn.datasets import load_digits
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLClassifierCV
 from mvkernels.mvml._proba import cross_val_decisions, fit_softmax_calibration
@@ -185,14 +181,3 @@ def test_probabilities_on_dask_views():
     P = est.predict_proba(Xd)
     assert isinstance(P, da.Array)
     np.testing.assert_allclose(P.compute(), est.predict_proba(Xs), atol=1e-12)
-
-
-@parametrize_with_checks(
-    [MVMLClassifier(probability=True, max_iter=3), MVMLSVC(probability=True, max_iter=2)]
-)
-def test_sklearn_compatible_with_probabilities(estimator, check):
-    """The CV estimators (probabilities always available) are checked in test_mvml_cv."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        check(estimator)

@@ -9,7 +9,6 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import cross_val_score
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import baselines as B
 from mvkernels.kernels import mean_pairwise_distance
@@ -286,26 +285,3 @@ def test_bad_input_errors(rng):
         fitted.predict([Xs[0], Xs[0]])
     with pytest.raises(ValueError, match="view 0 contains NaN"):
         fitted.predict([np.full((2, 3), np.nan), Xs[1][:2]])
-
-
-# ------------------------------------------------------------------ scikit-learn checks
-_ESTIMATORS = [
-    B.SingleViewRegressor(cv=2),
-    B.SingleViewClassifier(cv=2),
-    B.EarlyFusionClassifier(),
-    B.LateFusionRegressor(),
-    B.LpMKLRegressor(max_iter=5),
-    B.LpMKLClassifier(max_iter=5, loss="squared", alpha=0.1),
-    B.LpMKLClassifier(max_iter=3, n_landmarks=0.5, random_state=0),
-    B.OKLRegressor(max_iter=5),
-    B.OKLClassifier(max_iter=5),
-    B.MLKRRegressor(max_iter=5, n_components=2),
-    B.MLKRClassifier(max_iter=5),
-]
-
-
-@parametrize_with_checks(_ESTIMATORS)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)

@@ -10,7 +10,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import MultiViewKPCA, RKMForecaster
 from mvkernels.datasets import make_sum_of_sines
@@ -378,22 +377,6 @@ def test_stiefel_verbose_prints_progress(sines, capsys):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "[stiefel lobpcg]" in ln]
     assert len(lines) >= 3 and "(converged)" in lines[-1]
     assert "objective" in lines[0] and "rel. Riemannian gradient" in lines[0]
-
-
-# ------------------------------------------------------------------ scikit-learn checks
-# RKMForecaster takes a 1-D series, not an (n_samples, n_features) matrix: the estimator
-# checks do not apply to it. MultiViewKPCA on one array is one view (views=None).
-@parametrize_with_checks(
-    [
-        MultiViewKPCA(),
-        MultiViewKPCA(kernel="rbf", n_components=2),
-        MultiViewKPCA(solver="primal-stiefel", random_state=0, tol=1e-8),
-    ],
-)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check(estimator)
 
 
 # ------------------------------------------------------------------ reproduction module

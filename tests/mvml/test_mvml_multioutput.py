@@ -1,12 +1,8 @@
 """Multi-output regression: ``MVMLRegressor`` / ``MVMLRegressorCV`` on ``y`` of shape (n, k)."""
 
-import warnings
-
 import numpy as np
 import pytest
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import r2_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvkernels import MVMLRegressor, MVMLRegressorCV
 
@@ -107,17 +103,6 @@ def test_cv_multi_output_selects_on_the_mean_score(metric, n_landmarks):
     np.testing.assert_allclose(
         scored.cv_results_["mean_test_score"], multi.cv_results_["mean_test_score"], atol=1e-10
     )
-
-
-_SMALL = dict(alphas=[0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3)
-
-
-@parametrize_with_checks([MVMLRegressor(max_iter=3), MVMLRegressorCV(**_SMALL)])
-def test_sklearn_compatible_multi_output(estimator, check):
-    """scikit-learn's checks with the multi_output tag (check_regressor_multioutput runs)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)
 
 
 def test_dask_multi_output_equals_numpy():

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mvkernels
 from _reference_olok import olok_reference
@@ -360,11 +359,6 @@ def test_one_dimensional_target_and_score():
     v = VVRLSRegressor(kernel_params={"gamma": 0.3}, alpha=1.0).fit(X, Y[:, 0])
     assert v.predict(X).shape == (400,) and v.score(X, Y[:, 0]) > est.score(X, Y[:, 0]) - 0.1
     assert mvkernels.OLOKRegressor is OLOKRegressor
-
-
-@parametrize_with_checks([OLOKRegressor(random_state=0), VVRLSRegressor(random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_divergence_is_a_clear_error_not_silent_nan():

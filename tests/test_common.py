@@ -1,0 +1,149 @@
+"""scikit-learn's estimator checks for every public estimator, in one place.
+
+Each entry of ``CHECKED`` is one configuration run through ``parametrize_with_checks``: the
+settings keep the checks quick (few iterations, small grids), and ``IGNORED_WARNINGS`` names
+the warnings those short settings are expected to raise (a ``ConvergenceWarning`` after 3
+iterations, the CV estimators' notes on tiny folds). ``test_every_public_estimator_is_checked``
+fails when a public estimator class is added without an entry here, or without a stated reason
+in ``NOT_APPLICABLE``.
+"""
+
+import inspect
+import warnings
+
+import pytest
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import mvkernels
+from mvkernels import (
+    MVMLSVC,
+    MVMLSVCCV,
+    BlockNystrom,
+    MultiViewKPCA,
+    MVMLClassifier,
+    MVMLClassifierCV,
+    MVMLRegressor,
+    MVMLRegressorCV,
+    OLOKRegressor,
+    VVRLSRegressor,
+)
+from mvkernels import baselines as B
+
+_SMALL_GRID = dict(alphas=[0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3)
+
+# (estimator, warning categories the short settings may raise)
+_QUIET: tuple[type[Warning], ...] = ()
+_SHORT = (ConvergenceWarning,)
+_ANY = (Warning,)
+
+CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
+    # --- MVML (square loss); max_iter=3 keeps the checks fast
+    (MVMLRegressor(max_iter=3), _SHORT),
+    (MVMLClassifier(max_iter=3), _SHORT),
+    (MVMLClassifier(n_landmarks=0.5, metric="sparse", random_state=0, max_iter=3), _SHORT),
+    (MVMLClassifier(probability=True, max_iter=3), _SHORT + (UserWarning,)),
+    # --- MVML (hinge loss); eta small enough that the sparse proximal step keeps the metric
+    (MVMLSVC(max_iter=3), _SHORT),
+    (
+        MVMLSVC(alpha=0.1, eta=0.1, n_landmarks=0.5, metric="sparse", max_iter=3, random_state=0),
+        _SHORT,
+    ),
+    (MVMLSVC(probability=True, max_iter=2), _SHORT + (UserWarning,)),
+    # --- CV estimators (probabilities and multi-output targets always available)
+    (MVMLRegressorCV(**_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(**_SMALL_GRID), _ANY),
+    (MVMLSVCCV(**_SMALL_GRID), _ANY),
+    # --- OLOK: exact, and in an explicit feature space
+    (OLOKRegressor(random_state=0), _QUIET),
+    (VVRLSRegressor(random_state=0), _QUIET),
+    (OLOKRegressor(features="rff", n_features=400, random_state=0), _QUIET),
+    (OLOKRegressor(features="nystrom", n_features=50, random_state=0), _QUIET),
+    (OLOKRegressor(kernel="linear", features="identity", eta0=1e-5), _QUIET),
+    # --- multi-view RKM / kernel PCA (one array is one view)
+    (MultiViewKPCA(), _ANY),
+    (MultiViewKPCA(kernel="rbf", n_components=2), _ANY),
+    (MultiViewKPCA(solver="primal-stiefel", random_state=0, tol=1e-8), _ANY),
+    # --- the shared feature map
+    (BlockNystrom(n_landmarks=0.5, random_state=0), _QUIET),
+    # --- baselines
+    (B.SingleViewRegressor(cv=2), _SHORT),
+    (B.SingleViewClassifier(cv=2), _SHORT),
+    (B.EarlyFusionClassifier(), _SHORT),
+    (B.EarlyFusionRegressor(), _SHORT),
+    (B.LateFusionRegressor(), _SHORT),
+    (B.LateFusionClassifier(), _SHORT),
+    (B.LpMKLRegressor(max_iter=5), _SHORT),
+    (B.LpMKLClassifier(max_iter=5, loss="squared", alpha=0.1), _SHORT),
+    (B.LpMKLClassifier(max_iter=3, n_landmarks=0.5, random_state=0), _SHORT),
+    (B.OKLRegressor(max_iter=5), _SHORT),
+    (B.OKLClassifier(max_iter=5), _SHORT),
+    (B.MLKRRegressor(max_iter=5, n_components=2), _SHORT),
+    (B.MLKRClassifier(max_iter=5), _SHORT),
+]
+
+# Public estimator classes the checks cannot apply to, with the reason.
+NOT_APPLICABLE = {
+    "RKMForecaster": "takes one 1-D series, not an (n_samples, n_features) matrix",
+}
+
+# Checks expected to fail for one configuration, with the reason (scikit-learn reports them as
+# xfail and fails if they start passing).
+EXPECTED_FAILED = {
+    ("OLOKRegressor", "identity"): {
+        "check_regressors_train": "the linear kernel is unbounded: a step small enough "
+        "for the inputs of mean 100 of other checks learns too little in one pass for "
+        "this check's score threshold (exact OLOK with the linear kernel: the same)"
+    },
+}
+
+
+def _expected_failed(est):
+    key = (type(est).__name__, getattr(est, "features", None))
+    return EXPECTED_FAILED.get(key, {})
+
+
+@parametrize_with_checks([est for est, _ in CHECKED], expected_failed_checks=_expected_failed)
+def test_sklearn_compatible(estimator, check):
+    # parametrize_with_checks hands over clones; look the warnings up by class and parameters
+    warns = next(
+        w
+        for est, w in CHECKED
+        if type(est) is type(estimator) and est.get_params() == estimator.get_params()
+    )
+    with warnings.catch_warnings():
+        for category in warns:
+            warnings.simplefilter("ignore", category)
+        check(estimator)
+
+
+def _public_estimator_classes():
+    modules = [mvkernels, B]
+    found = {}
+    for module in modules:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+                found[name] = obj
+    return found
+
+
+def test_every_public_estimator_is_checked():
+    checked = {type(est).__name__ for est, _ in CHECKED}
+    public = _public_estimator_classes()
+    missing = sorted(set(public) - checked - set(NOT_APPLICABLE))
+    assert not missing, f"public estimators without estimator checks here: {missing}"
+    stale = sorted(set(NOT_APPLICABLE) - set(public))
+    assert not stale, f"NOT_APPLICABLE names no public estimator: {stale}"
+
+
+@pytest.mark.parametrize("name", sorted(NOT_APPLICABLE))
+def test_not_applicable_estimators_still_follow_the_parameter_conventions(name):
+    """Even where the data checks cannot run, get_params/set_params/clone must hold."""
+    from sklearn.base import clone
+
+    est = getattr(mvkernels, name)()
+    params = est.get_params()
+    assert clone(est).get_params() == params
+    assert est.set_params(**params) is est
