@@ -24,6 +24,7 @@ from .._validation import (
     observed_mask,
     positive_int,
     validate_array_input,
+    views_kind,
 )
 from ..kernels import ViewKernel, make_view_kernels
 from ._landmarks import (
@@ -89,7 +90,7 @@ def select_landmarks(
     idx : ndarray of int, shape (n_landmarks,), sorted
     """
     rng = check_random_state(random_state)
-    if any(is_dask_collection(X) for X in Xs):
+    if views_kind(Xs) == "dask":
         from ._dask import select_landmarks_dask
 
         return select_landmarks_dask(Xs, kernels, n_landmarks, strategy, rng)
@@ -163,12 +164,11 @@ def feature_moments(
         With Dask input the work runs on the Dask scheduler (a distributed ``Client``
         when one is active) and only these small arrays reach the client.
     """
-    if not isinstance(Xs, (list, tuple)):
-        Xs = [Xs]
-    Xs = list(Xs)
+    if not isinstance(Xs, list):
+        Xs = list(Xs) if isinstance(Xs, tuple) else [Xs]
     n = Xs[0].shape[0]
     Y = _as_targets(Y, n)
-    if any(is_dask_collection(X) for X in Xs) or is_dask_collection(Y):
+    if views_kind(Xs) == "dask" or is_dask_collection(Y):
         from ._dask import dask_feature_moments
 
         return dask_feature_moments(feature_fn, Xs, Y, chunk_size=chunk_size)
@@ -205,8 +205,8 @@ def map_views(
     -------
     ndarray or Dask array
     """
-    Xs = list(Xs)
-    if any(is_dask_collection(X) for X in Xs):
+    Xs = Xs if isinstance(Xs, list) else list(Xs)
+    if views_kind(Xs) == "dask":
         from ._dask import map_view_rows
 
         return map_view_rows(fn, Xs, n_out=n_out, dtype=dtype)
@@ -344,7 +344,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         moments, :meth:`set_missing_model`)."""
         rng = check_random_state(self.random_state)
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
-        dask_input = any(is_dask_collection(X) for X in Xs)
+        dask_input = views_kind(Xs) == "dask"
         if isinstance(mask, str):  # Dask views: read block by block, must be complete at fit
             mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if mask is not None and kernels[0].precomputed:
@@ -474,7 +474,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             feature_names=names,
             allow_missing=True,
         )
-        if not any(is_dask_collection(Xv) for Xv in Xs):
+        if views_kind(Xs) != "dask":
             observed_mask(Xs)  # samples with every view missing: refused here
         return Xs
 
@@ -542,7 +542,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         """
         Xs = self.check_views(X)
         D = self.n_views_ * self.n_landmarks_
-        if any(is_dask_collection(Xv) for Xv in Xs):
+        if views_kind(Xs) == "dask":
             return map_views(self.features, Xs, n_out=D)
         out = np.empty((Xs[0].shape[0], D))
         for rows, U in self.iter_features(Xs):
