@@ -53,6 +53,7 @@ from ._metric import (
     metric_penalty,
     metric_step,
     min_eigenvalue,
+    objective_converged,
 )
 from ._proba import (
     ProbaMixin,
@@ -553,12 +554,7 @@ class _BaseMVML(BaseEstimator):
             history.append(self._objective(problem, t, A, factor, g, w))
             if not learned and not self.learn_weights:
                 break
-            if (
-                self.tol is not None
-                and len(history) > 1
-                and abs(history[-2] - history[-1])
-                <= self.tol * max(abs(history[-2]), np.finfo(float).tiny)
-            ):
+            if objective_converged(history, self.tol):
                 converged = True
                 break
         # final g-step: coef_ is the exact minimiser for the returned metric and weights
