@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar, cast
 
@@ -35,6 +35,7 @@ from .._validation import (
     observed_mask,
     observed_rows,
     validate_array_input,
+    views_kind,
 )
 from ..kernels import ViewKernel, make_view_kernels, subsample_indices
 from ..nystrom import BlockNystrom, feature_moments, map_views
@@ -681,76 +682,21 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         so it infers identity views only (like a Dask fit).
         """
         self._validate_params()
-        if not callable(chunks):
-            raise TypeError(
-                "chunks must be a callable returning a fresh iterable of chunks "
-                "(a generator function, e.g. lambda: iter_chunks(path))"
-            )
-        solver = "primal-stiefel" if self.solver == "auto" else self.solver
-        if solver != "primal-stiefel":
-            raise ValueError(
-                f"fit_stream trains with solver='primal-stiefel' (Alg. 3); "
-                f"got solver={self.solver!r}"
-            )
+        self._check_stream_solver()
         rng = check_random_state(self.random_state)
-        s = int(self.n_components)
-        state: dict[str, Any] = {}
-
-        def stream():
-            for i, chunk in enumerate(chunks()):
-                if isinstance(chunk, (list, tuple)):
-                    for v, Cv in enumerate(chunk):
-                        if np.iscomplexobj(Cv):
-                            raise ValueError(
-                                f"chunk {i}, view {v} is complex; mvkernels works on real data"
-                            )
-                if "widths" not in state:
-                    Cs = check_views(chunk, views=self.views, ensure_min_samples=1)
-                    state["widths"] = [int(V.shape[1]) for V in Cs]
-                else:
-                    try:
-                        Cs = check_views(
-                            chunk,
-                            views=self.views,
-                            n_views=len(state["widths"]),
-                            n_features=state["widths"],
-                        )
-                    except ValueError as exc:
-                        raise ValueError(f"chunk {i}: {exc}") from exc
-                if any(is_dask_collection(V) for V in Cs):
-                    raise TypeError("fit_stream takes NumPy chunks; give Dask views to fit")
-                yield Cs
-
+        stream = _ChunkStream(chunks, self.views)
         it = iter(stream())
         try:
             first = next(it)
         except StopIteration:
             raise ValueError("the chunk stream is empty") from None
-        maps = self._make_maps(len(first))
-        if maps[0].kernel.precomputed:
-            raise ValueError("fit_stream needs feature maps, not precomputed kernels")
-        for m, Xv in zip(maps, first):
-            m.fit(Xv, rng)
-        implicit = [m.view for m in maps if not m.explicit]
-        if implicit:
-            raise ValueError(
-                f"fit_stream needs explicit feature maps, but view(s) {implicit} "
-                "use an implicit kernel; use features='rff'/'nystrom'/'identity'"
-            )
+        maps = self._stream_maps(first, rng)
         stack = _FeatureStack(maps)
         dims = [m.n_out for m in maps]
-        d = sum(dims)
+        d, s = sum(dims), int(self.n_components)
         if s > d:
             raise ValueError(f"n_components={s} exceeds the feature dimension d={d}")
-        total = np.zeros(d)
-        n = 0
-        for Cs in [first, *it]:  # pass 1: n and the feature mean
-            F = stack(Cs)
-            total += F.sum(axis=0)
-            n += F.shape[0]
-        if n < 2:
-            raise ValueError(f"the chunk stream holds {n} sample(s); at least 2 required")
-        mean = total / n
+        n, mean = _stream_mean(stack, [first, *it], d)  # pass 1
 
         def apply_C(Z: np.ndarray) -> np.ndarray:  # C Z, one pass over the chunks
             out = np.zeros((d, Z.shape[1]))
@@ -761,7 +707,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
         self.n_views_ = len(first)
         self.n_samples_ = n
-        self.n_features_view_ = list(state["widths"])
+        self.n_features_view_ = list(stream.widths)
         self.solver_ = "primal-stiefel"
         self._maps = maps
         self.stiefel_result_ = None
@@ -778,6 +724,28 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 U, Sigma, lam, stack, mean, dims, lambda B: PU @ (U.T @ B.T), None, False
             )
         return self
+
+    def _check_stream_solver(self) -> None:
+        if self.solver not in ("auto", "primal-stiefel"):
+            raise ValueError(
+                f"fit_stream trains with solver='primal-stiefel' (Alg. 3); "
+                f"got solver={self.solver!r}"
+            )
+
+    def _stream_maps(self, first: list, rng: np.random.RandomState) -> list[_ViewMap]:
+        """Feature maps fitted on the first chunk; explicit maps only."""
+        maps = self._make_maps(len(first))
+        if maps[0].kernel.precomputed:
+            raise ValueError("fit_stream needs feature maps, not precomputed kernels")
+        for m, Xv in zip(maps, first):
+            m.fit(Xv, rng)
+        implicit = [m.view for m in maps if not m.explicit]
+        if implicit:
+            raise ValueError(
+                f"fit_stream needs explicit feature maps, but view(s) {implicit} "
+                "use an implicit kernel; use features='rff'/'nystrom'/'identity'"
+            )
+        return maps
 
     @staticmethod
     def _diag(S: np.ndarray) -> bool:
@@ -1087,3 +1055,55 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             else:
                 out[j] = w @ near / w.sum()
         return out
+
+
+class _ChunkStream:
+    """``stream()`` yields the validated chunks of ``chunks()`` (a fresh pass each call):
+    lists of NumPy views, the widths fixed by the first chunk, errors naming the chunk."""
+
+    def __init__(self, chunks: Any, views: Any):
+        if not callable(chunks):
+            raise TypeError(
+                "chunks must be a callable returning a fresh iterable of chunks "
+                "(a generator function, e.g. lambda: iter_chunks(path))"
+            )
+        self.chunks = chunks
+        self.views = views
+        self.widths: list[int] | None = None
+
+    def __call__(self) -> Iterator[list]:
+        for i, chunk in enumerate(self.chunks()):
+            yield self._check(i, chunk)
+
+    def _check(self, i: int, chunk: Any) -> list:
+        if isinstance(chunk, (list, tuple)):
+            for v, Cv in enumerate(chunk):
+                if np.iscomplexobj(Cv):
+                    raise ValueError(
+                        f"chunk {i}, view {v} is complex; mvkernels works on real data"
+                    )
+        if self.widths is None:
+            Cs = check_views(chunk, views=self.views, ensure_min_samples=1)
+            self.widths = [int(V.shape[1]) for V in Cs]
+        else:
+            try:
+                Cs = check_views(
+                    chunk, views=self.views, n_views=len(self.widths), n_features=self.widths
+                )
+            except ValueError as exc:
+                raise ValueError(f"chunk {i}: {exc}") from exc
+        if views_kind(Cs) == "dask":
+            raise TypeError("fit_stream takes NumPy chunks; give Dask views to fit")
+        return Cs
+
+
+def _stream_mean(stack: Any, chunks: Iterable[list], d: int) -> tuple[int, np.ndarray]:
+    """One pass: the number of samples and the mean of the ``d`` features."""
+    total, n = np.zeros(d), 0
+    for Cs in chunks:
+        F = stack(Cs)
+        total += F.sum(axis=0)
+        n += F.shape[0]
+    if n < 2:
+        raise ValueError(f"the chunk stream holds {n} sample(s); at least 2 required")
+    return n, total / n
