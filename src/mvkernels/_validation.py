@@ -378,14 +378,20 @@ def _check_one_view(
     return np.ascontiguousarray(arr)
 
 
+def _row_list(rows: np.ndarray, offset: int = 0, shown: int = 5) -> str:
+    """``"3, 7, 9 and 12 more"``: the first ``shown`` row numbers (plus ``offset``) of an
+    error message, then how many more."""
+    out = ", ".join(str(int(r) + offset) for r in rows[:shown])
+    return out + (f" and {rows.size - shown} more" if rows.size > shown else "")
+
+
 def _check_whole_rows(nan: np.ndarray, view: int, offset: int = 0, where: str = "") -> None:
     """A missing view is a whole row of NaN: refuse NaN in only some columns of a row."""
     partial = np.flatnonzero(nan.any(axis=1) & ~nan.all(axis=1))
     if partial.size:
-        rows = ", ".join(str(int(r) + offset) for r in partial[:5])
-        more = f" and {partial.size - 5} more" if partial.size > 5 else ""
         raise ValueError(
-            f"view {view} contains NaN{where} in only some of its columns (rows {rows}{more}); "
+            f"view {view} contains NaN{where} in only some of its columns "
+            f"(rows {_row_list(partial, offset)}); "
             "a missing view must be a whole row of NaN in that view (supported), not a partly "
             "observed row: impute the missing columns of that view first"
         )
@@ -407,11 +413,9 @@ def refuse_all_missing(mask: np.ndarray, offset: int = 0) -> None:
     """Refuse samples (rows of the observed mask) with every view missing."""
     empty = np.flatnonzero(~mask.any(axis=1))
     if empty.size:
-        rows = ", ".join(str(int(r) + offset) for r in empty[:5])
-        more = f" and {empty.size - 5} more" if empty.size > 5 else ""
         raise ValueError(
-            f"every view is missing (all NaN) in rows {rows}{more}; a sample needs at "
-            "least one observed view: drop those rows"
+            f"every view is missing (all NaN) in rows {_row_list(empty, offset)}; a sample "
+            "needs at least one observed view: drop those rows"
         )
 
 
@@ -615,15 +619,8 @@ def check_views(
                 f"view 0 has {Xs.n_samples} sample(s); at least {ensure_min_samples} required"
             )
     else:
-        Xs = _validate_views(
-            X,
-            views=views,
-            dtype=dtype,
-            ensure_finite=ensure_finite,
-            ensure_min_samples=ensure_min_samples,
-            feature_names=feature_names,
-            allow_missing=allow_missing,
-        )
+        options = (dtype, ensure_finite, ensure_min_samples, allow_missing)
+        Xs = _validate_views(X, views, feature_names, *options)
     if n_views is not None and len(Xs) != n_views:
         raise ValueError(f"expected {n_views} view(s) (as seen in fit), got {len(Xs)}")
     if n_features is not None:
@@ -635,12 +632,11 @@ def check_views(
 
 def _validate_views(
     X: Any,
-    *,
     views: Any,
+    feature_names: Any,
     dtype: Any,
     ensure_finite: bool,
     ensure_min_samples: int,
-    feature_names: Any,
     allow_missing: bool,
 ) -> ValidatedViews:
     """The full validation of :func:`check_views` (containers, every view's values)."""

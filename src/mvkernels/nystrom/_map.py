@@ -28,34 +28,18 @@ from .._validation import (
 )
 from ..kernels import ViewKernel, make_view_kernels
 from ._landmarks import (
-    LANDMARK_STRATEGIES,
-    PERMUTATION_MAX,  # noqa: F401  (re-exported)
     default_chunk_size,
     resolve_n_landmarks,
     select_landmarks_numpy,
-    uniform_indices,
 )
 from ._missing import ConditionalViews, block_mask
 from ._moments import (
     FeatureMoments,
     _as_targets,
-    moments_from_chunks,
     numpy_feature_moments,
 )
 
-__all__ = [
-    "LANDMARK_STRATEGIES",
-    "resolve_n_landmarks",
-    "select_landmarks",
-    "sqrt_pinv_psd",
-    "default_chunk_size",
-    "uniform_indices",
-    "FeatureMoments",
-    "moments_from_chunks",
-    "feature_moments",
-    "map_views",
-    "BlockNystrom",
-]
+__all__ = ["select_landmarks", "sqrt_pinv_psd", "feature_moments", "map_views", "BlockNystrom"]
 
 
 def select_landmarks(
@@ -75,8 +59,8 @@ def select_landmarks(
     n_landmarks : int
     strategy : {"uniform", "kmeans++"}
         ``"uniform"``: a uniformly random subset (the paper: one random ordering shared
-        by all views, first ``p`` kept; see :func:`uniform_indices`). ``"kmeans++"``:
-        k-means++ seeding in the joint kernel feature space, with squared distance
+        by all views, first ``p`` kept; see :func:`~mvkernels.nystrom.uniform_indices`).
+        ``"kmeans++"``: k-means++ seeding in the joint kernel feature space, with squared distance
         ``sum_l k_l(x, x) + k_l(z, z) - 2 k_l(x, z)``; spreads landmarks over the data
         and gives a smaller Nystrom error than uniform sampling at equal ``p``.
     random_state : int, RandomState or None

@@ -250,6 +250,18 @@ def _sign_flip(H: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- estimator
+#: parameter constraints of the Stiefel training shared by the RKM estimators
+STIEFEL_TRAINING_CONSTRAINTS: dict[str, list] = {
+    "rotate": ["boolean"],
+    "rescale": ["boolean"],
+    "learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+    "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
+    "verbose": ["verbose"],
+}
+
+
 class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Multi-view restricted kernel machine / kernel PCA (Achten et al. 2023).
 
@@ -355,13 +367,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         "kernel_params": [dict, list, tuple, None],
         "features": [StrOptions(set(FEATURE_KINDS)), list, tuple, None],
         "n_features": [Interval(Integral, 1, None, closed="left"), list, tuple],
-        "rotate": ["boolean"],
-        "rescale": ["boolean"],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
-        "verbose": ["verbose"],
+        **STIEFEL_TRAINING_CONSTRAINTS,
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "inference_ridge": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -555,6 +561,26 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         _check_rank(lam, s, what)
         return lam, O
 
+    def _stiefel_solution(
+        self,
+        M: Any,
+        size: int,
+        s: int,
+        rng: np.random.RandomState,
+        what: str,
+        quadratic: Any = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Stiefel basis ``B`` of ``M`` (eq. 8 / 12), ``Sigma = B^T M B`` (eq. 9 / 13), its
+        eigenvalues and, with ``rotate``, the rotation ``O`` (already applied to ``B`` and
+        ``Sigma``; None without ``rotate``). ``M``: a matrix, or ``Z -> M Z`` with
+        ``quadratic``: ``B -> B^T M B``."""
+        B = self._stiefel(M, size, s, rng)
+        Sigma = _sym(quadratic(B) if quadratic is not None else B.T @ M @ B)
+        lam, O = self._rotation(Sigma, what, s)
+        if not self.rotate:
+            return B, Sigma, lam, None
+        return B @ O, np.diag(lam), lam, O
+
     def _fit_primal(
         self,
         Xs: list,
@@ -595,15 +621,15 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 def apply_C(Z: np.ndarray, Phi: np.ndarray = Phi) -> np.ndarray:
                     return Phi.T @ (Phi @ Z)
 
-                U = self._stiefel(apply_C, d, s, rng)  # eq. (8)
-                PU = Phi @ U
-                Sigma = _sym(PU.T @ PU)  # eq. (9)
+                def quadratic(U: np.ndarray, Phi: np.ndarray = Phi) -> np.ndarray:
+                    PU = Phi @ U
+                    return PU.T @ PU
+
+                U, Sigma, lam, _ = self._stiefel_solution(
+                    apply_C, d, s, rng, "covariance C", quadratic
+                )
             else:
-                U = self._stiefel(C, d, s, rng)  # eq. (8)
-                Sigma = _sym(U.T @ C @ U)  # eq. (9)
-            lam, O = self._rotation(Sigma, "covariance C", s)
-            if self.rotate:
-                U, Sigma = U @ O, np.diag(lam)
+                U, Sigma, lam, _ = self._stiefel_solution(C, d, s, rng, "covariance C")
         H = None if Phi is None else (lambda B: Phi @ B.T)
         self._primal_tail(U, Sigma, lam, stack, mean, dims, H, Xs, dask_input)
 
@@ -786,11 +812,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             lam, H = _top_eigh(Ksum, s, "kernel matrix K")
             Sigma = np.diag(lam)
         else:
-            H = self._stiefel(Ksum, n, s, rng)  # eq. (12)
-            Sigma = _sym(H.T @ Ksum @ H)  # eq. (13)
-            lam, O = self._rotation(Sigma, "kernel matrix K", s)
-            if self.rotate:
-                H, Sigma = H @ O, np.diag(lam)
+            H, Sigma, lam, _ = self._stiefel_solution(Ksum, n, s, rng, "kernel matrix K")
         D = _sign_flip(H)
         H = H * D
         Sigma = D[:, None] * Sigma * D[None, :]
