@@ -179,18 +179,11 @@ def plot_components(path: Path, models: dict, n_show: int, title: str) -> None:
     plt.close(fig)
 
 
-def run(
-    quick: bool = False,
-    output: Path | str = Path("results/rkm-sines"),
-    data_dir: str | None = None,
-    random_state: int = 0,
-) -> dict[str, Any]:
+def run(quick: bool, output: Path, data_dir: str | None, random_state: int) -> dict[str, Any]:
     """Run the experiment; write ``results.md`` and figures; return the rows.
 
     ``data_dir`` is unused (generated data); ``quick`` changes nothing (seconds either way).
     """
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
     y = make_sum_of_sines()
     train, test = y[:400], y[400:]
     progress = Progress(len(SOLVERS) + 5, prefix="rkm-sines ")
