@@ -193,7 +193,7 @@ def map_views(
     if views_kind(Xs) == "dask":
         from ._dask import map_view_rows
 
-        return map_view_rows(fn, Xs, n_out=n_out, dtype=dtype)
+        return map_view_rows(fn, Xs, n_out, dtype)
     return fn(Xs)
 
 

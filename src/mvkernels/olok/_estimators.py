@@ -28,6 +28,7 @@ from ..operator_kernels import DecomposableKernel, OperatorKernel
 from ._features import FEATURE_KINDS, FeatureMap, check_feature_kernel
 from ._problem import GROWTH, LOSSES, Schedule, grad_squared, make_operator_kernel, theorem_t0
 from ._steps import (
+    BlockInputs,
     FeatureExpansion,
     OutputBasis,
     SupportExpansion,
@@ -398,15 +399,11 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             w_after = int(w_all[-1])
         old, Kin, lstarts = self._model.block_inputs(Xb, t0, w_before)
         P = Pout[:b]
+        blk = BlockInputs(Kin, old, Yb, eta, c_before, c_after, lstarts)
         if self._B is not None and self._grad_fn is grad_squared:
-            beta = block_solve_squared(
-                Kin, old, Yb, eta, c_before, c_after, lstarts, self._B, self._basis, P
-            )
+            beta = block_solve_squared(blk, self._B, self._basis, P)
         else:
-            beta = block_recursion(
-                Kin, old, Yb, eta, c_before, c_after, lstarts, self._B, self._grad_fn,
-                float(self.epsilon), P,
-            )  # fmt: skip
+            beta = block_recursion(blk, self._B, self._grad_fn, float(self.epsilon), P)
         self._check_block(t0, beta, P, Yb)
         self._model.store(Xb, beta, w_after)
         if w_after is not None:

@@ -347,14 +347,12 @@ def make_claims(rows: list[dict], mumbo: dict[str, Any]) -> list[Claim]:
     p_m = [PAPER[("MUMBO", lv)] for lv in LEVELS]
     if not mumbo["ran"]:
         claims.append(
-            Claim(
-                claim="MVMLSVM beats MUMBO",
-                paper=" / ".join(
+            Claim.not_run(
+                "MVMLSVM beats MUMBO",
+                " / ".join(
                     f"{PAPER[('MVMLSVM', lv)]:.2f} vs {p:.2f}" for lv, p in zip(LEVELS, p_m)
                 ),
-                ours=mumbo["why"],
-                verdict="not run",
-                test="-",
+                mumbo["why"],
             )
         )
     else:

@@ -209,12 +209,10 @@ def make_claims(
     )
     if click is None:
         claims.append(
-            Claim(
-                claim="click-rate data (1e6 x 120, d = 16), Table 1",
-                paper="its column",
-                ours="data not available here",
-                verdict="not run",
-                test="-",
+            Claim.not_run(
+                "click-rate data (1e6 x 120, d = 16), Table 1",
+                "its column",
+                "data not available here",
             )
         )
         return claims
