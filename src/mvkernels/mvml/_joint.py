@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._sparse import is_sparse
-from .._validation import ValidatedViews, is_dask_collection, observed_rows
+from .._validation import ValidatedViews, observed_rows, views_kind
 from ..nystrom import BlockNystrom, FeatureMoments
 
 __all__ = [
@@ -75,7 +75,7 @@ def _joint_view(Xs: list, kernel: Any) -> Any:
         for K in Xs[1:]:
             J = J * K
         return J
-    if any(is_dask_collection(Xv) for Xv in Xs):
+    if views_kind(Xs) == "dask":
         from ..nystrom._dask import as_aligned_views
 
         aligned, _ = as_aligned_views(Xs)

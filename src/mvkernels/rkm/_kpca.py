@@ -480,7 +480,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 n_features=self.n_features_view_,
                 allow_missing=True,
             )
-        if any(is_dask_collection(V) for V in Xs):
+        if views_kind(Xs) == "dask":
             from ..nystrom._dask import as_aligned_views
 
             Xs, _ = as_aligned_views(Xs)
@@ -494,7 +494,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         ``y`` is ignored (a target is simply another view).
         """
         Xs = self._check_input(X, fit=True)
-        dask_input = any(is_dask_collection(V) for V in Xs)
+        dask_input = views_kind(Xs) == "dask"
         n = int(Xs[0].shape[0])
         s = int(self.n_components)
         rng = check_random_state(self.random_state)
@@ -968,10 +968,10 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """
         check_is_fitted(self, "sigma_")
         Xs = self._check_input(X, fit=False)
-        mask = None if any(is_dask_collection(V) for V in Xs) else observed_mask(Xs)
+        mask = None if views_kind(Xs) == "dask" else observed_mask(Xs)
         if mask is not None:  # eq. (15)/(16) from the observed views of each sample
             return infer_hidden(self, Xs, mask)
-        if any(is_dask_collection(V) for V in Xs):
+        if views_kind(Xs) == "dask":
             if self._is_dual():
                 raise ValueError(
                     "a dual model cannot transform Dask input; compute it first "
