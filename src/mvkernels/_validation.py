@@ -44,6 +44,9 @@ __all__ = [
     "check_not_complex",
     "check_real_targets",
     "check_views",
+    "ValidatedViews",
+    "views_kind",
+    "take_rows",
     "observed_mask",
     "split_views",
     "check_targets_finite",
@@ -375,14 +378,20 @@ def _check_one_view(
     return np.ascontiguousarray(arr)
 
 
+def _row_list(rows: np.ndarray, offset: int = 0, shown: int = 5) -> str:
+    """``"3, 7, 9 and 12 more"``: the first ``shown`` row numbers (plus ``offset``) of an
+    error message, then how many more."""
+    out = ", ".join(str(int(r) + offset) for r in rows[:shown])
+    return out + (f" and {rows.size - shown} more" if rows.size > shown else "")
+
+
 def _check_whole_rows(nan: np.ndarray, view: int, offset: int = 0, where: str = "") -> None:
     """A missing view is a whole row of NaN: refuse NaN in only some columns of a row."""
     partial = np.flatnonzero(nan.any(axis=1) & ~nan.all(axis=1))
     if partial.size:
-        rows = ", ".join(str(int(r) + offset) for r in partial[:5])
-        more = f" and {partial.size - 5} more" if partial.size > 5 else ""
         raise ValueError(
-            f"view {view} contains NaN{where} in only some of its columns (rows {rows}{more}); "
+            f"view {view} contains NaN{where} in only some of its columns "
+            f"(rows {_row_list(partial, offset)}); "
             "a missing view must be a whole row of NaN in that view (supported), not a partly "
             "observed row: impute the missing columns of that view first"
         )
@@ -404,11 +413,9 @@ def refuse_all_missing(mask: np.ndarray, offset: int = 0) -> None:
     """Refuse samples (rows of the observed mask) with every view missing."""
     empty = np.flatnonzero(~mask.any(axis=1))
     if empty.size:
-        rows = ", ".join(str(int(r) + offset) for r in empty[:5])
-        more = f" and {empty.size - 5} more" if empty.size > 5 else ""
         raise ValueError(
-            f"every view is missing (all NaN) in rows {rows}{more}; a sample needs at "
-            "least one observed view: drop those rows"
+            f"every view is missing (all NaN) in rows {_row_list(empty, offset)}; a sample "
+            "needs at least one observed view: drop those rows"
         )
 
 
@@ -424,7 +431,10 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
     Raises a ValueError for a sample with every view missing and, with ``min_observed``
     (fit time), for a view observed on fewer than ``min_observed`` rows.
     """
-    mask = np.column_stack([observed_rows(Xv) for Xv in Xs])
+    if isinstance(Xs, ValidatedViews):
+        mask = Xs.observed
+    else:
+        mask = np.column_stack([observed_rows(Xv) for Xv in Xs])
     if mask.all():
         return None
     refuse_all_missing(mask)
@@ -437,6 +447,116 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
                     "learned from (drop the view or add samples where it is observed)"
                 )
     return mask
+
+
+def views_kind(Xs: Sequence[Any]) -> str:
+    """The one NumPy/Dask/sparse decision: ``"dask"`` if any view is a Dask array, else
+    ``"sparse"`` if any is a scipy.sparse matrix, else ``"numpy"``. Read from
+    :attr:`ValidatedViews.kind` when the views were validated already."""
+    kind = getattr(Xs, "kind", None)
+    if kind is not None:
+        return str(kind)
+    if any(is_dask_collection(Xv) for Xv in Xs):
+        return "dask"
+    return "sparse" if any(is_sparse(Xv) for Xv in Xs) else "numpy"
+
+
+class ValidatedViews(list):
+    """Views validated once, at an estimator's boundary, carrying what was checked.
+
+    A list of 2-D views (NumPy, scipy.sparse or Dask arrays, one per view, the same
+    samples in the same order) as returned by :func:`check_views`, with its ``kind``
+    (``"numpy"``, ``"sparse"`` or ``"dask"``, :func:`views_kind`), ``dtype`` and the
+    options it was validated under. :func:`check_views` returns such an object unchanged
+    (after the cheap expected-shape checks), so the layers below an estimator
+    (:class:`~mvkernels.nystrom.BlockNystrom`, the CV search) do not validate it again.
+    Being a list, it goes wherever a list of views goes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels import check_views
+    >>> Xs = check_views([np.zeros((4, 2)), np.ones((4, 3))])
+    >>> Xs.kind, Xs.n_samples, Xs.n_features
+    ('numpy', 4, (2, 3))
+    >>> check_views(Xs) is Xs  # not validated again
+    True
+    >>> Xs.take([0, 2]).n_samples
+    2
+    """
+
+    def __init__(
+        self,
+        views: Sequence[Any] = (),
+        *,
+        kind: str | None = None,
+        dtype: Any = np.float64,
+        allow_missing: bool = False,
+        ensure_finite: bool = True,
+    ):
+        super().__init__(views)
+        self.kind = kind if kind is not None or not self else views_kind(self)
+        self.dtype = None if dtype is None else np.dtype(dtype)
+        self.allow_missing = allow_missing
+        self.ensure_finite = ensure_finite
+        self._observed: np.ndarray | None = None
+
+    @property
+    def n_samples(self) -> int:
+        """Rows of each view (NaN for a Dask view of unknown length)."""
+        n = self[0].shape[0]
+        return n if np.isnan(n) else int(n)
+
+    @property
+    def n_features(self) -> tuple[int, ...]:
+        """Columns of each view."""
+        return tuple(int(Xv.shape[1]) for Xv in self)
+
+    @property
+    def observed(self) -> np.ndarray:
+        """(n_samples, n_views) boolean: where each view is observed (not a NaN row);
+        computed once (NumPy and sparse views; Dask views are checked block by block)."""
+        if self._observed is None:
+            self._observed = np.column_stack([observed_rows(Xv) for Xv in self])
+        return self._observed
+
+    def _like(self, views: Sequence[Any], kind: str | None = None) -> ValidatedViews:
+        return ValidatedViews(
+            views,
+            kind=kind or self.kind,
+            dtype=self.dtype,
+            allow_missing=self.allow_missing,
+            ensure_finite=self.ensure_finite,
+        )
+
+    def __getitem__(self, key: Any) -> Any:
+        out = super().__getitem__(key)
+        return self._like(out) if isinstance(key, slice) else out
+
+    def take(self, rows: Any) -> ValidatedViews:
+        """The same views restricted to ``rows`` (indices, a slice or a boolean mask),
+        still validated."""
+        return self._like([Xv[rows] for Xv in self])
+
+    def with_view(self, Xv: Any) -> ValidatedViews:
+        """These views and one more (derived from them, e.g. the joint view)."""
+        return self._like([*self, Xv])
+
+    def _satisfies(self, dtype: Any, ensure_finite: bool, allow_missing: bool) -> bool:
+        """Validated under options at least as strict as these."""
+        same_dtype = dtype is None or self.dtype == np.dtype(dtype)
+        return (
+            same_dtype
+            and (self.ensure_finite or not ensure_finite)
+            and (allow_missing or not self.allow_missing)
+        )
+
+
+def take_rows(Xs: Sequence[Any], rows: Any) -> list[Any]:
+    """Rows of every view; validated views (:class:`ValidatedViews`) stay validated."""
+    if isinstance(Xs, ValidatedViews):
+        return Xs.take(rows)
+    return [Xv[rows] for Xv in Xs]
 
 
 def check_views(
@@ -480,7 +600,9 @@ def check_views(
 
     Returns
     -------
-    Xs : list of ndarray (or Dask arrays, passed through unchanged)
+    Xs : ValidatedViews
+        A list of ndarray (or Dask arrays, passed through unchanged) that carries its
+        kind; given back to :func:`check_views` it is not validated again.
 
     Raises
     ------
@@ -490,6 +612,34 @@ def check_views(
     TypeError
         Input that is not array-like, sparse matrices, bad ``views`` specification.
     """
+    if isinstance(X, ValidatedViews) and X._satisfies(dtype, ensure_finite, allow_missing):
+        Xs = X  # validated at the estimator's boundary: only the expected sizes below
+        if Xs.kind != "dask" and Xs.n_samples < ensure_min_samples:
+            raise ValueError(
+                f"view 0 has {Xs.n_samples} sample(s); at least {ensure_min_samples} required"
+            )
+    else:
+        options = (dtype, ensure_finite, ensure_min_samples, allow_missing)
+        Xs = _validate_views(X, views, feature_names, *options)
+    if n_views is not None and len(Xs) != n_views:
+        raise ValueError(f"expected {n_views} view(s) (as seen in fit), got {len(Xs)}")
+    if n_features is not None:
+        for i, (Xv, d) in enumerate(zip(Xs, n_features)):
+            if Xv.shape[1] != d:
+                raise ValueError(f"view {i} has {Xv.shape[1]} features, but {d} were seen in fit")
+    return Xs
+
+
+def _validate_views(
+    X: Any,
+    views: Any,
+    feature_names: Any,
+    dtype: Any,
+    ensure_finite: bool,
+    ensure_min_samples: int,
+    allow_missing: bool,
+) -> ValidatedViews:
+    """The full validation of :func:`check_views` (containers, every view's values)."""
     if X is None:
         raise TypeError("X is None; expected a list of views or a 2-D array")
     if isinstance(X, (list, tuple)):
@@ -534,7 +684,8 @@ def check_views(
         )
         for i, Xv in enumerate(raw)
     ]
-    if any(is_dask_collection(Xv) for Xv in Xs):
+    kind = views_kind(Xs)
+    if kind == "dask":
         refuse_sparse(Xs, "cannot be mixed with Dask views")
     n0 = Xs[0].shape[0]
     for i, Xv in enumerate(Xs[1:], start=1):
@@ -543,13 +694,9 @@ def check_views(
                 f"view {i} has {Xv.shape[0]} samples, view 0 has {n0}: every view "
                 "must hold the same samples in the same order"
             )
-    if n_views is not None and len(Xs) != n_views:
-        raise ValueError(f"expected {n_views} view(s) (as seen in fit), got {len(Xs)}")
-    if n_features is not None:
-        for i, (Xv, d) in enumerate(zip(Xs, n_features)):
-            if Xv.shape[1] != d:
-                raise ValueError(f"view {i} has {Xv.shape[1]} features, but {d} were seen in fit")
-    return Xs
+    return ValidatedViews(
+        Xs, kind=kind, dtype=dtype, allow_missing=allow_missing, ensure_finite=ensure_finite
+    )
 
 
 def check_real_targets(y: Any, name: str = "y") -> np.ndarray:

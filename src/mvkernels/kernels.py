@@ -390,6 +390,15 @@ class IndexedKernel:
         return self.K[np.ix_(self._index(X), self._index(Z))]
 
 
+def _per_view(value: Any, n_views: int, name: str, what: str) -> list:
+    """``value`` for every view, or a list/tuple of one per view (its length checked)."""
+    if not isinstance(value, (list, tuple)):
+        return [value] * n_views
+    if len(value) != n_views:
+        raise ValueError(f"{name} lists {len(value)} {what} but the data has {n_views} view(s)")
+    return list(value)
+
+
 def make_view_kernels(
     kernel: str | Callable | Sequence[str | Callable],
     kernel_params: dict | Sequence[dict | None] | None,
@@ -413,22 +422,9 @@ def make_view_kernels(
     -------
     list of ViewKernel
     """
-    if isinstance(kernel, (list, tuple)):
-        if len(kernel) != n_views:
-            raise ValueError(
-                f"kernel lists {len(kernel)} kernels but the data has {n_views} view(s)"
-            )
-        kernels = list(kernel)
-    else:
-        kernels = [kernel] * n_views
-    if kernel_params is None or isinstance(kernel_params, dict):
-        params = [kernel_params] * n_views
-    elif isinstance(kernel_params, (list, tuple)):
-        if len(kernel_params) != n_views:
-            raise ValueError(
-                f"kernel_params lists {len(kernel_params)} dicts but the data has {n_views} view(s)"
-            )
-        params = list(kernel_params)
+    kernels = _per_view(kernel, n_views, "kernel", "kernels")
+    if kernel_params is None or isinstance(kernel_params, (dict, list, tuple)):
+        params = _per_view(kernel_params, n_views, "kernel_params", "dicts")
     else:
         raise TypeError(
             "kernel_params must be a dict, a list of dicts or None, got "

@@ -138,6 +138,14 @@ def orthonormalize(X: np.ndarray) -> np.ndarray:
     return X @ ((V / np.sqrt(s)) @ V.T)
 
 
+def _start_point(X0: Any) -> np.ndarray:
+    """The starting point ``X0`` as a float64 copy of shape (n, p) with ``p <= n``."""
+    X = np.array(X0, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] > X.shape[0]:
+        raise ValueError(f"X0 must be n x p with p <= n, got shape {X.shape}")
+    return X
+
+
 def _check_positive(name: str, value: float, upper: float | None = None) -> float:
     value = float(value)
     if not np.isfinite(value) or value <= 0 or (upper is not None and value >= upper):
@@ -210,9 +218,7 @@ def cayley_adam(
         raise ValueError(f"n_fixed_point must be >= 1, got {n_fixed_point}")
     if tol < 0 or ftol < 0:
         raise ValueError(f"tol and ftol must be >= 0, got {tol}, {ftol}")
-    X = np.array(X0, dtype=np.float64)
-    if X.ndim != 2 or X.shape[1] > X.shape[0]:
-        raise ValueError(f"X0 must be n x p with p <= n, got shape {X.shape}")
+    X = _start_point(X0)
     X = orthonormalize(X)
     p = X.shape[1]
     eye = np.eye(p)
@@ -377,9 +383,7 @@ def lobpcg_trace_max(
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")
     if not tol >= 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
-    X = np.array(X0, dtype=np.float64)
-    if X.ndim != 2 or X.shape[1] > X.shape[0]:
-        raise ValueError(f"X0 must be n x p with p <= n, got shape {X.shape}")
+    X = _start_point(X0)
     s = int(n_components)
     b = X.shape[1]
     if not 1 <= s <= b:

@@ -62,6 +62,7 @@ from .._validation import (
     check_views,
     is_dask_collection,
     observed_mask,
+    take_rows,
     validate_array_input,
 )
 from ..kernels import make_view_kernels
@@ -470,7 +471,10 @@ class _MVMLCVBase(BaseEstimator):
                 est.set_params(eta=best["eta"])
             if "max_iter" in best:
                 est.set_params(max_iter=best["max_iter"])
-            self.best_estimator_ = est.fit(X, y)
+            self.best_estimator_ = est.fit(Xs, y)  # the views validated above
+            for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
+                if hasattr(self, name):
+                    setattr(self.best_estimator_, name, getattr(self, name))
             self.n_iter_ = self.best_estimator_.n_iter_
         else:
             self.n_iter_ = int(self.best_params_.get("max_iter", 1))
@@ -604,7 +608,7 @@ class _MVMLCVBase(BaseEstimator):
         # held-out parts: features (for scoring) and statistics, each row read once
         test_U, test_mom = [], []
         for _, te in splits:
-            Xte = [Xv[te] for Xv in Xs]
+            Xte = take_rows(Xs, te)
             if dask_input:
                 test_U.append(nys.transform(Xte))
                 test_mom.append(nys.moments(Xte, Y[te]).symmetrize())
@@ -633,7 +637,7 @@ class _MVMLCVBase(BaseEstimator):
             if partition:
                 mom_all = complement_moments(total, test_mom[k])
             else:
-                mom_all = nys.moments([Xv[tr] for Xv in Xs], Y[tr]).symmetrize()
+                mom_all = nys.moments(take_rows(Xs, tr), Y[tr]).symmetrize()
             results = []
             for ji, joint in enumerate(self._joints):
                 if joint or len(Xs) == v_in:
@@ -642,7 +646,7 @@ class _MVMLCVBase(BaseEstimator):
                     mom, nys_j, Xj = leading_moments(mom_all, d_in), small, Xs[:v_in]
                     U_te = test_U[k][:, :d_in]
                 problem = MVMLProblem.from_moments(mom, nys_j, Y[tr])
-                Xtr = [Xv[tr] for Xv in Xj]
+                Xtr = take_rows(Xj, tr)
                 if self._base_class is MVMLSVC and dask_input:  # the hinge loss needs the rows
                     problem.U = np.asarray(nys_j.transform(Xtr).compute())
                 GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K)
@@ -760,7 +764,7 @@ class _MVMLCVBase(BaseEstimator):
                 Xtr = [Kv[np.ix_(tr, tr)] for Kv in Xs]
                 Xte = [Kv[np.ix_(te, tr)] for Kv in Xs]
             else:
-                Xtr, Xte = [Xv[tr] for Xv in Xs], [Xv[te] for Xv in Xs]
+                Xtr, Xte = take_rows(Xs, tr), take_rows(Xs, te)
             if joint:
                 Xte = joint_views(Xte, self.kernel)
             est = self._base_estimator().set_params(

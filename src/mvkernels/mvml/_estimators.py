@@ -29,6 +29,7 @@ from .._validation import (
     is_dask_collection,
     observed_mask,
     validate_array_input,
+    views_kind,
 )
 from ..kernels import make_view_kernels
 from ..nystrom import (
@@ -53,6 +54,7 @@ from ._metric import (
     metric_penalty,
     metric_step,
     min_eigenvalue,
+    objective_converged,
 )
 from ._proba import (
     ProbaMixin,
@@ -264,7 +266,7 @@ class _BaseMVML(BaseEstimator):
         _check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
-        dask_input = any(is_dask_collection(Xv) for Xv in Xs) or is_dask_collection(Y)
+        dask_input = views_kind(Xs) == "dask" or is_dask_collection(Y)
         # Dask training views must be complete (checked block by block when read)
         mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if is_dask_collection(Y) and np.isnan(Y.shape[0]):
@@ -358,7 +360,7 @@ class _BaseMVML(BaseEstimator):
         expectation (:class:`~mvkernels.nystrom.BlockNystrom`); test kernel rows are
         ``u^_l(x) U^_l^T``. The n x n problem is then solved as in full mode.
         """
-        if is_dask_collection(Y) or any(is_dask_collection(Xv) for Xv in Xs):
+        if is_dask_collection(Y) or views_kind(Xs) == "dask":
             raise ValueError(
                 f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks"
             )
@@ -553,12 +555,7 @@ class _BaseMVML(BaseEstimator):
             history.append(self._objective(problem, t, A, factor, g, w))
             if not learned and not self.learn_weights:
                 break
-            if (
-                self.tol is not None
-                and len(history) > 1
-                and abs(history[-2] - history[-1])
-                <= self.tol * max(abs(history[-2]), np.finfo(float).tiny)
-            ):
+            if objective_converged(history, self.tol):
                 converged = True
                 break
         # final g-step: coef_ is the exact minimiser for the returned metric and weights
@@ -811,7 +808,7 @@ class _BaseMVML(BaseEstimator):
         """
         Xs = self._check_test_views(X)
         fn = self._decision_block(classes)
-        if any(is_dask_collection(Xv) for Xv in Xs):
+        if views_kind(Xs) == "dask":
             if classes is None:
                 return map_views(fn, Xs, n_out=self._coefs.shape[0])
             return map_views(fn, Xs, n_out=None, dtype=classes.dtype)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._sparse import is_sparse
-from .._validation import is_dask_collection, observed_rows
+from .._validation import ValidatedViews, observed_rows, views_kind
 from ..nystrom import BlockNystrom, FeatureMoments
 
 __all__ = [
@@ -52,7 +52,13 @@ def joint_candidates(joint_view: bool | str, n_views: int) -> tuple[bool, ...]:
 def joint_views(Xs: list, kernel: Any) -> list:
     """The views followed by the joint view (the concatenation, or for precomputed
     kernels the elementwise product of the Gram / cross-kernel matrices). A sample with
-    a missing view (NaN row) has a missing joint view; sparse views give a CSR joint view."""
+    a missing view (NaN row) has a missing joint view; sparse views give a CSR joint view.
+    Validated views (:class:`~mvkernels._validation.ValidatedViews`) stay validated."""
+    J = _joint_view(Xs, kernel)
+    return Xs.with_view(J) if isinstance(Xs, ValidatedViews) else [*Xs, J]
+
+
+def _joint_view(Xs: list, kernel: Any) -> Any:
     if len(Xs) < 2:
         raise ValueError(
             f"joint_view=True needs at least 2 views (the joint view is a kernel on all "
@@ -68,24 +74,24 @@ def joint_views(Xs: list, kernel: Any) -> list:
         J = Xs[0]
         for K in Xs[1:]:
             J = J * K
-        return [*Xs, J]
-    if any(is_dask_collection(Xv) for Xv in Xs):
+        return J
+    if views_kind(Xs) == "dask":
         from ..nystrom._dask import as_aligned_views
 
         aligned, _ = as_aligned_views(Xs)
         import dask.array as da
 
-        return [*Xs, da.concatenate(aligned, axis=1)]
+        return da.concatenate(aligned, axis=1)
     if any(is_sparse(Xv) for Xv in Xs):  # one CSR matrix, never densified
         import scipy.sparse as sp
 
-        return [*Xs, sp.hstack([sp.csr_matrix(Xv) for Xv in Xs], format="csr")]
+        return sp.hstack([sp.csr_matrix(Xv) for Xv in Xs], format="csr")
     J = np.hstack([np.asarray(Xv, dtype=np.float64) for Xv in Xs])
     # a sample with a missing view (a NaN row in that view) misses the joint view too
     missing = ~np.column_stack([observed_rows(Xv) for Xv in Xs]).all(axis=1)
     if missing.any():
         J[missing] = np.nan
-    return [*Xs, J]
+    return J
 
 
 def joint_kernel_spec(kernel: Any, kernel_params: Any, n_views: int) -> tuple[Any, Any]:

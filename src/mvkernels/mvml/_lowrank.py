@@ -33,12 +33,13 @@ and shared by every target and every ``alpha``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .._linalg import robust_eigh, sym
+from ._metric import objective_converged
 
 __all__ = [
     "SharedSpectrum",
@@ -492,67 +493,118 @@ def dense_metric_path(
     lam = np.asarray(lam, dtype=np.float64)
     Bb = np.asarray(Bb, dtype=np.float64)
     n, d = Bb.shape
-    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,)).copy()
-    eta = np.broadcast_to(np.asarray(eta, dtype=np.float64), (n,)).copy()
-    yy = np.broadcast_to(np.asarray(yy, dtype=np.float64), (n,)).copy()
+    alpha, eta, yy = (
+        np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)).copy() for x in (alpha, eta, yy)
+    )
     mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps)
-    histories: list[list[float]] = [[] for _ in range(n)]
-    n_iter = np.zeros(n, dtype=int)
-    converged = np.zeros(n, dtype=bool)
-    active = np.ones(n, dtype=bool)
-    path = np.zeros((n, max_iter, d)) if record_path else None
-    idx: Any = slice(None)  # all problems active (tol=None, or none converged yet)
-
+    state = _PathState.start(n, d, max_iter, record_path)
     for it in range(max_iter):
-        m = n if isinstance(idx, slice) else idx.size
-        if m == 0:
+        idx = state.idx
+        if not isinstance(idx, slice) and idx.size == 0:
             break
-        n_iter[idx] = it + 1
-        a, e = alpha[idx], eta[idx]
-        r = mets.r
-        sa = mets.s[idx]
-        g, v, z = _g_step_rows(lam, sa, mets.WT[idx, :r], mets.sc[idx, :r], a, Bb[idx])
-        if record_path and it > 0:
-            path[idx, it - 1] = g
-        s_obj = np.zeros(m)
-        for step in range(n_a_steps):
-            if step == 0:  # q = A^{-1} g = z, W^T q = v, W^T g = s v + W^T W v (g-step)
-                Ga = mets.gram[idx, : mets.r, : mets.r]
-                q, Wq = z, v
-                xg = sa[:, None] * v + np.matmul(Ga, v[:, :, None])[:, :, 0]
-            else:
-                q, Wq, xg = mets.solve(idx, g)
-            s_obj = mets.a_step(idx, g, q, Wq, xg, a, e, step_size)
+        g, s_obj = _outer_iteration(
+            mets, lam, Bb[idx], idx, alpha[idx], eta[idx], n_a_steps, step_size
+        )
         obj = _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
-        rows = range(n) if isinstance(idx, slice) else idx
+        state.record(it, g, obj, tol)
+    return _final_path(mets, lam, Bb, yy, alpha, eta, state)
+
+
+@dataclass
+class _PathState:
+    """Per-problem bookkeeping of a batched outer loop: objective histories, iteration
+    counts, convergence under ``tol`` and the recorded g-step path. ``idx``: the problems
+    still running (a slice while all are)."""
+
+    histories: list[list[float]]
+    n_iter: np.ndarray
+    converged: np.ndarray
+    path: np.ndarray | None
+    idx: Any = field(default_factory=lambda: slice(None))
+
+    @classmethod
+    def start(cls, n: int, d: int, max_iter: int, record_path: bool) -> _PathState:
+        return cls(
+            histories=[[] for _ in range(n)],
+            n_iter=np.zeros(n, dtype=int),
+            converged=np.zeros(n, dtype=bool),
+            path=np.zeros((n, max_iter, d)) if record_path else None,
+        )
+
+    def record(self, it: int, g: np.ndarray, obj: np.ndarray, tol: float | None) -> None:
+        """Iteration ``it`` of the running problems: g-step ``g``, objective ``obj``."""
+        idx = self.idx
+        self.n_iter[idx] = it + 1
+        if self.path is not None and it > 0:
+            self.path[idx, it - 1] = g
+        rows = range(len(self.histories)) if isinstance(idx, slice) else idx
         for j, i in enumerate(rows):
-            histories[i].append(float(obj[j]))
+            self.histories[i].append(float(obj[j]))
         if tol is not None:
             for i in rows:
-                h = histories[i]
-                if len(h) > 1 and abs(h[-2] - h[-1]) <= tol * max(abs(h[-2]), np.finfo(float).tiny):
-                    converged[i] = True
-                    active[i] = False
-            if not active.all():
-                idx = np.flatnonzero(active)
-    # final g-step for the returned metric (every problem)
+                if objective_converged(self.histories[i], tol):
+                    self.converged[i] = True
+            if self.converged.any():
+                self.idx = np.flatnonzero(~self.converged)
+
+
+def _outer_iteration(
+    mets: LowRankMetrics,
+    lam: np.ndarray,
+    Bb: np.ndarray,
+    idx: Any,
+    alpha: np.ndarray,
+    eta: np.ndarray,
+    n_a_steps: int,
+    step_size: float | str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One outer iteration of the problems ``idx``: the g-step, then ``n_a_steps``
+    A-steps (the metrics updated in place). Returns ``g`` and the metric part of the
+    objective."""
+    r = mets.r
+    sa = mets.s[idx]
+    g, v, z = _g_step_rows(lam, sa, mets.WT[idx, :r], mets.sc[idx, :r], alpha, Bb)
+    s_obj = np.zeros(g.shape[0])
+    for step in range(n_a_steps):
+        if step == 0:  # q = A^{-1} g = z, W^T q = v, W^T g = s v + W^T W v (g-step)
+            Ga = mets.gram[idx, : mets.r, : mets.r]
+            q, Wq = z, v
+            xg = sa[:, None] * v + np.matmul(Ga, v[:, :, None])[:, :, 0]
+        else:
+            q, Wq, xg = mets.solve(idx, g)
+        s_obj = mets.a_step(idx, g, q, Wq, xg, alpha, eta, step_size)
+    return g, s_obj
+
+
+def _final_path(
+    mets: LowRankMetrics,
+    lam: np.ndarray,
+    Bb: np.ndarray,
+    yy: np.ndarray,
+    alpha: np.ndarray,
+    eta: np.ndarray,
+    state: _PathState,
+) -> LowRankPath:
+    """The final g-step of every problem (``G`` is the exact minimiser for the returned
+    metric), its objective, and the path."""
+    n, d = Bb.shape
     r = mets.r
     WT, sc, gram = mets.WT[:, :r], mets.sc[:, :r], mets.gram[:, :r, :r]
     s = mets.s
     G, _, Z = _g_step_rows(lam, s, WT, sc, alpha, Bb)
-    if record_path:
-        path[np.arange(n), n_iter - 1] = G
+    if state.path is not None:
+        state.path[np.arange(n), state.n_iter - 1] = G
     W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
     quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
     obj = _data_loss(lam, Bb, yy, G) + alpha * quad + eta * _frob2(s, gram, d)
     for i in range(n):
-        histories[i].append(float(obj[i]))
+        state.histories[i].append(float(obj[i]))
     return LowRankPath(
         G=G,
         s=s,
         W=W,
-        history=[np.asarray(h) for h in histories],
-        n_iter=n_iter,
-        converged=converged,
-        path=path,
+        history=[np.asarray(h) for h in state.histories],
+        n_iter=state.n_iter,
+        converged=state.converged,
+        path=state.path,
     )

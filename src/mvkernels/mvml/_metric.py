@@ -19,6 +19,14 @@ METRICS = ("dense", "sparse", "identity", "cov")
 LEARNED_METRICS = ("dense", "sparse")
 
 
+def objective_converged(history: list[float], tol: float | None) -> bool:
+    """The outer loop's stopping rule: the last relative decrease of the objective,
+    ``|h[-2] - h[-1]| <= tol |h[-2]|``, is at most ``tol`` (``tol=None``: never)."""
+    if tol is None or len(history) < 2:
+        return False
+    return abs(history[-2] - history[-1]) <= tol * max(abs(history[-2]), np.finfo(float).tiny)
+
+
 # ============================================================================ linear algebra
 class NotPSDError(ValueError):
     """A matrix expected to be positive (semi-)definite is not."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import is_dask_collection
+from .._validation import views_kind
 from ..nystrom import BlockNystrom, default_chunk_size
 from ._metric import _sym
 
@@ -140,7 +140,7 @@ class MVMLProblem:
                 (slice(s, min(self.n_samples, s + chunk)), self.U[s : s + chunk])
                 for s in range(0, self.n_samples, chunk)
             )
-        if any(is_dask_collection(X) for X in self.Xs):
+        if views_kind(self.Xs) == "dask":
             raise RuntimeError(
                 "the training views are Dask arrays: set problem.U (materialised features) "
                 "or use the sufficient statistics (gram, cross, target_sq)"

@@ -32,19 +32,14 @@ the features), ``_map`` (:class:`BlockNystrom` and the NumPy/Dask dispatch) and 
 (the Dask back end, the only module that imports Dask).
 """
 
-from ._map import (
+from ._landmarks import (
     LANDMARK_STRATEGIES,
-    BlockNystrom,
-    FeatureMoments,
     default_chunk_size,
-    feature_moments,
-    map_views,
-    moments_from_chunks,
     resolve_n_landmarks,
-    select_landmarks,
-    sqrt_pinv_psd,
     uniform_indices,
 )
+from ._map import BlockNystrom, feature_moments, map_views, select_landmarks, sqrt_pinv_psd
+from ._moments import FeatureMoments, moments_from_chunks
 
 __all__ = [
     "LANDMARK_STRATEGIES",

@@ -245,12 +245,7 @@ def _apply_rows(
     return out
 
 
-def map_view_rows(
-    fn: Callable[[list[np.ndarray]], np.ndarray],
-    Xs: Sequence[Any],
-    n_out: int | None = None,
-    dtype: Any = np.float64,
-) -> Any:
+def map_view_rows(fn: Callable, Xs: Sequence[Any], n_out: int | None, dtype: Any) -> Any:
     """Lazy Dask array ``fn([X_1[rows], ..., X_v[rows]])`` over aligned row blocks.
 
     ``fn`` is row-wise and returns ``(rows, n_out)`` (or ``(rows,)`` when ``n_out`` is None),

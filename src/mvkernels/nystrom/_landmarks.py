@@ -124,11 +124,7 @@ def _kernel_column_blocks(
 
 
 def select_landmarks_numpy(
-    Xs: Sequence[np.ndarray],
-    kernels: Sequence[ViewKernel],
-    n_landmarks: int,
-    strategy: str = "uniform",
-    random_state: Any = None,
+    Xs: Sequence, kernels: Sequence[ViewKernel], n_landmarks: int, strategy: str, random_state: Any
 ) -> np.ndarray:
     """:func:`mvkernels.nystrom.select_landmarks` on in-memory (NumPy) views."""
     rng = check_random_state(random_state)

@@ -24,37 +24,22 @@ from .._validation import (
     observed_mask,
     positive_int,
     validate_array_input,
+    views_kind,
 )
 from ..kernels import ViewKernel, make_view_kernels
 from ._landmarks import (
-    LANDMARK_STRATEGIES,
-    PERMUTATION_MAX,  # noqa: F401  (re-exported)
     default_chunk_size,
     resolve_n_landmarks,
     select_landmarks_numpy,
-    uniform_indices,
 )
 from ._missing import ConditionalViews, block_mask
 from ._moments import (
     FeatureMoments,
     _as_targets,
-    moments_from_chunks,
     numpy_feature_moments,
 )
 
-__all__ = [
-    "LANDMARK_STRATEGIES",
-    "resolve_n_landmarks",
-    "select_landmarks",
-    "sqrt_pinv_psd",
-    "default_chunk_size",
-    "uniform_indices",
-    "FeatureMoments",
-    "moments_from_chunks",
-    "feature_moments",
-    "map_views",
-    "BlockNystrom",
-]
+__all__ = ["select_landmarks", "sqrt_pinv_psd", "feature_moments", "map_views", "BlockNystrom"]
 
 
 def select_landmarks(
@@ -74,8 +59,8 @@ def select_landmarks(
     n_landmarks : int
     strategy : {"uniform", "kmeans++"}
         ``"uniform"``: a uniformly random subset (the paper: one random ordering shared
-        by all views, first ``p`` kept; see :func:`uniform_indices`). ``"kmeans++"``:
-        k-means++ seeding in the joint kernel feature space, with squared distance
+        by all views, first ``p`` kept; see :func:`~mvkernels.nystrom.uniform_indices`).
+        ``"kmeans++"``: k-means++ seeding in the joint kernel feature space, with squared distance
         ``sum_l k_l(x, x) + k_l(z, z) - 2 k_l(x, z)``; spreads landmarks over the data
         and gives a smaller Nystrom error than uniform sampling at equal ``p``.
     random_state : int, RandomState or None
@@ -89,7 +74,7 @@ def select_landmarks(
     idx : ndarray of int, shape (n_landmarks,), sorted
     """
     rng = check_random_state(random_state)
-    if any(is_dask_collection(X) for X in Xs):
+    if views_kind(Xs) == "dask":
         from ._dask import select_landmarks_dask
 
         return select_landmarks_dask(Xs, kernels, n_landmarks, strategy, rng)
@@ -163,12 +148,11 @@ def feature_moments(
         With Dask input the work runs on the Dask scheduler (a distributed ``Client``
         when one is active) and only these small arrays reach the client.
     """
-    if not isinstance(Xs, (list, tuple)):
-        Xs = [Xs]
-    Xs = list(Xs)
+    if not isinstance(Xs, list):
+        Xs = list(Xs) if isinstance(Xs, tuple) else [Xs]
     n = Xs[0].shape[0]
     Y = _as_targets(Y, n)
-    if any(is_dask_collection(X) for X in Xs) or is_dask_collection(Y):
+    if views_kind(Xs) == "dask" or is_dask_collection(Y):
         from ._dask import dask_feature_moments
 
         return dask_feature_moments(feature_fn, Xs, Y, chunk_size=chunk_size)
@@ -205,11 +189,11 @@ def map_views(
     -------
     ndarray or Dask array
     """
-    Xs = list(Xs)
-    if any(is_dask_collection(X) for X in Xs):
+    Xs = Xs if isinstance(Xs, list) else list(Xs)
+    if views_kind(Xs) == "dask":
         from ._dask import map_view_rows
 
-        return map_view_rows(fn, Xs, n_out=n_out, dtype=dtype)
+        return map_view_rows(fn, Xs, n_out, dtype)
     return fn(Xs)
 
 
@@ -344,7 +328,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         moments, :meth:`set_missing_model`)."""
         rng = check_random_state(self.random_state)
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
-        dask_input = any(is_dask_collection(X) for X in Xs)
+        dask_input = views_kind(Xs) == "dask"
         if isinstance(mask, str):  # Dask views: read block by block, must be complete at fit
             mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if mask is not None and kernels[0].precomputed:
@@ -474,7 +458,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             feature_names=names,
             allow_missing=True,
         )
-        if not any(is_dask_collection(Xv) for Xv in Xs):
+        if views_kind(Xs) != "dask":
             observed_mask(Xs)  # samples with every view missing: refused here
         return Xs
 
@@ -542,7 +526,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         """
         Xs = self.check_views(X)
         D = self.n_views_ * self.n_landmarks_
-        if any(is_dask_collection(Xv) for Xv in Xs):
+        if views_kind(Xs) == "dask":
             return map_views(self.features, Xs, n_out=D)
         out = np.empty((Xs[0].shape[0], D))
         for rows, U in self.iter_features(Xs):

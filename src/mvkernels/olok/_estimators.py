@@ -28,6 +28,7 @@ from ..operator_kernels import DecomposableKernel, OperatorKernel
 from ._features import FEATURE_KINDS, FeatureMap, check_feature_kernel
 from ._problem import GROWTH, LOSSES, Schedule, grad_squared, make_operator_kernel, theorem_t0
 from ._steps import (
+    BlockInputs,
     FeatureExpansion,
     OutputBasis,
     SupportExpansion,
@@ -398,15 +399,11 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
             w_after = int(w_all[-1])
         old, Kin, lstarts = self._model.block_inputs(Xb, t0, w_before)
         P = Pout[:b]
+        blk = BlockInputs(Kin, old, Yb, eta, c_before, c_after, lstarts)
         if self._B is not None and self._grad_fn is grad_squared:
-            beta = block_solve_squared(
-                Kin, old, Yb, eta, c_before, c_after, lstarts, self._B, self._basis, P
-            )
+            beta = block_solve_squared(blk, self._B, self._basis, P)
         else:
-            beta = block_recursion(
-                Kin, old, Yb, eta, c_before, c_after, lstarts, self._B, self._grad_fn,
-                float(self.epsilon), P,
-            )  # fmt: skip
+            beta = block_recursion(blk, self._B, self._grad_fn, float(self.epsilon), P)
         self._check_block(t0, beta, P, Yb)
         self._model.store(Xb, beta, w_after)
         if w_after is not None:
@@ -675,7 +672,6 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         Raises ``MemoryError`` before any kernel is built when the estimated memory
         (:meth:`memory_estimate`) exceeds ``max_memory_bytes``.
         """
-        a = self.alpha
         check_not_complex(X, "X")
         check_not_complex(y, "y")
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
@@ -683,6 +679,24 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         self._y_1d = y.ndim == 1
         Y = y.reshape(-1, 1) if self._y_1d else y
         n, d = Y.shape
+        self._check_memory(n, d)
+        if n < 2 and isinstance(self.kernel, str) and not self.kernel_params:
+            raise ValueError("got 1 sample; the default bandwidth needs at least 2 samples")
+        kern = make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
+        kern.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
+        lam = float(self.alpha)
+        if kern.decomposable:
+            C = self._solve_decomposable(cast(DecomposableKernel, kern), X, Y, lam)
+        else:
+            C = self._solve_block(kern, X, Y, lam)
+        self.kernel_ = kern
+        self.X_fit_ = X
+        self.dual_coef_ = C
+        self.n_outputs_ = d
+        return self
+
+    def _check_memory(self, n: int, d: int) -> None:
+        """MemoryError, before any kernel is built, above ``max_memory_bytes``."""
         need = self.memory_estimate(n, d)
         if self.max_memory_bytes is not None and need > self.max_memory_bytes:
             raise MemoryError(
@@ -694,50 +708,47 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
                 "MVMLRegressor(n_landmarks=...) or BlockNystrom features with a linear "
                 "ridge), or raise max_memory_bytes (None: no limit)."
             )
-        if n < 2 and isinstance(self.kernel, str) and not self.kernel_params:
-            raise ValueError("got 1 sample; the default bandwidth needs at least 2 samples")
-        kern = make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
-        kern.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
-        lam = float(a)
-        if kern.decomposable:
-            dkern = cast(DecomposableKernel, kern)
-            K = dkern.scalar(X, X)
-            s, V = robust_eigh(dkern.B, what="output kernel B")
-            Yr = Y @ V
-            Cr = np.empty_like(Yr)
-            tol = 1e-12 * max(abs(s).max(), 1e-300)
-            done = np.zeros(d, dtype=bool)
-            for a_idx in range(d):
-                if done[a_idx]:
-                    continue
-                group = np.flatnonzero(
-                    ~done & (np.abs(s - s[a_idx]) <= max(tol, 1e-10 * abs(s[a_idx])))
-                )
-                done[group] = True
-                sa = float(s[a_idx])
-                if sa <= tol:
-                    Cr[:, group] = Yr[:, group] / lam
-                    continue
-                A = sa * K
-                A.flat[:: n + 1] += lam
-                Cr[:, group] = cho_solve(self._cholesky(A), Yr[:, group])
-            C = Cr @ V.T
-        else:
-            Kb = kern.matrix(X)
-            scale = max(np.abs(Kb).max(), 1e-300)
-            if not np.allclose(Kb, Kb.T, rtol=0, atol=1e-8 * scale):
-                raise ValueError(
-                    "the operator kernel's block matrix is not symmetric: K(x, z) must equal "
-                    "K(z, x)^T"
-                )
-            A = 0.5 * (Kb + Kb.T)
-            A.flat[:: n * d + 1] += lam
-            C = cho_solve(self._cholesky(A), Y.reshape(-1)).reshape(n, d)
-        self.kernel_ = kern
-        self.X_fit_ = X
-        self.dual_coef_ = C
-        self.n_outputs_ = d
-        return self
+
+    def _solve_decomposable(
+        self, kern: DecomposableKernel, X: np.ndarray, Y: np.ndarray, lam: float
+    ) -> np.ndarray:
+        """``K = k(x, z) B``: in the eigenbasis of ``B = V diag(s) V^T`` the outputs
+        decouple into ``(s_a K + lam I) c_a = (Y V)_a``, one Cholesky per distinct ``s_a``."""
+        n, d = Y.shape
+        K = kern.scalar(X, X)
+        s, V = robust_eigh(kern.B, what="output kernel B")
+        Yr = Y @ V
+        Cr = np.empty_like(Yr)
+        tol = 1e-12 * max(abs(s).max(), 1e-300)
+        done = np.zeros(d, dtype=bool)
+        for a_idx in range(d):
+            if done[a_idx]:
+                continue
+            group = np.flatnonzero(
+                ~done & (np.abs(s - s[a_idx]) <= max(tol, 1e-10 * abs(s[a_idx])))
+            )
+            done[group] = True
+            sa = float(s[a_idx])
+            if sa <= tol:
+                Cr[:, group] = Yr[:, group] / lam
+                continue
+            A = sa * K
+            A.flat[:: n + 1] += lam
+            Cr[:, group] = cho_solve(self._cholesky(A), Yr[:, group])
+        return Cr @ V.T
+
+    def _solve_block(self, kern: Any, X: np.ndarray, Y: np.ndarray, lam: float) -> np.ndarray:
+        """A general operator kernel: the ``nd x nd`` block system ``(K + lam I) c = y``."""
+        n, d = Y.shape
+        Kb = kern.matrix(X)
+        scale = max(np.abs(Kb).max(), 1e-300)
+        if not np.allclose(Kb, Kb.T, rtol=0, atol=1e-8 * scale):
+            raise ValueError(
+                "the operator kernel's block matrix is not symmetric: K(x, z) must equal K(z, x)^T"
+            )
+        A = 0.5 * (Kb + Kb.T)
+        A.flat[:: n * d + 1] += lam
+        return cho_solve(self._cholesky(A), Y.reshape(-1)).reshape(n, d)
 
     def _decomposable_hint(self) -> bool:
         k = self.kernel

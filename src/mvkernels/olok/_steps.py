@@ -14,6 +14,7 @@ B`` and storing the block is ``V += Phi_b^T beta_b``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -47,14 +48,24 @@ class OutputBasis:
             self.groups.append((float(s[idx].mean()), idx))
 
 
+@dataclass
+class BlockInputs:
+    """What both block solvers read: the in-block kernel ``Kin``, the predictions ``old``
+    of the support before the block, the targets ``Yb``, the step sizes ``eta``, the
+    scales ``c_{t+j-1}`` / ``c_{t+j}`` before and after each row, and the first in-block
+    row ``lstarts[j]`` inside row ``j``'s truncation window."""
+
+    Kin: np.ndarray
+    old: np.ndarray
+    Yb: np.ndarray
+    eta: np.ndarray
+    c_before: np.ndarray
+    c_after: np.ndarray
+    lstarts: np.ndarray
+
+
 def block_recursion(
-    Kin: np.ndarray,
-    old: np.ndarray,
-    Yb: np.ndarray,
-    eta: np.ndarray,
-    c_before: np.ndarray,
-    c_after: np.ndarray,
-    lstarts: np.ndarray,
+    blk: BlockInputs,
     B: np.ndarray | None,
     grad: Callable[..., np.ndarray],
     epsilon: float,
@@ -65,6 +76,8 @@ def block_recursion(
     ``u_j = old_j + sum_l K(x_j, x_l) beta_l``, ``f_{t+j-1}(x_j) = c_{t+j-1} u_j`` (times
     ``B`` for a decomposable kernel, ``Kin`` then scalar), ``beta_j = alpha_{j,j} /
     c_{t+j}``."""
+    Kin, old, Yb, eta, lstarts = blk.Kin, blk.old, blk.Yb, blk.eta, blk.lstarts
+    c_before, c_after = blk.c_before, blk.c_after
     b, d = old.shape
     beta_blk = np.empty((b, d))
     for j in range(b):
@@ -83,16 +96,7 @@ def block_recursion(
 
 
 def block_solve_squared(
-    Kin: np.ndarray,
-    old: np.ndarray,
-    Yb: np.ndarray,
-    eta: np.ndarray,
-    c_before: np.ndarray,
-    c_after: np.ndarray,
-    lstarts: np.ndarray,
-    B: np.ndarray,
-    basis: OutputBasis,
-    Pout: np.ndarray,
+    blk: BlockInputs, B: np.ndarray, basis: OutputBasis, Pout: np.ndarray
 ) -> np.ndarray:
     """The same recursion for the squared loss and ``K = k B``, as triangular solves.
 
@@ -103,8 +107,9 @@ def block_solve_squared(
     ``B = V diag(s) V^T`` it splits into unit lower-triangular systems
     ``(I + s_k diag(g) L) beta'_k = r'_k``, one per distinct eigenvalue ``s_k`` (forward
     substitution: the same sums as the per-sample algorithm, in a different order)."""
+    Kin, old, Yb, lstarts, c_before = blk.Kin, blk.old, blk.Yb, blk.lstarts, blk.c_before
     b = old.shape[0]
-    a = eta / c_after
+    a = blk.eta / blk.c_after
     g = a * c_before
     L = np.tril(Kin, -1)
     if lstarts.any():

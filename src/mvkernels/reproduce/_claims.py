@@ -49,6 +49,11 @@ class Claim:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
 
+    @classmethod
+    def not_run(cls, claim: str, paper: str, why: str) -> Claim:
+        """A claim this run could not test (``why``: e.g. the data is not available)."""
+        return cls(claim=claim, paper=paper, ours=why, verdict="not run", test="-")
+
 
 def verdict(ok: bool) -> str:
     """``"shown"`` when ``ok`` else ``"not shown"``."""

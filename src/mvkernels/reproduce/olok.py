@@ -209,12 +209,10 @@ def make_claims(
     )
     if click is None:
         claims.append(
-            Claim(
-                claim="click-rate data (1e6 x 120, d = 16), Table 1",
-                paper="its column",
-                ours="data not available here",
-                verdict="not run",
-                test="-",
+            Claim.not_run(
+                "click-rate data (1e6 x 120, d = 16), Table 1",
+                "its column",
+                "data not available here",
             )
         )
         return claims
@@ -665,19 +663,12 @@ def _table_rows(results: dict[str, dict[str, Any]]) -> list[list[Any]]:
     return rows
 
 
-def run(
-    quick: bool = False,
-    output: Path | str = Path("results/olok"),
-    data_dir: str | None = None,
-    random_state: int = 0,
-) -> dict[str, Any]:
+def run(quick: bool, output: Path, data_dir: str | None, random_state: int) -> dict[str, Any]:
     """Run Table 1 and Fig. 1; write ``results.md`` and the figure.
 
     Returns ``{"table": {dataset: {"mse", "time", "baseline", "params"}}, "curves": ...,
     "claims": ...}``.
     """
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
     n_splits = 2 if quick else 5
     progress = Progress(len(DATASETS) * n_splits + 4, prefix="olok ")
     results, tasks = {}, {}

@@ -57,6 +57,32 @@ def aligned_sign_error(A: np.ndarray, B: np.ndarray) -> float:
     return float(np.abs(A * signs - B).max())
 
 
+#: the fields of a results row (:func:`run_solvers` and the extra rows of the reproductions)
+ROW_FIELDS = (
+    "solver",
+    "mse",
+    "fit_s",
+    "fit_cpu_s",
+    "forecast_s",
+    "iterations",
+    "converged",
+    "grad_norm",
+    "stiefel_s",
+    "stiefel_cpu_s",
+    "max_diff_eig",
+    "component_err",
+)
+
+
+def forecast_row(solver: str, forecast: Any, test: Any, **fields: Any) -> dict[str, Any]:
+    """A results row: the forecast's test MSE, ``converged=True``, ``fields``, and None
+    for the other :data:`ROW_FIELDS`."""
+    row: dict[str, Any] = dict.fromkeys(ROW_FIELDS)
+    row.update(solver=solver, mse=float(np.mean((forecast - test) ** 2)), converged=True)
+    row.update(fields)
+    return row
+
+
 def run_solvers(
     train: np.ndarray,
     test: np.ndarray,
@@ -92,20 +118,13 @@ def run_solvers(
         fc = est.forecast(len(test))
         forecasts[solver], models[solver] = fc, est
         res = est.model_.stiefel_result_
-        rows.append(
-            {
-                "solver": solver,
-                "mse": float(np.mean((fc - test) ** 2)),
-                "fit_s": fit_s,
-                "fit_cpu_s": fit_cpu_s,
-                "forecast_s": time.perf_counter() - start,
-                "iterations": None if res is None else res.n_iter,
-                "converged": True if res is None else bool(res.converged),
-                "grad_norm": None if res is None else res.grad_norm,
-                "stiefel_s": None if res is None else res.seconds,
-                "stiefel_cpu_s": None if res is None else res.cpu_seconds,
-            }
-        )
+        row = forecast_row(solver, fc, test, fit_s=fit_s, fit_cpu_s=fit_cpu_s)
+        row["forecast_s"] = time.perf_counter() - start
+        if res is not None:
+            row.update(iterations=res.n_iter, converged=bool(res.converged))
+            row.update(grad_norm=res.grad_norm, stiefel_s=res.seconds)
+            row["stiefel_cpu_s"] = res.cpu_seconds
+        rows.append(row)
         if progress is not None:
             progress.step(f"{solver}: MSE {rows[-1]['mse']:.4g}, fit {fit_s:.2f} s")
     ref = forecasts.get("primal-eig", forecasts.get("dual-eig"))
@@ -179,18 +198,11 @@ def plot_components(path: Path, models: dict, n_show: int, title: str) -> None:
     plt.close(fig)
 
 
-def run(
-    quick: bool = False,
-    output: Path | str = Path("results/rkm-sines"),
-    data_dir: str | None = None,
-    random_state: int = 0,
-) -> dict[str, Any]:
+def run(quick: bool, output: Path, data_dir: str | None, random_state: int) -> dict[str, Any]:
     """Run the experiment; write ``results.md`` and figures; return the rows.
 
     ``data_dir`` is unused (generated data); ``quick`` changes nothing (seconds either way).
     """
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
     y = make_sum_of_sines()
     train, test = y[:400], y[400:]
     progress = Progress(len(SOLVERS) + 5, prefix="rkm-sines ")
@@ -204,18 +216,9 @@ def run(
     # ablation: no rescaling (Algorithm 1 without step 6)
     abl = RKMForecaster(solver="primal-eig", rescale=False, **SETTINGS).fit(train)
     fc_abl = abl.forecast(len(test))
-    rows.append(
-        {
-            "solver": "primal-eig, no rescaling",
-            "mse": float(np.mean((fc_abl - test) ** 2)),
-            "fit_s": None,
-            "forecast_s": None,
-            "iterations": None,
-            "converged": True,
-            "max_diff_eig": float(np.abs(fc_abl - forecasts["primal-eig"]).max()),
-            "component_err": None,
-        }
-    )
+    row = forecast_row("primal-eig, no rescaling", fc_abl, test)
+    row["max_diff_eig"] = float(np.abs(fc_abl - forecasts["primal-eig"]).max())
+    rows.append(row)
     progress.step(f"ablation without rescaling: MSE {rows[-1]['mse']:.3g}")
     # Stiefel without rotation: same forecasts, rotated components
     unrot = {}
@@ -229,21 +232,14 @@ def run(
         ).fit(train)
         unrot[setting] = est
         fc = est.forecast(len(test))
-        rows.append(
-            {
-                "solver": f"{setting}-stiefel, Cayley Adam, not rotated",
-                "mse": float(np.mean((fc - test) ** 2)),
-                "fit_s": None,
-                "forecast_s": None,
-                "iterations": est.model_.stiefel_result_.n_iter,
-                "converged": est.model_.stiefel_result_.converged,
-                "max_diff_eig": float(np.abs(fc - forecasts["primal-eig"]).max()),
-                "component_err": aligned_sign_error(
-                    est.model_.hidden_, models[f"{setting}-eig"].model_.hidden_
-                ),
-                "stiefel_s": est.model_.stiefel_result_.seconds,
-            }
+        res = est.model_.stiefel_result_
+        row = forecast_row(f"{setting}-stiefel, Cayley Adam, not rotated", fc, test)
+        row.update(iterations=res.n_iter, converged=res.converged, stiefel_s=res.seconds)
+        row["max_diff_eig"] = float(np.abs(fc - forecasts["primal-eig"]).max())
+        row["component_err"] = aligned_sign_error(
+            est.model_.hidden_, models[f"{setting}-eig"].model_.hidden_
         )
+        rows.append(row)
     progress.step("Stiefel without rotation")
 
     table = markdown_table(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,8 +13,13 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..stiefel import STIEFEL_OPTIMIZERS
-from ._kpca import FEATURE_KINDS, SOLVERS, MultiViewKPCA, _real_array
+from ._kpca import (
+    FEATURE_KINDS,
+    SOLVERS,
+    STIEFEL_TRAINING_CONSTRAINTS,
+    MultiViewKPCA,
+    _real_array,
+)
 
 
 # --------------------------------------------------------------------------- forecaster
@@ -81,13 +86,7 @@ class RKMForecaster(BaseEstimator):
         "features": [StrOptions(set(FEATURE_KINDS)), None],
         "n_features": [Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions(set(SOLVERS))],
-        "rotate": ["boolean"],
-        "rescale": ["boolean"],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
-        "verbose": ["verbose"],
+        **STIEFEL_TRAINING_CONSTRAINTS,
         "random_state": ["random_state"],
     }
 

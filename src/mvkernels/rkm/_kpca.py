@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar, cast
 
@@ -35,6 +35,7 @@ from .._validation import (
     observed_mask,
     observed_rows,
     validate_array_input,
+    views_kind,
 )
 from ..kernels import ViewKernel, make_view_kernels, subsample_indices
 from ..nystrom import BlockNystrom, feature_moments, map_views
@@ -249,6 +250,18 @@ def _sign_flip(H: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- estimator
+#: parameter constraints of the Stiefel training shared by the RKM estimators
+STIEFEL_TRAINING_CONSTRAINTS: dict[str, list] = {
+    "rotate": ["boolean"],
+    "rescale": ["boolean"],
+    "learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+    "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
+    "verbose": ["verbose"],
+}
+
+
 class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Multi-view restricted kernel machine / kernel PCA (Achten et al. 2023).
 
@@ -354,13 +367,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         "kernel_params": [dict, list, tuple, None],
         "features": [StrOptions(set(FEATURE_KINDS)), list, tuple, None],
         "n_features": [Interval(Integral, 1, None, closed="left"), list, tuple],
-        "rotate": ["boolean"],
-        "rescale": ["boolean"],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "optimizer": [StrOptions(set(STIEFEL_OPTIMIZERS))],
-        "verbose": ["verbose"],
+        **STIEFEL_TRAINING_CONSTRAINTS,
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "inference_ridge": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -473,7 +480,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 n_features=self.n_features_view_,
                 allow_missing=True,
             )
-        if any(is_dask_collection(V) for V in Xs):
+        if views_kind(Xs) == "dask":
             from ..nystrom._dask import as_aligned_views
 
             Xs, _ = as_aligned_views(Xs)
@@ -487,7 +494,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         ``y`` is ignored (a target is simply another view).
         """
         Xs = self._check_input(X, fit=True)
-        dask_input = any(is_dask_collection(V) for V in Xs)
+        dask_input = views_kind(Xs) == "dask"
         n = int(Xs[0].shape[0])
         s = int(self.n_components)
         rng = check_random_state(self.random_state)
@@ -554,6 +561,26 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         _check_rank(lam, s, what)
         return lam, O
 
+    def _stiefel_solution(
+        self,
+        M: Any,
+        size: int,
+        s: int,
+        rng: np.random.RandomState,
+        what: str,
+        quadratic: Any = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Stiefel basis ``B`` of ``M`` (eq. 8 / 12), ``Sigma = B^T M B`` (eq. 9 / 13), its
+        eigenvalues and, with ``rotate``, the rotation ``O`` (already applied to ``B`` and
+        ``Sigma``; None without ``rotate``). ``M``: a matrix, or ``Z -> M Z`` with
+        ``quadratic``: ``B -> B^T M B``."""
+        B = self._stiefel(M, size, s, rng)
+        Sigma = _sym(quadratic(B) if quadratic is not None else B.T @ M @ B)
+        lam, O = self._rotation(Sigma, what, s)
+        if not self.rotate:
+            return B, Sigma, lam, None
+        return B @ O, np.diag(lam), lam, O
+
     def _fit_primal(
         self,
         Xs: list,
@@ -594,15 +621,15 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 def apply_C(Z: np.ndarray, Phi: np.ndarray = Phi) -> np.ndarray:
                     return Phi.T @ (Phi @ Z)
 
-                U = self._stiefel(apply_C, d, s, rng)  # eq. (8)
-                PU = Phi @ U
-                Sigma = _sym(PU.T @ PU)  # eq. (9)
+                def quadratic(U: np.ndarray, Phi: np.ndarray = Phi) -> np.ndarray:
+                    PU = Phi @ U
+                    return PU.T @ PU
+
+                U, Sigma, lam, _ = self._stiefel_solution(
+                    apply_C, d, s, rng, "covariance C", quadratic
+                )
             else:
-                U = self._stiefel(C, d, s, rng)  # eq. (8)
-                Sigma = _sym(U.T @ C @ U)  # eq. (9)
-            lam, O = self._rotation(Sigma, "covariance C", s)
-            if self.rotate:
-                U, Sigma = U @ O, np.diag(lam)
+                U, Sigma, lam, _ = self._stiefel_solution(C, d, s, rng, "covariance C")
         H = None if Phi is None else (lambda B: Phi @ B.T)
         self._primal_tail(U, Sigma, lam, stack, mean, dims, H, Xs, dask_input)
 
@@ -681,76 +708,21 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         so it infers identity views only (like a Dask fit).
         """
         self._validate_params()
-        if not callable(chunks):
-            raise TypeError(
-                "chunks must be a callable returning a fresh iterable of chunks "
-                "(a generator function, e.g. lambda: iter_chunks(path))"
-            )
-        solver = "primal-stiefel" if self.solver == "auto" else self.solver
-        if solver != "primal-stiefel":
-            raise ValueError(
-                f"fit_stream trains with solver='primal-stiefel' (Alg. 3); "
-                f"got solver={self.solver!r}"
-            )
+        self._check_stream_solver()
         rng = check_random_state(self.random_state)
-        s = int(self.n_components)
-        state: dict[str, Any] = {}
-
-        def stream():
-            for i, chunk in enumerate(chunks()):
-                if isinstance(chunk, (list, tuple)):
-                    for v, Cv in enumerate(chunk):
-                        if np.iscomplexobj(Cv):
-                            raise ValueError(
-                                f"chunk {i}, view {v} is complex; mvkernels works on real data"
-                            )
-                if "widths" not in state:
-                    Cs = check_views(chunk, views=self.views, ensure_min_samples=1)
-                    state["widths"] = [int(V.shape[1]) for V in Cs]
-                else:
-                    try:
-                        Cs = check_views(
-                            chunk,
-                            views=self.views,
-                            n_views=len(state["widths"]),
-                            n_features=state["widths"],
-                        )
-                    except ValueError as exc:
-                        raise ValueError(f"chunk {i}: {exc}") from exc
-                if any(is_dask_collection(V) for V in Cs):
-                    raise TypeError("fit_stream takes NumPy chunks; give Dask views to fit")
-                yield Cs
-
+        stream = _ChunkStream(chunks, self.views)
         it = iter(stream())
         try:
             first = next(it)
         except StopIteration:
             raise ValueError("the chunk stream is empty") from None
-        maps = self._make_maps(len(first))
-        if maps[0].kernel.precomputed:
-            raise ValueError("fit_stream needs feature maps, not precomputed kernels")
-        for m, Xv in zip(maps, first):
-            m.fit(Xv, rng)
-        implicit = [m.view for m in maps if not m.explicit]
-        if implicit:
-            raise ValueError(
-                f"fit_stream needs explicit feature maps, but view(s) {implicit} "
-                "use an implicit kernel; use features='rff'/'nystrom'/'identity'"
-            )
+        maps = self._stream_maps(first, rng)
         stack = _FeatureStack(maps)
         dims = [m.n_out for m in maps]
-        d = sum(dims)
+        d, s = sum(dims), int(self.n_components)
         if s > d:
             raise ValueError(f"n_components={s} exceeds the feature dimension d={d}")
-        total = np.zeros(d)
-        n = 0
-        for Cs in [first, *it]:  # pass 1: n and the feature mean
-            F = stack(Cs)
-            total += F.sum(axis=0)
-            n += F.shape[0]
-        if n < 2:
-            raise ValueError(f"the chunk stream holds {n} sample(s); at least 2 required")
-        mean = total / n
+        n, mean = _stream_mean(stack, [first, *it], d)  # pass 1
 
         def apply_C(Z: np.ndarray) -> np.ndarray:  # C Z, one pass over the chunks
             out = np.zeros((d, Z.shape[1]))
@@ -761,7 +733,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
         self.n_views_ = len(first)
         self.n_samples_ = n
-        self.n_features_view_ = list(state["widths"])
+        self.n_features_view_ = list(stream.widths)
         self.solver_ = "primal-stiefel"
         self._maps = maps
         self.stiefel_result_ = None
@@ -778,6 +750,28 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 U, Sigma, lam, stack, mean, dims, lambda B: PU @ (U.T @ B.T), None, False
             )
         return self
+
+    def _check_stream_solver(self) -> None:
+        if self.solver not in ("auto", "primal-stiefel"):
+            raise ValueError(
+                f"fit_stream trains with solver='primal-stiefel' (Alg. 3); "
+                f"got solver={self.solver!r}"
+            )
+
+    def _stream_maps(self, first: list, rng: np.random.RandomState) -> list[_ViewMap]:
+        """Feature maps fitted on the first chunk; explicit maps only."""
+        maps = self._make_maps(len(first))
+        if maps[0].kernel.precomputed:
+            raise ValueError("fit_stream needs feature maps, not precomputed kernels")
+        for m, Xv in zip(maps, first):
+            m.fit(Xv, rng)
+        implicit = [m.view for m in maps if not m.explicit]
+        if implicit:
+            raise ValueError(
+                f"fit_stream needs explicit feature maps, but view(s) {implicit} "
+                "use an implicit kernel; use features='rff'/'nystrom'/'identity'"
+            )
+        return maps
 
     @staticmethod
     def _diag(S: np.ndarray) -> bool:
@@ -818,11 +812,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             lam, H = _top_eigh(Ksum, s, "kernel matrix K")
             Sigma = np.diag(lam)
         else:
-            H = self._stiefel(Ksum, n, s, rng)  # eq. (12)
-            Sigma = _sym(H.T @ Ksum @ H)  # eq. (13)
-            lam, O = self._rotation(Sigma, "kernel matrix K", s)
-            if self.rotate:
-                H, Sigma = H @ O, np.diag(lam)
+            H, Sigma, lam, _ = self._stiefel_solution(Ksum, n, s, rng, "kernel matrix K")
         D = _sign_flip(H)
         H = H * D
         Sigma = D[:, None] * Sigma * D[None, :]
@@ -978,10 +968,10 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """
         check_is_fitted(self, "sigma_")
         Xs = self._check_input(X, fit=False)
-        mask = None if any(is_dask_collection(V) for V in Xs) else observed_mask(Xs)
+        mask = None if views_kind(Xs) == "dask" else observed_mask(Xs)
         if mask is not None:  # eq. (15)/(16) from the observed views of each sample
             return infer_hidden(self, Xs, mask)
-        if any(is_dask_collection(V) for V in Xs):
+        if views_kind(Xs) == "dask":
             if self._is_dual():
                 raise ValueError(
                     "a dual model cannot transform Dask input; compute it first "
@@ -1087,3 +1077,55 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             else:
                 out[j] = w @ near / w.sum()
         return out
+
+
+class _ChunkStream:
+    """``stream()`` yields the validated chunks of ``chunks()`` (a fresh pass each call):
+    lists of NumPy views, the widths fixed by the first chunk, errors naming the chunk."""
+
+    def __init__(self, chunks: Any, views: Any):
+        if not callable(chunks):
+            raise TypeError(
+                "chunks must be a callable returning a fresh iterable of chunks "
+                "(a generator function, e.g. lambda: iter_chunks(path))"
+            )
+        self.chunks = chunks
+        self.views = views
+        self.widths: list[int] | None = None
+
+    def __call__(self) -> Iterator[list]:
+        for i, chunk in enumerate(self.chunks()):
+            yield self._check(i, chunk)
+
+    def _check(self, i: int, chunk: Any) -> list:
+        if isinstance(chunk, (list, tuple)):
+            for v, Cv in enumerate(chunk):
+                if np.iscomplexobj(Cv):
+                    raise ValueError(
+                        f"chunk {i}, view {v} is complex; mvkernels works on real data"
+                    )
+        if self.widths is None:
+            Cs = check_views(chunk, views=self.views, ensure_min_samples=1)
+            self.widths = [int(V.shape[1]) for V in Cs]
+        else:
+            try:
+                Cs = check_views(
+                    chunk, views=self.views, n_views=len(self.widths), n_features=self.widths
+                )
+            except ValueError as exc:
+                raise ValueError(f"chunk {i}: {exc}") from exc
+        if views_kind(Cs) == "dask":
+            raise TypeError("fit_stream takes NumPy chunks; give Dask views to fit")
+        return Cs
+
+
+def _stream_mean(stack: Any, chunks: Iterable[list], d: int) -> tuple[int, np.ndarray]:
+    """One pass: the number of samples and the mean of the ``d`` features."""
+    total, n = np.zeros(d), 0
+    for Cs in chunks:
+        F = stack(Cs)
+        total += F.sum(axis=0)
+        n += F.shape[0]
+    if n < 2:
+        raise ValueError(f"the chunk stream holds {n} sample(s); at least 2 required")
+    return n, total / n

@@ -1,0 +1,137 @@
+"""The input is validated once, at the estimator's boundary (``ValidatedViews``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mvkernels._validation as validation
+from mvkernels import BlockNystrom, MVMLClassifier, MVMLClassifierCV, MVMLRegressor, check_views
+from mvkernels._validation import ValidatedViews, views_kind
+
+
+@pytest.fixture
+def count_validations(monkeypatch):
+    """Counts the full validations (every view's values read and checked)."""
+    calls = []
+    full = validation._validate_views
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return full(*args, **kwargs)
+
+    monkeypatch.setattr(validation, "_validate_views", counted)
+    return calls
+
+
+def _data(n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    X1, X2 = rng.normal(size=(n, 4)), rng.normal(size=(n, 3))
+    y = (X1[:, 0] + X2[:, 0] > 0).astype(int)
+    return X1, X2, y
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MVMLClassifierCV(cv=3, alphas=[1e-2, 1e-1], random_state=0),
+        lambda: MVMLClassifierCV(cv=3, alphas=[1e-2], joint_view="auto", random_state=0),
+        lambda: MVMLClassifier(random_state=0),
+        lambda: MVMLClassifier(joint_view=True, random_state=0),
+    ],
+)
+@pytest.mark.parametrize("container", ["list", "array"])
+def test_views_validated_once_per_fit_and_predict(count_validations, make, container):
+    X1, X2, y = _data()
+    X = [X1, X2] if container == "list" else np.hstack([X1, X2])
+    est = make()
+    if container == "array":
+        est.set_params(views=[4, 3])
+    est.fit(X, y)
+    assert len(count_validations) == 1  # the estimator's boundary, nothing below it
+    count_validations.clear()
+    pred = est.predict(X)
+    assert len(count_validations) == 1
+    assert pred.shape == (X1.shape[0],)
+
+
+def test_cv_refit_matches_a_direct_fit_on_the_same_views():
+    """The refit gets the validated views: same model as fitting the best parameters."""
+    X1, X2, y = _data(seed=1)
+    cv = MVMLClassifierCV(cv=3, alphas=[1e-2, 1e-1], random_state=0).fit(np.hstack([X1, X2]), y)
+    assert cv.best_estimator_.n_features_in_ == 7  # what predict checks on a 2-D array
+    with pytest.raises(ValueError, match="7 features"):
+        cv.predict(np.zeros((3, 6)))
+    direct = MVMLClassifier(**cv.best_estimator_.get_params()).fit(np.hstack([X1, X2]), y)
+    np.testing.assert_allclose(
+        cv.decision_function(np.hstack([X1, X2])),
+        direct.decision_function(np.hstack([X1, X2])),
+        rtol=1e-10,
+        atol=1e-12,
+    )
+
+
+def test_check_views_returns_validated_views_and_passes_them_through(count_validations):
+    X1, X2, _ = _data(n=20)
+    Xs = check_views([X1, X2])
+    assert isinstance(Xs, ValidatedViews) and isinstance(Xs, list)
+    assert (Xs.kind, Xs.n_samples, Xs.n_features, Xs.dtype) == ("numpy", 20, (4, 3), np.float64)
+    assert check_views(Xs, n_views=2, n_features=[4, 3]) is Xs
+    assert len(count_validations) == 1
+    # the expected sizes are still checked on validated views
+    with pytest.raises(ValueError, match="expected 3 view"):
+        check_views(Xs, n_views=3)
+    with pytest.raises(ValueError, match="view 1 has 3 features, but 5"):
+        check_views(Xs, n_features=[4, 5])
+    with pytest.raises(ValueError, match="at least 30 required"):
+        check_views(Xs, ensure_min_samples=30)
+    # rows and slices stay validated
+    part = Xs.take(np.arange(5))
+    assert isinstance(part, ValidatedViews) and part.n_samples == 5
+    assert isinstance(Xs[:1], ValidatedViews) and Xs[:1].n_features == (4,)
+    np.testing.assert_array_equal(part[1], X2[:5])
+
+
+def test_validated_under_weaker_options_is_validated_again():
+    """Views accepted with missing rows are checked again where NaN is refused."""
+    X1, X2, _ = _data(n=20)
+    X1 = X1.copy()
+    X1[3] = np.nan
+    Xs = check_views([X1, X2], allow_missing=True)
+    np.testing.assert_array_equal(Xs.observed[:, 0], ~np.isnan(X1[:, 0]))
+    assert Xs.observed[:, 1].all()
+    with pytest.raises(ValueError, match="view 0 contains NaN"):
+        check_views(Xs)
+
+
+def test_views_kind_is_the_one_numpy_sparse_dask_choice():
+    sp = pytest.importorskip("scipy.sparse")
+    da = pytest.importorskip("dask.array")
+    X = np.ones((6, 2))
+    assert views_kind([X, X]) == "numpy"
+    assert views_kind([X, sp.csr_matrix(X)]) == "sparse"
+    assert views_kind([da.from_array(X, chunks=3), X]) == "dask"
+    Xs = check_views([da.from_array(X, chunks=3), da.from_array(X, chunks=3)])
+    assert Xs.kind == "dask" and views_kind(Xs) == "dask"
+
+
+def test_block_nystrom_transform_does_not_validate_validated_views(count_validations):
+    X1, X2, _ = _data(n=40)
+    nys = BlockNystrom(n_landmarks=8, random_state=0).fit([X1, X2])
+    count_validations.clear()
+    Xs = check_views([X1, X2], allow_missing=True)
+    U = nys.transform(Xs)
+    assert len(count_validations) == 1
+    np.testing.assert_allclose(U, nys.transform([X1, X2]))
+    with pytest.raises(ValueError, match="view 0 has 3 features, but 4"):
+        nys.transform(check_views([X1[:, :3], X2]))
+
+
+def test_regressor_with_missing_views_validates_once(count_validations):
+    X1, X2, _ = _data(n=60, seed=2)
+    X1 = X1.copy()
+    X1[::7] = np.nan
+    y = np.nan_to_num(X1[:, 0]) + X2[:, 1]
+    est = MVMLRegressor(n_landmarks=10, random_state=0).fit([X1, X2], y)
+    assert len(count_validations) == 1
+    assert np.isfinite(est.predict([X1, X2])).all()
