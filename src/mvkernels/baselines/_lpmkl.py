@@ -114,6 +114,28 @@ class _LpMKL(_Base):
         return self.model_.decision(Kx)
 
 
+_LPMKL_PARAMETERS_DOC = """
+    p : float >= 1, default=2.0
+        Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
+    max_iter : int, default=50
+        Maximum number of alternating iterations.
+    tol : float, default=1e-4
+        Stop when no kernel weight moves more than ``tol``.
+    {common_parameters}
+"""
+
+_LPMKL_ATTRIBUTES_DOC = """
+    kernel_weights_ : ndarray of shape (n_views,)
+        The kernel weights ``beta``, ``||beta||_p = 1``.
+    objective_ : ndarray of shape ``(n_iter_ + 1,)``
+        Primal objective at each iteration (non-increasing: exact block minimisation).
+    n_iter_ : int
+        Number of alternating iterations run.
+    model_ : object
+        The fitted kernel machine on the combined kernel.
+    {grams_attributes}
+"""
+
 _LPMKL_DOC = """
     Kernel ``K = sum_m beta_m K_m`` over the views, ``beta >= 0``, ``||beta||_p = 1``;
     the kernel machine and the weights are learned by alternating minimisation (Kloft,
@@ -128,6 +150,8 @@ _LPMKL_DOC = """
 
 @_fill_doc(
     lpmkl=_LPMKL_DOC,
+    lpmkl_parameters=_LPMKL_PARAMETERS_DOC,
+    lpmkl_attributes=_LPMKL_ATTRIBUTES_DOC,
     example_extra=">>> print(round(float(np.sum(model.kernel_weights_**2)), 6))\n1.0",
 )
 class LpMKLRegressor(RegressorMixin, _LpMKL):
@@ -139,25 +163,11 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
     ----------
     alpha : float, default=1.0
         Ridge parameter: minimises ``||y - f||^2 + alpha sum_m ||w_m||^2 / beta_m``.
-    p : float >= 1, default=2.0
-        Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
-    max_iter : int, default=50
-        Maximum number of alternating iterations.
-    tol : float, default=1e-4
-        Stop when no kernel weight moves more than ``tol``.
-    {common_parameters}
+    {lpmkl_parameters}
 
     Attributes
     ----------
-    kernel_weights_ : ndarray of shape (n_views,)
-        The kernel weights ``beta``, ``||beta||_p = 1``.
-    objective_ : ndarray of shape ``(n_iter_ + 1,)``
-        Primal objective at each iteration (non-increasing: exact block minimisation).
-    n_iter_ : int
-        Number of alternating iterations run.
-    model_ : object
-        The fitted kernel machine on the combined kernel.
-    {grams_attributes}
+    {lpmkl_attributes}
 
     See Also
     --------
@@ -187,6 +197,8 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
 
 @_fill_doc(
     lpmkl=_LPMKL_DOC,
+    lpmkl_parameters=_LPMKL_PARAMETERS_DOC,
+    lpmkl_attributes=_LPMKL_ATTRIBUTES_DOC,
     example_args='loss="squared"',
     example_extra=">>> model.kernel_weights_.shape\n(2,)",
 )
@@ -203,27 +215,13 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
     Parameters
     ----------
     {loss_parameters}
-    p : float >= 1, default=2.0
-        Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
-    max_iter : int, default=50
-        Maximum number of alternating iterations.
-    tol : float, default=1e-4
-        Stop when no kernel weight moves more than ``tol``.
-    {common_parameters}
+    {lpmkl_parameters}
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels.
-    kernel_weights_ : ndarray of shape (n_views,)
-        The kernel weights ``beta``, ``||beta||_p = 1``.
-    objective_ : ndarray of shape ``(n_iter_ + 1,)``
-        Primal objective at each iteration (non-increasing: exact block minimisation).
-    n_iter_ : int
-        Number of alternating iterations run.
-    model_ : object
-        The fitted kernel machine on the combined kernel.
-    {grams_attributes}
+    {lpmkl_attributes}
 
     See Also
     --------

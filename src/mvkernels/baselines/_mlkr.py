@@ -136,6 +136,17 @@ class _MLKR(_TargetsMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    def __init__(
+        self,
+        n_components: int | None = None,
+        max_iter: int = 100,
+        n_landmarks: int | float | None = None,
+        views: Any = None,
+        random_state: Any = None,
+    ):
+        self.n_components, self.max_iter = n_components, max_iter
+        self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> _MLKR:
         """Fit on views ``X`` and targets / labels ``y``."""
@@ -182,6 +193,37 @@ class _MLKR(_TargetsMixin, BaseEstimator):
         return (W @ self.train_targets_) / W.sum(axis=1, keepdims=True)
 
 
+_MLKR_PARAMETERS_DOC = """
+    n_components : int or None, default=None
+        Rows of ``A`` (None: as many as input columns).
+    max_iter : int, default=100
+        L-BFGS iterations.
+    n_landmarks : None, int or float in (0, 1], default=None
+        None: learn on all training samples; otherwise on a uniform random subset of that
+        size (a fraction when a float).
+    views : None or list, default=None
+        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
+    random_state : int, RandomState or None, default=None
+        The random subset of ``n_landmarks``.
+"""
+
+_MLKR_ATTRIBUTES_DOC = """
+    components_ : ndarray of shape (n_components, n_features)
+        The learned map ``A`` of the standardised concatenated views.
+    landmark_indices_ : ndarray of int
+        The training samples the metric is learned on and predicts from.
+    loss_ : float
+        Final leave-one-out loss on the (landmark) training points.
+    n_iter_ : int
+        Number of L-BFGS iterations run.
+    mean_, scale_ : ndarray of shape (n_features,)
+        The standardisation of the concatenated views.
+    train_embedding_ : ndarray of shape (n_landmarks, n_components)
+        The mapped training points.
+    train_targets_ : ndarray
+        Their targets (+-1 columns for the classifier).
+"""
+
 _MLKR_DOC = """
     Metric learning for kernel regression (Weinberger & Tesauro, AISTATS 2007): a linear
     map ``A`` of the concatenated, standardised views is learned (L-BFGS on
@@ -199,6 +241,8 @@ _MLKR_DOC = """
 
 @_fill_doc(
     mlkr=_MLKR_DOC,
+    mlkr_parameters=_MLKR_PARAMETERS_DOC,
+    mlkr_attributes=_MLKR_ATTRIBUTES_DOC,
     example_args="n_components=2, max_iter=500",
     example_extra=">>> model.components_.shape\n(2, 5)",
 )
@@ -209,34 +253,11 @@ class MLKRRegressor(RegressorMixin, _MLKR):
 
     Parameters
     ----------
-    n_components : int or None, default=None
-        Rows of ``A`` (None: as many as input columns).
-    max_iter : int, default=100
-        L-BFGS iterations.
-    n_landmarks : None, int or float in (0, 1], default=None
-        None: learn on all training samples; otherwise on a uniform random subset of that
-        size (a fraction when a float).
-    views : None or list, default=None
-        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
-    random_state : int, RandomState or None, default=None
-        The random subset of ``n_landmarks``.
+    {mlkr_parameters}
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_features)
-        The learned map ``A`` of the standardised concatenated views.
-    landmark_indices_ : ndarray of int
-        The training samples the metric is learned on and predicts from.
-    loss_ : float
-        Final leave-one-out loss on the (landmark) training points.
-    n_iter_ : int
-        Number of L-BFGS iterations run.
-    mean_, scale_ : ndarray of shape (n_features,)
-        The standardisation of the concatenated views.
-    train_embedding_ : ndarray of shape (n_landmarks, n_components)
-        The mapped training points.
-    train_targets_ : ndarray
-        Their targets (+-1 columns for the classifier).
+    {mlkr_attributes}
     {fit_attributes}
 
     See Also
@@ -248,19 +269,10 @@ class MLKRRegressor(RegressorMixin, _MLKR):
     {examples}
     """
 
-    def __init__(
-        self,
-        n_components: int | None = None,
-        max_iter: int = 100,
-        n_landmarks: int | float | None = None,
-        views: Any = None,
-        random_state: Any = None,
-    ):
-        self.n_components, self.max_iter = n_components, max_iter
-        self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state
 
-
-@_fill_doc(mlkr=_MLKR_DOC)
+@_fill_doc(
+    mlkr=_MLKR_DOC, mlkr_parameters=_MLKR_PARAMETERS_DOC, mlkr_attributes=_MLKR_ATTRIBUTES_DOC
+)
 class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
     """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
 
@@ -268,36 +280,13 @@ class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
 
     Parameters
     ----------
-    n_components : int or None, default=None
-        Rows of ``A`` (None: as many as input columns).
-    max_iter : int, default=100
-        L-BFGS iterations.
-    n_landmarks : None, int or float in (0, 1], default=None
-        None: learn on all training samples; otherwise on a uniform random subset of that
-        size (a fraction when a float).
-    views : None or list, default=None
-        How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
-    random_state : int, RandomState or None, default=None
-        The random subset of ``n_landmarks``.
+    {mlkr_parameters}
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels.
-    components_ : ndarray of shape (n_components, n_features)
-        The learned map ``A`` of the standardised concatenated views.
-    landmark_indices_ : ndarray of int
-        The training samples the metric is learned on and predicts from.
-    loss_ : float
-        Final leave-one-out loss on the (landmark) training points.
-    n_iter_ : int
-        Number of L-BFGS iterations run.
-    mean_, scale_ : ndarray of shape (n_features,)
-        The standardisation of the concatenated views.
-    train_embedding_ : ndarray of shape (n_landmarks, n_components)
-        The mapped training points.
-    train_targets_ : ndarray
-        Their targets (+-1 columns for the classifier).
+    {mlkr_attributes}
     {fit_attributes}
 
     See Also
@@ -310,14 +299,3 @@ class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
     """
 
     _is_classifier = True
-
-    def __init__(
-        self,
-        n_components: int | None = None,
-        max_iter: int = 100,
-        n_landmarks: int | float | None = None,
-        views: Any = None,
-        random_state: Any = None,
-    ):
-        self.n_components, self.max_iter = n_components, max_iter
-        self.n_landmarks, self.views, self.random_state = n_landmarks, views, random_state

@@ -129,6 +129,21 @@ class _OKL(_Base):
         "tol": [nonnegative_real()],
     }
 
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        max_iter: int = 300,
+        tol: float = 1e-5,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
+        self.alpha, self.max_iter, self.tol = alpha, max_iter, tol
+        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
+
     def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
         lam = self.alpha
         K = _sym(cast(np.ndarray, sum(grams) / len(grams)))
@@ -172,6 +187,30 @@ class _OKL(_Base):
         return Kx @ self.coef_ @ self.output_kernel_
 
 
+_OKL_PARAMETERS_DOC = """
+    alpha : float, default=1.0
+        Regularisation (lambda of the paper's eq. 4).
+    max_iter : int, default=300
+        Maximum number of block coordinate descent iterations.
+    tol : float, default=1e-5
+        Stop when the relative decrease of the objective is below ``tol``.
+    {common_parameters}
+"""
+
+_OKL_ATTRIBUTES_DOC = """
+    coef_ : ndarray of shape (n_samples, n_outputs)
+        The coefficients ``C``.
+    output_kernel_ : ndarray of shape (n_outputs, n_outputs)
+        The learned output kernel ``L``.
+    output_kernel_min_eigenvalue_ : float
+        Smallest eigenvalue of ``L`` (>= 0 up to rounding).
+    objective_ : ndarray
+        The objective at each iteration (non-increasing).
+    n_iter_ : int
+        Number of block coordinate descent iterations run.
+    {grams_attributes}
+"""
+
 _OKL_DOC = """
     Separable (decomposable) kernel ``K(x, x') = k(x, x') L`` with a learned PSD output
     kernel ``L`` (T x T), T = number of outputs (Dinuzzo, Ong, Gehler & Pillonetto,
@@ -190,7 +229,7 @@ _OKL_DOC = """
 """
 
 
-@_fill_doc(okl=_OKL_DOC)
+@_fill_doc(okl=_OKL_DOC, okl_parameters=_OKL_PARAMETERS_DOC, okl_attributes=_OKL_ATTRIBUTES_DOC)
 class OKLRegressor(RegressorMixin, _OKL):
     """Output kernel learning for multi-output regression.
 
@@ -198,27 +237,11 @@ class OKLRegressor(RegressorMixin, _OKL):
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Regularisation (lambda of the paper's eq. 4).
-    max_iter : int, default=300
-        Maximum number of block coordinate descent iterations.
-    tol : float, default=1e-5
-        Stop when the relative decrease of the objective is below ``tol``.
-    {common_parameters}
+    {okl_parameters}
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_samples, n_outputs)
-        The coefficients ``C``.
-    output_kernel_ : ndarray of shape (n_outputs, n_outputs)
-        The learned output kernel ``L``.
-    output_kernel_min_eigenvalue_ : float
-        Smallest eigenvalue of ``L`` (>= 0 up to rounding).
-    objective_ : ndarray
-        The objective at each iteration (non-increasing).
-    n_iter_ : int
-        Number of block coordinate descent iterations run.
-    {grams_attributes}
+    {okl_attributes}
 
     See Also
     --------
@@ -243,28 +266,18 @@ class OKLRegressor(RegressorMixin, _OKL):
 
     _multi_output = True
 
-    def __init__(
-        self,
-        alpha: float = 1.0,
-        max_iter: int = 300,
-        tol: float = 1e-5,
-        kernel: Any = "rbf",
-        kernel_params: Any = None,
-        n_landmarks: int | float | None = None,
-        landmarks: str = "uniform",
-        views: Any = None,
-        random_state: Any = None,
-    ):
-        self.alpha, self.max_iter, self.tol = alpha, max_iter, tol
-        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
 
 
-@_fill_doc(okl=_OKL_DOC, example_args="alpha=0.1")
+@_fill_doc(
+    okl=_OKL_DOC,
+    okl_parameters=_OKL_PARAMETERS_DOC,
+    okl_attributes=_OKL_ATTRIBUTES_DOC,
+    example_args="alpha=0.1",
+)
 class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
     """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
 
@@ -275,29 +288,13 @@ class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Regularisation (lambda of the paper's eq. 4).
-    max_iter : int, default=300
-        Maximum number of block coordinate descent iterations.
-    tol : float, default=1e-5
-        Stop when the relative decrease of the objective is below ``tol``.
-    {common_parameters}
+    {okl_parameters}
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels.
-    coef_ : ndarray of shape (n_samples, n_outputs)
-        The coefficients ``C``.
-    output_kernel_ : ndarray of shape (n_outputs, n_outputs)
-        The learned output kernel ``L``.
-    output_kernel_min_eigenvalue_ : float
-        Smallest eigenvalue of ``L`` (>= 0 up to rounding).
-    objective_ : ndarray
-        The objective at each iteration (non-increasing).
-    n_iter_ : int
-        Number of block coordinate descent iterations run.
-    {grams_attributes}
+    {okl_attributes}
 
     See Also
     --------
@@ -308,18 +305,3 @@ class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
     """
 
     _is_classifier = True
-
-    def __init__(
-        self,
-        alpha: float = 1.0,
-        max_iter: int = 300,
-        tol: float = 1e-5,
-        kernel: Any = "rbf",
-        kernel_params: Any = None,
-        n_landmarks: int | float | None = None,
-        landmarks: str = "uniform",
-        views: Any = None,
-        random_state: Any = None,
-    ):
-        self.alpha, self.max_iter, self.tol = alpha, max_iter, tol
-        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)

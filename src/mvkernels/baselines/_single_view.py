@@ -66,7 +66,20 @@ class _SingleView(_Base):
         return self.model_.decision(cross[self.best_view_])
 
 
-@_fill_doc(example_args="alpha=0.1", example_extra=">>> int(model.best_view_)\n0")
+_SINGLE_VIEW_PARAMETERS_DOC = """
+    view : "best" or int, default="best"
+        The view to use, or ``"best"`` to choose it by cross-validation.
+    cv : int, default=3
+        Number of folds of the view selection.
+    {common_parameters}
+"""
+
+
+@_fill_doc(
+    single_view_parameters=_SINGLE_VIEW_PARAMETERS_DOC,
+    example_args="alpha=0.1",
+    example_extra=">>> int(model.best_view_)\n0",
+)
 class SingleViewRegressor(RegressorMixin, _SingleView):
     """Kernel ridge regression on one view (the MVML paper's "KRR, one view" baseline).
 
@@ -78,11 +91,7 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
     ----------
     alpha : float, default=1.0
         Ridge parameter: ``dual = (K + alpha I)^{-1} y``.
-    view : "best" or int, default="best"
-        The view to use, or ``"best"`` to choose it by cross-validation.
-    cv : int, default=3
-        Number of folds of the view selection.
-    {common_parameters}
+    {single_view_parameters}
 
     Attributes
     ----------
@@ -119,7 +128,7 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
-@_fill_doc()
+@_fill_doc(single_view_parameters=_SINGLE_VIEW_PARAMETERS_DOC)
 class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
     """SVM (or kernel ridge on +-1 targets) on one view: the paper's "1 view SVM" column.
 
@@ -130,11 +139,7 @@ class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
     Parameters
     ----------
     {loss_parameters}
-    view : "best" or int, default="best"
-        The view to use, or ``"best"`` to choose it by cross-validation.
-    cv : int, default=3
-        Number of folds of the view selection.
-    {common_parameters}
+    {single_view_parameters}
 
     Attributes
     ----------

@@ -21,7 +21,7 @@ import tempfile
 import urllib.request
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -302,6 +302,25 @@ UWAVE = Remote(
 _UWAVE_NPZ = "uwave_ucr_split_rebuilt.npz"
 
 
+_FETCH_PARAMETERS_DOC = """
+    data_home : str or path, default=None
+        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
+    download_if_missing : bool, default=True
+        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
+    quiet : bool, default=False
+        No progress messages on stderr.
+"""
+
+
+def _fetch_doc(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Fill the parameters every fetcher shares into ``func``'s docstring (a real ``__doc__``)."""
+    func.__doc__ = (func.__doc__ or "").replace(
+        "    {fetch_parameters}", _FETCH_PARAMETERS_DOC.strip("\n")
+    )
+    return func
+
+
+@_fetch_doc
 def fetch_winequality(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
@@ -312,12 +331,7 @@ def fetch_winequality(
 
     Parameters
     ----------
-    data_home : str or path, default=None
-        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
-    download_if_missing : bool, default=True
-        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
-    quiet : bool, default=False
-        No progress messages on stderr.
+    {fetch_parameters}
     color : {"white", "red"}, default="white"
         Which of the two files.
 
@@ -339,6 +353,7 @@ def fetch_winequality(
     return load_winequality(root, color=color)
 
 
+@_fetch_doc
 def fetch_parkinsons(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
@@ -348,12 +363,7 @@ def fetch_parkinsons(
 
     Parameters
     ----------
-    data_home : str or path, default=None
-        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
-    download_if_missing : bool, default=True
-        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
-    quiet : bool, default=False
-        No progress messages on stderr.
+    {fetch_parameters}
 
     Returns
     -------
@@ -373,6 +383,7 @@ def fetch_parkinsons(
     return load_parkinsons(root)
 
 
+@_fetch_doc
 def fetch_sarcos(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
@@ -383,12 +394,7 @@ def fetch_sarcos(
 
     Parameters
     ----------
-    data_home : str or path, default=None
-        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
-    download_if_missing : bool, default=True
-        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
-    quiet : bool, default=False
-        No progress messages on stderr.
+    {fetch_parameters}
     torque : int or None, default=0
         Which torque is ``y`` (0 = the paper's task 1); ``None``: all 7.
 
@@ -407,6 +413,7 @@ def fetch_sarcos(
     return load_sarcos(root, torque=torque)
 
 
+@_fetch_doc
 def fetch_santafe(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
@@ -416,12 +423,7 @@ def fetch_santafe(
 
     Parameters
     ----------
-    data_home : str or path, default=None
-        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
-    download_if_missing : bool, default=True
-        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
-    quiet : bool, default=False
-        No progress messages on stderr.
+    {fetch_parameters}
 
     Returns
     -------
@@ -438,6 +440,7 @@ def fetch_santafe(
     return load_santafe(root)
 
 
+@_fetch_doc
 def fetch_nutrimouse(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
@@ -447,12 +450,7 @@ def fetch_nutrimouse(
 
     Parameters
     ----------
-    data_home : str or path, default=None
-        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
-    download_if_missing : bool, default=True
-        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
-    quiet : bool, default=False
-        No progress messages on stderr.
+    {fetch_parameters}
 
     Returns
     -------
@@ -482,6 +480,7 @@ def _read_ucr(path: Path, n_views: int) -> tuple[np.ndarray, np.ndarray]:
     return X.reshape(len(X), n_views, -1), y
 
 
+@_fetch_doc
 def fetch_uwave(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
@@ -496,12 +495,7 @@ def fetch_uwave(
 
     Parameters
     ----------
-    data_home : str or path, default=None
-        Data home; ``None`` uses ``$MVKERNELS_DATA``, else ``~/mvkernels_data``.
-    download_if_missing : bool, default=True
-        If False, a missing file raises :class:`DataNotFoundError` naming the URL.
-    quiet : bool, default=False
-        No progress messages on stderr.
+    {fetch_parameters}
 
     Returns
     -------
