@@ -30,6 +30,10 @@ Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and f
 With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
 candidate without it uses the leading blocks of the same features and statistics
 (:mod:`._joint`).
+By default (``search="screen"``) the search runs in two named steps: every
+(joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
+MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
+pairs (:meth:`_MVMLCVBase._screened_search`).
 """
 
 from __future__ import annotations
@@ -581,7 +585,7 @@ class _MVMLCVBase(BaseEstimator):
             for k in [k for k in kept if not finalists(screen)[:, k].any()]:
                 del kept[k]
         best = finalists(screen)
-        for fi in np.flatnonzero(best.any(axis=0)):
+        for fi in map(int, np.flatnonzero(best.any(axis=0))):
             sel = alpha_window(S.alphas, best_alpha[best[:, fi], fi])
             self._say(f"cross-validating bandwidth factor {S.factors[fi]:g}")
             part = self._score_nystrom(
@@ -994,6 +998,15 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         additive model; only ``False`` for a single view), ``True`` / ``False`` fixes it.
         The candidates share the Nystrom map and the held-out statistics: the one
         without the joint view uses the leading blocks of the same features.
+    search : {"screen", "exhaustive"}, default="screen"
+        ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
+        exact leave-one-out score of the fixed metric ``A = I`` on all the rows (one
+        factorisation per pair, every ``alpha``), then the 2 best pairs are
+        cross-validated in full at their screening-best ``alpha`` and its grid neighbours
+        (see :mod:`mvkernels.mvml._screen`); the other candidates get NaN scores in
+        ``cv_results_``. Applies in Nystrom mode on in-memory views when there are more
+        than 2 pairs; otherwise, and with ``"exhaustive"``, every candidate is
+        cross-validated.
 
     Attributes
     ----------
@@ -1010,7 +1023,10 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         when both were searched).
     cv_results_ : dict of arrays
         As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
-        ``mean_test_score``, ``std_test_score``, ``rank_test_score``.
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``. Candidates left out
+        by the screening (``search="screen"``) have NaN scores and rank after every scored
+        one; ``screen_score`` (when the grid was screened) is the leave-one-out score of
+        each candidate's (joint view, bandwidth factor) pair.
     best_estimator_ : MVMLRegressor
         The refitted model (``refit=True``).
     n_iter_ : int or ndarray
@@ -1062,7 +1078,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     ----------
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
-sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view
+sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search
         As :class:`MVMLRegressorCV`.
 
     Attributes
@@ -1133,8 +1149,9 @@ class MVMLSVCCV(MVMLClassifierCV):
     ----------
     alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose
-        As :class:`MVMLClassifierCV`.
+eig_floor, chunk_size, views, random_state, verbose, search
+        As :class:`MVMLClassifierCV` (the hinge loss has no leave-one-out shortcut: its
+        grid is always searched in full).
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with
