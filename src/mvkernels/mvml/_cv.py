@@ -577,7 +577,8 @@ class _MVMLCVBase(BaseEstimator):
             for ji, joint in enumerate(S.joints):
                 Uj = U if joint or len(S.Xs) == S.v_in else U[:, : S.v_in * nys.n_landmarks_]
                 loo = ridge_loo_outputs(Uj, Y, S.alphas, len(S.Xs) if joint else S.v_in)
-                per_alpha = [self._loo_score(D, S) for D in loo]
+                per_alpha = np.array([self._loo_score(D, S) for D in loo])
+                per_alpha[~np.isfinite(per_alpha)] = -np.inf
                 best_alpha[ji, fi] = int(np.argmax(per_alpha))
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
             self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
@@ -598,6 +599,10 @@ class _MVMLCVBase(BaseEstimator):
         return screen
 
     def _loo_score(self, D: np.ndarray, S: _CVSearch) -> float:
+        """Score of the leave-one-out outputs ``D`` (n, T) of all the rows (-inf when a
+        row has none)."""
+        if not np.all(np.isfinite(D)):
+            return -np.inf
         return _score_outputs(D, S.y_score, getattr(self, "classes_", None), S.scorer)
 
     # ------------------------------------------------------------------ scoring

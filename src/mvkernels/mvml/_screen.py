@@ -71,7 +71,8 @@ def ridge_loo_outputs(
     inv = 1.0 / (s[None, :] + np.asarray(alphas, dtype=np.float64)[:, None] * n_blocks**2)
     H = (P * P) @ inv.T  # (n, m): diagonal of the hat matrix per alpha
     fitted = np.stack([P @ (w[:, None] * PY) for w in inv])  # (m, n, T)
-    resid = (Y[None] - fitted) / (1.0 - H.T)[:, :, None]
+    with np.errstate(divide="ignore", invalid="ignore"):  # H_ii = 1: no held-out output
+        resid = (Y[None] - fitted) / (1.0 - H.T)[:, :, None]
     return Y[None] - resid
 
 
