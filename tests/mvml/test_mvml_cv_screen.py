@@ -123,6 +123,7 @@ def test_no_screening_when_the_pairs_fit_in_the_finalists(rng):
     )
 
 
+@pytest.mark.slow
 def test_screening_keeps_the_exhaustive_quality_on_digits():
     """On digits cut into 2 views (400 rows), the screened default search's best candidate
     scores within half a point of the exhaustive search's best, with far fewer candidates
