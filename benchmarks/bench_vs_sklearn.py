@@ -112,14 +112,16 @@ def have_himalaya() -> bool:
     return True
 
 
-def classifiers(sizes: list[int], X: np.ndarray, svm: bool = True) -> list[tuple[str, Any]]:
+def classifiers(
+    sizes: list[int], X: np.ndarray, svm: bool = True, anchor: bool = True
+) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = [
         ("SVC()", SVC()),
         ("tuned SVC (GridSearchCV, 12 candidates)", tuned_svc(X)),
         ("LogisticRegression(max_iter=1000)", LogisticRegression(max_iter=1000)),
         ("HistGradientBoostingClassifier()", HistGradientBoostingClassifier(random_state=0)),
     ]
-    if have_himalaya():
+    if anchor and have_himalaya():
         out.append(("himalaya MultipleKernelRidgeCV (one RBF per view)", HimalayaMKR(sizes, True)))
     out += [
         ("MVMLClassifier()", MVMLClassifier(views=sizes, random_state=0)),
@@ -133,7 +135,9 @@ def classifiers(sizes: list[int], X: np.ndarray, svm: bool = True) -> list[tuple
     return out
 
 
-def regressors(sizes: list[int], X: np.ndarray, svm: bool = True) -> list[tuple[str, Any]]:
+def regressors(
+    sizes: list[int], X: np.ndarray, svm: bool = True, anchor: bool = True
+) -> list[tuple[str, Any]]:
     s = scale_gamma(X)
     grid = [s / 4, s, 4 * s]
     out: list[tuple[str, Any]] = [
@@ -150,7 +154,7 @@ def regressors(sizes: list[int], X: np.ndarray, svm: bool = True) -> list[tuple[
             GridSearchCV(SVR(), {"C": [0.1, 1, 10, 100], "gamma": grid}, cv=5),
         ),
     ]
-    if have_himalaya():
+    if anchor and have_himalaya():
         out.append(("himalaya MultipleKernelRidgeCV (one RBF per view)", HimalayaMKR(sizes, False)))
     out += [
         ("MVMLRegressor()", MVMLRegressor(views=sizes, random_state=0)),
@@ -175,7 +179,12 @@ def note_of(est: Any) -> str:
     return ", ".join(f"{k}={v:g}" if not isinstance(v, bool) else f"{k}={v}" for k, v in bp.items())
 
 
-def load_cases(quick: bool) -> list[dict[str, Any]]:
+#: data set keys of ``--datasets``, in the table's order
+DATASETS = ("uwave", "digits", "unequal", "nutrimouse", "sarcos")
+
+
+def load_cases(quick: bool, datasets: tuple[str, ...] = DATASETS) -> list[dict[str, Any]]:
+    """The benchmark cases, restricted to ``datasets`` (keys of :data:`DATASETS`)."""
     rng = np.random.RandomState(0)
     cases = []
     d = load_uwave()
@@ -228,29 +237,36 @@ def load_cases(quick: bool) -> list[dict[str, Any]]:
             task="reg",
         )
     )
-    return cases
+    keys = dict(zip([c["name"] for c in cases], DATASETS))
+    return [c for c in cases if keys[c["name"]] in datasets]
 
 
 def run(
-    quick: bool, svm: bool = True, out: Path | None = None
+    quick: bool,
+    svm: bool = True,
+    out: Path | None = None,
+    datasets: tuple[str, ...] = DATASETS,
+    anchor: bool = True,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Fit everything; after each data set the table so far is written to ``out``."""
     rows: list[dict[str, Any]] = []
     notes = []
-    if not have_himalaya():
+    if not anchor:
+        notes.append("run with --skip-anchor: the multiple-kernel anchor was not fitted.")
+    elif not have_himalaya():
         notes.append(
             "himalaya is not installed: the multiple-kernel anchor was skipped "
             "(pip install himalaya)."
         )
     if not svm:
         notes.append("run with --skip-svm: MVMLSVC() and MVMLSVCCV() were not fitted.")
-    for case in load_cases(quick):
+    for case in load_cases(quick, datasets):
         Xtr0 = case["splits"][0][0]
         make = classifiers if case["task"] == "clf" else regressors
-        names = [m for m, _ in make(case["sizes"], Xtr0, svm)]
+        names = [m for m, _ in make(case["sizes"], Xtr0, svm, anchor)]
         res: dict[str, list] = {m: [] for m in names}
         for Xtr, ytr, Xte, yte in case["splits"]:
-            for m, est in make(case["sizes"], Xtr, svm):
+            for m, est in make(case["sizes"], Xtr, svm, anchor):
                 sc, secs, fitted = fit_score(est, Xtr, ytr, Xte, yte)
                 res[m].append((sc, secs, note_of(fitted)))
                 print(f"  [{case['name']}] {m}: {sc:.4f} in {secs:.2f} s", flush=True)
@@ -345,9 +361,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="subsample the training rows")
     ap.add_argument("--skip-svm", action="store_true", help="leave out MVMLSVC and MVMLSVCCV")
+    ap.add_argument(
+        "--skip-anchor", action="store_true", help="leave out the multiple-kernel anchor"
+    )
+    ap.add_argument(
+        "--datasets",
+        nargs="+",
+        choices=DATASETS,
+        default=list(DATASETS),
+        help="data sets to run (default: all)",
+    )
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
-    rows, notes = run(args.quick, svm=not args.skip_svm, out=Path(args.out))
+    rows, notes = run(
+        args.quick,
+        svm=not args.skip_svm,
+        out=Path(args.out),
+        datasets=tuple(args.datasets),
+        anchor=not args.skip_anchor,
+    )
     print()
     print(markdown(rows, notes, args.quick))
 

@@ -281,6 +281,7 @@ def test_cv_on_dask_views_equals_in_memory(client):
         cv=3,
         n_landmarks=15,
         random_state=0,
+        search="exhaustive",
     )
     ref = MVMLClassifierCV(**kw).fit(Xs, y)
     est = MVMLClassifierCV(**kw).fit(to_dask(Xs, rows=(40, 60)), da.from_array(y, chunks=50))

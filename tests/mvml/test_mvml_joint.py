@@ -106,6 +106,7 @@ def test_cv_auto_scores_equal_the_two_separate_searches(n_landmarks):
         cv=3,
         n_landmarks=n_landmarks,
         random_state=0,
+        search="exhaustive",
     )
     auto = MVMLRegressorCV(**kw).fit(Xs, y)
     res = auto.cv_results_

@@ -80,6 +80,7 @@ def test_cv_multi_output_selects_on_the_mean_score(metric, n_landmarks):
         metric=metric,
         n_landmarks=n_landmarks,
         random_state=0,
+        search="exhaustive",
     )
     multi = MVMLRegressorCV(**kw).fit(Xs, Y)
     singles = [MVMLRegressorCV(**kw).fit(Xs, Y[:, j]) for j in range(Y.shape[1])]

@@ -30,12 +30,17 @@ Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and f
 With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
 candidate without it uses the leading blocks of the same features and statistics
 (:mod:`._joint`).
+By default (``search="screen"``) the search runs in two named steps: every
+(joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
+MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
+pairs (:meth:`_MVMLCVBase._screened_search`).
 """
 
 from __future__ import annotations
 
 import itertools
 import time
+from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
 
@@ -64,6 +69,7 @@ from .._validation import (
     observed_mask,
     take_rows,
     validate_array_input,
+    views_kind,
 )
 from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
@@ -88,6 +94,7 @@ from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._proba import BestOutOfFold, ProbaMixin
 from ._problem import MVMLProblem
+from ._screen import N_FINALISTS, alpha_window, finalists, ridge_loo_outputs
 from ._svm import MVMLSVC
 
 __all__ = [
@@ -199,6 +206,7 @@ def _cv_constraints() -> dict:
             "n_jobs": [Integral, None],
             "refit": ["boolean"],
             "verbose": ["verbose"],
+            "search": [StrOptions({"screen", "exhaustive"})],
         }
     )
     return base
@@ -224,6 +232,50 @@ def _r2_from_sums(sse: np.ndarray, y_te: np.ndarray) -> np.ndarray:
     sst = ((Yt - Yt.mean(axis=0)) ** 2).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sst > 0, 1.0 - sse / sst, np.where(sse == 0, 1.0, 0.0))
+
+
+@dataclass
+class _CVSearch:
+    """What every step of one cross-validated search reads, built once by ``fit``."""
+
+    #: the searched views (with the joint view last when it is a candidate)
+    Xs: list
+    #: target columns (+-1 one-vs-all or real), and the values scored against
+    Y: Any
+    y_score: np.ndarray
+    splits: list
+    #: per-view kernel parameters at bandwidth factor 1, and the grids
+    base_params: list
+    factors: np.ndarray
+    alphas: np.ndarray
+    etas: np.ndarray
+    #: longest path searched (outer iterations 1 .. K)
+    K: int
+    n_landmarks: Any
+    scorer: Any
+    #: joint-view candidates (grid order) and the number of input views
+    joints: tuple
+    v_in: int
+
+    @property
+    def n_splits(self) -> int:
+        return len(self.splits)
+
+    @property
+    def score_shape(self) -> tuple[int, ...]:
+        """``(n_joint, n_factor, n_alpha, n_eta, K, n_splits)``."""
+        return (
+            len(self.joints),
+            len(self.factors),
+            self.alphas.size,
+            self.etas.size,
+            self.K,
+            self.n_splits,
+        )
+
+    def kernel_params(self, kernel: Any, factor: float) -> list:
+        """Per-view kernel parameters at one bandwidth factor."""
+        return scale_bandwidths(kernel, self.base_params, factor)
 
 
 class _MVMLCVBase(BaseEstimator):
@@ -261,6 +313,7 @@ class _MVMLCVBase(BaseEstimator):
         random_state: Any = None,
         verbose: int = 0,
         joint_view: bool | str = "auto",
+        search: str = "screen",
     ):
         self.alphas = alphas
         self.etas = etas
@@ -285,6 +338,7 @@ class _MVMLCVBase(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.joint_view = joint_view
+        self.search = search
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -369,7 +423,7 @@ class _MVMLCVBase(BaseEstimator):
         _check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n, v = Xs[0].shape[0], len(Xs)
-        dask_views = any(is_dask_collection(Xv) for Xv in Xs)
+        dask_views = views_kind(Xs) == "dask"
         mask = None if dask_views else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
@@ -384,7 +438,7 @@ class _MVMLCVBase(BaseEstimator):
         splits = [
             (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
         ]
-        dask_input = any(is_dask_collection(Xv) for Xv in Xs)
+        dask_input = views_kind(Xs) == "dask"
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
 
         # joint-view candidates: the searched views are the input views, plus the joint
@@ -427,8 +481,22 @@ class _MVMLCVBase(BaseEstimator):
         else:
             n_landmarks = self.n_landmarks
         K = self.max_iter if self._learned() or self.learn_weights else 1
-        n_splits = len(splits)
-        scores = np.full((len(joints), len(factors), alphas.size, etas.size, K, n_splits), np.nan)
+        search = _CVSearch(
+            Xs=Xs_search,
+            Y=Y,
+            y_score=y_score,
+            splits=splits,
+            base_params=base_params,
+            factors=factors,
+            alphas=alphas,
+            etas=etas,
+            K=K,
+            n_landmarks=n_landmarks,
+            scorer=scorer,
+            joints=joints,
+            v_in=v,
+        )
+        scores = np.full(search.score_shape, np.nan)
         if n_landmarks is None:
             dim = v * n
         elif isinstance(n_landmarks, Integral):
@@ -438,22 +506,8 @@ class _MVMLCVBase(BaseEstimator):
         # classifiers keep the held-out decision values of the best candidate (calibration_)
         self._oof = BestOutOfFold() if is_classifier(self) and self.refit else None
         with serial_blas(dim):
-            self._search(
-                Xs_search,
-                y,
-                Y,
-                y_score,
-                splits,
-                base_params,
-                factors,
-                alphas,
-                etas,
-                K,
-                n_landmarks,
-                scorer,
-                scores,
-            )
-        self._store_results(scores, factors, alphas, etas, K, base_params)
+            screen = self._search(search, scores)
+        self._store_results(search, scores, screen)
         oof, self._oof = self._oof, None
         if oof is not None:
             if oof.score != self.best_score_:  # the search's and the keeper's best differ
@@ -481,50 +535,80 @@ class _MVMLCVBase(BaseEstimator):
         self.cv_time_ = time.perf_counter() - t_start
         return self
 
-    def _search(
-        self,
-        Xs: list,
-        y: Any,
-        Y: Any,
-        y_score: np.ndarray,
-        splits: list,
-        base_params: list,
-        factors: np.ndarray,
-        alphas: np.ndarray,
-        etas: np.ndarray,
-        K: int,
-        n_landmarks: Any,
-        scorer: Any,
-        scores: np.ndarray,
-    ) -> None:
-        n_splits = len(splits)
-        v_in = len(Xs) - bool(self._joints[-1])
-        for fi, f in enumerate(factors):
-            kp = scale_bandwidths(self._search_kernel, base_params, f)
-            if self.verbose:
-                print(
-                    f"[{type(self).__name__}] bandwidth factor {f:g} "
-                    f"({fi + 1}/{len(factors)}), {n_splits} folds"
-                )
-            if n_landmarks is None:  # one fit per joint-view candidate
-                for ji, joint in enumerate(self._joints):
-                    scores[ji, fi] = self._score_full(
-                        Xs[:v_in],
-                        y,
-                        Y,
-                        y_score,
-                        splits,
-                        kp if joint else kp[:v_in],
-                        alphas,
-                        etas,
-                        K,
-                        scorer,
-                        joint,
-                    )
+    def _search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray | None:
+        """Fill ``scores`` (``S.score_shape``); return the screening scores
+        ``(n_joint, n_factor)`` when the grid was screened (None: searched in full)."""
+        if self._screens(S):
+            return self._screened_search(S, scores)
+        for fi, f in enumerate(S.factors):
+            kp = S.kernel_params(self._search_kernel, f)
+            self._say(f"bandwidth factor {f:g} ({fi + 1}/{len(S.factors)}), {S.n_splits} folds")
+            if S.n_landmarks is None:  # one fit per joint-view candidate
+                for ji, joint in enumerate(S.joints):
+                    scores[ji, fi] = self._score_full(S, kp if joint else kp[: S.v_in], joint)
             else:
-                scores[:, fi] = self._score_nystrom(
-                    Xs, Y, y_score, splits, kp, n_landmarks, alphas, etas, K, scorer, v_in
-                )
+                scores[:, fi] = self._score_nystrom(S, kp)
+        return None
+
+    def _say(self, msg: str) -> None:
+        if self.verbose:
+            print(f"[{type(self).__name__}] {msg}")
+
+    # ------------------------------------------------------------------ screening
+    def _screens(self, S: _CVSearch) -> bool:
+        """Screening applies in Nystrom mode on in-memory views, with the square loss,
+        when the grid has more (joint view, bandwidth factor) pairs than finalists."""
+        return (
+            self.search == "screen"
+            and S.n_landmarks is not None
+            and self._base_class is not MVMLSVC
+            and views_kind(S.Xs) != "dask"
+            and len(S.joints) * len(S.factors) > N_FINALISTS
+        )
+
+    def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
+        """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
+        on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
+        :data:`N_FINALISTS` best pairs cross-validated in full, each at its
+        screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`). The
+        other candidates keep NaN scores."""
+        screen = np.full((len(S.joints), len(S.factors)), -np.inf)
+        best_alpha = np.zeros(screen.shape, dtype=int)
+        kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
+        Y = np.asarray(S.Y)
+        for fi, f in enumerate(S.factors):
+            nys = self._fit_map(S, S.kernel_params(self._search_kernel, f))
+            U = nys.transform(S.Xs)
+            for ji, joint in enumerate(S.joints):
+                Uj = U if joint or len(S.Xs) == S.v_in else U[:, : S.v_in * nys.n_landmarks_]
+                loo = ridge_loo_outputs(Uj, Y, S.alphas, len(S.Xs) if joint else S.v_in)
+                per_alpha = np.array([self._loo_score(D, S) for D in loo])
+                per_alpha[~np.isfinite(per_alpha)] = -np.inf
+                best_alpha[ji, fi] = int(np.argmax(per_alpha))
+                screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
+            self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
+            kept[fi] = (nys, U)  # features of the factors that are finalists so far
+            for k in [k for k in kept if not finalists(screen)[:, k].any()]:
+                del kept[k]
+        best = finalists(screen)
+        for fi in map(int, np.flatnonzero(best.any(axis=0))):
+            sel = alpha_window(S.alphas, best_alpha[best[:, fi], fi])
+            self._say(f"cross-validating bandwidth factor {S.factors[fi]:g}")
+            part = self._score_nystrom(
+                replace(S, alphas=S.alphas[sel]),
+                S.kernel_params(self._search_kernel, S.factors[fi]),
+                joint_mask=best[:, fi],
+                fitted=kept[fi],
+            )
+            scores[:, fi][:, sel] = part
+        return screen
+
+    def _loo_score(self, D: np.ndarray, S: _CVSearch) -> float:
+        """Score of the leave-one-out outputs ``D`` (n, T) of all the rows (-inf when a
+        row has none)."""
+        if not np.all(np.isfinite(D)):
+            return -np.inf
+        return _score_outputs(D, S.y_score, getattr(self, "classes_", None), S.scorer)
 
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(
@@ -576,44 +660,48 @@ class _MVMLCVBase(BaseEstimator):
         return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
 
     # ------------------------------------------------------------------ Nystrom CV
-    def _score_nystrom(
-        self,
-        Xs: list,
-        Y: Any,
-        y_score: np.ndarray,
-        splits: list,
-        kernel_params: list,
-        n_landmarks: Any,
-        alphas: np.ndarray,
-        etas: np.ndarray,
-        K: int,
-        scorer: Any,
-        v_in: int,
-    ) -> np.ndarray:
-        """Scores ``(n_joint, n_alpha, n_eta, K, n_splits)``. With a joint-view candidate
-        ``Xs`` holds the joint view last; the candidate without it uses the same features
-        minus the joint block (same landmarks, statistics restricted)."""
+    def _fit_map(self, S: _CVSearch, kernel_params: list) -> BlockNystrom:
+        """The Nystrom map of one bandwidth (all training rows, every fold)."""
         nys = BlockNystrom(
             kernel=self._search_kernel,
             kernel_params=kernel_params,
-            n_landmarks=n_landmarks,
+            n_landmarks=S.n_landmarks,
             landmarks=self.landmarks,
             eig_floor=self.eig_floor,
             chunk_size=self.chunk_size,
             random_state=self.random_state,
         )
-        nys._fit_views(Xs, view_statistics=False)
-        dask_input = any(is_dask_collection(Xv) for Xv in Xs)
+        nys._fit_views(S.Xs, view_statistics=False)
+        return nys
+
+    def _score_nystrom(
+        self,
+        S: _CVSearch,
+        kernel_params: list,
+        joint_mask: np.ndarray | None = None,
+        fitted: tuple[BlockNystrom, np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """Scores ``(n_joint, n_alpha, n_eta, K, n_splits)`` of one bandwidth. With a
+        joint-view candidate ``S.Xs`` holds the joint view last; the candidate without it
+        uses the same features minus the joint block (same landmarks, statistics
+        restricted). ``joint_mask``: the joint-view candidates to score (others: NaN);
+        ``fitted``: the map and the features of all rows, when already computed."""
+        Xs, Y, y_score, splits = S.Xs, S.Y, S.y_score, S.splits
+        alphas, etas, K, scorer, v_in = S.alphas, S.etas, S.K, S.scorer, S.v_in
+        if joint_mask is None:
+            joint_mask = np.ones(len(S.joints), dtype=bool)
+        nys, U_all = fitted if fitted is not None else (self._fit_map(S, kernel_params), None)
+        dask_input = views_kind(Xs) == "dask"
         n = Xs[0].shape[0]
         # held-out parts: features (for scoring) and statistics, each row read once
         test_U, test_mom = [], []
         for _, te in splits:
-            Xte = take_rows(Xs, te)
             if dask_input:
+                Xte = take_rows(Xs, te)
                 test_U.append(nys.transform(Xte))
                 test_mom.append(nys.moments(Xte, Y[te]).symmetrize())
             else:
-                U = nys.transform(Xte)
+                U = nys.transform(take_rows(Xs, te)) if U_all is None else U_all[te]
                 test_U.append(U)
                 test_mom.append(FeatureMoments.from_features(U, Y[te]))
         all_te = np.sort(np.concatenate([te for _, te in splits]))
@@ -627,7 +715,7 @@ class _MVMLCVBase(BaseEstimator):
             total = test_mom[0]
             for mom in test_mom[1:]:
                 total = total.merge(mom)
-        out = np.full((len(self._joints), alphas.size, etas.size, K, len(splits)), np.nan)
+        out = np.full((len(S.joints), alphas.size, etas.size, K, len(splits)), np.nan)
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         small = drop_joint_block(nys, v_in)
         d_in = v_in * int(nys.n_landmarks_)
@@ -639,7 +727,9 @@ class _MVMLCVBase(BaseEstimator):
             else:
                 mom_all = nys.moments(take_rows(Xs, tr), Y[tr]).symmetrize()
             results = []
-            for ji, joint in enumerate(self._joints):
+            for ji, joint in enumerate(S.joints):
+                if not joint_mask[ji]:
+                    continue
                 if joint or len(Xs) == v_in:
                     mom, nys_j, Xj, U_te = mom_all, nys, Xs, test_U[k]
                 else:  # the same features without the joint block
@@ -739,22 +829,11 @@ class _MVMLCVBase(BaseEstimator):
         return out, None
 
     # ------------------------------------------------------------------ full-kernel CV
-    def _score_full(
-        self,
-        Xs: list,
-        y: Any,
-        Y: Any,
-        y_score: np.ndarray,
-        splits: list,
-        kernel_params: list,
-        alphas: np.ndarray,
-        etas: np.ndarray,
-        K: int,
-        scorer: Any,
-        joint: bool = False,
-    ) -> np.ndarray:
+    def _score_full(self, S: _CVSearch, kernel_params: list, joint: bool = False) -> np.ndarray:
         """Full-kernel mode: per fold, the kernels are built once and every candidate
         runs the reference solver on them (its path scored at every iteration)."""
+        Xs, Y, y_score, splits = S.Xs[: S.v_in], S.Y, S.y_score, S.splits
+        alphas, etas, K, scorer = S.alphas, S.etas, S.K, S.scorer
         out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
         precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
         classes = getattr(self, "classes_", None)
@@ -804,15 +883,12 @@ class _MVMLCVBase(BaseEstimator):
         return out
 
     # ------------------------------------------------------------------ results
-    def _store_results(
-        self,
-        scores: np.ndarray,
-        factors: np.ndarray,
-        alphas: np.ndarray,
-        etas: np.ndarray,
-        K: int,
-        base_params: list,
-    ) -> None:
+    def _store_results(self, S: _CVSearch, scores: np.ndarray, screen: np.ndarray | None) -> None:
+        """``cv_results_`` and the best candidate. Candidates left out by the screening
+        have NaN split / mean / std scores and rank after every scored candidate; with
+        screening, ``screen_score`` holds the screening score of each candidate's
+        (joint view, bandwidth factor) pair."""
+        factors, alphas, etas, K, base_params = S.factors, S.alphas, S.etas, S.K, S.base_params
         learned = self._learned()
         n_splits = scores.shape[-1]
         joints = self._joints
@@ -825,6 +901,7 @@ class _MVMLCVBase(BaseEstimator):
         if K > 1:
             cols["max_iter"] = []
         flat_scores = []
+        screened: list[float] = []
         for (ji, joint), (fi, f), (ai, a), (ei, e), it in itertools.product(
             enumerate(joints), enumerate(factors), enumerate(alphas), enumerate(etas), range(K)
         ):
@@ -839,9 +916,11 @@ class _MVMLCVBase(BaseEstimator):
             for key in cols:
                 cols[key].append(p[key])
             flat_scores.append(scores[ji, fi, ai, ei, it])
-        S = np.asarray(flat_scores)  # (n_candidates, n_splits)
-        mean = S.mean(axis=1)
-        std = S.std(axis=1)
+            if screen is not None:
+                screened.append(screen[ji, fi])
+        Sc = np.asarray(flat_scores)  # (n_candidates, n_splits)
+        mean = Sc.mean(axis=1)
+        std = Sc.std(axis=1)
         finite = np.where(np.isfinite(mean), mean, -np.inf)
         order = np.argsort(-finite, kind="stable")
         rank = np.empty(len(mean), dtype=np.int32)
@@ -851,10 +930,12 @@ class _MVMLCVBase(BaseEstimator):
         for key, vals in cols.items():
             results[f"param_{key}"] = np.ma.MaskedArray(vals, mask=False)
         for k in range(n_splits):
-            results[f"split{k}_test_score"] = S[:, k]
+            results[f"split{k}_test_score"] = Sc[:, k]
         results["mean_test_score"] = mean
         results["std_test_score"] = std
         results["rank_test_score"] = rank
+        if screen is not None:
+            results["screen_score"] = np.asarray(screened)
         self.cv_results_ = results
         # ties: the first candidate in grid order (smaller factor, alpha, eta, fewer
         # iterations) wins, i.e. the most regularised of the equally good models
@@ -927,6 +1008,15 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         additive model; only ``False`` for a single view), ``True`` / ``False`` fixes it.
         The candidates share the Nystrom map and the held-out statistics: the one
         without the joint view uses the leading blocks of the same features.
+    search : {"screen", "exhaustive"}, default="screen"
+        ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
+        exact leave-one-out score of the fixed metric ``A = I`` on all the rows (one
+        factorisation per pair, every ``alpha``), then the 2 best pairs are
+        cross-validated in full at their screening-best ``alpha`` and its grid neighbours
+        (see :mod:`mvkernels.mvml._screen`); the other candidates get NaN scores in
+        ``cv_results_``. Applies in Nystrom mode on in-memory views when there are more
+        than 2 pairs; otherwise, and with ``"exhaustive"``, every candidate is
+        cross-validated.
 
     Attributes
     ----------
@@ -943,7 +1033,10 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         when both were searched).
     cv_results_ : dict of arrays
         As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
-        ``mean_test_score``, ``std_test_score``, ``rank_test_score``.
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``. Candidates left out
+        by the screening (``search="screen"``) have NaN scores and rank after every scored
+        one; ``screen_score`` (when the grid was screened) is the leave-one-out score of
+        each candidate's (joint view, bandwidth factor) pair.
     best_estimator_ : MVMLRegressor
         The refitted model (``refit=True``).
     n_iter_ : int or ndarray
@@ -995,7 +1088,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     ----------
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
-sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view
+sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search
         As :class:`MVMLRegressorCV`.
 
     Attributes
@@ -1066,8 +1159,9 @@ class MVMLSVCCV(MVMLClassifierCV):
     ----------
     alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose
-        As :class:`MVMLClassifierCV`.
+eig_floor, chunk_size, views, random_state, verbose, search
+        As :class:`MVMLClassifierCV` (the hinge loss has no leave-one-out shortcut: its
+        grid is always searched in full).
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with
@@ -1132,6 +1226,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         random_state: Any = None,
         verbose: int = 0,
         joint_view: bool | str = False,
+        search: str = "screen",
     ):
         super().__init__(
             alphas=alphas,
@@ -1157,6 +1252,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
             random_state=random_state,
             verbose=verbose,
             joint_view=joint_view,
+            search=search,
         )
 
     def _fold_paths(

@@ -1,0 +1,120 @@
+"""Cheap screening of the CV estimators' grid: leave-one-out ridge on shared features.
+
+The expensive part of a cross-validated MVML search is one eigendecomposition and one
+batched metric path per fold and per (joint view, bandwidth factor) pair. Most pairs are
+clearly worse than the best ones, and that shows already with the fixed metric ``A = I``
+(MVML_I): the pairs' order under MVML_I and under the learned dense metric agree closely
+(the metric couples the views' coefficients, the bandwidth decides what the features can
+represent). So the search first scores every pair with MVML_I's *exact leave-one-out*
+error, which one factorisation of all the rows gives for every ``alpha`` at once, and runs
+the full path on the cross-validation folds only for the best pairs.
+
+With uniform view weights ``w_l = 1 / v`` and ``A = I`` the g-step (eq. 15) is ridge
+regression on the features ``U / v``: the decision values are
+``U (C + alpha v^2 I)^{-1} U^T y`` with ``C = U^T U``. With ``C = Q diag(s) Q^T`` and
+``P = U Q`` the hat matrix is ``H = P diag(1 / (s + alpha v^2)) P^T``, and the held-out
+outputs of row ``i`` follow without refitting (the leave-one-out identity of linear
+smoothers): ``y_i - (y_i - yhat_i) / (1 - H_ii)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._linalg import robust_eigh, sym
+
+__all__ = ["N_FINALISTS", "ALPHA_WINDOW", "ridge_loo_outputs", "finalists", "alpha_window"]
+
+#: (joint view, bandwidth factor) pairs cross-validated in full after screening
+N_FINALISTS = 2
+#: a finalist's ``alpha`` values: its screening-best ``alpha`` and this many grid
+#: neighbours on each side (in sorted order)
+ALPHA_WINDOW = 1
+
+
+def ridge_loo_outputs(
+    U: np.ndarray, Y: np.ndarray, alphas: np.ndarray, n_blocks: int
+) -> np.ndarray:
+    """Leave-one-out outputs of MVML_I (uniform weights) for every ``alpha``.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n, d)
+        Nystrom features of all the training rows.
+    Y : ndarray of shape (n, T)
+        Target columns (one-vs-all +-1 columns, or real targets).
+    alphas : ndarray of shape (m,)
+        Regularisation values (the estimators' ``alpha``).
+    n_blocks : int
+        Number of views ``v`` (feature blocks) behind the uniform weights ``1 / v``.
+
+    Returns
+    -------
+    ndarray of shape (m, n, T)
+        Row ``i`` of ``out[j]``: the outputs for row ``i`` of the model fitted without it,
+        with ``alphas[j]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> U, Y = rng.normal(size=(6, 3)), rng.normal(size=(6, 1))
+    >>> loo = ridge_loo_outputs(U, Y, np.array([0.5]), n_blocks=1)
+    >>> g = np.linalg.solve(U[1:].T @ U[1:] + 0.5 * np.eye(3), U[1:].T @ Y[1:])
+    >>> bool(np.allclose(loo[0, 0], U[0] @ g))
+    True
+    """
+    s, Q = robust_eigh(sym(U.T @ U), what="feature Gram matrix U^T U")
+    s = np.maximum(s, 0.0)
+    P = U @ Q
+    PY = P.T @ Y  # (d, T)
+    inv = 1.0 / (s[None, :] + np.asarray(alphas, dtype=np.float64)[:, None] * n_blocks**2)
+    H = (P * P) @ inv.T  # (n, m): diagonal of the hat matrix per alpha
+    fitted = np.stack([P @ (w[:, None] * PY) for w in inv])  # (m, n, T)
+    with np.errstate(divide="ignore", invalid="ignore"):  # H_ii = 1: no held-out output
+        resid = (Y[None] - fitted) / (1.0 - H.T)[:, :, None]
+    return Y[None] - resid
+
+
+def finalists(screen: np.ndarray, k: int = N_FINALISTS) -> np.ndarray:
+    """Boolean mask of the ``k`` best screened pairs (ties: the earlier in grid order).
+
+    Parameters
+    ----------
+    screen : ndarray of shape (n_joint, n_factor)
+        Screening score of each (joint view, bandwidth factor) pair.
+    k : int
+        How many pairs to keep.
+
+    Returns
+    -------
+    ndarray of bool, same shape as ``screen``.
+
+    Examples
+    --------
+    >>> finalists(np.array([[0.5, 0.9, 0.9], [0.7, 0.1, 0.2]]), 2)
+    array([[False,  True,  True],
+           [False, False, False]])
+    """
+    flat = np.where(np.isfinite(screen), screen, -np.inf).ravel()
+    keep = np.zeros(flat.size, dtype=bool)
+    keep[np.argsort(-flat, kind="stable")[:k]] = True
+    return keep.reshape(screen.shape)
+
+
+def alpha_window(alphas: np.ndarray, best: np.ndarray, width: int = ALPHA_WINDOW) -> np.ndarray:
+    """Boolean mask of the ``alphas`` within ``width`` grid steps (sorted order) of any of
+    the indices ``best``.
+
+    Examples
+    --------
+    >>> alpha_window(np.array([1.0, 0.01, 0.1, 10.0, 0.001]), np.array([2]))
+    array([ True,  True,  True, False, False])
+    """
+    alphas = np.asarray(alphas)
+    rank = np.empty(alphas.size, dtype=int)
+    rank[np.argsort(alphas, kind="stable")] = np.arange(alphas.size)
+    keep = np.zeros(alphas.size, dtype=bool)
+    for b in np.atleast_1d(best):
+        keep |= np.abs(rank - rank[int(b)]) <= width
+    return keep

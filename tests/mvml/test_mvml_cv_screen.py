@@ -1,0 +1,146 @@
+"""The CV estimators' screening step (search="screen"): leave-one-out MVML_I scores of the
+(joint view, bandwidth factor) pairs, then the full grid for the best pairs only."""
+
+import numpy as np
+import pytest
+
+from mvkernels import BlockNystrom, MVMLClassifierCV, MVMLRegressorCV
+from mvkernels.mvml._screen import N_FINALISTS, alpha_window, finalists, ridge_loo_outputs
+
+
+def _views(rng, n=90):
+    Xs = [rng.standard_normal((n, 4)), rng.standard_normal((n, 3))]
+    y = Xs[0][:, 0] * Xs[1][:, 1] + np.sin(2 * Xs[1][:, 0]) + 0.2 * rng.standard_normal(n)
+    return Xs, y
+
+
+def test_ridge_loo_outputs_equal_refits_without_each_row(rng):
+    """The leave-one-out identity: every row's output equals a refit without that row of
+    MVML_I's g-step, g = (M + alpha I)^{-1} b with M = C / v^2, b = c / v, output u g / v."""
+    n, d, v = 25, 8, 2
+    U, Y = rng.standard_normal((n, d)), rng.standard_normal((n, 3))
+    alphas = np.array([1e-3, 0.3, 5.0])
+    loo = ridge_loo_outputs(U, Y, alphas, n_blocks=v)
+    assert loo.shape == (3, n, 3)
+    for j, a in enumerate(alphas):
+        for i in (0, 7, n - 1):
+            keep = np.arange(n) != i
+            M = U[keep].T @ U[keep] / v**2
+            g = np.linalg.solve(M + a * np.eye(d), U[keep].T @ Y[keep] / v)
+            np.testing.assert_allclose(loo[j, i], U[i] @ g / v, rtol=1e-10, atol=1e-12)
+
+
+def test_finalists_and_alpha_window():
+    screen = np.array([[0.5, 0.9, 0.9, 0.2], [0.95, 0.1, np.nan, 0.9]])
+    keep = finalists(screen, 3)
+    # the best, then the ties in grid order (joint-major): (0, 1), (0, 2) before (1, 3)
+    assert keep.tolist() == [[False, True, True, False], [True, False, False, False]]
+    assert finalists(screen, 100).sum() == screen.size
+    a = np.array([1e-4, 1e-3, 1e-2, 0.1, 1.0])
+    assert alpha_window(a, np.array([0])).tolist() == [True, True, False, False, False]
+    assert alpha_window(a, np.array([2, 4])).tolist() == [False, True, True, True, True]
+    assert alpha_window(a[::-1], np.array([0])).tolist() == [True, True, False, False, False]
+
+
+@pytest.mark.parametrize("estimator", ["regressor", "classifier"])
+def test_screened_search_scores_its_finalists_exactly(rng, estimator):
+    """The screened search: the scored candidates have exactly the exhaustive search's
+    scores; they belong to the N_FINALISTS pairs of highest screen_score, within one grid
+    step of each pair's best leave-one-out alpha; every other candidate has NaN scores and
+    ranks below every scored one; the best candidate is the best scored one."""
+    Xs, y = _views(rng)
+    if estimator == "classifier":
+        y = np.digitize(y, [-0.5, 0.5])
+    cls = MVMLRegressorCV if estimator == "regressor" else MVMLClassifierCV
+    kw = dict(
+        alphas=[1e-3, 1e-2, 0.1, 1.0],
+        etas=[0.1, 1.0],
+        bandwidth_factors=[0.5, 1.0, 4.0],
+        max_iter=2,
+        cv=3,
+        n_landmarks=15,
+        random_state=0,
+    )
+    full = cls(search="exhaustive", **kw).fit(Xs, y)
+    scr = cls(**kw).fit(Xs, y)
+    res, ref = scr.cv_results_, full.cv_results_
+    assert "screen_score" not in ref
+    assert [p for p in res["params"]] == [p for p in ref["params"]]
+    mean = res["mean_test_score"]
+    scored = np.isfinite(mean)
+    np.testing.assert_allclose(mean[scored], ref["mean_test_score"][scored], atol=1e-12)
+    for k in range(3):
+        assert np.all(np.isnan(res[f"split{k}_test_score"][~scored]))
+    # scored candidates: N_FINALISTS (joint, factor) pairs, those of highest screen_score
+    pair = [(p["joint_view"], p["bandwidth_factor"]) for p in res["params"]]
+    kept_pairs = {pr for pr, s in zip(pair, scored) if s}
+    assert len(kept_pairs) == N_FINALISTS
+    by_pair = {pr: s for pr, s in zip(pair, res["screen_score"])}
+    worst_kept = min(by_pair[p] for p in kept_pairs)
+    assert all(by_pair[p] <= worst_kept for p in set(by_pair) - kept_pairs)
+    assert 1 < scored.sum() < len(mean)
+    assert res["rank_test_score"][scored].max() < res["rank_test_score"][~scored].min()
+    assert scr.best_score_ == pytest.approx(np.max(mean[scored]))
+    assert res["rank_test_score"][scr.best_index_] == 1
+
+
+@pytest.mark.parametrize("estimator", ["regressor", "classifier"])
+def test_screen_score_is_the_best_leave_one_out_score(rng, estimator):
+    """screen_score of the selected pair: MVML_I's best leave-one-out score over alpha on
+    that bandwidth's Nystrom features (accuracy or R^2)."""
+    Xs, y = _views(rng)
+    if estimator == "classifier":
+        y = np.digitize(y, [-0.5, 0.5])
+    cls = MVMLRegressorCV if estimator == "regressor" else MVMLClassifierCV
+    alphas = np.array([1e-3, 0.1, 1.0])
+    kw = dict(joint_view=False, etas=[1.0], bandwidth_factors=[0.5, 1.0, 4.0], max_iter=1)
+    scr = cls(alphas=alphas, cv=3, n_landmarks=15, random_state=0, **kw).fit(Xs, y)
+    # each finalist factor: its best alpha and the grid neighbours (2 or 3 of 3)
+    n_scored = np.isfinite(scr.cv_results_["mean_test_score"]).sum()
+    assert 2 * N_FINALISTS <= n_scored <= 3 * N_FINALISTS
+    nys = BlockNystrom(kernel_params=scr.best_kernel_params_, n_landmarks=15, random_state=0)
+    U = nys.fit(Xs).transform(Xs)
+    if estimator == "regressor":
+        loo = ridge_loo_outputs(U, y[:, None], alphas, 2)
+        expected = max(1 - ((y - D[:, 0]) ** 2).sum() / ((y - y.mean()) ** 2).sum() for D in loo)
+    else:
+        classes = np.unique(y)
+        Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+        loo = ridge_loo_outputs(U, Y, alphas, 2)
+        expected = max(np.mean(classes[D.argmax(axis=1)] == y) for D in loo)
+    assert scr.cv_results_["screen_score"][scr.best_index_] == pytest.approx(expected, abs=1e-12)
+
+
+def test_no_screening_when_the_pairs_fit_in_the_finalists(rng):
+    """With at most N_FINALISTS (joint, factor) pairs the screened search is exhaustive."""
+    Xs, y = _views(rng, n=60)
+    kw = dict(alphas=[0.01, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3)
+    a = MVMLRegressorCV(**kw).fit(Xs, y)
+    b = MVMLRegressorCV(search="exhaustive", **kw).fit(Xs, y)
+    assert "screen_score" not in a.cv_results_
+    np.testing.assert_array_equal(
+        a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"]
+    )
+
+
+@pytest.mark.slow
+def test_screening_keeps_the_exhaustive_quality_on_digits():
+    """On digits cut into 2 views (400 rows), the screened default search's best candidate
+    scores within half a point of the exhaustive search's best, with far fewer candidates
+    cross-validated."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:400], y[:400]
+    kw = dict(views=[32, 32], cv=3, max_iter=3, etas=[0.1, 10.0], random_state=0)
+    full = MVMLClassifierCV(search="exhaustive", **kw).fit(X, y)
+    scr = MVMLClassifierCV(**kw).fit(X, y)
+    assert scr.best_score_ >= full.best_score_ - 0.005
+    n_scored = np.isfinite(scr.cv_results_["mean_test_score"]).sum()
+    assert n_scored <= len(full.cv_results_["params"]) / 5
+
+
+def test_bad_search_value():
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    with pytest.raises(ValueError, match="search"):
+        MVMLRegressorCV(search="fast", views=[2, 2]).fit(X, X[:, 0])
