@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import warnings
+from contextlib import nullcontext
 from numbers import Integral, Real
 from typing import Any
 
@@ -46,6 +47,7 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from .._threads import serial_blas
 from .._validation import is_dask_collection
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
@@ -248,8 +250,14 @@ mode_, nystrom_, kernels_, n_views_
 
     # ------------------------------------------------------------------ Dask
     def _build_problem(self, X: Any, Y: Any) -> MVMLProblem:
-        """MVML's problem; on Dask input, also gather ``U`` and ``Y`` (see module doc)."""
-        problem = super()._build_problem(X, Y)
+        """MVML's problem; on Dask input, also gather ``U`` and ``Y`` (see module doc).
+
+        Up to :data:`~mvkernels._threads.SERIAL_BLAS_MAX_SIZE` rows the kernel rows, the
+        features and their moments are thin products: one BLAS thread is faster (measured
+        5-10x on 2 shared cores for the digits features)."""
+        threads = nullcontext() if is_dask_collection(Y) else serial_blas(int(Y.shape[0]))
+        with threads:
+            problem = super()._build_problem(X, Y)
         if problem.mode != "nystrom" or not (
             is_dask_collection(problem.Y) or any(is_dask_collection(V) for V in problem.Xs)
         ):
@@ -650,7 +658,8 @@ mode_, nystrom_, kernels_, n_views_
         states = self._fit_states
         n = self.n_samples_fit_
         self.C_ = 1.0 / n if self.C is None else float(self.C)
-        duals = np.column_stack([self._final_dual(s) for s in states])
+        with serial_blas(n):
+            duals = np.column_stack([self._final_dual(s) for s in states])
         epochs = np.array([s.get("epochs", 0) for s in states])
         incr: list[float] = []
         for h in self._histories:
