@@ -52,7 +52,7 @@ from .._validation import is_dask_collection
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
-from ._hinge import dual_from_primal, linear_svm_working_set, svm_c_prime
+from ._hinge import dual_from_primal, linear_svm_polished, svm_c_prime
 from ._lowrank import LowRankMetrics
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
@@ -351,14 +351,17 @@ mode_, nystrom_, kernels_, n_views_
         stops at ``svm_tol`` after an A-step), the tolerance is divided by 10 and the
         problem solved again, down to 1e-8. liblinear has no warm start; instead the
         previous g-step's margins choose a working set of rows, with an exact check on
-        all rows (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`).
+        all rows (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`), and liblinear
+        runs at a loose tolerance whose active set is then solved exactly
+        (:func:`~mvkernels.mvml._hinge.linear_svm_polished`; liblinear at ``svm_tol``
+        when that fails).
         """
         y = problem.Y[:, t]
         # features given as x_i / sqrt(c_scale): the same problem with C' c_scale
         Cp = svm_c_prime(self._hinge_weight(problem), self.alpha) * c_scale
         tol = float(self.svm_tol)
         while True:
-            res, margins = linear_svm_working_set(
+            res, margins, dual = linear_svm_polished(
                 X,
                 y,
                 Cp,
@@ -369,12 +372,15 @@ mode_, nystrom_, kernels_, n_views_
             )
             state["epochs"] = state.get("epochs", 0) + res.n_iter
             g, val = value(res.coef, margins)
-            if ref is None or tol <= 1e-8 or val <= ref + 1e-12 * abs(ref):
-                break
+            if dual is not None or ref is None or tol <= 1e-8 or val <= ref + 1e-12 * abs(ref):
+                break  # an exact solution (dual) is the minimiser: no tighter tolerance
             tol *= 0.1
         state["g"] = g
         state["margins"] = margins
         state["converged"] = state.get("converged", True) and res.converged
+        if dual is not None:  # the multipliers of the exact solution
+            state["last"] = dict(a=dual, c_scale=c_scale)
+            return g
         # what the final multipliers need: the rows that can be support vectors (margin
         # <= 1 + band; the others have a_i = 0), or ``rebuild(rows)`` for a reused buffer
         band = max(tol, 1e-9)
@@ -641,6 +647,8 @@ mode_, nystrom_, kernels_, n_views_
         if "last" not in state:  # a subclass's g-step that keeps its own multipliers
             return np.asarray(state["dual"])[:, 0]
         last = state.pop("last")
+        if "a" in last:  # exact g-step (active-set solve)
+            return 2.0 * self.alpha * last["a"] / last["c_scale"]
         a = np.zeros(state["margins"].shape[0])
         X = last["X"](last["rows"]) if callable(last["X"]) else last["X"]
         a[last["rows"]] = dual_from_primal(
