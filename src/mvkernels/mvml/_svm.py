@@ -52,7 +52,7 @@ from .._validation import is_dask_collection
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
-from ._hinge import dual_from_primal, linear_svm_polished, svm_c_prime
+from ._hinge import PRESOLVE_TOL, dual_from_primal, linear_svm_polished, svm_c_prime
 from ._lowrank import LowRankMetrics
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
@@ -369,7 +369,11 @@ mode_, nystrom_, kernels_, n_views_
                 tol=tol,
                 max_iter=int(self.svm_max_epochs),
                 random_state=self._solver_rng(state, t),
+                # after one failed active-set solve (e.g. a noisy, low-dimensional
+                # problem), this target's g-steps run liblinear at svm_tol directly
+                presolve_tol=tol if state.get("no_polish") else PRESOLVE_TOL,
             )
+            state["no_polish"] = state.get("no_polish", False) or dual is None
             state["epochs"] = state.get("epochs", 0) + res.n_iter
             g, val = value(res.coef, margins)
             if dual is not None or ref is None or tol <= 1e-8 or val <= ref + 1e-12 * abs(ref):
