@@ -119,7 +119,10 @@ joint_view
     svm_tol : float, default=1e-3
         liblinear's tolerance: it stops when the projected gradients (margins minus 1 on
         free multipliers) spread by at most ``svm_tol``; it is tightened (down to 1e-8)
-        when needed so that each g-step decreases the objective.
+        when needed so that each g-step decreases the objective. Each g-step first tries
+        the exact solution (liblinear at tolerance 0.03, then its active set solved
+        exactly, :func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol`` applies
+        when that fails.
     svm_max_epochs : int, default=10000
         Maximum liblinear iterations (passes over the active coordinates) of one g-step.
     probability : bool, default=False
