@@ -347,7 +347,8 @@ def polish_active_set(
         (X_F X_F^T) (y_F a_F) = y_F - X_F v_B,      v_B = C sum_{i in B} y_i x_i
 
     (a Cholesky solve of size ``|F|``). The guess is right when every condition holds on
-    every row (to 1e-9 relative); the rows that break one are moved (``a_i < 0`` to ``Z``,
+    every row (to 1e-9; a free row whose margin misses 1 by more, an ill-conditioned
+    system, returns None); the rows that break one are moved (``a_i < 0`` to ``Z``,
     ``a_i > C`` to ``B``, violating rows of ``B`` or ``Z`` to ``F``) and the system solved
     again, at most ``rounds`` times. Returns ``(v, a, m)`` (``a`` in ``[0, C]``, ``m`` the
     margins of all rows) when the conditions hold, None otherwise (singular system, or
@@ -392,6 +393,8 @@ def polish_active_set(
             a_free = y[idx] * b
             v = v + b @ XF
         m = y * (X @ v)
+        if idx.size and np.abs(m[idx] - 1.0).max() > eps:  # ill-conditioned X_F X_F^T
+            return None
         zero = ~at_c & ~free
         low, high = a_free < -eps * C, a_free > C * (1.0 + eps)
         viol_zero = zero & (m < 1.0 - eps)
