@@ -82,6 +82,18 @@ def test_bandwidth_subsample_is_close_and_seeded(rng):
     assert abs(a - exact) / exact < 0.03
 
 
+def test_mean_euclidean_distance_equals_pdist_across_blocks():
+    """The BLAS form of the Gaussian bandwidth heuristic is pdist's mean: several row
+    blocks (n > 512), an offset far from the origin, duplicated rows, one column."""
+    rng = np.random.RandomState(5)
+    X = 50.0 + rng.standard_normal((1100, 6))
+    X[700:720] = X[0]  # exact duplicates: zero distances
+    for V in (X, X[:, :1], X[:2]):
+        exact = pdist(V).mean()
+        assert mean_pairwise_distance(V) == pytest.approx(exact, rel=1e-12)
+    assert mean_pairwise_distance(np.ones((4, 3))) == 0.0
+
+
 def test_subsample_indices_distinct_seeded_uniform_and_small_memory():
     import tracemalloc
 

@@ -171,8 +171,35 @@ def mean_pairwise_distance(
     if is_sparse(X):  # the subsample's distances, never its dense copy
         D = (euclidean_distances if metric == "euclidean" else manhattan_distances)(X)
         return float(D[np.triu_indices(D.shape[0], 1)].mean())
+    if metric == "euclidean":
+        return _mean_euclidean_distance(np.asarray(X, dtype=np.float64))
     d = pdist(np.asarray(X, dtype=np.float64), metric=metric)
     return float(d.mean())
+
+
+def _mean_euclidean_distance(X: np.ndarray, block: int = 512) -> float:
+    """Mean Euclidean distance over the pairs ``i < j`` of rows of dense ``X``.
+
+    ``||x_i - x_j||^2 = ||x_i||^2 + ||x_j||^2 - 2 x_i^T x_j`` on the centred rows (the
+    distances do not change; centring keeps the cancellation small), one row block
+    against the rows after it at a time: a BLAS product instead of ``pdist``'s loop over
+    pairs (3-4x faster for a few hundred columns), ``O(block n)`` memory. Equal to
+    ``pdist(X).mean()`` to rounding (about 1e-15 relative on the benchmark views).
+    """
+    n = X.shape[0]
+    X = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", X, X)
+    total = 0.0
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        D2 = X[start:stop] @ X[start:].T  # rows start..stop-1 against rows start..n-1
+        D2 *= -2.0
+        D2 += sq[start:stop, None]
+        D2 += sq[None, start:]
+        np.maximum(D2, 0.0, out=D2)
+        D2[np.tril_indices(stop - start)] = 0.0  # pairs i >= j of the diagonal block
+        total += float(np.sqrt(D2, out=D2).sum())
+    return total / (n * (n - 1) / 2)
 
 
 def _is_real(v: Any) -> bool:

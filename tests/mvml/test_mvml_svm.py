@@ -703,3 +703,87 @@ def test_documented_examples_do_not_warn(monkeypatch, tmp_path):
 
         matplotlib.use("Agg")
         runpy.run_path(str(root / "examples" / "plot_mvml_svm.py"), run_name="__main__")
+
+
+# --------------------------------------------------------------------------------------
+# the exact g-step: liblinear at a loose tolerance, then the active set solved exactly
+# --------------------------------------------------------------------------------------
+def _separable_ish(n=120, d=30, seed=19):
+    """More features than free support vectors (as the Nystrom features of the g-step)."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    y = np.where(X[:, 0] - 0.7 * X[:, 1] + 0.4 * rng.randn(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def test_polish_gives_the_exact_solution_and_multipliers():
+    """From liblinear's solution at tolerance 0.05, the active-set solve returns the
+    minimiser (liblinear at 1e-11) and the multipliers of the reference dual CD, and
+    the KKT conditions hold on every row."""
+    from mvkernels.mvml._hinge import polish_active_set
+
+    X, y = _separable_ish()
+    C = 0.8
+    loose = linear_svm(X, y, C, tol=0.05, random_state=0)
+    out = polish_active_set(X, y, C, y * (X @ loose.coef), band=0.05)
+    assert out is not None
+    v, a, m = out
+    tight = linear_svm(X, y, C, tol=1e-11, max_iter=200000, random_state=0)
+    ref = linear_svm_dual_cd(X, y, C, tol=1e-11, max_epochs=200000, random_state=0)
+    assert np.abs(loose.coef - tight.coef).max() > 1e-6  # the polish did something
+    np.testing.assert_allclose(v, tight.coef, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(a, ref.dual_coef[:, 0], atol=1e-7)
+    np.testing.assert_allclose(v, (a * y) @ X, atol=1e-10)
+    np.testing.assert_allclose(m, y * (X @ v))
+    free = (a > 1e-9) & (a < C - 1e-9)
+    assert free.any()
+    np.testing.assert_allclose(m[free], 1.0, atol=1e-9)
+    assert np.all(m[a == 0] >= 1 - 1e-9) and np.all(m[a == C] <= 1 + 1e-9)
+
+
+def test_polish_refuses_a_singular_active_set_and_the_solver_falls_back():
+    """Five rows on the margin in one dimension: the active-set system is singular,
+    polish_active_set returns None and linear_svm_polished returns liblinear's solution
+    at its tolerance (no multipliers)."""
+    from mvkernels.mvml._hinge import linear_svm_polished, polish_active_set
+
+    X = np.array([[1.0], [1.0], [1.0], [-1.0], [-1.0]])
+    y = np.array([1.0, 1.0, 1.0, -1.0, -1.0])
+    assert polish_active_set(X, y, 10.0, np.ones(5), band=0.01) is None
+    res, m, dual = linear_svm_polished(X, y, 10.0, None, tol=1e-6, random_state=0)
+    assert dual is None and res.converged
+    np.testing.assert_allclose(res.coef, [1.0], atol=1e-5)
+    np.testing.assert_allclose(m, y * (X @ res.coef))
+
+
+def test_polished_solver_equals_the_working_set_solver():
+    """linear_svm_polished at the default tolerance returns the minimiser that liblinear
+    reaches at 1e-10 (stale margins as in a later g-step), with its multipliers."""
+    from mvkernels.mvml._hinge import linear_svm_polished
+
+    X, y = _separable_ish(n=120, d=20, seed=19)
+    tight = linear_svm(X, y, 0.8, tol=1e-10, max_iter=200000, random_state=0)
+    stale = y * (X @ (tight.coef + 0.2 * np.random.RandomState(0).randn(20)))
+    for margins in (None, stale):
+        res, m, dual = linear_svm_polished(X, y, 0.8, margins, tol=1e-3, random_state=0)
+        assert dual is not None
+        np.testing.assert_allclose(res.coef, tight.coef, rtol=1e-7, atol=1e-8)
+        np.testing.assert_allclose(dual, dual_from_primal(X, y, tight.coef, 0.8), atol=1e-6)
+
+
+@pytest.mark.parametrize("n_landmarks,n_classes", [(15, 2), (20, 3)])
+def test_default_tolerance_fit_has_no_duality_gap(n_landmarks, n_classes):
+    """At the default svm_tol=1e-3 the final g-step is exact (active-set solve): its
+    primal (eq. 6 without R(A)) equals the dual (eq. 7) at dual_coef_ to 1e-9 relative;
+    liblinear stopped at 1e-3 alone leaves a gap of about the tolerance."""
+    Xs, y = _views(n=60, seed=21, n_classes=n_classes)
+    est = MVMLSVC(n_landmarks=n_landmarks, random_state=0).fit(Xs, y)
+    dual = _dual_objectives(est, Xs, y)
+    U = est.nystrom_.transform(Xs)
+    Y = MVMLSVC._encode_targets(np.searchsorted(est.classes_, y), len(est.classes_))
+    metrics = est.metric_ if est.metric_.ndim == 3 else est.metric_[None]
+    for t in range(Y.shape[1]):
+        g = est._coefs[t]
+        m = Y[:, t] * ((U * np.repeat(est._weights[t], est.n_landmarks_)) @ g)
+        primal = hinge_primal(m, est.alpha * g @ np.linalg.solve(metrics[t], g), est.C_)
+        assert abs(primal - dual[t]) <= 1e-9 * abs(primal)

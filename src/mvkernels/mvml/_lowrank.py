@@ -422,6 +422,9 @@ class LowRankMetrics:
             )
             DD = 4.0 * m_**2 * e_**2 * nA_ - 4.0 * m_ * e_ * ma * qAq_ + ma**2 * qq_**2
             ok = s_c > 0
+            # Woodbury's quad loses about log10(gg / (s' quad)) digits to cancellation: a
+            # step to a near-singular metric whose quad keeps fewer than 6 of them is halved
+            ok &= quad > 1e-10 * gg[pi] / s_c
             ok &= s_new <= s0[pi] + lin + DD / (2.0 * m_) + 1e-12 * np.abs(s0[pi])
             acc = pi[ok]
             accepted[acc] = True
