@@ -266,9 +266,9 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     views a and b are both observed): :mod:`mvkernels.nystrom._missing`. With missing
     training rows, the landmarks of each view are drawn from the rows where that view is
     observed (``landmark_indices_`` then has one row per view; a view observed on fewer
-    rows than ``n_landmarks_`` takes them all, repeated, and its block has that rank). Fitting computes these
-    statistics in one pass over the data (NumPy views; Dask training views must be
-    complete). Assumes views are missing at random.
+    rows than ``n_landmarks_`` takes them all, repeated, and its block has that rank).
+    Fitting computes these statistics in one pass over the data (NumPy views; Dask
+    training views must be complete). Assumes views are missing at random.
 
     Examples
     --------
