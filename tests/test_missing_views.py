@@ -211,6 +211,30 @@ def test_pairwise_statistics_equal_brute_force():
             )
 
 
+def test_rarely_observed_view_repeats_its_landmarks():
+    """A view observed on fewer rows than n_landmarks takes them all (repeated): the other
+    views keep n_landmarks, and its block is the Nystrom map of its distinct landmarks."""
+    X, _, _, _, v = _small()
+    Xm, mask = _missing(X, v, 0.0, 0)
+    rare = np.zeros(X.shape[0], dtype=bool)
+    rare[[1, 5, 8, 13, 21]] = True
+    Xm[~rare, 4:] = np.nan
+    nys = BlockNystrom(views=v, n_landmarks=12, random_state=0).fit(Xm)
+    assert nys.n_landmarks_ == 12
+    assert set(nys.landmark_indices_[1]) == set(np.flatnonzero(rare))
+    assert len(set(nys.landmark_indices_[0])) == 12
+    assert nys.ranks_[1] <= 5
+    Z = Xm[rare, 4:]
+    U = nys.view_features(Z, 1)
+    kern = nys.kernels_[1]
+    np.testing.assert_allclose(U @ U.T, kern(Z, Z), atol=1e-8)  # exact on its landmarks
+    T = np.random.RandomState(1).randn(6, 3)
+    Ut = nys.view_features(T, 1)
+    K_tz = kern(T, Z)
+    ref = K_tz @ np.linalg.solve(kern(Z, Z), K_tz.T)  # Nystrom with the 5 distinct rows
+    np.testing.assert_allclose(Ut @ Ut.T, ref, atol=1e-8)
+
+
 def test_conditional_expectation_formula():
     rng = np.random.RandomState(0)
     L = rng.randn(6, 6)

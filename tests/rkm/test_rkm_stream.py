@@ -65,8 +65,9 @@ def test_stream_equals_in_memory_fit():
             np.testing.assert_allclose(a, b, atol=1e-7 * np.abs(b).max())
     rng = np.random.default_rng(5)
     Xt = [rng.standard_normal((10, 3)), None]
-    # a streamed fit keeps no training rows: its inference ridge is 0 (eq. 15 as printed)
-    ref.set_params(inference_ridge=0)
+    # a streamed fit gathers the same sampled training rows: the same inference ridge
+    for a, b in zip(m._ridge_rows, Xs):
+        np.testing.assert_array_equal(a, b)  # n <= 2000: every row, in order
     np.testing.assert_allclose(m.infer_views(Xt, [1])[0], ref.infer_views(Xt, [1])[0], atol=1e-8)
     assert m.n_samples_ == N_CHUNKS * ROWS and m.n_features_view_ == [3, 1]
 

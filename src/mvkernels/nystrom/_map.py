@@ -249,10 +249,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     covariance of the blocks estimated pairwise (block ``(a, b)`` from the rows where
     views a and b are both observed): :mod:`mvkernels.nystrom._missing`. With missing
     training rows, the landmarks of each view are drawn from the rows where that view is
-    observed (``landmark_indices_`` then has one row per view, and ``n_landmarks_`` is at
-    most the smallest number of observed rows of a view). Fitting computes these
-    statistics in one pass over the data (NumPy views; Dask training views must be
-    complete). Assumes views are missing at random.
+    observed (``landmark_indices_`` then has one row per view; a view observed on fewer
+    rows than ``n_landmarks_`` takes them all, repeated, and its block has that rank).
+    Fitting computes these statistics in one pass over the data (NumPy views; Dask
+    training views must be complete). Assumes views are missing at random.
 
     Examples
     --------
@@ -351,7 +351,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
         p = resolve_n_landmarks(self.n_landmarks, n)
         if mask is not None:
-            p = min(p, int(mask.sum(axis=0).min()))
+            p = min(p, int(mask.sum(axis=0).max()))
             idx, gathered = self._fit_missing_landmarks(Xs, kernels, mask, p, rng)
         elif dask_input:  # bandwidth samples and landmark rows only, in one pass
             from ._dask import fit_kernels_and_landmarks
@@ -396,13 +396,21 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         self, Xs: list, kernels: list, mask: np.ndarray, p: int, rng: Any
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Kernels fitted on, and ``p`` landmarks drawn from, the rows where each view is
-        observed. Returns the (v, p) landmark indices and the landmark rows of each view."""
+        observed. Returns the (v, p) landmark indices and the landmark rows of each view.
+
+        A view observed on ``r < p`` rows (e.g. the joint view, observed where every view
+        is) takes all ``r`` rows, repeated to fill ``p``: its block has rank ``r`` and spans
+        the same space as the ``r`` distinct landmarks (``W^+`` ignores repeats), while the
+        other views keep their ``p`` landmarks."""
         idx, rows = [], []
         for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
             obs = np.flatnonzero(mask[:, l])
             Xo = Xv[obs]
             kern.fit(Xo, random_state=rng)
-            sub = select_landmarks_numpy([Xo], [kern], p, self.landmarks, rng)
+            if obs.size <= p:
+                sub = np.concatenate([np.arange(obs.size), np.arange(p - obs.size) % obs.size])
+            else:
+                sub = select_landmarks_numpy([Xo], [kern], p, self.landmarks, rng)
             rows.append(Xo[sub])
             idx.append(obs[sub])
         return np.vstack(idx), rows

@@ -312,8 +312,8 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         with the smallest reconstruction error of the missing views on up to 2000
         training rows; ``infer_views`` warns if the training mean wins. ``0``: the
         paper's eq. (15)/(16) (a pseudo-inverse, with a warning, when ``A`` is
-        singular). Dask- and stream-fitted models keep no training rows: ``"auto"``
-        then means 0.
+        singular). Dask- and stream-fitted models keep only those (at most 2000, a
+        seeded uniform sample) training rows, gathered at fit for this choice.
     chunk_size : int or None
         Rows per chunk of the Dask feature reduction.
     views : None or list
@@ -674,6 +674,8 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self._hidden_fn = _PrimalHidden(stack, mean, B)
         # training data for pre-images of non-identity views (not kept from Dask / streams)
         self._X_fit = None if (dask_input or Xs is None) else Xs
+        # Dask: the rows that score the inference ridge (streams: set by fit_stream)
+        self._ridge_rows = _ridge_rows_dask(Xs, self.n_samples_) if dask_input else None
         if H is None:
             H = map_views(self._hidden_fn, Xs, n_out=s)
         self.hidden_ = H
@@ -704,8 +706,9 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         maps (Nystrom landmarks, a default rbf bandwidth) are fitted on the first chunk;
         with ``identity`` maps and RFF with a given bandwidth the result equals
         :meth:`fit` on the concatenated data. Memory: one chunk's features, ``d x b``
-        Stiefel blocks and the ``n x s`` hidden units. The model keeps no training data,
-        so it infers identity views only (like a Dask fit).
+        Stiefel blocks and the ``n x s`` hidden units. The model keeps no training data
+        but the seeded sample of at most 2000 rows that chooses the inference ridge (one
+        more pass), so it infers identity views only (like a Dask fit).
         """
         self._validate_params()
         self._check_stream_solver()
@@ -749,6 +752,7 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             self._primal_tail(
                 U, Sigma, lam, stack, mean, dims, lambda B: PU @ (U.T @ B.T), None, False
             )
+        self._ridge_rows = _ridge_rows_stream(stream(), n)  # one more pass, no features
         return self
 
     def _check_stream_solver(self) -> None:
@@ -939,22 +943,26 @@ class MultiViewKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             R = sum(self._Kc[v][rows] @ H for v in observed)
             P = sum(self._Kc[m][rows] @ H for m in missing)
             sq = sum(float(np.trace(self._Kc[m][np.ix_(rows, rows)])) for m in missing)
-        elif self._X_fit is not None:
+        elif self._X_fit is not None or getattr(self, "_ridge_rows", None) is not None:
+            Xr = self._X_fit
+            if Xr is None:  # Dask or streamed fit: the sampled training rows
+                Xr = self._ridge_rows
+                rows = np.arange(Xr[0].shape[0])
             # the complete training rows (a model fitted on rows with missing views)
-            complete = np.column_stack([observed_rows(Xv) for Xv in self._X_fit]).all(axis=1)
+            complete = np.column_stack([observed_rows(Xv) for Xv in Xr]).all(axis=1)
             if not complete.all():
                 idx = np.flatnonzero(complete)
                 if idx.size == 0:
                     return None
                 rows = idx[subsample_indices(idx.size, MAX_ROWS, 0)]
             F = {
-                v: self._maps[v].features(self._X_fit[v][rows]) - self.feature_means_[v]
+                v: self._maps[v].features(Xr[v][rows]) - self.feature_means_[v]
                 for v in range(self.n_views_)
             }
             R = sum(F[v] @ self.W_[v] for v in observed)
             P = sum(F[m] @ self.W_[m] for m in missing)
             sq = sum(float(np.sum(F[m] ** 2)) for m in missing)
-        else:  # Dask or streamed fit: no training rows kept
+        else:  # a model restored without its training rows
             return None
         return choose_ridge(w, V, R, P, G, sq, **kw)
 
@@ -1129,3 +1137,25 @@ def _stream_mean(stack: Any, chunks: Iterable[list], d: int) -> tuple[int, np.nd
     if n < 2:
         raise ValueError(f"the chunk stream holds {n} sample(s); at least 2 required")
     return n, total / n
+
+
+def _ridge_rows_dask(Xs: list, n: int) -> list[np.ndarray]:
+    """The rows of Dask views that score the inference ridge (the same seeded sample of
+    at most ``MAX_ROWS`` rows as on NumPy input), gathered in one compute."""
+    from ..nystrom._dask import gather_rows
+
+    return gather_rows(Xs, subsample_indices(n, MAX_ROWS, 0))
+
+
+def _ridge_rows_stream(chunks: Any, n: int) -> list[np.ndarray]:
+    """The same sample of rows from a stream of (validated) chunks, read once."""
+    idx = subsample_indices(n, MAX_ROWS, 0)
+    parts: list[list[np.ndarray]] = []
+    start = 0
+    for Cs in chunks:
+        m = int(Cs[0].shape[0])
+        take = idx[(idx >= start) & (idx < start + m)] - start
+        if take.size:
+            parts.append([np.asarray(V)[take] for V in Cs])
+        start += m
+    return [np.vstack([P[v] for P in parts]) for v in range(len(parts[0]))]
