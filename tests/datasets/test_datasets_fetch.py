@@ -291,6 +291,38 @@ def test_uwave_from_ucr_text_files(server, home, monkeypatch):
     assert server.requests == ["/uwave.zip"]
 
 
+def test_nutrimouse_in_the_sources_layout(server, home, monkeypatch, data_dir):
+    """The download source writes R row names (a first column of quoted numbers under an
+    empty header); the parsed data equal the shared folder's files, which have none."""
+    expected = datasets.fetch_nutrimouse(data_home=data_dir, download_if_missing=False)
+    remotes = []
+    for remote in _fetch.NUTRIMOUSE:
+        lines = (Path(data_dir) / "nutrimouse" / remote.target).read_text().splitlines()
+        body = "\n".join(
+            [f'"",{lines[0]}'] + [f'"{i}",{line}' for i, line in enumerate(lines[1:], 1)]
+        )
+        data = (body + "\n").encode()
+        server.routes[f"/{remote.target}"] = data
+        remotes.append(Remote(server.url(f"/{remote.target}"), remote.target, sha(data)))
+    monkeypatch.setattr(_fetch, "NUTRIMOUSE", remotes)
+    got = datasets.fetch_nutrimouse(data_home=home, quiet=True)
+    for a, b in zip(got["Xs"], expected["Xs"], strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(got["diet"], expected["diet"])
+    np.testing.assert_array_equal(got["genotype"], expected["genotype"])
+    assert set(got["diet"]) == {"coc", "fish", "lin", "ref", "sun"}
+
+
+def test_unreadable_nutrimouse_file_is_named(tmp_path):
+    folder = tmp_path / "nutrimouse"
+    folder.mkdir()
+    (folder / "gene.csv").write_text('"a","b"\n1,2\n3\n')
+    for name in ("lipid.csv", "genotype.csv", "diet.csv"):
+        (folder / name).write_text('"x"\n1\n')
+    with pytest.raises(datasets.DataFileError, match="gene.csv"):
+        datasets.load_nutrimouse(tmp_path)
+
+
 def test_existing_files_are_used_as_they_are(data_dir):
     """The shared data folder is a complete data home: no download is attempted."""
     d = datasets.fetch_nutrimouse(data_home=data_dir, download_if_missing=False)

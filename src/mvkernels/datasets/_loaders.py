@@ -222,13 +222,25 @@ def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
         The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
     """
 
+    def rows(name: str) -> list[list[str]]:
+        # Two layouts: one column per variable (the shared folder), or R's write.csv with
+        # a first column of quoted row names under an empty header (the source that
+        # fetch_nutrimouse downloads); the row names are dropped.
+        with open(_file("nutrimouse", name, data_dir)) as fh:
+            table = [line.strip().split(",") for line in fh if line.strip()]
+        if table and table[0][0].strip() == '""':
+            table = [row[1:] for row in table]
+        return [[field.strip().strip('"') for field in row] for row in table[1:]]
+
     def read(name: str) -> np.ndarray:
-        return np.loadtxt(_file("nutrimouse", name, data_dir), delimiter=",", skiprows=1)
+        try:
+            return np.asarray(rows(name), dtype=float)
+        except ValueError as exc:
+            path = _file("nutrimouse", name, data_dir)
+            raise DataFileError(f"could not read {path}: {exc}") from exc
 
     def labels(name: str) -> np.ndarray:
-        with open(_file("nutrimouse", name, data_dir)) as fh:
-            rows = [line.strip().strip('"') for line in fh.readlines()[1:] if line.strip()]
-        return np.asarray(rows)
+        return np.asarray([row[0] for row in rows(name)])
 
     return {
         "Xs": [read("gene.csv"), read("lipid.csv")],
