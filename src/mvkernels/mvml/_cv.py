@@ -937,8 +937,10 @@ class _MVMLCVBase(BaseEstimator):
         if screen is not None:
             results["screen_score"] = np.asarray(screened)
         self.cv_results_ = results
-        # ties: the first candidate in grid order (smaller factor, alpha, eta, fewer
-        # iterations) wins, i.e. the most regularised of the equally good models
+        # ties: the first candidate in grid order wins (no joint view, smaller factor, then
+        # smaller alpha, eta, fewer iterations). Preferring the larger alpha instead was
+        # measured on 40-row sets (uWave and digits, 4 classes, 5-6 draws): +0.15 and -0.35
+        # points, so grid order stays
         self.best_index_ = int(order[0])
         self.best_params_ = dict(params[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
