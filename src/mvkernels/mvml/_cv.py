@@ -285,6 +285,12 @@ class _MVMLCVBase(BaseEstimator):
     _default_alphas: tuple = DEFAULT_ALPHAS
     _default_etas: tuple = DEFAULT_ETAS
     _default_factors: tuple = DEFAULT_BANDWIDTH_FACTORS
+    #: (joint view, bandwidth factor) pairs cross-validated after the screening
+    _n_finalists: int = N_FINALISTS
+    #: the ``alpha`` values of the leave-one-out screen; None: the searched ``alphas``,
+    #: each finalist then cross-validated at its screening-best ``alpha`` and the grid
+    #: neighbours (:func:`alpha_window`); a tuple: the finalists keep every ``alpha``
+    _screen_alphas: tuple | None = None
     _parameter_constraints: dict = _cv_constraints()
 
     def __init__(
@@ -556,22 +562,24 @@ class _MVMLCVBase(BaseEstimator):
 
     # ------------------------------------------------------------------ screening
     def _screens(self, S: _CVSearch) -> bool:
-        """Screening applies in Nystrom mode on in-memory views, with the square loss,
-        when the grid has more (joint view, bandwidth factor) pairs than finalists."""
+        """Screening applies in Nystrom mode on in-memory views when the grid has more
+        (joint view, bandwidth factor) pairs than finalists."""
         return (
             self.search == "screen"
             and S.n_landmarks is not None
-            and self._base_class is not MVMLSVC
             and views_kind(S.Xs) != "dask"
-            and len(S.joints) * len(S.factors) > N_FINALISTS
+            and len(S.joints) * len(S.factors) > self._n_finalists
         )
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
         on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
-        :data:`N_FINALISTS` best pairs cross-validated in full, each at its
-        screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`). The
+        ``_n_finalists`` best pairs cross-validated in full, each at its
+        screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`), or at
+        every ``alpha`` when the screen has its own grid (``_screen_alphas``). The
         other candidates keep NaN scores."""
+        own_grid = self._screen_alphas is not None
+        screen_alphas = np.asarray(self._screen_alphas) if own_grid else S.alphas
         screen = np.full((len(S.joints), len(S.factors)), -np.inf)
         best_alpha = np.zeros(screen.shape, dtype=int)
         kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
@@ -581,18 +589,22 @@ class _MVMLCVBase(BaseEstimator):
             U = nys.transform(S.Xs)
             for ji, joint in enumerate(S.joints):
                 Uj = U if joint or len(S.Xs) == S.v_in else U[:, : S.v_in * nys.n_landmarks_]
-                loo = ridge_loo_outputs(Uj, Y, S.alphas, len(S.Xs) if joint else S.v_in)
+                loo = ridge_loo_outputs(Uj, Y, screen_alphas, len(S.Xs) if joint else S.v_in)
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
                 best_alpha[ji, fi] = int(np.argmax(per_alpha))
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
             self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
             kept[fi] = (nys, U)  # features of the factors that are finalists so far
-            for k in [k for k in kept if not finalists(screen)[:, k].any()]:
+            for k in [k for k in kept if not finalists(screen, self._n_finalists)[:, k].any()]:
                 del kept[k]
-        best = finalists(screen)
+        best = finalists(screen, self._n_finalists)
         for fi in map(int, np.flatnonzero(best.any(axis=0))):
-            sel = alpha_window(S.alphas, best_alpha[best[:, fi], fi])
+            sel = (
+                np.ones(S.alphas.size, dtype=bool)
+                if own_grid
+                else alpha_window(S.alphas, best_alpha[best[:, fi], fi])
+            )
             self._say(f"cross-validating bandwidth factor {S.factors[fi]:g}")
             part = self._score_nystrom(
                 replace(S, alphas=S.alphas[sel]),
@@ -1199,6 +1211,11 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
     _default_alphas = SVC_DEFAULT_ALPHAS
     _default_etas = SVC_DEFAULT_ETAS
     _default_factors = SVC_DEFAULT_BANDWIDTH_FACTORS
+    # the screen chooses the bandwidth only: one finalist pair, scored by the ridge's
+    # leave-one-out error over the square loss's alpha grid (the hinge loss's alpha is on
+    # another scale), then cross-validated at every searched alpha
+    _n_finalists = 1
+    _screen_alphas = DEFAULT_ALPHAS
 
     def __init__(
         self,
