@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
@@ -472,9 +473,11 @@ class _MVMLCVBase(BaseEstimator):
             if len(Xs_search) > v:
                 search_mask = np.column_stack([mask, mask.all(axis=1)])
             bandwidth_views = [Xv[search_mask[:, l]] for l, Xv in enumerate(Xs_search)]
-        base_params = resolve_bandwidths(
-            kernel, kernel_params, bandwidth_views, 1.0, self.random_state
-        )
+        # thin products: one BLAS thread up to SERIAL_BLAS_MAX_SIZE rows (as MVMLSVC's fit)
+        with nullcontext() if dask_views else serial_blas(n):
+            base_params = resolve_bandwidths(
+                kernel, kernel_params, bandwidth_views, 1.0, self.random_state
+            )
 
         if self.n_landmarks is None:
             if dask_input:
