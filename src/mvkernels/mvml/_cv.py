@@ -33,7 +33,8 @@ candidate without it uses the leading blocks of the same features and statistics
 By default (``search="screen"``) the search runs in two named steps: every
 (joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
 MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
-pairs (:meth:`_MVMLCVBase._screened_search`).
+pairs (:meth:`_MVMLCVBase._screened_search`; :class:`MVMLSVCCV`: the best pair, at every
+``alpha``).
 """
 
 from __future__ import annotations
@@ -1174,9 +1175,17 @@ class MVMLSVCCV(MVMLClassifierCV):
     ----------
     alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose, search
-        As :class:`MVMLClassifierCV` (the hinge loss has no leave-one-out shortcut: its
-        grid is always searched in full).
+eig_floor, chunk_size, views, random_state, verbose
+        As :class:`MVMLClassifierCV`.
+    search : {"screen", "exhaustive"}, default="screen"
+        ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
+        exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
+        all the rows at its best ``alpha`` of the square loss's grid (``logspace(-4, 1,
+        6)``: the hinge loss's ``alpha`` is on another scale), then the best pair only is
+        cross-validated, at every ``alpha``, ``eta`` and iteration (the other candidates:
+        NaN scores, ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on
+        in-memory views with more than one pair; ``"exhaustive"`` cross-validates every
+        candidate.
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with
