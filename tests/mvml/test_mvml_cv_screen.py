@@ -144,3 +144,69 @@ def test_bad_search_value():
     X = np.random.default_rng(0).standard_normal((30, 4))
     with pytest.raises(ValueError, match="search"):
         MVMLRegressorCV(search="fast", views=[2, 2]).fit(X, X[:, 0])
+
+
+def test_hinge_screen_cross_validates_one_pair_at_every_alpha(rng):
+    """MVMLSVCCV's screen: one (joint view, bandwidth factor) pair, the one of highest
+    screen_score (MVML_I's best leave-one-out accuracy over the square loss's alpha grid),
+    cross-validated at every searched alpha, eta and iteration with exactly the exhaustive
+    search's scores; the other candidates are NaN and rank last; search="exhaustive" scores
+    the whole grid."""
+    from mvkernels import MVMLSVCCV
+    from mvkernels.mvml._cv import DEFAULT_ALPHAS
+
+    Xs, y = _views(rng)
+    y = np.digitize(y, [-0.5, 0.5])
+    kw = dict(
+        alphas=[1e-3, 1e-2],
+        etas=[0.1, 1.0],
+        bandwidth_factors=[0.25, 1.0, 8.0],
+        max_iter=2,
+        n_landmarks=15,
+        random_state=0,
+    )
+    full = MVMLSVCCV(search="exhaustive", **kw).fit(Xs, y)
+    scr = MVMLSVCCV(**kw).fit(Xs, y)
+    res, ref = scr.cv_results_, full.cv_results_
+    assert np.all(np.isfinite(ref["mean_test_score"])) and "screen_score" not in ref
+    assert res["params"] == ref["params"]
+    mean = res["mean_test_score"]
+    scored = np.isfinite(mean)
+    factors = np.asarray(res["param_bandwidth_factor"], dtype=float)
+    kept = set(factors[scored])
+    assert len(kept) == 1 and scored.sum() == 2 * 2 * 2  # alphas x etas x iterations
+    np.testing.assert_allclose(mean[scored], ref["mean_test_score"][scored], atol=1e-12)
+    for k in range(scr.n_splits_):
+        assert np.all(np.isnan(res[f"split{k}_test_score"][~scored]))
+    assert res["rank_test_score"][scored].max() < res["rank_test_score"][~scored].min()
+    by_factor = dict(zip(factors, res["screen_score"]))
+    assert by_factor[kept.pop()] == max(by_factor.values())
+    assert scr.best_score_ == pytest.approx(mean[scored].max())
+    # the screen score of the kept pair: ridge leave-one-out accuracy at its best alpha
+    nys = BlockNystrom(kernel_params=scr.best_kernel_params_, n_landmarks=15, random_state=0)
+    U = nys.fit(Xs).transform(Xs)
+    classes = np.unique(y)
+    Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    loo = ridge_loo_outputs(U, Y, np.asarray(DEFAULT_ALPHAS), 2)
+    expected = max(np.mean(classes[D.argmax(axis=1)] == y) for D in loo)
+    assert res["screen_score"][scr.best_index_] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_hinge_screen_picks_the_exhaustive_bandwidth_on_digits():
+    """On digits cut into 2 views (the benchmark's 1347 training rows), MVMLSVCCV's
+    screened default search keeps the bandwidth factor of the exhaustive search's best
+    candidate and finds the same best candidate."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    from mvkernels import MVMLSVCCV
+
+    X, y = load_digits(return_X_y=True)
+    tr, _ = train_test_split(np.arange(len(y)), train_size=1347, random_state=0, stratify=y)
+    Xs = [X[tr, :32], X[tr, 32:]]
+    full = MVMLSVCCV(search="exhaustive", random_state=0).fit(Xs, y[tr])
+    scr = MVMLSVCCV(random_state=0).fit(Xs, y[tr])
+    assert np.isfinite(scr.cv_results_["mean_test_score"]).sum() == 12
+    assert scr.best_params_ == full.best_params_
+    assert scr.best_score_ == pytest.approx(full.best_score_, abs=1e-12)

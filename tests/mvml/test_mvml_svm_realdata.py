@@ -64,15 +64,20 @@ def test_uwave_mvmlsvm_cv_on_training_set(uwave, level):
 
 def test_uwave_svc_cv_defaults_reach_the_target(uwave):
     """MVMLSVCCV() with its default grid at 12 % landmarks: >= 0.94 test accuracy, and
-    no ConvergenceWarning (the defaults must not warn)."""
+    no ConvergenceWarning (the defaults must not warn); the screened search keeps the
+    bandwidth factor of the exhaustive search's best candidate and finds that candidate."""
     from mvkernels import MVMLSVCCV
 
     d = uwave
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         cv = MVMLSVCCV(n_landmarks=0.12, random_state=0).fit(d["Xs_train"], d["y_train"])
+        full = MVMLSVCCV(n_landmarks=0.12, random_state=0, search="exhaustive", refit=False)
+        full.fit(d["Xs_train"], d["y_train"])
     assert cv.best_estimator_.nystrom_.n_landmarks_ == round(0.12 * 896)
     assert len(cv.cv_results_["params"]) == 24
+    assert np.isfinite(cv.cv_results_["mean_test_score"]).sum() == 12  # one factor of 2
+    assert cv.best_params_ == full.best_params_
     acc = cv.score(d["Xs_test"], d["y_test"])
     print(f"uWave 12 %: MVMLSVCCV() test accuracy {acc:.4f}, best {cv.best_params_}")
     assert acc >= 0.94, (acc, cv.best_params_)

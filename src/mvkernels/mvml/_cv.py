@@ -33,13 +33,15 @@ candidate without it uses the leading blocks of the same features and statistics
 By default (``search="screen"``) the search runs in two named steps: every
 (joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
 MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
-pairs (:meth:`_MVMLCVBase._screened_search`).
+pairs (:meth:`_MVMLCVBase._screened_search`; :class:`MVMLSVCCV`: the best pair, at every
+``alpha``).
 """
 
 from __future__ import annotations
 
 import itertools
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
@@ -285,6 +287,12 @@ class _MVMLCVBase(BaseEstimator):
     _default_alphas: tuple = DEFAULT_ALPHAS
     _default_etas: tuple = DEFAULT_ETAS
     _default_factors: tuple = DEFAULT_BANDWIDTH_FACTORS
+    #: (joint view, bandwidth factor) pairs cross-validated after the screening
+    _n_finalists: int = N_FINALISTS
+    #: the ``alpha`` values of the leave-one-out screen; None: the searched ``alphas``,
+    #: each finalist then cross-validated at its screening-best ``alpha`` and the grid
+    #: neighbours (:func:`alpha_window`); a tuple: the finalists keep every ``alpha``
+    _screen_alphas: tuple | None = None
     _parameter_constraints: dict = _cv_constraints()
 
     def __init__(
@@ -466,9 +474,11 @@ class _MVMLCVBase(BaseEstimator):
             if len(Xs_search) > v:
                 search_mask = np.column_stack([mask, mask.all(axis=1)])
             bandwidth_views = [Xv[search_mask[:, l]] for l, Xv in enumerate(Xs_search)]
-        base_params = resolve_bandwidths(
-            kernel, kernel_params, bandwidth_views, 1.0, self.random_state
-        )
+        # thin products: one BLAS thread up to SERIAL_BLAS_MAX_SIZE rows (as MVMLSVC's fit)
+        with nullcontext() if dask_views else serial_blas(n):
+            base_params = resolve_bandwidths(
+                kernel, kernel_params, bandwidth_views, 1.0, self.random_state
+            )
 
         if self.n_landmarks is None:
             if dask_input:
@@ -556,22 +566,24 @@ class _MVMLCVBase(BaseEstimator):
 
     # ------------------------------------------------------------------ screening
     def _screens(self, S: _CVSearch) -> bool:
-        """Screening applies in Nystrom mode on in-memory views, with the square loss,
-        when the grid has more (joint view, bandwidth factor) pairs than finalists."""
+        """Screening applies in Nystrom mode on in-memory views when the grid has more
+        (joint view, bandwidth factor) pairs than finalists."""
         return (
             self.search == "screen"
             and S.n_landmarks is not None
-            and self._base_class is not MVMLSVC
             and views_kind(S.Xs) != "dask"
-            and len(S.joints) * len(S.factors) > N_FINALISTS
+            and len(S.joints) * len(S.factors) > self._n_finalists
         )
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
         on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
-        :data:`N_FINALISTS` best pairs cross-validated in full, each at its
-        screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`). The
+        ``_n_finalists`` best pairs cross-validated in full, each at its
+        screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`), or at
+        every ``alpha`` when the screen has its own grid (``_screen_alphas``). The
         other candidates keep NaN scores."""
+        own_grid = self._screen_alphas is not None
+        screen_alphas = np.asarray(self._screen_alphas) if own_grid else S.alphas
         screen = np.full((len(S.joints), len(S.factors)), -np.inf)
         best_alpha = np.zeros(screen.shape, dtype=int)
         kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
@@ -581,18 +593,22 @@ class _MVMLCVBase(BaseEstimator):
             U = nys.transform(S.Xs)
             for ji, joint in enumerate(S.joints):
                 Uj = U if joint or len(S.Xs) == S.v_in else U[:, : S.v_in * nys.n_landmarks_]
-                loo = ridge_loo_outputs(Uj, Y, S.alphas, len(S.Xs) if joint else S.v_in)
+                loo = ridge_loo_outputs(Uj, Y, screen_alphas, len(S.Xs) if joint else S.v_in)
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
                 best_alpha[ji, fi] = int(np.argmax(per_alpha))
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
             self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
             kept[fi] = (nys, U)  # features of the factors that are finalists so far
-            for k in [k for k in kept if not finalists(screen)[:, k].any()]:
+            for k in [k for k in kept if not finalists(screen, self._n_finalists)[:, k].any()]:
                 del kept[k]
-        best = finalists(screen)
+        best = finalists(screen, self._n_finalists)
         for fi in map(int, np.flatnonzero(best.any(axis=0))):
-            sel = alpha_window(S.alphas, best_alpha[best[:, fi], fi])
+            sel = (
+                np.ones(S.alphas.size, dtype=bool)
+                if own_grid
+                else alpha_window(S.alphas, best_alpha[best[:, fi], fi])
+            )
             self._say(f"cross-validating bandwidth factor {S.factors[fi]:g}")
             part = self._score_nystrom(
                 replace(S, alphas=S.alphas[sel]),
@@ -1161,9 +1177,17 @@ class MVMLSVCCV(MVMLClassifierCV):
     ----------
     alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose, search
-        As :class:`MVMLClassifierCV` (the hinge loss has no leave-one-out shortcut: its
-        grid is always searched in full).
+eig_floor, chunk_size, views, random_state, verbose
+        As :class:`MVMLClassifierCV`.
+    search : {"screen", "exhaustive"}, default="screen"
+        ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
+        exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
+        all the rows at its best ``alpha`` of the square loss's grid (``logspace(-4, 1,
+        6)``: the hinge loss's ``alpha`` is on another scale), then the best pair only is
+        cross-validated, at every ``alpha``, ``eta`` and iteration (the other candidates:
+        NaN scores, ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on
+        in-memory views with more than one pair; ``"exhaustive"`` cross-validates every
+        candidate.
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with
@@ -1201,6 +1225,11 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
     _default_alphas = SVC_DEFAULT_ALPHAS
     _default_etas = SVC_DEFAULT_ETAS
     _default_factors = SVC_DEFAULT_BANDWIDTH_FACTORS
+    # the screen chooses the bandwidth only: one finalist pair, scored by the ridge's
+    # leave-one-out error over the square loss's alpha grid (the hinge loss's alpha is on
+    # another scale), then cross-validated at every searched alpha
+    _n_finalists = 1
+    _screen_alphas = DEFAULT_ALPHAS
 
     def __init__(
         self,
