@@ -8,16 +8,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'mvkernels[dask]')")
+da = pytest.importorskip(
+    "dask.array", reason="dask is not installed (pip install 'mvkernels[dask]')"
+)
 dask = pytest.importorskip("dask")
 
 from mvkernels import (  # noqa: E402
+    MVMLSVC,
     BlockNystrom,
     MVMLClassifier,
     MVMLClassifierCV,
     MVMLRegressor,
     MVMLRegressorCV,
-    MVMLSVC,
 )
 from mvkernels._validation import observed_mask  # noqa: E402
 from mvkernels.nystrom._dask import dask_observed_mask  # noqa: E402
