@@ -183,3 +183,15 @@ def test_complete_dask_fit_cannot_complete_in_blocknystrom():
     assert not hasattr(ny, "missing_model_")
     with pytest.raises(ValueError, match="complete Dask views does not compute them"):
         ny.transform(to_dask(Xs)).compute()
+
+
+def test_kpca_on_dask_refuses_missing_views_saying_what_is_supported():
+    from mvkernels import MultiViewKPCA
+
+    Xs, _, _ = _data()
+    with pytest.raises(
+        ValueError,
+        match=r"view \d contains NaN \(in rows \d+\.\.\d+\) in whole rows \(missing views\): "
+        "on Dask input they are supported by BlockNystrom and the MVML estimators",
+    ):
+        MultiViewKPCA(n_components=2).fit(to_dask(Xs))

@@ -134,6 +134,13 @@ def _check_block_finite(
             continue
         if not np.isfinite(B).all():
             bad = "NaN" if np.isnan(B).any() else "infinity"
+            nan = np.isnan(B)
+            if l >= 0 and not np.isinf(B).any() and (nan.all(axis=1) == nan.any(axis=1)).all():
+                raise ValueError(
+                    f"{name} contains NaN{where} in whole rows (missing views): on Dask input "
+                    "they are supported by BlockNystrom and the MVML estimators in Nystrom "
+                    "mode, not by this step; remove those rows or impute them first"
+                )
             raise ValueError(f"{name} contains {bad}{where}; remove or impute it first")
     if nan_ok and blocks:  # a sample with every view missing: refused, naming the rows
         refuse_all_missing(np.column_stack([_observed_rows(B) for B in blocks]), start or 0)
