@@ -425,14 +425,19 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
     Returns None when every view is complete (the usual case: callers then run their
     complete-data code unchanged), else a boolean array of shape (n_samples, n_views),
     ``True`` where the view is observed (its row is not NaN). NumPy and scipy.sparse views
-    (a sparse view is complete: missing views are NaN rows of dense views); Dask views are
-    checked block by block where their rows are read.
+    (a sparse view is complete: missing views are NaN rows of dense views); Dask views in
+    one pass over their blocks (:func:`mvkernels.nystrom._dask.dask_observed_mask`, which
+    also refuses partly missing rows and infinity, naming the view and the rows).
 
     Raises a ValueError for a sample with every view missing and, with ``min_observed``
     (fit time), for a view observed on fewer than ``min_observed`` rows.
     """
     if isinstance(Xs, ValidatedViews):
         mask = Xs.observed
+    elif views_kind(Xs) == "dask":
+        from .nystrom._dask import dask_observed_mask
+
+        mask = dask_observed_mask(Xs)
     else:
         mask = np.column_stack([observed_rows(Xv) for Xv in Xs])
     if mask.all():
@@ -515,9 +520,14 @@ class ValidatedViews(list):
     @property
     def observed(self) -> np.ndarray:
         """(n_samples, n_views) boolean: where each view is observed (not a NaN row);
-        computed once (NumPy and sparse views; Dask views are checked block by block)."""
+        computed once (Dask views: one pass over their blocks)."""
         if self._observed is None:
-            self._observed = np.column_stack([observed_rows(Xv) for Xv in self])
+            if self.kind == "dask":
+                from .nystrom._dask import dask_observed_mask
+
+                self._observed = dask_observed_mask(list(self))
+            else:
+                self._observed = np.column_stack([observed_rows(Xv) for Xv in self])
         return self._observed
 
     def _like(self, views: Sequence[Any], kind: str | None = None) -> ValidatedViews:

@@ -17,7 +17,9 @@ distributed = pytest.importorskip(
 
 from mvkernels import BlockNystrom  # noqa: E402
 from mvkernels.datasets import load_uwave  # noqa: E402
+from mvkernels.kernels import make_view_kernels  # noqa: E402
 from mvkernels.nystrom import feature_moments, map_views, uniform_indices  # noqa: E402
+from mvkernels.nystrom._dask import fit_kernels_and_landmarks  # noqa: E402
 
 RTOL = 1e-10
 
@@ -129,14 +131,19 @@ def test_uniform_landmarks_gather_only_their_rows(client):
     assert np.unique(idx // CHUNK).size < N_BIG // CHUNK  # some blocks must stay untouched
     with pytest.raises(RuntimeError, match="was computed"):  # the guard works
         X.sum().compute()
-    ny = BlockNystrom(n_landmarks=p, kernel_params={"gamma": 0.3}, random_state=0).fit(
-        [X, X[:, ::-1]]
+    # the landmark step of BlockNystrom.fit (the fit itself first reads every block once,
+    # for the observed rows of each view: dask_observed_mask, booleans to the client)
+    kernels = make_view_kernels("rbf", {"gamma": 0.3}, 2)
+    got, rows = fit_kernels_and_landmarks(
+        [X, X[:, ::-1]], kernels, p, "uniform", np.random.RandomState(0)
     )
-    np.testing.assert_array_equal(ny.landmark_indices_, idx)
+    np.testing.assert_array_equal(got, idx)
     full_blocks = {b: _gen_block((b, 0), allowed={b}) for b in np.unique(idx // CHUNK)}
     expect = np.array([full_blocks[i // CHUNK][i % CHUNK] for i in idx])
-    np.testing.assert_array_equal(ny.landmarks_[0], expect)
-    np.testing.assert_array_equal(ny.landmarks_[1], expect[:, ::-1])
+    np.testing.assert_array_equal(rows[0], expect)
+    np.testing.assert_array_equal(rows[1], expect[:, ::-1])
+    with pytest.raises(RuntimeError, match="was computed"):  # the fit's observed-rows pass
+        BlockNystrom(n_landmarks=p, kernel_params={"gamma": 0.3}).fit([X, X[:, ::-1]])
 
 
 def test_bandwidth_and_kmeanspp_bring_only_samples_to_client(client, monkeypatch):
@@ -213,6 +220,24 @@ def test_map_views_one_column_output(client, uwave):
     assert isinstance(lazy, da.Array) and lazy.shape == (3582,)
     close(lazy.compute(), norms(Xs))
     np.testing.assert_array_equal(map_views(norms, Xs), norms(Xs))
+
+
+# ----------------------------------------------------------------- missing views
+def test_uwave_nan_rows_fit_equals_in_memory(client, uwave):
+    """Dask training views with NaN rows (missing views) on the distributed scheduler:
+    the same map, pairwise statistics and completed features as the NumPy fit."""
+    rng = np.random.RandomState(0)
+    Xs = [X.copy() for X in uwave["Xs_train"]]
+    n = Xs[0].shape[0]
+    mask = rng.rand(n, 3) >= 0.3
+    mask[np.arange(n), rng.randint(3, size=n)] = True
+    for l in range(3):
+        Xs[l][~mask[:, l]] = np.nan
+    ref = BlockNystrom(n_landmarks=40, random_state=0).fit(Xs)
+    ny = BlockNystrom(n_landmarks=40, random_state=0).fit(to_dask(Xs))
+    np.testing.assert_array_equal(ny.landmark_indices_, ref.landmark_indices_)
+    close(ny.missing_model_.cov, ref.missing_model_.cov)
+    close(ny.transform(to_dask(Xs)).compute(), ref.transform(Xs))
 
 
 # --------------------------------------------------------------------- errors

@@ -431,8 +431,7 @@ class _MVMLCVBase(BaseEstimator):
         _check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n, v = Xs[0].shape[0], len(Xs)
-        dask_views = views_kind(Xs) == "dask"
-        mask = None if dask_views else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
+        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)  # Dask: one pass
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")

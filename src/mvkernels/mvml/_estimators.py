@@ -267,8 +267,8 @@ class _BaseMVML(BaseEstimator):
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
         dask_input = views_kind(Xs) == "dask" or is_dask_collection(Y)
-        # Dask training views must be complete (checked block by block when read)
-        mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
+        # the observed rows of each view (Dask views: one pass over their blocks)
+        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if is_dask_collection(Y) and np.isnan(Y.shape[0]):
             raise ValueError(
                 "y is a Dask array with unknown chunk sizes; call y.compute_chunk_sizes() first"

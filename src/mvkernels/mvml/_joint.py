@@ -81,14 +81,27 @@ def _joint_view(Xs: list, kernel: Any) -> Any:
         aligned, _ = as_aligned_views(Xs)
         import dask.array as da
 
-        return da.concatenate(aligned, axis=1)
+        width = sum(int(V.shape[1]) for V in aligned)
+        dtype = np.result_type(*[V.dtype for V in aligned])
+        return da.map_blocks(
+            _joint_block,
+            *aligned,
+            dtype=dtype,
+            chunks=(aligned[0].chunks[0], (width,)),
+            meta=np.empty((0, 0), dtype=dtype),
+        )
     if any(is_sparse(Xv) for Xv in Xs):  # one CSR matrix, never densified
         import scipy.sparse as sp
 
         return sp.hstack([sp.csr_matrix(Xv) for Xv in Xs], format="csr")
-    J = np.hstack([np.asarray(Xv, dtype=np.float64) for Xv in Xs])
-    # a sample with a missing view (a NaN row in that view) misses the joint view too
-    missing = ~np.column_stack([observed_rows(Xv) for Xv in Xs]).all(axis=1)
+    return _joint_block(*[np.asarray(Xv, dtype=np.float64) for Xv in Xs])
+
+
+def _joint_block(*blocks: np.ndarray) -> np.ndarray:
+    """The views' rows side by side; a sample with a missing view (a NaN row in that view)
+    misses the joint view too (a whole NaN row)."""
+    J = np.hstack(blocks)
+    missing = ~np.column_stack([observed_rows(B) for B in blocks]).all(axis=1)
     if missing.any():
         J[missing] = np.nan
     return J

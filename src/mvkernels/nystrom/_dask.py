@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _check_whole_rows
+from .._validation import _check_whole_rows, refuse_all_missing
 
 __all__ = [
     "require_dask",
@@ -44,6 +44,7 @@ __all__ = [
     "kmeanspp_sample_size",
     "select_landmarks_dask",
     "fit_kernels_and_landmarks",
+    "dask_observed_mask",
 ]
 
 #: default fan-in of the tree sum of per-block moments
@@ -133,7 +134,57 @@ def _check_block_finite(
             continue
         if not np.isfinite(B).all():
             bad = "NaN" if np.isnan(B).any() else "infinity"
+            nan = np.isnan(B)
+            if l >= 0 and not np.isinf(B).any() and (nan.all(axis=1) == nan.any(axis=1)).all():
+                raise ValueError(
+                    f"{name} contains NaN{where} in whole rows (missing views): on Dask input "
+                    "they are supported by BlockNystrom and the MVML estimators in Nystrom "
+                    "mode, not by this step; remove those rows or impute them first"
+                )
             raise ValueError(f"{name} contains {bad}{where}; remove or impute it first")
+    if nan_ok and blocks:  # a sample with every view missing: refused, naming the rows
+        refuse_all_missing(np.column_stack([_observed_rows(B) for B in blocks]), start or 0)
+
+
+def _observed_rows(B: np.ndarray) -> np.ndarray:
+    """Rows of a (whole-row-checked) NumPy block where the view is not a NaN row."""
+    return ~np.isnan(B[:, 0]) if B.shape[1] else np.ones(B.shape[0], dtype=bool)
+
+
+def _observed_block(B: np.ndarray, view: int, block_info: Any = None) -> np.ndarray:
+    """Observed rows of one row block of a view; partly missing rows and infinity refused."""
+    start = 0 if not block_info else block_info[0]["array-location"][0][0]
+    where = f" (in rows {start}..{start + B.shape[0] - 1})"
+    if np.isinf(B).any():
+        raise ValueError(f"view {view} contains infinity{where}; remove or impute it first")
+    _check_whole_rows(np.isnan(B), view, offset=start, where=where)
+    return _observed_rows(B)
+
+
+def dask_observed_mask(Xs: Sequence[Any]) -> np.ndarray:
+    """(n, v) boolean mask of the observed (sample, view) pairs of Dask views, in one pass.
+
+    Each row block of each view is read once (one compute for all views); only the
+    boolean vectors reach the client. A row with NaN in only some columns of a view, or
+    infinity, raises a ValueError naming the view and the rows.
+    """
+    import dask
+
+    da = require_dask()
+    views, _ = as_aligned_views(Xs)
+    lazy = [
+        da.map_blocks(
+            _observed_block,
+            V,
+            view=l,
+            dtype=bool,
+            chunks=(V.chunks[0],),
+            drop_axis=1,
+            meta=np.empty((0,), dtype=bool),
+        )
+        for l, V in enumerate(views)
+    ]
+    return np.column_stack([np.asarray(m, dtype=bool) for m in dask.compute(*lazy)])
 
 
 def _block_moments(

@@ -231,8 +231,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     n_views_, n_landmarks_, n_features_view_ : fitted sizes.
     missing_model_ : ConditionalViews
         Mean and pairwise-complete covariance of the feature blocks, used to complete
-        the features of samples with missing views (see below). Not set by a fit on Dask
-        views.
+        the features of samples with missing views (see below). Not set by a fit on
+        complete Dask views.
 
     See Also
     --------
@@ -251,8 +251,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     training rows, the landmarks of each view are drawn from the rows where that view is
     observed (``landmark_indices_`` then has one row per view; a view observed on fewer
     rows than ``n_landmarks_`` takes them all, repeated, and its block has that rank).
-    Fitting computes these statistics in one pass over the data (NumPy views; Dask
-    training views must be complete). Assumes views are missing at random.
+    Fitting computes these statistics in one pass over the data (Dask views: one more
+    pass first finds each view's observed rows; a fit on complete Dask views skips the
+    statistics, so it cannot complete missing views at transform). Assumes views are
+    missing at random.
 
     Examples
     --------
@@ -329,8 +331,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
         dask_input = views_kind(Xs) == "dask"
-        if isinstance(mask, str):  # Dask views: read block by block, must be complete at fit
-            mask = None if dask_input else observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
+        if isinstance(mask, str):  # Dask views: one pass over their blocks
+            mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         if mask is not None and kernels[0].precomputed:
             raise ValueError(
                 "missing views (NaN rows) are not supported with kernel='precomputed'; "
@@ -402,17 +404,26 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         is) takes all ``r`` rows, repeated to fill ``p``: its block has rank ``r`` and spans
         the same space as the ``r`` distinct landmarks (``W^+`` ignores repeats), while the
         other views keep their ``p`` landmarks."""
+        dask_input = views_kind(Xs) == "dask"
         idx, rows = [], []
         for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
             obs = np.flatnonzero(mask[:, l])
-            Xo = Xv[obs]
+            Xo = Xv[obs]  # Dask: lazy, only the sampled rows are read
             kern.fit(Xo, random_state=rng)
             if obs.size <= p:
                 sub = np.concatenate([np.arange(obs.size), np.arange(p - obs.size) % obs.size])
+            elif dask_input:  # the same draws as below (k-means++: see select_landmarks)
+                from ._dask import select_landmarks_dask
+
+                sub = select_landmarks_dask([Xo], [kern], p, self.landmarks, rng)
             else:
                 sub = select_landmarks_numpy([Xo], [kern], p, self.landmarks, rng)
             rows.append(Xo[sub])
             idx.append(obs[sub])
+        if dask_input:  # the landmark rows of every view in one compute
+            import dask
+
+            rows = [np.asarray(R) for R in dask.compute(*rows)]
         return np.vstack(idx), rows
 
     def _observed_features(self, blocks: list[np.ndarray]) -> np.ndarray:
@@ -494,9 +505,9 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         if model is None:
             raise ValueError(
                 "samples with missing views (NaN rows) cannot be completed: the feature "
-                "statistics of the training data are not available (training views given as "
-                "Dask arrays must be complete, and a BlockNystrom fitted on Dask views does "
-                "not compute them); fit on NumPy views to use missing views"
+                "statistics of the training data are not available (a BlockNystrom fitted "
+                "on complete Dask views does not compute them); fit on NumPy views, on Dask "
+                "views with missing rows, or use an MVML estimator (which sets them)"
             )
         return model.complete(self._masked_features(blocks, mask), mask)
 
