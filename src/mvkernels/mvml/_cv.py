@@ -474,7 +474,7 @@ class _MVMLCVBase(BaseEstimator):
                 search_mask = np.column_stack([mask, mask.all(axis=1)])
             bandwidth_views = [Xv[search_mask[:, l]] for l, Xv in enumerate(Xs_search)]
         # thin products: one BLAS thread up to SERIAL_BLAS_MAX_SIZE rows (as MVMLSVC's fit)
-        with nullcontext() if dask_views else serial_blas(n):
+        with nullcontext() if dask_input else serial_blas(n):
             base_params = resolve_bandwidths(
                 kernel, kernel_params, bandwidth_views, 1.0, self.random_state
             )
