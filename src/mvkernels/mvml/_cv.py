@@ -577,7 +577,8 @@ class _MVMLCVBase(BaseEstimator):
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
         on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
-        ``_n_finalists`` best pairs cross-validated in full, each at its
+        ``_n_finalists`` best pairs (and the pairs tied with the last of them,
+        :func:`finalists`) cross-validated in full, each at its
         screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`), or at
         every ``alpha`` when the screen has its own grid (``_screen_alphas``). The
         other candidates keep NaN scores."""

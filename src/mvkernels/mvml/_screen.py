@@ -77,7 +77,9 @@ def ridge_loo_outputs(
 
 
 def finalists(screen: np.ndarray, k: int = N_FINALISTS) -> np.ndarray:
-    """Boolean mask of the ``k`` best screened pairs (ties: the earlier in grid order).
+    """Boolean mask of the ``k`` best screened pairs, and of every pair tied with the
+    ``k``-th best: the screen cannot tell tied pairs apart (leave-one-out accuracies on a
+    few hundred rows tie often), so the cross-validation decides between them.
 
     Parameters
     ----------
@@ -95,10 +97,15 @@ def finalists(screen: np.ndarray, k: int = N_FINALISTS) -> np.ndarray:
     >>> finalists(np.array([[0.5, 0.9, 0.9], [0.7, 0.1, 0.2]]), 2)
     array([[False,  True,  True],
            [False, False, False]])
+    >>> finalists(np.array([[0.9, 0.9, 0.4]]), 1)  # a tie at the last place: both kept
+    array([[ True,  True, False]])
     """
     flat = np.where(np.isfinite(screen), screen, -np.inf).ravel()
     keep = np.zeros(flat.size, dtype=bool)
-    keep[np.argsort(-flat, kind="stable")[:k]] = True
+    order = np.argsort(-flat, kind="stable")
+    keep[order[:k]] = True
+    if 0 < k <= flat.size:
+        keep |= flat == flat[order[k - 1]]
     return keep.reshape(screen.shape)
 
 
