@@ -69,7 +69,7 @@ from scipy import linalg
 from sklearn.svm import _liblinear
 from sklearn.utils import check_random_state
 
-from .._linalg import robust_eigh
+from .._linalg import robust_cholesky, robust_eigh
 
 __all__ = [
     "psd_factor",
@@ -380,14 +380,10 @@ def polish_active_set(
         a_free = np.zeros(0)
         if idx.size:
             XF = X[idx]
-            try:
-                b = linalg.cho_solve(
-                    linalg.cho_factor(XF @ XF.T, check_finite=False),
-                    y[idx] - XF @ v,
-                    check_finite=False,
-                )
-            except (linalg.LinAlgError, ValueError):
+            L = robust_cholesky(XF @ XF.T)
+            if L is None:
                 return None
+            b = linalg.cho_solve((L, True), y[idx] - XF @ v, check_finite=False)
             if not np.all(np.isfinite(b)):
                 return None
             a_free = y[idx] * b
