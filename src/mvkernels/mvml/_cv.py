@@ -600,7 +600,8 @@ class _MVMLCVBase(BaseEstimator):
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
             self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
             kept[fi] = (nys, U)  # features of the factors that are finalists so far
-            for k in [k for k in kept if not finalists(screen, self._n_finalists)[:, k].any()]:
+            so_far = np.asarray(finalists(screen, self._n_finalists).any(axis=0))
+            for k in [k for k in kept if not so_far[k]]:
                 del kept[k]
         best = finalists(screen, self._n_finalists)
         for fi in map(int, np.flatnonzero(best.any(axis=0))):
