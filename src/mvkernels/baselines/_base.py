@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._docstrings import fill_placeholders
 from .._linalg import sym as _sym
 from .._sparse import kernel_takes_sparse
 from .._targets import one_vs_all_targets, predicted_classes
@@ -477,15 +478,11 @@ def _fill_doc(
             examples += "    >>> model.classes_\n    array(['a', 'b'], dtype='<U1')\n"
         if example_extra:
             examples += "".join(f"    {line}\n" for line in example_extra.split("\n"))
-        doc = cls.__doc__ or ""
-        for name, text in parts.items():  # first: a part may hold shared placeholders
-            line = "    {" + name + "}"
-            if line not in doc:
-                raise ValueError(f"{cls.__name__}: no placeholder {line.strip()} in docstring")
-            doc = doc.replace(line, text.strip("\n"))
-        for name, text in {**shared, "examples": examples}.items():
-            doc = doc.replace("    {" + name + "}", text.strip("\n"))
-        cls.__doc__ = doc
+        # parts first: a part may hold shared placeholders
+        doc = fill_placeholders(cls.__doc__ or "", parts, cls.__name__)
+        cls.__doc__ = fill_placeholders(
+            doc, {**shared, "examples": examples}, cls.__name__, required=False
+        )
         return cls
 
     return decorate

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_placeholders
 from ._loaders import (
     DataFileError,
     DataNotFoundError,
@@ -314,8 +315,8 @@ _FETCH_PARAMETERS_DOC = """
 
 def _fetch_doc(func: Callable[..., Any]) -> Callable[..., Any]:
     """Fill the parameters every fetcher shares into ``func``'s docstring (a real ``__doc__``)."""
-    func.__doc__ = (func.__doc__ or "").replace(
-        "    {fetch_parameters}", _FETCH_PARAMETERS_DOC.strip("\n")
+    func.__doc__ = fill_placeholders(
+        func.__doc__ or "", {"fetch_parameters": _FETCH_PARAMETERS_DOC}, func.__name__
     )
     return func
 
