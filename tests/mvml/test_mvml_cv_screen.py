@@ -5,7 +5,13 @@ import numpy as np
 import pytest
 
 from mvkernels import BlockNystrom, MVMLClassifierCV, MVMLRegressorCV
-from mvkernels.mvml._screen import N_FINALISTS, alpha_window, finalists, ridge_loo_outputs
+from mvkernels.mvml._screen import (
+    MISSING_FINALISTS_FACTOR,
+    N_FINALISTS,
+    alpha_window,
+    finalists,
+    ridge_loo_outputs,
+)
 
 
 def _views(rng, n=90):
@@ -86,6 +92,43 @@ def test_screened_search_scores_its_finalists_exactly(rng, estimator):
     assert res["rank_test_score"][scored].max() < res["rank_test_score"][~scored].min()
     assert scr.best_score_ == pytest.approx(np.max(mean[scored]))
     assert res["rank_test_score"][scr.best_index_] == 1
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_missing_views_keep_more_finalists(rng, missing):
+    """With missing views in the training rows the screen cross-validates the
+    MISSING_FINALISTS_FACTOR * N_FINALISTS pairs of highest screen_score (and the pairs
+    tied with the last of them), with complete rows the N_FINALISTS best; the scored
+    candidates have the exhaustive search's scores in both cases."""
+    Xs, y = _views(rng)
+    y = np.digitize(y, [-0.5, 0.5])
+    if missing:
+        Xs[0][::6] = np.nan  # disjoint rows: every sample keeps a view
+        Xs[1][3::6] = np.nan
+    kw = dict(
+        alphas=[1e-2, 1.0],
+        etas=[1.0],
+        bandwidth_factors=[0.25, 0.5, 1.0, 4.0, 16.0],
+        max_iter=1,
+        cv=3,
+        n_landmarks=15,
+        random_state=0,
+    )
+    scr = MVMLClassifierCV(**kw).fit(Xs, y)
+    full = MVMLClassifierCV(search="exhaustive", **kw).fit(Xs, y)
+    res = scr.cv_results_
+    scored = np.isfinite(res["mean_test_score"])
+    np.testing.assert_allclose(
+        res["mean_test_score"][scored], full.cv_results_["mean_test_score"][scored], atol=1e-12
+    )
+    pair = [(p["joint_view"], p["bandwidth_factor"]) for p in res["params"]]
+    by_pair = dict(zip(pair, res["screen_score"]))
+    assert len(by_pair) == 10
+    k = N_FINALISTS * (MISSING_FINALISTS_FACTOR if missing else 1)
+    threshold = sorted(by_pair.values(), reverse=True)[k - 1]
+    kept = {pr for pr, s in zip(pair, scored) if s}
+    assert kept == {p for p, s in by_pair.items() if s >= threshold}
+    assert k <= len(kept) < len(by_pair)
 
 
 @pytest.mark.parametrize("estimator", ["regressor", "classifier"])

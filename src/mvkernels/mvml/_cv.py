@@ -96,7 +96,13 @@ from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._proba import BestOutOfFold, ProbaMixin
 from ._problem import MVMLProblem
-from ._screen import N_FINALISTS, alpha_window, finalists, ridge_loo_outputs
+from ._screen import (
+    MISSING_FINALISTS_FACTOR,
+    N_FINALISTS,
+    alpha_window,
+    finalists,
+    ridge_loo_outputs,
+)
 from ._svm import MVMLSVC
 
 __all__ = [
@@ -258,6 +264,8 @@ class _CVSearch:
     #: joint-view candidates (grid order) and the number of input views
     joints: tuple
     v_in: int
+    #: some training views have missing rows (the screen then keeps more finalists)
+    missing: bool = False
 
     @property
     def n_splits(self) -> int:
@@ -504,6 +512,7 @@ class _MVMLCVBase(BaseEstimator):
             scorer=scorer,
             joints=joints,
             v_in=v,
+            missing=mask is not None,
         )
         scores = np.full(search.score_shape, np.nan)
         if n_landmarks is None:
@@ -571,8 +580,13 @@ class _MVMLCVBase(BaseEstimator):
             self.search == "screen"
             and S.n_landmarks is not None
             and views_kind(S.Xs) != "dask"
-            and len(S.joints) * len(S.factors) > self._n_finalists
+            and len(S.joints) * len(S.factors) > self._finalist_count(S)
         )
+
+    def _finalist_count(self, S: _CVSearch) -> int:
+        """Pairs kept by the screen: ``_n_finalists``, times ``MISSING_FINALISTS_FACTOR``
+        when training views have missing rows (:mod:`._screen`)."""
+        return self._n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
@@ -600,10 +614,10 @@ class _MVMLCVBase(BaseEstimator):
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
             self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
             kept[fi] = (nys, U)  # features of the factors that are finalists so far
-            so_far = np.asarray(finalists(screen, self._n_finalists).any(axis=0))
+            so_far = np.asarray(finalists(screen, self._finalist_count(S)).any(axis=0))
             for k in [k for k in kept if not so_far[k]]:
                 del kept[k]
-        best = finalists(screen, self._n_finalists)
+        best = finalists(screen, self._finalist_count(S))
         for fi in map(int, np.flatnonzero(best.any(axis=0))):
             sel = (
                 np.ones(S.alphas.size, dtype=bool)
@@ -1033,8 +1047,10 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         factorisation per pair, every ``alpha``), then the 2 best pairs are
         cross-validated in full at their screening-best ``alpha`` and its grid neighbours
         (see :mod:`mvkernels.mvml._screen`); the other candidates get NaN scores in
-        ``cv_results_``. Applies in Nystrom mode on in-memory views when there are more
-        than 2 pairs; otherwise, and with ``"exhaustive"``, every candidate is
+        ``cv_results_``. With missing views in the training rows the 4 best pairs are
+        kept (the screen's fixed metric ranks the pairs less reliably on completed
+        features). Applies in Nystrom mode on in-memory views when there are more pairs
+        than kept ones; otherwise, and with ``"exhaustive"``, every candidate is
         cross-validated.
 
     Attributes
@@ -1184,11 +1200,11 @@ eig_floor, chunk_size, views, random_state, verbose
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
         all the rows at its best ``alpha`` of the square loss's grid (``logspace(-4, 1,
-        6)``: the hinge loss's ``alpha`` is on another scale), then the best pair only is
-        cross-validated, at every ``alpha``, ``eta`` and iteration (the other candidates:
-        NaN scores, ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on
-        in-memory views with more than one pair; ``"exhaustive"`` cross-validates every
-        candidate.
+        6)``: the hinge loss's ``alpha`` is on another scale), then the best pair only
+        (the 2 best with missing views in the training rows) is cross-validated, at every
+        ``alpha``, ``eta`` and iteration (the other candidates: NaN scores,
+        ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on in-memory views
+        with more pairs than kept ones; ``"exhaustive"`` cross-validates every candidate.
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with

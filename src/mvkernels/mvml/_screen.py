@@ -23,10 +23,22 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 
-__all__ = ["N_FINALISTS", "ALPHA_WINDOW", "ridge_loo_outputs", "finalists", "alpha_window"]
+__all__ = [
+    "N_FINALISTS",
+    "MISSING_FINALISTS_FACTOR",
+    "ALPHA_WINDOW",
+    "ridge_loo_outputs",
+    "finalists",
+    "alpha_window",
+]
 
 #: (joint view, bandwidth factor) pairs cross-validated in full after screening
 N_FINALISTS = 2
+#: with missing views in the training rows the screen keeps this many times as many
+#: pairs: MVML_I on completed features ranks the pairs less like the learned metric (a
+#: completed block is a linear function of the observed ones, and the learned metric
+#: and view weights decide how much of it the model uses)
+MISSING_FINALISTS_FACTOR = 2
 #: a finalist's ``alpha`` values: its screening-best ``alpha`` and this many grid
 #: neighbours on each side (in sorted order)
 ALPHA_WINDOW = 1
