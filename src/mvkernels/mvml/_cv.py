@@ -96,6 +96,7 @@ from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._proba import BestOutOfFold, ProbaMixin
 from ._problem import MVMLProblem
+from ._reduced import fit_reduced_models
 from ._screen import (
     MISSING_FINALISTS_FACTOR,
     N_FINALISTS,
@@ -215,6 +216,7 @@ def _cv_constraints() -> dict:
             "refit": ["boolean"],
             "verbose": ["verbose"],
             "search": [StrOptions({"screen", "exhaustive"})],
+            "missing_views": [StrOptions({"reduced", "complete"})],
         }
     )
     return base
@@ -330,6 +332,7 @@ class _MVMLCVBase(BaseEstimator):
         verbose: int = 0,
         joint_view: bool | str = "auto",
         search: str = "screen",
+        missing_views: str = "reduced",
     ):
         self.alphas = alphas
         self.etas = etas
@@ -355,6 +358,7 @@ class _MVMLCVBase(BaseEstimator):
         self.verbose = verbose
         self.joint_view = joint_view
         self.search = search
+        self.missing_views = missing_views
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -547,6 +551,8 @@ class _MVMLCVBase(BaseEstimator):
             for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
                 if hasattr(self, name):
                     setattr(self.best_estimator_, name, getattr(self, name))
+            if mask is not None and self.missing_views == "reduced" and not dask_input:
+                self.best_estimator_.reduced_models_ = fit_reduced_models(self, Xs, y, mask)
             self.n_iter_ = self.best_estimator_.n_iter_
         else:
             self.n_iter_ = int(self.best_params_.get("max_iter", 1))
@@ -1052,6 +1058,16 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         features). Applies in Nystrom mode on in-memory views when there are more pairs
         than kept ones; otherwise, and with ``"exhaustive"``, every candidate is
         cross-validated.
+    missing_views : {"reduced", "complete"}, default="reduced"
+        How samples with missing views (NaN rows) are predicted when the training rows
+        have missing views. ``"reduced"``: a sample whose observed views are ``O`` is
+        predicted by the model of the views ``O`` alone, fitted (with its own search) on
+        the training rows that observe any of them, one model per pattern of observed
+        views present in the training rows (:mod:`mvkernels.mvml._reduced`; kept as
+        ``best_estimator_.reduced_models_``); complete samples, and patterns no training
+        row had, by the model of all the views. ``"complete"``: every sample by the model
+        of all the views, its missing views' features completed by their conditional
+        expectation. Dask views: ``"complete"``.
 
     Attributes
     ----------
@@ -1123,7 +1139,8 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     ----------
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
-sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search
+sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
+missing_views
         As :class:`MVMLRegressorCV`.
 
     Attributes
@@ -1194,7 +1211,7 @@ class MVMLSVCCV(MVMLClassifierCV):
     ----------
     alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose
+eig_floor, chunk_size, views, random_state, verbose, missing_views
         As :class:`MVMLClassifierCV`.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
@@ -1275,6 +1292,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         verbose: int = 0,
         joint_view: bool | str = False,
         search: str = "screen",
+        missing_views: str = "reduced",
     ):
         super().__init__(
             alphas=alphas,
@@ -1301,6 +1319,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
             verbose=verbose,
             joint_view=joint_view,
             search=search,
+            missing_views=missing_views,
         )
 
     def _fold_paths(

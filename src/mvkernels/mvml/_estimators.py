@@ -63,6 +63,7 @@ from ._proba import (
     fit_softmax_calibration,
 )
 from ._problem import MVMLProblem
+from ._reduced import reduced_outputs
 
 #: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
 #: i.e. about 600 Nystrom features in all (``v p``) whatever the number of views
@@ -812,6 +813,8 @@ class _BaseMVML(BaseEstimator):
             if classes is None:
                 return map_views(fn, Xs, n_out=self._coefs.shape[0])
             return map_views(fn, Xs, n_out=None, dtype=classes.dtype)
+        if getattr(self, "reduced_models_", None):  # set by the CV estimators (_reduced.py)
+            return reduced_outputs(self, X, fn(Xs), classes)
         return fn(Xs)
 
 
