@@ -10,8 +10,10 @@ set to NaN; the same rule runs on the training and on the test samples.
 
 Pipelines (each fitted on the training part, scored by test accuracy):
 
-* ``native``: ``MVMLClassifierCV(views=...)`` on the incomplete views (missing feature
-  blocks completed by their conditional expectation in the Nystrom feature space);
+* ``native``: ``MVMLClassifierCV(views=...)`` on the incomplete views (default
+  ``missing_views="reduced"``: a sample is predicted by the model of its observed views,
+  one cross-validated model per pattern of observed views; missing feature blocks of the
+  training rows completed by their conditional expectation in the Nystrom feature space);
 * ``{mean, knn, iterative} + SVC``: ``SimpleImputer``, ``KNNImputer`` or
   ``IterativeImputer`` on the concatenated columns, then
   ``GridSearchCV(SVC(), {"C": [0.1, 1, 10, 100], "gamma": [s/4, s, 4s]}, cv=5)`` with
