@@ -787,3 +787,27 @@ def test_default_tolerance_fit_has_no_duality_gap(n_landmarks, n_classes):
         m = Y[:, t] * ((U * np.repeat(est._weights[t], est.n_landmarks_)) @ g)
         primal = hinge_primal(m, est.alpha * g @ np.linalg.solve(metrics[t], g), est.C_)
         assert abs(primal - dual[t]) <= 1e-9 * abs(primal)
+
+
+@pytest.mark.parametrize("n_landmarks,n_classes,alpha", [(20, 2, 1e-5), (None, 3, 1e-2)])
+def test_warm_start_is_taken_and_equals_cold_solves(monkeypatch, n_landmarks, n_classes, alpha):
+    """From the second g-step on, the previous exact g-step's active set solved on the new
+    features (no liblinear run) is taken, and the fit equals the one with every g-step
+    solved cold (liblinear, then the active set): coefficients, multipliers and objective
+    to 1e-9."""
+    Xs, y = _views(n=80, seed=22, n_classes=n_classes)
+    kw = dict(alpha=alpha, n_landmarks=n_landmarks, max_iter=3, random_state=0)
+    warm = MVMLSVC(**kw).fit(Xs, y)
+    monkeypatch.setattr(MVMLSVC, "_warm_start", False)
+    cold = MVMLSVC(**kw).fit(Xs, y)
+    n_warm = [s.get("warm_starts", 0) for s in warm._fit_states]
+    # of the 3 g-steps after the first (outer iterations 2, 3 and the final one), at least
+    # one per target warm-started (the others fell back to liblinear)
+    assert min(n_warm) >= 1 and max(n_warm) <= 3
+    assert all(s.get("warm_starts", 0) == 0 for s in cold._fit_states)
+    assert all(s["exact"] for s in warm._fit_states + cold._fit_states)
+    assert np.all(warm.svm_epochs_ < cold.svm_epochs_)  # fewer liblinear runs
+    np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(warm.dual_coef_, cold.dual_coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.ravel(warm.objective_), np.ravel(cold.objective_), rtol=1e-9)
+    np.testing.assert_array_equal(warm.predict(Xs), cold.predict(Xs))

@@ -109,6 +109,16 @@ POLISH_MIN_BOX = 2.0
 FALLBACK_BAND = 3.0
 
 
+#: warm start of a g-step from the previous exact one (:func:`polish_active_set` on the
+#: new features): band of the previous margins read as "on the margin" (an exact
+#: solution has them within 1e-9 of 1)
+WARM_BAND = 1e-6
+
+#: warm start: at most this many corrections of the previous active set (measured on the
+#: uWave g-steps of a default MVMLSVC fit: 3 to 7 after an A-step)
+WARM_ROUNDS = 10
+
+
 def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, float]:
     """Factor ``F`` with ``F F^T = A_+`` (negative eigenvalues clipped) and ``min eig(A)``.
 
