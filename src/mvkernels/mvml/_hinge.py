@@ -54,6 +54,9 @@ Solver
 with shrinking, Hsieh et al. 2008, in C). liblinear returns ``v`` only, and its
 interface has no warm start; :func:`dual_from_primal` recovers multipliers ``a`` from
 ``v`` through the KKT conditions when they are wanted (the estimator's ``dual_coef_``).
+:func:`polish_active_set` solves the KKT conditions exactly from a guess of the active
+set: from liblinear's loose solution (:func:`linear_svm_polished`) or, across the outer
+iterations of MVML-SVM, from the previous g-step's solution (the estimator's warm start).
 libsvm (``SVC(kernel="precomputed")``) is not used: its dual always carries the
 equality constraint ``sum_i a_i y_i = 0`` of the bias, which this problem does not have.
 The full-kernel variant therefore also runs liblinear, on ``x_i = F^T H_{x_i}^T w``.

@@ -129,9 +129,11 @@ joint_view
         liblinear's tolerance: it stops when the projected gradients (margins minus 1 on
         free multipliers) spread by at most ``svm_tol``; it is tightened (down to 1e-8)
         when needed so that each g-step decreases the objective. Each g-step first tries
-        the exact solution (liblinear at tolerance 0.03, then its active set solved
-        exactly, :func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol`` applies
-        when that fails.
+        the exact solution: from the second g-step on, the previous exact g-step's active
+        set solved on the new features (a warm start, no liblinear run), else liblinear
+        at tolerance 0.03 and its active set solved exactly
+        (:func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol`` applies when
+        that fails.
     svm_max_epochs : int, default=10000
         Maximum liblinear iterations (passes over the active coordinates) of one g-step.
     probability : bool, default=False
@@ -365,10 +367,18 @@ mode_, nystrom_, kernels_, n_views_
         rows (the hinge loss is ``C sum max(0, 1 - m)``). If ``g`` does not improve the objective on
         ``ref`` (the previous ``g`` under the current metric; possible when the solver
         stops at ``svm_tol`` after an A-step), the tolerance is divided by 10 and the
-        problem solved again, down to 1e-8. liblinear has no warm start; instead the
-        previous g-step's margins choose a working set of rows, with an exact check on
-        all rows (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`), and liblinear
-        runs at a loose tolerance whose active set is then solved exactly
+        problem solved again, down to 1e-8.
+
+        Warm start: after an exact g-step (``state["exact"]``), the next one first solves
+        the previous active set on the new features
+        (:func:`~mvkernels.mvml._hinge.polish_active_set`, band
+        :data:`~mvkernels.mvml._hinge.WARM_BAND`, at most
+        :data:`~mvkernels.mvml._hinge.WARM_ROUNDS` corrections, KKT-verified); liblinear does
+        not run when that succeeds (counted in ``state["warm_starts"]``). Otherwise
+        liblinear (which has no warm start) runs on a working set of rows chosen by the previous
+        margins, with an exact check on all rows
+        (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`), at a loose tolerance
+        whose active set is then solved exactly
         (:func:`~mvkernels.mvml._hinge.linear_svm_polished`; liblinear at ``svm_tol``
         when that fails).
         """
