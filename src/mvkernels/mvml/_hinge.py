@@ -437,8 +437,8 @@ def _settle_active_set(
             L = robust_cholesky(XF @ XF.T)
             if L is None:
                 return None
-            b = linalg.cho_solve((L, True), y[idx] - XF @ v, check_finite=False)
-            if not np.all(np.isfinite(b)):
+            b, info = linalg.lapack.dpotrs(L, y[idx] - XF @ v, lower=True)
+            if info != 0 or not np.all(np.isfinite(b)):
                 return None
             a_free = y[idx] * b
             v = v + b @ XF
