@@ -121,9 +121,11 @@ FALLBACK_BAND = 3.0
 #: solution has them within 1e-9 of 1)
 WARM_BAND = 1e-6
 
-#: warm start: at most this many corrections of the previous active set (measured on the
-#: uWave g-steps of a default MVMLSVC fit: 3 to 7 after an A-step)
-WARM_ROUNDS = 10
+#: warm start: at most this many corrections of the previous active set (measured: 3 to 7
+#: after an A-step in a default MVMLSVC fit on uWave; in the soft-margin g-steps of
+#: MVMLSVCCV on digits a quarter needed 11 to 20, and a failed warm start costs its
+#: corrections and then liblinear)
+WARM_ROUNDS = 20
 
 
 def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, float]:
