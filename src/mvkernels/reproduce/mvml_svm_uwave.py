@@ -38,7 +38,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..mvml import MVMLSVC
-from ._claims import Claim, claims_table, verdict, write_claims
+from ._claims import Claim, claims_table, verdict, versus, write_claims
 from ._report import Progress, fmt, markdown_table, write_report
 from ._uwave import VIEW_SIZES, cv_search, load_split, score_draws
 
@@ -326,8 +326,8 @@ def make_claims(rows: list[dict], mumbo: dict[str, Any]) -> list[Claim]:
         claims.append(
             Claim(
                 claim="a learned metric (MVMLSVM / MVMLSVMsp) beats the fixed ones (Cov / I)",
-                paper=" / ".join(f"{a:.2f} vs {b:.2f}" for a, b in zip(p_l, p_f)),
-                ours=" / ".join(f"{a:.2f} vs {b:.2f}" for a, b in zip(learned, fixed)),
+                paper=versus(zip(p_l, p_f)),
+                ours=versus(zip(learned, fixed)),
                 verdict=verdict(all(a > b for a, b in zip(learned, fixed))),
                 test="best learned > best fixed at 6 % and at 24 %",
             )
@@ -337,9 +337,7 @@ def make_claims(rows: list[dict], mumbo: dict[str, Any]) -> list[Claim]:
         claims.append(
             Claim.not_run(
                 "MVMLSVM beats MUMBO",
-                " / ".join(
-                    f"{PAPER[('MVMLSVM', lv)]:.2f} vs {p:.2f}" for lv, p in zip(LEVELS, p_m)
-                ),
+                versus((PAPER[("MVMLSVM", lv)], p) for lv, p in zip(LEVELS, p_m)),
                 mumbo["why"],
             )
         )
@@ -348,10 +346,8 @@ def make_claims(rows: list[dict], mumbo: dict[str, Any]) -> list[Claim]:
         claims.append(
             Claim(
                 claim="MVMLSVM beats MUMBO (Table 1)",
-                paper=" / ".join(
-                    f"{PAPER[('MVMLSVM', lv)]:.2f} vs {p:.2f}" for lv, p in zip(LEVELS, p_m)
-                ),
-                ours=" / ".join(f"{acc[('MVMLSVM', lv)]:.2f} vs {m:.2f}" for lv in LEVELS),
+                paper=versus((PAPER[("MVMLSVM", lv)], p) for lv, p in zip(LEVELS, p_m)),
+                ours=versus((acc[("MVMLSVM", lv)], m) for lv in LEVELS),
                 verdict=verdict(all(acc[("MVMLSVM", lv)] > m for lv in LEVELS)),
                 test="MVMLSVM > MUMBO at 6 % and at 24 %",
             )

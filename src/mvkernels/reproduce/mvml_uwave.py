@@ -43,7 +43,7 @@ from ..baselines import (
     SingleViewClassifier,
 )
 from ..mvml import MVMLClassifier
-from ._claims import Claim, claims_table, verdict, write_claims
+from ._claims import Claim, claims_table, verdict, versus, write_claims
 from ._report import Progress, fmt, markdown_table, write_report
 from ._uwave import VIEW_SIZES, cv_search, load_split, score_draws
 
@@ -235,14 +235,8 @@ def make_claims(rows: list[dict]) -> list[Claim]:
         claims.append(
             Claim(
                 claim="a learned metric (MVML / MVMLsparse) beats the fixed ones (Cov / I)",
-                paper=" / ".join(
-                    f"{best_of(learned, pap, lv):.2f} vs {best_of(fixed, pap, lv):.2f}"
-                    for lv in levels
-                ),
-                ours=" / ".join(
-                    f"{best_of(learned, acc, lv):.2f} vs {best_of(fixed, acc, lv):.2f}"
-                    for lv in levels
-                ),
+                paper=versus((best_of(learned, pap, lv), best_of(fixed, pap, lv)) for lv in levels),
+                ours=versus((best_of(learned, acc, lv), best_of(fixed, acc, lv)) for lv in levels),
                 verdict=verdict(
                     all(best_of(learned, acc, lv) > best_of(fixed, acc, lv) for lv in levels)
                 ),
@@ -253,14 +247,10 @@ def make_claims(rows: list[dict]) -> list[Claim]:
         claims.append(
             Claim(
                 claim="the best MVML variant is at least as accurate as lpMKL",
-                paper=" / ".join(
-                    f"{best_of(MVML_VARIANTS, pap, lv):.2f} vs {pap[('lpMKL', lv)]:.2f}"
-                    for lv in levels
+                paper=versus(
+                    (best_of(MVML_VARIANTS, pap, lv), pap[("lpMKL", lv)]) for lv in levels
                 ),
-                ours=" / ".join(
-                    f"{best_of(MVML_VARIANTS, acc, lv):.2f} vs {acc[('lpMKL', lv)]:.2f}"
-                    for lv in levels
-                ),
+                ours=versus((best_of(MVML_VARIANTS, acc, lv), acc[("lpMKL", lv)]) for lv in levels),
                 verdict=verdict(
                     all(best_of(MVML_VARIANTS, acc, lv) >= acc[("lpMKL", lv)] for lv in levels)
                 ),
