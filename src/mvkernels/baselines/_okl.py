@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from .._docstrings import filled_doc
 from .._linalg import robust_eigh, robust_eigvalsh
 from .._linalg import sym as _sym
 from .._validation import (
@@ -17,7 +18,18 @@ from .._validation import (
 )
 from ._base import _Base, _ClassifierMixin, _fill_doc, _init_common
 
+# The arrays okl_objective and okl_l_step take, in their Parameters sections.
+_OKL_ARRAYS_DOC = """
+    K : ndarray of shape (n, n)
+        Input Gram matrix.
+    Y : ndarray of shape (n, T)
+        Targets.
+    C : ndarray of shape (n, T)
+        Coefficients.
+"""
 
+
+@filled_doc(okl_arrays=_OKL_ARRAYS_DOC)
 def okl_objective(
     K: np.ndarray, Y: np.ndarray, C: np.ndarray, L: np.ndarray, alpha: float
 ) -> float:
@@ -27,12 +39,7 @@ def okl_objective(
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        Input Gram matrix.
-    Y : ndarray of shape (n, T)
-        Targets.
-    C : ndarray of shape (n, T)
-        Coefficients.
+    {okl_arrays}
     L : ndarray of shape (T, T)
         Output kernel.
     alpha : float
@@ -86,6 +93,7 @@ def okl_c_step(
     return Cr if VK is None else VK @ Cr
 
 
+@filled_doc(okl_arrays=_OKL_ARRAYS_DOC)
 def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     """OKL L-step: the minimiser over symmetric ``L`` of :func:`okl_objective` for fixed C.
 
@@ -97,12 +105,7 @@ def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        Input Gram matrix.
-    Y : ndarray of shape (n, T)
-        Targets.
-    C : ndarray of shape (n, T)
-        Coefficients.
+    {okl_arrays}
     alpha : float
         Regularisation.
 
