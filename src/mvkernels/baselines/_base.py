@@ -492,6 +492,14 @@ _RIDGE_DOC = """
     alpha : float, default=1.0
         {ridge}
 """
+# The Parameters section of the families without parameters of their own (early and late
+# fusion): those of ``_Base.__init__`` (regressors) and ``_LossClassifierMixin.__init__``.
+_PARAMETERS_DOC = """
+    Parameters
+    ----------
+    {task_parameters}
+    {common_parameters}
+"""
 _COUNTERPART_DOC = "    {other} : The same for {task}."
 _MVML_SEE_ALSO_DOC = (
     "    mvkernels.MVML{Task} : Multi-view metric learning (what the baselines compare with)."
@@ -528,12 +536,14 @@ def _fill_doc(
     ``sections`` is the family's Parameters, Attributes, See Also and Examples sections,
     one text for its regressor and its classifier, put at the class's placeholder line
     ``    {sections}``. In it, ``{Task}`` reads ``Regressor`` or ``Classifier``, and the
-    placeholder lines are filled: ``task_parameters`` (the classifiers' loss parameters,
-    or the regressors' ``alpha``, described by ``ridge``: kernel ridge by default),
-    ``common_parameters``, ``fit_attributes``, ``grams_attributes`` (shared texts),
-    ``counterpart`` (the family's estimator for the other task), ``mvml_see_also`` (the
-    MVML estimator compared with), ``examples`` (this class's constructor arguments
-    ``example_args``, then the lines ``example_extra``) and each of ``parts`` (required).
+    placeholder lines are filled: ``parameters`` (the whole Parameters section of a
+    family without parameters of its own), ``task_parameters`` (the classifiers' loss
+    parameters, or the regressors' ``alpha``, described by ``ridge``: kernel ridge by
+    default), ``common_parameters``, ``fit_attributes``, ``grams_attributes`` (shared
+    texts), ``counterpart`` (the family's estimator for the other task),
+    ``mvml_see_also`` (the MVML estimator compared with), ``examples`` (this class's
+    constructor arguments ``example_args``, then the lines ``example_extra``) and each of
+    ``parts`` (required).
     A classifier's Attributes section starts with ``classes_``.
     """
 
@@ -554,6 +564,7 @@ def _fill_doc(
             "examples": _examples_doc(cls, classifier, example_args, example_extra),
         }
         doc = fill_placeholders(cls.__doc__ or "", {"sections": sections}, cls.__name__)
+        doc = fill_placeholders(doc, {"parameters": _PARAMETERS_DOC}, cls.__name__, required=False)
         # parts first: a part may hold shared placeholders
         doc = fill_placeholders(doc, parts, cls.__name__)
         doc = fill_placeholders(doc, shared, cls.__name__, required=False)

@@ -43,10 +43,7 @@ class _EarlyFusion(_Base):
 
 
 _SECTIONS_DOC = """
-    Parameters
-    ----------
-    {task_parameters}
-    {common_parameters}
+    {parameters}
 
     Attributes
     ----------

@@ -64,10 +64,7 @@ class _LateFusion(_Base):
 
 
 _SECTIONS_DOC = """
-    Parameters
-    ----------
-    {task_parameters}
-    {common_parameters}
+    {parameters}
 
     Attributes
     ----------
