@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..mvml import MVMLSVC
 from ._claims import Claim, claims_table, verdict, versus, write_claims
-from ._report import Progress, fmt, markdown_table, write_report
+from ._report import Progress, fmt, markdown_table, pyplot, save_figure, write_report
 from ._uwave import VIEW_SIZES, cv_search, load_split, score_draws
 
 #: Table 1 of the paper, uWaveGesture rows (accuracy in %, mean over 4 draws)
@@ -375,12 +375,8 @@ def make_claims(rows: list[dict], mumbo: dict[str, Any]) -> list[Claim]:
 
 def _figure(rows: list[dict], mumbo: dict[str, Any], output: Path) -> bool:
     """Bar chart of ours against the paper (``accuracy.png``); False without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # optional extra
+    plt = pyplot()
+    if plt is None:
         return False
     rows = list(rows)
     if mumbo["ran"]:
@@ -404,6 +400,5 @@ def _figure(rows: list[dict], mumbo: dict[str, Any], output: Path) -> bool:
     ax.set_ylabel("test accuracy (%)")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(output / "accuracy.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, output / "accuracy.png")
     return True

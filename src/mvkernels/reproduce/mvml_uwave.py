@@ -44,7 +44,7 @@ from ..baselines import (
 )
 from ..mvml import MVMLClassifier
 from ._claims import Claim, claims_table, verdict, versus, write_claims
-from ._report import Progress, fmt, markdown_table, write_report
+from ._report import Progress, fmt, markdown_table, pyplot, save_figure, write_report
 from ._uwave import VIEW_SIZES, cv_search, load_split, score_draws
 
 LEVELS = (0.06, 0.12, 0.24)
@@ -398,12 +398,8 @@ def _write(rows: list[dict], output: Path, setup: str, claims: list[Claim], has_
 
 def _figure(rows: list[dict], output: Path) -> bool:
     """``accuracy_vs_landmarks.png`` (ours and the paper's); False without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # optional extra
+    plt = pyplot()
+    if plt is None:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     methods = list(dict.fromkeys(r["method"] for r in rows))
@@ -438,6 +434,5 @@ def _figure(rows: list[dict], output: Path) -> bool:
     axes[1].legend(fontsize=7, loc="lower right")
     fig.suptitle("uWaveGesture: accuracy against the Nystrom level")
     fig.tight_layout()
-    fig.savefig(output / "accuracy_vs_landmarks.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, output / "accuracy_vs_landmarks.png")
     return True
