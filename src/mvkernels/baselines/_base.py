@@ -295,7 +295,8 @@ class _Base(_TargetsMixin, BaseEstimator):
     Subclasses implement ``_fit_grams(grams, Y)`` (store what they need) and
     ``_decision_grams(cross) -> (m, T)``; ``_fit_grams`` gets the list of training Gram
     matrices of the views (after ``_transform_views``, e.g. one concatenated view for
-    early fusion).
+    early fusion). ``__init__`` takes the regressors' parameters (``alpha`` and the shared
+    ones): early and late fusion use it as is, the other families extend it.
     """
 
     # The regressors have no ``loss`` or ``C`` parameter: they are kernel ridge (the square
