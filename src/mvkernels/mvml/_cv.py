@@ -57,6 +57,7 @@ from sklearn.base import (
 )
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
@@ -74,7 +75,7 @@ from .._validation import (
     views_kind,
 )
 from ..kernels import make_view_kernels
-from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
+from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
 from ..nystrom._map import _check_known_lengths
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from ._estimators import (
@@ -102,6 +103,7 @@ from ._screen import (
     N_FINALISTS,
     alpha_window,
     finalists,
+    kernel_ridge_fold_outputs,
     ridge_fold_outputs,
     ridge_loo_outputs,
 )
@@ -680,20 +682,26 @@ class _MVMLCVBase(BaseEstimator):
         ji = S.joints.index(JOINT_ONLY)
         kernel = self._search_kernel
         kernel = kernel[-1] if isinstance(kernel, (list, tuple)) else kernel
-        nys = BlockNystrom(
-            kernel=kernel,
-            kernel_params=S.kernel_params(self._search_kernel, S.factors[fi])[-1:],
-            n_landmarks=S.n_landmarks_only,
-            landmarks=self.landmarks,
-            eig_floor=self.eig_floor,
-            chunk_size=self.chunk_size,
-            random_state=self.random_state,
-        )
-        Xj = S.Xs[-1:]
-        nys._fit_views(Xj, view_statistics=False)
-        U = nys.transform(Xj)
-        alphas = S.alphas[sel]
-        outs = ridge_fold_outputs(U, np.asarray(S.Y), S.splits, alphas)
+        kernel_params = S.kernel_params(self._search_kernel, S.factors[fi])[-1:]
+        Xj, Y, alphas = S.Xs[-1:], np.asarray(S.Y), S.alphas[sel]
+        n = Xj[0].shape[0]
+        if resolve_n_landmarks(S.n_landmarks_only, n) >= n:
+            # every row a landmark: U U^T = K, so the kernel form (no factorisation of K)
+            kern = make_view_kernels(kernel, kernel_params, 1)[0]
+            kern.fit(Xj[0], random_state=check_random_state(self.random_state))
+            outs = kernel_ridge_fold_outputs(kern(Xj[0], Xj[0]), Y, S.splits, alphas)
+        else:
+            nys = BlockNystrom(
+                kernel=kernel,
+                kernel_params=kernel_params,
+                n_landmarks=S.n_landmarks_only,
+                landmarks=self.landmarks,
+                eig_floor=self.eig_floor,
+                chunk_size=self.chunk_size,
+                random_state=self.random_state,
+            )
+            nys._fit_views(Xj, view_statistics=False)
+            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas)
         classes = getattr(self, "classes_", None)
         part = np.array(
             [

@@ -30,6 +30,7 @@ __all__ = [
     "ridge_loo_outputs",
     "ridge_solve",
     "ridge_fold_outputs",
+    "kernel_ridge_fold_outputs",
     "finalists",
     "alpha_window",
 ]
@@ -174,6 +175,45 @@ def ridge_fold_outputs(
         else:
             C_tr, B_tr = U[tr].T @ U[tr], U[tr].T @ Y[tr]
         out.append(np.stack([U_te @ ridge_solve(C_tr, B_tr.T, float(a)).T for a in alphas]))
+    return out
+
+
+def kernel_ridge_fold_outputs(
+    K: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray
+) -> list[np.ndarray]:
+    """:func:`ridge_fold_outputs` in kernel form, for features with ``U U^T = K``: by the
+    push-through identity fold ``k``'s outputs are ``K_te,tr (K_tr,tr + alpha I)^{-1} y_tr``
+    (kernel ridge), one Cholesky factorisation of an ``n_tr x n_tr`` matrix per fold and
+    ``alpha`` and no factorisation of ``K`` itself: the cheaper form when every row is a
+    landmark.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        PSD kernel matrix of all the rows.
+    Y : ndarray of shape (n, T)
+    splits : list of (train, test) index arrays
+    alphas : ndarray of shape (m,)
+
+    Returns
+    -------
+    list of ndarray of shape (m, n_test_k, T)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> U, Y = rng.normal(size=(6, 8)), rng.normal(size=(6, 1))
+    >>> split = [(np.arange(4), np.arange(4, 6))]
+    >>> a = kernel_ridge_fold_outputs(U @ U.T, Y, split, np.array([0.5]))
+    >>> b = ridge_fold_outputs(U, Y, split, np.array([0.5]))
+    >>> bool(np.allclose(a[0], b[0]))
+    True
+    """
+    out = []
+    for tr, te in splits:
+        K_tr, K_te = K[np.ix_(tr, tr)], K[np.ix_(te, tr)]
+        out.append(np.stack([K_te @ ridge_solve(K_tr, Y[tr].T, float(a)).T for a in alphas]))
     return out
 
 
