@@ -70,9 +70,7 @@ def test_cv_joint_only_scores_are_kernel_ridge_fold_scores(estimator):
         cls, splitter = MVMLClassifierCV, StratifiedKFold(3)
     else:
         cls, splitter = MVMLRegressorCV, KFold(3)
-    cv = cls(
-        alphas=[0.01, 1.0], bandwidth_factors=[1.0, 4.0], cv=3, search="exhaustive"
-    ).fit(Xs, y)
+    cv = cls(alphas=[0.01, 1.0], bandwidth_factors=[1.0, 4.0], cv=3, search="exhaustive").fit(Xs, y)
     res = cv.cv_results_
     rows = [i for i, p in enumerate(res["params"]) if p["joint_view"] == "only"]
     scored = [i for i in rows if np.isfinite(res["mean_test_score"][i])]

@@ -29,7 +29,10 @@ statistics; the hinge loss runs on the fold's features, computed once per fold
 Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
 With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
 candidate without it uses the leading blocks of the same features and statistics
-(:mod:`._joint`).
+(:mod:`._joint`). The third candidate of ``"auto"``, the joint view alone with the identity
+metric (kernel ridge on the concatenation, ``joint_view="only"``), has a capacity of its
+own (:func:`~._joint.joint_only_landmarks`: every row a landmark up to 3000 rows) and is
+cross-validated apart (:meth:`_MVMLCVBase._score_joint_only`).
 By default (``search="screen"``) the search runs in two named steps: every
 (joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
 MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
@@ -599,12 +602,14 @@ class _MVMLCVBase(BaseEstimator):
     # ------------------------------------------------------------------ screening
     def _screens(self, S: _CVSearch) -> bool:
         """Screening applies in Nystrom mode on in-memory views when the grid has more
-        (joint view, bandwidth factor) pairs than finalists."""
+        (joint view, bandwidth factor) pairs than finalists (the joint-only candidate's
+        pairs not counted: it is cross-validated apart)."""
+        n_pairs = sum(joint != JOINT_ONLY for joint in S.joints) * len(S.factors)
         return (
             self.search == "screen"
             and S.n_landmarks is not None
             and views_kind(S.Xs) != "dask"
-            and len(S.joints) * len(S.factors) > self._n_finalists
+            and n_pairs > self._n_finalists
         )
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
@@ -1126,10 +1131,23 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         Print one line per bandwidth factor.
     joint_view : "auto" or bool, default="auto"
         The joint view (:class:`~mvkernels.MVMLRegressor`'s ``joint_view``) as a grid
-        dimension: ``"auto"`` scores both candidates (without first, so ties keep the
-        additive model; only ``False`` for a single view), ``True`` / ``False`` fixes it.
-        The candidates share the Nystrom map and the held-out statistics: the one
-        without the joint view uses the leading blocks of the same features.
+        dimension: ``"auto"`` scores three candidates in this order (ties keep the
+        earlier): without the joint view, with it, and the joint view alone (only
+        ``False`` for a single view); ``True`` / ``False`` fixes it (no joint-only
+        candidate). The first two share the Nystrom map and the held-out statistics:
+        the one without the joint view uses the leading blocks of the same features.
+        The joint view alone (``joint_view="only"``, ``metric="identity"``: kernel ridge
+        on the concatenated views, exactly when every row is a landmark) has its own
+        capacity: with ``n_landmarks="auto"``, ``min(n, 3000)`` landmarks (every training
+        row up to 3000 rows), else ``n_landmarks``. With ``search="screen"`` its
+        bandwidth factor and ``alpha`` window come from the leave-one-out score of ridge on
+        the screened features' joint block; it is cross-validated on the same folds, one
+        Cholesky factorisation per fold and ``alpha`` (of the fold's kernel matrix when
+        every row is a landmark). Its ``cv_results_`` rows are scored at the first
+        ``eta`` and ``max_iter=1`` (NaN elsewhere), and when it wins ``best_estimator_``
+        is ``MVMLRegressor(joint_view="only", metric="identity", n_landmarks=p_J)``.
+        Searched in Nystrom mode on complete in-memory views that are not precomputed
+        kernels.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out score of the fixed metric ``A = I`` on all the rows (one
@@ -1150,9 +1168,9 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     best_kernel_params_ : list of dict
         The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses;
         with the joint view selected, its parameters come last).
-    best_joint_view_ : bool
-        Whether the selected model has the joint view (``best_params_["joint_view"]``
-        when both were searched).
+    best_joint_view_ : bool or "only"
+        Whether the selected model has the joint view, or ``"only"`` for the joint view
+        alone (``best_params_["joint_view"]`` when several were searched).
     cv_results_ : dict of arrays
         As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``. Candidates left out
@@ -1295,7 +1313,8 @@ eig_floor, chunk_size, views, random_state, verbose
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with
-        and without the joint view doubles the search; pass ``"auto"`` to search it.
+        and without the joint view doubles the search; pass ``"auto"`` to search it
+        (with and without: no joint-only candidate here).
     cv : int, splitter or iterable, default=3
         As :class:`MVMLClassifierCV` (3 stratified folds by default).
     max_iter : int, default=2

@@ -211,7 +211,7 @@ class _BaseMVML(BaseEstimator):
         random_state: Any = None,
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
-        joint_view: bool = False,
+        joint_view: bool | str = False,
     ):
         self.alpha = alpha
         self.eta = eta
@@ -964,7 +964,7 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         pairwise distance of view ``l`` (1 is the papers' setting; 4, of the order of
         scikit-learn's ``gamma="scale"``, is what cross-validation picks most often).
         Ignored for given ``gamma`` / ``sigma`` and other kernels.
-    joint_view : bool, default=False
+    joint_view : bool or "only", default=False
         Append one view, all views together: the predictor ``sum_l w_l f^l(x_l)`` is
         additive over views (the metric couples the views' coefficients, not their
         inputs), the joint view's kernel on the concatenation (for Gaussian views a
@@ -973,7 +973,13 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         fitted model (``n_views_``, ``weights_``, ``kernel_params_``, the metric). A kernel
         list gives it ``"rbf"`` unless ``v + 1`` kernels are listed; precomputed kernels:
         the elementwise product of the view kernels (also at predict time). Needs at least
-        2 views. Nystrom and full-kernel modes, NumPy and Dask views.
+        2 views. Nystrom and full-kernel modes, NumPy and Dask views. ``"only"``: the
+        joint view alone (one view, ``n_views_ == 1``; predict still takes the input
+        views). In Nystrom mode with ``metric="identity"`` this is kernel ridge
+        regression on the concatenated views with the Nystrom kernel, exactly
+        ``KernelRidge(alpha=alpha)`` when every training row is a landmark (the g-step
+        ``g = (U^T U + alpha I)^{-1} U^T y`` gives ``k(x, X) (K + alpha I)^{-1} y`` by
+        the push-through identity); the CV estimators search it.
 
     Attributes
     ----------
@@ -1124,7 +1130,7 @@ random_state, solver, bandwidth_factor, joint_view
         random_state: Any = None,
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
-        joint_view: bool = False,
+        joint_view: bool | str = False,
         probability: bool = False,
     ):
         super().__init__(
