@@ -53,6 +53,10 @@ def test_joint_only_checks_the_input_views():
         m.predict([Xs[0], Xs[1][:, :1]])
     with pytest.raises(ValueError, match="at least 2 views"):
         MVMLRegressor(joint_view="only").fit([Xs[0]], y)
+    X2 = Xs[1].copy()
+    X2[3] = np.nan
+    with pytest.raises(ValueError, match=r"joint_view='only' needs every view observed.*\[3\]"):
+        MVMLRegressor(joint_view="only").fit([Xs[0], X2], y)
 
 
 def test_joint_only_landmark_rule():
@@ -148,3 +152,32 @@ def test_cv_defaults_with_the_joint_only_candidate_do_not_warn():
         proba = clf.predict_proba(Xs)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert "only" in [p["joint_view"] for p in clf.cv_results_["params"]]
+
+
+def test_joint_only_on_dask_and_precomputed_kernels():
+    """Dask views give the NumPy model; precomputed view kernels give the product kernel,
+    the Gaussian kernel of the concatenation for one gamma (Nystrom and full modes)."""
+    da = pytest.importorskip("dask.array")
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    Xs, y = _views(80)
+    kw = dict(joint_view="only", metric="identity", alpha=0.1, kernel_params={"gamma": 0.2})
+    a = MVMLRegressor(n_landmarks=30, random_state=0, **kw).fit(Xs, y)
+    dXs = [da.from_array(X, chunks=40) for X in Xs]
+    b = MVMLRegressor(n_landmarks=30, random_state=0, **kw).fit(dXs, da.from_array(y, chunks=40))
+    np.testing.assert_allclose(np.asarray(b.predict(dXs)), a.predict(Xs), atol=1e-10)
+    Ks = [rbf_kernel(X, gamma=0.2) for X in Xs]
+    for n_landmarks in (None, "auto"):
+        pre = MVMLRegressor(
+            joint_view="only",
+            metric="identity",
+            alpha=0.1,
+            kernel="precomputed",
+            n_landmarks=n_landmarks,
+        ).fit([K[:60, :60] for K in Ks], y[:60])
+        ref = MVMLRegressor(n_landmarks=n_landmarks, **kw).fit([X[:60] for X in Xs], y[:60])
+        np.testing.assert_allclose(
+            pre.predict([K[60:, :60] for K in Ks]),
+            ref.predict([X[60:] for X in Xs]),
+            atol=1e-10,
+        )

@@ -285,6 +285,13 @@ class _BaseMVML(BaseEstimator):
             if mask is not None:  # the joint view is observed where every view is
                 mask = np.column_stack([mask, mask.all(axis=1)])
             if self.joint_view == JOINT_ONLY:  # the joint view alone
+                if mask is not None and not mask[:, -1].all():
+                    rows = np.flatnonzero(~mask[:, -1])[:5].tolist()
+                    raise ValueError(
+                        f"joint_view='only' needs every view observed (the joint view is "
+                        f"missing where any view is): rows {rows} miss a view; drop them, "
+                        "or use joint_view=True"
+                    )
                 Xs = Xs[-1:]
                 kernel, kernel_params = joint_only_kernel_spec(
                     self.kernel, self.kernel_params, n_input_views
