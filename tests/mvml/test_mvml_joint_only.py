@@ -181,3 +181,36 @@ def test_joint_only_on_dask_and_precomputed_kernels():
             ref.predict([X[60:] for X in Xs]),
             atol=1e-10,
         )
+
+
+def test_cv_joint_only_with_fewer_landmarks_than_rows_is_ridge_on_its_nystrom_features():
+    """An explicit n_landmarks below n: the joint-only candidate is ridge on the features of
+    a Nystrom map of the joint view (fitted on all rows, as the other candidates' maps)."""
+    from mvkernels import BlockNystrom
+
+    Xs, y = _views(90)
+    cv = MVMLRegressorCV(
+        alphas=[0.01, 1.0], bandwidth_factors=[1.0], n_landmarks=30, cv=3, random_state=0
+    ).fit(Xs, y)
+    res = cv.cv_results_
+    gamma = (
+        MVMLRegressorCV(alphas=[1.0], bandwidth_factors=[1.0], joint_view=True, cv=3)
+        .fit(Xs, y)
+        .best_kernel_params_[-1]["gamma"]
+    )
+    J = np.hstack(Xs)
+    U = BlockNystrom(kernel_params={"gamma": gamma}, n_landmarks=30, random_state=0)
+    U = U.fit_transform(J)
+    rows = [
+        i
+        for i, p in enumerate(res["params"])
+        if p["joint_view"] == "only" and np.isfinite(res["mean_test_score"][i])
+    ]
+    assert len(rows) == 2  # both alphas, at the one factor
+    for i in rows:
+        p = res["params"][i]
+        for k, (tr, te) in enumerate(KFold(3).split(J)):
+            g = np.linalg.solve(U[tr].T @ U[tr] + p["alpha"] * np.eye(U.shape[1]), U[tr].T @ y[tr])
+            r = y[te] - U[te] @ g
+            ref = 1 - (r @ r) / np.sum((y[te] - y[te].mean()) ** 2)
+            assert res[f"split{k}_test_score"][i] == pytest.approx(ref, abs=1e-8)

@@ -696,16 +696,7 @@ class _MVMLCVBase(BaseEstimator):
             kern.fit(Xj[0], random_state=check_random_state(self.random_state))
             outs = kernel_ridge_fold_outputs(kern(Xj[0], Xj[0]), Y, S.splits, alphas)
         else:
-            nys = BlockNystrom(
-                kernel=kernel,
-                kernel_params=kernel_params,
-                n_landmarks=S.n_landmarks_only,
-                landmarks=self.landmarks,
-                eig_floor=self.eig_floor,
-                chunk_size=self.chunk_size,
-                random_state=self.random_state,
-            )
-            nys._fit_views(Xj, view_statistics=False)
+            nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
             outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas)
         classes = getattr(self, "classes_", None)
         part = np.array(
@@ -779,18 +770,26 @@ class _MVMLCVBase(BaseEstimator):
         return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
 
     # ------------------------------------------------------------------ Nystrom CV
-    def _fit_map(self, S: _CVSearch, kernel_params: list) -> BlockNystrom:
-        """The Nystrom map of one bandwidth (all training rows, every fold)."""
+    def _fit_map(
+        self,
+        S: _CVSearch,
+        kernel_params: list,
+        Xs: list | None = None,
+        kernel: Any = None,
+        n_landmarks: Any = None,
+    ) -> BlockNystrom:
+        """The Nystrom map of one bandwidth (all training rows, every fold); by default of
+        the searched views with the search's kernel and landmark count."""
         nys = BlockNystrom(
-            kernel=self._search_kernel,
+            kernel=self._search_kernel if kernel is None else kernel,
             kernel_params=kernel_params,
-            n_landmarks=S.n_landmarks,
+            n_landmarks=S.n_landmarks if n_landmarks is None else n_landmarks,
             landmarks=self.landmarks,
             eig_floor=self.eig_floor,
             chunk_size=self.chunk_size,
             random_state=self.random_state,
         )
-        nys._fit_views(S.Xs, view_statistics=False)
+        nys._fit_views(S.Xs if Xs is None else Xs, view_statistics=False)
         return nys
 
     def _score_nystrom(
