@@ -60,8 +60,16 @@ def test_joint_only_checks_the_input_views():
 
 
 def test_joint_only_landmark_rule():
+    """Every row up to JOINT_ONLY_MAX_LANDMARKS rows, then n p_J^2 bounded by the cost at
+    that size, and never below 600."""
+    cap = JOINT_ONLY_MAX_LANDMARKS
     assert joint_only_landmarks(500) == 500
-    assert joint_only_landmarks(10**5) == JOINT_ONLY_MAX_LANDMARKS
+    assert joint_only_landmarks(cap) == cap
+    for n in (cap + 1, 10**4, 3 * 10**4, 10**5):
+        p = joint_only_landmarks(n)
+        assert 600 <= p < cap
+        assert n * p**2 <= cap**3 < n * (p + 1) ** 2 or p == 600
+    assert joint_only_landmarks(10**7) == 600
 
 
 @pytest.mark.parametrize("estimator", ["regressor", "classifier"])

@@ -679,7 +679,7 @@ class _MVMLCVBase(BaseEstimator):
         ``S.factors[fi]`` and the ``alphas`` selected by ``sel``, on the search's folds.
 
         Its own Nystrom map of ``S.n_landmarks_only`` landmarks on the joint view (every
-        row up to :data:`~._joint.JOINT_ONLY_MAX_LANDMARKS`), fitted once on all rows as
+        row up to 3000 rows, then a cost-bounded count), fitted once on all rows as
         the other candidates' maps; per fold and ``alpha`` one Cholesky factorisation of
         the training Gram matrix (:func:`~._screen.ridge_fold_outputs`). The scores go to
         the first ``eta`` and iteration of its row of ``scores`` (the identity metric has
@@ -1137,8 +1137,10 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         the one without the joint view uses the leading blocks of the same features.
         The joint view alone (``joint_view="only"``, ``metric="identity"``: kernel ridge
         on the concatenated views, exactly when every row is a landmark) has its own
-        capacity: with ``n_landmarks="auto"``, ``min(n, 3000)`` landmarks (every training
-        row up to 3000 rows), else ``n_landmarks``. With ``search="screen"`` its
+        capacity: with ``n_landmarks="auto"``,
+        ``p_J = min(n, max(600, floor(sqrt(3000^3 / n))))`` landmarks (every training row
+        up to 3000 rows; above, one ``O(n p_J^2)`` pass costs no more than at 3000 rows),
+        else ``n_landmarks``. With ``search="screen"`` its
         bandwidth factor and ``alpha`` window come from the leave-one-out score of ridge on
         the screened features' joint block; it is cross-validated on the same folds, one
         Cholesky factorisation per fold and ``alpha`` (of the fold's kernel matrix when

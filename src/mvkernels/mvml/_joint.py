@@ -32,6 +32,7 @@ Everything here is a small, stateless helper used as a hook by the estimators
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import numpy as np
@@ -59,24 +60,29 @@ def _is_precomputed(kernel: Any) -> bool:
 
 #: ``joint_view`` value of the model on the joint view alone
 JOINT_ONLY = "only"
-#: most landmarks of the joint-only candidate (every row a landmark up to this many rows)
+#: the joint-only candidate's landmark rule: every row up to this many rows, above it a
+#: count that keeps one pass over the rows at ``n p_J^2 <= JOINT_ONLY_MAX_LANDMARKS^3``
 JOINT_ONLY_MAX_LANDMARKS = 3000
+#: fewest landmarks of the joint-only candidate on very many rows
+JOINT_ONLY_MIN_LANDMARKS = 600
 
 
 def joint_only_landmarks(n_samples: int, cap: int = JOINT_ONLY_MAX_LANDMARKS) -> int:
     """Landmarks of the cross-validated estimators' joint-only candidate.
 
-    ``p_J = min(n, 3000)``: every training row is a landmark (the candidate is exact
-    kernel ridge on the concatenation) up to 3000 rows; above, a Nystrom map of 3000
-    landmarks, so that the candidate costs ``O(n p_J^2 + p_J^3)`` (one pass over the
-    rows and a few ``p_J x p_J`` factorisations) whatever ``n`` is.
+    ``p_J = min(n, max(600, floor(sqrt(cap^3 / n))))`` with ``cap = 3000``: every training
+    row is a landmark up to ``n = 3000`` (the candidate is then exact kernel ridge on the
+    concatenation); above, the count shrinks as ``1 / sqrt(n)`` so that one pass over the
+    rows, ``O(n p_J^2)``, costs no more than at ``n = 3000`` (the ``n x p_J`` features grow
+    as ``sqrt(n)``): 1643 landmarks at 10,000 rows, 948 at 30,000, never fewer than 600
+    (the multi-view candidates' whole budget).
 
     Parameters
     ----------
     n_samples : int
         Number of training rows ``n``.
     cap : int, default=3000
-        Largest landmark count (``JOINT_ONLY_MAX_LANDMARKS``).
+        Rows up to which every row is a landmark (``JOINT_ONLY_MAX_LANDMARKS``).
 
     Returns
     -------
@@ -84,10 +90,11 @@ def joint_only_landmarks(n_samples: int, cap: int = JOINT_ONLY_MAX_LANDMARKS) ->
 
     Examples
     --------
-    >>> joint_only_landmarks(896), joint_only_landmarks(40000)
-    (896, 3000)
+    >>> [joint_only_landmarks(n) for n in (896, 3000, 10000, 30000, 10**6)]
+    [896, 3000, 1643, 948, 600]
     """
-    return int(min(n_samples, cap))
+    n = int(n_samples)
+    return int(min(n, max(JOINT_ONLY_MIN_LANDMARKS, math.isqrt(int(cap) ** 3 // max(n, 1)))))
 
 
 def joint_candidates(
