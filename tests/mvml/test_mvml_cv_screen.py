@@ -75,10 +75,14 @@ def test_screened_search_scores_its_finalists_exactly(rng, estimator):
     for k in range(3):
         assert np.all(np.isnan(res[f"split{k}_test_score"][~scored]))
     # scored candidates: the N_FINALISTS (joint, factor) pairs of highest screen_score and
-    # every pair tied with the last of them
+    # every pair tied with the last of them; the joint-only candidate apart, at the factor
+    # of its highest screen_score
     pair = [(p["joint_view"], p["bandwidth_factor"]) for p in res["params"]]
-    kept_pairs = {pr for pr, s in zip(pair, scored) if s}
-    by_pair = {pr: s for pr, s in zip(pair, res["screen_score"])}
+    only = {pr: s for pr, s in zip(pair, res["screen_score"]) if pr[0] == "only"}
+    kept_only = {pr for pr, s in zip(pair, scored) if s and pr[0] == "only"}
+    assert kept_only == {max(only, key=lambda pr: (only[pr], -pr[1]))}
+    kept_pairs = {pr for pr, s in zip(pair, scored) if s and pr[0] != "only"}
+    by_pair = {pr: s for pr, s in zip(pair, res["screen_score"]) if pr[0] != "only"}
     threshold = sorted(by_pair.values(), reverse=True)[N_FINALISTS - 1]
     assert kept_pairs == {p for p, s in by_pair.items() if s >= threshold}
     assert len(kept_pairs) >= N_FINALISTS
