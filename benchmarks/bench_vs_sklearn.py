@@ -176,7 +176,10 @@ def note_of(est: Any) -> str:
     bp = getattr(est, "best_params_", None)
     if bp is None or not isinstance(est, (MVMLClassifierCV, MVMLRegressorCV)):
         return ""
-    return ", ".join(f"{k}={v:g}" if not isinstance(v, bool) else f"{k}={v}" for k, v in bp.items())
+    return ", ".join(
+        f"{k}={v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{k}={v}"
+        for k, v in bp.items()
+    )
 
 
 #: data set keys of ``--datasets``, in the table's order

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+_Documented = TypeVar("_Documented", bound=Callable[..., Any])
 
 
 def fill_placeholders(
@@ -30,3 +33,15 @@ def fill_placeholders(
             raise ValueError(f"{owner}: no placeholder {line.strip()} in docstring")
         doc = doc.replace(line, text.strip("\n"))
     return doc
+
+
+def filled_doc(**parts: str) -> Callable[[_Documented], _Documented]:
+    """Decorator that fills ``parts`` into the decorated function's (or class's) own
+    docstring with :func:`fill_placeholders` (every placeholder required): a real
+    ``__doc__``, for ``help()``, the API pages and the doctests."""
+
+    def decorate(obj: _Documented) -> _Documented:
+        obj.__doc__ = fill_placeholders(obj.__doc__ or "", parts, obj.__name__)
+        return obj
+
+    return decorate

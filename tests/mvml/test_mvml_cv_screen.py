@@ -81,10 +81,14 @@ def test_screened_search_scores_its_finalists_exactly(rng, estimator):
     for k in range(3):
         assert np.all(np.isnan(res[f"split{k}_test_score"][~scored]))
     # scored candidates: the N_FINALISTS (joint, factor) pairs of highest screen_score and
-    # every pair tied with the last of them
+    # every pair tied with the last of them; the joint-only candidate apart, at the factor
+    # of its highest screen_score
     pair = [(p["joint_view"], p["bandwidth_factor"]) for p in res["params"]]
-    kept_pairs = {pr for pr, s in zip(pair, scored) if s}
-    by_pair = {pr: s for pr, s in zip(pair, res["screen_score"])}
+    only = {pr: s for pr, s in zip(pair, res["screen_score"]) if pr[0] == "only"}
+    kept_only = {pr for pr, s in zip(pair, scored) if s and pr[0] == "only"}
+    assert kept_only == {max(only, key=lambda pr: (only[pr], -pr[1]))}
+    kept_pairs = {pr for pr, s in zip(pair, scored) if s and pr[0] != "only"}
+    by_pair = {pr: s for pr, s in zip(pair, res["screen_score"]) if pr[0] != "only"}
     threshold = sorted(by_pair.values(), reverse=True)[N_FINALISTS - 1]
     assert kept_pairs == {p for p, s in by_pair.items() if s >= threshold}
     assert len(kept_pairs) >= N_FINALISTS
@@ -121,12 +125,14 @@ def test_missing_views_keep_more_finalists(rng, missing):
     np.testing.assert_allclose(
         res["mean_test_score"][scored], full.cv_results_["mean_test_score"][scored], atol=1e-12
     )
+    # the multi-view pairs (a joint-only candidate is cross-validated apart)
+    multi = np.array([p["joint_view"] != "only" for p in res["params"]])
     pair = [(p["joint_view"], p["bandwidth_factor"]) for p in res["params"]]
-    by_pair = dict(zip(pair, res["screen_score"]))
+    by_pair = {pr: s for pr, s, m in zip(pair, res["screen_score"], multi) if m}
     assert len(by_pair) == 10
     k = N_FINALISTS * (MISSING_FINALISTS_FACTOR if missing else 1)
     threshold = sorted(by_pair.values(), reverse=True)[k - 1]
-    kept = {pr for pr, s in zip(pair, scored) if s}
+    kept = {pr for pr, s, m in zip(pair, scored, multi) if s and m}
     assert kept == {p for p, s in by_pair.items() if s >= threshold}
     assert k <= len(kept) < len(by_pair)
 

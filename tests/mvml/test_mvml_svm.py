@@ -787,3 +787,55 @@ def test_default_tolerance_fit_has_no_duality_gap(n_landmarks, n_classes):
         m = Y[:, t] * ((U * np.repeat(est._weights[t], est.n_landmarks_)) @ g)
         primal = hinge_primal(m, est.alpha * g @ np.linalg.solve(metrics[t], g), est.C_)
         assert abs(primal - dual[t]) <= 1e-9 * abs(primal)
+
+
+@pytest.mark.parametrize("n_landmarks,n_classes,alpha", [(20, 2, 1e-5), (None, 3, 1e-2)])
+def test_warm_start_is_taken_and_equals_cold_solves(monkeypatch, n_landmarks, n_classes, alpha):
+    """From the second g-step on, the previous exact g-step's active set solved on the new
+    features (no liblinear run) is taken, and the fit equals the one with every g-step
+    solved cold (liblinear, then the active set): coefficients, multipliers and objective
+    to 1e-9."""
+    Xs, y = _views(n=80, seed=22, n_classes=n_classes)
+    kw = dict(alpha=alpha, n_landmarks=n_landmarks, max_iter=3, random_state=0)
+    warm = MVMLSVC(**kw).fit(Xs, y)
+    monkeypatch.setattr(MVMLSVC, "_warm_start", False)
+    cold = MVMLSVC(**kw).fit(Xs, y)
+    n_warm = [s.get("warm_starts", 0) for s in warm._fit_states]
+    # of the 3 g-steps after the first (outer iterations 2, 3 and the final one), at least
+    # one per target warm-started (the others fell back to liblinear)
+    assert min(n_warm) >= 1 and max(n_warm) <= 3
+    assert all(s.get("warm_starts", 0) == 0 for s in cold._fit_states)
+    assert all(s["exact"] for s in warm._fit_states + cold._fit_states)
+    assert np.all(warm.svm_epochs_ < cold.svm_epochs_)  # fewer liblinear runs
+    np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(warm.dual_coef_, cold.dual_coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.ravel(warm.objective_), np.ravel(cold.objective_), rtol=1e-9)
+    np.testing.assert_array_equal(warm.predict(Xs), cold.predict(Xs))
+
+
+def test_polish_checks_every_row_and_adds_those_outside_the_checked_set():
+    """Stale margins that put support vectors far above 1 (outside the rows the
+    corrections check): the final check on every row adds them, and the result is the
+    minimiser with the reference multipliers; without a correction left, None."""
+    from mvkernels.mvml._hinge import polish_active_set
+
+    X, y = _separable_ish(d=60)
+    C = 0.8
+    tight = linear_svm(X, y, C, tol=1e-11, max_iter=200000, random_state=0)
+    ref = linear_svm_dual_cd(X, y, C, tol=1e-11, max_epochs=200000, random_state=0)
+    m = y * (X @ tight.coef)
+    a_ref = ref.dual_coef[:, 0]
+    stale = m.copy()
+    hidden = np.flatnonzero((a_ref > 1e-6) & (a_ref < C - 1e-6))[:3]
+    stale[hidden] = 3.0  # free support vectors guessed far inside Z
+    out = polish_active_set(X, y, C, stale, band=1e-6, slack=0.5, rounds=10)
+    assert out is not None
+    v, a, mm = out
+    np.testing.assert_allclose(v, tight.coef, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(a, a_ref, atol=1e-7)
+    np.testing.assert_allclose(mm, y * (X @ v))
+    assert polish_active_set(X, y, C, stale, band=1e-6, slack=0.5, rounds=0) is None
+    # from the exact margins no correction is needed
+    exact = polish_active_set(X, y, C, m, band=1e-6, rounds=0)
+    assert exact is not None
+    np.testing.assert_allclose(exact[0], tight.coef, rtol=1e-7, atol=1e-9)

@@ -295,7 +295,8 @@ class _Base(_TargetsMixin, BaseEstimator):
     Subclasses implement ``_fit_grams(grams, Y)`` (store what they need) and
     ``_decision_grams(cross) -> (m, T)``; ``_fit_grams`` gets the list of training Gram
     matrices of the views (after ``_transform_views``, e.g. one concatenated view for
-    early fusion).
+    early fusion). ``__init__`` takes the regressors' parameters (``alpha`` and the shared
+    ones): early and late fusion use it as is, the other families extend it.
     """
 
     # The regressors have no ``loss`` or ``C`` parameter: they are kernel ridge (the square
@@ -310,6 +311,19 @@ class _Base(_TargetsMixin, BaseEstimator):
         "C": [positive_real()],
         "loss": [StrOptions(set(LOSSES))],
     }
+
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
+        self.alpha = alpha
+        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -378,15 +392,38 @@ class _Base(_TargetsMixin, BaseEstimator):
             return self._decision_grams(self.grams_.cross(Xs))
 
 
-class _DecisionMixin:
-    """``decision_function`` of the classifiers (regressors have none)."""
+class _ClassifierMixin:
+    """What makes a baseline a classifier: one-vs-all ``+-1`` targets (``_is_classifier``,
+    read by :class:`_TargetsMixin`) and ``decision_function`` (regressors have none)."""
 
+    _is_classifier = True
     _decision: Callable[[Any], np.ndarray]  # provided by the estimator base class
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Outputs: shape (n,) for two classes (positive = ``classes_[1]``), else (n, K)."""
         D = self._decision(X)
         return D[:, 0] if D.shape[1] == 1 else D
+
+
+class _LossClassifierMixin(_ClassifierMixin):
+    """The parameters of a Gram-matrix classifier with none of its own (early and late
+    fusion): the loss and its constants, then the shared ones (``_Base``'s ``__init__``
+    holds the regressors')."""
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        alpha: float = 1.0,
+        loss: str = "hinge",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+    ):
+        self.C, self.alpha, self.loss = C, alpha, loss
+        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
 _COMMON_DOC = """
@@ -445,44 +482,99 @@ _EXAMPLES_DOC = """
     >>> model.predict([X1, X2]).shape
     (40,)
 """
+# The first attribute of every classifier.
+_CLASSES_DOC = """
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+"""
+_ATTRIBUTES_HEADING = "    Attributes\n    ----------\n"
+# The regressors' first parameter (its text is the family's ``ridge`` part).
+_RIDGE_DOC = """
+    alpha : float, default=1.0
+        {ridge}
+"""
+# The Parameters section of the families without parameters of their own (early and late
+# fusion): those of ``_Base.__init__`` (regressors) and ``_LossClassifierMixin.__init__``.
+_PARAMETERS_DOC = """
+    Parameters
+    ----------
+    {task_parameters}
+    {common_parameters}
+"""
+_COUNTERPART_DOC = "    {other} : The same for {task}."
+_MVML_SEE_ALSO_DOC = (
+    "    mvkernels.MVML{Task} : Multi-view metric learning (what the baselines compare with)."
+)
+
 _REGRESSION_TARGET = "X1[:, 0] + np.sin(X2[:, 1])"
 _CLASSIFICATION_TARGET = 'np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")'
 
 
+def _examples_doc(cls: type, classifier: bool, example_args: str, example_extra: str) -> str:
+    """The Examples section of a baseline (see ``_EXAMPLES_DOC``)."""
+    examples = _EXAMPLES_DOC.format(
+        name=cls.__name__,
+        args=example_args,
+        target=_CLASSIFICATION_TARGET if classifier else _REGRESSION_TARGET,
+    )
+    if classifier:
+        examples += "    >>> model.classes_\n    array(['a', 'b'], dtype='<U1')\n"
+    if example_extra:
+        examples += "".join(f"    {line}\n" for line in example_extra.split("\n"))
+    return examples
+
+
 def _fill_doc(
-    example_args: str = "", example_extra: str = "", **parts: str
+    sections: str,
+    ridge: str = "Ridge parameter: ``dual = (K + alpha I)^{-1} y``.",
+    example_args: str = "",
+    example_extra: str = "",
+    **parts: str,
 ) -> Callable[[type], type]:
     """Class decorator that completes a baseline's docstring (a real ``__doc__``, for
     ``help()``, the API pages and the doctests).
 
-    Replaces each placeholder line ``    {name}``: ``common_parameters``,
-    ``loss_parameters``, ``fit_attributes``, ``grams_attributes`` (shared texts, where
-    used), ``examples`` (the Examples section for this class: its constructor arguments
-    ``example_args``, then the lines ``example_extra``) and each of ``parts`` (required).
+    ``sections`` is the family's Parameters, Attributes, See Also and Examples sections,
+    one text for its regressor and its classifier, put at the class's placeholder line
+    ``    {sections}``. In it, ``{Task}`` reads ``Regressor`` or ``Classifier``, and the
+    placeholder lines are filled: ``parameters`` (the whole Parameters section of a
+    family without parameters of its own), ``task_parameters`` (the classifiers' loss
+    parameters, or the regressors' ``alpha``, described by ``ridge``: kernel ridge by
+    default), ``common_parameters``, ``fit_attributes``, ``grams_attributes`` (shared
+    texts), ``counterpart`` (the family's estimator for the other task),
+    ``mvml_see_also`` (the MVML estimator compared with), ``examples`` (this class's
+    constructor arguments ``example_args``, then the lines ``example_extra``) and each of
+    ``parts`` (required).
+    A classifier's Attributes section starts with ``classes_``.
     """
-    shared = {
-        "common_parameters": _COMMON_DOC,
-        "loss_parameters": _LOSS_DOC,
-        "fit_attributes": _FIT_ATTRIBUTES_DOC,
-        "grams_attributes": _GRAMS_ATTRIBUTES_DOC,
-    }
 
     def decorate(cls: type) -> type:
         classifier = getattr(cls, "_is_classifier", False)
-        examples = _EXAMPLES_DOC.format(
-            name=cls.__name__,
-            args=example_args,
-            target=_CLASSIFICATION_TARGET if classifier else _REGRESSION_TARGET,
-        )
-        if classifier:
-            examples += "    >>> model.classes_\n    array(['a', 'b'], dtype='<U1')\n"
-        if example_extra:
-            examples += "".join(f"    {line}\n" for line in example_extra.split("\n"))
+        task = "Classifier" if classifier else "Regressor"
+        other = "Regressor" if classifier else "Classifier"
+        shared = {
+            "task_parameters": _LOSS_DOC if classifier else _RIDGE_DOC.format(ridge=ridge),
+            "common_parameters": _COMMON_DOC,
+            "fit_attributes": _FIT_ATTRIBUTES_DOC,
+            "grams_attributes": _GRAMS_ATTRIBUTES_DOC,
+            "counterpart": _COUNTERPART_DOC.format(
+                other=cls.__name__.replace(task, other),
+                task="regression" if classifier else "classification",
+            ),
+            "mvml_see_also": _MVML_SEE_ALSO_DOC,
+            "examples": _examples_doc(cls, classifier, example_args, example_extra),
+        }
+        doc = fill_placeholders(cls.__doc__ or "", {"sections": sections}, cls.__name__)
+        doc = fill_placeholders(doc, {"parameters": _PARAMETERS_DOC}, cls.__name__, required=False)
         # parts first: a part may hold shared placeholders
-        doc = fill_placeholders(cls.__doc__ or "", parts, cls.__name__)
-        cls.__doc__ = fill_placeholders(
-            doc, {**shared, "examples": examples}, cls.__name__, required=False
-        )
+        doc = fill_placeholders(doc, parts, cls.__name__)
+        doc = fill_placeholders(doc, shared, cls.__name__, required=False)
+        doc = doc.replace("{Task}", task)
+        if classifier:
+            if _ATTRIBUTES_HEADING not in doc:
+                raise ValueError(f"{cls.__name__}: no Attributes section for classes_")
+            doc = doc.replace(_ATTRIBUTES_HEADING, _ATTRIBUTES_HEADING + _CLASSES_DOC[1:], 1)
+        cls.__doc__ = doc
         return cls
 
     return decorate

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
@@ -11,7 +9,7 @@ from .._sparse import hstack_views
 from .._validation import (
     KernelSpec,
 )
-from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
+from ._base import _Base, _fill_doc, _GramModel, _LossClassifierMixin
 
 
 # ---------------------------------------------------------------------------- early fusion
@@ -44,92 +42,44 @@ class _EarlyFusion(_Base):
         return self.model_.decision(cross[0])
 
 
-_ATTRIBUTES_DOC = """
+_SECTIONS_DOC = """
+    {parameters}
+
+    Attributes
+    ----------
     model_ : object
         The fitted kernel machine on the concatenated views.
     grams_ : ViewGrams
         The fitted kernel (or Nystrom map) of the concatenation, as a single "view".
     {fit_attributes}
+
+    See Also
+    --------
+    {counterpart}
+    LateFusion{Task} : One model per view, outputs averaged.
+    {mvml_see_also}
+
+    {examples}
 """
 
 
-@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC, example_args="alpha=0.1")
+@_fill_doc(
+    _SECTIONS_DOC,
+    example_args="alpha=0.1",
+)
 class EarlyFusionRegressor(RegressorMixin, _EarlyFusion):
     """Kernel ridge regression with one kernel on the concatenated views (early fusion).
 
     The default Gaussian bandwidth is the mean pairwise distance of the concatenated
     training vectors; with ``n_landmarks`` the Nystrom map is fitted on the concatenation.
 
-    Parameters
-    ----------
-    alpha : float, default=1.0
-        Ridge parameter: ``dual = (K + alpha I)^{-1} y``.
-    {common_parameters}
-
-    Attributes
-    ----------
-    {fusion_attributes}
-
-    See Also
-    --------
-    EarlyFusionClassifier : The same for classification.
-    LateFusionRegressor : One model per view, outputs averaged.
-    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
 
-    def __init__(
-        self,
-        alpha: float = 1.0,
-        kernel: Any = "rbf",
-        kernel_params: Any = None,
-        n_landmarks: int | float | None = None,
-        landmarks: str = "uniform",
-        views: Any = None,
-        random_state: Any = None,
-    ):
-        self.alpha = alpha
-        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
-
-@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC)
-class EarlyFusionClassifier(_DecisionMixin, ClassifierMixin, _EarlyFusion):
+@_fill_doc(_SECTIONS_DOC)
+class EarlyFusionClassifier(_LossClassifierMixin, ClassifierMixin, _EarlyFusion):
     """SVM (or kernel ridge on +-1 targets) on the concatenated views: the paper's efSVM.
 
-    Parameters
-    ----------
-    {loss_parameters}
-    {common_parameters}
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    {fusion_attributes}
-
-    See Also
-    --------
-    EarlyFusionRegressor : The same for regression.
-    LateFusionClassifier : One SVM per view, decision values averaged.
-    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
-
-    _is_classifier = True
-
-    def __init__(
-        self,
-        C: float = 1.0,
-        alpha: float = 1.0,
-        loss: str = "hinge",
-        kernel: Any = "rbf",
-        kernel_params: Any = None,
-        n_landmarks: int | float | None = None,
-        landmarks: str = "uniform",
-        views: Any = None,
-        random_state: Any = None,
-    ):
-        self.C, self.alpha, self.loss = C, alpha, loss
-        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from ._base import ViewGrams, _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
+from ._base import ViewGrams, _Base, _fill_doc, _GramModel, _LossClassifierMixin
 
 
 # ---------------------------------------------------------------------------- late fusion
@@ -63,94 +63,44 @@ class _LateFusion(_Base):
         return total / count
 
 
-_ATTRIBUTES_DOC = """
+_SECTIONS_DOC = """
+    {parameters}
+
+    Attributes
+    ----------
     models_ : list of object
         The fitted per-view kernel machines.
     {grams_attributes}
+
+    See Also
+    --------
+    {counterpart}
+    EarlyFusion{Task} : One kernel on the concatenated views (efSVM for classification).
+    {mvml_see_also}
+
+    {examples}
 """
 
 
 @_fill_doc(
-    fusion_attributes=_ATTRIBUTES_DOC,
+    _SECTIONS_DOC,
+    ridge="Ridge parameter of every per-view model.",
     example_args="alpha=0.1",
     example_extra=">>> len(model.models_)\n2",
 )
 class LateFusionRegressor(RegressorMixin, _LateFusion):
     """Late fusion: one kernel ridge model per view, predictions averaged (uniform weights).
 
-    Parameters
-    ----------
-    alpha : float, default=1.0
-        Ridge parameter of every per-view model.
-    {common_parameters}
-
-    Attributes
-    ----------
-    {fusion_attributes}
-
-    See Also
-    --------
-    LateFusionClassifier : The same for classification.
-    EarlyFusionRegressor : One kernel on the concatenated views.
-    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
 
-    def __init__(
-        self,
-        alpha: float = 1.0,
-        kernel: Any = "rbf",
-        kernel_params: Any = None,
-        n_landmarks: int | float | None = None,
-        landmarks: str = "uniform",
-        views: Any = None,
-        random_state: Any = None,
-    ):
-        self.alpha = alpha
-        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
-
-@_fill_doc(fusion_attributes=_ATTRIBUTES_DOC)
-class LateFusionClassifier(_DecisionMixin, ClassifierMixin, _LateFusion):
+@_fill_doc(_SECTIONS_DOC)
+class LateFusionClassifier(_LossClassifierMixin, ClassifierMixin, _LateFusion):
     """Late fusion: one SVM per view, decision values averaged, largest wins (lfSVM).
 
     The paper does not say how its lfSVM combines the views; averaging the one-vs-all
     decision values with equal weights is our choice (``docs/baselines.md``).
 
-    Parameters
-    ----------
-    {loss_parameters}
-    {common_parameters}
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    {fusion_attributes}
-
-    See Also
-    --------
-    LateFusionRegressor : The same for regression.
-    EarlyFusionClassifier : One SVM on the concatenated views (efSVM).
-    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
-
-    _is_classifier = True
-
-    def __init__(
-        self,
-        C: float = 1.0,
-        alpha: float = 1.0,
-        loss: str = "hinge",
-        kernel: Any = "rbf",
-        kernel_params: Any = None,
-        n_landmarks: int | float | None = None,
-        landmarks: str = "uniform",
-        views: Any = None,
-        random_state: Any = None,
-    ):
-        self.C, self.alpha, self.loss = C, alpha, loss
-        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)

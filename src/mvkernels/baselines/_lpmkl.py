@@ -15,7 +15,7 @@ from .._validation import (
     nonnegative_real,
     positive_int,
 )
-from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
+from ._base import _Base, _ClassifierMixin, _fill_doc, _GramModel, _init_common
 
 
 def lpmkl_weight_update(norms_sq: np.ndarray, p: float) -> np.ndarray:
@@ -114,7 +114,10 @@ class _LpMKL(_Base):
         return self.model_.decision(Kx)
 
 
-_LPMKL_PARAMETERS_DOC = """
+_SECTIONS_DOC = """
+    Parameters
+    ----------
+    {task_parameters}
     p : float >= 1, default=2.0
         Norm of the kernel weights (p = 1: sparse MKL; large p: near-uniform weights).
     max_iter : int, default=50
@@ -122,9 +125,9 @@ _LPMKL_PARAMETERS_DOC = """
     tol : float, default=1e-4
         Stop when no kernel weight moves more than ``tol``.
     {common_parameters}
-"""
 
-_LPMKL_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
     kernel_weights_ : ndarray of shape (n_views,)
         The kernel weights ``beta``, ``||beta||_p = 1``.
     objective_ : ndarray of shape ``(n_iter_ + 1,)``
@@ -134,6 +137,14 @@ _LPMKL_ATTRIBUTES_DOC = """
     model_ : object
         The fitted kernel machine on the combined kernel.
     {grams_attributes}
+
+    See Also
+    --------
+    {counterpart}
+    lpmkl_weight_update : The closed-form weight step.
+    {mvml_see_also}
+
+    {examples}
 """
 
 _LPMKL_DOC = """
@@ -149,9 +160,9 @@ _LPMKL_DOC = """
 
 
 @_fill_doc(
+    _SECTIONS_DOC,
     lpmkl=_LPMKL_DOC,
-    lpmkl_parameters=_LPMKL_PARAMETERS_DOC,
-    lpmkl_attributes=_LPMKL_ATTRIBUTES_DOC,
+    ridge="Ridge parameter: minimises ``||y - f||^2 + alpha sum_m ||w_m||^2 / beta_m``.",
     example_extra=">>> print(round(float(np.sum(model.kernel_weights_**2)), 6))\n1.0",
 )
 class LpMKLRegressor(RegressorMixin, _LpMKL):
@@ -159,23 +170,7 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
 
     {lpmkl}
 
-    Parameters
-    ----------
-    alpha : float, default=1.0
-        Ridge parameter: minimises ``||y - f||^2 + alpha sum_m ||w_m||^2 / beta_m``.
-    {lpmkl_parameters}
-
-    Attributes
-    ----------
-    {lpmkl_attributes}
-
-    See Also
-    --------
-    LpMKLClassifier : The same for classification.
-    lpmkl_weight_update : The closed-form weight step.
-    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
 
     def __init__(
@@ -196,13 +191,12 @@ class LpMKLRegressor(RegressorMixin, _LpMKL):
 
 
 @_fill_doc(
+    _SECTIONS_DOC,
     lpmkl=_LPMKL_DOC,
-    lpmkl_parameters=_LPMKL_PARAMETERS_DOC,
-    lpmkl_attributes=_LPMKL_ATTRIBUTES_DOC,
     example_args='loss="squared"',
     example_extra=">>> model.kernel_weights_.shape\n(2,)",
 )
-class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
+class LpMKLClassifier(_ClassifierMixin, ClassifierMixin, _LpMKL):
     """lp-norm MKL classifier: SVM (``loss="hinge"``) or kernel ridge on +-1 targets.
 
     {lpmkl}
@@ -212,27 +206,8 @@ class LpMKLClassifier(_DecisionMixin, ClassifierMixin, _LpMKL):
     column is a binary SVC with intercept; its objective is
     ``C sum hinge + 1/2 sum_m ||w_m||^2 / beta_m``.
 
-    Parameters
-    ----------
-    {loss_parameters}
-    {lpmkl_parameters}
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    {lpmkl_attributes}
-
-    See Also
-    --------
-    LpMKLRegressor : The same for regression.
-    lpmkl_weight_update : The closed-form weight step.
-    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
-
-    _is_classifier = True
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ from .._validation import (
     positive_int,
 )
 from ..nystrom import resolve_n_landmarks, uniform_indices
-from ._base import _DecisionMixin, _fill_doc, _TargetsMixin
+from ._base import _ClassifierMixin, _fill_doc, _TargetsMixin
 
 
 # ---------------------------------------------------------------------------- MLKR
@@ -193,7 +193,9 @@ class _MLKR(_TargetsMixin, BaseEstimator):
         return (W @ self.train_targets_) / W.sum(axis=1, keepdims=True)
 
 
-_MLKR_PARAMETERS_DOC = """
+_SECTIONS_DOC = """
+    Parameters
+    ----------
     n_components : int or None, default=None
         Rows of ``A`` (None: as many as input columns).
     max_iter : int, default=100
@@ -205,9 +207,9 @@ _MLKR_PARAMETERS_DOC = """
         How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
     random_state : int, RandomState or None, default=None
         The random subset of ``n_landmarks``.
-"""
 
-_MLKR_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
     components_ : ndarray of shape (n_components, n_features)
         The learned map ``A`` of the standardised concatenated views.
     landmark_indices_ : ndarray of int
@@ -222,6 +224,15 @@ _MLKR_ATTRIBUTES_DOC = """
         The mapped training points.
     train_targets_ : ndarray
         Their targets (+-1 columns for the classifier).
+    {fit_attributes}
+
+    See Also
+    --------
+    {counterpart}
+    mlkr_fit : The metric learning step.
+    {mvml_see_also}
+
+    {examples}
 """
 
 _MLKR_DOC = """
@@ -240,9 +251,8 @@ _MLKR_DOC = """
 
 
 @_fill_doc(
+    _SECTIONS_DOC,
     mlkr=_MLKR_DOC,
-    mlkr_parameters=_MLKR_PARAMETERS_DOC,
-    mlkr_attributes=_MLKR_ATTRIBUTES_DOC,
     example_args="n_components=2, max_iter=500",
     example_extra=">>> model.components_.shape\n(2, 5)",
 )
@@ -251,51 +261,15 @@ class MLKRRegressor(RegressorMixin, _MLKR):
 
     {mlkr}
 
-    Parameters
-    ----------
-    {mlkr_parameters}
-
-    Attributes
-    ----------
-    {mlkr_attributes}
-    {fit_attributes}
-
-    See Also
-    --------
-    MLKRClassifier : The same for classification.
-    mlkr_fit : The metric learning step.
-    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
 
 
-@_fill_doc(
-    mlkr=_MLKR_DOC, mlkr_parameters=_MLKR_PARAMETERS_DOC, mlkr_attributes=_MLKR_ATTRIBUTES_DOC
-)
-class MLKRClassifier(_DecisionMixin, ClassifierMixin, _MLKR):
+@_fill_doc(_SECTIONS_DOC, mlkr=_MLKR_DOC)
+class MLKRClassifier(_ClassifierMixin, ClassifierMixin, _MLKR):
     """MLKR classifier: Nadaraya-Watson estimate of the one-vs-all +-1 codes, largest wins.
 
     {mlkr}
 
-    Parameters
-    ----------
-    {mlkr_parameters}
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    {mlkr_attributes}
-    {fit_attributes}
-
-    See Also
-    --------
-    MLKRRegressor : The same for regression.
-    mlkr_fit : The metric learning step.
-    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
-
-    _is_classifier = True

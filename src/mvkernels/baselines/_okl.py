@@ -9,15 +9,27 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from .._docstrings import filled_doc
 from .._linalg import robust_eigh, robust_eigvalsh
 from .._linalg import sym as _sym
 from .._validation import (
     nonnegative_real,
     positive_int,
 )
-from ._base import _Base, _DecisionMixin, _fill_doc, _init_common
+from ._base import _Base, _ClassifierMixin, _fill_doc, _init_common
+
+# The arrays okl_objective and okl_l_step take, in their Parameters sections.
+_OKL_ARRAYS_DOC = """
+    K : ndarray of shape (n, n)
+        Input Gram matrix.
+    Y : ndarray of shape (n, T)
+        Targets.
+    C : ndarray of shape (n, T)
+        Coefficients.
+"""
 
 
+@filled_doc(okl_arrays=_OKL_ARRAYS_DOC)
 def okl_objective(
     K: np.ndarray, Y: np.ndarray, C: np.ndarray, L: np.ndarray, alpha: float
 ) -> float:
@@ -27,12 +39,7 @@ def okl_objective(
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        Input Gram matrix.
-    Y : ndarray of shape (n, T)
-        Targets.
-    C : ndarray of shape (n, T)
-        Coefficients.
+    {okl_arrays}
     L : ndarray of shape (T, T)
         Output kernel.
     alpha : float
@@ -86,6 +93,7 @@ def okl_c_step(
     return Cr if VK is None else VK @ Cr
 
 
+@filled_doc(okl_arrays=_OKL_ARRAYS_DOC)
 def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     """OKL L-step: the minimiser over symmetric ``L`` of :func:`okl_objective` for fixed C.
 
@@ -97,12 +105,7 @@ def okl_l_step(K: np.ndarray, Y: np.ndarray, C: np.ndarray, alpha: float) -> np.
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        Input Gram matrix.
-    Y : ndarray of shape (n, T)
-        Targets.
-    C : ndarray of shape (n, T)
-        Coefficients.
+    {okl_arrays}
     alpha : float
         Regularisation.
 
@@ -187,7 +190,9 @@ class _OKL(_Base):
         return Kx @ self.coef_ @ self.output_kernel_
 
 
-_OKL_PARAMETERS_DOC = """
+_SECTIONS_DOC = """
+    Parameters
+    ----------
     alpha : float, default=1.0
         Regularisation (lambda of the paper's eq. 4).
     max_iter : int, default=300
@@ -195,9 +200,9 @@ _OKL_PARAMETERS_DOC = """
     tol : float, default=1e-5
         Stop when the relative decrease of the objective is below ``tol``.
     {common_parameters}
-"""
 
-_OKL_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
     coef_ : ndarray of shape (n_samples, n_outputs)
         The coefficients ``C``.
     output_kernel_ : ndarray of shape (n_outputs, n_outputs)
@@ -209,6 +214,32 @@ _OKL_ATTRIBUTES_DOC = """
     n_iter_ : int
         Number of block coordinate descent iterations run.
     {grams_attributes}
+
+    See Also
+    --------
+    {counterpart}
+    okl_c_step : The C-step (Sylvester equation).
+    okl_l_step : The L-step (Lyapunov equation).
+    mvkernels.operator_kernels.DecomposableKernel : A fixed separable operator-valued kernel.
+    {mvml_see_also}
+
+    {examples}
+"""
+
+# The regressor's example has two outputs (what the output kernel relates).
+_REGRESSOR_EXAMPLES_DOC = """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import OKLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> Y = np.column_stack([X1[:, 0], X1[:, 0] + 0.1 * X2[:, 1]])
+    >>> reg = OKLRegressor(alpha=0.1).fit([X1, X2], Y)
+    >>> reg.predict([X1, X2]).shape
+    (40, 2)
+    >>> reg.output_kernel_.shape
+    (2, 2)
 """
 
 _OKL_DOC = """
@@ -229,39 +260,13 @@ _OKL_DOC = """
 """
 
 
-@_fill_doc(okl=_OKL_DOC, okl_parameters=_OKL_PARAMETERS_DOC, okl_attributes=_OKL_ATTRIBUTES_DOC)
+@_fill_doc(_SECTIONS_DOC, okl=_OKL_DOC, examples=_REGRESSOR_EXAMPLES_DOC)
 class OKLRegressor(RegressorMixin, _OKL):
     """Output kernel learning for multi-output regression.
 
     {okl}
 
-    Parameters
-    ----------
-    {okl_parameters}
-
-    Attributes
-    ----------
-    {okl_attributes}
-
-    See Also
-    --------
-    OKLClassifier : The same on one-vs-all +-1 targets.
-    okl_c_step : The C-step (Sylvester equation).
-    okl_l_step : The L-step (Lyapunov equation).
-    mvkernels.operator_kernels.DecomposableKernel : A fixed separable operator-valued kernel.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels.baselines import OKLRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> Y = np.column_stack([X1[:, 0], X1[:, 0] + 0.1 * X2[:, 1]])
-    >>> reg = OKLRegressor(alpha=0.1).fit([X1, X2], Y)
-    >>> reg.predict([X1, X2]).shape
-    (40, 2)
-    >>> reg.output_kernel_.shape
-    (2, 2)
+    {sections}
     """
 
     _multi_output = True
@@ -272,13 +277,8 @@ class OKLRegressor(RegressorMixin, _OKL):
         return tags
 
 
-@_fill_doc(
-    okl=_OKL_DOC,
-    okl_parameters=_OKL_PARAMETERS_DOC,
-    okl_attributes=_OKL_ATTRIBUTES_DOC,
-    example_args="alpha=0.1",
-)
-class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
+@_fill_doc(_SECTIONS_DOC, okl=_OKL_DOC, example_args="alpha=0.1")
+class OKLClassifier(_ClassifierMixin, ClassifierMixin, _OKL):
     """Output kernel learning on one-vs-all +-1 targets (the MVML paper's OKL column).
 
     The outputs are the K one-vs-all columns (one column for two classes); ``L`` learns
@@ -286,22 +286,5 @@ class OKLClassifier(_DecisionMixin, ClassifierMixin, _OKL):
 
     {okl}
 
-    Parameters
-    ----------
-    {okl_parameters}
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    {okl_attributes}
-
-    See Also
-    --------
-    OKLRegressor : The same for multi-output regression.
-    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
-
-    _is_classifier = True

@@ -14,7 +14,7 @@ from .._targets import predicted_class_indices
 from .._validation import (
     positive_int,
 )
-from ._base import _Base, _DecisionMixin, _fill_doc, _GramModel, _init_common
+from ._base import _Base, _ClassifierMixin, _fill_doc, _GramModel, _init_common
 
 
 class _SingleView(_Base):
@@ -66,17 +66,39 @@ class _SingleView(_Base):
         return self.model_.decision(cross[self.best_view_])
 
 
-_SINGLE_VIEW_PARAMETERS_DOC = """
+_SECTIONS_DOC = """
+    Parameters
+    ----------
+    {task_parameters}
     view : "best" or int, default="best"
         The view to use, or ``"best"`` to choose it by cross-validation.
     cv : int, default=3
         Number of folds of the view selection.
     {common_parameters}
+
+    Attributes
+    ----------
+    best_view_ : int
+        Index of the view the model uses.
+    view_cv_scores_ : ndarray of shape (n_views,) or None
+        CV score of each view: accuracy (classifier) or minus the mean squared error
+        (regressor); None when ``view`` is given.
+    model_ : object
+        The fitted kernel machine on the chosen view.
+    {grams_attributes}
+
+    See Also
+    --------
+    {counterpart}
+    EarlyFusion{Task} : One kernel on the concatenated views.
+    {mvml_see_also}
+
+    {examples}
 """
 
 
 @_fill_doc(
-    single_view_parameters=_SINGLE_VIEW_PARAMETERS_DOC,
+    _SECTIONS_DOC,
     example_args="alpha=0.1",
     example_extra=">>> int(model.best_view_)\n0",
 )
@@ -87,29 +109,7 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
     error) on the training set only, and the best one is refitted on all training data;
     :attr:`best_view_` says which.
 
-    Parameters
-    ----------
-    alpha : float, default=1.0
-        Ridge parameter: ``dual = (K + alpha I)^{-1} y``.
-    {single_view_parameters}
-
-    Attributes
-    ----------
-    best_view_ : int
-        Index of the view the model uses.
-    view_cv_scores_ : ndarray of shape (n_views,) or None
-        Minus the CV mean squared error of each view (None when ``view`` is given).
-    model_ : object
-        The fitted kernel machine on the chosen view.
-    {grams_attributes}
-
-    See Also
-    --------
-    SingleViewClassifier : The same for classification.
-    EarlyFusionRegressor : One kernel on the concatenated views.
-    mvkernels.MVMLRegressor : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
 
     def __init__(
@@ -128,41 +128,16 @@ class SingleViewRegressor(RegressorMixin, _SingleView):
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
-@_fill_doc(single_view_parameters=_SINGLE_VIEW_PARAMETERS_DOC)
-class SingleViewClassifier(_DecisionMixin, ClassifierMixin, _SingleView):
+@_fill_doc(_SECTIONS_DOC)
+class SingleViewClassifier(_ClassifierMixin, ClassifierMixin, _SingleView):
     """SVM (or kernel ridge on +-1 targets) on one view: the paper's "1 view SVM" column.
 
     With ``view="best"`` each view is scored by stratified ``cv``-fold cross-validation
     accuracy on the training set only (the paper reports "the best result obtained when
     using only one view"; we pick the view without looking at the test set).
 
-    Parameters
-    ----------
-    {loss_parameters}
-    {single_view_parameters}
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    best_view_ : int
-        Index of the view the model uses.
-    view_cv_scores_ : ndarray of shape (n_views,) or None
-        CV accuracy of each view (None when ``view`` is given).
-    model_ : object
-        The fitted kernel machine on the chosen view.
-    {grams_attributes}
-
-    See Also
-    --------
-    SingleViewRegressor : The same for regression.
-    EarlyFusionClassifier : One kernel on the concatenated views.
-    mvkernels.MVMLClassifier : Multi-view metric learning (what the baselines compare with).
-
-    {examples}
+    {sections}
     """
-
-    _is_classifier = True
 
     def __init__(
         self,

@@ -21,14 +21,14 @@ import tempfile
 import urllib.request
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 
-from .._docstrings import fill_placeholders
+from .._docstrings import filled_doc
 from ._loaders import (
     DataFileError,
     DataNotFoundError,
@@ -313,12 +313,8 @@ _FETCH_PARAMETERS_DOC = """
 """
 
 
-def _fetch_doc(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Fill the parameters every fetcher shares into ``func``'s docstring (a real ``__doc__``)."""
-    func.__doc__ = fill_placeholders(
-        func.__doc__ or "", {"fetch_parameters": _FETCH_PARAMETERS_DOC}, func.__name__
-    )
-    return func
+#: fills the parameters every fetcher shares into its docstring
+_fetch_doc = filled_doc(fetch_parameters=_FETCH_PARAMETERS_DOC)
 
 
 @_fetch_doc

@@ -29,7 +29,10 @@ statistics; the hinge loss runs on the fold's features, computed once per fold
 Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
 With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
 candidate without it uses the leading blocks of the same features and statistics
-(:mod:`._joint`).
+(:mod:`._joint`). The third candidate of ``"auto"``, the joint view alone with the identity
+metric (kernel ridge on the concatenation, ``joint_view="only"``), has a capacity of its
+own (:func:`~._joint.joint_only_landmarks`: every row a landmark up to 3000 rows) and is
+cross-validated apart (:meth:`_MVMLCVBase._score_joint_only`).
 By default (``search="screen"``) the search runs in two named steps: every
 (joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
 MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
@@ -57,6 +60,7 @@ from sklearn.base import (
 )
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
@@ -74,7 +78,7 @@ from .._validation import (
     views_kind,
 )
 from ..kernels import make_view_kernels
-from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
+from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
 from ..nystrom._map import _check_known_lengths
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from ._estimators import (
@@ -86,9 +90,11 @@ from ._estimators import (
     regression_targets,
 )
 from ._joint import (
+    JOINT_ONLY,
     drop_joint_block,
     joint_candidates,
     joint_kernel_spec,
+    joint_only_landmarks,
     joint_views,
     leading_moments,
 )
@@ -102,6 +108,8 @@ from ._screen import (
     N_FINALISTS,
     alpha_window,
     finalists,
+    kernel_ridge_fold_outputs,
+    ridge_fold_outputs,
     ridge_loo_outputs,
 )
 from ._svm import MVMLSVC
@@ -266,6 +274,8 @@ class _CVSearch:
     #: joint-view candidates (grid order) and the number of input views
     joints: tuple
     v_in: int
+    #: landmarks of the joint-only candidate (None: not searched)
+    n_landmarks_only: int | None = None
     #: some training views have missing rows (the screen then keeps more finalists)
     missing: bool = False
 
@@ -303,6 +313,9 @@ class _MVMLCVBase(BaseEstimator):
     #: each finalist then cross-validated at its screening-best ``alpha`` and the grid
     #: neighbours (:func:`alpha_window`); a tuple: the finalists keep every ``alpha``
     _screen_alphas: tuple | None = None
+    #: ``joint_view="auto"`` also searches the joint view alone (kernel ridge on the
+    #: concatenation, :meth:`_score_joint_only`)
+    _joint_only: bool = True
     _parameter_constraints: dict = _cv_constraints()
 
     def __init__(
@@ -462,7 +475,15 @@ class _MVMLCVBase(BaseEstimator):
 
         # joint-view candidates: the searched views are the input views, plus the joint
         # view when it is a candidate (the other candidate drops its block)
-        joints = joint_candidates(self.joint_view, v)
+        # the joint-only candidate: Nystrom mode on complete in-memory views
+        only_ok = (
+            self._joint_only
+            and self.n_landmarks is not None
+            and not dask_input
+            and mask is None
+            and not (isinstance(self.kernel, str) and self.kernel == "precomputed")
+        )
+        joints = joint_candidates(self.joint_view, v, joint_only=only_ok)
         self._joints = joints
         kernel, kernel_params = self.kernel, self.kernel_params
         Xs_search = Xs
@@ -502,6 +523,11 @@ class _MVMLCVBase(BaseEstimator):
         else:
             n_landmarks = self.n_landmarks
         K = self.max_iter if self._learned() or self.learn_weights else 1
+        n_landmarks_only = None
+        if JOINT_ONLY in joints:  # its own capacity under "auto" (joint_only_landmarks)
+            n_landmarks_only = (
+                joint_only_landmarks(n) if isinstance(self.n_landmarks, str) else n_landmarks
+            )
         search = _CVSearch(
             Xs=Xs_search,
             Y=Y,
@@ -516,6 +542,7 @@ class _MVMLCVBase(BaseEstimator):
             scorer=scorer,
             joints=joints,
             v_in=v,
+            n_landmarks_only=n_landmarks_only,
             missing=mask is not None,
         )
         scores = np.full(search.score_shape, np.nan)
@@ -543,7 +570,9 @@ class _MVMLCVBase(BaseEstimator):
                 n_landmarks=n_landmarks,
                 joint_view=self.best_joint_view_,
             )
-            if self._learned():
+            if self.best_joint_view_ == JOINT_ONLY:  # kernel ridge on the joint view
+                est.set_params(metric="identity", learn_weights=False, n_landmarks=n_landmarks_only)
+            elif self._learned():
                 est.set_params(eta=best["eta"])
             if "max_iter" in best:
                 est.set_params(max_iter=best["max_iter"])
@@ -572,6 +601,8 @@ class _MVMLCVBase(BaseEstimator):
                     scores[ji, fi] = self._score_full(S, kp if joint else kp[: S.v_in], joint)
             else:
                 scores[:, fi] = self._score_nystrom(S, kp)
+                if JOINT_ONLY in S.joints:
+                    self._score_joint_only(S, fi, np.ones(S.alphas.size, dtype=bool), scores)
         return None
 
     def _say(self, msg: str) -> None:
@@ -581,12 +612,14 @@ class _MVMLCVBase(BaseEstimator):
     # ------------------------------------------------------------------ screening
     def _screens(self, S: _CVSearch) -> bool:
         """Screening applies in Nystrom mode on in-memory views when the grid has more
-        (joint view, bandwidth factor) pairs than finalists."""
+        (joint view, bandwidth factor) pairs than finalists (the joint-only candidate's
+        pairs not counted: it is cross-validated apart)."""
+        n_pairs = sum(joint != JOINT_ONLY for joint in S.joints) * len(S.factors)
         return (
             self.search == "screen"
             and S.n_landmarks is not None
             and views_kind(S.Xs) != "dask"
-            and len(S.joints) * len(S.factors) > self._finalist_count(S)
+            and n_pairs > self._finalist_count(S)
         )
 
     def _finalist_count(self, S: _CVSearch) -> int:
@@ -603,27 +636,39 @@ class _MVMLCVBase(BaseEstimator):
         every ``alpha`` when the screen has its own grid (``_screen_alphas``). The
         other candidates keep NaN scores."""
         own_grid = self._screen_alphas is not None
+        n_keep = self._finalist_count(S)
         screen_alphas = np.asarray(self._screen_alphas) if own_grid else S.alphas
         screen = np.full((len(S.joints), len(S.factors)), -np.inf)
         best_alpha = np.zeros(screen.shape, dtype=int)
         kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
         Y = np.asarray(S.Y)
+        # the joint-only candidate is screened on the joint block of the same features
+        # (its factor and alpha window), then cross-validated apart (_score_joint_only)
+        only = np.array([joint == JOINT_ONLY for joint in S.joints])
         for fi, f in enumerate(S.factors):
             nys = self._fit_map(S, S.kernel_params(self._search_kernel, f))
             U = nys.transform(S.Xs)
+            d_in = S.v_in * nys.n_landmarks_
             for ji, joint in enumerate(S.joints):
-                Uj = U if joint or len(S.Xs) == S.v_in else U[:, : S.v_in * nys.n_landmarks_]
-                loo = ridge_loo_outputs(Uj, Y, screen_alphas, len(S.Xs) if joint else S.v_in)
+                if joint == JOINT_ONLY:
+                    Uj, n_blocks = U[:, d_in:], 1
+                elif joint or len(S.Xs) == S.v_in:
+                    Uj, n_blocks = U, len(S.Xs)
+                else:
+                    Uj, n_blocks = U[:, :d_in], S.v_in
+                loo = ridge_loo_outputs(Uj, Y, screen_alphas, n_blocks)
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
                 best_alpha[ji, fi] = int(np.argmax(per_alpha))
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
             self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
             kept[fi] = (nys, U)  # features of the factors that are finalists so far
-            so_far = np.asarray(finalists(screen, self._finalist_count(S)).any(axis=0))
+            so_far = np.asarray(
+                finalists(np.where(only[:, None], -np.inf, screen), n_keep).any(axis=0)
+            )
             for k in [k for k in kept if not so_far[k]]:
                 del kept[k]
-        best = finalists(screen, self._finalist_count(S))
+        best = finalists(np.where(only[:, None], -np.inf, screen), n_keep)
         for fi in map(int, np.flatnonzero(best.any(axis=0))):
             sel = (
                 np.ones(S.alphas.size, dtype=bool)
@@ -638,7 +683,51 @@ class _MVMLCVBase(BaseEstimator):
                 fitted=kept[fi],
             )
             scores[:, fi][:, sel] = part
+        for ji in map(int, np.flatnonzero(only)):
+            fi = int(np.argmax(screen[ji]))
+            self._say(f"cross-validating the joint view alone, bandwidth factor {S.factors[fi]:g}")
+            self._score_joint_only(S, fi, alpha_window(S.alphas, best_alpha[ji, fi]), scores)
         return screen
+
+    def _score_joint_only(self, S: _CVSearch, fi: int, sel: np.ndarray, scores: np.ndarray) -> None:
+        """Cross-validate the joint-only candidate (``joint_view="only"``, identity metric:
+        kernel ridge on the concatenated views, :mod:`._joint`) at bandwidth factor
+        ``S.factors[fi]`` and the ``alphas`` selected by ``sel``, on the search's folds.
+
+        Its own Nystrom map of ``S.n_landmarks_only`` landmarks on the joint view (every
+        row up to 3000 rows, then a cost-bounded count), fitted once on all rows as
+        the other candidates' maps; per fold and ``alpha`` one Cholesky factorisation of
+        the training Gram matrix (:func:`~._screen.ridge_fold_outputs`). The scores go to
+        the first ``eta`` and iteration of its row of ``scores`` (the identity metric has
+        neither); the other entries of that row stay NaN."""
+        ji = S.joints.index(JOINT_ONLY)
+        kernel = self._search_kernel
+        kernel = kernel[-1] if isinstance(kernel, (list, tuple)) else kernel
+        kernel_params = S.kernel_params(self._search_kernel, S.factors[fi])[-1:]
+        Xj, Y, alphas = S.Xs[-1:], np.asarray(S.Y), S.alphas[sel]
+        n = Xj[0].shape[0]
+        if resolve_n_landmarks(S.n_landmarks_only, n) >= n:
+            # every row a landmark: U U^T = K, so the kernel form (no factorisation of K)
+            kern = make_view_kernels(kernel, kernel_params, 1)[0]
+            kern.fit(Xj[0], random_state=check_random_state(self.random_state))
+            outs = kernel_ridge_fold_outputs(kern(Xj[0], Xj[0]), Y, S.splits, alphas)
+        else:
+            nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
+            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas)
+        classes = getattr(self, "classes_", None)
+        part = np.array(
+            [
+                [
+                    _score_outputs(D[ai], S.y_score[te], classes, S.scorer)
+                    for D, (_, te) in zip(outs, S.splits)
+                ]
+                for ai in range(alphas.size)
+            ]
+        )  # (n_alpha_sel, n_splits)
+        block = scores[ji, fi, :, 0, 0]
+        block[sel] = part
+        if getattr(self, "_oof", None) is not None:
+            self._oof.offer(part, lambda c: [(te, D[c]) for D, (_, te) in zip(outs, S.splits)])
 
     def _loo_score(self, D: np.ndarray, S: _CVSearch) -> float:
         """Score of the leave-one-out outputs ``D`` (n, T) of all the rows (-inf when a
@@ -697,18 +786,26 @@ class _MVMLCVBase(BaseEstimator):
         return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
 
     # ------------------------------------------------------------------ Nystrom CV
-    def _fit_map(self, S: _CVSearch, kernel_params: list) -> BlockNystrom:
-        """The Nystrom map of one bandwidth (all training rows, every fold)."""
+    def _fit_map(
+        self,
+        S: _CVSearch,
+        kernel_params: list,
+        Xs: list | None = None,
+        kernel: Any = None,
+        n_landmarks: Any = None,
+    ) -> BlockNystrom:
+        """The Nystrom map of one bandwidth (all training rows, every fold); by default of
+        the searched views with the search's kernel and landmark count."""
         nys = BlockNystrom(
-            kernel=self._search_kernel,
+            kernel=self._search_kernel if kernel is None else kernel,
             kernel_params=kernel_params,
-            n_landmarks=S.n_landmarks,
+            n_landmarks=S.n_landmarks if n_landmarks is None else n_landmarks,
             landmarks=self.landmarks,
             eig_floor=self.eig_floor,
             chunk_size=self.chunk_size,
             random_state=self.random_state,
         )
-        nys._fit_views(S.Xs, view_statistics=False)
+        nys._fit_views(S.Xs if Xs is None else Xs, view_statistics=False)
         return nys
 
     def _score_nystrom(
@@ -725,8 +822,10 @@ class _MVMLCVBase(BaseEstimator):
         ``fitted``: the map and the features of all rows, when already computed."""
         Xs, Y, y_score, splits = S.Xs, S.Y, S.y_score, S.splits
         alphas, etas, K, scorer, v_in = S.alphas, S.etas, S.K, S.scorer, S.v_in
-        if joint_mask is None:
-            joint_mask = np.ones(len(S.joints), dtype=bool)
+        if joint_mask is None:  # the joint-only candidate is scored apart
+            joint_mask = np.array([joint != JOINT_ONLY for joint in S.joints])
+        else:
+            joint_mask = joint_mask & np.array([joint != JOINT_ONLY for joint in S.joints])
         nys, U_all = fitted if fitted is not None else (self._fit_map(S, kernel_params), None)
         dask_input = views_kind(Xs) == "dask"
         n = Xs[0].shape[0]
@@ -944,7 +1043,7 @@ class _MVMLCVBase(BaseEstimator):
         ):
             p: dict[str, Any] = {"bandwidth_factor": float(f), "alpha": float(a)}
             if len(joints) > 1:
-                p = {"joint_view": bool(joint), **p}
+                p = {"joint_view": joint if joint == JOINT_ONLY else bool(joint), **p}
             if learned:
                 p["eta"] = float(e)
             if K > 1:
@@ -981,12 +1080,16 @@ class _MVMLCVBase(BaseEstimator):
         self.best_index_ = int(order[0])
         self.best_params_ = dict(params[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
-        self.best_joint_view_ = bool(self.best_params_.get("joint_view", joints[0]))
+        best_joint = self.best_params_.get("joint_view", joints[0])
+        self.best_joint_view_ = best_joint if best_joint == JOINT_ONLY else bool(best_joint)
         best_kp = scale_bandwidths(
             self._search_kernel, base_params, self.best_params_["bandwidth_factor"]
         )
         n_in = len(base_params) - bool(joints[-1])
-        self.best_kernel_params_ = best_kp if self.best_joint_view_ else best_kp[:n_in]
+        if self.best_joint_view_ == JOINT_ONLY:
+            self.best_kernel_params_ = best_kp[-1:]
+        else:
+            self.best_kernel_params_ = best_kp if self.best_joint_view_ else best_kp[:n_in]
         self.n_splits_ = n_splits
 
     # ------------------------------------------------------------------ prediction
@@ -1043,10 +1146,25 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         Print one line per bandwidth factor.
     joint_view : "auto" or bool, default="auto"
         The joint view (:class:`~mvkernels.MVMLRegressor`'s ``joint_view``) as a grid
-        dimension: ``"auto"`` scores both candidates (without first, so ties keep the
-        additive model; only ``False`` for a single view), ``True`` / ``False`` fixes it.
-        The candidates share the Nystrom map and the held-out statistics: the one
-        without the joint view uses the leading blocks of the same features.
+        dimension: ``"auto"`` scores three candidates in this order (ties keep the
+        earlier): without the joint view, with it, and the joint view alone (only
+        ``False`` for a single view); ``True`` / ``False`` fixes it (no joint-only
+        candidate). The first two share the Nystrom map and the held-out statistics:
+        the one without the joint view uses the leading blocks of the same features.
+        The joint view alone (``joint_view="only"``, ``metric="identity"``: kernel ridge
+        on the concatenated views, exactly when every row is a landmark) has its own
+        capacity: with ``n_landmarks="auto"``,
+        ``p_J = min(n, max(600, floor(sqrt(3000^3 / n))))`` landmarks (every training row
+        up to 3000 rows; above, one ``O(n p_J^2)`` pass costs no more than at 3000 rows),
+        else ``n_landmarks``. With ``search="screen"`` its
+        bandwidth factor and ``alpha`` window come from the leave-one-out score of ridge on
+        the screened features' joint block; it is cross-validated on the same folds, one
+        Cholesky factorisation per fold and ``alpha`` (of the fold's kernel matrix when
+        every row is a landmark). Its ``cv_results_`` rows are scored at the first
+        ``eta`` and ``max_iter=1`` (NaN elsewhere), and when it wins ``best_estimator_``
+        is ``MVMLRegressor(joint_view="only", metric="identity", n_landmarks=p_J)``.
+        Searched in Nystrom mode on complete in-memory views that are not precomputed
+        kernels.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out score of the fixed metric ``A = I`` on all the rows (one
@@ -1079,9 +1197,9 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     best_kernel_params_ : list of dict
         The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses;
         with the joint view selected, its parameters come last).
-    best_joint_view_ : bool
-        Whether the selected model has the joint view (``best_params_["joint_view"]``
-        when both were searched).
+    best_joint_view_ : bool or "only"
+        Whether the selected model has the joint view, or ``"only"`` for the joint view
+        alone (``best_params_["joint_view"]`` when several were searched).
     cv_results_ : dict of arrays
         As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``. Candidates left out
@@ -1225,7 +1343,8 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with
-        and without the joint view doubles the search; pass ``"auto"`` to search it.
+        and without the joint view doubles the search; pass ``"auto"`` to search it
+        (with and without: no joint-only candidate here).
     cv : int, splitter or iterable, default=3
         As :class:`MVMLClassifierCV` (3 stratified folds by default).
     max_iter : int, default=2
@@ -1264,6 +1383,8 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
     # another scale), then cross-validated at every searched alpha
     _n_finalists = 1
     _screen_alphas = DEFAULT_ALPHAS
+    # no joint-only candidate: the hinge loss has no shared factorisation to run it cheaply
+    _joint_only = False
 
     def __init__(
         self,

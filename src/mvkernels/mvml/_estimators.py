@@ -41,7 +41,7 @@ from ..nystrom import (
 from ..nystrom._map import _check_known_lengths
 from ..nystrom._missing import ConditionalViews
 from ._bandwidth import resolve_bandwidths
-from ._joint import joint_kernel_spec, joint_views
+from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
 from ._lowrank import MetricStack, SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import (
     LEARNED_METRICS,
@@ -64,6 +64,7 @@ from ._proba import (
 )
 from ._problem import MVMLProblem
 from ._reduced import reduced_outputs
+from ._screen import ridge_solve
 
 #: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
 #: i.e. about 600 Nystrom features in all (``v p``) whatever the number of views
@@ -122,7 +123,7 @@ def _mvml_constraints() -> dict:
         "random_state": ["random_state"],
         "solver": [StrOptions({"auto", "dense"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
-        "joint_view": ["boolean"],
+        "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
     }
 
 
@@ -211,7 +212,7 @@ class _BaseMVML(BaseEstimator):
         random_state: Any = None,
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
-        joint_view: bool = False,
+        joint_view: bool | str = False,
     ):
         self.alpha = alpha
         self.eta = eta
@@ -277,12 +278,26 @@ class _BaseMVML(BaseEstimator):
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
         n_input_views = len(Xs)
+        self._input_view_widths = [int(Xv.shape[1]) for Xv in Xs]
         kernel, kernel_params = self.kernel, self.kernel_params
         if self.joint_view:  # one more view: all views together (see _joint.py)
             Xs = joint_views(Xs, kernel)
             kernel, kernel_params = joint_kernel_spec(kernel, kernel_params, n_input_views)
             if mask is not None:  # the joint view is observed where every view is
                 mask = np.column_stack([mask, mask.all(axis=1)])
+            if self.joint_view == JOINT_ONLY:  # the joint view alone
+                if mask is not None and not mask[:, -1].all():
+                    rows = np.flatnonzero(~mask[:, -1])[:5].tolist()
+                    raise ValueError(
+                        f"joint_view='only' needs every view observed (the joint view is "
+                        f"missing where any view is): rows {rows} miss a view; drop them, "
+                        "or use joint_view=True"
+                    )
+                Xs = Xs[-1:]
+                kernel, kernel_params = joint_only_kernel_spec(
+                    self.kernel, self.kernel_params, n_input_views
+                )
+                mask = None if mask is None else mask[:, -1:]
         v = len(Xs)
         kernel_params = resolve_bandwidths(
             kernel,
@@ -609,12 +624,17 @@ class _BaseMVML(BaseEstimator):
         M, B = problem.weighted_statistics(w)
         yy = np.asarray(problem.target_sq, dtype=np.float64)
         if self.metric in ("identity", "cov"):
-            factor = PSDFactor(A0, eig_floor=self.eig_floor)
-            G = fixed_metric_solve(M, factor.F, B, np.array([self.alpha]))[0]
+            if self.metric == "identity":  # A = I: ridge on the weighted features
+                G = ridge_solve(M, B, float(self.alpha))
+                quad: Any = lambda g: float(g @ g)  # noqa: E731
+            else:
+                factor = PSDFactor(A0, eig_floor=self.eig_floor)
+                G = fixed_metric_solve(M, factor.F, B, np.array([self.alpha]))[0]
+                quad = factor.quad
             out = []
             for t in range(T):
                 g = G[t]
-                obj = self._data_loss(problem, t, g, w) + self.alpha * factor.quad(g)
+                obj = self._data_loss(problem, t, g, w) + self.alpha * quad(g)
                 out.append(
                     dict(
                         A=A0,
@@ -626,6 +646,7 @@ class _BaseMVML(BaseEstimator):
                         state={},
                         path=g[None],
                         path_w=w[None],
+                        **({"min_eig": 1.0} if self.metric == "identity" else {}),
                     )
                 )
             return out
@@ -754,6 +775,23 @@ class _BaseMVML(BaseEstimator):
         _check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
         joint = bool(self.joint_view)
+        if self.joint_view == JOINT_ONLY:  # the input views, then their joint view alone
+            widths = None if self.kernels_[0].precomputed else self._input_view_widths
+            Xs = check_views(
+                X,
+                views=self.views,
+                n_views=len(self._input_view_widths),
+                n_features=widths,
+                allow_missing=self.mode_ == "nystrom",
+            )
+            if self.X_fit_ is None and self.mode_ == "full":
+                n = self.n_samples_fit_
+                Xs = [
+                    check_precomputed_kernel(K, i, n_train=n, square=False)
+                    for i, K in enumerate(Xs)
+                ]
+            J = joint_views(Xs, self.kernel)[-1:]
+            return self.nystrom_.check_views(J) if self.mode_ == "nystrom" else J
         if self.mode_ == "nystrom":  # the same container rules as at fit
             if not joint:
                 return self.nystrom_.check_views(
@@ -798,6 +836,8 @@ class _BaseMVML(BaseEstimator):
         """Column counts of the input views (without the joint view), None if precomputed."""
         if self.kernels_[0].precomputed:
             return None
+        if self.joint_view == JOINT_ONLY:
+            return list(self._input_view_widths)
         return list(self.n_features_view_[: self.n_views_ - bool(self.joint_view)])
 
     def _decision(self, X: Any, classes: np.ndarray | None = None) -> Any:
@@ -934,7 +974,7 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         pairwise distance of view ``l`` (1 is the papers' setting; 4, of the order of
         scikit-learn's ``gamma="scale"``, is what cross-validation picks most often).
         Ignored for given ``gamma`` / ``sigma`` and other kernels.
-    joint_view : bool, default=False
+    joint_view : bool or "only", default=False
         Append one view, all views together: the predictor ``sum_l w_l f^l(x_l)`` is
         additive over views (the metric couples the views' coefficients, not their
         inputs), the joint view's kernel on the concatenation (for Gaussian views a
@@ -943,7 +983,13 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         fitted model (``n_views_``, ``weights_``, ``kernel_params_``, the metric). A kernel
         list gives it ``"rbf"`` unless ``v + 1`` kernels are listed; precomputed kernels:
         the elementwise product of the view kernels (also at predict time). Needs at least
-        2 views. Nystrom and full-kernel modes, NumPy and Dask views.
+        2 views. Nystrom and full-kernel modes, NumPy and Dask views. ``"only"``: the
+        joint view alone (one view, ``n_views_ == 1``; predict still takes the input
+        views). In Nystrom mode with ``metric="identity"`` this is kernel ridge
+        regression on the concatenated views with the Nystrom kernel, exactly
+        ``KernelRidge(alpha=alpha)`` when every training row is a landmark (the g-step
+        ``g = (U^T U + alpha I)^{-1} U^T y`` gives ``k(x, X) (K + alpha I)^{-1} y`` by
+        the push-through identity); the CV estimators search it.
 
     Attributes
     ----------
@@ -1094,7 +1140,7 @@ random_state, solver, bandwidth_factor, joint_view
         random_state: Any = None,
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
-        joint_view: bool = False,
+        joint_view: bool | str = False,
         probability: bool = False,
     ):
         super().__init__(

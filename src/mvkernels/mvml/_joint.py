@@ -13,6 +13,18 @@ the shared landmarks), its own rows and columns of the metric and its own weight
 always the last view. Precomputed kernels: the joint kernel is the elementwise (Schur)
 product of the view kernels, PSD as a product of PSD kernels.
 
+``joint_view="only"`` keeps the joint view alone (one view, the concatenation). With the
+identity metric a single-view MVML is ridge regression on the Nystrom features ``u(x)``
+of the joint kernel: the g-step (eq. 15 with ``v = 1``, ``w = 1``, ``A = I``) is
+``g = (U^T U + alpha I)^{-1} U^T y`` and by the push-through identity the predictions are
+``u(x)^T g = k~(x, X) (K~ + alpha I)^{-1} y`` with ``K~ = U U^T`` the Nystrom kernel. With
+every training row a landmark ``K~ = K`` (up to the eigenvalue floor), so the model *is*
+kernel ridge regression on the concatenated views with the same ``alpha`` (scikit-learn's
+``KernelRidge(alpha=alpha)``, no ``1/n`` scaling). It is the cross-validated estimators'
+"never lose" candidate: the additive models and the joint block of
+``joint_view=True`` share the ``n_landmarks="auto"`` budget of about 600 features, while the
+joint-only candidate has its own, larger one (:func:`joint_only_landmarks`).
+
 Everything here is a small, stateless helper used as a hook by the estimators
 (``_estimators.py``) and the cross-validated estimators (``_cv.py``).
 """
@@ -20,6 +32,7 @@ Everything here is a small, stateless helper used as a hook by the estimators
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import numpy as np
@@ -29,6 +42,10 @@ from .._validation import ValidatedViews, observed_rows, views_kind
 from ..nystrom import BlockNystrom, FeatureMoments
 
 __all__ = [
+    "JOINT_ONLY",
+    "JOINT_ONLY_MAX_LANDMARKS",
+    "joint_only_landmarks",
+    "joint_only_kernel_spec",
     "joint_candidates",
     "joint_views",
     "joint_kernel_spec",
@@ -41,11 +58,58 @@ def _is_precomputed(kernel: Any) -> bool:
     return isinstance(kernel, str) and kernel == "precomputed"
 
 
-def joint_candidates(joint_view: bool | str, n_views: int) -> tuple[bool, ...]:
-    """The cross-validated estimators' joint-view candidates, without first (ties go to
-    the additive model): ``"auto"`` searches both (only ``False`` for a single view)."""
+#: ``joint_view`` value of the model on the joint view alone
+JOINT_ONLY = "only"
+#: the joint-only candidate's landmark rule: every row up to this many rows, above it a
+#: count that keeps one pass over the rows at ``n p_J^2 <= JOINT_ONLY_MAX_LANDMARKS^3``
+JOINT_ONLY_MAX_LANDMARKS = 3000
+#: fewest landmarks of the joint-only candidate on very many rows
+JOINT_ONLY_MIN_LANDMARKS = 600
+
+
+def joint_only_landmarks(n_samples: int, cap: int = JOINT_ONLY_MAX_LANDMARKS) -> int:
+    """Landmarks of the cross-validated estimators' joint-only candidate.
+
+    ``p_J = min(n, max(600, floor(sqrt(cap^3 / n))))`` with ``cap = 3000``: every training
+    row is a landmark up to ``n = 3000`` (the candidate is then exact kernel ridge on the
+    concatenation); above, the count shrinks as ``1 / sqrt(n)`` so that one pass over the
+    rows, ``O(n p_J^2)``, costs no more than at ``n = 3000`` (the ``n x p_J`` features grow
+    as ``sqrt(n)``): 1643 landmarks at 10,000 rows, 948 at 30,000, never fewer than 600
+    (the multi-view candidates' whole budget).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training rows ``n``.
+    cap : int, default=3000
+        Rows up to which every row is a landmark (``JOINT_ONLY_MAX_LANDMARKS``).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> [joint_only_landmarks(n) for n in (896, 3000, 10000, 30000, 10**6)]
+    [896, 3000, 1643, 948, 600]
+    """
+    n = int(n_samples)
+    return int(min(n, max(JOINT_ONLY_MIN_LANDMARKS, math.isqrt(int(cap) ** 3 // max(n, 1)))))
+
+
+def joint_candidates(
+    joint_view: bool | str, n_views: int, joint_only: bool = False
+) -> tuple[bool | str, ...]:
+    """The cross-validated estimators' joint-view candidates, in grid order (ties go to
+    the earlier one): ``"auto"`` searches without and with the joint view and, when
+    ``joint_only``, the joint view alone (only ``False`` for a single view); a bool or
+    ``"only"`` fixes it."""
+    if joint_view == JOINT_ONLY:
+        return (JOINT_ONLY,)
     if isinstance(joint_view, str):  # "auto" (validated by _parameter_constraints)
-        return (False, True) if n_views > 1 else (False,)
+        if n_views < 2:
+            return (False,)
+        return (False, True, JOINT_ONLY) if joint_only else (False, True)
     return (bool(joint_view),)
 
 
@@ -124,6 +188,18 @@ def joint_kernel_spec(kernel: Any, kernel_params: Any, n_views: int) -> tuple[An
         kernel_params = list(kernel_params)
         if len(kernel_params) == n_views:
             kernel_params = [*kernel_params, None]
+    return kernel, kernel_params
+
+
+def joint_only_kernel_spec(kernel: Any, kernel_params: Any, n_views: int) -> tuple[Any, Any]:
+    """``(kernel, kernel_params)`` of the joint view alone (``joint_view="only"``): as
+    :func:`joint_kernel_spec`, keeping the joint view's entry (the last) of per-view lists;
+    a one-element ``kernel_params`` list is the joint view's already."""
+    kernel, kernel_params = joint_kernel_spec(kernel, kernel_params, n_views)
+    if isinstance(kernel, list):
+        kernel = kernel[-1]
+    if isinstance(kernel_params, list) and len(kernel_params) != 1:
+        kernel_params = kernel_params[-1:]
     return kernel, kernel_params
 
 

@@ -52,7 +52,16 @@ from .._validation import is_dask_collection
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
-from ._hinge import PRESOLVE_TOL, dual_from_primal, linear_svm_polished, svm_c_prime
+from ._hinge import (
+    PRESOLVE_TOL,
+    WARM_BAND,
+    WARM_ROUNDS,
+    LinearSVMResult,
+    dual_from_primal,
+    linear_svm_polished,
+    polish_active_set,
+    svm_c_prime,
+)
 from ._lowrank import LowRankMetrics
 from ._metric import LEARNED_METRICS, PSDFactor
 from ._problem import MVMLProblem
@@ -120,9 +129,11 @@ joint_view
         liblinear's tolerance: it stops when the projected gradients (margins minus 1 on
         free multipliers) spread by at most ``svm_tol``; it is tightened (down to 1e-8)
         when needed so that each g-step decreases the objective. Each g-step first tries
-        the exact solution (liblinear at tolerance 0.03, then its active set solved
-        exactly, :func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol`` applies
-        when that fails.
+        the exact solution: from the second g-step on, the previous exact g-step's active
+        set solved on the new features (a warm start, no liblinear run), else liblinear
+        at tolerance 0.03 and its active set solved exactly
+        (:func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol`` applies when
+        that fails.
     svm_max_epochs : int, default=10000
         Maximum liblinear iterations (passes over the active coordinates) of one g-step.
     probability : bool, default=False
@@ -219,6 +230,10 @@ mode_, nystrom_, kernels_, n_views_
         self.svm_max_epochs = svm_max_epochs
 
     _auto_feature_budget = HINGE_FEATURE_BUDGET
+
+    #: warm-start each g-step from the previous exact one (see :meth:`_svm_g`); tests and
+    #: the benchmark switch it off to compare with cold solves
+    _warm_start = True
 
     _parameter_constraints: dict = {
         **_mvml_constraints(),
@@ -352,10 +367,18 @@ mode_, nystrom_, kernels_, n_views_
         rows (the hinge loss is ``C sum max(0, 1 - m)``). If ``g`` does not improve the objective on
         ``ref`` (the previous ``g`` under the current metric; possible when the solver
         stops at ``svm_tol`` after an A-step), the tolerance is divided by 10 and the
-        problem solved again, down to 1e-8. liblinear has no warm start; instead the
-        previous g-step's margins choose a working set of rows, with an exact check on
-        all rows (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`), and liblinear
-        runs at a loose tolerance whose active set is then solved exactly
+        problem solved again, down to 1e-8.
+
+        Warm start: after an exact g-step (``state["exact"]``), the next one first solves
+        the previous active set on the new features
+        (:func:`~mvkernels.mvml._hinge.polish_active_set`, band
+        :data:`~mvkernels.mvml._hinge.WARM_BAND`, at most
+        :data:`~mvkernels.mvml._hinge.WARM_ROUNDS` corrections, KKT-verified); liblinear does
+        not run when that succeeds (counted in ``state["warm_starts"]``). Otherwise
+        liblinear (which has no warm start) runs on a working set of rows chosen by the previous
+        margins, with an exact check on all rows
+        (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`), at a loose tolerance
+        whose active set is then solved exactly
         (:func:`~mvkernels.mvml._hinge.linear_svm_polished`; liblinear at ``svm_tol``
         when that fails).
         """
@@ -363,7 +386,17 @@ mode_, nystrom_, kernels_, n_views_
         # features given as x_i / sqrt(c_scale): the same problem with C' c_scale
         Cp = svm_c_prime(self._hinge_weight(problem), self.alpha) * c_scale
         tol = float(self.svm_tol)
-        while True:
+        warm = None
+        if self._warm_start and state.get("exact") and not state.get("no_polish"):
+            # warm start: the previous exact g-step's active set (rows at the bound, on
+            # the margin, inactive) solved on the new features, KKT-verified on every row
+            warm = polish_active_set(X, y, Cp, state["margins"], WARM_BAND, rounds=WARM_ROUNDS)
+        if warm is not None:
+            v, dual, margins = warm
+            res = LinearSVMResult(v, 0, True)
+            g, val = value(v, margins)
+            state["warm_starts"] = state.get("warm_starts", 0) + 1
+        while warm is None:
             res, margins, dual = linear_svm_polished(
                 X,
                 y,
@@ -384,6 +417,7 @@ mode_, nystrom_, kernels_, n_views_
             tol *= 0.1
         state["g"] = g
         state["margins"] = margins
+        state["exact"] = dual is not None
         state["converged"] = state.get("converged", True) and res.converged
         if dual is not None:  # the multipliers of the exact solution
             state["last"] = dict(a=dual, c_scale=c_scale)

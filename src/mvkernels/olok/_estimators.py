@@ -44,8 +44,20 @@ _FLOOR = 1e-200  # never let the scale go below this inside a block
 _SERIAL_MIN_ROWS = 64
 
 
+# --------------------------------------------------------------------------- shared
+class _VectorOutputRegressor(RegressorMixin, BaseEstimator):
+    """Regressor of vector outputs (``y`` of shape (n,) or (n, d)): the tags of OLOK and
+    vv-RLS."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags
+
+
 # --------------------------------------------------------------------------- OLOK
-class OLOKRegressor(RegressorMixin, BaseEstimator):
+class OLOKRegressor(_VectorOutputRegressor):
     """Online learning with operator-valued kernels (OLOK, Algorithm 1 of Audiffren & Kadri).
 
     Stochastic gradient descent on the instantaneous regularised risk
@@ -213,12 +225,6 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
         self.loss = loss
         self.epsilon = epsilon
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self, validate: bool = True) -> None:
@@ -579,7 +585,7 @@ class OLOKRegressor(RegressorMixin, BaseEstimator):
 
 
 # --------------------------------------------------------------------------- vv-RLS
-class VVRLSRegressor(RegressorMixin, BaseEstimator):
+class VVRLSRegressor(_VectorOutputRegressor):
     """Vector-valued regularised least squares, the batch counterpart of OLOK.
 
     ``min_f sum_i ||f(x_i) - y_i||^2 + alpha ||f||_H^2`` over the RKHS of ``K``; by the
@@ -658,12 +664,6 @@ class VVRLSRegressor(RegressorMixin, BaseEstimator):
         self.alpha = alpha
         self.random_state = random_state
         self.max_memory_bytes = max_memory_bytes
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> VVRLSRegressor:

@@ -60,6 +60,11 @@ def verdict(ok: bool) -> str:
     return "shown" if ok else "not shown"
 
 
+def versus(pairs: Iterable[tuple[float, float]]) -> str:
+    """``"a vs b / c vs d"``: two accuracies (in %) compared at each level."""
+    return " / ".join(f"{a:.2f} vs {b:.2f}" for a, b in pairs)
+
+
 def _cell(text: str) -> str:
     """Text safe inside a markdown table cell (pipes escaped)."""
     return str(text).replace("|", "\\|")

@@ -1,4 +1,4 @@
-"""Shared helpers for reproduction scripts: progress lines and markdown tables."""
+"""Shared helpers for reproduction scripts: progress lines, markdown tables, figures."""
 
 from __future__ import annotations
 
@@ -51,4 +51,26 @@ def write_report(output: Path, title: str, sections: Sequence[tuple[str, str]]) 
     path = Path(output) / "results.md"
     path.write_text(text)
     print(text)
+    return path
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg back end, or None when matplotlib
+    (an optional extra) is not installed: the reports then go without their figures."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - plotting is optional
+        return None
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Write ``fig`` to ``path`` (PNG, 120 dpi), close it and return ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
     return path

@@ -49,7 +49,7 @@ from ..baselines import (
 from ..datasets import fetch_sarcos
 from ..mvml import MVMLRegressor
 from ._claims import Claim, claims_table, verdict, write_claims
-from ._report import Progress, fmt, markdown_table, write_report
+from ._report import Progress, fmt, markdown_table, pyplot, save_figure, write_report
 from .mvml_uwave import MAX_ITER, PAPER_NAME, TOL
 
 LEVELS_FULL = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.0)
@@ -354,12 +354,8 @@ def _write(
 
 
 def _figure(curves: list[dict], full_rows: list[dict], output: Path) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # optional extra
+    plt = pyplot()
+    if plt is None:
         return False
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     colors = plt.cm.tab10(np.linspace(0, 1, 10))
@@ -383,6 +379,5 @@ def _figure(curves: list[dict], full_rows: list[dict], output: Path) -> bool:
     axes[1].legend(fontsize=7)
     fig.suptitle("SARCOS-4449 (test file only; not comparable to the paper's Fig. 2)")
     fig.tight_layout()
-    fig.savefig(output / "sarcos_vs_landmarks.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, output / "sarcos_vs_landmarks.png")
     return True

@@ -43,8 +43,8 @@ from ..baselines import (
     SingleViewClassifier,
 )
 from ..mvml import MVMLClassifier
-from ._claims import Claim, claims_table, verdict, write_claims
-from ._report import Progress, fmt, markdown_table, write_report
+from ._claims import Claim, claims_table, verdict, versus, write_claims
+from ._report import Progress, fmt, markdown_table, pyplot, save_figure, write_report
 from ._uwave import VIEW_SIZES, cv_search, load_split, score_draws
 
 LEVELS = (0.06, 0.12, 0.24)
@@ -203,7 +203,7 @@ def run(quick: bool, output: Path, data_dir: str | None, random_state: int) -> d
     claims = make_claims(rows)
     write_claims(output, PAPER_NAME, claims)
     has_fig = _figure(rows, output)
-    _write(rows, output, quick, n_draws, random_state, claims, has_fig)
+    _write(rows, output, _setup(quick, n_draws, random_state), claims, has_fig)
     return {"rows": rows, "paper": PAPER, "claims": claims}
 
 
@@ -235,14 +235,8 @@ def make_claims(rows: list[dict]) -> list[Claim]:
         claims.append(
             Claim(
                 claim="a learned metric (MVML / MVMLsparse) beats the fixed ones (Cov / I)",
-                paper=" / ".join(
-                    f"{best_of(learned, pap, lv):.2f} vs {best_of(fixed, pap, lv):.2f}"
-                    for lv in levels
-                ),
-                ours=" / ".join(
-                    f"{best_of(learned, acc, lv):.2f} vs {best_of(fixed, acc, lv):.2f}"
-                    for lv in levels
-                ),
+                paper=versus((best_of(learned, pap, lv), best_of(fixed, pap, lv)) for lv in levels),
+                ours=versus((best_of(learned, acc, lv), best_of(fixed, acc, lv)) for lv in levels),
                 verdict=verdict(
                     all(best_of(learned, acc, lv) > best_of(fixed, acc, lv) for lv in levels)
                 ),
@@ -253,14 +247,10 @@ def make_claims(rows: list[dict]) -> list[Claim]:
         claims.append(
             Claim(
                 claim="the best MVML variant is at least as accurate as lpMKL",
-                paper=" / ".join(
-                    f"{best_of(MVML_VARIANTS, pap, lv):.2f} vs {pap[('lpMKL', lv)]:.2f}"
-                    for lv in levels
+                paper=versus(
+                    (best_of(MVML_VARIANTS, pap, lv), pap[("lpMKL", lv)]) for lv in levels
                 ),
-                ours=" / ".join(
-                    f"{best_of(MVML_VARIANTS, acc, lv):.2f} vs {acc[('lpMKL', lv)]:.2f}"
-                    for lv in levels
-                ),
+                ours=versus((best_of(MVML_VARIANTS, acc, lv), acc[("lpMKL", lv)]) for lv in levels),
                 verdict=verdict(
                     all(best_of(MVML_VARIANTS, acc, lv) >= acc[("lpMKL", lv)] for lv in levels)
                 ),
@@ -301,16 +291,32 @@ def make_claims(rows: list[dict]) -> list[Claim]:
     return claims
 
 
-def _write(
-    rows: list[dict],
-    output: Path,
-    quick: bool,
-    n_draws: int,
-    random_state: int,
-    claims: list[Claim],
-    has_fig: bool,
-) -> None:
-    table = markdown_table(
+def _setup(quick: bool, n_draws: int, random_state: int) -> str:
+    """The report's Setup section: data, kernels, selection and draws of this run."""
+    return (
+        "uWaveGesture, UCR split: 896 train / 3582 test series, 3 views (x, y, z "
+        "acceleration, 315 values each), 8 classes, one-vs-all. Gaussian kernels "
+        "`gamma = f / (2 sigma^2)`, sigma = mean pairwise training distance of the view "
+        "(of the concatenated views for efSVM), f a searched factor (f = 1 is the paper's "
+        "setting). Block Nystrom with the same landmark samples in every view for every "
+        "method (MLKR: learned on the landmark subset). Hyperparameters by 3-fold "
+        "stratified CV on the training set only, small grids (see the module docstring "
+        "and docs/reproduce.md); the selected model refitted with "
+        f"{n_draws} landmark draw(s) (seeds {random_state}..{random_state + n_draws - 1}); "
+        "mean ± std over draws. The paper's std is over its 4 draws too. MVML: "
+        f"w = 1/v, {MAX_ITER} outer iterations (tol {TOL:g}). "
+        + (
+            "**Quick mode**: one draw, f = 8 only, reduced grids; numbers are indicative."
+            if quick
+            else ""
+        )
+        + f"\n\nCommand: `mvkernels reproduce mvml-uwave{' --quick' if quick else ''}`"
+    )
+
+
+def _results_table(rows: list[dict]) -> str:
+    """One line per (method, level): ours and the paper's accuracy, times, CV choice."""
+    return markdown_table(
         [
             "method",
             "Nystrom",
@@ -335,8 +341,12 @@ def _write(
             for r in rows
         ],
     )
+
+
+def _summary_table(rows: list[dict]) -> str:
+    """One line per method: ours / the paper's accuracy at each level."""
     levels = sorted({r["level"] for r in rows})
-    wide = markdown_table(
+    return markdown_table(
         ["method"] + [f"{lv:.0%} ours / paper" for lv in levels],
         [
             [m]
@@ -351,6 +361,10 @@ def _write(
             for m in dict.fromkeys(r["method"] for r in rows)
         ],
     )
+
+
+def _substitutes() -> str:
+    """What is not reproduced (Flower17, the paper's numbers only) and why."""
     flower = markdown_table(
         ["method", "6 % (paper)", "12 % (paper)", "24 % (paper)", "ours"],
         [
@@ -358,53 +372,34 @@ def _write(
             for m, vals in PAPER_FLOWER17.items()
         ],
     )
-    setup = (
-        "uWaveGesture, UCR split: 896 train / 3582 test series, 3 views (x, y, z "
-        "acceleration, 315 values each), 8 classes, one-vs-all. Gaussian kernels "
-        "`gamma = f / (2 sigma^2)`, sigma = mean pairwise training distance of the view "
-        "(of the concatenated views for efSVM), f a searched factor (f = 1 is the paper's "
-        "setting). Block Nystrom with the same landmark samples in every view for every "
-        "method (MLKR: learned on the landmark subset). Hyperparameters by 3-fold "
-        "stratified CV on the training set only, small grids (see the module docstring "
-        "and docs/reproduce.md); the selected model refitted with "
-        f"{n_draws} landmark draw(s) (seeds {random_state}..{random_state + n_draws - 1}); "
-        "mean ± std over draws. The paper's std is over its 4 draws too. MVML: "
-        f"w = 1/v, {MAX_ITER} outer iterations (tol {TOL:g}). "
-        + (
-            "**Quick mode**: one draw, f = 8 only, reduced grids; numbers are indicative."
-            if quick
-            else ""
-        )
-        + f"\n\nCommand: `mvkernels reproduce mvml-uwave{' --quick' if quick else ''}`"
-    )
-    methods = "\n".join(f"- {m}: `{_SOURCE[m]}`" for m in METHODS)
-    substitutes = (
+    return (
         "Flower17 (7 precomputed chi2 kernels, 17 classes x 80 images) is not available "
         "here (see the data folder's README): its rows are the paper's only, not "
         "reproduced; no substitute data set is used for them. The paper's OKL and MLKR "
         "were the authors' MATLAB codes; ours are `mvkernels.baselines` implementations "
         "(docs/baselines.md).\n\n" + flower
     )
+
+
+def _write(rows: list[dict], output: Path, setup: str, claims: list[Claim], has_fig: bool) -> None:
+    """``results.md``: the report's sections in order."""
     sections = [
         ("Setup", setup),
-        ("Results (uWaveGesture)", table),
-        ("Summary (accuracy %, ours / paper)", wide),
+        ("Results (uWaveGesture)", _results_table(rows)),
+        ("Summary (accuracy %, ours / paper)", _summary_table(rows)),
         ("Paper claims", claims_table(claims)),
     ]
     if has_fig:
         sections.append(("Figure", "![accuracy_vs_landmarks](accuracy_vs_landmarks.png)"))
-    sections += [("Methods", methods), ("Flower17 and substitutes", substitutes)]
+    methods = "\n".join(f"- {m}: `{_SOURCE[m]}`" for m in METHODS)
+    sections += [("Methods", methods), ("Flower17 and substitutes", _substitutes())]
     write_report(output, "MVML on uWave (Huusari et al., AISTATS 2018, Table 1)", sections)
 
 
 def _figure(rows: list[dict], output: Path) -> bool:
     """``accuracy_vs_landmarks.png`` (ours and the paper's); False without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # optional extra
+    plt = pyplot()
+    if plt is None:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     methods = list(dict.fromkeys(r["method"] for r in rows))
@@ -439,6 +434,5 @@ def _figure(rows: list[dict], output: Path) -> bool:
     axes[1].legend(fontsize=7, loc="lower right")
     fig.suptitle("uWaveGesture: accuracy against the Nystrom level")
     fig.tight_layout()
-    fig.savefig(output / "accuracy_vs_landmarks.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, output / "accuracy_vs_landmarks.png")
     return True

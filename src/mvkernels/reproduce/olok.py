@@ -86,7 +86,7 @@ from ..datasets import (
 from ..kernels import ViewKernel
 from ..olok import OLOKRegressor, VVRLSRegressor
 from ._claims import Claim, claims_table, verdict, write_claims
-from ._report import Progress, markdown_table, write_report
+from ._report import Progress, markdown_table, pyplot, save_figure, write_report
 
 #: Table 1 of the paper: (MSE, std, running time in seconds)
 PAPER = {
@@ -608,12 +608,8 @@ def click_experiment(quick: bool = False, random_state: int = 0) -> dict[str, An
 
 def figure(curves: dict[str, dict[str, Any]], path: Path) -> Path | None:
     """Plot Fig. 1 (test MSE against the number of examples seen), one panel per data set."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - matplotlib is optional
+    plt = pyplot()
+    if plt is None:
         return None
     fig, axes = plt.subplots(1, len(curves), figsize=(4.2 * len(curves), 3.4), squeeze=False)
     for ax, (name, c) in zip(axes[0], curves.items()):
@@ -628,8 +624,7 @@ def figure(curves: dict[str, dict[str, Any]], path: Path) -> Path | None:
         ax.set_title(name)
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 

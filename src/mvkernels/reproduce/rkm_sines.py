@@ -35,7 +35,7 @@ import numpy as np
 
 from ..datasets import make_sum_of_sines
 from ..rkm import RKMForecaster
-from ._report import Progress, markdown_table, write_report
+from ._report import Progress, markdown_table, pyplot, save_figure, write_report
 
 SOLVERS = ("primal-eig", "dual-eig", "primal-stiefel", "dual-stiefel")
 SETTINGS: dict[str, Any] = dict(lag=41, n_components=4, kernel="linear")
@@ -140,22 +140,11 @@ def run_solvers(
     return rows, forecasts, models
 
 
-def _pyplot():
-    try:
-        import matplotlib
-    except ImportError:  # pragma: no cover - plotting is optional
-        return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_forecasts(
     path: Path, train: np.ndarray, test: np.ndarray, forecasts: dict, title: str, history: int = 200
 ) -> None:
     """Test series and each solver's recursive forecast (paper Figs. 2-4, top row)."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return
     fig, ax = plt.subplots(figsize=(8, 3.5))
@@ -170,13 +159,12 @@ def plot_forecasts(
     ax.set_title(title)
     ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def plot_components(path: Path, models: dict, n_show: int, title: str) -> None:
     """Leading hidden units H (columns) of each model, signs aligned to the first."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return
     names = list(models)
@@ -194,8 +182,7 @@ def plot_components(path: Path, models: dict, n_show: int, title: str) -> None:
     axes[0, 0].legend(fontsize=7, ncol=4)
     axes[-1, 0].set_xlabel("training sample")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def run(quick: bool, output: Path, data_dir: str | None, random_state: int) -> dict[str, Any]:
