@@ -78,3 +78,28 @@ def test_bad_missing_views_value():
     X = np.random.default_rng(0).standard_normal((30, 4))
     with pytest.raises(ValueError, match="missing_views"):
         MVMLRegressorCV(missing_views="impute", views=[2, 2]).fit(X, X[:, 0])
+
+
+def test_reduced_models_cap_keeps_the_most_frequent_patterns(rng, monkeypatch):
+    """At most MAX_REDUCED_MODELS reduced models, for the most frequent patterns; rows of
+    a pattern left out get the model of all the views (the "complete" model's outputs)."""
+    from mvkernels.mvml import _reduced
+
+    Xs, y, mask = _data(rng)
+    mask[[6, 14], 0] = False  # two complete rows lose view 0: no tie among the top two
+    Xs[0][[6, 14]] = np.nan
+    monkeypatch.setattr(_reduced, "MAX_REDUCED_MODELS", 2)
+    red = MVMLRegressorCV(random_state=0, **KW).fit(Xs, y)
+    full = MVMLRegressorCV(random_state=0, missing_views="complete", **KW).fit(Xs, y)
+    patterns, counts = np.unique(mask, axis=0, return_counts=True)
+    strict = ~patterns.all(axis=1)
+    patterns, counts = patterns[strict], counts[strict]
+    assert np.sort(counts)[-2] > np.sort(counts)[-3]  # the most frequent two are well defined
+    top = {tuple(bool(b) for b in p) for p in patterns[np.argsort(-counts)][:2]}
+    assert set(red.best_estimator_.reduced_models_) == top
+    left_out = ~(mask[:, None, :] == np.array(sorted(top))[None]).all(axis=2).any(axis=1)
+    left_out &= ~mask.all(axis=1)
+    assert left_out.any()
+    np.testing.assert_allclose(
+        red.predict(Xs)[left_out], full.predict(Xs)[left_out], rtol=0, atol=1e-12
+    )

@@ -16,7 +16,8 @@ the model of all the views restricts how a sample with missing views is predicte
 distorted by the training rows where other views were completed. Assumption: views are
 missing at random (the pattern carries no information about the label). Cost: one
 cross-validated search per distinct pattern of observed views among the training rows
-(at most ``2^v - 2``), each on fewer views; prediction routes each row to its pattern's
+(at most ``2^v - 2``, and at most :data:`MAX_REDUCED_MODELS`: the most frequent
+patterns), each on fewer views; prediction routes each row to its pattern's
 model.
 """
 
@@ -30,11 +31,19 @@ from sklearn.base import clone, is_classifier
 
 from .._validation import check_views, observed_mask, validate_array_input, views_kind
 
-__all__ = ["fit_reduced_models", "reduced_outputs"]
+__all__ = ["MAX_REDUCED_MODELS", "fit_reduced_models", "reduced_outputs"]
+
+#: at most this many reduced models (the most frequent patterns among the training rows;
+#: ``2^4 - 2``: every strict pattern of up to four views), so that the cost of a fit with
+#: many views stays bounded; rows of the other patterns go to the model of all the views
+MAX_REDUCED_MODELS = 14
 
 
 def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
     """One refitted model per strict pattern of observed views among the training rows.
+
+    At most :data:`MAX_REDUCED_MODELS` patterns, the most frequent first (ties in the
+    order of ``np.unique``).
 
     Parameters
     ----------
@@ -58,9 +67,10 @@ def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
     if not (cv is None or isinstance(cv, Integral) or hasattr(cv, "split")):
         cv = len(list(cv))  # explicit splits index the full rows: the same number of folds
     models: dict = {}
-    for pat in np.unique(mask, axis=0):
-        if pat.all():
-            continue
+    patterns, counts = np.unique(mask, axis=0, return_counts=True)
+    strict = ~patterns.all(axis=1)
+    patterns, counts = patterns[strict], counts[strict]
+    for pat in patterns[np.argsort(-counts, kind="stable")][:MAX_REDUCED_MODELS]:
         views = np.flatnonzero(pat)
         rows = mask[:, views].any(axis=1)
         sub = clone(cv_est).set_params(views=None, missing_views="complete", verbose=0, cv=cv)
