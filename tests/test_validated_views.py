@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 import mvkernels._validation as validation
-from mvkernels import BlockNystrom, MVMLClassifier, MVMLClassifierCV, MVMLRegressor, check_views
+from mvkernels import (
+    BlockNystrom,
+    MVMLClassifier,
+    MVMLClassifierCV,
+    MVMLRegressor,
+    MVMLRegressorCV,
+    check_views,
+)
 from mvkernels._validation import ValidatedViews, views_kind
 
 
@@ -135,3 +142,23 @@ def test_regressor_with_missing_views_validates_once(count_validations):
     est = MVMLRegressor(n_landmarks=10, random_state=0).fit([X1, X2], y)
     assert len(count_validations) == 1
     assert np.isfinite(est.predict([X1, X2])).all()
+
+
+def test_reduced_models_take_the_validated_views(count_validations):
+    """With reduced models (missing views at fit), predict validates the input once at
+    the boundary and once per reduced model it calls (each its own estimator), and the
+    model of all the views is evaluated on the other rows only."""
+    rng = np.random.default_rng(0)
+    n = 120
+    X1, X2, X3 = rng.normal(size=(n, 4)), rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
+    y = X1[:, 0] + X2[:, 0] - X3[:, 0]
+    X1[0::5] = np.nan
+    X2[1::5] = np.nan
+    X3[2::10] = np.nan
+    kw = dict(alphas=[0.1], etas=[1.0], bandwidth_factors=[1.0], max_iter=1, cv=3)
+    est = MVMLRegressorCV(random_state=0, **kw).fit([X1, X2, X3], y)
+    models = est.best_estimator_.reduced_models_
+    assert len(models) == 3
+    count_validations.clear()
+    est.predict([X1, X2, X3])
+    assert len(count_validations) == 1 + len(models)

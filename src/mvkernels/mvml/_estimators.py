@@ -854,7 +854,7 @@ class _BaseMVML(BaseEstimator):
                 return map_views(fn, Xs, n_out=self._coefs.shape[0])
             return map_views(fn, Xs, n_out=None, dtype=classes.dtype)
         if getattr(self, "reduced_models_", None):  # set by the CV estimators (_reduced.py)
-            return reduced_outputs(self, X, fn(Xs), classes)
+            return reduced_outputs(self, Xs, fn, classes)
         return fn(Xs)
 
 

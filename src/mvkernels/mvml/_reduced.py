@@ -23,13 +23,14 @@ model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone, is_classifier
 
-from .._validation import check_views, observed_mask, validate_array_input, views_kind
+from .._validation import observed_mask
 
 __all__ = ["MAX_REDUCED_MODELS", "fit_reduced_models", "reduced_outputs"]
 
@@ -85,23 +86,30 @@ def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
     return models
 
 
-def reduced_outputs(est: Any, X: Any, out: Any, classes: np.ndarray | None) -> Any:
-    """Replace the rows of ``out`` (outputs of ``est`` on ``X``) whose pattern of observed
-    views has a reduced model (``est.reduced_models_``) by that model's outputs.
-
-    Dask views are left to the model of all the views (returned unchanged)."""
-    X = validate_array_input(est, X, reset=False)
-    n_in = est.n_views_ - bool(est.joint_view)
-    Xs = check_views(X, views=est.views, n_views=n_in, allow_missing=True)
-    if views_kind(Xs) == "dask":
-        return out
-    mask = observed_mask(Xs)
+def reduced_outputs(
+    est: Any, Xs: list, fn: Callable[[list], np.ndarray], classes: np.ndarray | None
+) -> np.ndarray:
+    """Outputs of ``est`` on its validated NumPy test views ``Xs`` (the input views, then
+    the joint view when the model has one): each row whose pattern of observed views has
+    a reduced model (``est.reduced_models_``) gets that model's outputs, and only the
+    other rows go through ``fn``, the row-wise output function of the model of all the
+    views."""
+    mask = observed_mask(Xs[: est.n_views_ - bool(est.joint_view)])
     if mask is None:
-        return out
-    out = np.array(out, copy=True)
+        return fn(Xs)
+    routed = np.zeros(mask.shape[0], dtype=bool)
+    parts = []
     for pat, model in est.reduced_models_.items():
         rows = np.flatnonzero((mask == np.asarray(pat)[None, :]).all(axis=1))
         if rows.size:
+            routed[rows] = True
             views = np.flatnonzero(pat)
-            out[rows] = model._decision([Xs[l][rows] for l in views], classes)
+            parts.append((rows, model._decision([Xs[l][rows] for l in views], classes)))
+    rest = np.flatnonzero(~routed)
+    if rest.size:
+        parts.append((rest, fn([Xv[rest] for Xv in Xs])))
+    first = parts[0][1]
+    out = np.empty((mask.shape[0], *first.shape[1:]), dtype=first.dtype)
+    for rows, values in parts:
+        out[rows] = values
     return out
