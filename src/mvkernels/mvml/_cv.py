@@ -284,6 +284,12 @@ class _CVSearch:
         return len(self.splits)
 
     @property
+    def multi_view(self) -> np.ndarray:
+        """Boolean mask of the joint-view candidates other than the joint view alone (the
+        screen ranks these; the joint-only candidate is cross-validated apart)."""
+        return np.array([joint != JOINT_ONLY for joint in self.joints])
+
+    @property
     def score_shape(self) -> tuple[int, ...]:
         """``(n_joint, n_factor, n_alpha, n_eta, K, n_splits)``."""
         return (
@@ -614,7 +620,7 @@ class _MVMLCVBase(BaseEstimator):
         """Screening applies in Nystrom mode on in-memory views when the grid has more
         (joint view, bandwidth factor) pairs than finalists (the joint-only candidate's
         pairs not counted: it is cross-validated apart)."""
-        n_pairs = sum(joint != JOINT_ONLY for joint in S.joints) * len(S.factors)
+        n_pairs = int(S.multi_view.sum()) * len(S.factors)
         return (
             self.search == "screen"
             and S.n_landmarks is not None
@@ -644,7 +650,7 @@ class _MVMLCVBase(BaseEstimator):
         Y = np.asarray(S.Y)
         # the joint-only candidate is screened on the joint block of the same features
         # (its factor and alpha window), then cross-validated apart (_score_joint_only)
-        only = np.array([joint == JOINT_ONLY for joint in S.joints])
+        only = ~S.multi_view
         for fi, f in enumerate(S.factors):
             nys = self._fit_map(S, S.kernel_params(self._search_kernel, f))
             U = nys.transform(S.Xs)
@@ -822,10 +828,8 @@ class _MVMLCVBase(BaseEstimator):
         ``fitted``: the map and the features of all rows, when already computed."""
         Xs, Y, y_score, splits = S.Xs, S.Y, S.y_score, S.splits
         alphas, etas, K, scorer, v_in = S.alphas, S.etas, S.K, S.scorer, S.v_in
-        if joint_mask is None:  # the joint-only candidate is scored apart
-            joint_mask = np.array([joint != JOINT_ONLY for joint in S.joints])
-        else:
-            joint_mask = joint_mask & np.array([joint != JOINT_ONLY for joint in S.joints])
+        # the joint-only candidate is scored apart
+        joint_mask = S.multi_view if joint_mask is None else joint_mask & S.multi_view
         nys, U_all = fitted if fitted is not None else (self._fit_map(S, kernel_params), None)
         dask_input = views_kind(Xs) == "dask"
         n = Xs[0].shape[0]
