@@ -121,7 +121,7 @@ def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
     >>> bool(np.allclose(G[0], np.linalg.solve(U.T @ U + 0.5 * np.eye(3), U.T @ y[0])))
     True
     """
-    S = sym(M)
+    S = np.array(M, dtype=np.float64)  # symmetrised by robust_cholesky / robust_eigh
     S[np.diag_indices_from(S)] += alpha
     L = robust_cholesky(S)
     if L is None:
