@@ -3,9 +3,11 @@
 Every LAPACK call of the library can fail on a finite matrix (OpenBLAS' ``dsyevr`` has
 raised ``LinAlgError: Internal Error`` on a well-scaled, symmetric 645 x 645 matrix, and
 ``subset_by_index`` has returned fewer eigenpairs than asked on an exactly degenerate
-spectrum). The helpers here try the fast driver first and fall back, in order, to the
-divide-and-conquer driver (``evd``), the QR driver (``ev``) and a tiny relative diagonal
-shift, checking that the result has the requested size and is finite. When every attempt
+spectrum). For the whole spectrum the helpers try the divide-and-conquer driver
+(``evd``, the fastest here) first, then the relatively robust representations driver
+(``evr``), the QR driver (``ev``) and a tiny relative diagonal shift; for a subset of the
+spectrum ``evr`` first, then the full spectrum by ``evd`` and ``ev``, sliced. Each
+result is checked to have the requested size and to be finite. When every attempt
 fails they raise :class:`EighError` (a :class:`numpy.linalg.LinAlgError`) that names
 ``what`` was being decomposed and the matrix's size and scale.
 """
@@ -93,8 +95,16 @@ def robust_eigh(
             return False
         return eigvals_only or bool(np.all(np.isfinite(res[1])))
 
-    attempts: list[dict[str, Any]] = [dict(driver=None, subset_by_index=subset_by_index)]
-    attempts += [dict(driver=drv, subset_by_index=None) for drv in ("evd", "ev")]
+    # the full spectrum: divide and conquer first (about 15 % faster than the relatively
+    # robust representations driver at the sizes the solvers decompose, 300-1200); a
+    # subset: the RRR driver, which computes only the pairs asked for
+    if subset_by_index is None:
+        attempts: list[dict[str, Any]] = [
+            dict(driver=drv, subset_by_index=None) for drv in ("evd", "evr", "ev")
+        ]
+    else:
+        attempts = [dict(driver="evr", subset_by_index=subset_by_index)]
+        attempts += [dict(driver=drv, subset_by_index=None) for drv in ("evd", "ev")]
     errors: list[str] = []
     for shift in (0.0, 1e-12):
         B = A
@@ -110,7 +120,7 @@ def robust_eigh(
                     **{k: v for k, v in kw.items() if v is not None},
                 )
             except (np.linalg.LinAlgError, ValueError) as exc:  # LAPACK failure
-                errors.append(f"{kw.get('driver') or 'evr'}: {exc}")
+                errors.append(f"{kw['driver']}: {exc}")
                 continue
             if kw["subset_by_index"] is None and subset_by_index is not None:
                 lo, hi = int(subset_by_index[0]), int(subset_by_index[1])
@@ -120,7 +130,7 @@ def robust_eigh(
                     else (res[0][lo : hi + 1], res[1][:, lo : hi + 1])
                 )
             if not ok(res):
-                errors.append(f"{kw.get('driver') or 'evr'}: wrong size or non-finite output")
+                errors.append(f"{kw['driver']}: wrong size or non-finite output")
                 continue
             if shift:
                 top = float(np.max(np.abs(A))) if A.size else 0.0

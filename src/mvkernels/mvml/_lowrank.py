@@ -63,7 +63,7 @@ class SharedSpectrum:
 
     @classmethod
     def from_matrix(cls, M: np.ndarray) -> SharedSpectrum:
-        lam, Q = robust_eigh(sym(M), what="weighted feature Gram matrix D_w C D_w")
+        lam, Q = robust_eigh(M, what="weighted feature Gram matrix D_w C D_w")
         return cls(Q=Q, lam=np.maximum(lam, 0.0))
 
     def rotate(self, B: np.ndarray) -> np.ndarray:
