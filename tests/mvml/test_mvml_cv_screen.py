@@ -9,6 +9,7 @@ from mvkernels.mvml._screen import (
     MISSING_FINALISTS_FACTOR,
     N_FINALISTS,
     alpha_window,
+    best_index,
     finalists,
     ridge_loo_outputs,
 )
@@ -45,6 +46,23 @@ def test_finalists_and_alpha_window():
     assert finalists(screen, 2).tolist() == tied
     assert finalists(screen, 1).tolist() == [[False] * 4, [True, False, False, False]]
     assert finalists(screen, 100).sum() == screen.size
+    # with a tie-break (higher is better) only pairs equal on both scores stay together
+    second = np.array([[0.0, -0.3, -0.1, 0.0], [-1.0, 0.0, 0.0, -0.2]])
+    assert finalists(screen, 2, second).tolist() == [
+        [False, False, True, False],
+        [True, False, False, False],
+    ]
+    assert finalists(screen, 3, second).tolist() == [
+        [False, False, True, False],
+        [True, False, False, True],
+    ]
+    second[1, 3] = -0.1  # (0, 2) and (1, 3) equal on both: kept together
+    assert finalists(screen, 2, second).tolist() == [
+        [False, False, True, False],
+        [True, False, False, True],
+    ]
+    assert best_index(np.array([0.8, 0.9, 0.9]), np.array([0.0, -2.0, -1.0])) == 2
+    assert best_index(np.array([0.9, 0.9]), np.array([-1.0, -1.0])) == 0
     a = np.array([1e-4, 1e-3, 1e-2, 0.1, 1.0])
     assert alpha_window(a, np.array([0])).tolist() == [True, True, False, False, False]
     assert alpha_window(a, np.array([2, 4])).tolist() == [False, True, True, True, True]
@@ -80,18 +98,27 @@ def test_screened_search_scores_its_finalists_exactly(rng, estimator):
     np.testing.assert_allclose(mean[scored], ref["mean_test_score"][scored], atol=1e-12)
     for k in range(3):
         assert np.all(np.isnan(res[f"split{k}_test_score"][~scored]))
-    # scored candidates: the N_FINALISTS (joint, factor) pairs of highest screen_score and
-    # every pair tied with the last of them; the joint-only candidate apart, at the factor
-    # of its highest screen_score
+    # scored candidates: the N_FINALISTS (joint, factor) pairs of highest screen_score,
+    # ties broken by the smaller screen_squared_error; the joint-only candidate apart, at
+    # the factor of its highest screen_score (same tie-break)
     pair = [(p["joint_view"], p["bandwidth_factor"]) for p in res["params"]]
-    only = {pr: s for pr, s in zip(pair, res["screen_score"]) if pr[0] == "only"}
+    only = {
+        pr: (s, -e)
+        for pr, s, e in zip(pair, res["screen_score"], res["screen_squared_error"])
+        if pr[0] == "only"
+    }
     kept_only = {pr for pr, s in zip(pair, scored) if s and pr[0] == "only"}
     assert kept_only == {max(only, key=lambda pr: (only[pr], -pr[1]))}
     kept_pairs = {pr for pr, s in zip(pair, scored) if s and pr[0] != "only"}
-    by_pair = {pr: s for pr, s in zip(pair, res["screen_score"]) if pr[0] != "only"}
+    # ranked by screen_score, ties by the smaller leave-one-out squared error
+    by_pair = {
+        pr: (s, -e)
+        for pr, s, e in zip(pair, res["screen_score"], res["screen_squared_error"])
+        if pr[0] != "only"
+    }
     threshold = sorted(by_pair.values(), reverse=True)[N_FINALISTS - 1]
     assert kept_pairs == {p for p, s in by_pair.items() if s >= threshold}
-    assert len(kept_pairs) >= N_FINALISTS
+    assert len(kept_pairs) == N_FINALISTS
     assert 1 < scored.sum() < len(mean)
     assert res["rank_test_score"][scored].max() < res["rank_test_score"][~scored].min()
     assert scr.best_score_ == pytest.approx(np.max(mean[scored]))
@@ -101,8 +128,8 @@ def test_screened_search_scores_its_finalists_exactly(rng, estimator):
 @pytest.mark.parametrize("missing", [False, True])
 def test_missing_views_keep_more_finalists(rng, missing):
     """With missing views in the training rows the screen cross-validates the
-    MISSING_FINALISTS_FACTOR * N_FINALISTS pairs of highest screen_score (and the pairs
-    tied with the last of them), with complete rows the N_FINALISTS best; the scored
+    MISSING_FINALISTS_FACTOR * N_FINALISTS pairs of highest screen_score (ties by the
+    smaller screen_squared_error), with complete rows the N_FINALISTS best; the scored
     candidates have the exhaustive search's scores in both cases."""
     Xs, y = _views(rng)
     y = np.digitize(y, [-0.5, 0.5])
@@ -128,13 +155,17 @@ def test_missing_views_keep_more_finalists(rng, missing):
     # the multi-view pairs (a joint-only candidate is cross-validated apart)
     multi = np.array([p["joint_view"] != "only" for p in res["params"]])
     pair = [(p["joint_view"], p["bandwidth_factor"]) for p in res["params"]]
-    by_pair = {pr: s for pr, s, m in zip(pair, res["screen_score"], multi) if m}
+    by_pair = {
+        pr: (s, -e)
+        for pr, s, e, m in zip(pair, res["screen_score"], res["screen_squared_error"], multi)
+        if m
+    }
     assert len(by_pair) == 10
     k = N_FINALISTS * (MISSING_FINALISTS_FACTOR if missing else 1)
     threshold = sorted(by_pair.values(), reverse=True)[k - 1]
     kept = {pr for pr, s, m in zip(pair, scored, multi) if s and m}
     assert kept == {p for p, s in by_pair.items() if s >= threshold}
-    assert k <= len(kept) < len(by_pair)
+    assert len(kept) == k
 
 
 @pytest.mark.parametrize("estimator", ["regressor", "classifier"])

@@ -107,6 +107,7 @@ from ._screen import (
     MISSING_FINALISTS_FACTOR,
     N_FINALISTS,
     alpha_window,
+    best_index,
     finalists,
     kernel_ridge_fold_outputs,
     ridge_fold_outputs,
@@ -594,9 +595,10 @@ class _MVMLCVBase(BaseEstimator):
         self.cv_time_ = time.perf_counter() - t_start
         return self
 
-    def _search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray | None:
-        """Fill ``scores`` (``S.score_shape``); return the screening scores
-        ``(n_joint, n_factor)`` when the grid was screened (None: searched in full)."""
+    def _search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Fill ``scores`` (``S.score_shape``); return the screening scores and
+        leave-one-out squared errors, each ``(n_joint, n_factor)``, when the grid was
+        screened (None: searched in full)."""
         if self._screens(S):
             return self._screened_search(S, scores)
         for fi, f in enumerate(S.factors):
@@ -633,11 +635,11 @@ class _MVMLCVBase(BaseEstimator):
         when training views have missing rows (:mod:`._screen`)."""
         return self._n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
-    def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
+    def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
         on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
-        ``_n_finalists`` best pairs (and the pairs tied with the last of them,
-        :func:`finalists`) cross-validated in full, each at its
+        ``_n_finalists`` best pairs (ties of the score broken by the smaller
+        leave-one-out squared error, :func:`finalists`) cross-validated in full, each at its
         screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`), or at
         every ``alpha`` when the screen has its own grid (``_screen_alphas``). The
         other candidates keep NaN scores."""
@@ -645,6 +647,9 @@ class _MVMLCVBase(BaseEstimator):
         n_keep = self._finalist_count(S)
         screen_alphas = np.asarray(self._screen_alphas) if own_grid else S.alphas
         screen = np.full((len(S.joints), len(S.factors)), -np.inf)
+        # ties on the score (leave-one-out accuracy ties often) go to the smaller
+        # leave-one-out squared error of the outputs
+        closeness = np.full(screen.shape, -np.inf)
         best_alpha = np.zeros(screen.shape, dtype=int)
         kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
         Y = np.asarray(S.Y)
@@ -665,16 +670,20 @@ class _MVMLCVBase(BaseEstimator):
                 loo = ridge_loo_outputs(Uj, Y, screen_alphas, n_blocks)
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
-                best_alpha[ji, fi] = int(np.argmax(per_alpha))
+                with np.errstate(invalid="ignore", over="ignore"):
+                    close = -np.mean((loo - Y[None]) ** 2, axis=(1, 2))
+                close[~np.isfinite(close)] = -np.inf
+                best_alpha[ji, fi] = best_index(per_alpha, close)
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
+                closeness[ji, fi] = close[best_alpha[ji, fi]]
             self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
             kept[fi] = (nys, U)  # features of the factors that are finalists so far
             so_far = np.asarray(
-                finalists(np.where(only[:, None], -np.inf, screen), n_keep).any(axis=0)
+                finalists(np.where(only[:, None], -np.inf, screen), n_keep, closeness).any(axis=0)
             )
             for k in [k for k in kept if not so_far[k]]:
                 del kept[k]
-        best = finalists(np.where(only[:, None], -np.inf, screen), n_keep)
+        best = finalists(np.where(only[:, None], -np.inf, screen), n_keep, closeness)
         for fi in map(int, np.flatnonzero(best.any(axis=0))):
             sel = (
                 np.ones(S.alphas.size, dtype=bool)
@@ -690,10 +699,10 @@ class _MVMLCVBase(BaseEstimator):
             )
             scores[:, fi][:, sel] = part
         for ji in map(int, np.flatnonzero(only)):
-            fi = int(np.argmax(screen[ji]))
+            fi = best_index(screen[ji], closeness[ji])
             self._say(f"cross-validating the joint view alone, bandwidth factor {S.factors[fi]:g}")
             self._score_joint_only(S, fi, alpha_window(S.alphas, best_alpha[ji, fi]), scores)
-        return screen
+        return screen, -closeness
 
     def _score_joint_only(self, S: _CVSearch, fi: int, sel: np.ndarray, scores: np.ndarray) -> None:
         """Cross-validate the joint-only candidate (``joint_view="only"``, identity metric:
@@ -1023,11 +1032,14 @@ class _MVMLCVBase(BaseEstimator):
         return out
 
     # ------------------------------------------------------------------ results
-    def _store_results(self, S: _CVSearch, scores: np.ndarray, screen: np.ndarray | None) -> None:
+    def _store_results(
+        self, S: _CVSearch, scores: np.ndarray, screen: tuple[np.ndarray, np.ndarray] | None
+    ) -> None:
         """``cv_results_`` and the best candidate. Candidates left out by the screening
         have NaN split / mean / std scores and rank after every scored candidate; with
-        screening, ``screen_score`` holds the screening score of each candidate's
-        (joint view, bandwidth factor) pair."""
+        screening, ``screen_score`` and ``screen_squared_error`` hold the screening score
+        of each candidate's (joint view, bandwidth factor) pair and its leave-one-out
+        squared error (the tie-break)."""
         factors, alphas, etas, K, base_params = S.factors, S.alphas, S.etas, S.K, S.base_params
         learned = self._learned()
         n_splits = scores.shape[-1]
@@ -1041,7 +1053,7 @@ class _MVMLCVBase(BaseEstimator):
         if K > 1:
             cols["max_iter"] = []
         flat_scores = []
-        screened: list[float] = []
+        screened: list[tuple[float, float]] = []
         for (ji, joint), (fi, f), (ai, a), (ei, e), it in itertools.product(
             enumerate(joints), enumerate(factors), enumerate(alphas), enumerate(etas), range(K)
         ):
@@ -1057,7 +1069,7 @@ class _MVMLCVBase(BaseEstimator):
                 cols[key].append(p[key])
             flat_scores.append(scores[ji, fi, ai, ei, it])
             if screen is not None:
-                screened.append(screen[ji, fi])
+                screened.append((screen[0][ji, fi], screen[1][ji, fi]))
         Sc = np.asarray(flat_scores)  # (n_candidates, n_splits)
         mean = Sc.mean(axis=1)
         std = Sc.std(axis=1)
@@ -1075,7 +1087,8 @@ class _MVMLCVBase(BaseEstimator):
         results["std_test_score"] = std
         results["rank_test_score"] = rank
         if screen is not None:
-            results["screen_score"] = np.asarray(screened)
+            results["screen_score"] = np.array([s for s, _ in screened])
+            results["screen_squared_error"] = np.array([e for _, e in screened])
         self.cv_results_ = results
         # ties: the first candidate in grid order wins (no joint view, smaller factor, then
         # smaller alpha, eta, fewer iterations). Preferring the larger alpha instead was
@@ -1209,7 +1222,9 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``. Candidates left out
         by the screening (``search="screen"``) have NaN scores and rank after every scored
         one; ``screen_score`` (when the grid was screened) is the leave-one-out score of
-        each candidate's (joint view, bandwidth factor) pair.
+        each candidate's (joint view, bandwidth factor) pair and ``screen_squared_error``
+        its leave-one-out mean squared error of the outputs, which breaks ties of
+        ``screen_score`` when the finalists are chosen.
     best_estimator_ : MVMLRegressor
         The refitted model (``refit=True``).
     n_iter_ : int or ndarray

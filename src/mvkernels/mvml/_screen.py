@@ -33,6 +33,7 @@ __all__ = [
     "ridge_fold_outputs",
     "kernel_ridge_fold_outputs",
     "finalists",
+    "best_index",
     "alpha_window",
 ]
 
@@ -223,10 +224,18 @@ def kernel_ridge_fold_outputs(
     return out
 
 
-def finalists(screen: np.ndarray, k: int = N_FINALISTS) -> np.ndarray:
+def finalists(
+    screen: np.ndarray, k: int = N_FINALISTS, tiebreak: np.ndarray | None = None
+) -> np.ndarray:
     """Boolean mask of the ``k`` best screened pairs, and of every pair tied with the
-    ``k``-th best: the screen cannot tell tied pairs apart (leave-one-out accuracies on a
-    few hundred rows tie often), so the cross-validation decides between them.
+    ``k``-th best.
+
+    Leave-one-out accuracies on a few hundred rows tie often (one row is a fraction of a
+    point). With ``tiebreak`` (a second score, higher is better: the estimators pass minus
+    the leave-one-out squared error of the outputs) the pairs are ranked by ``screen``
+    and then by ``tiebreak``, and only pairs equal on both count as tied; without it,
+    every pair tied with the ``k``-th on ``screen`` is kept and the cross-validation
+    decides between them.
 
     Parameters
     ----------
@@ -234,6 +243,8 @@ def finalists(screen: np.ndarray, k: int = N_FINALISTS) -> np.ndarray:
         Screening score of each (joint view, bandwidth factor) pair.
     k : int
         How many pairs to keep.
+    tiebreak : ndarray of the same shape, optional
+        Second score, deciding between pairs with the same ``screen`` score.
 
     Returns
     -------
@@ -246,14 +257,34 @@ def finalists(screen: np.ndarray, k: int = N_FINALISTS) -> np.ndarray:
            [False, False, False]])
     >>> finalists(np.array([[0.9, 0.9, 0.4]]), 1)  # a tie at the last place: both kept
     array([[ True,  True, False]])
+    >>> finalists(np.array([[0.9, 0.9, 0.4]]), 1, tiebreak=np.array([[-0.3, -0.2, 0.0]]))
+    array([[False,  True, False]])
     """
     flat = np.where(np.isfinite(screen), screen, -np.inf).ravel()
+    second = (
+        np.zeros(flat.size)
+        if tiebreak is None
+        else np.where(np.isfinite(tiebreak), tiebreak, -np.inf).ravel()
+    )
     keep = np.zeros(flat.size, dtype=bool)
-    order = np.argsort(-flat, kind="stable")
+    order = np.lexsort((-second, -flat))  # by screen, then tiebreak, both descending
     keep[order[:k]] = True
     if 0 < k <= flat.size:
-        keep |= flat == flat[order[k - 1]]
+        last = order[k - 1]
+        keep |= (flat == flat[last]) & (second == second[last])
     return keep.reshape(screen.shape)
+
+
+def best_index(scores: np.ndarray, tiebreak: np.ndarray) -> int:
+    """Index of the largest ``scores`` entry, ties decided by the largest ``tiebreak``
+    (then the first).
+
+    Examples
+    --------
+    >>> best_index(np.array([0.8, 0.9, 0.9]), np.array([0.0, -2.0, -1.0]))
+    2
+    """
+    return int(np.lexsort((-np.asarray(tiebreak), -np.asarray(scores)))[0])
 
 
 def alpha_window(alphas: np.ndarray, best: np.ndarray, width: int = ALPHA_WINDOW) -> np.ndarray:
