@@ -32,6 +32,7 @@ Writes docs/results/benchmarks/vs_sklearn.md (``--out`` to change).
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 from pathlib import Path
@@ -325,6 +326,17 @@ def targets(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def machine() -> str:
+    """Cores, BLAS threads and load: the conditions the times were taken under."""
+    from threadpoolctl import threadpool_info
+
+    blas = sorted({f"{i['internal_api']} {i['num_threads']}" for i in threadpool_info()})
+    return (
+        f"{os.cpu_count()} cores; thread pools (library, threads): {', '.join(blas) or 'none'}; "
+        f"load average {os.getloadavg()[0]:.1f} at the end of the run"
+    )
+
+
 def markdown(rows: list[dict[str, Any]], notes: list[str], quick: bool) -> str:
     head = ["Data set", "n train", "Method", "Accuracy / R^2", "Fit (s)", "x tuned", "Chosen"]
     body = [
@@ -347,6 +359,8 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], quick: bool) -> str:
         + "; all fits side by side in one run on one machine. `x tuned`: fit time over the "
         "tuned SVC's (tuned KernelRidge's for SARCOS). Accuracy on the test rows (nutrimouse: "
         "mean over a 4-fold stratified outer CV).",
+        "",
+        f"Machine: {machine()}.",
         "",
         aligned_markdown_table(head, body),
         "",
