@@ -625,7 +625,10 @@ mode_, nystrom_, kernels_, n_views_
             paths[b].append(g)
             out.append(
                 dict(
-                    A=mets.dense(b),
+                    # kept structured: A = s I + W W^T (the estimator's MetricStack builds
+                    # the dense metric on access; the CV's paths never need it)
+                    A=None,
+                    metric_lowrank=(float(mets.s[b]), mets.columns(b)),
                     g=g,
                     w=w,
                     history=np.asarray(histories[b]),
