@@ -57,9 +57,11 @@ from ._hinge import (
     WARM_BAND,
     WARM_ROUNDS,
     LinearSVMResult,
+    active_set_svm,
     dual_from_primal,
     linear_svm_polished,
     polish_active_set,
+    polish_applies,
     svm_c_prime,
 )
 from ._lowrank import LowRankMetrics
@@ -386,8 +388,8 @@ mode_, nystrom_, kernels_, n_views_
         # features given as x_i / sqrt(c_scale): the same problem with C' c_scale
         Cp = svm_c_prime(self._hinge_weight(problem), self.alpha) * c_scale
         tol = float(self.svm_tol)
-        warm = None
-        if self._warm_start and state.get("exact") and not state.get("no_polish"):
+        warm = cold = state.pop("cold", None)  # solved with the other targets (first g-step)
+        if cold is None and self._warm_start and state.get("exact") and not state.get("no_polish"):
             # warm start: the previous exact g-step's active set (rows at the bound, on
             # the margin, inactive) solved on the new features, KKT-verified on every row
             warm = polish_active_set(X, y, Cp, state["margins"], WARM_BAND, rounds=WARM_ROUNDS)
@@ -395,7 +397,8 @@ mode_, nystrom_, kernels_, n_views_
             v, dual, margins = warm
             res = LinearSVMResult(v, 0, True)
             g, val = value(v, margins)
-            state["warm_starts"] = state.get("warm_starts", 0) + 1
+            if cold is None:
+                state["warm_starts"] = state.get("warm_starts", 0) + 1
         while warm is None:
             res, margins, dual = linear_svm_polished(
                 X,
@@ -545,6 +548,8 @@ mode_, nystrom_, kernels_, n_views_
         # phi_i written once; liblinear skips the zero columns of the A-steps to come
         X = np.zeros((Phi.shape[0], d + R))
         X[:, :d] = Phi
+        if seed_margins is None:
+            self._first_g_steps(problem, X, states[:T])
 
         def g_step(b: int) -> np.ndarray:
             t = b % T
@@ -642,6 +647,23 @@ mode_, nystrom_, kernels_, n_views_
                 )
             )
         return out
+
+    def _first_g_steps(self, problem: MVMLProblem, X: np.ndarray, states: list[dict]) -> None:
+        """The first g-step (``A = I``, features ``X``) of every target at once.
+
+        The targets' problems share their rows (one-vs-all): the exact active-set
+        solutions grown from scratch (:func:`~mvkernels.mvml._hinge.active_set_svm`, all
+        targets' margins from one product per correction) replace liblinear's loose run
+        and the polish of :meth:`_svm_g`, which reads them from ``state["cold"]``. Only
+        where :meth:`_svm_g` would polish (:func:`~mvkernels.mvml._hinge.polish_applies`);
+        a target whose active set fails takes the usual path.
+        """
+        Cp = svm_c_prime(self._hinge_weight(problem), self.alpha)
+        if not polish_applies(X, Cp, float(self.svm_tol)):
+            return
+        for state, exact in zip(states, active_set_svm(X, problem.Y, Cp)):
+            if exact is not None:
+                state["cold"] = exact
 
     # ------------------------------------------------------------------ hooks
     def _hinge_from_margins(self, problem: MVMLProblem, m: np.ndarray) -> float:
