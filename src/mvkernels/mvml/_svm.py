@@ -359,17 +359,19 @@ mode_, nystrom_, kernels_, n_views_
         X: np.ndarray,
         state: dict,
         value: Any,
-        ref: float | None,
+        ref: Any,
         c_scale: float = 1.0,
         rebuild: Any = None,
     ) -> np.ndarray:
         """liblinear on the features ``X = F^T phi_i`` of target ``t``; returns ``v``.
 
-        ``value(v, m) -> (g, objective)`` with ``m`` the margins ``y_i <x_i, v>`` of all
-        rows (the hinge loss is ``C sum max(0, 1 - m)``). If ``g`` does not improve the objective on
-        ``ref`` (the previous ``g`` under the current metric; possible when the solver
-        stops at ``svm_tol`` after an A-step), the tolerance is divided by 10 and the
-        problem solved again, down to 1e-8.
+        ``value(v) -> g`` and ``value.objective(g, m)`` with ``m`` the margins
+        ``y_i <x_i, v>`` of all rows (the hinge loss is ``C sum max(0, 1 - m)``). If an
+        inexact ``g`` (liblinear's alone) does not improve the objective on ``ref()`` (the
+        previous ``g`` under the current metric, or None; possible when the solver stops at
+        ``svm_tol`` after an A-step), the tolerance is divided by 10 and the problem solved
+        again, down to 1e-8. An exact solution (active set) is the minimiser: neither
+        objective is computed then.
 
         Warm start: after an exact g-step (``state["exact"]``), the next one first solves
         the previous active set on the new features
@@ -396,7 +398,7 @@ mode_, nystrom_, kernels_, n_views_
         if warm is not None:
             v, dual, margins = warm
             res = LinearSVMResult(v, 0, True)
-            g, val = value(v, margins)
+            g = value(v)
             if cold is None:
                 state["warm_starts"] = state.get("warm_starts", 0) + 1
         while warm is None:
@@ -414,9 +416,12 @@ mode_, nystrom_, kernels_, n_views_
             )
             state["no_polish"] = state.get("no_polish", False) or dual is None
             state["epochs"] = state.get("epochs", 0) + res.n_iter
-            g, val = value(res.coef, margins)
-            if dual is not None or ref is None or tol <= 1e-8 or val <= ref + 1e-12 * abs(ref):
+            g = value(res.coef)
+            if dual is not None or tol <= 1e-8:
                 break  # an exact solution (dual) is the minimiser: no tighter tolerance
+            r = ref() if ref is not None else None
+            if r is None or value.objective(g, margins) <= r + 1e-12 * abs(r):
+                break
             tol *= 0.1
         state["g"] = g
         state["margins"] = margins
@@ -452,14 +457,19 @@ mode_, nystrom_, kernels_, n_views_
         F = factor.F
         X = self._phi(problem, w) @ F
         g_old = state.get("g")
-        ref = None
-        if g_old is not None:
-            ref = self._data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
 
-        def value(v: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
-            g = F @ v
-            return g, self._hinge_from_margins(problem, m) + self.alpha * factor.quad(g)
+        def ref() -> float | None:
+            if g_old is None:
+                return None
+            return self._data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
 
+        def value(v: np.ndarray) -> np.ndarray:
+            return F @ v
+
+        def objective(g: np.ndarray, m: np.ndarray) -> float:
+            return self._hinge_from_margins(problem, m) + self.alpha * factor.quad(g)
+
+        value.objective = objective  # type: ignore[attr-defined]
         return self._svm_g(problem, t, X, state, value, ref)
 
     # ------------------------------------------------------------------ structured
@@ -558,18 +568,23 @@ mode_, nystrom_, kernels_, n_views_
             sq = np.sqrt(mets.s[b])
             if r:
                 X[:, d : d + r] = (Phi @ W) / sq
-            ref = None
-            g_old = states[b].get("g")
-            if g_old is not None:
+            g_old, m_old = states[b].get("g"), states[b].get("margins")
+
+            def ref() -> float | None:  # read only after an inexact solve
+                if g_old is None:
+                    return None
                 q_old = mets.solve([b], g_old[None])[0][0]
                 # margins do not depend on the metric (fixed weights): no product with Phi
-                ref = self._hinge_from_margins(problem, states[b]["margins"])
-                ref += alpha * float(g_old @ q_old)
+                return self._hinge_from_margins(problem, m_old) + alpha * float(g_old @ q_old)
 
-            def value(vv: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
-                g = vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
+            def value(vv: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
+                return vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
+
+            def objective(g: np.ndarray, m: np.ndarray) -> float:
                 q = mets.solve([b], g[None])[0][0]
-                return g, self._hinge_from_margins(problem, m) + alpha * float(g @ q)
+                return self._hinge_from_margins(problem, m) + alpha * float(g @ q)
+
+            value.objective = objective  # type: ignore[attr-defined]
 
             def rebuild(rows: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
                 Xb = np.zeros((rows.size, X.shape[1]))
