@@ -537,9 +537,11 @@ mode_, nystrom_, kernels_, n_views_
 
         The first g-step (metric ``A = I``) does not depend on ``eta``: it is solved once
         per target and shared by every ``eta`` (with a copy of its solver state, so that
-        each path continues exactly as a fit with that ``eta`` alone). ``seed_margins``
-        (T, n), e.g. the first g-step's margins at a neighbouring ``alpha``, choose its
-        working set of rows (the result is exact whatever they are, see
+        each path continues exactly as a fit with that ``eta`` alone); it is solved for
+        every target at once by the active set from scratch (:meth:`_first_g_steps`).
+        ``seed_margins`` (T, n), e.g. the first g-step's margins at a neighbouring
+        ``alpha``, choose liblinear's working set of rows for a target where that gives up
+        (the result is exact whatever they are, see
         :func:`~mvkernels.mvml._hinge.linear_svm_working_set`); each result's
         ``"first_margins"`` holds the margins of its first g-step.
         """
@@ -558,8 +560,7 @@ mode_, nystrom_, kernels_, n_views_
         # phi_i written once; liblinear skips the zero columns of the A-steps to come
         X = np.zeros((Phi.shape[0], d + R))
         X[:, :d] = Phi
-        if seed_margins is None:
-            self._first_g_steps(problem, X, states[:T])
+        self._first_g_steps(problem, X, states[:T])
 
         def g_step(b: int) -> np.ndarray:
             t = b % T
