@@ -439,8 +439,17 @@ def _settle_active_set(
 ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """:func:`polish_active_set` on the rows given: ``(v, a, corrections used)`` once the
     KKT conditions hold on these rows within ``rounds`` corrections, else None."""
-    out = _settle_active_sets(X, y[:, None], C, at_c[:, None], free[:, None], rounds, eps)[0]
-    return None if out is None else out[:3]
+    for used in range(rounds + 1):
+        solved = _solve_sets(X, y, C, at_c, free)
+        if solved is None:
+            return None
+        v, idx, a_free = solved
+        done = _correct_sets(y * (X @ v), idx, a_free, at_c, free, C, eps, None, X.shape[1])
+        if done is None:
+            return None
+        if done:
+            return v, _multipliers(at_c, idx, a_free, C), used
+    return None
 
 
 def _free_solve(XF: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
@@ -456,6 +465,70 @@ def _free_solve(XF: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     return b
 
 
+def _solve_sets(
+    X: np.ndarray, y: np.ndarray, C: float, at_c: np.ndarray, free: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``v`` of the sets (``B`` = ``at_c`` at ``C``, ``F`` = ``free`` on the margin), the
+    free rows and their multipliers, or None when ``X_F X_F^T`` is singular."""
+    nb = at_c.nonzero()[0]
+    v = (C * y[nb]) @ X[nb] if nb.size else np.zeros(X.shape[1])
+    idx = free.nonzero()[0]
+    if not idx.size:
+        return v, idx, np.zeros(0)
+    XF = X[idx]
+    b = _free_solve(XF, y[idx] - XF @ v)
+    if b is None:
+        return None
+    return v + b @ XF, idx, y[idx] * b
+
+
+def _correct_sets(
+    m: np.ndarray,
+    idx: np.ndarray,
+    a_free: np.ndarray,
+    at_c: np.ndarray,
+    free: np.ndarray,
+    C: float,
+    eps: float,
+    max_add: int | None,
+    max_free: int,
+) -> bool | None:
+    """One correction of the sets from the margins ``m`` of their solution: True when every
+    KKT condition holds (to ``eps``), False after moving the rows that break one
+    (``at_c``, ``free`` updated in place; with ``max_add``, at most that many rows of ``Z``
+    join ``F``, those of the smallest margins, and ``F`` stays within ``max_free`` rows),
+    None when the solution misses its own margins (ill-conditioned) or ``F`` is full."""
+    if idx.size and np.abs(m[idx] - 1.0).max() > eps:  # ill-conditioned X_F X_F^T
+        return None
+    low, high = a_free < -eps * C, a_free > C * (1.0 + eps)
+    viol_zero = m < 1.0 - eps
+    viol_zero &= ~at_c
+    viol_zero &= ~free
+    viol_c = at_c & (m > 1.0 + eps)
+    if not (low.any() or high.any() or viol_zero.any() or viol_c.any()):
+        return True
+    free[idx[low | high]] = False
+    at_c[idx[high]] = True
+    free |= viol_c
+    at_c &= ~viol_c
+    join = viol_zero.nonzero()[0]
+    if max_add is not None:
+        add = min(max_add, max_free - int(np.count_nonzero(free)))
+        if add <= 0:
+            return None
+        if join.size > add:
+            join = join[np.argpartition(m[join], add - 1)[:add]]
+    free[join] = True
+    return False
+
+
+def _multipliers(at_c: np.ndarray, idx: np.ndarray, a_free: np.ndarray, C: float) -> np.ndarray:
+    """All rows' multipliers: ``C`` on ``B``, the free ones (clipped to the box), 0."""
+    a = np.where(at_c, C, 0.0)
+    a[idx] = np.clip(a_free, 0.0, C)
+    return a
+
+
 def _settle_active_sets(
     X: np.ndarray,
     Y: np.ndarray,
@@ -466,66 +539,34 @@ def _settle_active_sets(
     eps: float,
     max_add: int | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None]:
-    """The active-set corrections of :func:`polish_active_set` for the columns of ``Y``
-    (problems on the same rows ``X``), in lockstep: one product ``X V`` gives the margins
-    of every problem per correction. ``at_c``, ``free`` (n, K) are updated in place.
-    Returns per problem ``(v, a, corrections used, margins)`` once the KKT conditions hold
-    on every row within ``rounds`` corrections, else None. With ``max_add``, at most that
-    many rows of ``Z`` that break a condition join ``F`` per correction (those of the
-    smallest margins)."""
-    n, K = Y.shape
+    """The corrections of :func:`_settle_active_set` for the columns of ``Y`` (problems on
+    the same rows ``X``) in lockstep: one product ``X V`` gives the margins of every
+    problem per correction. ``at_c``, ``free`` (K, n) are updated in place. Returns per
+    problem ``(v, a, corrections used, margins)`` once the KKT conditions hold on every
+    row within ``rounds`` corrections, else None (see :func:`_correct_sets` for
+    ``max_add``; ``F`` never has more rows than ``X`` has columns)."""
+    K = Y.shape[1]
     out: list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None] = [None] * K
     live = list(range(K))
-    V = np.zeros((X.shape[1], K))
     for used in range(rounds + 1):
-        solved, a_free, idxs = [], [], []
+        sol = {}
         for k in live:
-            y, B = Y[:, k], at_c[:, k]
-            v = (C * y[B]) @ X[B]
-            idx = np.flatnonzero(free[:, k])
-            ak = np.zeros(0)
-            if idx.size:
-                XF = X[idx]
-                b = _free_solve(XF, y[idx] - XF @ v)
-                if b is None:
-                    continue  # singular: this problem gives up (None)
-                ak = y[idx] * b
-                v = v + b @ XF
-            V[:, k] = v
-            solved.append(k)
-            a_free.append(ak)
-            idxs.append(idx)
-        if not solved:
+            solved = _solve_sets(X, Y[:, k], C, at_c[k], free[k])
+            if solved is not None:  # else singular: this problem gives up (None)
+                sol[k] = solved
+        if not sol:
             break
-        M = Y[:, solved] * (X @ V[:, solved])
+        ks = list(sol)
+        M = X @ np.column_stack([sol[k][0] for k in ks])
         live = []
-        for j, k in enumerate(solved):
-            m, idx, ak = M[:, j], idxs[j], a_free[j]
-            B, Fk = at_c[:, k], free[:, k]
-            if idx.size and np.abs(m[idx] - 1.0).max() > eps:  # ill-conditioned X_F X_F^T
-                continue
-            low, high = ak < -eps * C, ak > C * (1.0 + eps)
-            viol_zero = ~B & ~Fk & (m < 1.0 - eps)
-            viol_c = B & (m > 1.0 + eps)
-            if not (low.any() or high.any() or viol_zero.any() or viol_c.any()):
-                a = np.where(B, C, 0.0)
-                a[idx] = np.clip(ak, 0.0, C)
-                out[k] = (V[:, k].copy(), a, used, m.copy())
-                continue
-            Fk[idx[low | high]] = False
-            B[idx[high]] = True
-            Fk |= viol_c
-            B &= ~viol_c
-            join = np.flatnonzero(viol_zero)
-            if max_add is not None:
-                # and never more free rows than features (X_F X_F^T would be singular)
-                add = min(max_add, X.shape[1] - int(np.count_nonzero(Fk)))
-                if add <= 0:
-                    continue
-                if join.size > add:
-                    join = join[np.argpartition(m[join], add - 1)[:add]]
-            Fk[join] = True
-            live.append(k)
+        for j, k in enumerate(ks):
+            v, idx, a_free = sol[k]
+            m = Y[:, k] * M[:, j]
+            done = _correct_sets(m, idx, a_free, at_c[k], free[k], C, eps, max_add, X.shape[1])
+            if done:
+                out[k] = (v, _multipliers(at_c[k], idx, a_free, C), used, m)
+            elif done is not None:
+                live.append(k)
         if not live:
             break
     return out
@@ -571,11 +612,11 @@ def active_set_svm(
     Y = np.asarray(Y, dtype=np.float64)
     n, K = Y.shape
     M0 = Y * (X @ (X.T @ Y))
-    free = np.zeros((n, K), dtype=bool)
+    free = np.zeros((K, n), dtype=bool)
     first = np.argsort(M0, axis=0, kind="stable")[: min(max_add, n)]
-    free[first, np.arange(K)] = True
+    free[np.arange(K), first] = True
     res = _settle_active_sets(
-        X, Y, float(C), np.zeros((n, K), dtype=bool), free, rounds, 1e-9, max_add=max_add
+        X, Y, float(C), np.zeros((K, n), dtype=bool), free, rounds, 1e-9, max_add=max_add
     )
     return [None if r is None else (r[0], r[1], r[3]) for r in res]
 
