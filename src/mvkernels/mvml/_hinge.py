@@ -460,7 +460,7 @@ def _free_solve(XF: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     if info != 0:
         return None
     b, info = linalg.lapack.dpotrs(L, rhs, lower=True)
-    if info != 0 or not np.all(np.isfinite(b)):
+    if info != 0 or not np.isfinite(b).all():
         return None
     return b
 
@@ -546,22 +546,23 @@ def _settle_active_sets(
     row within ``rounds`` corrections, else None (see :func:`_correct_sets` for
     ``max_add``; ``F`` never has more rows than ``X`` has columns)."""
     K = Y.shape[1]
+    YT = np.ascontiguousarray(Y.T)
     out: list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None] = [None] * K
     live = list(range(K))
     for used in range(rounds + 1):
         sol = {}
         for k in live:
-            solved = _solve_sets(X, Y[:, k], C, at_c[k], free[k])
+            solved = _solve_sets(X, YT[k], C, at_c[k], free[k])
             if solved is not None:  # else singular: this problem gives up (None)
                 sol[k] = solved
         if not sol:
             break
         ks = list(sol)
-        M = X @ np.column_stack([sol[k][0] for k in ks])
+        M = np.array([sol[k][0] for k in ks]) @ X.T  # (problems, rows)
         live = []
         for j, k in enumerate(ks):
             v, idx, a_free = sol[k]
-            m = Y[:, k] * M[:, j]
+            m = YT[k] * M[j]
             done = _correct_sets(m, idx, a_free, at_c[k], free[k], C, eps, max_add, X.shape[1])
             if done:
                 out[k] = (v, _multipliers(at_c[k], idx, a_free, C), used, m)
