@@ -57,6 +57,9 @@ interface has no warm start; :func:`dual_from_primal` recovers multipliers ``a``
 :func:`polish_active_set` solves the KKT conditions exactly from a guess of the active
 set: from liblinear's loose solution (:func:`linear_svm_polished`) or, across the outer
 iterations of MVML-SVM, from the previous g-step's solution (the estimator's warm start).
+:func:`active_set_svm` needs no guess: it grows the active set from scratch, for several
+problems on the same rows at once (the first g-step's one-vs-all problems), and no
+liblinear run is needed when it settles.
 libsvm (``SVC(kernel="precomputed")``) is not used: its dual always carries the
 equality constraint ``sum_i a_i y_i = 0`` of the bias, which this problem does not have.
 The full-kernel variant therefore also runs liblinear, on ``x_i = F^T H_{x_i}^T w``.

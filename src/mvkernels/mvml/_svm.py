@@ -13,8 +13,10 @@ its documented hooks (``docs/mvml.md``, "Extending: the g-step hook"):
 
 * ``_g_step``: the dual of the hinge problem (eq. 7-8, dual constant ``1/(4 alpha)``,
   see :mod:`mvkernels.mvml._hinge`), i.e. a bias-free linear SVM with
-  ``C' = C / (2 alpha)`` on the features ``F^T z_i`` (``A = F F^T``), solved by
-  scikit-learn's liblinear (compiled dual coordinate descent, O(n v p) per pass);
+  ``C' = C / (2 alpha)`` on the features ``F^T z_i`` (``A = F F^T``), solved exactly by
+  active-set solves (the first g-step from scratch for all targets at once, the later
+  ones warm-started) or, where these give up, by scikit-learn's liblinear (compiled dual
+  coordinate descent, O(n v p) per pass);
 * ``_fit_structured``: with fixed weights and a dense / identity / Cov metric, the
   dense A-step keeps ``A = s I + W W^T`` (:class:`~mvkernels.mvml._lowrank.LowRankMetrics`,
   shared with the square-loss structured solver), so the g-step features are
@@ -131,11 +133,12 @@ joint_view
         liblinear's tolerance: it stops when the projected gradients (margins minus 1 on
         free multipliers) spread by at most ``svm_tol``; it is tightened (down to 1e-8)
         when needed so that each g-step decreases the objective. Each g-step first tries
-        the exact solution: from the second g-step on, the previous exact g-step's active
-        set solved on the new features (a warm start, no liblinear run), else liblinear
-        at tolerance 0.03 and its active set solved exactly
-        (:func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol`` applies when
-        that fails.
+        the exact solution: the first g-step by an active set grown from scratch
+        (:func:`mvkernels.mvml._hinge.active_set_svm`, no liblinear run), the later ones
+        from the previous exact g-step's active set solved on the new features (a warm
+        start, no liblinear run), else liblinear at tolerance 0.03 and its active set
+        solved exactly (:func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol``
+        applies when that fails.
     svm_max_epochs : int, default=10000
         Maximum liblinear iterations (passes over the active coordinates) of one g-step.
     probability : bool, default=False
@@ -149,9 +152,10 @@ mode_, nystrom_, kernels_, n_views_
         As :class:`~mvkernels.MVMLClassifier`; ``objective_`` is the primal objective
         above after each outer iteration and after the final g-step.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, K)
-        The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``,
-        recovered from its solution by the KKT conditions
-        (:func:`mvkernels.mvml._hinge.dual_from_primal`; liblinear returns ``v`` only).
+        The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``:
+        those of its active-set solve, or, after liblinear alone, recovered from its
+        solution by the KKT conditions (:func:`mvkernels.mvml._hinge.dual_from_primal`;
+        liblinear returns ``v`` only).
     C_ : float
         The hinge weight used (``1 / n`` when ``C=None``).
     objective_increase_ : float or ndarray of shape (K,)
