@@ -133,11 +133,12 @@ COLD_ROUNDS = 40
 #: solution has them within 1e-9 of 1)
 WARM_BAND = 1e-6
 
-#: warm start: at most this many corrections of the previous active set (measured: 3 to 7
-#: after an A-step in a default MVMLSVC fit on uWave; in the soft-margin g-steps of
-#: MVMLSVCCV on digits a quarter needed 11 to 20, and a failed warm start costs its
-#: corrections and then liblinear)
-WARM_ROUNDS = 20
+#: warm start: at most this many corrections of the previous active set, each letting at
+#: most :data:`COLD_ADD` rows of ``Z`` join ``F`` (measured: 3 to 7 after an A-step in a
+#: default MVMLSVC fit on uWave; in the soft-margin g-steps of MVMLSVCCV on digits a
+#: quarter needed 11 to 20 and 5 % did not settle within 20, most of them within 40: a
+#: failed warm start costs its corrections and then liblinear, several times more)
+WARM_ROUNDS = 40
 
 
 def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, float]:
@@ -366,6 +367,7 @@ def polish_active_set(
     *,
     rounds: int = POLISH_ROUNDS,
     slack: float = POLISH_SLACK,
+    max_add: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The exact solution of a bias-free L1-loss SVM from an approximate one, or None.
 
@@ -413,7 +415,7 @@ def polish_active_set(
     while True:
         sub = np.flatnonzero(checked)
         at_s, free_s = at_c[sub], free[sub]
-        settled = _settle_active_set(X[sub], y[sub], C, at_s, free_s, rounds, eps)
+        settled = _settle_active_set(X[sub], y[sub], C, at_s, free_s, rounds, eps, max_add)
         if settled is None:
             return None
         v, a_s, used = settled
@@ -439,15 +441,17 @@ def _settle_active_set(
     free: np.ndarray,
     rounds: int,
     eps: float,
+    max_add: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """:func:`polish_active_set` on the rows given: ``(v, a, corrections used)`` once the
-    KKT conditions hold on these rows within ``rounds`` corrections, else None."""
+    KKT conditions hold on these rows within ``rounds`` corrections, else None (see
+    :func:`_correct_sets` for ``max_add``)."""
     for used in range(rounds + 1):
         solved = _solve_sets(X, y, C, at_c, free)
         if solved is None:
             return None
         v, idx, a_free = solved
-        done = _correct_sets(y * (X @ v), idx, a_free, at_c, free, C, eps, None, X.shape[1])
+        done = _correct_sets(y * (X @ v), idx, a_free, at_c, free, C, eps, max_add, X.shape[1])
         if done is None:
             return None
         if done:

@@ -55,6 +55,7 @@ from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
 from ._hinge import (
+    COLD_ADD,
     PRESOLVE_TOL,
     WARM_BAND,
     WARM_ROUNDS,
@@ -381,7 +382,8 @@ mode_, nystrom_, kernels_, n_views_
         the previous active set on the new features
         (:func:`~mvkernels.mvml._hinge.polish_active_set`, band
         :data:`~mvkernels.mvml._hinge.WARM_BAND`, at most
-        :data:`~mvkernels.mvml._hinge.WARM_ROUNDS` corrections, KKT-verified); liblinear does
+        :data:`~mvkernels.mvml._hinge.WARM_ROUNDS` corrections, each adding at most
+        :data:`~mvkernels.mvml._hinge.COLD_ADD` rows to the free set, KKT-verified); liblinear does
         not run when that succeeds (counted in ``state["warm_starts"]``). Otherwise
         liblinear (which has no warm start) runs on a working set of rows chosen by the previous
         margins, with an exact check on all rows
@@ -398,7 +400,9 @@ mode_, nystrom_, kernels_, n_views_
         if cold is None and self._warm_start and state.get("exact") and not state.get("no_polish"):
             # warm start: the previous exact g-step's active set (rows at the bound, on
             # the margin, inactive) solved on the new features, KKT-verified on every row
-            warm = polish_active_set(X, y, Cp, state["margins"], WARM_BAND, rounds=WARM_ROUNDS)
+            warm = polish_active_set(
+                X, y, Cp, state["margins"], WARM_BAND, rounds=WARM_ROUNDS, max_add=COLD_ADD
+            )
         if warm is not None:
             v, dual, margins = warm
             res = LinearSVMResult(v, 0, True)
