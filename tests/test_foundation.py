@@ -84,11 +84,12 @@ def test_bandwidth_subsample_is_close_and_seeded(rng):
 
 def test_mean_euclidean_distance_equals_pdist_across_blocks():
     """The BLAS form of the Gaussian bandwidth heuristic is pdist's mean: several row
-    blocks (n > 512), an offset far from the origin, duplicated rows, one column."""
+    blocks, an offset far from the origin, duplicated rows, one column, many columns."""
     rng = np.random.RandomState(5)
     X = 50.0 + rng.standard_normal((1100, 6))
     X[700:720] = X[0]  # exact duplicates: zero distances
-    for V in (X, X[:, :1], X[:2]):
+    wide = rng.standard_normal((300, 257)) * np.linspace(0.1, 10.0, 257)
+    for V in (X, X[:, :1], X[:2], wide):
         exact = pdist(V).mean()
         assert mean_pairwise_distance(V) == pytest.approx(exact, rel=1e-12)
     assert mean_pairwise_distance(np.ones((4, 3))) == 0.0

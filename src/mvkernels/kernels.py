@@ -177,28 +177,39 @@ def mean_pairwise_distance(
     return float(d.mean())
 
 
-def _mean_euclidean_distance(X: np.ndarray, block: int = 512) -> float:
+def _mean_euclidean_distance(X: np.ndarray, block: int = 128) -> float:
     """Mean Euclidean distance over the pairs ``i < j`` of rows of dense ``X``.
 
     ``||x_i - x_j||^2 = ||x_i||^2 + ||x_j||^2 - 2 x_i^T x_j`` on the centred rows (the
-    distances do not change; centring keeps the cancellation small), one row block
-    against the rows after it at a time: a BLAS product instead of ``pdist``'s loop over
-    pairs (3-4x faster for a few hundred columns), ``O(block n)`` memory. Equal to
-    ``pdist(X).mean()`` to rounding (about 1e-15 relative on the benchmark views).
+    distances do not change; centring keeps the cancellation small), written as one
+    product ``L_i^T R_j`` of the augmented rows ``L_i = [x_i, ||x_i||^2, 1]`` and
+    ``R_j = [-2 x_j, 1, ||x_j||^2]``: the BLAS product gives the squared distances
+    directly (no broadcast passes). A row block against the rows from its own first row
+    on at a time: each off-diagonal pair is computed once and the diagonal blocks, whose
+    pairs come twice, are halved (about ``n^2 / 2`` products in all, as a symmetric rank-k
+    update; ``O(block n)`` memory besides the two augmented copies). Equal to
+    ``pdist(X).mean()`` to rounding (about 1e-15 relative on the benchmark views), 3-4x
+    faster than ``pdist`` for a few hundred columns.
     """
-    n = X.shape[0]
-    X = X - X.mean(axis=0)
-    sq = np.einsum("ij,ij->i", X, X)
+    n, d = X.shape
+    L = np.empty((n, d + 2))
+    np.subtract(X, X.mean(axis=0), out=L[:, :d])
+    sq = np.einsum("ij,ij->i", L[:, :d], L[:, :d])
+    L[:, d] = sq
+    L[:, d + 1] = 1.0
+    R = np.empty((n, d + 2))
+    np.multiply(L[:, :d], -2.0, out=R[:, :d])
+    R[:, d] = 1.0
+    R[:, d + 1] = sq
     total = 0.0
     for start in range(0, n, block):
         stop = min(n, start + block)
-        D2 = X[start:stop] @ X[start:].T  # rows start..stop-1 against rows start..n-1
-        D2 *= -2.0
-        D2 += sq[start:stop, None]
-        D2 += sq[None, start:]
+        b = stop - start
+        D2 = L[start:stop] @ R[start:].T  # rows start..stop-1 against rows start..n-1
         np.maximum(D2, 0.0, out=D2)
-        D2[np.tril_indices(stop - start)] = 0.0  # pairs i >= j of the diagonal block
-        total += float(np.sqrt(D2, out=D2).sum())
+        D2[:, :b].flat[:: b + 1] = 0.0  # the pairs (i, i) of the diagonal block
+        np.sqrt(D2, out=D2)
+        total += float(D2[:, b:].sum()) + 0.5 * float(D2[:, :b].sum())
     return total / (n * (n - 1) / 2)
 
 

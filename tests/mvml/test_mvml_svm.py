@@ -513,8 +513,10 @@ def test_sparse_metric_shrinks_view_pair_blocks_and_never_collapses():
 
 def test_reports_an_early_stopped_dual_solver():
     Xs, y = _views(n=40, seed=9)
+    # a soft margin (large alpha: C' mean ||x||^2 below POLISH_MIN_BOX), where liblinear
+    # runs (with a hard margin the exact active-set solution needs no liblinear run)
     with pytest.warns(ConvergenceWarning, match="svm_max_epochs=1"):
-        MVMLSVC(alpha=1e-4, metric="identity", svm_max_epochs=1, svm_tol=1e-12).fit(Xs, y)
+        MVMLSVC(alpha=1e-1, metric="identity", svm_max_epochs=1, svm_tol=1e-12).fit(Xs, y)
 
 
 def test_reports_an_objective_increase(monkeypatch):
@@ -839,3 +841,72 @@ def test_polish_checks_every_row_and_adds_those_outside_the_checked_set():
     exact = polish_active_set(X, y, C, m, band=1e-6, rounds=0)
     assert exact is not None
     np.testing.assert_allclose(exact[0], tight.coef, rtol=1e-7, atol=1e-9)
+
+
+def test_active_set_from_scratch_is_the_exact_solution_of_every_problem():
+    """active_set_svm on three problems sharing X (no starting point): each is the
+    minimiser (liblinear at 1e-11) with the reference dual CD's multipliers, the KKT
+    conditions hold on every row, and the batch equals the problems solved one by one."""
+    from mvkernels.mvml._hinge import active_set_svm
+
+    X, y0 = _separable_ish(n=150, d=80, seed=31)
+    rng = np.random.RandomState(31)
+    Y = np.column_stack([y0, np.where(X[:, 2] + 0.3 * rng.randn(150) > 0, 1.0, -1.0), -y0])
+    C = 5.0
+    out = active_set_svm(X, Y, C)
+    for k in range(3):
+        assert out[k] is not None
+        v, a, m = out[k]
+        tight = linear_svm(X, Y[:, k], C, tol=1e-11, max_iter=200000, random_state=0)
+        ref = linear_svm_dual_cd(X, Y[:, k], C, tol=1e-11, max_epochs=200000, random_state=0)
+        np.testing.assert_allclose(v, tight.coef, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(a, ref.dual_coef[:, 0], atol=1e-7)
+        np.testing.assert_allclose(v, (a * Y[:, k]) @ X, atol=1e-10)
+        np.testing.assert_allclose(m, Y[:, k] * (X @ v))
+        assert np.all(m[a == 0] >= 1 - 1e-9) and np.all(m[a == C] <= 1 + 1e-9)
+        free = (a > 0) & (a < C)
+        np.testing.assert_allclose(m[free], 1.0, atol=1e-9)
+        [one] = active_set_svm(X, Y[:, [k]], C)
+        np.testing.assert_allclose(one[0], v, rtol=1e-12, atol=1e-12)
+
+
+def test_active_set_from_scratch_gives_up_and_the_fit_falls_back():
+    """More support vectors on the margin than features (low dimension, noisy labels):
+    the free set would be singular, active_set_svm returns None for that problem only,
+    and linear_svm_polished still returns the minimiser (liblinear's path)."""
+    from mvkernels.mvml._hinge import active_set_svm, linear_svm_polished
+
+    rng = np.random.RandomState(32)
+    X = rng.randn(200, 20)
+    noisy = np.where(X[:, 0] + 0.3 * rng.randn(200) > 0, 1.0, -1.0)
+    Xw = np.hstack([X, rng.randn(200, 180)])  # the same labels in 200 dimensions
+    out = active_set_svm(Xw, np.column_stack([noisy, noisy]), 10.0)
+    assert out[0] is not None
+    assert active_set_svm(X, noisy[:, None], 1.0, rounds=40) == [None]
+    res, m, _ = linear_svm_polished(X, noisy, 1.0, None, tol=1e-4, max_iter=10**5, random_state=0)
+    tight = linear_svm(X, noisy, 1.0, tol=1e-11, max_iter=200000, random_state=0)
+    assert res.converged
+
+    def primal(v: np.ndarray) -> float:
+        return 0.5 * v @ v + np.maximum(0.0, 1.0 - noisy * (X @ v)).sum()
+
+    assert primal(res.coef) == pytest.approx(primal(tight.coef), rel=1e-5)
+
+
+def test_default_fit_solves_the_first_g_step_without_liblinear():
+    """A default multi-class fit on digits (2 views, hard margin at alpha=1e-5): every
+    g-step is exact and no liblinear iteration runs (the first g-step by the active set
+    from scratch for all targets at once, the later ones warm-started); the fit equals
+    the reference solver's at a tight tolerance."""
+    from sklearn.datasets import load_digits
+
+    from _reference_svm import ReferenceMVMLSVC
+
+    X, y = load_digits(return_X_y=True)
+    Xs, y = [X[:200, :32], X[:200, 32:]], y[:200]
+    est = MVMLSVC(n_landmarks=40, random_state=0).fit(Xs, y)
+    assert all(s["exact"] for s in est._fit_states)
+    assert np.all(est.svm_epochs_ == 0)
+    ref = ReferenceMVMLSVC(n_landmarks=40, random_state=0, svm_tol=1e-9).fit(Xs, y)
+    np.testing.assert_array_equal(est.predict(Xs), ref.predict(Xs))
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-5, atol=1e-6)

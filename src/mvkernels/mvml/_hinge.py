@@ -57,6 +57,9 @@ interface has no warm start; :func:`dual_from_primal` recovers multipliers ``a``
 :func:`polish_active_set` solves the KKT conditions exactly from a guess of the active
 set: from liblinear's loose solution (:func:`linear_svm_polished`) or, across the outer
 iterations of MVML-SVM, from the previous g-step's solution (the estimator's warm start).
+:func:`active_set_svm` needs no guess: it grows the active set from scratch, for several
+problems on the same rows at once (the first g-step's one-vs-all problems), and no
+liblinear run is needed when it settles.
 libsvm (``SVC(kernel="precomputed")``) is not used: its dual always carries the
 equality constraint ``sum_i a_i y_i = 0`` of the bias, which this problem does not have.
 The full-kernel variant therefore also runs liblinear, on ``x_i = F^T H_{x_i}^T w``.
@@ -72,7 +75,7 @@ from scipy import linalg
 from sklearn.svm import _liblinear
 from sklearn.utils import check_random_state
 
-from .._linalg import robust_cholesky, robust_eigh
+from .._linalg import robust_eigh
 
 __all__ = [
     "psd_factor",
@@ -82,6 +85,8 @@ __all__ = [
     "linear_svm",
     "linear_svm_working_set",
     "polish_active_set",
+    "active_set_svm",
+    "polish_applies",
     "linear_svm_polished",
     "dual_from_primal",
     "hinge_primal",
@@ -116,16 +121,24 @@ POLISH_MIN_BOX = 2.0
 FALLBACK_BAND = 3.0
 
 
+#: :func:`active_set_svm` (a g-step with nothing to start from): rows that join the free
+#: set per correction at most (the most violated first; all at once make the free set's
+#: system singular on a cold start), and the corrections it may take (measured on the
+#: default first g-steps: 9 to 19 on uWave and digits; past the cap liblinear runs)
+COLD_ADD = 16
+COLD_ROUNDS = 40
+
 #: warm start of a g-step from the previous exact one (:func:`polish_active_set` on the
 #: new features): band of the previous margins read as "on the margin" (an exact
 #: solution has them within 1e-9 of 1)
 WARM_BAND = 1e-6
 
-#: warm start: at most this many corrections of the previous active set (measured: 3 to 7
-#: after an A-step in a default MVMLSVC fit on uWave; in the soft-margin g-steps of
-#: MVMLSVCCV on digits a quarter needed 11 to 20, and a failed warm start costs its
-#: corrections and then liblinear)
-WARM_ROUNDS = 20
+#: warm start: at most this many corrections of the previous active set, each letting at
+#: most :data:`COLD_ADD` rows of ``Z`` join ``F`` (measured: 3 to 7 after an A-step in a
+#: default MVMLSVC fit on uWave; in the soft-margin g-steps of MVMLSVCCV on digits a
+#: quarter needed 11 to 20 and 5 % did not settle within 20, most of them within 40: a
+#: failed warm start costs its corrections and then liblinear, several times more)
+WARM_ROUNDS = 40
 
 
 def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, float]:
@@ -354,6 +367,7 @@ def polish_active_set(
     *,
     rounds: int = POLISH_ROUNDS,
     slack: float = POLISH_SLACK,
+    max_add: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The exact solution of a bias-free L1-loss SVM from an approximate one, or None.
 
@@ -401,7 +415,7 @@ def polish_active_set(
     while True:
         sub = np.flatnonzero(checked)
         at_s, free_s = at_c[sub], free[sub]
-        settled = _settle_active_set(X[sub], y[sub], C, at_s, free_s, rounds, eps)
+        settled = _settle_active_set(X[sub], y[sub], C, at_s, free_s, rounds, eps, max_add)
         if settled is None:
             return None
         v, a_s, used = settled
@@ -427,39 +441,200 @@ def _settle_active_set(
     free: np.ndarray,
     rounds: int,
     eps: float,
+    max_add: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """:func:`polish_active_set` on the rows given: ``(v, a, corrections used)`` once the
-    KKT conditions hold on these rows within ``rounds`` corrections, else None."""
+    KKT conditions hold on these rows within ``rounds`` corrections, else None (see
+    :func:`_correct_sets` for ``max_add``)."""
     for used in range(rounds + 1):
-        v = (C * y[at_c]) @ X[at_c]
-        idx = np.flatnonzero(free)
-        a_free = np.zeros(0)
-        if idx.size:
-            XF = X[idx]
-            L = robust_cholesky(XF @ XF.T)
-            if L is None:
-                return None
-            b, info = linalg.lapack.dpotrs(L, y[idx] - XF @ v, lower=True)
-            if info != 0 or not np.all(np.isfinite(b)):
-                return None
-            a_free = y[idx] * b
-            v = v + b @ XF
-        m = y * (X @ v)
-        if idx.size and np.abs(m[idx] - 1.0).max() > eps:  # ill-conditioned X_F X_F^T
+        solved = _solve_sets(X, y, C, at_c, free)
+        if solved is None:
             return None
-        zero = ~at_c & ~free
-        low, high = a_free < -eps * C, a_free > C * (1.0 + eps)
-        viol_zero = zero & (m < 1.0 - eps)
-        viol_c = at_c & (m > 1.0 + eps)
-        if not (low.any() or high.any() or viol_zero.any() or viol_c.any()):
-            a = np.where(at_c, C, 0.0)
-            a[idx] = np.clip(a_free, 0.0, C)
-            return v, a, used
-        free[idx[low | high]] = False
-        at_c[idx[high]] = True
-        free |= viol_zero | viol_c
-        at_c &= ~viol_c
+        v, idx, a_free = solved
+        done = _correct_sets(y * (X @ v), idx, a_free, at_c, free, C, eps, max_add, X.shape[1])
+        if done is None:
+            return None
+        if done:
+            return v, _multipliers(at_c, idx, a_free, C), used
     return None
+
+
+def _free_solve(XF: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """``(X_F X_F^T)^{-1} rhs`` by Cholesky (LAPACK directly: it runs once per problem and
+    correction, where :func:`~mvkernels._linalg.robust_cholesky`'s symmetrising copy and
+    checks cost as much as the factorisation), or None when not positive definite."""
+    L, info = linalg.lapack.dpotrf(XF @ XF.T, lower=True)
+    if info != 0:
+        return None
+    b, info = linalg.lapack.dpotrs(L, rhs, lower=True)
+    if info != 0 or not np.isfinite(b).all():
+        return None
+    return b
+
+
+def _solve_sets(
+    X: np.ndarray, y: np.ndarray, C: float, at_c: np.ndarray, free: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``v`` of the sets (``B`` = ``at_c`` at ``C``, ``F`` = ``free`` on the margin), the
+    free rows and their multipliers, or None when ``X_F X_F^T`` is singular."""
+    nb = at_c.nonzero()[0]
+    v = (C * y[nb]) @ X[nb] if nb.size else np.zeros(X.shape[1])
+    idx = free.nonzero()[0]
+    if not idx.size:
+        return v, idx, np.zeros(0)
+    XF = X[idx]
+    b = _free_solve(XF, y[idx] - XF @ v)
+    if b is None:
+        return None
+    return v + b @ XF, idx, y[idx] * b
+
+
+def _correct_sets(
+    m: np.ndarray,
+    idx: np.ndarray,
+    a_free: np.ndarray,
+    at_c: np.ndarray,
+    free: np.ndarray,
+    C: float,
+    eps: float,
+    max_add: int | None,
+    max_free: int,
+) -> bool | None:
+    """One correction of the sets from the margins ``m`` of their solution: True when every
+    KKT condition holds (to ``eps``), False after moving the rows that break one
+    (``at_c``, ``free`` updated in place; with ``max_add``, at most that many rows of ``Z``
+    join ``F``, those of the smallest margins, and ``F`` stays within ``max_free`` rows),
+    None when the solution misses its own margins (ill-conditioned) or ``F`` is full."""
+    if idx.size and np.abs(m[idx] - 1.0).max() > eps:  # ill-conditioned X_F X_F^T
+        return None
+    low, high = a_free < -eps * C, a_free > C * (1.0 + eps)
+    viol_zero = m < 1.0 - eps
+    viol_zero &= ~at_c
+    viol_zero &= ~free
+    viol_c = at_c & (m > 1.0 + eps)
+    if not (low.any() or high.any() or viol_zero.any() or viol_c.any()):
+        return True
+    free[idx[low | high]] = False
+    at_c[idx[high]] = True
+    free |= viol_c
+    at_c &= ~viol_c
+    join = viol_zero.nonzero()[0]
+    if max_add is not None:
+        add = min(max_add, max_free - int(np.count_nonzero(free)))
+        if add <= 0:
+            return None
+        if join.size > add:
+            join = join[np.argpartition(m[join], add - 1)[:add]]
+    free[join] = True
+    return False
+
+
+def _multipliers(at_c: np.ndarray, idx: np.ndarray, a_free: np.ndarray, C: float) -> np.ndarray:
+    """All rows' multipliers: ``C`` on ``B``, the free ones (clipped to the box), 0."""
+    a = np.where(at_c, C, 0.0)
+    a[idx] = np.clip(a_free, 0.0, C)
+    return a
+
+
+def _settle_active_sets(
+    X: np.ndarray,
+    Y: np.ndarray,
+    C: float,
+    at_c: np.ndarray,
+    free: np.ndarray,
+    rounds: int,
+    eps: float,
+    max_add: int | None = None,
+) -> list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None]:
+    """The corrections of :func:`_settle_active_set` for the columns of ``Y`` (problems on
+    the same rows ``X``) in lockstep: one product ``X V`` gives the margins of every
+    problem per correction. ``at_c``, ``free`` (K, n) are updated in place. Returns per
+    problem ``(v, a, corrections used, margins)`` once the KKT conditions hold on every
+    row within ``rounds`` corrections, else None (see :func:`_correct_sets` for
+    ``max_add``; ``F`` never has more rows than ``X`` has columns)."""
+    K = Y.shape[1]
+    YT = np.ascontiguousarray(Y.T)
+    out: list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None] = [None] * K
+    live = list(range(K))
+    for used in range(rounds + 1):
+        sol = {}
+        for k in live:
+            solved = _solve_sets(X, YT[k], C, at_c[k], free[k])
+            if solved is not None:  # else singular: this problem gives up (None)
+                sol[k] = solved
+        if not sol:
+            break
+        ks = list(sol)
+        M = np.array([sol[k][0] for k in ks]) @ X.T  # (problems, rows)
+        live = []
+        for j, k in enumerate(ks):
+            v, idx, a_free = sol[k]
+            m = YT[k] * M[j]
+            done = _correct_sets(m, idx, a_free, at_c[k], free[k], C, eps, max_add, X.shape[1])
+            if done:
+                out[k] = (v, _multipliers(at_c[k], idx, a_free, C), used, m)
+            elif done is not None:
+                live.append(k)
+        if not live:
+            break
+    return out
+
+
+def active_set_svm(
+    X: np.ndarray,
+    Y: np.ndarray,
+    C: float,
+    *,
+    rounds: int = COLD_ROUNDS,
+    max_add: int = COLD_ADD,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """Exact bias-free L1-loss SVMs by an active-set method from scratch (or None each).
+
+    For every column ``y`` of ``Y`` (problems sharing the rows ``X``, e.g. one-vs-all):
+    the KKT sets of :func:`polish_active_set` grown from an empty free set. The margins
+    under the class-mean direction ``X^T y`` choose the first ``max_add`` free rows; each
+    correction solves ``m_F = 1`` on the free set (a Cholesky solve of size ``|F|``),
+    moves the rows that break a condition (``a_i < 0`` to ``Z``, ``a_i > C`` to ``B``,
+    rows of ``B`` with margin above 1 to ``F``) and lets at most ``max_add`` rows of ``Z``
+    with margin below 1 join ``F``, the most violated first. A support set of ``s`` rows
+    takes about ``s / max_add`` corrections and no liblinear run; the margins of all
+    problems come from one product per correction. Returns per problem ``(v, a, m)`` as
+    :func:`polish_active_set` (KKT-verified on every row), or None (a singular free set,
+    or not settled within ``rounds`` corrections). Suited to problems with fewer support
+    vectors on the margin than features (the g-steps of MVML-SVM at its default ``alpha``);
+    with more, the free set outgrows the features and it gives up.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.mvml._hinge import active_set_svm, linear_svm
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(200, 100)
+    >>> y = np.where(X[:, 0] + 0.1 * rng.randn(200) > 0, 1.0, -1.0)
+    >>> [(v, a, m)] = active_set_svm(X, y[:, None], 10.0)
+    >>> tight = linear_svm(X, y, 10.0, tol=1e-10, max_iter=100000, random_state=0)
+    >>> bool(np.allclose(v, tight.coef, atol=1e-6) and np.allclose(v, (a * y) @ X))
+    True
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    n, K = Y.shape
+    M0 = Y * (X @ (X.T @ Y))
+    free = np.zeros((K, n), dtype=bool)
+    first = np.argsort(M0, axis=0, kind="stable")[: min(max_add, n)]
+    free[np.arange(K), first] = True
+    res = _settle_active_sets(
+        X, Y, float(C), np.zeros((K, n), dtype=bool), free, rounds, 1e-9, max_add=max_add
+    )
+    return [None if r is None else (r[0], r[1], r[3]) for r in res]
+
+
+def polish_applies(X: np.ndarray, C: float, tol: float, presolve_tol: float = PRESOLVE_TOL) -> bool:
+    """Whether :func:`linear_svm_polished` tries the exact active-set solutions: when
+    ``presolve_tol`` is looser than ``tol`` and ``C mean_i ||x_i||^2 >=``
+    :data:`POLISH_MIN_BOX` (a regime where the active set settles early)."""
+    n = max(X.shape[0], 1)
+    return presolve_tol > tol and C * float(np.vdot(X, X)) / n >= POLISH_MIN_BOX
 
 
 def linear_svm_polished(
@@ -502,8 +677,13 @@ def linear_svm_polished(
     """
     rng = check_random_state(random_state)
     y = np.asarray(y, dtype=np.float64).ravel()
-    n = max(X.shape[0], 1)
-    if presolve_tol > tol and C * float(np.vdot(X, X)) / n >= POLISH_MIN_BOX:
+    polish = polish_applies(X, C, tol, presolve_tol)
+    if polish and margins is None:  # nothing to start from: the active set from scratch
+        [exact] = active_set_svm(X, y[:, None], C)
+        if exact is not None:
+            v, a, m = exact
+            return LinearSVMResult(v, 0, True), m, a
+    if polish:
         res, m = linear_svm_working_set(
             X, y, C, margins, tol=presolve_tol, max_iter=max_iter, random_state=rng
         )

@@ -13,8 +13,10 @@ its documented hooks (``docs/mvml.md``, "Extending: the g-step hook"):
 
 * ``_g_step``: the dual of the hinge problem (eq. 7-8, dual constant ``1/(4 alpha)``,
   see :mod:`mvkernels.mvml._hinge`), i.e. a bias-free linear SVM with
-  ``C' = C / (2 alpha)`` on the features ``F^T z_i`` (``A = F F^T``), solved by
-  scikit-learn's liblinear (compiled dual coordinate descent, O(n v p) per pass);
+  ``C' = C / (2 alpha)`` on the features ``F^T z_i`` (``A = F F^T``), solved exactly by
+  active-set solves (the first g-step from scratch for all targets at once, the later
+  ones warm-started) or, where these give up, by scikit-learn's liblinear (compiled dual
+  coordinate descent, O(n v p) per pass);
 * ``_fit_structured``: with fixed weights and a dense / identity / Cov metric, the
   dense A-step keeps ``A = s I + W W^T`` (:class:`~mvkernels.mvml._lowrank.LowRankMetrics`,
   shared with the square-loss structured solver), so the g-step features are
@@ -53,13 +55,16 @@ from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
 from ._hinge import (
+    COLD_ADD,
     PRESOLVE_TOL,
     WARM_BAND,
     WARM_ROUNDS,
     LinearSVMResult,
+    active_set_svm,
     dual_from_primal,
     linear_svm_polished,
     polish_active_set,
+    polish_applies,
     svm_c_prime,
 )
 from ._lowrank import LowRankMetrics
@@ -129,11 +134,12 @@ joint_view
         liblinear's tolerance: it stops when the projected gradients (margins minus 1 on
         free multipliers) spread by at most ``svm_tol``; it is tightened (down to 1e-8)
         when needed so that each g-step decreases the objective. Each g-step first tries
-        the exact solution: from the second g-step on, the previous exact g-step's active
-        set solved on the new features (a warm start, no liblinear run), else liblinear
-        at tolerance 0.03 and its active set solved exactly
-        (:func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol`` applies when
-        that fails.
+        the exact solution: the first g-step by an active set grown from scratch
+        (:func:`mvkernels.mvml._hinge.active_set_svm`, no liblinear run), the later ones
+        from the previous exact g-step's active set solved on the new features (a warm
+        start, no liblinear run), else liblinear at tolerance 0.03 and its active set
+        solved exactly (:func:`mvkernels.mvml._hinge.linear_svm_polished`); ``svm_tol``
+        applies when that fails.
     svm_max_epochs : int, default=10000
         Maximum liblinear iterations (passes over the active coordinates) of one g-step.
     probability : bool, default=False
@@ -147,9 +153,10 @@ mode_, nystrom_, kernels_, n_views_
         As :class:`~mvkernels.MVMLClassifier`; ``objective_`` is the primal objective
         above after each outer iteration and after the final g-step.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, K)
-        The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``,
-        recovered from its solution by the KKT conditions
-        (:func:`mvkernels.mvml._hinge.dual_from_primal`; liblinear returns ``v`` only).
+        The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``:
+        those of its active-set solve, or, after liblinear alone, recovered from its
+        solution by the KKT conditions (:func:`mvkernels.mvml._hinge.dual_from_primal`;
+        liblinear returns ``v`` only).
     C_ : float
         The hinge weight used (``1 / n`` when ``C=None``).
     objective_increase_ : float or ndarray of shape (K,)
@@ -357,23 +364,26 @@ mode_, nystrom_, kernels_, n_views_
         X: np.ndarray,
         state: dict,
         value: Any,
-        ref: float | None,
+        ref: Any,
         c_scale: float = 1.0,
         rebuild: Any = None,
     ) -> np.ndarray:
         """liblinear on the features ``X = F^T phi_i`` of target ``t``; returns ``v``.
 
-        ``value(v, m) -> (g, objective)`` with ``m`` the margins ``y_i <x_i, v>`` of all
-        rows (the hinge loss is ``C sum max(0, 1 - m)``). If ``g`` does not improve the objective on
-        ``ref`` (the previous ``g`` under the current metric; possible when the solver
-        stops at ``svm_tol`` after an A-step), the tolerance is divided by 10 and the
-        problem solved again, down to 1e-8.
+        ``value(v) -> g`` and ``value.objective(g, m)`` with ``m`` the margins
+        ``y_i <x_i, v>`` of all rows (the hinge loss is ``C sum max(0, 1 - m)``). If an
+        inexact ``g`` (liblinear's alone) does not improve the objective on ``ref()`` (the
+        previous ``g`` under the current metric, or None; possible when the solver stops at
+        ``svm_tol`` after an A-step), the tolerance is divided by 10 and the problem solved
+        again, down to 1e-8. An exact solution (active set) is the minimiser: neither
+        objective is computed then.
 
         Warm start: after an exact g-step (``state["exact"]``), the next one first solves
         the previous active set on the new features
         (:func:`~mvkernels.mvml._hinge.polish_active_set`, band
         :data:`~mvkernels.mvml._hinge.WARM_BAND`, at most
-        :data:`~mvkernels.mvml._hinge.WARM_ROUNDS` corrections, KKT-verified); liblinear does
+        :data:`~mvkernels.mvml._hinge.WARM_ROUNDS` corrections, each adding at most
+        :data:`~mvkernels.mvml._hinge.COLD_ADD` rows to the free set, KKT-verified); liblinear does
         not run when that succeeds (counted in ``state["warm_starts"]``). Otherwise
         liblinear (which has no warm start) runs on a working set of rows chosen by the previous
         margins, with an exact check on all rows
@@ -386,16 +396,19 @@ mode_, nystrom_, kernels_, n_views_
         # features given as x_i / sqrt(c_scale): the same problem with C' c_scale
         Cp = svm_c_prime(self._hinge_weight(problem), self.alpha) * c_scale
         tol = float(self.svm_tol)
-        warm = None
-        if self._warm_start and state.get("exact") and not state.get("no_polish"):
+        warm = cold = state.pop("cold", None)  # solved with the other targets (first g-step)
+        if cold is None and self._warm_start and state.get("exact") and not state.get("no_polish"):
             # warm start: the previous exact g-step's active set (rows at the bound, on
             # the margin, inactive) solved on the new features, KKT-verified on every row
-            warm = polish_active_set(X, y, Cp, state["margins"], WARM_BAND, rounds=WARM_ROUNDS)
+            warm = polish_active_set(
+                X, y, Cp, state["margins"], WARM_BAND, rounds=WARM_ROUNDS, max_add=COLD_ADD
+            )
         if warm is not None:
             v, dual, margins = warm
             res = LinearSVMResult(v, 0, True)
-            g, val = value(v, margins)
-            state["warm_starts"] = state.get("warm_starts", 0) + 1
+            g = value(v)
+            if cold is None:
+                state["warm_starts"] = state.get("warm_starts", 0) + 1
         while warm is None:
             res, margins, dual = linear_svm_polished(
                 X,
@@ -411,9 +424,12 @@ mode_, nystrom_, kernels_, n_views_
             )
             state["no_polish"] = state.get("no_polish", False) or dual is None
             state["epochs"] = state.get("epochs", 0) + res.n_iter
-            g, val = value(res.coef, margins)
-            if dual is not None or ref is None or tol <= 1e-8 or val <= ref + 1e-12 * abs(ref):
+            g = value(res.coef)
+            if dual is not None or tol <= 1e-8:
                 break  # an exact solution (dual) is the minimiser: no tighter tolerance
+            r = ref() if ref is not None else None
+            if r is None or value.objective(g, margins) <= r + 1e-12 * abs(r):
+                break
             tol *= 0.1
         state["g"] = g
         state["margins"] = margins
@@ -449,14 +465,19 @@ mode_, nystrom_, kernels_, n_views_
         F = factor.F
         X = self._phi(problem, w) @ F
         g_old = state.get("g")
-        ref = None
-        if g_old is not None:
-            ref = self._data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
 
-        def value(v: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
-            g = F @ v
-            return g, self._hinge_from_margins(problem, m) + self.alpha * factor.quad(g)
+        def ref() -> float | None:
+            if g_old is None:
+                return None
+            return self._data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
 
+        def value(v: np.ndarray) -> np.ndarray:
+            return F @ v
+
+        def objective(g: np.ndarray, m: np.ndarray) -> float:
+            return self._hinge_from_margins(problem, m) + self.alpha * factor.quad(g)
+
+        value.objective = objective  # type: ignore[attr-defined]
         return self._svm_g(problem, t, X, state, value, ref)
 
     # ------------------------------------------------------------------ structured
@@ -524,9 +545,11 @@ mode_, nystrom_, kernels_, n_views_
 
         The first g-step (metric ``A = I``) does not depend on ``eta``: it is solved once
         per target and shared by every ``eta`` (with a copy of its solver state, so that
-        each path continues exactly as a fit with that ``eta`` alone). ``seed_margins``
-        (T, n), e.g. the first g-step's margins at a neighbouring ``alpha``, choose its
-        working set of rows (the result is exact whatever they are, see
+        each path continues exactly as a fit with that ``eta`` alone); it is solved for
+        every target at once by the active set from scratch (:meth:`_first_g_steps`).
+        ``seed_margins`` (T, n), e.g. the first g-step's margins at a neighbouring
+        ``alpha``, choose liblinear's working set of rows for a target where that gives up
+        (the result is exact whatever they are, see
         :func:`~mvkernels.mvml._hinge.linear_svm_working_set`); each result's
         ``"first_margins"`` holds the margins of its first g-step.
         """
@@ -545,6 +568,7 @@ mode_, nystrom_, kernels_, n_views_
         # phi_i written once; liblinear skips the zero columns of the A-steps to come
         X = np.zeros((Phi.shape[0], d + R))
         X[:, :d] = Phi
+        self._first_g_steps(problem, X, states[:T])
 
         def g_step(b: int) -> np.ndarray:
             t = b % T
@@ -553,18 +577,23 @@ mode_, nystrom_, kernels_, n_views_
             sq = np.sqrt(mets.s[b])
             if r:
                 X[:, d : d + r] = (Phi @ W) / sq
-            ref = None
-            g_old = states[b].get("g")
-            if g_old is not None:
+            g_old, m_old = states[b].get("g"), states[b].get("margins")
+
+            def ref() -> float | None:  # read only after an inexact solve
+                if g_old is None:
+                    return None
                 q_old = mets.solve([b], g_old[None])[0][0]
                 # margins do not depend on the metric (fixed weights): no product with Phi
-                ref = self._hinge_from_margins(problem, states[b]["margins"])
-                ref += alpha * float(g_old @ q_old)
+                return self._hinge_from_margins(problem, m_old) + alpha * float(g_old @ q_old)
 
-            def value(vv: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float]:
-                g = vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
+            def value(vv: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
+                return vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
+
+            def objective(g: np.ndarray, m: np.ndarray) -> float:
                 q = mets.solve([b], g[None])[0][0]
-                return g, self._hinge_from_margins(problem, m) + alpha * float(g @ q)
+                return self._hinge_from_margins(problem, m) + alpha * float(g @ q)
+
+            value.objective = objective  # type: ignore[attr-defined]
 
             def rebuild(rows: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
                 Xb = np.zeros((rows.size, X.shape[1]))
@@ -625,7 +654,10 @@ mode_, nystrom_, kernels_, n_views_
             paths[b].append(g)
             out.append(
                 dict(
-                    A=mets.dense(b),
+                    # kept structured: A = s I + W W^T (the estimator's MetricStack builds
+                    # the dense metric on access; the CV's paths never need it)
+                    A=None,
+                    metric_lowrank=(float(mets.s[b]), mets.columns(b)),
                     g=g,
                     w=w,
                     history=np.asarray(histories[b]),
@@ -639,6 +671,23 @@ mode_, nystrom_, kernels_, n_views_
                 )
             )
         return out
+
+    def _first_g_steps(self, problem: MVMLProblem, X: np.ndarray, states: list[dict]) -> None:
+        """The first g-step (``A = I``, features ``X``) of every target at once.
+
+        The targets' problems share their rows (one-vs-all): the exact active-set
+        solutions grown from scratch (:func:`~mvkernels.mvml._hinge.active_set_svm`, all
+        targets' margins from one product per correction) replace liblinear's loose run
+        and the polish of :meth:`_svm_g`, which reads them from ``state["cold"]``. Only
+        where :meth:`_svm_g` would polish (:func:`~mvkernels.mvml._hinge.polish_applies`);
+        a target whose active set fails takes the usual path.
+        """
+        Cp = svm_c_prime(self._hinge_weight(problem), self.alpha)
+        if not polish_applies(X, Cp, float(self.svm_tol)):
+            return
+        for state, exact in zip(states, active_set_svm(X, problem.Y, Cp)):
+            if exact is not None:
+                state["cold"] = exact
 
     # ------------------------------------------------------------------ hooks
     def _hinge_from_margins(self, problem: MVMLProblem, m: np.ndarray) -> float:
