@@ -73,6 +73,32 @@ def test_default_gaussian_bandwidth_is_mean_distance(rng):
     )
 
 
+def test_gaussian_gram_equals_scikit_learn_and_is_used_for_dense_views(rng, monkeypatch):
+    """The library's Gaussian Gram matrix (no per-call input checks) is scikit-learn's
+    rbf_kernel to rounding, exactly 1 on the diagonal of K(X, X), in [0, 1]; dense NumPy
+    views take it, sparse ones scikit-learn's."""
+    import scipy.sparse as sp
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    import mvkernels.kernels as kmod
+
+    X = 30.0 + rng.standard_normal((70, 9)) * np.linspace(0.1, 5.0, 9)
+    Z = X[::7] + 1e-9  # near-duplicates of rows of X
+    for A, B in ((X, Z), (X, X), (Z, X)):
+        K = kmod.gaussian_gram(A, B, 0.05)
+        np.testing.assert_allclose(K, rbf_kernel(A, B, gamma=0.05), rtol=0, atol=1e-12)
+        assert K.min() >= 0.0 and K.max() <= 1.0
+    assert np.all(np.diag(kmod.gaussian_gram(X, X, 0.05)) == 1.0)
+    k = ViewKernel("rbf", {"gamma": 0.05}).fit(X)
+    calls = []
+    real = kmod.gaussian_gram
+    monkeypatch.setattr(kmod, "gaussian_gram", lambda *a: calls.append(1) or real(*a))
+    k(X, Z)
+    assert calls == [1]
+    np.testing.assert_allclose(k(sp.csr_matrix(X), Z), rbf_kernel(X, Z, gamma=0.05), atol=1e-12)
+    assert calls == [1]
+
+
 def test_bandwidth_subsample_is_close_and_seeded(rng):
     X = rng.standard_normal((5000, 3))
     a = mean_pairwise_distance(X, max_samples=1000, random_state=1)

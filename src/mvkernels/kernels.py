@@ -213,6 +213,34 @@ def _mean_euclidean_distance(X: np.ndarray, block: int = 128) -> float:
     return total / (n * (n - 1) / 2)
 
 
+def gaussian_gram(X: np.ndarray, Z: np.ndarray, gamma: float) -> np.ndarray:
+    """``exp(-gamma ||x_i - z_j||^2)`` for dense NumPy rows already validated.
+
+    ``-gamma ||x - z||^2 = 2 gamma x^T z - gamma ||x||^2 - gamma ||z||^2`` (one BLAS
+    product, then in-place passes; clipped at 0 against rounding, and exactly 0 on the
+    diagonal when ``Z is X``), as :func:`sklearn.metrics.pairwise.rbf_kernel` computes
+    it but without its input checks, which the estimators ran once at their boundary.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import rbf_kernel
+    >>> X = np.random.default_rng(0).normal(size=(5, 3))
+    >>> bool(np.allclose(gaussian_gram(X, X[:2], 0.3), rbf_kernel(X, X[:2], gamma=0.3)))
+    True
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Z = X if Z is X else np.asarray(Z, dtype=np.float64)
+    K = X @ Z.T
+    K *= 2.0 * gamma
+    K -= gamma * np.einsum("ij,ij->i", X, X)[:, None]
+    K -= gamma * np.einsum("ij,ij->i", Z, Z)[None, :]
+    if Z is X:
+        K.flat[:: K.shape[0] + 1] = 0.0
+    np.minimum(K, 0.0, out=K)
+    return np.exp(K, out=K)
+
+
 def _is_real(v: Any) -> bool:
     return isinstance(v, (Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_))
 
@@ -358,6 +386,8 @@ class ViewKernel:
         """Kernel matrix ``(k(x_i, z_j))_{ij}`` of shape (n_x, n_z)."""
         p = self._check_fitted()
         if self.name == "rbf":
+            if type(X) is np.ndarray and type(Z) is np.ndarray:
+                return gaussian_gram(X, Z, p["gamma"])
             return rbf_kernel(X, Z, gamma=p["gamma"])
         if self.name == "laplacian":
             return laplacian_kernel(X, Z, gamma=p["gamma"])
