@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.skip_gridsearch:
         f_best = bp["bandwidth_factor"]
-        gamma0 = [p["gamma"] / f_best for p in cvest.best_kernel_params_]
+        # the input views' bandwidths (a selected joint view's parameters come last:
+        # GridSearchCV(MVMLClassifier) searches no joint view)
+        gamma0 = [p["gamma"] / f_best for p in cvest.best_kernel_params_[: len(views)]]
         kparams = [[{"gamma": f * g} for g in gamma0] for f in grid["bandwidth_factors"]]
         param_grid = {
             "alpha": list(grid["alphas"]),
