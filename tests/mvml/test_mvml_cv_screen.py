@@ -21,10 +21,12 @@ def _views(rng, n=90):
     return Xs, y
 
 
-def test_ridge_loo_outputs_equal_refits_without_each_row(rng):
+@pytest.mark.parametrize("n, d", [(25, 8), (12, 30)])
+def test_ridge_loo_outputs_equal_refits_without_each_row(rng, n, d):
     """The leave-one-out identity: every row's output equals a refit without that row of
-    MVML_I's g-step, g = (M + alpha I)^{-1} b with M = C / v^2, b = c / v, output u g / v."""
-    n, d, v = 25, 8, 2
+    MVML_I's g-step, g = (M + alpha I)^{-1} b with M = C / v^2, b = c / v, output u g / v
+    (more rows than features, and fewer: the n x n factorisation)."""
+    v = 2
     U, Y = rng.standard_normal((n, d)), rng.standard_normal((n, 3))
     alphas = np.array([1e-3, 0.3, 5.0])
     loo = ridge_loo_outputs(U, Y, alphas, n_blocks=v)

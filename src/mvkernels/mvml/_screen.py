@@ -81,10 +81,19 @@ def ridge_loo_outputs(
     >>> bool(np.allclose(loo[0, 0], U[0] @ g))
     True
     """
-    s, Q = robust_eigh(U.T @ U, what="feature Gram matrix U^T U")
-    s = np.maximum(s, 0.0)
-    P = U @ Q
-    PY = P.T @ Y  # (d, T)
+    n, d = U.shape
+    if n < d:
+        # fewer rows than features: the same P from the n x n side, U U^T = V diag(s) V^T
+        # and U Q = V diag(sqrt(s)) (the directions of U^T U's null space give zero columns
+        # of P, which add nothing to the hat matrix): an n^3 instead of a d^3 factorisation
+        s, V = robust_eigh(U @ U.T, what="row Gram matrix U U^T")
+        s = np.maximum(s, 0.0)
+        P = V * np.sqrt(s)
+    else:
+        s, Q = robust_eigh(U.T @ U, what="feature Gram matrix U^T U")
+        s = np.maximum(s, 0.0)
+        P = U @ Q
+    PY = P.T @ Y  # (min(n, d), T)
     inv = 1.0 / (s[None, :] + np.asarray(alphas, dtype=np.float64)[:, None] * n_blocks**2)
     H = (P * P) @ inv.T  # (n, m): diagonal of the hat matrix per alpha
     fitted = np.stack([P @ (w[:, None] * PY) for w in inv])  # (m, n, T)
