@@ -296,3 +296,35 @@ def test_hinge_screen_picks_the_exhaustive_bandwidth_on_digits():
     assert np.isfinite(scr.cv_results_["mean_test_score"]).sum() == 12
     assert scr.best_params_ == full.best_params_
     assert scr.best_score_ == pytest.approx(full.best_score_, abs=1e-12)
+
+
+def test_folds_with_fewer_rows_than_features_use_the_row_space(rng, monkeypatch):
+    """When a fold has fewer training rows than features, its dense-metric paths run in the
+    span of the fold Gram matrix's nonzero eigenvectors (n x n factorisation): the same
+    cross-validation scores as the full d x d eigenbasis, and the factorisation is used."""
+    from mvkernels.mvml._lowrank import SharedSpectrum
+
+    Xs, y = _views(rng, n=60)
+    kw = dict(
+        alphas=[1e-2, 1.0],
+        etas=[0.1, 1.0],
+        bandwidth_factors=[1.0],
+        max_iter=3,
+        cv=3,
+        n_landmarks=40,
+        random_state=0,
+    )  # 2 views x 40 landmarks (+ 40 joint) > 40 training rows per fold
+    calls = []
+    real = SharedSpectrum.from_rows.__func__
+    monkeypatch.setattr(
+        SharedSpectrum, "from_rows", classmethod(lambda c, R: calls.append(R.shape) or real(c, R))
+    )
+    got = MVMLRegressorCV(**kw).fit(Xs, y).cv_results_["mean_test_score"]
+    assert calls and all(r < d for r, d in calls)
+    monkeypatch.setattr(
+        SharedSpectrum, "from_rows", classmethod(lambda c, R: c.from_matrix(R.T @ R))
+    )
+    ref = MVMLRegressorCV(**kw).fit(Xs, y).cv_results_["mean_test_score"]
+    scored = np.isfinite(ref)
+    assert scored.sum() > 4
+    np.testing.assert_allclose(got[scored], ref[scored], rtol=1e-9, atol=1e-10)

@@ -125,6 +125,31 @@ def test_batched_path_equals_separate_problems(rng):
         np.testing.assert_allclose(batch.history[i], one.history[0], rtol=1e-12)
 
 
+def test_path_in_the_row_space_equals_the_full_eigenbasis(rng):
+    """Fewer rows than features: the spectrum from the n x n side (nonzero eigenpairs of
+    M = R^T R only) and the path run in that basis with dim=d give the same g-step path,
+    metric and objectives as the full d x d eigenbasis (the metric is s I on M's null
+    space, which counts in ||A||_F^2: without dim=d the objectives differ)."""
+    n, d = 15, 40
+    R = rng.standard_normal((n, d))
+    B = rng.standard_normal((4, n)) @ R  # b = R^T y: in M's range, as c = U^T y is
+    alphas, etas = np.array([0.01, 0.1, 1.0, 10.0]), np.array([0.1, 1.0, 0.01, 3.0])
+    small = SharedSpectrum.from_rows(R)
+    assert small.Q.shape == (d, n)
+    np.testing.assert_allclose(small.Q.T @ small.Q, np.eye(n), atol=1e-10)
+    np.testing.assert_allclose((small.Q * small.lam) @ small.Q.T, R.T @ R, atol=1e-10)
+    full = SharedSpectrum.from_matrix(R.T @ R)
+    kw = dict(max_iter=6, record_path=True)
+    ref = dense_metric_path(full.lam, full.rotate(B), np.ones(4) * 9, alphas, etas, **kw)
+    got = dense_metric_path(small.lam, small.rotate(B), np.ones(4) * 9, alphas, etas, dim=d, **kw)
+    for i in range(4):
+        assert _rel(small.unrotate(got.path[i]), full.unrotate(ref.path[i])) < 1e-8
+        assert _rel(got.metric(small.Q, i), ref.metric(full.Q, i)) < 1e-8
+        np.testing.assert_allclose(got.history[i], ref.history[i], rtol=1e-9)
+    wrong = dense_metric_path(small.lam, small.rotate(B), np.ones(4) * 9, alphas, etas, **kw)
+    assert not np.allclose(wrong.history[0], ref.history[0], rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "kw", [dict(metric="sparse"), dict(learn_weights=True), dict(n_landmarks=None)]
 )

@@ -842,6 +842,8 @@ class _MVMLCVBase(BaseEstimator):
         nys, U_all = fitted if fitted is not None else (self._fit_map(S, kernel_params), None)
         dask_input = views_kind(Xs) == "dask"
         n = Xs[0].shape[0]
+        if U_all is None and not dask_input:  # in memory: every row's features, once
+            U_all = nys.transform(Xs)
         # held-out parts: features (for scoring) and statistics, each row read once
         test_U, test_mom = [], []
         for _, te in splits:
@@ -888,7 +890,10 @@ class _MVMLCVBase(BaseEstimator):
                 Xtr = take_rows(Xj, tr)
                 if self._base_class is MVMLSVC and dask_input:  # the hinge loss needs the rows
                     problem.U = np.asarray(nys_j.transform(Xtr).compute())
-                GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K)
+                rows = None
+                if U_all is not None and tr.size < U_te.shape[1]:  # fewer rows than features
+                    rows = U_all[tr] if U_te.shape[1] == U_all.shape[1] else U_all[tr, :d_in]
+                GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
                 U = U_te if basis is None else U_te @ basis
                 GW = GW.reshape(-1, *GW.shape[-2:])
                 sc = self._candidate_scores(U, y_score[te], GW, scorer)
@@ -926,10 +931,15 @@ class _MVMLCVBase(BaseEstimator):
         alphas: np.ndarray,
         etas: np.ndarray,
         K: int,
+        rows: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Weighted coefficients ``w (.) g`` of every candidate on one fold, shape
         ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in (``Q``: the
-        decision values are ``(U Q) @ coef``; None: the feature basis)."""
+        decision values are ``(U Q) @ coef``; None: the feature basis). ``rows``: the
+        fold's training features when it has fewer rows than features; the learned dense
+        metric's path then runs in the span of ``M``'s nonzero eigenvectors, factorised
+        from the n x n side (:meth:`SharedSpectrum.from_rows`), ``Q`` d x k with
+        ``k <= n``."""
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         out = np.zeros((alphas.size, etas.size, K, T, d))
         if self._fast_path():
@@ -942,7 +952,11 @@ class _MVMLCVBase(BaseEstimator):
                     G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
                     out[:, 0, 0] = G * problem.weight_vector(w)
                     return out, None
-                spec = SharedSpectrum.from_matrix(M)
+                spec = (
+                    SharedSpectrum.from_matrix(M)
+                    if rows is None
+                    else SharedSpectrum.from_rows(rows * problem.weight_vector(w))
+                )
                 Bb = spec.rotate(B)
                 a_g, e_g, t_g = np.meshgrid(alphas, etas, np.arange(T), indexing="ij")
                 path = dense_metric_path(
@@ -956,9 +970,11 @@ class _MVMLCVBase(BaseEstimator):
                     tol=None,
                     step_size=self.step_size,
                     record_path=True,
+                    dim=d,
                 )
                 # uniform weights: w (.) g = g / v in any orthonormal basis (eigenbasis here)
-                P = path.path.reshape(alphas.size, etas.size, T, K, d).transpose(0, 1, 3, 2, 4)
+                k = spec.Q.shape[1]
+                P = path.path.reshape(alphas.size, etas.size, T, K, k).transpose(0, 1, 3, 2, 4)
                 return P / v, spec.Q
         # reference solver on the fold statistics (sparse, learned weights, hinge loss)
         if self._base_class is MVMLSVC:
@@ -1470,8 +1486,10 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         alphas: np.ndarray,
         etas: np.ndarray,
         K: int,
+        rows: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
-        """As :meth:`_MVMLCVBase._fold_paths`; the learned dense metric runs every ``eta``
+        """As :meth:`_MVMLCVBase._fold_paths` (``rows`` unused: the hinge loss works in the
+        feature basis); the learned dense metric runs every ``eta``
         of an ``alpha`` as one batch (:meth:`MVMLSVC._dense_paths`), sharing the first
         g-step. Other variants (sparse metric, learned weights, fixed metrics) run the
         estimator's solver per candidate on the same fold features."""

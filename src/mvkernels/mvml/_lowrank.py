@@ -66,6 +66,19 @@ class SharedSpectrum:
         lam, Q = robust_eigh(M, what="weighted feature Gram matrix D_w C D_w")
         return cls(Q=Q, lam=np.maximum(lam, 0.0))
 
+    @classmethod
+    def from_rows(cls, R: np.ndarray) -> SharedSpectrum:
+        """The spectrum of ``M = R^T R`` from the rows ``R`` (n x d, ``n < d``) by the
+        n x n side: ``R R^T = V diag(s) V^T`` gives ``M``'s nonzero eigenvalues ``s`` and
+        eigenvectors ``R^T V diag(s)^{-1/2}``. Only the eigenvalues above ``n eps
+        max(s)`` are kept (the others are rounding of zero), so ``Q`` is d x k with
+        ``k <= n``: an ``O(n^2 d + n^3)`` instead of ``O(d^3)`` factorisation, for
+        :func:`dense_metric_path` with ``dim=d``."""
+        s, V = robust_eigh(R @ R.T, what="weighted row Gram matrix")
+        keep = s > R.shape[0] * np.finfo(float).eps * max(float(s[-1]), 0.0)
+        s, V = s[keep], V[:, keep]
+        return cls(Q=(R.T @ V) / np.sqrt(s), lam=s)
+
     def rotate(self, B: np.ndarray) -> np.ndarray:
         """``Q^T b`` for each row ``b`` of ``B`` (shape (k, d))."""
         return B @ self.Q
@@ -290,10 +303,15 @@ class LowRankMetrics:
     gram: np.ndarray
     r: int
     mu_next: np.ndarray
+    #: dimension of the metrics when the vectors live in a basis of a subspace holding
+    #: every ``g`` and ``q`` (a truncated eigenbasis): the metric is ``s I`` on the rest,
+    #: which counts in ``||A||_F^2``; None: the basis is the whole space
+    full_dim: int | None = None
 
     @classmethod
-    def identity(cls, n: int, d: int, max_rank: int) -> LowRankMetrics:
-        """``n`` identity metrics of size ``d`` with room for ``max_rank`` A-steps."""
+    def identity(cls, n: int, d: int, max_rank: int, full_dim: int | None = None) -> LowRankMetrics:
+        """``n`` identity metrics of size ``d`` (``full_dim`` when ``d`` is the dimension
+        of a subspace basis) with room for ``max_rank`` A-steps."""
         return cls(
             s=np.ones(n),
             WT=np.zeros((n, max_rank, d)),
@@ -302,11 +320,13 @@ class LowRankMetrics:
             r=0,
             # NaN: no accepted step yet ("None" in metric_step's caller)
             mu_next=np.full(n, np.nan),
+            full_dim=full_dim,
         )
 
     @property
     def dim(self) -> int:
-        return self.WT.shape[2]
+        """Dimension of the metrics (``full_dim`` when set, else the basis')."""
+        return self.WT.shape[2] if self.full_dim is None else int(self.full_dim)
 
     def columns(self, i: int) -> np.ndarray:
         """``W`` of metric ``i``, shape (d, r)."""
@@ -317,7 +337,7 @@ class LowRankMetrics:
         W = self.columns(i)
         if Q is not None:
             W = Q @ W
-        return sym(self.s[i] * np.eye(self.dim) + W @ W.T)
+        return sym(self.s[i] * np.eye(W.shape[0]) + W @ W.T)
 
     def min_eigenvalue(self, i: int) -> float:
         """Smallest eigenvalue of ``s I + W W^T`` (``s`` unless ``W`` has full row rank)."""
@@ -470,6 +490,7 @@ def dense_metric_path(
     tol: float | None = None,
     step_size: float | str = "auto",
     record_path: bool = False,
+    dim: int | None = None,
 ) -> LowRankPath:
     """Algorithm 1 with the dense metric (eq. 15-16) for a batch of problems.
 
@@ -487,6 +508,12 @@ def dense_metric_path(
         As the estimators' parameters (``tol=None``: run ``max_iter`` iterations).
     record_path : bool
         Keep the g-step solution of every outer iteration (``LowRankPath.path``).
+    dim : int, optional
+        Dimension of the feature space when ``Q`` holds only the eigenvectors of the
+        nonzero eigenvalues of ``M`` (``d < dim``, :meth:`SharedSpectrum.from_rows`): every
+        ``b``, hence every ``g`` and ``q = A^{-1} g``, lies in their span, so the path runs
+        in that basis and the metric is ``s I`` on the null space of ``M``, whose
+        ``dim - d`` directions still count in ``||A||_F^2``. None: ``d``.
 
     Notes
     -----
@@ -499,7 +526,7 @@ def dense_metric_path(
     alpha, eta, yy = (
         np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)).copy() for x in (alpha, eta, yy)
     )
-    mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps)
+    mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps, full_dim=dim)
     state = _PathState.start(n, d, max_iter, record_path)
     for it in range(max_iter):
         idx = state.idx
@@ -599,7 +626,7 @@ def _final_path(
         state.path[np.arange(n), state.n_iter - 1] = G
     W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
     quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
-    obj = _data_loss(lam, Bb, yy, G) + alpha * quad + eta * _frob2(s, gram, d)
+    obj = _data_loss(lam, Bb, yy, G) + alpha * quad + eta * _frob2(s, gram, mets.dim)
     for i in range(n):
         state.histories[i].append(float(obj[i]))
     return LowRankPath(
