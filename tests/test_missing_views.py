@@ -404,8 +404,8 @@ def test_complete_fit_statistics_are_the_features_moments(metric):
 # ----------------------------------------------------------------------------- reduced models
 def test_reduced_searches_start_from_the_search_of_all_the_views(digits):
     """Each reduced model keeps the chosen bandwidth factor (its views' kernels are those
-    of the model of all the views), joint-view choice and eta; its alpha is the chosen one
-    or a grid neighbour; it equals the restricted search on REDUCED_CV_FOLDS folds (cv=5
+    of the model of all the views) and eta, and no joint view for a single view; its alpha
+    is the chosen one or a grid neighbour; it equals the restricted search on REDUCED_CV_FOLDS folds (cv=5
     given); patterns searched in parallel threads (n_jobs=2) give the same outputs."""
     from mvkernels.mvml._reduced import REDUCED_CV_FOLDS, reduced_search_params
 
@@ -422,7 +422,7 @@ def test_reduced_searches_start_from_the_search_of_all_the_views(digits):
         views = np.flatnonzero(pat)
         assert model.eta == best["eta"]
         assert abs(np.log10(model.alpha / best["alpha"])) <= 1 + 1e-12  # a grid neighbour
-        assert model.joint_view == (best["joint_view"] if views.size > 1 else False)
+        assert views.size > 1 or model.joint_view is False
         gammas = [p["gamma"] for p in model.kernel_params_[: views.size]]
         np.testing.assert_allclose(gammas, [full_gammas[l] for l in views], rtol=1e-12)
     pat = max(models, key=lambda p: (mask == np.asarray(p)).all(axis=1).sum())

@@ -50,7 +50,6 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 
 from .._validation import observed_mask
-from ._joint import JOINT_ONLY
 from ._screen import alpha_window
 
 __all__ = ["MAX_REDUCED_MODELS", "REDUCED_CV_FOLDS", "fit_reduced_models", "reduced_outputs"]
@@ -66,20 +65,17 @@ REDUCED_CV_FOLDS = 3
 
 def reduced_search_params(cv_est: Any, n_views: int) -> dict:
     """Parameters of the search of a pattern of ``n_views`` views, from the fitted search of
-    all the views ``cv_est``: its bandwidth factor, joint-view choice and ``eta`` fixed,
-    ``alphas`` its chosen ``alpha`` and the grid neighbours (:func:`~._screen.alpha_window`).
-    """
+    all the views ``cv_est``: its bandwidth factor and ``eta`` fixed, ``alphas`` its chosen
+    ``alpha`` and the grid neighbours (:func:`~._screen.alpha_window`); the joint-view
+    options stay those of ``cv_est`` (none for a single view)."""
     best = cv_est.best_params_
     alphas = cv_est._grid(cv_est.alphas, cv_est._default_alphas, "alphas")
     params: dict = {
         "bandwidth_factors": [best["bandwidth_factor"]],
         "alphas": alphas[alpha_window(alphas, np.flatnonzero(alphas == best["alpha"])[:1])],
     }
-    joint = cv_est.best_joint_view_
     if n_views == 1:  # no joint view of a single view
         params["joint_view"] = False
-    elif joint != JOINT_ONLY and "joint_view" in best:
-        params["joint_view"] = bool(joint)
     if "eta" in best:
         params["etas"] = [best["eta"]]
     return params
