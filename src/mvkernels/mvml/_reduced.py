@@ -16,22 +16,23 @@ distorted by the training rows where other views were completed. Assumption: vie
 missing at random (the pattern carries no information about the label).
 
 The reduced models' search starts from the search of all the views. A reduced model
-keeps that model's bandwidth factor, joint-view choice and ``eta`` (what the data of all
-the views chose them on), and cross-validates only ``alpha`` (the chosen ``alpha`` and
-its grid neighbours, :func:`~._screen.alpha_window`) and the number of iterations, on
-:data:`REDUCED_CV_FOLDS` folds: fewer views on fewer rows change the amount of
-regularisation that fits, the kernels and the metric's scale much less. One pair and
-three ``alpha`` values need no screen, so a reduced search costs one Nystrom map, its
-features and one eigendecomposition with one batched metric path per fold, plus the
-refit: about ``REDUCED_CV_FOLDS + 1`` model fits, against ``5`` screened bandwidth
-factors times 2 joint-view options, ``2 x 2`` finalist pairs on 5 folds for a full
-search on each pattern (measured on digits cut into 4 views, 30 % missing: 14 reduced
-models, the whole fit about 4 times cheaper, and as accurate on the benchmark of
-incomplete views). Searching every pattern's full grid instead chose other bandwidths
-and joint-view options but did not predict better; reusing the map of all the views'
-landmark counts for every pattern (so that maps and moments could be shared between
-patterns) lost accuracy: a pattern of ``u`` views gets ``budget / u`` landmarks per
-view under ``n_landmarks="auto"``, the capacity its model needs.
+keeps that search's bandwidth factor and ``eta`` (a factor scales each view's own
+bandwidth heuristic, so a view's kernel is the same in every model that contains it) and
+cross-validates what fewer views on fewer rows change: ``alpha`` (the chosen value and
+its grid neighbours, :func:`~._screen.alpha_window`), the joint view of the observed
+views or none, and the number of iterations, on ``min(cv, REDUCED_CV_FOLDS)`` folds
+(:func:`reduced_search_params`). With one bandwidth factor nothing is screened: a reduced
+search costs one Nystrom map and its features, per fold one eigendecomposition and one
+batched metric path per joint-view option, and the refit; an unrestricted search on each
+pattern (every factor and joint-view option screened, 4 finalist pairs on 5 folds) cost
+about 4 times as much on digits cut into 4 views at 30 % missing, without better test
+accuracy on uWave and digits. Measured and not kept: fixing the joint-view choice as
+well, or letting the screen choose it (about a point lower on uWave at 50 % missing);
+refitting with all of the chosen hyperparameters and no search (cheaper still, but
+1.5 points lower there); every pattern at the landmark count of the model of all the
+views, so that Nystrom maps and moments could be shared between patterns (lower
+accuracy on digits at 50 %: under ``n_landmarks="auto"`` a pattern of ``u`` views gets
+``budget / u`` landmarks per view, the capacity its model needs).
 
 Cost: one such search per distinct pattern of observed views among the training rows
 (at most ``2^v - 2``, and at most :data:`MAX_REDUCED_MODELS`: the most frequent
