@@ -404,9 +404,10 @@ def test_complete_fit_statistics_are_the_features_moments(metric):
 # ----------------------------------------------------------------------------- reduced models
 def test_reduced_searches_start_from_the_search_of_all_the_views(digits):
     """Each reduced model keeps the chosen bandwidth factor (its views' kernels are those
-    of the model of all the views) and eta, and no joint view for a single view; its alpha
-    is the chosen one or a grid neighbour; it equals the restricted search on REDUCED_CV_FOLDS folds (cv=5
-    given); patterns searched in parallel threads (n_jobs=2) give the same outputs."""
+    of the model of all the views) and eta, and no joint view for a single view; its
+    alpha is the chosen one or a grid neighbour; it equals the restricted search on
+    REDUCED_CV_FOLDS folds (cv=5 given); patterns searched in parallel threads (n_jobs=2)
+    give the same outputs."""
     from mvkernels.mvml._reduced import REDUCED_CV_FOLDS, reduced_search_params
 
     Xtr, ytr, Xte, yte, v = digits
