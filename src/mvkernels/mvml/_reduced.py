@@ -23,13 +23,15 @@ its grid neighbours, :func:`~._screen.alpha_window`), the joint view of the obse
 views or none, and the number of iterations, on ``min(cv, REDUCED_CV_FOLDS)`` folds
 (:func:`reduced_search_params`). With one bandwidth factor nothing is screened: a reduced
 search costs one Nystrom map and its features, per fold one eigendecomposition and one
-batched metric path per joint-view option, and the refit; an unrestricted search on each
-pattern (every factor and joint-view option screened, 4 finalist pairs on 5 folds) cost
-about 4 times as much on digits cut into 4 views at 30 % missing, without better test
-accuracy on uWave and digits. Measured and not kept: fixing the joint-view choice as
-well, or letting the screen choose it (about a point lower on uWave at 50 % missing);
-refitting with all of the chosen hyperparameters and no search (cheaper still, but
-1.5 points lower there); every pattern at the landmark count of the model of all the
+batched metric path per joint-view option, and the refit. Measured on the benchmark of
+incomplete views (uWave, 3 views; digits cut into 4 views; one core): with an unrestricted
+search on each pattern (every factor and joint-view option screened, 4 finalist pairs on
+5 folds) the whole fit cost about 4 times as much on digits at 30 % missing (61 against
+15 CPU seconds), for test accuracies within 0.3 points above and 0.8 points below these
+at 10 to 50 % missing. Measured and not kept: fixing the joint-view choice as well, or
+letting the screen choose it (1.1 points lower on uWave at 50 % missing); refitting with
+all of the chosen hyperparameters and no search (cheaper still, but 1.2 points lower
+there); every pattern at the landmark count of the model of all the
 views, so that Nystrom maps and moments could be shared between patterns (lower
 accuracy on digits at 50 %: under ``n_landmarks="auto"`` a pattern of ``u`` views gets
 ``budget / u`` landmarks per view, the capacity its model needs).
