@@ -12,8 +12,9 @@ Pipelines (each fitted on the training part, scored by test accuracy):
 
 * ``native``: ``MVMLClassifierCV(views=...)`` on the incomplete views (default
   ``missing_views="reduced"``: a sample is predicted by the model of its observed views,
-  one cross-validated model per pattern of observed views; missing feature blocks of the
-  training rows completed by their conditional expectation in the Nystrom feature space);
+  one cross-validated model per pattern of observed views, its search started from the
+  search of all the views; missing feature blocks of the training rows completed by their
+  conditional expectation in the Nystrom feature space);
 * ``{mean, knn, iterative} + SVC``: ``SimpleImputer``, ``KNNImputer`` or
   ``IterativeImputer`` on the concatenated columns, then
   ``GridSearchCV(SVC(), {"C": [0.1, 1, 10, 100], "gamma": [s/4, s, 4s]}, cv=5)`` with

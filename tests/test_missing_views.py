@@ -399,3 +399,48 @@ def test_complete_fit_statistics_are_the_features_moments(metric):
     Xt[0][:100] = np.nan  # view 0 missing for a third of the test rows
     for m in models:
         assert m.score(Xt, y[600:900]) > 0.7  # chance is 0.1
+
+
+# ----------------------------------------------------------------------------- reduced models
+def test_reduced_searches_start_from_the_search_of_all_the_views(digits):
+    """Each reduced model keeps the chosen bandwidth factor (its views' kernels are those
+    of the model of all the views) and eta, and no joint view for a single view; its
+    alpha is the chosen one or a grid neighbour; it equals the restricted search on
+    REDUCED_CV_FOLDS folds (cv=5 given); patterns searched in parallel threads (n_jobs=2)
+    give the same outputs."""
+    from mvkernels.mvml._reduced import REDUCED_CV_FOLDS, reduced_search_params
+
+    Xtr, ytr, Xte, yte, v = digits
+    Xtr, ytr = Xtr[:240], ytr[:240]
+    Atr, mask = _missing(Xtr, v, 0.3, 4)
+    Ate, mte = _missing(Xte, v, 0.3, 5)
+    kw = dict(views=v, random_state=0, alphas=[1e-3, 1e-2, 1e-1, 1.0], etas=[1e-2, 1.0], max_iter=2)
+    cv = MVMLClassifierCV(cv=5, n_jobs=2, **kw).fit(Atr, ytr)
+    best, models = cv.best_params_, cv.best_estimator_.reduced_models_
+    assert len(models) > 4
+    full_gammas = [p["gamma"] for p in cv.best_estimator_.kernel_params_]
+    for pat, model in models.items():
+        views = np.flatnonzero(pat)
+        assert model.eta == best["eta"]
+        assert abs(np.log10(model.alpha / best["alpha"])) <= 1 + 1e-12  # a grid neighbour
+        assert views.size > 1 or model.joint_view is False
+        gammas = [p["gamma"] for p in model.kernel_params_[: views.size]]
+        np.testing.assert_allclose(gammas, [full_gammas[l] for l in views], rtol=1e-12)
+    pat = max(models, key=lambda p: (mask == np.asarray(p)).all(axis=1).sum())
+    views = np.flatnonzero(pat)
+    rows = mask[:, views].any(axis=1)
+    bounds = np.cumsum([0] + v)
+    Xv = [Atr[:, bounds[l] : bounds[l + 1]] for l in range(len(v))]
+    params = {**kw, "views": None, "cv": REDUCED_CV_FOLDS, "missing_views": "complete"}
+    params.update(reduced_search_params(cv, views.size))
+    ref = MVMLClassifierCV(**params).fit([Xv[l][rows] for l in views], ytr[rows])
+    sel = np.flatnonzero((mte == np.asarray(pat)).all(axis=1))
+    assert sel.size > 0
+    Tv = [Ate[sel][:, bounds[l] : bounds[l + 1]] for l in views]
+    np.testing.assert_allclose(
+        cv.decision_function(Ate[sel]), ref.decision_function(Tv), rtol=0, atol=1e-10
+    )
+    serial = MVMLClassifierCV(cv=5, **kw).fit(Atr, ytr)
+    np.testing.assert_allclose(
+        serial.decision_function(Ate), cv.decision_function(Ate), rtol=0, atol=1e-10
+    )

@@ -29,10 +29,13 @@ def _data(rng, n=120):
 
 @pytest.mark.parametrize("estimator", ["regressor", "classifier"])
 def test_reduced_model_equals_a_search_on_the_observed_views(rng, estimator):
-    """A test row whose observed views are O gets exactly the outputs of the same search
-    run on the views O alone over the training rows observing any of them
-    (missing_views="complete" there); complete test rows get the model of all the views,
-    which is the missing_views="complete" model."""
+    """A test row whose observed views are O gets exactly the outputs of the search run on
+    the views O alone over the training rows observing any of them (missing_views=
+    "complete" there), restricted by the search of all the views (reduced_search_params,
+    REDUCED_CV_FOLDS folds); complete test rows get the model of all the views, which is
+    the missing_views="complete" model."""
+    from mvkernels.mvml._reduced import REDUCED_CV_FOLDS, reduced_search_params
+
     Xs, y, mask = _data(rng)
     if estimator == "classifier":
         y = np.digitize(y, [0.3, 1.2])
@@ -50,7 +53,9 @@ def test_reduced_model_equals_a_search_on_the_observed_views(rng, estimator):
     pat = (True, False, True)
     views = np.flatnonzero(pat)
     rows = tr[mask[tr][:, views].any(axis=1)]
-    sub = cls(random_state=0, missing_views="complete", **KW).fit(
+    restricted = {**KW, "cv": min(KW["cv"], REDUCED_CV_FOLDS)}
+    restricted.update(reduced_search_params(red, views.size))
+    sub = cls(random_state=0, missing_views="complete", **restricted).fit(
         [Xs[l][rows] for l in views], y[rows]
     )
     sel = np.flatnonzero((mask[te] == pat).all(axis=1))

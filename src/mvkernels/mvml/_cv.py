@@ -1216,8 +1216,9 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     missing_views : {"reduced", "complete"}, default="reduced"
         How samples with missing views (NaN rows) are predicted when the training rows
         have missing views. ``"reduced"``: a sample whose observed views are ``O`` is
-        predicted by the model of the views ``O`` alone, fitted (with its own search) on
-        the training rows that observe any of them, one model per pattern of observed
+        predicted by the model of the views ``O`` alone, fitted (with its own search,
+        started from this one: its bandwidth factor and ``eta`` kept, ``alpha`` near its
+        choice) on the training rows that observe any of them, one model per pattern of observed
         views present in the training rows (:mod:`mvkernels.mvml._reduced`; kept as
         ``best_estimator_.reduced_models_``); complete samples, and patterns no training
         row had, by the model of all the views. ``"complete"``: every sample by the model
