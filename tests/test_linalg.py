@@ -53,6 +53,29 @@ def test_full_spectrum_tries_evd_first_then_evr(spd, monkeypatch):
     np.testing.assert_allclose((V * w) @ V.T, spd, atol=1e-10 * np.abs(spd).max())
 
 
+def test_a_wrapper_error_of_another_type_falls_back_too(spd, monkeypatch):
+    """SciPy 1.10's f2py wrapper of dsyevd fails on a 1 x 1 matrix with its own error type
+    (not a LinAlgError): the next driver runs."""
+
+    class WrapperError(Exception):
+        pass
+
+    real = linalg.eigh
+    calls: list = []
+
+    def eigh(a, *args, **kw):
+        calls.append(kw.get("driver"))
+        if kw.get("driver") == "evd":
+            raise WrapperError("lwork>=... failed for 3rd keyword lwork: dsyevd:lwork=1")
+        return real(a, *args, **kw)
+
+    monkeypatch.setattr(L.linalg, "eigh", eigh)
+    w, V = L.robust_eigh(np.array([[4.0]]))
+    assert calls == ["evd", "evr"] and w.tolist() == [4.0] and abs(V[0, 0]) == 1.0
+    w, V = L.robust_eigh(spd)
+    np.testing.assert_allclose((V * w) @ V.T, spd, atol=1e-10 * np.abs(spd).max())
+
+
 def test_subset_falls_back_to_the_full_spectrum_sliced(spd, monkeypatch):
     calls: list = []
     monkeypatch.setattr(L.linalg, "eigh", _failing({"evr"}, calls))
