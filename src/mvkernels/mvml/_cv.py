@@ -851,12 +851,12 @@ class _MVMLCVBase(BaseEstimator):
         # held-out parts: features (for scoring) and statistics, each row read once
         test_U, test_mom = [], []
         for _, te in splits:
-            if dask_input:
+            if U_all is None:  # Dask views
                 Xte = take_rows(Xs, te)
                 test_U.append(nys.transform(Xte))
                 test_mom.append(nys.moments(Xte, Y[te]).symmetrize())
             else:
-                U = nys.transform(take_rows(Xs, te)) if U_all is None else U_all[te]
+                U = U_all[te]
                 test_U.append(U)
                 test_mom.append(FeatureMoments.from_features(U, Y[te]))
         all_te = np.sort(np.concatenate([te for _, te in splits]))
