@@ -445,18 +445,10 @@ def _settle_active_set(
 ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """:func:`polish_active_set` on the rows given: ``(v, a, corrections used)`` once the
     KKT conditions hold on these rows within ``rounds`` corrections, else None (see
-    :func:`_correct_sets` for ``max_add``)."""
-    for used in range(rounds + 1):
-        solved = _solve_sets(X, y, C, at_c, free)
-        if solved is None:
-            return None
-        v, idx, a_free = solved
-        done = _correct_sets(y * (X @ v), idx, a_free, at_c, free, C, eps, max_add, X.shape[1])
-        if done is None:
-            return None
-        if done:
-            return v, _multipliers(at_c, idx, a_free, C), used
-    return None
+    :func:`_correct_sets` for ``max_add``): :func:`_settle_active_sets` for one problem
+    (``at_c`` and ``free`` updated in place through their row views)."""
+    [settled] = _settle_active_sets(X, y[:, None], C, at_c[None], free[None], rounds, eps, max_add)
+    return None if settled is None else settled[:3]
 
 
 def _free_solve(XF: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
@@ -546,12 +538,12 @@ def _settle_active_sets(
     eps: float,
     max_add: int | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None]:
-    """The corrections of :func:`_settle_active_set` for the columns of ``Y`` (problems on
-    the same rows ``X``) in lockstep: one product ``X V`` gives the margins of every
-    problem per correction. ``at_c``, ``free`` (K, n) are updated in place. Returns per
-    problem ``(v, a, corrections used, margins)`` once the KKT conditions hold on every
-    row within ``rounds`` corrections, else None (see :func:`_correct_sets` for
-    ``max_add``; ``F`` never has more rows than ``X`` has columns)."""
+    """The KKT corrections for the columns of ``Y`` (problems on the same rows ``X``) in
+    lockstep: one product ``X V`` gives the margins of every problem per correction.
+    ``at_c``, ``free`` (K, n) are updated in place. Returns per problem ``(v, a,
+    corrections used, margins)`` once the KKT conditions hold on every row within
+    ``rounds`` corrections, else None (see :func:`_correct_sets` for ``max_add``; ``F``
+    never has more rows than ``X`` has columns)."""
     K = Y.shape[1]
     YT = np.ascontiguousarray(Y.T)
     out: list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None] = [None] * K
