@@ -364,13 +364,14 @@ mode_, nystrom_, kernels_, n_views_
         X: np.ndarray,
         state: dict,
         value: Any,
+        objective: Any,
         ref: Any,
         c_scale: float = 1.0,
         rebuild: Any = None,
     ) -> np.ndarray:
         """liblinear on the features ``X = F^T phi_i`` of target ``t``; returns ``v``.
 
-        ``value(v) -> g`` and ``value.objective(g, m)`` with ``m`` the margins
+        ``value(v) -> g`` and ``objective(g, m)`` with ``m`` the margins
         ``y_i <x_i, v>`` of all rows (the hinge loss is ``C sum max(0, 1 - m)``). If an
         inexact ``g`` (liblinear's alone) does not improve the objective on ``ref()`` (the
         previous ``g`` under the current metric, or None; possible when the solver stops at
@@ -428,7 +429,7 @@ mode_, nystrom_, kernels_, n_views_
             if dual is not None or tol <= 1e-8:
                 break  # an exact solution (dual) is the minimiser: no tighter tolerance
             r = ref() if ref is not None else None
-            if r is None or value.objective(g, margins) <= r + 1e-12 * abs(r):
+            if r is None or objective(g, margins) <= r + 1e-12 * abs(r):
                 break
             tol *= 0.1
         state["g"] = g
@@ -477,8 +478,7 @@ mode_, nystrom_, kernels_, n_views_
         def objective(g: np.ndarray, m: np.ndarray) -> float:
             return self._hinge_from_margins(problem, m) + self.alpha * factor.quad(g)
 
-        value.objective = objective  # type: ignore[attr-defined]
-        return self._svm_g(problem, t, X, state, value, ref)
+        return self._svm_g(problem, t, X, state, value, objective, ref)
 
     # ------------------------------------------------------------------ structured
     def _structured_applies(self, problem: MVMLProblem) -> bool:
@@ -593,8 +593,6 @@ mode_, nystrom_, kernels_, n_views_
                 q = mets.solve([b], g[None])[0][0]
                 return self._hinge_from_margins(problem, m) + alpha * float(g @ q)
 
-            value.objective = objective  # type: ignore[attr-defined]
-
             def rebuild(rows: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
                 Xb = np.zeros((rows.size, X.shape[1]))
                 Xb[:, :d] = Phi[rows]
@@ -602,7 +600,15 @@ mode_, nystrom_, kernels_, n_views_
                 return Xb
 
             return self._svm_g(
-                problem, t, X, states[b], value, ref, c_scale=float(mets.s[b]), rebuild=rebuild
+                problem,
+                t,
+                X,
+                states[b],
+                value,
+                objective,
+                ref,
+                c_scale=float(mets.s[b]),
+                rebuild=rebuild,
             )
 
         histories: list[list[float]] = [[] for _ in range(B)]
