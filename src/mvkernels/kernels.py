@@ -194,7 +194,7 @@ def _mean_euclidean_distance(X: np.ndarray, block: int = 128) -> float:
     n, d = X.shape
     L = np.empty((n, d + 2))
     np.subtract(X, X.mean(axis=0), out=L[:, :d])
-    sq = np.einsum("ij,ij->i", L[:, :d], L[:, :d])
+    sq = row_sq_norms(L[:, :d])
     L[:, d] = sq
     L[:, d + 1] = 1.0
     R = np.empty((n, d + 2))
@@ -233,8 +233,8 @@ def gaussian_gram(X: np.ndarray, Z: np.ndarray, gamma: float) -> np.ndarray:
     Z = X if Z is X else np.asarray(Z, dtype=np.float64)
     K = X @ Z.T
     K *= 2.0 * gamma
-    K -= gamma * np.einsum("ij,ij->i", X, X)[:, None]
-    K -= gamma * np.einsum("ij,ij->i", Z, Z)[None, :]
+    K -= gamma * row_sq_norms(X)[:, None]
+    K -= gamma * row_sq_norms(Z)[None, :]
     if Z is X:
         K.flat[:: K.shape[0] + 1] = 0.0
     np.minimum(K, 0.0, out=K)
