@@ -910,3 +910,27 @@ def test_default_fit_solves_the_first_g_step_without_liblinear():
     ref = ReferenceMVMLSVC(n_landmarks=40, random_state=0, svm_tol=1e-9).fit(Xs, y)
     np.testing.assert_array_equal(est.predict(Xs), ref.predict(Xs))
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
+
+
+def test_active_set_from_scratch_below_the_polish_box():
+    """A soft margin (``C' mean ||x||^2`` between COLD_MIN_BOX and POLISH_MIN_BOX, many
+    rows at the bound): with nothing to start from, linear_svm_polished grows the exact
+    active set from scratch (no liblinear iteration) and returns the minimiser; below
+    COLD_MIN_BOX liblinear runs as before."""
+    from mvkernels.mvml._hinge import COLD_MIN_BOX, POLISH_MIN_BOX, linear_svm_polished
+
+    rng = np.random.RandomState(33)
+    X = rng.randn(300, 200)
+    y = np.where(X[:, 0] + 0.5 * rng.randn(300) > 0, 1.0, -1.0)
+    box = float(np.vdot(X, X)) / X.shape[0]  # C mean ||x||^2 = C box
+    C = 0.5 / box
+    assert COLD_MIN_BOX <= C * box < POLISH_MIN_BOX
+    res, m, a = linear_svm_polished(X, y, C, None, tol=1e-3, random_state=0)
+    assert res.n_iter == 0 and a is not None
+    assert np.sum(a == C) > 20  # a soft margin: many rows at the bound
+    tight = linear_svm(X, y, C, tol=1e-11, max_iter=200000, random_state=0)
+    np.testing.assert_allclose(res.coef, tight.coef, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(res.coef, (a * y) @ X, atol=1e-10)
+    small = 0.5 * COLD_MIN_BOX / box
+    res, _, _ = linear_svm_polished(X, y, small, None, tol=1e-3, random_state=0)
+    assert res.n_iter > 0

@@ -56,6 +56,7 @@ from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
 from ._hinge import (
     COLD_ADD,
+    COLD_MIN_BOX,
     PRESOLVE_TOL,
     WARM_BAND,
     WARM_ROUNDS,
@@ -685,11 +686,12 @@ mode_, nystrom_, kernels_, n_views_
         solutions grown from scratch (:func:`~mvkernels.mvml._hinge.active_set_svm`, all
         targets' margins from one product per correction) replace liblinear's loose run
         and the polish of :meth:`_svm_g`, which reads them from ``state["cold"]``. Only
-        where :meth:`_svm_g` would polish (:func:`~mvkernels.mvml._hinge.polish_applies`);
-        a target whose active set fails takes the usual path.
+        where :meth:`_svm_g` would polish (:func:`~mvkernels.mvml._hinge.polish_applies`),
+        down to the smaller box :data:`~mvkernels.mvml._hinge.COLD_MIN_BOX`; a target whose
+        active set fails takes the usual path.
         """
         Cp = svm_c_prime(self._hinge_weight(problem), self.alpha)
-        if not polish_applies(X, Cp, float(self.svm_tol)):
+        if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX):
             return
         for state, exact in zip(states, active_set_svm(X, problem.Y, Cp)):
             if exact is not None:
