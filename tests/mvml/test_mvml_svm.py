@@ -934,3 +934,60 @@ def test_active_set_from_scratch_below_the_polish_box():
     small = 0.5 * COLD_MIN_BOX / box
     res, _, _ = linear_svm_polished(X, y, small, None, tol=1e-3, random_state=0)
     assert res.n_iter > 0
+
+
+def test_warm_starts_in_lockstep_equal_the_single_ones():
+    """polish_active_sets (several problems on the same rows X, each with its own extra
+    columns E_k and box C_k, as the warm starts of the g-steps of every target and eta)
+    returns each problem's exact minimiser: the single problem's polish_active_set on
+    [X, E_k] and liblinear at 1e-11; the KKT conditions hold on every row."""
+    from mvkernels.mvml._hinge import polish_active_set, polish_active_sets
+
+    X, y0 = _separable_ish(n=160, d=100, seed=41)
+    rng = np.random.RandomState(41)
+    Y = np.column_stack([y0, np.where(X[:, 3] + 0.3 * rng.randn(160) > 0, 1.0, -1.0), -y0])
+    extras = [rng.randn(160, 2) * s for s in (0.5, 1.0, 2.0)]
+    C = np.array([2.0, 5.0, 10.0])
+    margins = []
+    for k in range(3):
+        XE = np.hstack([X, extras[k]])
+        rough = linear_svm(XE, Y[:, k], C[k], tol=0.05, random_state=0)
+        margins.append(Y[:, k] * (XE @ rough.coef))
+    out = polish_active_sets(X, Y, C, np.array(margins), 0.05, extras=extras)
+    for k in range(3):
+        XE = np.hstack([X, extras[k]])
+        assert out[k] is not None
+        v, a, m = out[k]
+        single = polish_active_set(XE, Y[:, k], C[k], margins[k], 0.05, rounds=40, max_add=16)
+        assert single is not None
+        np.testing.assert_allclose(v, single[0], rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(a, single[1], atol=1e-9)
+        tight = linear_svm(XE, Y[:, k], C[k], tol=1e-11, max_iter=200000, random_state=0)
+        np.testing.assert_allclose(v, tight.coef, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(v, (a * Y[:, k]) @ XE, atol=1e-10)
+        np.testing.assert_allclose(m, Y[:, k] * (XE @ v))
+        assert np.all(m[a == 0] >= 1 - 1e-9) and np.all(m[a == C[k]] <= 1 + 1e-9)
+        free = (a > 0) & (a < C[k])
+        np.testing.assert_allclose(m[free], 1.0, atol=1e-9)
+
+
+def test_default_fit_warm_starts_every_later_g_step_in_lockstep():
+    """A default uWave-like multi-class fit: the later g-steps' warm starts are solved
+    together (_warm_g_steps) for every target, none falls back to liblinear, and the fit
+    equals the one whose warm starts are solved one target at a time."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    Xs, y = [X[:300, :32], X[:300, 32:]], y[:300]
+    est = MVMLSVC(n_landmarks=40, random_state=0).fit(Xs, y)
+    assert all(s.get("warm_starts", 0) == 2 for s in est._fit_states)
+    assert np.all(est.svm_epochs_ == 0)
+
+    class OneAtATime(MVMLSVC):
+        def _warm_g_steps(self, *args, **kwargs):  # the single-problem warm starts only
+            return None
+
+    one = OneAtATime(n_landmarks=40, random_state=0).fit(Xs, y)
+    assert all(s.get("warm_starts", 0) == 2 for s in one._fit_states)
+    np.testing.assert_allclose(est.coef_, one.coef_, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(est.dual_coef_, one.dual_coef_, rtol=1e-9, atol=1e-11)

@@ -85,6 +85,7 @@ __all__ = [
     "linear_svm",
     "linear_svm_working_set",
     "polish_active_set",
+    "polish_active_sets",
     "active_set_svm",
     "polish_applies",
     "linear_svm_polished",
@@ -459,11 +460,12 @@ def _settle_active_set(
     return None if settled is None else settled[:3]
 
 
-def _free_solve(XF: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
-    """``(X_F X_F^T)^{-1} rhs`` by Cholesky (LAPACK directly: it runs once per problem and
-    correction, where :func:`~mvkernels._linalg.robust_cholesky`'s symmetrising copy and
-    checks cost as much as the factorisation), or None when not positive definite."""
-    L, info = linalg.lapack.dpotrf(XF @ XF.T, lower=True)
+def _free_solve(G: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """``G^{-1} rhs`` for the free rows' Gram matrix ``G = X_F X_F^T`` by Cholesky (LAPACK
+    directly: it runs once per problem and correction, where
+    :func:`~mvkernels._linalg.robust_cholesky`'s symmetrising copy and checks cost as much
+    as the factorisation), or None when not positive definite."""
+    L, info = linalg.lapack.dpotrf(G, lower=True)
     if info != 0:
         return None
     b, info = linalg.lapack.dpotrs(L, rhs, lower=True)
@@ -473,20 +475,38 @@ def _free_solve(XF: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
 
 
 def _solve_sets(
-    X: np.ndarray, y: np.ndarray, C: float, at_c: np.ndarray, free: np.ndarray
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    at_c: np.ndarray,
+    free: np.ndarray,
+    E: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``v`` of the sets (``B`` = ``at_c`` at ``C``, ``F`` = ``free`` on the margin), the
-    free rows and their multipliers, or None when ``X_F X_F^T`` is singular."""
+    free rows and their multipliers, or None when ``X_F X_F^T`` is singular. With ``E``
+    (n, r) the features are ``[X, E]`` (``v`` has ``d + r`` entries; ``[X, E]`` is not
+    formed)."""
     nb = at_c.nonzero()[0]
     v = (C * y[nb]) @ X[nb] if nb.size else np.zeros(X.shape[1])
+    if E is not None:
+        v = np.concatenate([v, (C * y[nb]) @ E[nb] if nb.size else np.zeros(E.shape[1])])
     idx = free.nonzero()[0]
     if not idx.size:
         return v, idx, np.zeros(0)
-    XF = X[idx]
-    b = _free_solve(XF, y[idx] - XF @ v)
+    if E is None:
+        XF = X[idx]
+        b = _free_solve(XF @ XF.T, y[idx] - XF @ v)
+        if b is None:
+            return None
+        return v + b @ XF, idx, y[idx] * b
+    d = X.shape[1]
+    XF, EF = X[idx], E[idx]
+    G = XF @ XF.T
+    G += EF @ EF.T
+    b = _free_solve(G, y[idx] - XF @ v[:d] - EF @ v[d:])
     if b is None:
         return None
-    return v + b @ XF, idx, y[idx] * b
+    return v + np.concatenate([b @ XF, b @ EF]), idx, y[idx] * b
 
 
 def _correct_sets(
@@ -539,45 +559,102 @@ def _multipliers(at_c: np.ndarray, idx: np.ndarray, a_free: np.ndarray, C: float
 def _settle_active_sets(
     X: np.ndarray,
     Y: np.ndarray,
-    C: float,
+    C: float | np.ndarray,
     at_c: np.ndarray,
     free: np.ndarray,
     rounds: int,
     eps: float,
     max_add: int | None = None,
+    extras: list[np.ndarray] | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None]:
     """The KKT corrections for the columns of ``Y`` (problems on the same rows ``X``) in
     lockstep: one product ``X V`` gives the margins of every problem per correction.
-    ``at_c``, ``free`` (K, n) are updated in place. Returns per problem ``(v, a,
+    ``at_c``, ``free`` (K, n) are updated in place. ``C``: one box or one per problem;
+    ``extras``: per problem ``E_k`` (n, r), whose features are then ``[X, E_k]`` (their
+    margins: the shared product plus ``E_k v_k``). Returns per problem ``(v, a,
     corrections used, margins)`` once the KKT conditions hold on every row within
     ``rounds`` corrections, else None (see :func:`_correct_sets` for ``max_add``; ``F``
-    never has more rows than ``X`` has columns)."""
+    never has more rows than the features have columns)."""
     K = Y.shape[1]
     YT = np.ascontiguousarray(Y.T)
+    Cs = np.broadcast_to(np.asarray(C, dtype=np.float64), (K,))
+    d = X.shape[1]
     out: list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None] = [None] * K
     live = list(range(K))
     for used in range(rounds + 1):
         sol = {}
         for k in live:
-            solved = _solve_sets(X, YT[k], C, at_c[k], free[k])
+            E = None if extras is None else extras[k]
+            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E)
             if solved is not None:  # else singular: this problem gives up (None)
                 sol[k] = solved
         if not sol:
             break
         ks = list(sol)
-        M = np.array([sol[k][0] for k in ks]) @ X.T  # (problems, rows)
+        M = np.array([sol[k][0][:d] for k in ks]) @ X.T  # (problems, rows)
         live = []
         for j, k in enumerate(ks):
             v, idx, a_free = sol[k]
+            if extras is not None:
+                M[j] += extras[k] @ v[d:]
             m = YT[k] * M[j]
-            done = _correct_sets(m, idx, a_free, at_c[k], free[k], C, eps, max_add, X.shape[1])
+            Ck = float(Cs[k])
+            width = d if extras is None else d + extras[k].shape[1]
+            done = _correct_sets(m, idx, a_free, at_c[k], free[k], Ck, eps, max_add, width)
             if done:
-                out[k] = (v, _multipliers(at_c[k], idx, a_free, C), used, m)
+                out[k] = (v, _multipliers(at_c[k], idx, a_free, Ck), used, m)
             elif done is not None:
                 live.append(k)
         if not live:
             break
     return out
+
+
+def polish_active_sets(
+    X: np.ndarray,
+    Y: np.ndarray,
+    C: np.ndarray,
+    margins: np.ndarray,
+    band: float,
+    *,
+    extras: list[np.ndarray] | None = None,
+    rounds: int = WARM_ROUNDS,
+    max_add: int | None = COLD_ADD,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """:func:`polish_active_set` for several problems on the same rows, in lockstep.
+
+    Problem ``k`` has the features ``[X, E_k]`` (``E_k = extras[k]``, (n, r); ``X`` alone
+    without ``extras``), the labels ``Y[:, k]``, the box ``C[k]`` and the sets guessed
+    from ``margins[k]`` (as :func:`polish_active_set` with ``band``). Every correction
+    checks every row (no subset of rows, so no second pass), and one product ``X V`` gives
+    the shared part of every problem's margins, which reads ``X`` once per correction for
+    all problems (the warm starts of the g-steps of MVML-SVM, one problem per target and
+    ``eta``). Returns per problem ``(v, a, m)`` (``v`` of length ``d + r``), or None
+    (singular, or not settled within ``rounds`` corrections of at most ``max_add`` new
+    free rows each). A problem that settles here may fail :func:`polish_active_set` and
+    the reverse (that one checks the rows near its margin first).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.mvml._hinge import linear_svm, polish_active_sets
+    >>> rng = np.random.RandomState(0)
+    >>> X, E = rng.randn(80, 30), rng.randn(80, 2)
+    >>> y = np.where(X[:, 0] + 0.3 * rng.randn(80) > 0, 1.0, -1.0)
+    >>> XE = np.hstack([X, E])
+    >>> rough = linear_svm(XE, y, 1.0, tol=0.05, random_state=0)
+    >>> [(v, a, m)] = polish_active_sets(
+    ...     X, y[:, None], np.array([1.0]), (y * (XE @ rough.coef))[None], 0.05, extras=[E]
+    ... )
+    >>> tight = linear_svm(XE, y, 1.0, tol=1e-10, max_iter=100000, random_state=0)
+    >>> bool(np.allclose(v, tight.coef, atol=1e-6) and np.allclose(v, (a * y) @ XE))
+    True
+    """
+    X = np.asarray(X, dtype=np.float64)
+    M = np.asarray(margins, dtype=np.float64)
+    at_c, free = M < 1.0 - band, np.abs(M - 1.0) <= band
+    res = _settle_active_sets(X, Y, C, at_c, free, rounds, 1e-9, max_add, extras)
+    return [None if r is None else (r[0], r[1], r[3]) for r in res]
 
 
 def active_set_svm(

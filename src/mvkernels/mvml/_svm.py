@@ -65,6 +65,7 @@ from ._hinge import (
     dual_from_primal,
     linear_svm_polished,
     polish_active_set,
+    polish_active_sets,
     polish_applies,
     svm_c_prime,
 )
@@ -399,7 +400,11 @@ mode_, nystrom_, kernels_, n_views_
         Cp = svm_c_prime(self._hinge_weight(problem), self.alpha) * c_scale
         tol = float(self.svm_tol)
         warm = cold = state.pop("cold", None)  # solved with the other targets (first g-step)
-        if cold is None and self._warm_start and state.get("exact") and not state.get("no_polish"):
+        polished = state.pop("polished", None)  # solved with the others: _warm_g_steps
+        own_warm_start = self._warm_start and state.get("exact") and not state.get("no_polish")
+        if cold is None and polished is not None:
+            warm = polished
+        elif cold is None and own_warm_start:
             # warm start: the previous exact g-step's active set (rows at the bound, on
             # the margin, inactive) solved on the new features, KKT-verified on every row
             warm = polish_active_set(
@@ -576,7 +581,7 @@ mode_, nystrom_, kernels_, n_views_
             r = mets.r
             W = mets.columns(b)
             sq = np.sqrt(mets.s[b])
-            if r:
+            if r and "polished" not in states[b]:  # (the solution needs no features)
                 X[:, d : d + r] = (Phi @ W) / sq
             g_old, m_old = states[b].get("g"), states[b].get("margins")
 
@@ -624,6 +629,8 @@ mode_, nystrom_, kernels_, n_views_
             if active.size == 0:
                 break
             n_iter[active] = it + 1
+            if it > 0:
+                self._warm_g_steps(problem, Phi, mets, states, active.tolist())
             for b in active.tolist():
                 if it == 0 and b >= T:  # A = I for every eta: share the first g-step
                     G[b] = G[b % T]
@@ -652,6 +659,7 @@ mode_, nystrom_, kernels_, n_views_
                         converged[b] = True
                 active = np.flatnonzero(~converged)
         out = []
+        self._warm_g_steps(problem, Phi, mets, states, list(range(B)))
         for b in range(B):
             g = g_step(b)
             q = mets.solve([b], g[None])[0][0]
@@ -678,6 +686,58 @@ mode_, nystrom_, kernels_, n_views_
                 )
             )
         return out
+
+    def _warm_g_steps(
+        self,
+        problem: MVMLProblem,
+        Phi: np.ndarray,
+        mets: LowRankMetrics,
+        states: list[dict],
+        paths: list[int],
+    ) -> None:
+        """The warm starts of the next g-step of the ``paths`` (of :meth:`_dense_paths`)
+        solved together, before :meth:`_svm_g` reads them.
+
+        Path ``b`` (target ``t = b mod T``) has the features ``[phi_i, W_b^T phi_i /
+        sqrt(s_b)]`` and the box ``C' s_b``; where its previous g-step was exact, the sets
+        of that solution are corrected on the new features for every such path at once
+        (:func:`~mvkernels.mvml._hinge.polish_active_sets`: the products with ``Phi`` of
+        all paths' ``W_b`` and, per correction, of all their solutions are one product
+        each, where one path at a time reads ``Phi`` for each). A solution is stored in
+        ``state["polished"]``; a path whose sets do not settle here (every row is checked
+        at every correction, where its own warm start checks the rows near its margin
+        first) gets its own warm start in :meth:`_svm_g`, then liblinear's path.
+        """
+        if not self._warm_start:
+            return
+        warm = [
+            b
+            for b in paths
+            if states[b].get("exact") and not states[b].get("no_polish") and "cold" not in states[b]
+        ]
+        if not warm:
+            return
+        T, r = problem.n_targets, mets.r
+        sq = np.sqrt(mets.s[warm])
+        extras = None
+        if r:
+            W = np.hstack([mets.columns(b) / q for b, q in zip(warm, sq)])
+            P = Phi @ W
+            extras = [P[:, j * r : (j + 1) * r] for j in range(len(warm))]
+        Cp = svm_c_prime(self._hinge_weight(problem), self.alpha) * mets.s[warm]
+        solved = polish_active_sets(
+            Phi,
+            problem.Y[:, [b % T for b in warm]],
+            Cp,
+            np.array([states[b]["margins"] for b in warm]),
+            WARM_BAND,
+            extras=extras,
+            rounds=WARM_ROUNDS,
+            max_add=COLD_ADD,
+        )
+        for b, res in zip(warm, solved):
+            if res is not None:
+                states[b]["polished"] = res
 
     def _first_g_steps(self, problem: MVMLProblem, X: np.ndarray, states: list[dict]) -> None:
         """The first g-step (``A = I``, features ``X``) of every target at once.
