@@ -101,6 +101,7 @@ PHASES = {
     "g-step": [
         (MVMLSVC, "_svm_g"),
         (MVMLSVC, "_first_g_steps"),
+        (MVMLSVC, "_warm_g_steps"),
         (ReferenceMVMLSVC, "_g_step"),
     ],
     "A-step": [
