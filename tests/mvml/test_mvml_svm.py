@@ -991,3 +991,53 @@ def test_default_fit_warm_starts_every_later_g_step_in_lockstep():
     assert all(s.get("warm_starts", 0) == 2 for s in one._fit_states)
     np.testing.assert_allclose(est.coef_, one.coef_, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(est.dual_coef_, one.dual_coef_, rtol=1e-9, atol=1e-11)
+
+
+def test_active_set_corrections_that_cycle_give_up_at_once():
+    """A warm start whose corrections cycle (the sets return to earlier ones) gives up at
+    once instead of running to the round limit: on the first lockstep warm start of a
+    default fit on digits in 2 views one target's corrections cycle with period 8; the
+    problem alone returns None within a few periods, where the cycle would run all 40
+    rounds (the fit then solves that target by its own warm start or liblinear)."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    from mvkernels.mvml import _hinge
+    from mvkernels.mvml import _svm as S
+
+    X, y = load_digits(return_X_y=True)
+    tr, _ = train_test_split(np.arange(len(y)), train_size=1347, random_state=0, stratify=y)
+    Xs = [X[tr, :32], X[tr, 32:]]
+    captured = []
+    batch = S.polish_active_sets
+
+    def capture(X, Y, C, M, band, **kw):
+        extras = [e.copy() for e in kw["extras"]]
+        captured.append((X, Y.copy(), np.array(C), M.copy(), band, extras))
+        return batch(X, Y, C, M, band, **kw)
+
+    S.polish_active_sets = capture
+    try:
+        MVMLSVC(random_state=0).fit(Xs, y[tr])
+    finally:
+        S.polish_active_sets = batch
+    Xf, Y, C, M, band, E = captured[0]
+    res = _hinge.polish_active_sets(Xf, Y, C, M, band, extras=E)
+    failed = [k for k, r in enumerate(res) if r is None]
+    assert failed  # the cycling target
+    rounds_used = []
+    correct = _hinge._correct_sets
+
+    def count(*args):
+        rounds_used.append(1)
+        return correct(*args)
+
+    _hinge._correct_sets = count
+    try:
+        for k in failed:
+            rounds_used.clear()
+            [one] = _hinge.polish_active_sets(Xf, Y[:, [k]], C[[k]], M[[k]], band, extras=[E[k]])
+            assert one is None
+            assert len(rounds_used) < 30  # gave up on the cycle, well before 40 rounds
+    finally:
+        _hinge._correct_sets = correct

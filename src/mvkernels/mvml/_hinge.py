@@ -574,13 +574,16 @@ def _settle_active_sets(
     margins: the shared product plus ``E_k v_k``). Returns per problem ``(v, a,
     corrections used, margins)`` once the KKT conditions hold on every row within
     ``rounds`` corrections, else None (see :func:`_correct_sets` for ``max_add``; ``F``
-    never has more rows than the features have columns)."""
+    never has more rows than the features have columns). A problem whose corrections
+    return to sets it had before gives up at once (they cycle: measured on a warm start of
+    the default digits fit, a period of 8 corrections repeated up to ``rounds``)."""
     K = Y.shape[1]
     YT = np.ascontiguousarray(Y.T)
     Cs = np.broadcast_to(np.asarray(C, dtype=np.float64), (K,))
     d = X.shape[1]
     out: list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None] = [None] * K
     live = list(range(K))
+    seen: list[set] = [set() for _ in range(K)]  # each problem's sets so far
     for used in range(rounds + 1):
         sol = {}
         for k in live:
@@ -604,7 +607,10 @@ def _settle_active_sets(
             if done:
                 out[k] = (v, _multipliers(at_c[k], idx, a_free, Ck), used, m)
             elif done is not None:
-                live.append(k)
+                state = hash(at_c[k].tobytes() + free[k].tobytes())
+                if state not in seen[k]:  # sets seen before: the corrections cycle, give up
+                    seen[k].add(state)
+                    live.append(k)
         if not live:
             break
     return out
