@@ -993,12 +993,13 @@ def test_default_fit_warm_starts_every_later_g_step_in_lockstep():
     np.testing.assert_allclose(est.dual_coef_, one.dual_coef_, rtol=1e-9, atol=1e-11)
 
 
-def test_active_set_corrections_that_cycle_give_up_at_once():
-    """A warm start whose corrections cycle (the sets return to earlier ones) gives up at
-    once instead of running to the round limit: on the first lockstep warm start of a
-    default fit on digits in 2 views one target's corrections cycle with period 8; the
-    problem alone returns None within a few periods, where the cycle would run all 40
-    rounds (the fit then solves that target by its own warm start or liblinear)."""
+def test_active_set_corrections_that_cycle_are_damped():
+    """On the first lockstep warm start of a default fit on digits in 2 views, one
+    target's corrections cycle (the sets return to earlier ones with period 8) when every
+    row that breaks a condition moves at once: without the damping the problem gives up
+    on the second cycle, well before the 40-round limit; with it (at most CYCLE_MOVES
+    rows of each kind move once a cycle is seen) it settles on the exact minimiser
+    (liblinear at 1e-11, KKT on every row)."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -1022,22 +1023,32 @@ def test_active_set_corrections_that_cycle_give_up_at_once():
     finally:
         S.polish_active_sets = batch
     Xf, Y, C, M, band, E = captured[0]
-    res = _hinge.polish_active_sets(Xf, Y, C, M, band, extras=E)
-    failed = [k for k, r in enumerate(res) if r is None]
-    assert failed  # the cycling target
+    moves, correct = _hinge.CYCLE_MOVES, _hinge._correct_sets
     rounds_used = []
-    correct = _hinge._correct_sets
 
     def count(*args):
         rounds_used.append(1)
         return correct(*args)
 
-    _hinge._correct_sets = count
     try:
-        for k in failed:
+        _hinge.CYCLE_MOVES = 10**6  # no damping: every violating row moves
+        res = _hinge.polish_active_sets(Xf, Y, C, M, band, extras=E)
+        cycling = [k for k, r in enumerate(res) if r is None]
+        assert cycling
+        _hinge._correct_sets = count
+        for k in cycling:
             rounds_used.clear()
             [one] = _hinge.polish_active_sets(Xf, Y[:, [k]], C[[k]], M[[k]], band, extras=[E[k]])
-            assert one is None
-            assert len(rounds_used) < 30  # gave up on the cycle, well before 40 rounds
+            assert one is None and len(rounds_used) < 40  # gave up on the second cycle
     finally:
-        _hinge._correct_sets = correct
+        _hinge.CYCLE_MOVES, _hinge._correct_sets = moves, correct
+    for k in cycling:
+        [one] = _hinge.polish_active_sets(Xf, Y[:, [k]], C[[k]], M[[k]], band, extras=[E[k]])
+        assert one is not None
+        v, a, m = one
+        XE = np.hstack([Xf, E[k]])
+        tight = linear_svm(XE, Y[:, k], C[k], tol=1e-11, max_iter=10**6, random_state=0)
+        np.testing.assert_allclose(v, tight.coef, rtol=1e-6, atol=1e-8)
+        assert np.all(m[a == 0] >= 1 - 1e-9) and np.all(m[a == C[k]] <= 1 + 1e-9)
+        free = (a > 0) & (a < C[k])
+        np.testing.assert_allclose(m[free], 1.0, atol=1e-9)
