@@ -547,10 +547,10 @@ def _correct_sets(
     if not (low.any() or high.any() or viol_zero.any() or viol_c.any()):
         return True
     if cautious:
-        low = _only_extreme(low, a_free, np.argmin)
-        high = _only_extreme(high, a_free, np.argmax)
-        viol_c = _only_extreme(viol_c, m, np.argmax)
-        viol_zero = _only_extreme(viol_zero, m, np.argmin)
+        low = _most_violating(low, a_free, largest=False)
+        high = _most_violating(high, a_free, largest=True)
+        viol_c = _most_violating(viol_c, m, largest=True)
+        viol_zero = _most_violating(viol_zero, m, largest=False)
     free[idx[low | high]] = False
     at_c[idx[high]] = True
     free |= viol_c
@@ -566,13 +566,13 @@ def _correct_sets(
     return False
 
 
-def _only_extreme(mask: np.ndarray, values: np.ndarray, pick: Any) -> np.ndarray:
-    """``mask`` reduced to its :data:`CYCLE_MOVES` entries of the smallest (``pick`` is
-    ``np.argmin``) or largest (``np.argmax``) ``values``."""
+def _most_violating(mask: np.ndarray, values: np.ndarray, largest: bool) -> np.ndarray:
+    """``mask`` reduced to its :data:`CYCLE_MOVES` entries of the smallest (or
+    ``largest``) ``values``."""
     where = np.flatnonzero(mask)
     if where.size <= CYCLE_MOVES:
         return mask
-    vals = values[where] if pick is np.argmin else -values[where]
+    vals = -values[where] if largest else values[where]
     few = np.zeros_like(mask)
     few[where[np.argpartition(vals, CYCLE_MOVES - 1)[:CYCLE_MOVES]]] = True
     return few
@@ -643,7 +643,7 @@ def _settle_active_sets(
                 if state not in seen[k]:
                     seen[k].add(state)
                     live.append(k)
-                elif not cautious[k]:  # the corrections cycle: one move of each kind now
+                elif not cautious[k]:  # a cycle: at most CYCLE_MOVES of each kind now
                     cautious[k] = True
                     seen[k] = {state}
                     live.append(k)
