@@ -494,27 +494,26 @@ def _solve_sets(
     free rows and their multipliers, or None when ``X_F X_F^T`` is singular. With ``E``
     (n, r) the features are ``[X, E]`` (``v`` has ``d + r`` entries; ``[X, E]`` is not
     formed)."""
+    d = X.shape[1]
     nb = at_c.nonzero()[0]
-    v = (C * y[nb]) @ X[nb] if nb.size else np.zeros(X.shape[1])
+    v = (C * y[nb]) @ X[nb] if nb.size else np.zeros(d)
     if E is not None:
         v = np.concatenate([v, (C * y[nb]) @ E[nb] if nb.size else np.zeros(E.shape[1])])
     idx = free.nonzero()[0]
     if not idx.size:
         return v, idx, np.zeros(0)
-    if E is None:
-        XF = X[idx]
-        b = _free_solve(XF @ XF.T, y[idx] - XF @ v)
-        if b is None:
-            return None
-        return v + b @ XF, idx, y[idx] * b
-    d = X.shape[1]
-    XF, EF = X[idx], E[idx]
+    XF = X[idx]
     G = XF @ XF.T
-    G += EF @ EF.T
-    b = _free_solve(G, y[idx] - XF @ v[:d] - EF @ v[d:])
+    rhs = y[idx] - XF @ v[:d]
+    if E is not None:
+        EF = E[idx]
+        G += EF @ EF.T
+        rhs -= EF @ v[d:]
+    b = _free_solve(G, rhs)
     if b is None:
         return None
-    return v + np.concatenate([b @ XF, b @ EF]), idx, y[idx] * b
+    step = b @ XF if E is None else np.concatenate([b @ XF, b @ EF])
+    return v + step, idx, y[idx] * b
 
 
 def _correct_sets(
@@ -760,8 +759,12 @@ def polish_applies(
     (:data:`POLISH_MIN_BOX` for the polish of liblinear's loose solution, a regime where
     the active set settles early; :data:`COLD_MIN_BOX` for :func:`active_set_svm` from
     scratch)."""
-    n = max(X.shape[0], 1)
-    return presolve_tol > tol and C * float(np.vdot(X, X)) / n >= min_box
+    return presolve_tol > tol and _box(X, C) >= min_box
+
+
+def _box(X: np.ndarray, C: float) -> float:
+    """``C mean_i ||x_i||^2``: how far one row at the bound reaches towards margin 1."""
+    return C * float(np.vdot(X, X)) / max(X.shape[0], 1)
 
 
 def linear_svm_polished(
@@ -806,12 +809,13 @@ def linear_svm_polished(
     """
     rng = check_random_state(random_state)
     y = np.asarray(y, dtype=np.float64).ravel()
-    if margins is None and polish_applies(X, C, tol, presolve_tol, COLD_MIN_BOX):
+    box, loose = _box(X, C), presolve_tol > tol  # (polish_applies, one pass over X)
+    if margins is None and loose and box >= COLD_MIN_BOX:
         [exact] = active_set_svm(X, y[:, None], C)  # nothing to start from: from scratch
         if exact is not None:
             v, a, m = exact
             return LinearSVMResult(v, 0, True), m, a
-    polish = polish_applies(X, C, tol, presolve_tol)
+    polish = loose and box >= POLISH_MIN_BOX
     if polish:
         res, m = linear_svm_working_set(
             X, y, C, margins, tol=presolve_tol, max_iter=max_iter, random_state=rng
