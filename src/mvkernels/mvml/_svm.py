@@ -371,7 +371,7 @@ mode_, nystrom_, kernels_, n_views_
         c_scale: float = 1.0,
         rebuild: Any = None,
     ) -> np.ndarray:
-        """liblinear on the features ``X = F^T phi_i`` of target ``t``; returns ``v``.
+        """The g-step of target ``t`` on the features ``X = F^T phi_i``; returns ``g``.
 
         ``value(v) -> g`` and ``objective(g, m)`` with ``m`` the margins
         ``y_i <x_i, v>`` of all rows (the hinge loss is ``C sum max(0, 1 - m)``). If an
@@ -380,6 +380,10 @@ mode_, nystrom_, kernels_, n_views_
         ``svm_tol`` after an A-step), the tolerance is divided by 10 and the problem solved
         again, down to 1e-8. An exact solution (active set) is the minimiser: neither
         objective is computed then.
+
+        A solution found beforehand is taken as it is: the first g-step's
+        (``state["cold"]``, :meth:`_first_g_steps`) or the warm start solved with the other
+        targets (``state["polished"]``, :meth:`_warm_g_steps`).
 
         Warm start: after an exact g-step (``state["exact"]``), the next one first solves
         the previous active set on the new features
@@ -401,10 +405,9 @@ mode_, nystrom_, kernels_, n_views_
         tol = float(self.svm_tol)
         warm = cold = state.pop("cold", None)  # solved with the other targets (first g-step)
         polished = state.pop("polished", None)  # solved with the others: _warm_g_steps
-        own_warm_start = self._warm_start and state.get("exact") and not state.get("no_polish")
         if cold is None and polished is not None:
             warm = polished
-        elif cold is None and own_warm_start:
+        elif cold is None and self._warm_start_applies(state):
             # warm start: the previous exact g-step's active set (rows at the bound, on
             # the margin, inactive) solved on the new features, KKT-verified on every row
             warm = polish_active_set(
@@ -687,6 +690,11 @@ mode_, nystrom_, kernels_, n_views_
             )
         return out
 
+    def _warm_start_applies(self, state: dict) -> bool:
+        """Whether a target's next g-step starts from its previous solution's sets: the
+        warm start is on and that g-step was exact, with no failed active set before."""
+        return bool(self._warm_start and state.get("exact") and not state.get("no_polish"))
+
     def _warm_g_steps(
         self,
         problem: MVMLProblem,
@@ -708,13 +716,7 @@ mode_, nystrom_, kernels_, n_views_
         at every correction, where its own warm start checks the rows near its margin
         first) gets its own warm start in :meth:`_svm_g`, then liblinear's path.
         """
-        if not self._warm_start:
-            return
-        warm = [
-            b
-            for b in paths
-            if states[b].get("exact") and not states[b].get("no_polish") and "cold" not in states[b]
-        ]
+        warm = [b for b in paths if "cold" not in states[b] and self._warm_start_applies(states[b])]
         if not warm:
             return
         T, r = problem.n_targets, mets.r
