@@ -972,9 +972,10 @@ def test_warm_starts_in_lockstep_equal_the_single_ones():
 
 
 def test_default_fit_warm_starts_every_later_g_step_in_lockstep():
-    """A default uWave-like multi-class fit: the later g-steps' warm starts are solved
-    together (_warm_g_steps) for every target, none falls back to liblinear, and the fit
-    equals the one whose warm starts are solved one target at a time."""
+    """A default multi-class fit (digits, 2 views, 300 rows): the later g-steps' warm
+    starts are solved together (_warm_g_steps) for every target, none falls back to
+    liblinear, and the fit equals the one whose warm starts are solved one target at a
+    time."""
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
