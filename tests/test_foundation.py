@@ -110,15 +110,43 @@ def test_bandwidth_subsample_is_close_and_seeded(rng):
 
 def test_mean_euclidean_distance_equals_pdist_across_blocks():
     """The BLAS form of the Gaussian bandwidth heuristic is pdist's mean: several row
-    blocks, an offset far from the origin, duplicated rows, one column, many columns."""
+    blocks, an offset far from the origin, duplicated rows, one column, many columns; to
+    rounding in double precision, within 1e-6 in the default single precision."""
     rng = np.random.RandomState(5)
     X = 50.0 + rng.standard_normal((1100, 6))
     X[700:720] = X[0]  # exact duplicates: zero distances
     wide = rng.standard_normal((300, 257)) * np.linspace(0.1, 10.0, 257)
     for V in (X, X[:, :1], X[:2], wide):
         exact = pdist(V).mean()
-        assert mean_pairwise_distance(V) == pytest.approx(exact, rel=1e-12)
-    assert mean_pairwise_distance(np.ones((4, 3))) == 0.0
+        assert mean_pairwise_distance(V, precision="double") == pytest.approx(exact, rel=1e-12)
+        assert mean_pairwise_distance(V) == pytest.approx(exact, rel=1e-6)
+        assert mean_pairwise_distance(V) != mean_pairwise_distance(V, precision="double")
+    for precision in ("single", "double"):
+        assert mean_pairwise_distance(np.ones((4, 3)), precision=precision) == 0.0
+    with pytest.raises(ValueError, match="precision"):
+        mean_pairwise_distance(X, precision="half")
+
+
+def test_mean_euclidean_distance_at_any_scale_and_on_tight_clusters():
+    """Rows are scaled by a power of two before the products: data near 1e200 or 1e-200
+    (whose squared norms overflow or underflow, in float32 and float64) give the scaled
+    mean exactly as at scale 1, and the scaling changes no digit of the double result.
+    The adversarial case of single precision (tight clusters far apart: the small
+    distances lose their digits) stays within the documented 1e-4 (here 1.4e-5)."""
+    rng = np.random.RandomState(2)
+    V = rng.standard_normal((200, 7))
+    for precision in ("single", "double"):
+        base = mean_pairwise_distance(V, precision=precision)
+        for k in (-660, -3, 5, 660):
+            scaled = mean_pairwise_distance(V * 2.0**k, precision=precision)
+            assert scaled == 2.0**k * base
+    assert mean_pairwise_distance(V, precision="double") == pytest.approx(
+        pdist(V).mean(), rel=1e-13
+    )
+    centres = rng.standard_normal((10, 100)) * 100
+    tight = np.repeat(centres, 100, axis=0) + 1e-3 * rng.standard_normal((1000, 100))
+    exact = pdist(tight).mean()
+    assert mean_pairwise_distance(tight) == pytest.approx(exact, rel=1e-4)
 
 
 def test_subsample_indices_distinct_seeded_uniform_and_small_memory():

@@ -118,8 +118,14 @@ def test_complete_inputs_unchanged():
         .ravel(),
         "late": LateFusionClassifier(views=v, random_state=0).fit(Xtr, c).decision_function(Xte),
     }
+    # recorded with the default Gaussian bandwidth computed in double precision; it is
+    # computed in single precision since (about 1e-9 relative apart): the outputs agree to
+    # about 1e-8, where handling missing views differently would move them by far more.
+    # Late fusion's SVCs stop at libsvm's tol=1e-3, so the small change of the kernel moves
+    # their decision values by up to about 1e-3.
     for key, ref in REFERENCE.items():
-        np.testing.assert_allclose(got[key], ref, rtol=1e-12, atol=1e-12, err_msg=key)
+        rtol = 5e-3 if key == "late" else 1e-7
+        np.testing.assert_allclose(got[key], ref, rtol=rtol, atol=1e-9, err_msg=key)
 
 
 def test_complete_rows_untouched_by_completion():
