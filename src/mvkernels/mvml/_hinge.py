@@ -473,10 +473,7 @@ def _free_solve(G: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     directly: it runs once per problem and correction, where
     :func:`~mvkernels._linalg.robust_cholesky`'s symmetrising copy and checks cost as much
     as the factorisation), or None when not positive definite."""
-    L, info = linalg.lapack.dpotrf(G, lower=True)
-    if info != 0:
-        return None
-    b, info = linalg.lapack.dpotrs(L, rhs, lower=True)
+    _, b, info = linalg.lapack.dposv(G, rhs, lower=True)  # factor and solve in one call
     if info != 0 or not np.isfinite(b).all():
         return None
     return b
@@ -739,7 +736,8 @@ def active_set_svm(
     n, K = Y.shape
     M0 = Y * (X @ (X.T @ Y))
     free = np.zeros((K, n), dtype=bool)
-    first = np.argsort(M0, axis=0, kind="stable")[: min(max_add, n)]
+    k = min(max_add, n)
+    first = np.argpartition(M0, k - 1, axis=0)[:k]  # each column's k smallest margins
     free[np.arange(K), first] = True
     res = _settle_active_sets(
         X, Y, float(C), np.zeros((K, n), dtype=bool), free, rounds, 1e-9, max_add=max_add

@@ -214,7 +214,9 @@ class MetricStack:
         if lowrank is not None:
             scale = np.array([float(sv[0]) for sv in lowrank])
             r = max(sv[1].shape[1] for sv in lowrank)  # problems may stop early (tol)
-            factors = np.stack([np.pad(sv[1], ((0, 0), (0, r - sv[1].shape[1]))) for sv in lowrank])
+            factors = np.zeros((len(lowrank), lowrank[0][1].shape[0], r))
+            for t, (_, V) in enumerate(lowrank):  # zero columns where a problem stopped
+                factors[t, :, : V.shape[1]] = V
             return cls(factors.shape[1], len(lowrank), scale=scale, factors=factors)
         A0 = np.asarray(metrics[0])
         if fixed:

@@ -321,7 +321,11 @@ mode_, nystrom_, kernels_, n_views_
         U = nys.features(Xs)
         n, v, p = U.shape[0], int(nys.n_views_), int(nys.n_landmarks_)
         if complete or self.metric == "cov":
-            mom = FeatureMoments.from_features(U, Y.reshape(n, -1))
+            # the target moments only for the Cov metric's problem (the missing-view model
+            # reads the feature moments alone)
+            mom = FeatureMoments.from_features(
+                U, Y.reshape(n, -1) if self.metric == "cov" else None
+            )
             if complete:
                 nys.set_missing_model(ConditionalViews.from_moments(mom, v, p))
             if self.metric == "cov":
