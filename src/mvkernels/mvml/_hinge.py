@@ -157,6 +157,11 @@ WARM_BAND = 1e-6
 #: failed warm start costs its corrections and then liblinear, several times more)
 WARM_ROUNDS = 40
 
+#: an active-set solve updates the free rows' Gram matrix from the previous correction's
+#: when at least this share of its free rows was free there (the kept rows' block reused,
+#: the new rows' products computed); else it forms it anew
+GRAM_REUSE_MIN_KEPT = 0.5
+
 
 def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, float]:
     """Factor ``F`` with ``F F^T = A_+`` (negative eigenvalues clipped) and ``min eig(A)``.
@@ -479,6 +484,56 @@ def _free_solve(G: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     return b
 
 
+@dataclass
+class _FreeGram:
+    """A problem's free rows at its last solve (``idx``, in the order of ``G``; ``mask``
+    the same rows as a boolean row mask) and their Gram matrix ``G``, for its next solve."""
+
+    idx: np.ndarray
+    mask: np.ndarray
+    G: np.ndarray
+
+
+def _free_rows_gram(
+    X: np.ndarray, E: np.ndarray | None, free: np.ndarray, prev: _FreeGram | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The free rows ``idx``, their features ``X_F`` and ``G = X_F X_F^T`` (plus
+    ``E_F E_F^T`` with ``E``). When the previous solve's free rows ``prev`` hold at least
+    :data:`GRAM_REUSE_MIN_KEPT` of them, ``G`` is updated from ``prev.G``: the kept rows
+    come first, in their previous order, with their block of ``prev.G``, and only the new
+    rows' products are computed (a correction moves a few rows; the Gram matrix of the
+    free set is the largest cost of a solve); otherwise ``G`` is formed anew (rows in
+    increasing order)."""
+    if prev is not None:
+        kept = free[prev.idx]
+        n_kept = int(np.count_nonzero(kept))
+        new = np.flatnonzero(free & ~prev.mask)
+        if n_kept and n_kept >= GRAM_REUSE_MIN_KEPT * (n_kept + new.size):
+            idx = np.concatenate([prev.idx[kept], new])
+            XF = X[idx]
+            G = np.empty((idx.size, idx.size))
+            G[:n_kept, :n_kept] = prev.G[kept][:, kept]
+            if new.size:
+                XN = XF[n_kept:]
+                cross = XN @ XF[:n_kept].T
+                corner = XN @ XN.T
+                if E is not None:
+                    EN = E[new]
+                    cross += EN @ E[idx[:n_kept]].T
+                    corner += EN @ EN.T
+                G[n_kept:, :n_kept] = cross
+                G[:n_kept, n_kept:] = cross.T
+                G[n_kept:, n_kept:] = corner
+            return idx, XF, G
+    idx = np.flatnonzero(free)
+    XF = X[idx]
+    G = XF @ XF.T
+    if E is not None:
+        EF = E[idx]
+        G += EF @ EF.T
+    return idx, XF, G
+
+
 def _solve_sets(
     X: np.ndarray,
     y: np.ndarray,
@@ -486,31 +541,30 @@ def _solve_sets(
     at_c: np.ndarray,
     free: np.ndarray,
     E: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    prev: _FreeGram | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, _FreeGram | None] | None:
     """``v`` of the sets (``B`` = ``at_c`` at ``C``, ``F`` = ``free`` on the margin), the
-    free rows and their multipliers, or None when ``X_F X_F^T`` is singular. With ``E``
-    (n, r) the features are ``[X, E]`` (``v`` has ``d + r`` entries; ``[X, E]`` is not
-    formed)."""
+    free rows, their multipliers and their Gram matrix (for the next solve, see
+    :func:`_free_rows_gram` for ``prev``), or None when ``X_F X_F^T`` is singular. With
+    ``E`` (n, r) the features are ``[X, E]`` (``v`` has ``d + r`` entries; ``[X, E]`` is
+    not formed)."""
     d = X.shape[1]
     nb = at_c.nonzero()[0]
     v = (C * y[nb]) @ X[nb] if nb.size else np.zeros(d)
     if E is not None:
         v = np.concatenate([v, (C * y[nb]) @ E[nb] if nb.size else np.zeros(E.shape[1])])
-    idx = free.nonzero()[0]
-    if not idx.size:
-        return v, idx, np.zeros(0)
-    XF = X[idx]
-    G = XF @ XF.T
+    if not free.any():
+        return v, np.zeros(0, dtype=np.intp), np.zeros(0), None
+    idx, XF, G = _free_rows_gram(X, E, free, prev)
     rhs = y[idx] - XF @ v[:d]
     if E is not None:
         EF = E[idx]
-        G += EF @ EF.T
         rhs -= EF @ v[d:]
-    b = _free_solve(G, rhs)
+    b = _free_solve(G, rhs)  # G itself is kept (the solve factors a copy)
     if b is None:
         return None
     step = b @ XF if E is None else np.concatenate([b @ XF, b @ EF])
-    return v + step, idx, y[idx] * b
+    return v + step, idx, y[idx] * b, _FreeGram(idx, free.copy(), G)
 
 
 def _correct_sets(
@@ -610,13 +664,15 @@ def _settle_active_sets(
     live = list(range(K))
     seen: list[set] = [set() for _ in range(K)]  # each problem's sets so far
     cautious = np.zeros(K, dtype=bool)
+    grams: list[_FreeGram | None] = [None] * K  # each problem's last free-set Gram matrix
     for used in range(rounds + 1):
         sol = {}
         for k in live:
             E = None if extras is None else extras[k]
-            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E)
+            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k])
             if solved is not None:  # else singular: this problem gives up (None)
-                sol[k] = solved
+                sol[k] = solved[:3]
+                grams[k] = solved[3]
         if not sol:
             break
         ks = list(sol)
