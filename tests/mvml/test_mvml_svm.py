@@ -1053,3 +1053,64 @@ def test_active_set_corrections_that_cycle_are_damped():
         assert np.all(m[a == 0] >= 1 - 1e-9) and np.all(m[a == C[k]] <= 1 + 1e-9)
         free = (a > 0) & (a < C[k])
         np.testing.assert_allclose(m[free], 1.0, atol=1e-9)
+
+
+def test_free_rows_gram_updated_from_the_previous_correction():
+    """_free_rows_gram reuses the previous solve's Gram matrix when most free rows are
+    kept: the kept rows come first in their previous order, the new rows after them, and
+    G is X_F X_F^T + E_F E_F^T for that order (to rounding); with few rows kept (or no
+    previous solve) it is formed anew in increasing row order."""
+    from mvkernels.mvml._hinge import _free_rows_gram, _FreeGram
+
+    rng = np.random.RandomState(5)
+    X, E = rng.randn(60, 12), rng.randn(60, 2)
+    free = np.zeros(60, dtype=bool)
+    free[[3, 7, 8, 20, 31, 40]] = True
+    idx, XF, G = _free_rows_gram(X, E, free, None)
+    np.testing.assert_array_equal(idx, [3, 7, 8, 20, 31, 40])
+    prev = _FreeGram(idx, free.copy(), G)
+    free[7] = False  # a row leaves, two join
+    free[[5, 50]] = True
+    idx2, XF2, G2 = _free_rows_gram(X, E, free, prev)
+    np.testing.assert_array_equal(idx2, [3, 8, 20, 31, 40, 5, 50])
+    np.testing.assert_array_equal(XF2, X[idx2])
+    full = X[idx2] @ X[idx2].T + E[idx2] @ E[idx2].T
+    np.testing.assert_allclose(G2, full, rtol=1e-13, atol=1e-12)
+    np.testing.assert_array_equal(G2, G2.T)
+    free[:] = False  # most rows new: formed anew
+    free[[3, 9, 10, 11, 12]] = True
+    idx3, _, G3 = _free_rows_gram(X, E, free, _FreeGram(idx2, np.isin(np.arange(60), idx2), G2))
+    np.testing.assert_array_equal(idx3, [3, 9, 10, 11, 12])
+    np.testing.assert_allclose(G3, X[idx3] @ X[idx3].T + E[idx3] @ E[idx3].T, rtol=1e-13)
+
+
+def test_gram_reuse_gives_the_solutions_of_fresh_gram_matrices(monkeypatch):
+    """The active set from scratch (one-vs-all, many corrections) with the free rows' Gram
+    matrices updated from correction to correction returns the minimisers found with every
+    Gram matrix formed anew, KKT-checked."""
+    from mvkernels.mvml import _hinge
+
+    rng = np.random.RandomState(8)
+    X = rng.randn(400, 200)
+    labels = np.argmax(X[:, :4] + 0.3 * rng.randn(400, 4), axis=1)
+    Y = np.where(labels[:, None] == np.arange(4), 1.0, -1.0)
+    calls = []
+    gram = _hinge._free_rows_gram
+
+    def counted(X, E, free, prev):
+        calls.append(prev is not None and bool(free[prev.idx].mean() >= 0.5))
+        return gram(X, E, free, prev)
+
+    monkeypatch.setattr(_hinge, "_free_rows_gram", counted)
+    reused = _hinge.active_set_svm(X, Y, 5.0)
+    assert sum(calls) > len(calls) / 2  # most solves updated the previous matrix
+    monkeypatch.setattr(_hinge, "GRAM_REUSE_MIN_KEPT", 2.0)  # never reused
+    fresh = _hinge.active_set_svm(X, Y, 5.0)
+    for k, (r, f) in enumerate(zip(reused, fresh)):
+        assert r is not None and f is not None
+        np.testing.assert_allclose(r[0], f[0], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(r[1], f[1], rtol=1e-9, atol=1e-11)
+        m = Y[:, k] * (X @ r[0])
+        free = (r[1] > 0) & (r[1] < 5.0)
+        assert np.all(m[r[1] == 0] >= 1 - 1e-9) and np.all(m[r[1] == 5.0] <= 1 + 1e-9)
+        np.testing.assert_allclose(m[free], 1.0, atol=1e-9)

@@ -569,51 +569,59 @@ def _solve_sets(
 
 def _correct_sets(
     m: np.ndarray,
-    idx: np.ndarray,
-    a_free: np.ndarray,
+    free_rows: list[tuple[np.ndarray, np.ndarray]],
     at_c: np.ndarray,
     free: np.ndarray,
-    C: float,
+    C: np.ndarray,
     eps: float,
     max_add: int | None,
-    max_free: int,
-    cautious: bool = False,
-) -> bool | None:
-    """One correction of the sets from the margins ``m`` of their solution: True when every
-    KKT condition holds (to ``eps``), False after moving the rows that break one
-    (``at_c``, ``free`` updated in place; with ``max_add``, at most that many rows of ``Z``
-    join ``F``, those of the smallest margins, and ``F`` stays within ``max_free`` rows),
-    None when the solution misses its own margins (ill-conditioned) or ``F`` is full.
-    ``cautious``: of each kind of move (``F`` to ``Z``, ``F`` to ``B``, ``B`` to ``F``,
-    ``Z`` to ``F``) only the :data:`CYCLE_MOVES` rows that break their condition most
-    move."""
-    if idx.size and np.abs(m[idx] - 1.0).max() > eps:  # ill-conditioned X_F X_F^T
-        return None
-    low, high = a_free < -eps * C, a_free > C * (1.0 + eps)
-    viol_zero = m < 1.0 - eps
-    viol_zero &= ~at_c
-    viol_zero &= ~free
+    max_free: np.ndarray,
+    cautious: np.ndarray,
+) -> np.ndarray:
+    """One correction of the sets of ``J`` problems at once, from the margins ``m``
+    (J, n) of their solutions; ``free_rows[j]`` holds problem ``j``'s free rows and their
+    multipliers, ``C`` (J,) the boxes. Returns each problem's status: 1 when every KKT
+    condition holds (to ``eps``), 0 after moving the rows that break one (``at_c``,
+    ``free`` (J, n) updated in place; with ``max_add``, at most that many rows of ``Z``
+    join ``F``, those of the smallest margins, and ``F`` stays within ``max_free[j]``
+    rows), -1 when the solution misses its own margins (ill-conditioned) or ``F`` is full
+    (the rows of problems whose status is not 0 may have been changed too: the caller
+    keeps the sets of status 0 only). ``cautious[j]``: of each kind of move (``F`` to
+    ``Z``, ``F`` to ``B``, ``B`` to ``F``, ``Z`` to ``F``) only the :data:`CYCLE_MOVES`
+    rows that break their condition most move. Every test is one operation over all the
+    problems' rows (a round of the lockstep corrections costs a few array passes, not a
+    few per problem)."""
+    a = np.zeros(m.shape)
+    for j, (idx, a_free) in enumerate(free_rows):
+        a[j, idx] = a_free
+    Cc = C[:, None]
+    ill = (free & (np.abs(m - 1.0) > eps)).any(axis=1)  # ill-conditioned X_F X_F^T
+    low = free & (a < -eps * Cc)
+    high = free & (a > Cc * (1.0 + eps))
+    viol_zero = (m < 1.0 - eps) & ~(at_c | free)
     viol_c = at_c & (m > 1.0 + eps)
-    if not (low.any() or high.any() or viol_zero.any() or viol_c.any()):
-        return True
-    if cautious:
-        low = _most_violating(low, a_free, largest=False)
-        high = _most_violating(high, a_free, largest=True)
-        viol_c = _most_violating(viol_c, m, largest=True)
-        viol_zero = _most_violating(viol_zero, m, largest=False)
-    free[idx[low | high]] = False
-    at_c[idx[high]] = True
+    moved = (low | high | viol_zero | viol_c).any(axis=1)
+    status = np.where(ill, -1, np.where(moved, 0, 1)).astype(np.int8)
+    for j in np.flatnonzero(cautious & (status == 0)).tolist():
+        low[j] = _most_violating(low[j], a[j], largest=False)
+        high[j] = _most_violating(high[j], a[j], largest=True)
+        viol_c[j] = _most_violating(viol_c[j], m[j], largest=True)
+        viol_zero[j] = _most_violating(viol_zero[j], m[j], largest=False)
+    free &= ~(low | high)
+    at_c |= high
     free |= viol_c
     at_c &= ~viol_c
-    join = viol_zero.nonzero()[0]
-    if max_add is not None:
-        add = min(max_add, max_free - int(np.count_nonzero(free)))
-        if add <= 0:
-            return None
-        if join.size > add:
-            join = join[np.argpartition(m[join], add - 1)[:add]]
-    free[join] = True
-    return False
+    if max_add is None:
+        free |= viol_zero
+        return status
+    room = np.minimum(max_add, max_free - np.count_nonzero(free, axis=1))
+    status[(status == 0) & (room <= 0)] = -1
+    over = (status == 0) & (np.count_nonzero(viol_zero, axis=1) > room)
+    free |= viol_zero & ~over[:, None]
+    for j in np.flatnonzero(over).tolist():  # the room's worth of the most violated rows join
+        join = np.flatnonzero(viol_zero[j])
+        free[j, join[np.argpartition(m[j, join], room[j] - 1)[: room[j]]]] = True
+    return status
 
 
 def _most_violating(mask: np.ndarray, values: np.ndarray, largest: bool) -> np.ndarray:
@@ -665,6 +673,7 @@ def _settle_active_sets(
     seen: list[set] = [set() for _ in range(K)]  # each problem's sets so far
     cautious = np.zeros(K, dtype=bool)
     grams: list[_FreeGram | None] = [None] * K  # each problem's last free-set Gram matrix
+    widths = np.full(K, d) if extras is None else np.array([d + E.shape[1] for E in extras])
     for used in range(rounds + 1):
         sol = {}
         for k in live:
@@ -675,22 +684,34 @@ def _settle_active_sets(
                 grams[k] = solved[3]
         if not sol:
             break
-        ks = list(sol)
-        M = np.array([sol[k][0][:d] for k in ks]) @ X.T  # (problems, rows)
+        solved_ks = list(sol)
+        ks = np.array(solved_ks, dtype=np.intp)
+        M = np.array([sol[k][0][:d] for k in solved_ks]) @ X.T  # (problems, rows)
+        if extras is not None:
+            for j, k in enumerate(solved_ks):
+                M[j] += extras[k] @ sol[k][0][d:]
+        M *= YT[ks]  # the margins
+        sets_c, sets_f = at_c[ks], free[ks]
+        status = _correct_sets(
+            M,
+            [sol[k][1:] for k in solved_ks],
+            sets_c,
+            sets_f,
+            Cs[ks],
+            eps,
+            max_add,
+            widths[ks],
+            cautious[ks],
+        )
+        moved = status == 0
+        at_c[ks[moved]] = sets_c[moved]
+        free[ks[moved]] = sets_f[moved]
         live = []
-        for j, k in enumerate(ks):
+        for j, k in enumerate(solved_ks):
             v, idx, a_free = sol[k]
-            if extras is not None:
-                M[j] += extras[k] @ v[d:]
-            m = YT[k] * M[j]
-            Ck = float(Cs[k])
-            width = d if extras is None else d + extras[k].shape[1]
-            done = _correct_sets(
-                m, idx, a_free, at_c[k], free[k], Ck, eps, max_add, width, bool(cautious[k])
-            )
-            if done:
-                out[k] = (v, _multipliers(at_c[k], idx, a_free, Ck), used, m)
-            elif done is not None:
+            if status[j] == 1:
+                out[k] = (v, _multipliers(at_c[k], idx, a_free, float(Cs[k])), used, M[j].copy())
+            elif status[j] == 0:
                 state = hash(at_c[k].tobytes() + free[k].tobytes())
                 if state not in seen[k]:
                     seen[k].add(state)
