@@ -1055,13 +1055,15 @@ def test_active_set_corrections_that_cycle_are_damped():
         np.testing.assert_allclose(m[free], 1.0, atol=1e-9)
 
 
-def test_free_rows_gram_updated_from_the_previous_correction():
+def test_free_rows_gram_updated_from_the_previous_correction(monkeypatch):
     """_free_rows_gram reuses the previous solve's Gram matrix when most free rows are
     kept: the kept rows come first in their previous order, the new rows after them, and
     G is X_F X_F^T + E_F E_F^T for that order (to rounding); with few rows kept (or no
     previous solve) it is formed anew in increasing row order."""
+    from mvkernels.mvml import _hinge
     from mvkernels.mvml._hinge import _free_rows_gram, _FreeGram
 
+    monkeypatch.setattr(_hinge, "GRAM_REUSE_MIN_ROWS", 1)  # the small sets here too
     rng = np.random.RandomState(5)
     X, E = rng.randn(60, 12), rng.randn(60, 2)
     free = np.zeros(60, dtype=bool)
@@ -1098,7 +1100,11 @@ def test_gram_reuse_gives_the_solutions_of_fresh_gram_matrices(monkeypatch):
     gram = _hinge._free_rows_gram
 
     def counted(X, E, free, prev):
-        calls.append(prev is not None and bool(free[prev.idx].mean() >= 0.5))
+        calls.append(
+            prev is not None
+            and prev.idx.size >= _hinge.GRAM_REUSE_MIN_ROWS
+            and bool(free[prev.idx].mean() >= 0.5)
+        )
         return gram(X, E, free, prev)
 
     monkeypatch.setattr(_hinge, "_free_rows_gram", counted)

@@ -67,6 +67,7 @@ The full-kernel variant therefore also runs liblinear, on ``x_i = F^T H_{x_i}^T 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,6 +162,11 @@ WARM_ROUNDS = 40
 #: when at least this share of its free rows was free there (the kept rows' block reused,
 #: the new rows' products computed); else it forms it anew
 GRAM_REUSE_MIN_KEPT = 0.5
+
+#: ... and when the previous free set had at least this many rows: a smaller Gram matrix
+#: costs less to form anew than the bookkeeping of an update (measured on the soft-margin
+#: g-steps of the digits MVMLSVCCV, whose free sets hold about 30 rows)
+GRAM_REUSE_MIN_ROWS = 32
 
 
 def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, float]:
@@ -479,7 +485,7 @@ def _free_solve(G: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     :func:`~mvkernels._linalg.robust_cholesky`'s symmetrising copy and checks cost as much
     as the factorisation), or None when not positive definite."""
     _, b, info = linalg.lapack.dposv(G, rhs, lower=True)  # factor and solve in one call
-    if info != 0 or not np.isfinite(b).all():
+    if info != 0 or not math.isfinite(b.sum()):  # a NaN or inf anywhere makes the sum one
         return None
     return b
 
@@ -498,16 +504,17 @@ def _free_rows_gram(
     X: np.ndarray, E: np.ndarray | None, free: np.ndarray, prev: _FreeGram | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The free rows ``idx``, their features ``X_F`` and ``G = X_F X_F^T`` (plus
-    ``E_F E_F^T`` with ``E``). When the previous solve's free rows ``prev`` hold at least
-    :data:`GRAM_REUSE_MIN_KEPT` of them, ``G`` is updated from ``prev.G``: the kept rows
+    ``E_F E_F^T`` with ``E``). When the previous solve's free rows ``prev`` (at least
+    :data:`GRAM_REUSE_MIN_ROWS` of them) hold at least :data:`GRAM_REUSE_MIN_KEPT` of the
+    free rows, ``G`` is updated from ``prev.G``: the kept rows
     come first, in their previous order, with their block of ``prev.G``, and only the new
     rows' products are computed (a correction moves a few rows; the Gram matrix of the
     free set is the largest cost of a solve); otherwise ``G`` is formed anew (rows in
     increasing order)."""
-    if prev is not None:
+    if prev is not None and prev.idx.size >= GRAM_REUSE_MIN_ROWS:
         kept = free[prev.idx]
         n_kept = int(np.count_nonzero(kept))
-        new = np.flatnonzero(free & ~prev.mask)
+        new = np.flatnonzero(free > prev.mask)  # free now, not then
         if n_kept and n_kept >= GRAM_REUSE_MIN_KEPT * (n_kept + new.size):
             idx = np.concatenate([prev.idx[kept], new])
             XF = X[idx]
@@ -550,9 +557,11 @@ def _solve_sets(
     not formed)."""
     d = X.shape[1]
     nb = at_c.nonzero()[0]
-    v = (C * y[nb]) @ X[nb] if nb.size else np.zeros(d)
-    if E is not None:
-        v = np.concatenate([v, (C * y[nb]) @ E[nb] if nb.size else np.zeros(E.shape[1])])
+    if nb.size:
+        cy = C * y[nb]
+        v = cy @ X[nb] if E is None else np.concatenate([cy @ X[nb], cy @ E[nb]])
+    else:
+        v = np.zeros(d if E is None else d + E.shape[1])
     if not free.any():
         return v, np.zeros(0, dtype=np.intp), np.zeros(0), None
     idx, XF, G = _free_rows_gram(X, E, free, prev)
