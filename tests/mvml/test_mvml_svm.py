@@ -1068,20 +1068,21 @@ def test_free_rows_gram_updated_from_the_previous_correction(monkeypatch):
     X, E = rng.randn(60, 12), rng.randn(60, 2)
     free = np.zeros(60, dtype=bool)
     free[[3, 7, 8, 20, 31, 40]] = True
-    idx, XF, G = _free_rows_gram(X, E, free, None)
+    idx, XF, EF, G = _free_rows_gram(X, E, free, None)
     np.testing.assert_array_equal(idx, [3, 7, 8, 20, 31, 40])
     prev = _FreeGram(idx, free.copy(), G)
     free[7] = False  # a row leaves, two join
     free[[5, 50]] = True
-    idx2, XF2, G2 = _free_rows_gram(X, E, free, prev)
+    idx2, XF2, EF2, G2 = _free_rows_gram(X, E, free, prev)
     np.testing.assert_array_equal(idx2, [3, 8, 20, 31, 40, 5, 50])
     np.testing.assert_array_equal(XF2, X[idx2])
+    np.testing.assert_array_equal(EF2, E[idx2])
     full = X[idx2] @ X[idx2].T + E[idx2] @ E[idx2].T
     np.testing.assert_allclose(G2, full, rtol=1e-13, atol=1e-12)
     np.testing.assert_array_equal(G2, G2.T)
     free[:] = False  # most rows new: formed anew
     free[[3, 9, 10, 11, 12]] = True
-    idx3, _, G3 = _free_rows_gram(X, E, free, _FreeGram(idx2, np.isin(np.arange(60), idx2), G2))
+    idx3, _, _, G3 = _free_rows_gram(X, E, free, _FreeGram(idx2, np.isin(np.arange(60), idx2), G2))
     np.testing.assert_array_equal(idx3, [3, 9, 10, 11, 12])
     np.testing.assert_allclose(G3, X[idx3] @ X[idx3].T + E[idx3] @ E[idx3].T, rtol=1e-13)
 

@@ -502,12 +502,12 @@ class _FreeGram:
 
 def _free_rows_gram(
     X: np.ndarray, E: np.ndarray | None, free: np.ndarray, prev: _FreeGram | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The free rows ``idx``, their features ``X_F`` and ``G = X_F X_F^T`` (plus
-    ``E_F E_F^T`` with ``E``). When the previous solve's free rows ``prev`` (at least
-    :data:`GRAM_REUSE_MIN_ROWS` of them) hold at least :data:`GRAM_REUSE_MIN_KEPT` of the
-    free rows, ``G`` is updated from ``prev.G``: the kept rows
-    come first, in their previous order, with their block of ``prev.G``, and only the new
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """The free rows ``idx``, their features ``X_F`` and ``E_F`` (None without ``E``) and
+    ``G = X_F X_F^T`` (plus ``E_F E_F^T`` with ``E``). When the previous solve's free rows
+    ``prev`` (at least :data:`GRAM_REUSE_MIN_ROWS` of them) hold at least
+    :data:`GRAM_REUSE_MIN_KEPT` of the free rows, ``G`` is updated from ``prev.G``: the
+    kept rows come first, in their previous order, with their block of ``prev.G``, and only the new
     rows' products are computed (a correction moves a few rows; the Gram matrix of the
     free set is the largest cost of a solve); otherwise ``G`` is formed anew (rows in
     increasing order)."""
@@ -518,27 +518,28 @@ def _free_rows_gram(
         if n_kept and n_kept >= GRAM_REUSE_MIN_KEPT * (n_kept + new.size):
             idx = np.concatenate([prev.idx[kept], new])
             XF = X[idx]
+            EF = None if E is None else E[idx]
             G = np.empty((idx.size, idx.size))
             G[:n_kept, :n_kept] = prev.G[kept][:, kept]
             if new.size:
                 XN = XF[n_kept:]
                 cross = XN @ XF[:n_kept].T
                 corner = XN @ XN.T
-                if E is not None:
-                    EN = E[new]
-                    cross += EN @ E[idx[:n_kept]].T
+                if EF is not None:
+                    EN = EF[n_kept:]
+                    cross += EN @ EF[:n_kept].T
                     corner += EN @ EN.T
                 G[n_kept:, :n_kept] = cross
                 G[:n_kept, n_kept:] = cross.T
                 G[n_kept:, n_kept:] = corner
-            return idx, XF, G
+            return idx, XF, EF, G
     idx = np.flatnonzero(free)
     XF = X[idx]
     G = XF @ XF.T
-    if E is not None:
-        EF = E[idx]
+    EF = None if E is None else E[idx]
+    if EF is not None:
         G += EF @ EF.T
-    return idx, XF, G
+    return idx, XF, EF, G
 
 
 def _solve_sets(
@@ -564,15 +565,14 @@ def _solve_sets(
         v = np.zeros(d if E is None else d + E.shape[1])
     if not free.any():
         return v, np.zeros(0, dtype=np.intp), np.zeros(0), None
-    idx, XF, G = _free_rows_gram(X, E, free, prev)
+    idx, XF, EF, G = _free_rows_gram(X, E, free, prev)
     rhs = y[idx] - XF @ v[:d]
-    if E is not None:
-        EF = E[idx]
+    if EF is not None:
         rhs -= EF @ v[d:]
     b = _free_solve(G, rhs)  # G itself is kept (the solve factors a copy)
     if b is None:
         return None
-    step = b @ XF if E is None else np.concatenate([b @ XF, b @ EF])
+    step = b @ XF if EF is None else np.concatenate([b @ XF, b @ EF])
     return v + step, idx, y[idx] * b, _FreeGram(idx, free.copy(), G)
 
 
