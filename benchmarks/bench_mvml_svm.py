@@ -113,9 +113,8 @@ FILING_COMMIT = "bda992b8232f5a6cfeaa72329cb38ef6222277a5"
 _FILING_CHILD = """
 import json, sys, time
 import numpy as np
-src, data, kw, repeats, out = sys.argv[1:6]
-sys.path.insert(0, src)
-from mvkernels import MVMLSVC
+from mvkernels import MVMLSVC  # the exported package: PYTHONPATH names only its src
+data, kw, repeats, out = sys.argv[1:5]
 d = np.load(data)
 n_views = int(d["n_views"])
 Xtr = [d[f"train{l}"] for l in range(n_views)]
@@ -298,8 +297,8 @@ def filing_commit_fits(
         for kw in settings:
             pred = Path(tmp) / "pred.npy"
             done = subprocess.run(
-                [sys.executable, "-c", _FILING_CHILD, str(Path(tmp) / "src"), str(data)]
-                + [json.dumps(kw), str(repeats), str(pred)],
+                [sys.executable, "-c", _FILING_CHILD, str(data), json.dumps(kw)]
+                + [str(repeats), str(pred)],
                 capture_output=True,
                 text=True,
                 env=env,
