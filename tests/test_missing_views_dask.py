@@ -21,8 +21,8 @@ from mvkernels import (  # noqa: E402
     MVMLRegressor,
     MVMLRegressorCV,
 )
+from mvkernels._arrays import dask_observed_mask  # noqa: E402
 from mvkernels._validation import observed_mask  # noqa: E402
-from mvkernels.nystrom._dask import dask_observed_mask  # noqa: E402
 
 RTOL = 1e-10
 

@@ -162,3 +162,29 @@ def test_reduced_models_take_the_validated_views(count_validations):
     count_validations.clear()
     est.predict([X1, X2, X3])
     assert len(count_validations) == 1 + len(models)
+
+
+def test_slices_and_rows_keep_the_observed_mask(monkeypatch):
+    """``take`` and view slices restrict an observed mask already computed instead of
+    reading the views again, and the kept mask equals a fresh one."""
+    X1, X2, _ = _data(n=30, seed=3)
+    X1 = X1.copy()
+    X1[::4] = np.nan
+    X2 = X2.copy()
+    X2[1::6] = np.nan
+    Xs = check_views([X1, X2, X1 + 1.0], allow_missing=True)
+    full = Xs.observed
+    rows = np.array([0, 1, 2, 5, 8, 13, 29])
+    calls = []
+    real = validation.observed_rows
+    monkeypatch.setattr(validation, "observed_rows", lambda Xv: calls.append(1) or real(Xv))
+    sub = Xs.take(rows)
+    np.testing.assert_array_equal(sub.observed, full[rows])
+    mask_rows = Xs.take(np.arange(30) % 3 == 0)
+    np.testing.assert_array_equal(mask_rows.observed, full[::3])
+    np.testing.assert_array_equal(Xs[1:].observed, full[:, 1:])
+    np.testing.assert_array_equal(Xs[1:].take(slice(2, 9)).observed, full[2:9, 1:])
+    assert calls == []
+    fresh = check_views([Xv[rows] for Xv in Xs], allow_missing=True)
+    np.testing.assert_array_equal(fresh.observed, sub.observed)
+    assert len(calls) == 3

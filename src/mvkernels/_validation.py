@@ -30,6 +30,15 @@ from sklearn.utils._param_validation import (
     StrOptions,
 )
 
+from ._arrays import (
+    MIN_OBSERVED_ROWS,  # noqa: F401 (re-exported for the estimators that read it here)
+    check_whole_rows,
+    dask_observed_mask,
+    is_dask_collection,
+    observed_rows,
+    refuse_all_missing,
+    views_kind,
+)
 from ._sparse import check_sparse_view, is_sparse, refuse_sparse
 
 __all__ = [
@@ -140,11 +149,6 @@ def common_constraints(*, landmarks_optional: bool = True) -> dict[str, list]:
         "views": ["array-like", None],
         "random_state": ["random_state"],
     }
-
-
-def is_dask_collection(x: Any) -> bool:
-    """True for a Dask array (checked without importing Dask)."""
-    return type(x).__module__.startswith("dask.") and hasattr(x, "chunks")
 
 
 def _complex_error(what: str) -> ValueError:
@@ -371,52 +375,11 @@ def _check_one_view(
             raise ValueError(f"view {i} contains infinity; remove or impute it first")
         if not allow_missing:
             raise ValueError(f"view {i} contains NaN; remove or impute it first")
-        _check_whole_rows(np.isnan(arr), i)
+        check_whole_rows(np.isnan(arr), i)
     # one memory layout whatever the container (a list of arrays, column slices, index
     # arrays, a DataFrame): BLAS rounding depends on the layout, and iterative solvers
     # stopped by max_iter amplify it (MLKR predictions differed by 0.08 across containers)
     return np.ascontiguousarray(arr)
-
-
-def _row_list(rows: np.ndarray, offset: int = 0, shown: int = 5) -> str:
-    """``"3, 7, 9 and 12 more"``: the first ``shown`` row numbers (plus ``offset``) of an
-    error message, then how many more."""
-    out = ", ".join(str(int(r) + offset) for r in rows[:shown])
-    return out + (f" and {rows.size - shown} more" if rows.size > shown else "")
-
-
-def _check_whole_rows(nan: np.ndarray, view: int, offset: int = 0, where: str = "") -> None:
-    """A missing view is a whole row of NaN: refuse NaN in only some columns of a row."""
-    partial = np.flatnonzero(nan.any(axis=1) & ~nan.all(axis=1))
-    if partial.size:
-        raise ValueError(
-            f"view {view} contains NaN{where} in only some of its columns "
-            f"(rows {_row_list(partial, offset)}); "
-            "a missing view must be a whole row of NaN in that view (supported), not a partly "
-            "observed row: impute the missing columns of that view first"
-        )
-
-
-#: a view must be observed on at least this many training rows
-MIN_OBSERVED_ROWS = 2
-
-
-def observed_rows(Xv: Any) -> np.ndarray:
-    """Rows where a checked view is observed (not a NaN row). A sparse view is complete:
-    missing views are NaN rows of dense views (a sparse view's stored values are finite)."""
-    if is_sparse(Xv):
-        return np.ones(Xv.shape[0], dtype=bool)
-    return ~np.isnan(np.asarray(Xv)[:, 0])
-
-
-def refuse_all_missing(mask: np.ndarray, offset: int = 0) -> None:
-    """Refuse samples (rows of the observed mask) with every view missing."""
-    empty = np.flatnonzero(~mask.any(axis=1))
-    if empty.size:
-        raise ValueError(
-            f"every view is missing (all NaN) in rows {_row_list(empty, offset)}; a sample "
-            "needs at least one observed view: drop those rows"
-        )
 
 
 def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.ndarray | None:
@@ -426,7 +389,7 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
     complete-data code unchanged), else a boolean array of shape (n_samples, n_views),
     ``True`` where the view is observed (its row is not NaN). NumPy and scipy.sparse views
     (a sparse view is complete: missing views are NaN rows of dense views); Dask views in
-    one pass over their blocks (:func:`mvkernels.nystrom._dask.dask_observed_mask`, which
+    one pass over their blocks (:func:`mvkernels._arrays.dask_observed_mask`, which
     also refuses partly missing rows and infinity, naming the view and the rows).
 
     Raises a ValueError for a sample with every view missing and, with ``min_observed``
@@ -435,8 +398,6 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
     if isinstance(Xs, ValidatedViews):
         mask = Xs.observed
     elif views_kind(Xs) == "dask":
-        from .nystrom._dask import dask_observed_mask
-
         mask = dask_observed_mask(Xs)
     else:
         mask = np.column_stack([observed_rows(Xv) for Xv in Xs])
@@ -452,18 +413,6 @@ def observed_mask(Xs: Sequence[Any], *, min_observed: int | None = None) -> np.n
                     "learned from (drop the view or add samples where it is observed)"
                 )
     return mask
-
-
-def views_kind(Xs: Sequence[Any]) -> str:
-    """The one NumPy/Dask/sparse decision: ``"dask"`` if any view is a Dask array, else
-    ``"sparse"`` if any is a scipy.sparse matrix, else ``"numpy"``. Read from
-    :attr:`ValidatedViews.kind` when the views were validated already."""
-    kind = getattr(Xs, "kind", None)
-    if kind is not None:
-        return str(kind)
-    if any(is_dask_collection(Xv) for Xv in Xs):
-        return "dask"
-    return "sparse" if any(is_sparse(Xv) for Xv in Xs) else "numpy"
 
 
 class ValidatedViews(list):
@@ -523,30 +472,36 @@ class ValidatedViews(list):
         computed once (Dask views: one pass over their blocks)."""
         if self._observed is None:
             if self.kind == "dask":
-                from .nystrom._dask import dask_observed_mask
-
                 self._observed = dask_observed_mask(list(self))
             else:
                 self._observed = np.column_stack([observed_rows(Xv) for Xv in self])
         return self._observed
 
-    def _like(self, views: Sequence[Any], kind: str | None = None) -> ValidatedViews:
-        return ValidatedViews(
+    def _like(
+        self, views: Sequence[Any], kind: str | None = None, observed: np.ndarray | None = None
+    ) -> ValidatedViews:
+        out = ValidatedViews(
             views,
             kind=kind or self.kind,
             dtype=self.dtype,
             allow_missing=self.allow_missing,
             ensure_finite=self.ensure_finite,
         )
+        out._observed = observed
+        return out
 
     def __getitem__(self, key: Any) -> Any:
         out = super().__getitem__(key)
-        return self._like(out) if isinstance(key, slice) else out
+        if not isinstance(key, slice):
+            return out
+        observed = None if self._observed is None else self._observed[:, key]
+        return self._like(out, observed=observed)
 
     def take(self, rows: Any) -> ValidatedViews:
         """The same views restricted to ``rows`` (indices, a slice or a boolean mask),
-        still validated."""
-        return self._like([Xv[rows] for Xv in self])
+        still validated; an observed mask already computed is restricted with them."""
+        observed = None if self._observed is None else self._observed[rows]
+        return self._like([Xv[rows] for Xv in self], observed=observed)
 
     def with_view(self, Xv: Any) -> ValidatedViews:
         """These views and one more (derived from them, e.g. the joint view)."""

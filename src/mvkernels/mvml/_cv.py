@@ -65,21 +65,13 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
 from .._sparse import kernel_takes_sparse
 from .._targets import predicted_class_indices, predicted_classes
 from .._threads import serial_blas
-from .._validation import (
-    MIN_OBSERVED_ROWS,
-    check_views,
-    is_dask_collection,
-    observed_mask,
-    take_rows,
-    validate_array_input,
-    views_kind,
-)
+from .._validation import check_views, observed_mask, take_rows, validate_array_input
 from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
-from ..nystrom._map import _check_known_lengths
 from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from ._estimators import (
     MVMLClassifier,
@@ -463,7 +455,7 @@ class _MVMLCVBase(BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
-        _check_known_lengths(X)
+        check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n, v = Xs[0].shape[0], len(Xs)
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)  # Dask: one pass

@@ -17,19 +17,17 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
 from .._sparse import kernel_takes_sparse
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
-    MIN_OBSERVED_ROWS,
     check_precomputed_kernel,
     check_real_targets,
     check_targets_finite,
     check_views,
-    is_dask_collection,
     observed_mask,
     validate_array_input,
-    views_kind,
 )
 from ..kernels import make_view_kernels
 from ..nystrom import (
@@ -38,7 +36,6 @@ from ..nystrom import (
     map_views,
     resolve_n_landmarks,
 )
-from ..nystrom._map import _check_known_lengths
 from ..nystrom._missing import ConditionalViews
 from ._bandwidth import resolve_bandwidths
 from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
@@ -265,7 +262,7 @@ class _BaseMVML(BaseEstimator):
         sampled rows and ``C``, ``c``, ``y^T y`` come from one Dask reduction
         (:meth:`BlockNystrom.moments`); ``Y`` stays lazy.
         """
-        _check_known_lengths(X)
+        check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
         dask_input = views_kind(Xs) == "dask" or is_dask_collection(Y)
@@ -772,7 +769,7 @@ class _BaseMVML(BaseEstimator):
 
     def _check_test_views(self, X: Any) -> list:
         check_is_fitted(self, "_coefs")
-        _check_known_lengths(X)
+        check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
         joint = bool(self.joint_view)
         if self.joint_view == JOINT_ONLY:  # the input views, then their joint view alone

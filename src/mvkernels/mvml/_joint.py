@@ -37,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import as_aligned_views, observed_rows, views_kind
 from .._sparse import is_sparse
-from .._validation import ValidatedViews, observed_rows, views_kind
+from .._validation import ValidatedViews
 from ..nystrom import BlockNystrom, FeatureMoments
 
 __all__ = [
@@ -140,8 +141,6 @@ def _joint_view(Xs: list, kernel: Any) -> Any:
             J = J * K
         return J
     if views_kind(Xs) == "dask":
-        from ..nystrom._dask import as_aligned_views
-
         aligned, _ = as_aligned_views(Xs)
         import dask.array as da
 

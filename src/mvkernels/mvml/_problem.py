@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import views_kind
+from .._arrays import views_kind
 from ..nystrom import BlockNystrom, default_chunk_size
 from ._metric import _sym
 

@@ -49,8 +49,8 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from .._arrays import is_dask_collection
 from .._threads import serial_blas
-from .._validation import is_dask_collection
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints

@@ -33,158 +33,24 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _check_whole_rows, refuse_all_missing
+from .._arrays import (
+    as_aligned_views,
+    check_block_finite,
+    is_dask_collection,
+    require_dask,
+)
 
 __all__ = [
-    "require_dask",
-    "as_aligned_views",
     "dask_feature_moments",
     "map_view_rows",
     "gather_rows",
     "kmeanspp_sample_size",
     "select_landmarks_dask",
     "fit_kernels_and_landmarks",
-    "dask_observed_mask",
 ]
 
 #: default fan-in of the tree sum of per-block moments
 SPLIT_EVERY = 8
-
-
-def require_dask() -> Any:
-    """Import ``dask.array``, or raise an ImportError saying how to install it."""
-    try:
-        import dask.array as da
-    except ImportError as exc:  # pragma: no cover - exercised only without dask
-        raise ImportError(
-            "Dask input needs the optional dependency: pip install 'mvkernels[dask]'"
-        ) from exc
-    return da
-
-
-def _is_dask(x: Any) -> bool:
-    from .._validation import is_dask_collection
-
-    return is_dask_collection(x)
-
-
-def as_aligned_views(Xs: Sequence[Any], extra: Sequence[Any] = ()) -> tuple[list, list]:
-    """Dask views (and extra row-aligned arrays) with the same row chunks, one column chunk.
-
-    The row chunks of the first Dask array in ``Xs`` (else in ``extra``) are the
-    reference; other Dask views
-    are rechunked along rows to them (and to a single chunk along columns); NumPy views
-    and ``extra`` arrays (e.g. targets, 1-D or 2-D) are wrapped with those chunks.
-
-    Raises
-    ------
-    ValueError
-        Unknown (NaN) chunk sizes, mismatched sample counts (naming the view).
-    """
-    da = require_dask()
-    ref = next((X for X in list(Xs) + list(extra) if X is not None and _is_dask(X)), None)
-    if ref is None:
-        raise TypeError("as_aligned_views needs at least one Dask array")
-    named = [(f"view {i}", X) for i, X in enumerate(Xs)] + [("Y", A) for A in extra]
-    for name, X in named:
-        if X is not None and _is_dask(X) and any(np.isnan(c) for c in X.chunks[0]):
-            raise ValueError(
-                f"{name} is a Dask array with unknown chunk sizes; call "
-                ".compute_chunk_sizes() (or build it with known lengths) first"
-            )
-    rows = ref.chunks[0]
-    n = int(sum(rows))
-
-    def align(A: Any, what: str) -> Any:
-        if A.shape[0] != n:
-            raise ValueError(
-                f"{what} has {A.shape[0]} samples, view 0 has {n}: every view must hold "
-                "the same samples in the same order"
-            )
-        target = (rows,) + tuple((s,) for s in A.shape[1:])
-        if _is_dask(A):
-            return A if A.chunks == target else A.rechunk(target)
-        return da.from_array(np.asarray(A), chunks=target)
-
-    views = [align(X, f"view {i}") for i, X in enumerate(Xs)]
-    others = [None if A is None else align(A, "Y") for A in extra]
-    return views, others
-
-
-def _check_block_finite(
-    blocks: Sequence[np.ndarray],
-    start: int | None,
-    Y: np.ndarray | None = None,
-    fn: Any = None,
-) -> None:
-    """Raise a ValueError naming the view (and the rows) if a block holds NaN/inf.
-
-    NaN in the views is left to a row-wise function ``fn`` that handles missing views
-    (its ``handles_missing_views`` attribute is true, e.g. :meth:`BlockNystrom.features`)
-    when it fills whole rows of a view; NaN in only some columns of a row is refused.
-    """
-    named = [(l, f"view {l}", B) for l, B in enumerate(blocks)]
-    nan_ok = bool(getattr(fn, "handles_missing_views", False))
-    if Y is not None:
-        named.append((-1, "Y", Y))
-    for l, name, B in named:
-        where = "" if start is None else f" (in rows {start}..{start + B.shape[0] - 1})"
-        if nan_ok and l >= 0 and not np.isinf(B).any():
-            _check_whole_rows(np.isnan(B), l, offset=start or 0, where=where)
-            continue
-        if not np.isfinite(B).all():
-            bad = "NaN" if np.isnan(B).any() else "infinity"
-            nan = np.isnan(B)
-            if l >= 0 and not np.isinf(B).any() and (nan.all(axis=1) == nan.any(axis=1)).all():
-                raise ValueError(
-                    f"{name} contains NaN{where} in whole rows (missing views): on Dask input "
-                    "they are supported by BlockNystrom and the MVML estimators in Nystrom "
-                    "mode, not by this step; remove those rows or impute them first"
-                )
-            raise ValueError(f"{name} contains {bad}{where}; remove or impute it first")
-    if nan_ok and blocks:  # a sample with every view missing: refused, naming the rows
-        refuse_all_missing(np.column_stack([_observed_rows(B) for B in blocks]), start or 0)
-
-
-def _observed_rows(B: np.ndarray) -> np.ndarray:
-    """Rows of a (whole-row-checked) NumPy block where the view is not a NaN row."""
-    return ~np.isnan(B[:, 0]) if B.shape[1] else np.ones(B.shape[0], dtype=bool)
-
-
-def _observed_block(B: np.ndarray, view: int, block_info: Any = None) -> np.ndarray:
-    """Observed rows of one row block of a view; partly missing rows and infinity refused."""
-    start = 0 if not block_info else block_info[0]["array-location"][0][0]
-    where = f" (in rows {start}..{start + B.shape[0] - 1})"
-    if np.isinf(B).any():
-        raise ValueError(f"view {view} contains infinity{where}; remove or impute it first")
-    _check_whole_rows(np.isnan(B), view, offset=start, where=where)
-    return _observed_rows(B)
-
-
-def dask_observed_mask(Xs: Sequence[Any]) -> np.ndarray:
-    """(n, v) boolean mask of the observed (sample, view) pairs of Dask views, in one pass.
-
-    Each row block of each view is read once (one compute for all views); only the
-    boolean vectors reach the client. A row with NaN in only some columns of a view, or
-    infinity, raises a ValueError naming the view and the rows.
-    """
-    import dask
-
-    da = require_dask()
-    views, _ = as_aligned_views(Xs)
-    lazy = [
-        da.map_blocks(
-            _observed_block,
-            V,
-            view=l,
-            dtype=bool,
-            chunks=(V.chunks[0],),
-            drop_axis=1,
-            meta=np.empty((0,), dtype=bool),
-        )
-        for l, V in enumerate(views)
-    ]
-    return np.column_stack([np.asarray(m, dtype=bool) for m in dask.compute(*lazy)])
 
 
 def _block_moments(
@@ -197,7 +63,7 @@ def _block_moments(
     """FeatureMoments of one row block, in sub-chunks of ``chunk_size`` rows."""
     from ._moments import _as_targets, numpy_feature_moments
 
-    _check_block_finite(blocks, start, Y, fn=feature_fn)
+    check_block_finite(blocks, start, Y, fn=feature_fn)
     blocks_ = list(blocks)
     return numpy_feature_moments(
         feature_fn,
@@ -249,7 +115,7 @@ def dask_feature_moments(
     require_dask()
     from dask import delayed
 
-    if Y is not None and not _is_dask(Y):
+    if Y is not None and not is_dask_collection(Y):
         Y = np.asarray(Y, dtype=np.float64)
     extra = [None if Y is None else (Y.reshape(-1, 1) if Y.ndim == 1 else Y)]
     views, (Yd,) = as_aligned_views(Xs, extra)
@@ -286,7 +152,7 @@ def _apply_rows(
     *blocks: np.ndarray, fn: Callable, ndim_out: int, block_info: Any = None
 ) -> np.ndarray:
     start = 0 if not block_info else block_info[0]["array-location"][0][0]
-    _check_block_finite(blocks, start, fn=fn)
+    check_block_finite(blocks, start, fn=fn)
     out = np.asarray(fn(list(blocks)))
     if out.shape[0] != blocks[0].shape[0] or out.ndim != ndim_out:
         raise ValueError(
@@ -339,7 +205,7 @@ def gather_rows(Xs: Sequence[Any], idx: np.ndarray) -> list[np.ndarray]:
     idx = np.asarray(idx, dtype=np.intp)
     order = np.argsort(idx, kind="stable")
     sorted_idx = idx[order]
-    lazy = [X[sorted_idx] if _is_dask(X) else np.asarray(X)[sorted_idx] for X in Xs]
+    lazy = [X[sorted_idx] if is_dask_collection(X) else np.asarray(X)[sorted_idx] for X in Xs]
     got = dask.compute(*lazy)
     inv = np.empty_like(order)
     inv[order] = np.arange(order.size)
@@ -376,11 +242,11 @@ def select_landmarks_dask(
     m = kmeanspp_sample_size(n_landmarks)
     if n <= m:
         local = gather_rows(Xs, np.arange(n))
-        _check_block_finite(local, None)
+        check_block_finite(local, None)
         return select_landmarks(local, kernels, n_landmarks, strategy, rng)
     sub = uniform_indices(n, m, rng)
     local = gather_rows(Xs, sub)
-    _check_block_finite(local, None)
+    check_block_finite(local, None)
     chosen = select_landmarks(local, kernels, n_landmarks, strategy, rng)
     return np.sort(sub[chosen])
 
@@ -432,7 +298,7 @@ def fit_kernels_and_landmarks(
     if idx is not None:
         lazy += [X[idx] for X in Xs]
     got = [np.asarray(G, dtype=np.float64) for G in dask.compute(*lazy)]
-    _check_block_finite(got, None)
+    check_block_finite(got, None)
     for l, kern in enumerate(kernels):
         # on <= max_samples rows mean_pairwise_distance is exact and draws nothing
         kern.fit(got[list(samples).index(l)] if l in samples else Xs[l], random_state=rng)
@@ -440,5 +306,5 @@ def fit_kernels_and_landmarks(
         return idx, got[len(samples) :]
     idx = select_landmarks_dask(Xs, kernels, n_landmarks, strategy, rng)
     rows = gather_rows(Xs, idx)
-    _check_block_finite(rows, None)
+    check_block_finite(rows, None)
     return idx, rows

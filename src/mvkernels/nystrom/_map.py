@@ -12,19 +12,23 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .._arrays import (
+    MIN_OBSERVED_ROWS,
+    as_aligned_views,
+    check_known_lengths,
+    is_dask_collection,
+    views_kind,
+)
 from .._linalg import psd_sqrt
 from .._sparse import is_sparse, kernel_takes_sparse
 from .._validation import (
-    MIN_OBSERVED_ROWS,
     check_precomputed_kernel,
     check_psd_gram,
     check_views,
     common_constraints,
-    is_dask_collection,
     observed_mask,
     positive_int,
     validate_array_input,
-    views_kind,
 )
 from ..kernels import ViewKernel, make_view_kernels
 from ._landmarks import (
@@ -102,16 +106,6 @@ def sqrt_pinv_psd(W: np.ndarray, eig_floor: float = 1e-10) -> tuple[np.ndarray, 
     if rank == 0:
         raise ValueError("the landmark kernel matrix is zero or negative definite")
     return S, rank
-
-
-def _check_known_lengths(X: Any) -> None:
-    """Dask views must have known row counts (before they are compared across views)."""
-    for i, Xv in enumerate(X if isinstance(X, (list, tuple)) else [X]):
-        if is_dask_collection(Xv) and any(np.isnan(c) for c in Xv.chunks[0]):
-            raise ValueError(
-                f"view {i} is a Dask array with unknown chunk sizes; call "
-                "X.compute_chunk_sizes() (or build it with known lengths) first"
-            )
 
 
 def feature_moments(
@@ -307,7 +301,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         must lie in [0, 1), ``chunk_size`` be None or an int >= 1, ``landmarks`` a known
         strategy, whatever the input.
         """
-        _check_known_lengths(X)
+        check_known_lengths(X)
         X = validate_array_input(self, X, reset=True)
         Xs = check_views(
             X,
@@ -339,8 +333,6 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                 "pass the raw views (or complete Gram matrices)"
             )
         if dask_input:
-            from ._dask import as_aligned_views
-
             if kernels[0].precomputed:
                 raise TypeError(
                     "kernel='precomputed' cannot be fitted on Dask input (the n x n Gram "
@@ -450,7 +442,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         block by block when the features are computed).
         """
         check_is_fitted(self, "normalizers_")
-        _check_known_lengths(X)
+        check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
         names = getattr(self, "feature_names_in_", None)
         if self.kernels_[0].precomputed:

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import check_whole_rows, observed_rows, refuse_all_missing
 from .._linalg import robust_eigh
 from .._sparse import is_sparse
-from .._validation import _check_whole_rows, observed_rows, refuse_all_missing
 
 __all__ = ["MISSING_RIDGE", "ConditionalViews", "block_mask", "pairwise_statistics"]
 
@@ -48,7 +48,7 @@ def block_mask(blocks: list[np.ndarray], start: int | None = None) -> np.ndarray
         if not is_sparse(B):
             nan = np.isnan(B)
             if nan.any():
-                _check_whole_rows(nan, l, offset=start or 0)
+                check_whole_rows(nan, l, offset=start or 0)
     mask = np.column_stack([observed_rows(B) for B in blocks])
     if mask.all():
         return None

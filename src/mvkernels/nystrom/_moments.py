@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import is_dask_collection
 from .._linalg import sym
-from .._validation import is_dask_collection
 from ._landmarks import default_chunk_size
 
 
