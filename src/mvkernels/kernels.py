@@ -59,8 +59,10 @@ from sklearn.metrics.pairwise import (
 )
 from sklearn.utils import check_random_state
 
+from ._arrays import is_dask_collection
 from ._sparse import check_kernel_takes_sparse, is_sparse, row_sq_norms
-from ._validation import KERNEL_NAMES, is_dask_collection
+from ._threads import serial_blas
+from ._validation import KERNEL_NAMES
 
 __all__ = [
     "KERNEL_NAMES",
@@ -197,9 +199,13 @@ def mean_pairwise_distance(
         D = (euclidean_distances if metric == "euclidean" else manhattan_distances)(X)
         return float(D[np.triu_indices(D.shape[0], 1)].mean())
     if metric == "euclidean":
-        return _mean_euclidean_distance(
-            np.asarray(X, dtype=np.float64), np.float32 if precision == "single" else np.float64
-        )
+        # One BLAS thread, always: the blocked products' rounding (float32 above all) would
+        # otherwise depend on the thread count, and with it every bandwidth and every fit.
+        with serial_blas(0, max_size=None):
+            return _mean_euclidean_distance(
+                np.asarray(X, dtype=np.float64),
+                np.float32 if precision == "single" else np.float64,
+            )
     d = pdist(np.asarray(X, dtype=np.float64), metric=metric)
     return float(d.mean())
 
