@@ -87,7 +87,6 @@ from mvkernels.datasets import load_uwave
 from mvkernels.mvml import _estimators, auto_n_landmarks
 from mvkernels.mvml._hinge import (
     active_set_svm,
-    hinge_primal,
     linear_svm_polished,
     svm_c_prime,
 )
@@ -99,6 +98,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from _reference_svm import (  # noqa: E402
     ReferenceMVMLSVC,
     final_dual_objectives,
+    hinge_primal,
     reference_hinge_gstep,
 )
 

@@ -21,7 +21,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from mvkernels import MVMLSVC
-from mvkernels.mvml._hinge import metric_factors, svm_c_prime
+from mvkernels._linalg import robust_eigh
+from mvkernels.mvml._hinge import dual_from_primal, linear_svm, svm_c_prime
 
 
 @dataclass
@@ -571,3 +572,185 @@ def final_dual_objectives(est, Xs, y):
         Qy = Y[:, t, None] * Y[None, :, t] * (P @ metrics[t] @ P.T)
         out.append(hinge_dual(alpha[:, t], Qy, est.alpha))
     return np.array(out)
+
+
+# ---------------------------------------------------------------------------- the g-step alone
+# Test and benchmark helpers (moved from mvkernels.mvml._hinge, which the estimators do not
+# need them in): the metric's factors, the primal objective and the one-shot g-step.
+
+
+def psd_factor(A: np.ndarray, eig_floor: float = 1e-12) -> tuple[np.ndarray, float]:
+    """Factor ``F`` with ``F F^T = A_+`` (negative eigenvalues clipped) and ``min eig(A)``.
+
+    ``A = V diag(s) V^T`` (``eigh``); columns with ``s <= eig_floor * max(s)`` are dropped,
+    so ``F`` has shape ``(d, rank)``. A learned block-sparse metric may be indefinite
+    (see the MVML page): the g-step then uses its positive part, and the minimum eigenvalue is
+    returned so that the caller can report it.
+
+    Returns
+    -------
+    F : ndarray of shape (d, rank)
+    min_eig : float
+        Smallest eigenvalue of the symmetrised ``A``.
+    """
+    A = 0.5 * (A + A.T)
+    s, V = robust_eigh(A, what="metric")
+    top = s[-1] if s.size else 0.0
+    if not top > 0:
+        raise ValueError("the metric A has no positive eigenvalue")
+    keep = s > eig_floor * top
+    return V[:, keep] * np.sqrt(s[keep]), float(s[0])
+
+
+def metric_factors(
+    A: np.ndarray | None,
+    factors: list[np.ndarray] | None,
+    D: int,
+    K: int,
+    eig_floor: float = 1e-12,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Factors ``F_k`` (``A_k = F_k F_k^T``) of one shared or ``K`` metrics of size ``D``
+    from ``A`` (:func:`psd_factor`) or as given, and each metric's smallest eigenvalue
+    (NaN when the factors were given)."""
+    if factors is None:
+        A = np.asarray(A, dtype=np.float64)
+        if A.ndim == 2:
+            A = A[None]
+        if A.shape[1:] != (D, D) or A.shape[0] not in (1, K):
+            raise ValueError(f"A must have shape ({D}, {D}) or ({K}, {D}, {D}), got {A.shape}")
+        out, mins = [], []
+        for Ak in A:
+            F, m = psd_factor(Ak, eig_floor)
+            out.append(F)
+            mins.append(m)
+        return out, np.broadcast_to(np.asarray(mins), (K,)).copy()
+    out = [np.asarray(F, dtype=np.float64) for F in factors]
+    if len(out) not in (1, K) or any(F.ndim != 2 or F.shape[0] != D for F in out):
+        raise ValueError(f"factors must be 1 or {K} matrices with {D} rows")
+    return out, np.full(K, np.nan)
+
+
+def _check_problems(Y: np.ndarray, n: int) -> np.ndarray:
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.ndim != 2 or Y.shape[0] != n:
+        raise ValueError(f"Y must have shape (n,) or (n, K) with n={n}, got {Y.shape}")
+    if not np.all(np.abs(Y) == 1.0):
+        raise ValueError("labels must be -1 or +1")
+    return Y
+
+
+def hinge_primal(margins: np.ndarray, reg: float, C: float) -> float:
+    """``C sum_i max(0, 1 - m_i) + reg``, ``m_i = y_i f(x_i)``, ``reg = lambda <g, A^+ g>``."""
+    return float(C * np.maximum(0.0, 1.0 - np.asarray(margins)).sum() + reg)
+
+
+@dataclass
+class GStepResult:
+    """MVML-SVM g-step (eq. 7-8) for one or several problems.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (K, D)
+        ``g_k = F_k v_k`` (``= 1/(2 lambda) A_k sum_i alpha_ik y_ik phi_i``, eq. 8).
+    alpha : ndarray of shape (n, K) or None
+        The paper's multipliers, ``0 <= alpha <= C`` (``2 lambda`` times the standard
+        SVM multipliers), recovered by :func:`dual_from_primal` (``return_dual=True``).
+    reg : ndarray of shape (K,)
+        ``||v_k||^2`` (``= <g_k, A_k^+ g_k>`` at the optimum; no pseudo-inverse).
+    min_eig : ndarray of shape (K,)
+        Smallest eigenvalue of each ``A_k`` (NaN when factors were given).
+    n_iter : ndarray of int, shape (K,)
+        liblinear iterations per problem.
+    converged : bool
+        Whether every problem stopped on ``tol``.
+    """
+
+    coef: np.ndarray
+    alpha: np.ndarray | None
+    reg: np.ndarray
+    min_eig: np.ndarray
+    n_iter: np.ndarray
+    converged: bool
+
+
+def hinge_gstep(
+    Phi: np.ndarray,
+    Y: np.ndarray,
+    A: np.ndarray | None,
+    lam: float,
+    C: float,
+    *,
+    factors: list[np.ndarray] | None = None,
+    tol: float = 1e-3,
+    max_iter: int = 1000,
+    random_state: Any = None,
+    return_dual: bool = True,
+    eig_floor: float = 1e-12,
+) -> GStepResult:
+    """Solve the MVML-SVM g-step (paper eq. 7-8, dual constant 1/(4 lambda)).
+
+    Minimises ``C sum_i max(0, 1 - y_ik <phi_i, g_k>) + lambda <g_k, A_k^+ g_k>`` over
+    ``g_k`` in ``range(A_k)`` for every problem ``k`` (one-vs-all classes): liblinear
+    (:func:`linear_svm`) on the features ``x_i = F_k^T phi_i`` with ``C' = C / (2 lambda)``.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        ``phi_i``: Nystrom features ``z_i = D_w u(x_i)`` (``D = v p``), or with full
+        kernels the rows of ``W H`` (``D = n v``).
+    Y : ndarray of shape (n,) or (n, K)
+        Labels in {-1, +1}.
+    A : ndarray of shape (D, D) or (K, D, D), or None
+        Metric (symmetric; indefinite parts are clipped, see :func:`psd_factor`).
+    lam : float
+        ``lambda`` (> 0).
+    C : float
+        Weight of the hinge loss (the paper: ``1/n``).
+    factors : list of ndarray of shape (D, r_k), optional
+        Instead of ``A``: factors with ``A_k = F_k F_k^T`` (one shared or one per problem).
+    tol, max_iter, random_state
+        Passed to :func:`linear_svm`.
+    return_dual : bool
+        Recover the multipliers (:func:`dual_from_primal`; an extra least-squares solve).
+
+    Returns
+    -------
+    GStepResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from _reference_svm import hinge_gstep
+    >>> rng = np.random.RandomState(0)
+    >>> Z = rng.randn(30, 4)
+    >>> y = np.where(Z[:, 0] > 0, 1.0, -1.0)
+    >>> res = hinge_gstep(Z, y, np.eye(4), lam=0.01, C=1 / 30, tol=1e-8, random_state=0)
+    >>> res.coef.shape, bool(np.all((0 <= res.alpha) & (res.alpha <= 1 / 30 + 1e-12)))
+    ((1, 4), True)
+    """
+    Phi = np.asarray(Phi, dtype=np.float64)
+    n, D = Phi.shape
+    Y = _check_problems(Y, n)
+    K = Y.shape[1]
+    Cp = svm_c_prime(C, lam)
+    factors, min_eig = metric_factors(A, factors, D, K, eig_floor)
+    rng = check_random_state(random_state)
+    G = np.empty((K, D))
+    reg = np.empty(K)
+    n_iter = np.empty(K, dtype=int)
+    alpha = np.empty((n, K)) if return_dual else None
+    converged = True
+    X = Phi @ factors[0] if len(factors) == 1 else None
+    for k in range(K):
+        F = factors[min(k, len(factors) - 1)]
+        Xk = X if X is not None else Phi @ F  # x_i = F_k^T phi_i
+        res = linear_svm(Xk, Y[:, k], Cp, tol=tol, max_iter=max_iter, random_state=rng)
+        G[k] = F @ res.coef
+        reg[k] = res.coef @ res.coef
+        n_iter[k] = res.n_iter
+        converged &= res.converged
+        if alpha is not None:
+            alpha[:, k] = 2.0 * lam * dual_from_primal(Xk, Y[:, k], res.coef, Cp)
+    return GStepResult(G, alpha, reg, min_eig, n_iter, bool(converged))

@@ -6,16 +6,16 @@ from scipy.optimize import minimize
 
 from _reference_svm import (
     hinge_dual,
+    hinge_gstep,
+    hinge_primal,
     kernel_svm_dual_cd,
     linear_svm_dual_cd,
+    psd_factor,
     reference_hinge_gstep,
 )
 from mvkernels.mvml._hinge import (
     dual_from_primal,
-    hinge_gstep,
-    hinge_primal,
     linear_svm,
-    psd_factor,
     svm_c_prime,
 )
 

@@ -2,8 +2,10 @@
 (MVML_Cov) and view weights (eq. 10/17).
 
 These act on one metric matrix at a time (``nv x nv`` in full-kernel mode, ``vp x vp`` in
-block Nystrom mode) and are shared by every MVML estimator (square and hinge loss) and by
-the dense reference solver (:mod:`mvkernels.mvml._solver`).
+block Nystrom mode) and are shared by every MVML estimator (square and hinge loss): the
+dense reference path of Algorithm 1 (``_BaseMVML._fit_target`` in
+:mod:`mvkernels.mvml._estimators`) and the structured solvers of
+:mod:`mvkernels.mvml._lowrank`, whose low-rank A-step follows :func:`metric_step`.
 """
 
 from __future__ import annotations
