@@ -7,6 +7,10 @@ to a temporary file in the target folder; the SHA-256 of the download is compare
 published one and only then is the file moved into place. Archive members are extracted
 only when every member of the archive is a plain file or folder whose path stays inside the
 data home (no absolute paths, no ``..``, no links). Nothing is read with pickle.
+
+A fetch that fails (offline, refused, bad checksum, interrupted, unsafe archive) leaves the
+data home as it found it: no temporary file, none of the archive's members it extracted,
+and none of the folders it created (folders that existed before are never removed).
 """
 
 from __future__ import annotations
@@ -110,8 +114,8 @@ def _failure(url: str, home: Path, reason: str) -> DataDownloadError:
 
 
 def _download(url: str, dest_dir: Path, home: Path, progress: _Progress) -> tuple[Path, str]:
-    """Stream ``url`` into a temporary file in ``dest_dir``; return it and its SHA-256."""
-    dest_dir.mkdir(parents=True, exist_ok=True)
+    """Stream ``url`` into a temporary file in ``dest_dir`` (which exists); return it and its
+    SHA-256. On any failure, an interrupt included, the temporary file is removed."""
     fd, tmp_name = tempfile.mkstemp(prefix=".download-", suffix=".part", dir=dest_dir)
     tmp = Path(tmp_name)
     digest = hashlib.sha256()
@@ -133,12 +137,15 @@ def _download(url: str, dest_dir: Path, home: Path, progress: _Progress) -> tupl
                 progress.done()
                 if total is not None and done != total:
                     raise _failure(url, home, f"interrupted after {done} of {total} bytes")
-    except DataDownloadError:
+    except DataDownloadError:  # an OSError itself: before the clause below
         tmp.unlink(missing_ok=True)
         raise
     except (OSError, ValueError, http.client.HTTPException) as exc:  # URLError, timeouts, ...
         tmp.unlink(missing_ok=True)
         raise _failure(url, home, f"{type(exc).__name__}: {exc}") from exc
+    except BaseException:  # KeyboardInterrupt, ...: no partial file either
+        tmp.unlink(missing_ok=True)
+        raise
     return tmp, digest.hexdigest()
 
 
@@ -167,6 +174,25 @@ def _safe_members(archive: zipfile.ZipFile, url: str, home: Path) -> None:
 def _extract(
     archive_path: Path, remote: Remote, folder: Path, home: Path, progress: _Progress
 ) -> None:
+    """Extract the remote's members into ``folder``: all of them or, on a failure, none (the
+    members this call has already moved into place are removed again)."""
+    placed: list[Path] = []
+    try:
+        _extract_members(archive_path, remote, folder, home, progress, placed)
+    except BaseException:
+        for path in placed:
+            path.unlink(missing_ok=True)
+        raise
+
+
+def _extract_members(
+    archive_path: Path,
+    remote: Remote,
+    folder: Path,
+    home: Path,
+    progress: _Progress,
+    placed: list[Path],
+) -> None:
     try:
         archive = zipfile.ZipFile(archive_path)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -189,13 +215,17 @@ def _extract(
                         out.write(chunk)
                         digest.update(chunk)
                 _check_digest(remote.url, home, digest.hexdigest(), sha, member)
-            except DataDownloadError:
+            except DataDownloadError:  # an OSError itself: before the clause below
                 tmp.unlink(missing_ok=True)
                 raise
             except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
                 tmp.unlink(missing_ok=True)
                 raise _failure(remote.url, home, f"corrupt archive member {member!r}") from exc
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
             os.replace(tmp, dest)
+            placed.append(dest)
             progress.say(f"extracted {member} -> {dest}")
 
 
@@ -209,34 +239,78 @@ def ensure_files(
     """Make sure every remote's file (or every archive member) is in ``home/sub``.
 
     Returns the data home. Files already present are used as they are (the cache): no
-    request is made for them.
+    request is made for them. A remote whose download fails leaves nothing behind (see
+    the module docstring); the folders this call created are removed when they are empty.
     """
     root = _resolve_home(home)
     folder = root / sub
     progress = _Progress(quiet)
-    for remote in remotes:
-        wanted = [t for t, _ in remote.members.values()] if remote.members else [remote.target]
-        if all((folder / name).is_file() for name in wanted):
-            continue
-        if not download_if_missing:
-            missing = [str(folder / n) for n in wanted if not (folder / n).is_file()]
-            raise DataNotFoundError(
-                f"{', '.join(missing)} not found in the data home {root} and "
-                f"download_if_missing=False; it is downloaded from {remote.url}"
-            )
-        progress.say(f"downloading {remote.url} into {folder}")
-        tmp, got = _download(remote.url, folder, root, progress)
-        try:
-            _check_digest(remote.url, root, got, remote.sha256, remote.target)
-            if remote.sha256 is None:
-                progress.say(f"no published SHA-256 for {remote.url}; downloaded {got}")
-            if remote.members:
-                _extract(tmp, remote, folder, root, progress)
-            else:
-                os.replace(tmp, folder / remote.target)
-        finally:
-            tmp.unlink(missing_ok=True)
+    created: list[Path] = []  # the folders this call made, deepest first
+    try:
+        for remote in remotes:
+            wanted = [t for t, _ in remote.members.values()] if remote.members else [remote.target]
+            if all((folder / name).is_file() for name in wanted):
+                continue
+            if not download_if_missing:
+                missing = [str(folder / n) for n in wanted if not (folder / n).is_file()]
+                raise DataNotFoundError(
+                    f"{', '.join(missing)} not found in the data home {root} and "
+                    f"download_if_missing=False; it is downloaded from {remote.url}"
+                )
+            if not folder.is_dir():
+                created = _make_folders(folder) + created
+            _fetch_remote(remote, folder, root, progress)
+    except BaseException:
+        _remove_empty(created)
+        raise
     return root
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return the ones created, deepest first."""
+    missing = []
+    path = folder
+    while not path.exists() and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    made: list[Path] = []
+    try:
+        for path in reversed(missing):
+            try:
+                path.mkdir()
+            except FileExistsError:  # made meanwhile by another process: not ours
+                continue
+            made.insert(0, path)
+    except BaseException:
+        _remove_empty(made)
+        raise
+    return made
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders (deepest first) that are empty; never a folder with content."""
+    for path in folders:
+        try:
+            path.rmdir()
+        except OSError:  # not empty (another writer meanwhile), or already gone
+            pass
+
+
+def _fetch_remote(remote: Remote, folder: Path, root: Path, progress: _Progress) -> None:
+    """Download one remote into ``folder`` (which exists): its file, or its archive's
+    members; on a failure nothing of it is left in ``folder``."""
+    progress.say(f"downloading {remote.url} into {folder}")
+    tmp, got = _download(remote.url, folder, root, progress)
+    try:
+        _check_digest(remote.url, root, got, remote.sha256, remote.target)
+        if remote.sha256 is None:
+            progress.say(f"no published SHA-256 for {remote.url}; downloaded {got}")
+        if remote.members:
+            _extract(tmp, remote, folder, root, progress)
+        else:
+            os.replace(tmp, folder / remote.target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- sources
@@ -536,7 +610,10 @@ def fetch_uwave(
             y_test=arrays["y_test"],
         )
         fd, tmp_name = tempfile.mkstemp(prefix=".npz-", suffix=".part", dir=folder)
-        with os.fdopen(fd, "wb") as out:
-            out.write(buffer.getvalue())
-        os.replace(tmp_name, folder / _UWAVE_NPZ)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(buffer.getvalue())
+            os.replace(tmp_name, folder / _UWAVE_NPZ)
+        finally:
+            Path(tmp_name).unlink(missing_ok=True)
     return load_uwave(root)
