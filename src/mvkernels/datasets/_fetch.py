@@ -258,7 +258,12 @@ def ensure_files(
                     f"download_if_missing=False; it is downloaded from {remote.url}"
                 )
             if not folder.is_dir():
-                created = _make_folders(folder) + created
+                try:
+                    created = _make_folders(folder) + created
+                except OSError as exc:  # a file in the way, no permission, ...
+                    raise _failure(
+                        remote.url, root, f"cannot create the folder {folder} ({exc})"
+                    ) from exc
             _fetch_remote(remote, folder, root, progress)
     except BaseException:
         _remove_empty(created)
