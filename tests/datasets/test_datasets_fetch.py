@@ -150,7 +150,10 @@ def test_quiet_and_env_data_home(server, home, monkeypatch, capsys):
     d = datasets.fetch_winequality(quiet=True)
     assert capsys.readouterr().err == ""
     np.testing.assert_array_equal(d["X"], [[1.0, 2.0], [3.0, 4.0]])
-    assert d["columns"] == ["a", "b"]
+    assert d["columns"] == ["a", "b"] and d.feature_names == ["a", "b"]
+    X, quality = datasets.fetch_winequality(quiet=True, return_X_y=True)  # cached
+    np.testing.assert_array_equal(X, d.data)
+    np.testing.assert_array_equal(quality, [5.0, 6.0])
     assert (home / "winequality" / "winequality-white.csv").read_bytes() == body
 
 
@@ -341,8 +344,16 @@ def test_uwave_from_ucr_text_files(server, home, monkeypatch):
     np.testing.assert_allclose(d["Xs_train"][1], X_train[:, 4:8], rtol=1e-7)
     np.testing.assert_array_equal(d["y_test"], y_test)
     assert len(d["Xs_test"]) == 3 and d["Xs_test"][2].shape == (4, 4)
-    datasets.fetch_uwave(data_home=home, quiet=True)  # cached npz: no second request
+    # cached npz: no second request; return_X_y in the order of train_test_split
+    Xs_train, Xs_test, y_tr, y_te = datasets.fetch_uwave(
+        data_home=home, quiet=True, return_X_y=True
+    )
     assert server.requests == ["/uwave.zip"]
+    for v in range(3):
+        np.testing.assert_allclose(Xs_train[v], X_train[:, 4 * v : 4 * v + 4], rtol=1e-7)
+        np.testing.assert_allclose(Xs_test[v], X_test[:, 4 * v : 4 * v + 4], rtol=1e-7)
+    np.testing.assert_array_equal(y_tr, y_train)
+    np.testing.assert_array_equal(y_te, y_test)
 
 
 def test_nutrimouse_from_the_wheel_with_the_pinned_member_digests(

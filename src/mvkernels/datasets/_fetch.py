@@ -415,31 +415,38 @@ def fetch_winequality(
     download_if_missing: bool = True,
     quiet: bool = False,
     color: str = "white",
-) -> dict[str, Any]:
-    """Wine Quality (UCI), downloaded on first use; returns :func:`load_winequality`'s dict.
+    *,
+    return_X_y: bool = False,
+) -> Any:
+    """Wine Quality (UCI), downloaded on first use; returns what :func:`load_winequality` does.
 
     Parameters
     ----------
     {fetch_parameters}
     color : {"white", "red"}, default="white"
         Which of the two files.
+    return_X_y : bool, default=False
+        Return ``(X, quality)`` instead of a Bunch.
 
     Returns
     -------
-    dict
-        ``X`` (11 inputs), ``quality``, ``columns``.
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (11 inputs; also ``X``), ``target`` (also ``quality``), ``feature_names``
+        (also ``columns``).
+    (X, quality) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_winequality
-    >>> d = fetch_winequality(quiet=True)  # doctest: +SKIP
-    >>> d["X"].shape  # doctest: +SKIP
+    >>> X, quality = fetch_winequality(quiet=True, return_X_y=True)  # doctest: +SKIP
+    >>> X.shape  # doctest: +SKIP
     (4898, 11)
     """
     if color not in WINEQUALITY:
         raise ValueError(f"color must be 'white' or 'red', got {color!r}")
     root = ensure_files("winequality", [WINEQUALITY[color]], data_home, download_if_missing, quiet)
-    return load_winequality(root, color=color)
+    return load_winequality(root, color=color, return_X_y=return_X_y)
 
 
 @_fetch_doc
@@ -447,29 +454,36 @@ def fetch_parkinsons(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
     quiet: bool = False,
-) -> dict[str, Any]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """Parkinson's telemonitoring (UCI), downloaded on first use; see :func:`load_parkinsons`.
 
     Parameters
     ----------
     {fetch_parameters}
+    return_X_y : bool, default=False
+        Return ``(X, Y)`` instead of a Bunch.
 
     Returns
     -------
-    dict
-        ``X`` (19 columns), ``Y`` (motor and total UPDRS), ``subject``, ``columns``,
-        ``targets``.
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (19 columns; also ``X``), ``target`` (motor and total UPDRS; also ``Y``),
+        ``subject``, ``feature_names`` (also ``columns``), ``target_names`` (also
+        ``targets``).
+    (X, Y) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_parkinsons
-    >>> fetch_parkinsons(quiet=True)["Y"].shape  # doctest: +SKIP
+    >>> fetch_parkinsons(quiet=True).target.shape  # doctest: +SKIP
     (5875, 2)
     """
     root = ensure_files(
         "parkinsons_telemonitoring", [PARKINSONS], data_home, download_if_missing, quiet
     )
-    return load_parkinsons(root)
+    return load_parkinsons(root, return_X_y=return_X_y)
 
 
 @_fetch_doc
@@ -478,7 +492,9 @@ def fetch_sarcos(
     download_if_missing: bool = True,
     quiet: bool = False,
     torque: int | None = 0,
-) -> dict[str, Any]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """SARCOS inverse dynamics, the 4449-row test file of the GPML book's site.
 
     Parameters
@@ -486,20 +502,26 @@ def fetch_sarcos(
     {fetch_parameters}
     torque : int or None, default=0
         Which torque is ``y`` (0 = the paper's task 1); ``None``: all 7.
+    return_X_y : bool, default=False
+        Return ``(Xs, y)``, the list of the 3 views and the target, instead of a Bunch.
 
     Returns
     -------
-    dict
-        ``Xs`` (positions, velocities, accelerations), ``y``, ``view_names``.
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (the views positions, velocities, accelerations; also ``Xs``),
+        ``target`` (also ``y``), ``view_names``.
+    (Xs, y) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_sarcos
-    >>> [X.shape for X in fetch_sarcos(quiet=True)["Xs"]]  # doctest: +SKIP
+    >>> Xs, y = fetch_sarcos(quiet=True, return_X_y=True)  # doctest: +SKIP
+    >>> [X.shape for X in Xs]  # doctest: +SKIP
     [(4449, 7), (4449, 7), (4449, 7)]
     """
     root = ensure_files("sarcos", [SARCOS], data_home, download_if_missing, quiet)
-    return load_sarcos(root, torque=torque)
+    return load_sarcos(root, torque=torque, return_X_y=return_X_y)
 
 
 @_fetch_doc
@@ -507,26 +529,33 @@ def fetch_santafe(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
     quiet: bool = False,
-) -> dict[str, np.ndarray]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """Santa Fe laser series A (1000 training values, the next 100), downloaded on first use.
 
     Parameters
     ----------
     {fetch_parameters}
+    return_X_y : bool, default=False
+        Return ``(train, test)`` instead of a Bunch (a series has no separate target; see
+        :func:`load_santafe`).
 
     Returns
     -------
-    dict
+    data : :class:`~sklearn.utils.Bunch`
         ``train`` (1000 values) and ``test`` (the next 100).
+    (train, test) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_santafe
-    >>> fetch_santafe(quiet=True)["train"].shape  # doctest: +SKIP
+    >>> fetch_santafe(quiet=True).train.shape  # doctest: +SKIP
     (1000,)
     """
     root = ensure_files("santafe", [SANTAFE], data_home, download_if_missing, quiet)
-    return load_santafe(root)
+    return load_santafe(root, return_X_y=return_X_y)
 
 
 @_fetch_doc
@@ -534,26 +563,35 @@ def fetch_nutrimouse(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
     quiet: bool = False,
-) -> dict[str, Any]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """Nutrimouse (40 mice; views gene and lipid), downloaded on first use.
 
     Parameters
     ----------
     {fetch_parameters}
+    return_X_y : bool, default=False
+        Return ``(Xs, y)`` instead of a Bunch: the 2 views and the labels genotype and diet
+        as the 2 columns of ``y``.
 
     Returns
     -------
-    dict
-        ``Xs`` (gene 40 x 120, lipid 40 x 21), ``genotype``, ``diet``, ``view_names``.
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (gene 40 x 120, lipid 40 x 21; also ``Xs``), ``target`` (40 x 2),
+        ``target_names``, ``genotype``, ``diet``, ``view_names``.
+    (Xs, y) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_nutrimouse
-    >>> [X.shape for X in fetch_nutrimouse(quiet=True)["Xs"]]  # doctest: +SKIP
-    [(40, 120), (40, 21)]
+    >>> Xs, y = fetch_nutrimouse(quiet=True, return_X_y=True)  # doctest: +SKIP
+    >>> [X.shape for X in Xs], y.shape  # doctest: +SKIP
+    ([(40, 120), (40, 21)], (40, 2))
     """
     root = ensure_files("nutrimouse", NUTRIMOUSE, data_home, download_if_missing, quiet)
-    return load_nutrimouse(root)
+    return load_nutrimouse(root, return_X_y=return_X_y)
 
 
 def _read_ucr(path: Path, n_views: int) -> tuple[np.ndarray, np.ndarray]:
@@ -574,7 +612,9 @@ def fetch_uwave(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
     quiet: bool = False,
-) -> dict[str, Any]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """uWaveGestureLibrary, UCR split (896 train / 3582 test), downloaded on first use.
 
     The UCR archive's ``UWaveGestureLibraryAll`` (x, y and z series of length 315,
@@ -585,17 +625,23 @@ def fetch_uwave(
     Parameters
     ----------
     {fetch_parameters}
+    return_X_y : bool, default=False
+        Return ``(Xs_train, Xs_test, y_train, y_test)`` (the order of
+        :func:`~sklearn.model_selection.train_test_split`) instead of a Bunch.
 
     Returns
     -------
-    dict
-        ``Xs_train``, ``Xs_test`` (views x, y, z), ``y_train``, ``y_test`` (labels 1..8).
+    data : :class:`~sklearn.utils.Bunch`
+        ``Xs_train``, ``Xs_test`` (views x, y, z), ``y_train``, ``y_test`` (labels 1..8),
+        ``view_names``.
+    (Xs_train, Xs_test, y_train, y_test) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_uwave
     >>> d = fetch_uwave(quiet=True)  # doctest: +SKIP
-    >>> len(d["y_train"]), len(d["y_test"])  # doctest: +SKIP
+    >>> len(d.y_train), len(d.y_test)  # doctest: +SKIP
     (896, 3582)
     """
     root = _resolve_home(data_home)
@@ -621,4 +667,4 @@ def fetch_uwave(
             os.replace(tmp_name, folder / _UWAVE_NPZ)
         finally:
             Path(tmp_name).unlink(missing_ok=True)
-    return load_uwave(root)
+    return load_uwave(root, return_X_y=return_X_y)
