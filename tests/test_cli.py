@@ -134,7 +134,7 @@ def test_error_from_the_installed_command(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("mvkernels: error: DataDownloadError: ")
-    assert f"cannot create the folder {data / 'uwave'}" in proc.stderr
+    assert f"into {data / 'uwave'}: cannot create it" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["not_a_folder"]
 
 

@@ -105,15 +105,15 @@ class _Progress:
             print(file=sys.stderr, flush=True)
 
 
-def _failure(url: str, home: Path, reason: str) -> DataDownloadError:
+def _failure(url: str, folder: Path, reason: str) -> DataDownloadError:
     return DataDownloadError(
-        f"could not download {url} into the data home {home}: {reason}. "
-        f"Download the file by hand into {home}, or point MVKERNELS_DATA (or data_home=) "
-        "at a folder that has it."
+        f"could not download {url} into {folder}: {reason}. Put the data set's files there "
+        "by hand (docs/datasets.md lists them), or point MVKERNELS_DATA (or data_home=) at a "
+        "data home that has them."
     )
 
 
-def _download(url: str, dest_dir: Path, home: Path, progress: _Progress) -> tuple[Path, str]:
+def _download(url: str, dest_dir: Path, progress: _Progress) -> tuple[Path, str]:
     """Stream ``url`` into a temporary file in ``dest_dir`` (which exists); return it and its
     SHA-256. On any failure, an interrupt included, the temporary file is removed."""
     fd, tmp_name = tempfile.mkstemp(prefix=".download-", suffix=".part", dir=dest_dir)
@@ -136,25 +136,25 @@ def _download(url: str, dest_dir: Path, home: Path, progress: _Progress) -> tupl
                     progress.advance(url, done, total)
                 progress.done()
                 if total is not None and done != total:
-                    raise _failure(url, home, f"interrupted after {done} of {total} bytes")
+                    raise _failure(url, dest_dir, f"interrupted after {done} of {total} bytes")
     except DataDownloadError:  # an OSError itself: before the clause below
         tmp.unlink(missing_ok=True)
         raise
     except (OSError, ValueError, http.client.HTTPException) as exc:  # URLError, timeouts, ...
         tmp.unlink(missing_ok=True)
-        raise _failure(url, home, f"{type(exc).__name__}: {exc}") from exc
+        raise _failure(url, dest_dir, f"{type(exc).__name__}: {exc}") from exc
     except BaseException:  # KeyboardInterrupt, ...: no partial file either
         tmp.unlink(missing_ok=True)
         raise
     return tmp, digest.hexdigest()
 
 
-def _check_digest(url: str, home: Path, got: str, expected: str | None, what: str) -> None:
+def _check_digest(url: str, folder: Path, got: str, expected: str | None, what: str) -> None:
     if expected is not None and got != expected:
-        raise _failure(url, home, f"SHA-256 mismatch for {what}: expected {expected}, got {got}")
+        raise _failure(url, folder, f"SHA-256 mismatch for {what}: expected {expected}, got {got}")
 
 
-def _safe_members(archive: zipfile.ZipFile, url: str, home: Path) -> None:
+def _safe_members(archive: zipfile.ZipFile, url: str, folder: Path) -> None:
     """Refuse the whole archive if any member could land outside the data home."""
     for info in archive.infolist():
         name = info.filename
@@ -167,18 +167,16 @@ def _safe_members(archive: zipfile.ZipFile, url: str, home: Path) -> None:
             or stat.S_ISLNK(mode)
         ):
             raise _failure(
-                url, home, f"unsafe archive member {name!r} (absolute path, '..' or link)"
+                url, folder, f"unsafe archive member {name!r} (absolute path, '..' or link)"
             )
 
 
-def _extract(
-    archive_path: Path, remote: Remote, folder: Path, home: Path, progress: _Progress
-) -> None:
+def _extract(archive_path: Path, remote: Remote, folder: Path, progress: _Progress) -> None:
     """Extract the remote's members into ``folder``: all of them or, on a failure, none (the
     members this call has already moved into place are removed again)."""
     placed: list[Path] = []
     try:
-        _extract_members(archive_path, remote, folder, home, progress, placed)
+        _extract_members(archive_path, remote, folder, progress, placed)
     except BaseException:
         for path in placed:
             path.unlink(missing_ok=True)
@@ -189,20 +187,19 @@ def _extract_members(
     archive_path: Path,
     remote: Remote,
     folder: Path,
-    home: Path,
     progress: _Progress,
     placed: list[Path],
 ) -> None:
     try:
         archive = zipfile.ZipFile(archive_path)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise _failure(remote.url, home, f"not a readable zip archive ({exc})") from exc
+        raise _failure(remote.url, folder, f"not a readable zip archive ({exc})") from exc
     with archive:
-        _safe_members(archive, remote.url, home)
+        _safe_members(archive, remote.url, folder)
         names = set(archive.namelist())
         for member, (target, sha) in remote.members.items():
             if member not in names:
-                raise _failure(remote.url, home, f"archive has no member {member!r}")
+                raise _failure(remote.url, folder, f"archive has no member {member!r}")
             dest = folder / target
             if dest.is_file():
                 continue
@@ -214,13 +211,13 @@ def _extract_members(
                     while chunk := src.read(_CHUNK):
                         out.write(chunk)
                         digest.update(chunk)
-                _check_digest(remote.url, home, digest.hexdigest(), sha, member)
+                _check_digest(remote.url, folder, digest.hexdigest(), sha, member)
             except DataDownloadError:  # an OSError itself: before the clause below
                 tmp.unlink(missing_ok=True)
                 raise
             except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
                 tmp.unlink(missing_ok=True)
-                raise _failure(remote.url, home, f"corrupt archive member {member!r}") from exc
+                raise _failure(remote.url, folder, f"corrupt archive member {member!r}") from exc
             except BaseException:
                 tmp.unlink(missing_ok=True)
                 raise
@@ -261,10 +258,8 @@ def ensure_files(
                 try:
                     created = _make_folders(folder) + created
                 except OSError as exc:  # a file in the way, no permission, ...
-                    raise _failure(
-                        remote.url, root, f"cannot create the folder {folder} ({exc})"
-                    ) from exc
-            _fetch_remote(remote, folder, root, progress)
+                    raise _failure(remote.url, folder, f"cannot create it ({exc})") from exc
+            _fetch_remote(remote, folder, progress)
     except BaseException:
         _remove_empty(created)
         raise
@@ -301,17 +296,17 @@ def _remove_empty(folders: list[Path]) -> None:
             pass
 
 
-def _fetch_remote(remote: Remote, folder: Path, root: Path, progress: _Progress) -> None:
+def _fetch_remote(remote: Remote, folder: Path, progress: _Progress) -> None:
     """Download one remote into ``folder`` (which exists): its file, or its archive's
     members; on a failure nothing of it is left in ``folder``."""
     progress.say(f"downloading {remote.url} into {folder}")
-    tmp, got = _download(remote.url, folder, root, progress)
+    tmp, got = _download(remote.url, folder, progress)
     try:
-        _check_digest(remote.url, root, got, remote.sha256, remote.target)
+        _check_digest(remote.url, folder, got, remote.sha256, remote.target)
         if remote.sha256 is None:
             progress.say(f"no published SHA-256 for {remote.url}; downloaded {got}")
         if remote.members:
-            _extract(tmp, remote, folder, root, progress)
+            _extract(tmp, remote, folder, progress)
         else:
             os.replace(tmp, folder / remote.target)
     finally:
