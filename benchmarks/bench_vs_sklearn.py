@@ -200,7 +200,7 @@ def load_cases(quick: bool, datasets: tuple[str, ...] = DATASETS) -> list[dict[s
         Xtr, ytr, Xte, yte = Xtr[i], ytr[i], Xte[j], yte[j]
     cases.append(dict(name="uWave", sizes=[315] * 3, splits=[(Xtr, ytr, Xte, yte)], task="clf"))
     for name, (Xs, y) in (
-        ("digits, 3 views", load_digits_views()),
+        ("digits, 3 views", load_digits_views(return_X_y=True)),
         ("digits, unequal views", corrupted_digits_views()),
     ):
         X = np.hstack(Xs)

@@ -18,7 +18,7 @@ from sklearn.model_selection import train_test_split
 from mvkernels import MVMLClassifierCV
 from mvkernels.datasets import load_digits_views
 
-Xs, y = load_digits_views()
+Xs, y = load_digits_views(return_X_y=True)
 idx_train, idx_test = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y, random_state=0)
 Xs_train = [X[idx_train] for X in Xs]
 Xs_test = [X[idx_test] for X in Xs]

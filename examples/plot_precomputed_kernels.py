@@ -16,7 +16,7 @@ from sklearn.model_selection import cross_val_score
 from mvkernels import IndexedKernel, MVMLClassifier
 from mvkernels.datasets import load_digits_views
 
-Xs, y = load_digits_views()
+Xs, y = load_digits_views(return_X_y=True)
 Xs, y = [X[:400] for X in Xs], y[:400]
 Ks = [rbf_kernel(X, gamma=1.0 / X.shape[1]) for X in Xs]  # any PSD kernels, one per view
 

@@ -19,7 +19,7 @@ from mvkernels.mvml import group_norms
 
 
 def test_corrupted_views_are_built_as_documented():
-    (top, bottom, profiles), y0 = load_digits_views()
+    (top, bottom, profiles), y0 = load_digits_views(return_X_y=True)
     Xs, y = corrupted_digits_views(noise=0.5, noise_dim=7, random_state=3)
     assert len(Xs) == len(UNEQUAL_VIEW_NAMES) == 5
     np.testing.assert_array_equal(y, y0)
@@ -44,7 +44,7 @@ def test_corrupted_views_are_built_as_documented():
 
 
 def test_learned_block_norms_match_the_direct_formula():
-    Xs, y = load_digits_views()
+    Xs, y = load_digits_views(return_X_y=True)
     idx = np.arange(0, len(y), 6)
     est = MVMLClassifier(n_landmarks=20, max_iter=3, alpha=1e-2, eta=1e-2, random_state=0).fit(
         [X[idx] for X in Xs], y[idx]
@@ -122,7 +122,7 @@ def test_quick_demo_writes_its_files_and_sane_numbers(tmp_path, monkeypatch):
 def test_weights_figure_only_when_weights_are_learned():
     from mvkernels.demo import weights_were_learned
 
-    Xs, y = load_digits_views()
+    Xs, y = load_digits_views(return_X_y=True)
     idx = np.arange(0, len(y), 6)
     sub = [X[idx] for X in Xs]
     fixed = MVMLClassifier(n_landmarks=20, max_iter=3, random_state=0).fit(sub, y[idx])

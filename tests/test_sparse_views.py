@@ -150,3 +150,41 @@ def test_kpca_inference_with_a_sparse_view(data, features):
     np.testing.assert_allclose(
         a.infer_views([None, D[:10]], [0])[0], b.infer_views([None, D[:10]], [0])[0], atol=1e-9
     )
+
+
+@pytest.mark.parametrize("solver", ["primal-eig", "dual-eig"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_kpca_fitted_dense_takes_sparse_new_rows(data, solver, fmt):
+    """A view fitted dense with identity features (the linear kernel's map) takes sparse
+    rows at transform and inference time: the same hidden units and inferred views as
+    the dense rows (it raised NumPy's 'setting an array element with a sequence')."""
+    S, D, _, _ = data
+    kp = MultiViewKPCA(n_components=3, solver=solver, random_state=0).fit([S.toarray(), D])
+    assert kp.solver_ == solver
+    new, dense = fmt(S[100:]), S[100:].toarray()
+    np.testing.assert_allclose(kp.transform([new, D[100:]]), kp.transform([dense, D[100:]]))
+    got = kp.infer_views([new, None], [1], return_hidden=True)
+    ref = kp.infer_views([dense, None], [1], return_hidden=True)
+    np.testing.assert_allclose(got[0][0], ref[0][0])
+    np.testing.assert_allclose(got[1], ref[1])
+    assert np.ptp(got[1], axis=0).min() > 0  # the sparse rows were read, not zeros
+
+
+def test_kpca_precomputed_sparse_test_kernel(data):
+    S, D, _, _ = data
+    Ks = [(S @ S.T).toarray(), D @ D.T]
+    kp = MultiViewKPCA(n_components=3, kernel="precomputed").fit([K[:100, :100] for K in Ks])
+    test = [K[100:, :100] for K in Ks]
+    np.testing.assert_allclose(
+        kp.transform([sp.csr_matrix(test[0]), test[1]]), kp.transform(test), atol=1e-12
+    )
+
+
+def test_forecaster_takes_sparse_windows():
+    from mvkernels.datasets import make_sum_of_sines
+    from mvkernels.rkm import RKMForecaster
+
+    z = make_sum_of_sines(200)
+    f = RKMForecaster(lag=10).fit(z)
+    W, _ = f.windows(z, 10)
+    np.testing.assert_allclose(f.predict(sp.csr_matrix(W)), f.predict(W))

@@ -1,7 +1,9 @@
 """Command line: ``mvkernels demo`` and ``mvkernels reproduce NAME``.
 
 The help texts are plain text (``mvkernels --help``, ``mvkernels reproduce --help``); every
-option states its default.
+option states its default. An error ends the command with one line on stderr,
+``mvkernels: error: TYPE: MESSAGE``, and exit status 1 (2 for a usage error, 130 for
+Ctrl-C); ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ Run 'mvkernels COMMAND --help' for the options of a command."""
 
 EPILOG = """\
 The real data folder is the --data option, else the MVKERNELS_DATA environment variable,
-else ~/mvkernels_data; missing files are downloaded there (mvkernels.datasets.fetch_*)."""
+else ~/mvkernels_data; missing files are downloaded there (mvkernels.datasets.fetch_*).
+An error is reported in one line on stderr (exit status 1); --debug shows its traceback."""
+
+DEBUG_HELP = "show the full traceback of an error (default: off, one line on stderr)"
+
+
+def _add_debug(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument("--debug", action="store_true", default=default, help=DEBUG_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"mvkernels {__version__}")
+    _add_debug(parser, False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
@@ -40,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         "views; print a results table as it goes and write it, with a figure of "
         "the learned metric, into the output folder.",
     )
+    _add_debug(demo, argparse.SUPPRESS)  # before or after the command: either sets it
     demo.add_argument(
         "--output",
         default="results/demo",
@@ -71,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         + "\n  all             every experiment, plus the index page",
         epilog=EPILOG,
     )
+    _add_debug(rep, argparse.SUPPRESS)
     rep.add_argument(
         "name",
         choices=names + ["all"],
@@ -111,10 +123,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    """``TYPE: MESSAGE`` of an error, on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mvkernels`` command; returns the exit status."""
+    """Entry point of the ``mvkernels`` command; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success; 1 after an error, reported as one line on stderr (the traceback with
+        ``--debug``); 130 after Ctrl-C. A usage error exits with status 2 (argparse).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _run(parser, args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("mvkernels: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(
+            f"mvkernels: error: {_one_line(exc)} (run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
@@ -132,6 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             output=args.output or "results",
             data_dir=args.data,
             random_state=args.random_state,
+            tracebacks=args.debug,
         )
         failed = [n for n, r in results.items() if isinstance(r, Exception)]
         if failed:

@@ -126,7 +126,7 @@ def corrupted_digits_views(
     y : ndarray (1797,), labels 0..9
     """
     rng = check_random_state(random_state)
-    (top, bottom, profiles), y = load_digits_views()
+    (top, bottom, profiles), y = load_digits_views(return_X_y=True)
     n = len(y)
     noisy = bottom + noise * rng.standard_normal(bottom.shape)
     pure = rng.random_sample((n, noise_dim))
@@ -287,7 +287,7 @@ def run_demo(
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     cases = [
-        ("clean", *load_digits_views(), CLEAN_VIEW_NAMES),
+        ("clean", *load_digits_views(return_X_y=True), CLEAN_VIEW_NAMES),
         ("unequal", *corrupted_digits_views(random_state=random_state), UNEQUAL_VIEW_NAMES),
     ]
     rows: list[Row] = []

@@ -150,7 +150,10 @@ def test_quiet_and_env_data_home(server, home, monkeypatch, capsys):
     d = datasets.fetch_winequality(quiet=True)
     assert capsys.readouterr().err == ""
     np.testing.assert_array_equal(d["X"], [[1.0, 2.0], [3.0, 4.0]])
-    assert d["columns"] == ["a", "b"]
+    assert d["columns"] == ["a", "b"] and d.feature_names == ["a", "b"]
+    X, quality = datasets.fetch_winequality(quiet=True, return_X_y=True)  # cached
+    np.testing.assert_array_equal(X, d.data)
+    np.testing.assert_array_equal(quality, [5.0, 6.0])
     assert (home / "winequality" / "winequality-white.csv").read_bytes() == body
 
 
@@ -163,7 +166,7 @@ def test_checksum_mismatch_keeps_nothing(server, home, monkeypatch):
     with pytest.raises(DataDownloadError, match="SHA-256 mismatch") as info:
         datasets.fetch_parkinsons(data_home=home, quiet=True)
     assert server.url("/p.data") in str(info.value) and str(home) in str(info.value)
-    assert list((home / "parkinsons_telemonitoring").iterdir()) == []
+    assert not home.exists()  # neither the file nor the folders the fetch created
 
 
 def test_member_checksum_mismatch(server, home, monkeypatch):
@@ -210,7 +213,7 @@ def test_crafted_archive_writes_nothing(server, home, tmp_path, monkeypatch, mem
         datasets.fetch_santafe(data_home=home, quiet=True)
     assert not (tmp_path / "escape.dat").exists()
     assert not (home / "santafe" / "lasertrain.dat").exists()  # nothing extracted at all
-    assert list((home / "santafe").iterdir()) == []
+    assert not home.exists()
 
 
 @pytest.mark.parametrize("how", ["content-length", "chunked"])
@@ -224,7 +227,7 @@ def test_interrupted_download(server, home, monkeypatch, how):
     with pytest.raises(DataDownloadError) as info:
         datasets.fetch_parkinsons(data_home=home, quiet=True)
     assert server.url("/p.data") in str(info.value)
-    assert list((home / "parkinsons_telemonitoring").iterdir()) == []  # no partial file
+    assert not home.exists()  # no partial file, no folder
 
 
 def test_offline_download_if_missing_false(home, monkeypatch):
@@ -246,6 +249,60 @@ def test_offline_connection_refused(home, monkeypatch):
         datasets.fetch_sarcos(data_home=home, quiet=True)
     assert url in str(info.value) and str(home) in str(info.value)
     assert isinstance(info.value, FileNotFoundError)
+    assert not home.exists()  # the folders made for the download are removed again
+
+
+def test_failed_download_removes_only_the_folders_it_made(home, monkeypatch):
+    """Folders that existed before a failed fetch stay, with whatever they hold; the ones
+    the fetch made (here the data set's folder) are removed."""
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/sarcos_inv_test.mat"
+    monkeypatch.setattr(_fetch, "SARCOS", Remote(url, "sarcos_inv_test.mat", "0" * 64))
+    home.mkdir()
+    (home / "keep.txt").write_text("mine")
+    with pytest.raises(DataDownloadError):
+        datasets.fetch_sarcos(data_home=home, quiet=True)
+    assert sorted(p.name for p in home.iterdir()) == ["keep.txt"]
+    (home / "sarcos").mkdir()  # an existing, empty data set folder is not the fetch's
+    with pytest.raises(DataDownloadError):
+        datasets.fetch_sarcos(data_home=home, quiet=True)
+    assert (home / "sarcos").is_dir() and list((home / "sarcos").iterdir()) == []
+
+
+def test_failed_member_removes_the_members_extracted_before_it(server, home, monkeypatch):
+    """An archive is extracted whole or not at all: a later member's bad checksum removes
+    the earlier member that was already in place."""
+    archive = make_zip({"santafe/lasertrain.dat": LASER_TRAIN, "santafe/laserpred.dat": b"1\n"})
+    remote = santafe_remote(server, archive)
+    assert list(remote.members) == ["santafe/lasertrain.dat", "santafe/laserpred.dat"]
+    monkeypatch.setattr(_fetch, "SANTAFE", remote)
+    with pytest.raises(DataDownloadError, match="SHA-256 mismatch for santafe/laserpred.dat"):
+        datasets.fetch_santafe(data_home=home, quiet=True)
+    assert not home.exists()
+
+
+def test_interrupt_during_download_leaves_nothing(server, home, monkeypatch):
+    """Ctrl-C in the middle of a download (KeyboardInterrupt, not an error the fetcher
+    turns into DataDownloadError): no partial file, no folder."""
+    body = b"subject#,motor_UPDRS,total_UPDRS,x\n" + b"1,2,3,4\n" * 50000
+    server.routes["/p.data"] = body
+    monkeypatch.setattr(
+        _fetch, "PARKINSONS", Remote(server.url("/p.data"), "parkinsons_updrs.data", sha(body))
+    )
+    seen = []
+
+    def interrupt(self, url, done, total):
+        seen.append(done)
+        assert any((home / "parkinsons_telemonitoring").glob(".download-*.part"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_fetch._Progress, "advance", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        datasets.fetch_parkinsons(data_home=home, quiet=True)
+    assert seen and seen[0] < len(body)
+    assert not home.exists()
 
 
 def test_http_error_names_url(server, home, monkeypatch):
@@ -287,8 +344,16 @@ def test_uwave_from_ucr_text_files(server, home, monkeypatch):
     np.testing.assert_allclose(d["Xs_train"][1], X_train[:, 4:8], rtol=1e-7)
     np.testing.assert_array_equal(d["y_test"], y_test)
     assert len(d["Xs_test"]) == 3 and d["Xs_test"][2].shape == (4, 4)
-    datasets.fetch_uwave(data_home=home, quiet=True)  # cached npz: no second request
+    # cached npz: no second request; return_X_y in the order of train_test_split
+    Xs_train, Xs_test, y_tr, y_te = datasets.fetch_uwave(
+        data_home=home, quiet=True, return_X_y=True
+    )
     assert server.requests == ["/uwave.zip"]
+    for v in range(3):
+        np.testing.assert_allclose(Xs_train[v], X_train[:, 4 * v : 4 * v + 4], rtol=1e-7)
+        np.testing.assert_allclose(Xs_test[v], X_test[:, 4 * v : 4 * v + 4], rtol=1e-7)
+    np.testing.assert_array_equal(y_tr, y_train)
+    np.testing.assert_array_equal(y_te, y_test)
 
 
 def test_nutrimouse_from_the_wheel_with_the_pinned_member_digests(

@@ -181,3 +181,48 @@ def test_probabilities_on_dask_views():
     P = est.predict_proba(Xd)
     assert isinstance(P, da.Array)
     np.testing.assert_allclose(P.compute(), est.predict_proba(Xs), atol=1e-12)
+
+
+def _with_missing_views(Xs, frac, seed):
+    """Whole-view NaN rows (missing views) at random, every row keeping one view."""
+    rng = np.random.RandomState(seed)
+    n = Xs[0].shape[0]
+    observed = rng.rand(n, len(Xs)) >= frac
+    observed[np.arange(n), rng.randint(len(Xs), size=n)] = True
+    out = [V.astype(np.float64) for V in Xs]
+    for v, V in enumerate(out):
+        V[~observed[:, v]] = np.nan
+    return out, observed
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MVMLClassifier(probability=True, max_iter=3, random_state=0),
+        lambda: MVMLClassifier(probability=True, n_landmarks=None, max_iter=3, random_state=0),
+        lambda: MVMLSVC(probability=True, max_iter=2, random_state=0),
+    ],
+    ids=["square-nystrom", "square-full", "svc"],
+)
+def test_probabilities_with_missing_views(digits, make):
+    """probability=True fits the data with missing views that the fit without it accepts:
+    the 5 fold models see the same NaN rows, the slope is the one fitted on their
+    held-out values, rows sum to 1 and the most probable class is the predicted one."""
+    Xtr, Xte, ytr, _ = digits
+    Xs, observed = _with_missing_views(_views(Xtr[:200]), 0.25, 0)
+    ytr = ytr[:200]
+    assert (~observed).any(axis=0).all()  # every view misses some rows
+    est = make().fit(Xs, ytr)
+    D = np.zeros((200, 10))
+    base = make().set_params(probability=False, kernel_params=est.kernel_params_)
+    for tr, te in StratifiedKFold(5).split(Xs[0], ytr):
+        fold = base.fit([V[tr] for V in Xs], ytr[tr])
+        D[te] = fold.decision_function([V[te] for V in Xs])
+    assert est.calibration_.scale == pytest.approx(fit_softmax_calibration(D, ytr, 10).scale)
+    assert est.calibration_.scale > 0
+    Xs_te, _ = _with_missing_views(_views(Xte[:100]), 0.25, 1)
+    for X in (Xs, Xs_te):
+        P = est.predict_proba(X)
+        assert P.shape == (len(X[0]), 10) and np.isfinite(P).all()
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+        np.testing.assert_array_equal(est.classes_[P.argmax(axis=1)], est.predict(X))

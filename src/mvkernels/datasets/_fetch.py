@@ -7,6 +7,10 @@ to a temporary file in the target folder; the SHA-256 of the download is compare
 published one and only then is the file moved into place. Archive members are extracted
 only when every member of the archive is a plain file or folder whose path stays inside the
 data home (no absolute paths, no ``..``, no links). Nothing is read with pickle.
+
+A fetch that fails (offline, refused, bad checksum, interrupted, unsafe archive) leaves the
+data home as it found it: no temporary file, none of the archive's members it extracted,
+and none of the folders it created (folders that existed before are never removed).
 """
 
 from __future__ import annotations
@@ -101,17 +105,17 @@ class _Progress:
             print(file=sys.stderr, flush=True)
 
 
-def _failure(url: str, home: Path, reason: str) -> DataDownloadError:
+def _failure(url: str, folder: Path, reason: str) -> DataDownloadError:
     return DataDownloadError(
-        f"could not download {url} into the data home {home}: {reason}. "
-        f"Download the file by hand into {home}, or point MVKERNELS_DATA (or data_home=) "
-        "at a folder that has it."
+        f"could not download {url} into {folder}: {reason}. Put the data set's files there "
+        "by hand (docs/datasets.md lists them), or point MVKERNELS_DATA (or data_home=) at a "
+        "data home that has them."
     )
 
 
-def _download(url: str, dest_dir: Path, home: Path, progress: _Progress) -> tuple[Path, str]:
-    """Stream ``url`` into a temporary file in ``dest_dir``; return it and its SHA-256."""
-    dest_dir.mkdir(parents=True, exist_ok=True)
+def _download(url: str, dest_dir: Path, progress: _Progress) -> tuple[Path, str]:
+    """Stream ``url`` into a temporary file in ``dest_dir`` (which exists); return it and its
+    SHA-256. On any failure, an interrupt included, the temporary file is removed."""
     fd, tmp_name = tempfile.mkstemp(prefix=".download-", suffix=".part", dir=dest_dir)
     tmp = Path(tmp_name)
     digest = hashlib.sha256()
@@ -132,22 +136,25 @@ def _download(url: str, dest_dir: Path, home: Path, progress: _Progress) -> tupl
                     progress.advance(url, done, total)
                 progress.done()
                 if total is not None and done != total:
-                    raise _failure(url, home, f"interrupted after {done} of {total} bytes")
-    except DataDownloadError:
+                    raise _failure(url, dest_dir, f"interrupted after {done} of {total} bytes")
+    except DataDownloadError:  # an OSError itself: before the clause below
         tmp.unlink(missing_ok=True)
         raise
     except (OSError, ValueError, http.client.HTTPException) as exc:  # URLError, timeouts, ...
         tmp.unlink(missing_ok=True)
-        raise _failure(url, home, f"{type(exc).__name__}: {exc}") from exc
+        raise _failure(url, dest_dir, f"{type(exc).__name__}: {exc}") from exc
+    except BaseException:  # KeyboardInterrupt, ...: no partial file either
+        tmp.unlink(missing_ok=True)
+        raise
     return tmp, digest.hexdigest()
 
 
-def _check_digest(url: str, home: Path, got: str, expected: str | None, what: str) -> None:
+def _check_digest(url: str, folder: Path, got: str, expected: str | None, what: str) -> None:
     if expected is not None and got != expected:
-        raise _failure(url, home, f"SHA-256 mismatch for {what}: expected {expected}, got {got}")
+        raise _failure(url, folder, f"SHA-256 mismatch for {what}: expected {expected}, got {got}")
 
 
-def _safe_members(archive: zipfile.ZipFile, url: str, home: Path) -> None:
+def _safe_members(archive: zipfile.ZipFile, url: str, folder: Path) -> None:
     """Refuse the whole archive if any member could land outside the data home."""
     for info in archive.infolist():
         name = info.filename
@@ -160,23 +167,39 @@ def _safe_members(archive: zipfile.ZipFile, url: str, home: Path) -> None:
             or stat.S_ISLNK(mode)
         ):
             raise _failure(
-                url, home, f"unsafe archive member {name!r} (absolute path, '..' or link)"
+                url, folder, f"unsafe archive member {name!r} (absolute path, '..' or link)"
             )
 
 
-def _extract(
-    archive_path: Path, remote: Remote, folder: Path, home: Path, progress: _Progress
+def _extract(archive_path: Path, remote: Remote, folder: Path, progress: _Progress) -> None:
+    """Extract the remote's members into ``folder``: all of them or, on a failure, none (the
+    members this call has already moved into place are removed again)."""
+    placed: list[Path] = []
+    try:
+        _extract_members(archive_path, remote, folder, progress, placed)
+    except BaseException:
+        for path in placed:
+            path.unlink(missing_ok=True)
+        raise
+
+
+def _extract_members(
+    archive_path: Path,
+    remote: Remote,
+    folder: Path,
+    progress: _Progress,
+    placed: list[Path],
 ) -> None:
     try:
         archive = zipfile.ZipFile(archive_path)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise _failure(remote.url, home, f"not a readable zip archive ({exc})") from exc
+        raise _failure(remote.url, folder, f"not a readable zip archive ({exc})") from exc
     with archive:
-        _safe_members(archive, remote.url, home)
+        _safe_members(archive, remote.url, folder)
         names = set(archive.namelist())
         for member, (target, sha) in remote.members.items():
             if member not in names:
-                raise _failure(remote.url, home, f"archive has no member {member!r}")
+                raise _failure(remote.url, folder, f"archive has no member {member!r}")
             dest = folder / target
             if dest.is_file():
                 continue
@@ -188,14 +211,18 @@ def _extract(
                     while chunk := src.read(_CHUNK):
                         out.write(chunk)
                         digest.update(chunk)
-                _check_digest(remote.url, home, digest.hexdigest(), sha, member)
-            except DataDownloadError:
+                _check_digest(remote.url, folder, digest.hexdigest(), sha, member)
+            except DataDownloadError:  # an OSError itself: before the clause below
                 tmp.unlink(missing_ok=True)
                 raise
             except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
                 tmp.unlink(missing_ok=True)
-                raise _failure(remote.url, home, f"corrupt archive member {member!r}") from exc
+                raise _failure(remote.url, folder, f"corrupt archive member {member!r}") from exc
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
             os.replace(tmp, dest)
+            placed.append(dest)
             progress.say(f"extracted {member} -> {dest}")
 
 
@@ -209,34 +236,81 @@ def ensure_files(
     """Make sure every remote's file (or every archive member) is in ``home/sub``.
 
     Returns the data home. Files already present are used as they are (the cache): no
-    request is made for them.
+    request is made for them. A remote whose download fails leaves nothing behind (see
+    the module docstring); the folders this call created are removed when they are empty.
     """
     root = _resolve_home(home)
     folder = root / sub
     progress = _Progress(quiet)
-    for remote in remotes:
-        wanted = [t for t, _ in remote.members.values()] if remote.members else [remote.target]
-        if all((folder / name).is_file() for name in wanted):
-            continue
-        if not download_if_missing:
-            missing = [str(folder / n) for n in wanted if not (folder / n).is_file()]
-            raise DataNotFoundError(
-                f"{', '.join(missing)} not found in the data home {root} and "
-                f"download_if_missing=False; it is downloaded from {remote.url}"
-            )
-        progress.say(f"downloading {remote.url} into {folder}")
-        tmp, got = _download(remote.url, folder, root, progress)
-        try:
-            _check_digest(remote.url, root, got, remote.sha256, remote.target)
-            if remote.sha256 is None:
-                progress.say(f"no published SHA-256 for {remote.url}; downloaded {got}")
-            if remote.members:
-                _extract(tmp, remote, folder, root, progress)
-            else:
-                os.replace(tmp, folder / remote.target)
-        finally:
-            tmp.unlink(missing_ok=True)
+    created: list[Path] = []  # the folders this call made, deepest first
+    try:
+        for remote in remotes:
+            wanted = [t for t, _ in remote.members.values()] if remote.members else [remote.target]
+            if all((folder / name).is_file() for name in wanted):
+                continue
+            if not download_if_missing:
+                missing = [str(folder / n) for n in wanted if not (folder / n).is_file()]
+                raise DataNotFoundError(
+                    f"{', '.join(missing)} not found in the data home {root} and "
+                    f"download_if_missing=False; it is downloaded from {remote.url}"
+                )
+            if not folder.is_dir():
+                try:
+                    created = _make_folders(folder) + created
+                except OSError as exc:  # a file in the way, no permission, ...
+                    raise _failure(remote.url, folder, f"cannot create it ({exc})") from exc
+            _fetch_remote(remote, folder, progress)
+    except BaseException:
+        _remove_empty(created)
+        raise
     return root
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return the ones created, deepest first."""
+    missing = []
+    path = folder
+    while not path.exists() and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    made: list[Path] = []
+    try:
+        for path in reversed(missing):
+            try:
+                path.mkdir()
+            except FileExistsError:  # made meanwhile by another process: not ours
+                continue
+            made.insert(0, path)
+    except BaseException:
+        _remove_empty(made)
+        raise
+    return made
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders (deepest first) that are empty; never a folder with content."""
+    for path in folders:
+        try:
+            path.rmdir()
+        except OSError:  # not empty (another writer meanwhile), or already gone
+            pass
+
+
+def _fetch_remote(remote: Remote, folder: Path, progress: _Progress) -> None:
+    """Download one remote into ``folder`` (which exists): its file, or its archive's
+    members; on a failure nothing of it is left in ``folder``."""
+    progress.say(f"downloading {remote.url} into {folder}")
+    tmp, got = _download(remote.url, folder, progress)
+    try:
+        _check_digest(remote.url, folder, got, remote.sha256, remote.target)
+        if remote.sha256 is None:
+            progress.say(f"no published SHA-256 for {remote.url}; downloaded {got}")
+        if remote.members:
+            _extract(tmp, remote, folder, progress)
+        else:
+            os.replace(tmp, folder / remote.target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- sources
@@ -336,31 +410,38 @@ def fetch_winequality(
     download_if_missing: bool = True,
     quiet: bool = False,
     color: str = "white",
-) -> dict[str, Any]:
-    """Wine Quality (UCI), downloaded on first use; returns :func:`load_winequality`'s dict.
+    *,
+    return_X_y: bool = False,
+) -> Any:
+    """Wine Quality (UCI), downloaded on first use; returns what :func:`load_winequality` does.
 
     Parameters
     ----------
     {fetch_parameters}
     color : {"white", "red"}, default="white"
         Which of the two files.
+    return_X_y : bool, default=False
+        Return ``(X, quality)`` instead of a Bunch.
 
     Returns
     -------
-    dict
-        ``X`` (11 inputs), ``quality``, ``columns``.
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (11 inputs; also ``X``), ``target`` (also ``quality``), ``feature_names``
+        (also ``columns``).
+    (X, quality) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_winequality
-    >>> d = fetch_winequality(quiet=True)  # doctest: +SKIP
-    >>> d["X"].shape  # doctest: +SKIP
+    >>> X, quality = fetch_winequality(quiet=True, return_X_y=True)  # doctest: +SKIP
+    >>> X.shape  # doctest: +SKIP
     (4898, 11)
     """
     if color not in WINEQUALITY:
         raise ValueError(f"color must be 'white' or 'red', got {color!r}")
     root = ensure_files("winequality", [WINEQUALITY[color]], data_home, download_if_missing, quiet)
-    return load_winequality(root, color=color)
+    return load_winequality(root, color=color, return_X_y=return_X_y)
 
 
 @_fetch_doc
@@ -368,29 +449,36 @@ def fetch_parkinsons(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
     quiet: bool = False,
-) -> dict[str, Any]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """Parkinson's telemonitoring (UCI), downloaded on first use; see :func:`load_parkinsons`.
 
     Parameters
     ----------
     {fetch_parameters}
+    return_X_y : bool, default=False
+        Return ``(X, Y)`` instead of a Bunch.
 
     Returns
     -------
-    dict
-        ``X`` (19 columns), ``Y`` (motor and total UPDRS), ``subject``, ``columns``,
-        ``targets``.
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (19 columns; also ``X``), ``target`` (motor and total UPDRS; also ``Y``),
+        ``subject``, ``feature_names`` (also ``columns``), ``target_names`` (also
+        ``targets``).
+    (X, Y) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_parkinsons
-    >>> fetch_parkinsons(quiet=True)["Y"].shape  # doctest: +SKIP
+    >>> fetch_parkinsons(quiet=True).target.shape  # doctest: +SKIP
     (5875, 2)
     """
     root = ensure_files(
         "parkinsons_telemonitoring", [PARKINSONS], data_home, download_if_missing, quiet
     )
-    return load_parkinsons(root)
+    return load_parkinsons(root, return_X_y=return_X_y)
 
 
 @_fetch_doc
@@ -399,7 +487,9 @@ def fetch_sarcos(
     download_if_missing: bool = True,
     quiet: bool = False,
     torque: int | None = 0,
-) -> dict[str, Any]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """SARCOS inverse dynamics, the 4449-row test file of the GPML book's site.
 
     Parameters
@@ -407,20 +497,26 @@ def fetch_sarcos(
     {fetch_parameters}
     torque : int or None, default=0
         Which torque is ``y`` (0 = the paper's task 1); ``None``: all 7.
+    return_X_y : bool, default=False
+        Return ``(Xs, y)``, the list of the 3 views and the target, instead of a Bunch.
 
     Returns
     -------
-    dict
-        ``Xs`` (positions, velocities, accelerations), ``y``, ``view_names``.
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (the views positions, velocities, accelerations; also ``Xs``),
+        ``target`` (also ``y``), ``view_names``.
+    (Xs, y) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_sarcos
-    >>> [X.shape for X in fetch_sarcos(quiet=True)["Xs"]]  # doctest: +SKIP
+    >>> Xs, y = fetch_sarcos(quiet=True, return_X_y=True)  # doctest: +SKIP
+    >>> [X.shape for X in Xs]  # doctest: +SKIP
     [(4449, 7), (4449, 7), (4449, 7)]
     """
     root = ensure_files("sarcos", [SARCOS], data_home, download_if_missing, quiet)
-    return load_sarcos(root, torque=torque)
+    return load_sarcos(root, torque=torque, return_X_y=return_X_y)
 
 
 @_fetch_doc
@@ -428,26 +524,33 @@ def fetch_santafe(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
     quiet: bool = False,
-) -> dict[str, np.ndarray]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """Santa Fe laser series A (1000 training values, the next 100), downloaded on first use.
 
     Parameters
     ----------
     {fetch_parameters}
+    return_X_y : bool, default=False
+        Return ``(train, test)`` instead of a Bunch (a series has no separate target; see
+        :func:`load_santafe`).
 
     Returns
     -------
-    dict
+    data : :class:`~sklearn.utils.Bunch`
         ``train`` (1000 values) and ``test`` (the next 100).
+    (train, test) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_santafe
-    >>> fetch_santafe(quiet=True)["train"].shape  # doctest: +SKIP
+    >>> fetch_santafe(quiet=True).train.shape  # doctest: +SKIP
     (1000,)
     """
     root = ensure_files("santafe", [SANTAFE], data_home, download_if_missing, quiet)
-    return load_santafe(root)
+    return load_santafe(root, return_X_y=return_X_y)
 
 
 @_fetch_doc
@@ -455,26 +558,35 @@ def fetch_nutrimouse(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
     quiet: bool = False,
-) -> dict[str, Any]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """Nutrimouse (40 mice; views gene and lipid), downloaded on first use.
 
     Parameters
     ----------
     {fetch_parameters}
+    return_X_y : bool, default=False
+        Return ``(Xs, y)`` instead of a Bunch: the 2 views and the labels genotype and diet
+        as the 2 columns of ``y``.
 
     Returns
     -------
-    dict
-        ``Xs`` (gene 40 x 120, lipid 40 x 21), ``genotype``, ``diet``, ``view_names``.
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (gene 40 x 120, lipid 40 x 21; also ``Xs``), ``target`` (40 x 2),
+        ``target_names``, ``genotype``, ``diet``, ``view_names``.
+    (Xs, y) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_nutrimouse
-    >>> [X.shape for X in fetch_nutrimouse(quiet=True)["Xs"]]  # doctest: +SKIP
-    [(40, 120), (40, 21)]
+    >>> Xs, y = fetch_nutrimouse(quiet=True, return_X_y=True)  # doctest: +SKIP
+    >>> [X.shape for X in Xs], y.shape  # doctest: +SKIP
+    ([(40, 120), (40, 21)], (40, 2))
     """
     root = ensure_files("nutrimouse", NUTRIMOUSE, data_home, download_if_missing, quiet)
-    return load_nutrimouse(root)
+    return load_nutrimouse(root, return_X_y=return_X_y)
 
 
 def _read_ucr(path: Path, n_views: int) -> tuple[np.ndarray, np.ndarray]:
@@ -495,7 +607,9 @@ def fetch_uwave(
     data_home: str | os.PathLike | None = None,
     download_if_missing: bool = True,
     quiet: bool = False,
-) -> dict[str, Any]:
+    *,
+    return_X_y: bool = False,
+) -> Any:
     """uWaveGestureLibrary, UCR split (896 train / 3582 test), downloaded on first use.
 
     The UCR archive's ``UWaveGestureLibraryAll`` (x, y and z series of length 315,
@@ -506,17 +620,23 @@ def fetch_uwave(
     Parameters
     ----------
     {fetch_parameters}
+    return_X_y : bool, default=False
+        Return ``(Xs_train, Xs_test, y_train, y_test)`` (the order of
+        :func:`~sklearn.model_selection.train_test_split`) instead of a Bunch.
 
     Returns
     -------
-    dict
-        ``Xs_train``, ``Xs_test`` (views x, y, z), ``y_train``, ``y_test`` (labels 1..8).
+    data : :class:`~sklearn.utils.Bunch`
+        ``Xs_train``, ``Xs_test`` (views x, y, z), ``y_train``, ``y_test`` (labels 1..8),
+        ``view_names``.
+    (Xs_train, Xs_test, y_train, y_test) : tuple
+        With ``return_X_y=True``.
 
     Examples
     --------
     >>> from mvkernels.datasets import fetch_uwave
     >>> d = fetch_uwave(quiet=True)  # doctest: +SKIP
-    >>> len(d["y_train"]), len(d["y_test"])  # doctest: +SKIP
+    >>> len(d.y_train), len(d.y_test)  # doctest: +SKIP
     (896, 3582)
     """
     root = _resolve_home(data_home)
@@ -536,7 +656,10 @@ def fetch_uwave(
             y_test=arrays["y_test"],
         )
         fd, tmp_name = tempfile.mkstemp(prefix=".npz-", suffix=".part", dir=folder)
-        with os.fdopen(fd, "wb") as out:
-            out.write(buffer.getvalue())
-        os.replace(tmp_name, folder / _UWAVE_NPZ)
-    return load_uwave(root)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(buffer.getvalue())
+            os.replace(tmp_name, folder / _UWAVE_NPZ)
+        finally:
+            Path(tmp_name).unlink(missing_ok=True)
+    return load_uwave(root, return_X_y=return_X_y)

