@@ -90,12 +90,14 @@ from mvkernels.mvml._hinge import (
     linear_svm_polished,
     svm_c_prime,
 )
+from mvkernels.mvml._losses import HingeLoss
 from mvkernels.mvml._lowrank import LowRankMetrics
 from mvkernels.nystrom import BlockNystrom
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from _reference_svm import (  # noqa: E402
+    ReferenceHingeLoss,
     ReferenceMVMLSVC,
     final_dual_objectives,
     hinge_primal,
@@ -139,17 +141,17 @@ PHASES = {
     "landmarks (selection, p x p eigh)": [(BlockNystrom, "_fit_views")],
     "features (and missing-view moments)": [(MVMLSVC, "_nystrom_problem")],
     "g-step": [
-        (MVMLSVC, "_svm_g"),
-        (MVMLSVC, "_first_g_steps"),
-        (MVMLSVC, "_warm_g_steps"),
-        (ReferenceMVMLSVC, "_g_step"),
+        (HingeLoss, "svm_g"),
+        (HingeLoss, "first_g_steps"),
+        (HingeLoss, "warm_g_steps"),
+        (ReferenceHingeLoss, "g_step"),
     ],
     "A-step": [
         (LowRankMetrics, "a_step"),
         (LowRankMetrics, "solve"),
         (_estimators, "metric_step"),
     ],
-    "multipliers (dual_coef_)": [(MVMLSVC, "_final_dual")],
+    "multipliers (dual_coef_)": [(HingeLoss, "final_dual")],
 }
 
 
@@ -314,18 +316,18 @@ def filing_commit_fits(
 @contextmanager
 def cold_g_steps() -> Iterator[None]:
     """Every g-step solved cold (the warm start from the previous active set off)."""
-    saved = MVMLSVC._warm_start
-    MVMLSVC._warm_start = False
+    saved = HingeLoss.warm_start
+    HingeLoss.warm_start = False
     try:
         yield
     finally:
-        MVMLSVC._warm_start = saved
+        HingeLoss.warm_start = saved
 
 
 def warm_started(est: Any) -> tuple[int, int]:
     """``(g-steps warm-started, g-steps after the first)`` of a fitted ``MVMLSVC``, summed
     over the one-vs-all problems."""
-    warm = sum(s.get("warm_starts", 0) for s in est._fit_states)
+    warm = sum(s.warm_starts for s in est._fit_states)
     return warm, int(np.sum(est.n_iter_))
 
 

@@ -23,6 +23,7 @@ from sklearn.utils import check_random_state
 from mvkernels import MVMLSVC
 from mvkernels._linalg import robust_eigh
 from mvkernels.mvml._hinge import dual_from_primal, linear_svm, svm_c_prime
+from mvkernels.mvml._losses import HingeLoss
 
 
 @dataclass
@@ -500,26 +501,26 @@ def reference_hinge_gstep(
     return ReferenceGStepResult(G, 2 * lam * res.dual_coef, reg, min_eig, res)
 
 
-class ReferenceMVMLSVC(MVMLSVC):
-    """MVMLSVC with the reference g-step (Python dual coordinate descent, warm-started
-    across outer iterations) and the dense reference A-step (``solver="dense"``): the
-    estimator as it was before the compiled solver."""
+class ReferenceHingeLoss(HingeLoss):
+    """The hinge loss with the reference g-step (Python dual coordinate descent,
+    warm-started across outer iterations) and never the structured path: the dense
+    reference A-step runs, as the estimator did before the compiled solver."""
 
-    def _structured_applies(self, problem):
+    def structured_applies(self, problem):
         return False
 
-    def _g_step(self, problem, t, factor, w, state):
+    def g_step(self, problem, t, factor, w, state):
         y = problem.Y[:, t]
-        Phi = self._phi(problem, w)
-        C = self._hinge_weight(problem)
-        g_old = state.get("g")
+        Phi = self.phi(problem, w)
+        C = self.hinge_weight(problem)
+        g_old = state.g
         ref = None
         if g_old is not None:
-            ref = self._data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
+            ref = self.data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
         tol = float(self.svm_tol)
-        if "rng" not in state:
+        if state.rng is None:
             seed = int(self.random_state) if isinstance(self.random_state, Integral) else 0
-            state["rng"] = np.random.RandomState((seed * 1009 + t) % (2**32))
+            state.rng = np.random.RandomState((seed * 1009 + t) % (2**32))
         while True:
             res = reference_hinge_gstep(
                 Phi,
@@ -530,21 +531,29 @@ class ReferenceMVMLSVC(MVMLSVC):
                 factors=[factor.F],
                 tol=tol,
                 max_epochs=int(self.svm_max_epochs),
-                alpha_init=state.get("dual"),
-                random_state=state["rng"],
+                alpha_init=state.dual,
+                random_state=state.rng,
             )
-            state["dual"] = res.alpha
-            state["epochs"] = state.get("epochs", 0) + res.solver.n_epochs
+            state.dual = res.alpha
+            state.epochs += res.solver.n_epochs
             g = res.coef[0]
             if ref is None or tol <= 1e-8:
                 break
-            new = self._data_loss(problem, t, g, w) + self.alpha * float(res.reg[0])
+            new = self.data_loss(problem, t, g, w) + self.alpha * float(res.reg[0])
             if new <= ref + 1e-12 * abs(ref):
                 break
             tol *= 0.1
-        state["g"] = g
-        state["converged"] = res.solver.converged
+        state.g = g
+        state.converged = res.solver.converged
         return g
+
+
+class ReferenceMVMLSVC(MVMLSVC):
+    """MVMLSVC with the reference hinge loss (:class:`ReferenceHingeLoss`): the estimator
+    as it was before the compiled solver."""
+
+    def _make_loss(self):
+        return ReferenceHingeLoss(self)
 
 
 def final_dual_objectives(est, Xs, y):

@@ -69,10 +69,12 @@ def test_push_through_g_step_equals_eq8(rng):
     Wm = np.kron(w[None, :], np.eye(15))  # W = w^T (x) I_n
     direct = np.linalg.solve(H @ Wm.T @ Wm @ H + lam * np.linalg.pinv(A), H @ Wm.T @ y)
     est = MVMLRegressor(alpha=lam)
-    g = est._g_step(full_problem(Ks, y), 0, PSDFactor(A), w, {})
+    g = est._make_loss().g_step(full_problem(Ks, y), 0, PSDFactor(A), w, None)
     np.testing.assert_allclose(g, direct, rtol=1e-7, atol=1e-9)
     # the data loss is ||y - W H g||^2
-    assert np.isclose(est._data_loss(full_problem(Ks, y), 0, g, w), np.sum((y - Wm @ H @ g) ** 2))
+    assert np.isclose(
+        est._make_loss().data_loss(full_problem(Ks, y), 0, g, w), np.sum((y - Wm @ H @ g) ** 2)
+    )
 
 
 def test_dense_step_equals_eq9(rng):
@@ -168,7 +170,7 @@ def test_w_step_equals_eq10(rng):
     # constrained: w = w0 + N z with 1^T w0 = 1, N spanning 1-perp
     w0, N = np.array([0.5, 0.5]), np.array([[1.0], [-1.0]])
     z = np.linalg.lstsq(Z @ N, y - Z @ w0, rcond=None)[0]
-    w_hook = est._w_step(full_problem(Ks, y), 0, g, est.weights_)
+    w_hook = est._make_loss().w_step(full_problem(Ks, y), 0, g, est.weights_)
     np.testing.assert_allclose(w_hook, w0 + N @ z, rtol=1e-6, atol=1e-9)
     assert np.isclose(est.weights_.sum(), 1.0) and not np.allclose(est.weights_, 0.5)
 
@@ -208,9 +210,11 @@ def test_sufficient_statistics_equal_direct_nystrom(rng):
     WU = U * np.repeat(w, p)  # (w^T (x) I_n) U
     direct = np.linalg.solve(WU.T @ WU + lam * np.linalg.pinv(A), WU.T @ y)  # eq. 15
     est = MVMLRegressor(alpha=lam)
-    g = est._g_step(prob, 0, PSDFactor(A), w, {})
+    g = est._make_loss().g_step(prob, 0, PSDFactor(A), w, None)
     np.testing.assert_allclose(g, direct, rtol=1e-7, atol=1e-9)
-    assert np.isclose(est._data_loss(prob, 0, g, w), np.sum((y - WU @ g) ** 2), rtol=1e-9)
+    assert np.isclose(
+        est._make_loss().data_loss(prob, 0, g, w), np.sum((y - WU @ g) ** 2), rtol=1e-9
+    )
     Z = np.column_stack([U[:, l * p : (l + 1) * p] @ g[l * p : (l + 1) * p] for l in range(v)])
     ZtZ, Zty = prob.view_moments(g, 0)  # eq. 17 from C and c only
     np.testing.assert_allclose(ZtZ, Z.T @ Z, rtol=1e-9, atol=1e-10)
@@ -265,7 +269,7 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
     At = Ub.T @ A @ Ub  # A~ = U^T A U (eq. 13)
     w = np.array([0.4, 0.6])
     est = MVMLRegressor(alpha=0.05)
-    g = est._g_step(full_problem(Ks, y), 0, PSDFactor(A), w, {})
+    g = est._make_loss().g_step(full_problem(Ks, y), 0, PSDFactor(A), w, None)
     mom = nys.moments(Xs, y)
     prob = MVMLProblem(
         "nystrom",
@@ -277,7 +281,7 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
         cross=mom.cross.reshape(-1, 1),
         feature_sum=mom.sum,
     )
-    gt = est._g_step(prob, 0, PSDFactor(At), w, {})
+    gt = est._make_loss().g_step(prob, 0, PSDFactor(At), w, None)
     np.testing.assert_allclose(gt, Ub.T @ g, rtol=1e-6, atol=1e-8)  # g~ = U^T g
     assert np.isclose(PSDFactor(At).quad(gt), PSDFactor(A).quad(g), rtol=1e-6)
     # identity metric: Nystrom A~ = I is the full model with A = H^+ (kernel blockdiag(K_l))
@@ -290,7 +294,9 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
         random_state=0,
     ).fit(Xs, y)
     Hp = np.linalg.pinv(blockdiag(Ks))
-    g_full = est._g_step(full_problem(Ks, y), 0, PSDFactor(Hp), np.array([0.5, 0.5]), {})
+    g_full = est._make_loss().g_step(
+        full_problem(Ks, y), 0, PSDFactor(Hp), np.array([0.5, 0.5]), None
+    )
     np.testing.assert_allclose(
         ident.predict(Xs), full_problem(Ks, y).design([0.5, 0.5]) @ g_full, rtol=1e-6, atol=1e-8
     )

@@ -18,6 +18,7 @@ from mvkernels.mvml._hinge import (
     linear_svm,
     svm_c_prime,
 )
+from mvkernels.mvml._losses import HingeLoss
 
 
 # --------------------------------------------------------------------------------------
@@ -523,11 +524,18 @@ def test_reports_an_objective_increase(monkeypatch):
     """If a g-step made the objective worse, fit says so (forced by a bad hook here)."""
     Xs, y = _views(n=30, seed=10)
 
+    class BadLoss(HingeLoss):
+        def structured_applies(self, problem):
+            return False
+
+        def g_step(self, problem, t, factor, w, state):
+            g = super().g_step(problem, t, factor, w, state)
+            state.calls = getattr(state, "calls", 0) + 1
+            return g * (-3.0 if state.calls == 5 else 1.0)
+
     class Bad(MVMLSVC):
-        def _g_step(self, problem, t, factor, w, state):
-            g = super()._g_step(problem, t, factor, w, state)
-            state["calls"] = state.get("calls", 0) + 1
-            return g * (-3.0 if state["calls"] == 5 else 1.0)
+        def _make_loss(self):
+            return BadLoss(self)
 
     with pytest.warns(ConvergenceWarning, match="objective increased"):
         est = Bad(alpha=1e-2, eta=1.0, max_iter=5, tol=0.0).fit(Xs, y)
@@ -800,14 +808,14 @@ def test_warm_start_is_taken_and_equals_cold_solves(monkeypatch, n_landmarks, n_
     Xs, y = _views(n=80, seed=22, n_classes=n_classes)
     kw = dict(alpha=alpha, n_landmarks=n_landmarks, max_iter=3, random_state=0)
     warm = MVMLSVC(**kw).fit(Xs, y)
-    monkeypatch.setattr(MVMLSVC, "_warm_start", False)
+    monkeypatch.setattr(HingeLoss, "warm_start", False)
     cold = MVMLSVC(**kw).fit(Xs, y)
-    n_warm = [s.get("warm_starts", 0) for s in warm._fit_states]
+    n_warm = [s.warm_starts for s in warm._fit_states]
     # of the 3 g-steps after the first (outer iterations 2, 3 and the final one), at least
     # one per target warm-started (the others fell back to liblinear)
     assert min(n_warm) >= 1 and max(n_warm) <= 3
-    assert all(s.get("warm_starts", 0) == 0 for s in cold._fit_states)
-    assert all(s["exact"] for s in warm._fit_states + cold._fit_states)
+    assert all(s.warm_starts == 0 for s in cold._fit_states)
+    assert all(s.exact for s in warm._fit_states + cold._fit_states)
     assert np.all(warm.svm_epochs_ < cold.svm_epochs_)  # fewer liblinear runs
     np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(warm.dual_coef_, cold.dual_coef_, rtol=1e-9, atol=1e-12)
@@ -905,7 +913,7 @@ def test_default_fit_solves_the_first_g_step_without_liblinear():
     X, y = load_digits(return_X_y=True)
     Xs, y = [X[:200, :32], X[:200, 32:]], y[:200]
     est = MVMLSVC(n_landmarks=40, random_state=0).fit(Xs, y)
-    assert all(s["exact"] for s in est._fit_states)
+    assert all(s.exact for s in est._fit_states)
     assert np.all(est.svm_epochs_ == 0)
     ref = ReferenceMVMLSVC(n_landmarks=40, random_state=0, svm_tol=1e-9).fit(Xs, y)
     np.testing.assert_array_equal(est.predict(Xs), ref.predict(Xs))
@@ -973,7 +981,7 @@ def test_warm_starts_in_lockstep_equal_the_single_ones():
 
 def test_default_fit_warm_starts_every_later_g_step_in_lockstep():
     """A default multi-class fit (digits, 2 views, 300 rows): the later g-steps' warm
-    starts are solved together (_warm_g_steps) for every target, none falls back to
+    starts are solved together (HingeLoss.warm_g_steps) for every target, none falls back to
     liblinear, and the fit equals the one whose warm starts are solved one target at a
     time."""
     from sklearn.datasets import load_digits
@@ -981,15 +989,19 @@ def test_default_fit_warm_starts_every_later_g_step_in_lockstep():
     X, y = load_digits(return_X_y=True)
     Xs, y = [X[:300, :32], X[:300, 32:]], y[:300]
     est = MVMLSVC(n_landmarks=40, random_state=0).fit(Xs, y)
-    assert all(s.get("warm_starts", 0) == 2 for s in est._fit_states)
+    assert all(s.warm_starts == 2 for s in est._fit_states)
     assert np.all(est.svm_epochs_ == 0)
 
-    class OneAtATime(MVMLSVC):
-        def _warm_g_steps(self, *args, **kwargs):  # the single-problem warm starts only
+    class OneAtATimeLoss(HingeLoss):
+        def warm_g_steps(self, *args, **kwargs):  # the single-problem warm starts only
             return None
 
+    class OneAtATime(MVMLSVC):
+        def _make_loss(self):
+            return OneAtATimeLoss(self)
+
     one = OneAtATime(n_landmarks=40, random_state=0).fit(Xs, y)
-    assert all(s.get("warm_starts", 0) == 2 for s in one._fit_states)
+    assert all(s.warm_starts == 2 for s in one._fit_states)
     np.testing.assert_allclose(est.coef_, one.coef_, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(est.dual_coef_, one.dual_coef_, rtol=1e-9, atol=1e-11)
 
@@ -1005,7 +1017,7 @@ def test_active_set_corrections_that_cycle_are_damped():
     from sklearn.model_selection import train_test_split
 
     from mvkernels.mvml import _hinge
-    from mvkernels.mvml import _svm as S
+    from mvkernels.mvml import _losses as S
 
     X, y = load_digits(return_X_y=True)
     tr, _ = train_test_split(np.arange(len(y)), train_size=1347, random_state=0, stratify=y)

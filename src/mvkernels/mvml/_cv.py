@@ -1491,23 +1491,25 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """As :meth:`_MVMLCVBase._fold_paths` (``rows`` unused: the hinge loss works in the
         feature basis); the learned dense metric runs every ``eta``
-        of an ``alpha`` as one batch (:meth:`MVMLSVC._dense_paths`), sharing the first
+        of an ``alpha`` as one batch (:meth:`~mvkernels.mvml._losses.HingeLoss.dense_paths`),
+        sharing the first
         g-step. Other variants (sparse metric, learned weights, fixed metrics) run the
         estimator's solver per candidate on the same fold features."""
         problem.Xs = Xtr
         est = self._base_estimator()
-        if not (self.metric == "dense" and est._structured_applies(problem)):
+        loss = est._make_loss()
+        if not (self.metric == "dense" and loss.structured_applies(problem)):
             return super()._fold_paths(problem, nys, Xtr, alphas, etas, K)
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         w = np.full(v, 1.0 / v)
-        Phi = est._phi(problem, w)
+        Phi = loss.phi(problem, w)
         out = np.zeros((alphas.size, etas.size, K, T, d))
         # warm start along alpha, largest first (the smallest C', the most support
         # vectors): the first g-step's margins choose the next alpha's working set
         seed = None
         for ai in np.argsort(-alphas, kind="stable"):
             est.set_params(alpha=float(alphas[ai]))
-            res = est._dense_paths(problem, Phi, w, [float(e) for e in etas], seed)
+            res = est._make_loss().dense_paths(problem, Phi, w, [float(e) for e in etas], seed)
             seed = np.stack([res[t]["first_margins"] for t in range(T)])
             for ei in range(etas.size):
                 for t in range(T):

@@ -9,7 +9,6 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -39,7 +38,8 @@ from ..nystrom import (
 from ..nystrom._missing import ConditionalViews
 from ._bandwidth import resolve_bandwidths
 from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
-from ._lowrank import MetricStack, SharedSpectrum, dense_metric_path, fixed_metric_solve
+from ._losses import Loss, SquareLoss
+from ._lowrank import MetricStack
 from ._metric import (
     LEARNED_METRICS,
     METRICS,
@@ -47,7 +47,6 @@ from ._metric import (
     _sym,
     cov_metric_full,
     cov_metric_nystrom,
-    least_squares_weights,
     metric_penalty,
     metric_step,
     min_eigenvalue,
@@ -61,7 +60,6 @@ from ._proba import (
 )
 from ._problem import MVMLProblem
 from ._reduced import reduced_outputs
-from ._screen import ridge_solve
 
 #: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
 #: i.e. about 600 Nystrom features in all (``v p``) whatever the number of views
@@ -168,21 +166,11 @@ class _BaseMVML(BaseEstimator):
     """Shared MVML machinery (Algorithm 1 of the paper, both versions a and b).
 
     Subclasses choose the targets (regression: y; classification: one-vs-all +-1
-    columns) and may replace the loss through the hooks:
-
-    ``_g_step(problem, t, factor, w, state) -> g``
-        Minimise the data loss plus ``alpha <g, A^+ g>`` over ``g`` for target column
-        ``t``, metric ``A = factor.F @ factor.F.T`` (:class:`PSDFactor`) and weights ``w``.
-        Square loss here (eq. 8 by push-through / eq. 15 by sufficient statistics).
-        ``state`` is a per-target dict kept across outer iterations (warm starts).
-    ``_data_loss(problem, t, g, w) -> float``
-        The data term of the objective (square loss here), used for ``objective_``
-        and the stopping rule.
-    ``_w_step(problem, t, g, w) -> w``
-        View weights for fixed ``g`` and ``A`` (least squares, eq. 10 / 17, here).
-
-    The A-step (:func:`metric_step`), the metric variants and the stopping rule do
-    not depend on the loss and are reused unchanged.
+    columns) and the loss, through ``_make_loss``: a :class:`~mvkernels.mvml._losses.Loss`
+    (square loss here, :class:`~mvkernels.mvml._losses.SquareLoss`) owns the g-step, the
+    data term, the w-step, the structured solver and its solver state
+    (:mod:`mvkernels.mvml._losses`). The A-step (:func:`metric_step`), the metric variants
+    and the stopping rule do not depend on the loss and are reused unchanged.
     """
 
     #: total Nystrom features aimed at by ``n_landmarks="auto"`` (:func:`auto_n_landmarks`)
@@ -422,65 +410,14 @@ class _BaseMVML(BaseEstimator):
             )
         return np.eye(problem.dim)
 
-    # -- hooks (square loss) ---------------------------------------------------
-    def _g_step(
-        self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray, state: dict
-    ) -> np.ndarray:
-        """Square-loss g-step for target column ``t`` (override for another loss).
-
-        Full mode, eq. (8) by the push-through identity (an n x n solve):
-        ``g = A P^T (P A P^T + alpha I_n)^{-1} y`` with ``P = W H``; with ``A = F F^T``
-        this is ``g = F (P F)^T beta``, ``(P F)(P F)^T + alpha I`` factored by Cholesky.
-
-        Nystrom mode, eq. (15) from the sufficient statistics:
-        ``g~ = F (F^T M F + alpha I)^{-1} F^T b``, ``M = D_w C D_w``, ``b = D_w c``
-        (valid for any factor ``A~ = F F^T``, also of a singular metric; ``O((vp)^3)``).
-        Both forms are valid for a singular PSD ``A`` (``g`` then lies in its range).
-        """
-        F = factor.F
-        if problem.mode == "full":
-            PF = problem.design(w) @ F
-            G = PF @ PF.T
-            G[np.diag_indices_from(G)] += self.alpha
-            beta = linalg.cho_solve(
-                linalg.cho_factor(G, lower=True, check_finite=False),
-                problem.Y[:, t],
-                check_finite=False,
-            )
-            return F @ (PF.T @ beta)
-        M, B = problem.weighted_statistics(w)
-        b = B[t]
-        S = _sym(F.T @ M @ F)
-        S[np.diag_indices_from(S)] += self.alpha
-        x = linalg.cho_solve(
-            linalg.cho_factor(S, lower=True, check_finite=False), F.T @ b, check_finite=False
-        )
-        return F @ x
-
-    def _data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
-        """Square loss ``||y - W H g||^2`` (Nystrom: ``y^T y - 2 b^T g + g^T M g``)."""
-        if problem.mode == "full":
-            r = problem.Y[:, t] - problem.design(w) @ g
-            return float(r @ r)
-        if problem.target_sq is not None:
-            yy = float(problem.target_sq[t])
-        else:
-            y = np.asarray(problem.Y[:, t])
-            yy = float(y @ y)
-        d = problem.weight_vector(w)
-        dg = d * g
-        val = yy - 2.0 * float(problem.cross[:, t] @ dg) + float(dg @ problem.gram @ dg)
-        return max(val, 0.0)
-
-    def _w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Least-squares view weights with ``sum w = 1``, eq. (10) / (17) (see
-        :func:`least_squares_weights` for why the scale is fixed)."""
-        ZtZ, Zty = problem.view_moments(g, t)
-        return least_squares_weights(ZtZ, Zty)
-
     # -- algorithm 1 -------------------------------------------------------------
+    def _make_loss(self) -> Loss:
+        """The loss of this estimator, built from its parameters once per fit."""
+        return SquareLoss(self)
+
     def _objective(
         self,
+        loss: Loss,
         problem: MVMLProblem,
         t: int,
         A: np.ndarray,
@@ -488,7 +425,7 @@ class _BaseMVML(BaseEstimator):
         g: np.ndarray,
         w: np.ndarray,
     ) -> float:
-        val = self._data_loss(problem, t, g, w) + self.alpha * factor.quad(g)
+        val = loss.data_loss(problem, t, g, w) + self.alpha * factor.quad(g)
         if self.metric in LEARNED_METRICS:
             val += self.eta * metric_penalty(A, self.metric, problem.n_views)
         return val
@@ -509,7 +446,12 @@ class _BaseMVML(BaseEstimator):
         return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / self.eta
 
     def _fit_target(
-        self, problem: MVMLProblem, t: int, A0: np.ndarray, record_path: bool = False
+        self,
+        loss: Loss,
+        problem: MVMLProblem,
+        t: int,
+        A0: np.ndarray,
+        record_path: bool = False,
     ) -> dict:
         """Alternate g-, w- and A-steps for target column ``t`` (Algorithm 1).
 
@@ -524,7 +466,7 @@ class _BaseMVML(BaseEstimator):
         A = A0.copy()
         factor = PSDFactor(A, eig_floor=self.eig_floor)
         w = np.full(v, 1.0 / v)
-        state: dict = {}
+        state = loss.new_state()
         history: list[float] = []
         mu_next: float | None = None
         n_iter = 0
@@ -535,12 +477,12 @@ class _BaseMVML(BaseEstimator):
         s_lr, cols = 1.0, np.zeros((A0.shape[0], 0))
         for it in range(self.max_iter):
             n_iter = it + 1
-            g = self._g_step(problem, t, factor, w, state)
+            g = loss.g_step(problem, t, factor, w, state)
             if it > 0:
                 path.append(g)
                 path_w.append(w)
             if self.learn_weights:
-                w = self._w_step(problem, t, g, w)
+                w = loss.w_step(problem, t, g, w)
             if learned:
                 for _ in range(self.n_a_steps):
                     mu0 = self._initial_step(A, factor, g) if mu_next is None else mu_next
@@ -565,7 +507,7 @@ class _BaseMVML(BaseEstimator):
                         mu_next = 2.0 * mu
                     else:
                         mu_next = None if mu_next is None else 0.5 * mu_next
-            history.append(self._objective(problem, t, A, factor, g, w))
+            history.append(self._objective(loss, problem, t, A, factor, g, w))
             if not learned and not self.learn_weights:
                 break
             if objective_converged(history, self.tol):
@@ -573,8 +515,8 @@ class _BaseMVML(BaseEstimator):
                 break
         # final g-step: coef_ is the exact minimiser for the returned metric and weights
         if learned or self.learn_weights:
-            g = self._g_step(problem, t, factor, w, state)
-            history.append(self._objective(problem, t, A, factor, g, w))
+            g = loss.g_step(problem, t, factor, w, state)
+            history.append(self._objective(loss, problem, t, A, factor, g, w))
         path.append(g)
         path_w.append(w)
         out = dict(
@@ -593,104 +535,19 @@ class _BaseMVML(BaseEstimator):
             out["path_w"] = np.asarray(path_w)
         return out
 
-    def _structured_applies(self, problem: MVMLProblem) -> bool:
-        """Whether the structured solver (:mod:`mvkernels.mvml._lowrank`) runs this fit.
-
-        It needs the square loss (no overridden ``_g_step``), Nystrom mode, fixed view
-        weights, and a dense learned metric started at ``A~ = I`` or a fixed metric.
-        Other fits (sparse metric, learned weights, full kernels) take the dense reference
-        path, which is also what ``solver="dense"`` forces. :class:`~mvkernels.MVMLSVC`
-        overrides this test and :meth:`_fit_structured` with its own low-rank path.
-        """
-        return (
-            self.solver == "auto"
-            and problem.mode == "nystrom"
-            and not self.learn_weights
-            and self.metric in ("dense", "identity", "cov")
-            and type(self)._g_step is _BaseMVML._g_step
-            and type(self)._data_loss is _BaseMVML._data_loss
-        )
-
-    def _fit_structured(
-        self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
-    ) -> list[dict]:
-        """All target columns at once with the shared factorisation (same results as
-        :meth:`_fit_target`, see :mod:`mvkernels.mvml._lowrank`)."""
-        v, T = problem.n_views, problem.n_targets
-        w = np.full(v, 1.0 / v)
-        M, B = problem.weighted_statistics(w)
-        yy = np.asarray(problem.target_sq, dtype=np.float64)
-        if self.metric in ("identity", "cov"):
-            if self.metric == "identity":  # A = I: ridge on the weighted features
-                G = ridge_solve(M, B, float(self.alpha))
-                quad: Any = lambda g: float(g @ g)  # noqa: E731
-            else:
-                factor = PSDFactor(A0, eig_floor=self.eig_floor)
-                G = fixed_metric_solve(M, factor.F, B, np.array([self.alpha]))[0]
-                quad = factor.quad
-            out = []
-            for t in range(T):
-                g = G[t]
-                obj = self._data_loss(problem, t, g, w) + self.alpha * quad(g)
-                out.append(
-                    dict(
-                        A=A0,
-                        g=g,
-                        w=w,
-                        history=np.array([obj]),
-                        n_iter=1,
-                        converged=True,
-                        state={},
-                        path=g[None],
-                        path_w=w[None],
-                        **({"min_eig": 1.0} if self.metric == "identity" else {}),
-                    )
-                )
-            return out
-        spec = SharedSpectrum.from_matrix(M)
-        path = dense_metric_path(
-            spec.lam,
-            spec.rotate(B),
-            yy,
-            np.full(T, float(self.alpha)),
-            np.full(T, float(self.eta)),
-            max_iter=self.max_iter,
-            n_a_steps=self.n_a_steps,
-            tol=self.tol,
-            step_size=self.step_size,
-            record_path=record_path,
-        )
-        G = spec.unrotate(path.G)
-        out = [
-            dict(
-                A=None,  # kept structured: s I + V V^T with V = Q W (see MetricStack)
-                metric_lowrank=(float(path.s[t]), spec.Q @ path.W[t]),
-                g=G[t],
-                w=w,
-                history=path.history[t],
-                n_iter=int(path.n_iter[t]),
-                converged=bool(path.converged[t]),
-                state={},
-                min_eig=path.min_eigenvalue(t),
-            )
-            for t in range(T)
-        ]
-        if record_path:
-            P = spec.unrotate(path.path)
-            for t in range(T):
-                out[t]["path"] = P[t, : out[t]["n_iter"]]
-                out[t]["path_w"] = np.tile(w, (out[t]["n_iter"], 1))
-        return out
-
     def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
         """Run Algorithm 1 on ``problem`` for every target column; sets ``solver_``."""
+        loss = self._make_loss()
         with serial_blas(problem.dim):
             A0 = self._initial_metric(problem)
-            if self._structured_applies(problem):
+            if loss.structured_applies(problem):
                 self.solver_ = "structured"
-                return self._fit_structured(problem, A0, record_path)
+                return loss.fit_structured(problem, A0, record_path)
             self.solver_ = "dense"
-            return [self._fit_target(problem, t, A0, record_path) for t in range(problem.n_targets)]
+            return [
+                self._fit_target(loss, problem, t, A0, record_path)
+                for t in range(problem.n_targets)
+            ]
 
     def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""

@@ -18,7 +18,7 @@ from ._metric import _sym
 class MVMLProblem:
     """Training data of one MVML fit, in full-kernel or Nystrom mode.
 
-    This is what the g-step hook receives (see ``_BaseMVML._g_step``).
+    This is what a loss's g-step receives (see :class:`~mvkernels.mvml._losses.Loss`).
 
     Attributes
     ----------
