@@ -136,7 +136,7 @@ def common_constraints(*, landmarks_optional: bool = True) -> dict[str, list]:
         "kernel": [KernelSpec()],
         "kernel_params": [dict, list, tuple, None],
         "n_landmarks": n_landmarks,
-        "landmarks": [StrOptions({"uniform", "kmeans++"})],
+        "landmarks": [StrOptions({"uniform", "kmeans++", "leverage"}), "array-like"],
         "views": ["array-like", None],
         "random_state": ["random_state"],
     }
