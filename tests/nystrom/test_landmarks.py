@@ -209,6 +209,21 @@ def test_leverage_in_estimator_is_seeded(rng):
     np.testing.assert_array_equal(a.predict(Xs), b.predict(Xs))
 
 
+# ------------------------------------------------------------ feature names
+def test_block_nystrom_feature_names_and_pandas_output(rng):
+    pd = pytest.importorskip("pandas")
+    Xs = two_views(rng, n=40)
+    df = pd.DataFrame(np.hstack(Xs), columns=[f"c{i}" for i in range(7)], index=np.arange(40) + 100)
+    views = [["c0", "c1", "c2"], ["c3", "c4", "c5", "c6"]]
+    nys = BlockNystrom(n_landmarks=4, views=views, random_state=0).set_output(transform="pandas")
+    out = nys.fit(df).transform(df)
+    names = nys.get_feature_names_out()
+    assert list(out.columns) == list(names)
+    assert names[0] == "blocknystrom_view0_0" and names[-1] == "blocknystrom_view1_3"
+    assert list(out.index) == list(df.index)
+    np.testing.assert_allclose(out.to_numpy(), nys.set_output(transform="default").transform(df))
+
+
 # ------------------------------------------------------------ Dask views
 @pytest.mark.parametrize("landmarks", ["leverage", np.array([7, 150, 3, 99, 42])])
 def test_dask_views_give_the_numpy_landmarks(rng, landmarks):

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._linalg import psd_sqrt
 from .._sparse import is_sparse, kernel_takes_sparse
@@ -277,11 +277,13 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     >>> nys.transform([X1, X2]).shape  # 10 features per view
     (40, 20)
 
-    Landmarks given as training rows:
+    Landmarks given as training rows, and pandas output:
 
     >>> nys = BlockNystrom(landmarks=[0, 5, 9], random_state=0).fit([X1, X2])
     >>> nys.landmark_indices_, nys.n_landmarks_
     (array([0, 5, 9]), 3)
+    >>> nys.get_feature_names_out()[:4].tolist()
+    ['blocknystrom_view0_0', 'blocknystrom_view0_1', 'blocknystrom_view0_2', 'blocknystrom_view1_0']
     """
 
     _parameter_constraints: dict = {
@@ -586,6 +588,33 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         for start in range(0, n, chunk):
             rows = slice(start, min(n, start + chunk))
             yield rows, self.features([Xv[rows] for Xv in Xs])
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the output features: ``blocknystrom_view{l}_{k}``.
+
+        Feature ``k`` of view ``l`` is column ``l * n_landmarks_ + k`` of
+        :meth:`transform` (the block of view ``l``, landmark direction ``k``).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored (checked against ``feature_names_in_`` when given); the output
+            names do not depend on the input names.
+
+        Returns
+        -------
+        ndarray of str, shape (n_views * n_landmarks,)
+        """
+        check_is_fitted(self, "normalizers_")
+        _check_feature_names_in(self, input_features, generate_names=False)
+        return np.asarray(
+            [
+                f"blocknystrom_view{l}_{k}"
+                for l in range(self.n_views_)
+                for k in range(self.n_landmarks_)
+            ],
+            dtype=object,
+        )
 
     def transform(self, X: Any) -> Any:
         """Concatenated Nystrom features, shape (n_samples, n_views * n_landmarks).
