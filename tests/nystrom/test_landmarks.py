@@ -190,6 +190,10 @@ def test_leverage_never_forms_the_full_kernel():
     assert idx.size == 40
     assert max(a * b for a, b in sizes) <= 1000 * 200  # n rows x a few p columns at most
     assert all(min(a, b) < 500 for a, b in sizes)
+    for p in (2, 3):  # tiny counts: a level's sample stays at most 2 p rows
+        sizes.clear()
+        assert leverage_indices(Xs, kernels, p, random_state=0).size == p
+        assert max(min(a, b) for a, b in sizes) <= 2 * p
 
 
 def test_leverage_with_missing_views_draws_observed_rows(rng):

@@ -257,7 +257,8 @@ def leverage_indices(
        with ``k = ceil(s / (4 log s))`` and ``W`` the sample's weights, and every row of
        the level gets its approximate ridge leverage score
        ``l_i = (K_ii - K_iS (K_SS + lam W^-2)^{-1} K_Si) / lam``. Each row is then kept
-       with probability ``q_i = min(1, log(s) l_i)`` and weight ``q_i^{-1/2}``.
+       with probability ``q_i = min(1, log(s) l_i)`` and weight ``q_i^{-1/2}`` (a level
+       keeps at most ``2 s`` rows: a larger sample is thinned uniformly, ``q`` corrected).
     3. At the top level (all rows) exactly ``s`` distinct rows are drawn without
        replacement with probability proportional to ``min(1, l_i)``.
 
@@ -329,6 +330,9 @@ def leverage_indices(
             if sample.size == 0:  # improbable: fall back on a uniform sample
                 q[:] = min(1.0, s / current.size)
                 sample = np.sort(rng.choice(current.size, min(s, current.size), replace=False))
+            elif sample.size > 2 * s:  # a level keeps at most 2 s rows (uniform thinning)
+                q = q * (2 * s / sample.size)
+                sample = np.sort(rng.choice(sample, 2 * s, replace=False))
             weights = 1.0 / np.sqrt(q[sample])
             continue
         q = np.minimum(1.0, lev)
