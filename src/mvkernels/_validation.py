@@ -145,7 +145,7 @@ def common_constraints(*, landmarks_optional: bool = True) -> dict[str, list]:
         "kernel": [KernelSpec()],
         "kernel_params": [dict, list, tuple, None],
         "n_landmarks": n_landmarks,
-        "landmarks": [StrOptions({"uniform", "kmeans++"})],
+        "landmarks": [StrOptions({"uniform", "kmeans++", "leverage"}), "array-like"],
         "views": ["array-like", None],
         "random_state": ["random_state"],
     }
@@ -249,7 +249,11 @@ def _label_positions(v: Any, feature_names: Any, i: int) -> np.ndarray | None:
     if feature_names is None:
         raise TypeError(
             f"view {i} lists column labels {items[:3]!r}...; labels need a pandas DataFrame "
-            "(or fitted feature names); with a NumPy array give column positions"
+            "(or fitted feature names); with a NumPy array give column positions. In a "
+            "Pipeline, the step before the estimator passes it a NumPy array: ask for "
+            "pandas output, e.g. make_pipeline(StandardScaler(), est)"
+            '.set_output(transform="pandas") (or StandardScaler().set_output('
+            'transform="pandas")), so that the column labels reach the estimator'
         )
     names = list(np.asarray(feature_names, dtype=object))
     out = []
@@ -746,7 +750,11 @@ def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
     Lists of views and Dask arrays are left to :func:`check_views`. A pandas DataFrame
     whose views are given by column labels (``est.views``) is validated here (feature
     names, width, dtype) but returned as the DataFrame, so that :func:`check_views` can
-    resolve the labels.
+    resolve the labels. A NumPy array given after a fit on a DataFrame (``reset=False``,
+    ``est.feature_names_in_`` set) with label views is returned as a DataFrame with the
+    fitted column names (its columns are taken to be in the fitted order, as
+    scikit-learn does, which warns that X has no feature names), so that the labels
+    resolve through ``feature_names_in_``.
     """
     if isinstance(X, (list, tuple)) or is_dask_collection(X):
         return X
@@ -763,12 +771,15 @@ def validate_array_input(est: Any, X: Any, reset: bool) -> Any:
     else:  # pragma: no cover
         kw["force_all_finite"] = kw.pop("ensure_all_finite")
         out = est._validate_data(X, **kw)
-    if (
-        hasattr(X, "columns")
-        and hasattr(X, "iloc")
-        and _has_label_views(getattr(est, "views", None))
-    ):
+    if not _has_label_views(getattr(est, "views", None)):
+        return out
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
         return X
+    names = getattr(est, "feature_names_in_", None)
+    if not reset and names is not None and isinstance(out, np.ndarray):
+        import pandas as pd  # the fit saw a DataFrame
+
+        return pd.DataFrame(out, columns=list(names), copy=False)
     return out
 
 

@@ -434,8 +434,9 @@ _COMMON_DOC = """
     n_landmarks : None, int or float in (0, 1], default=None
         None: full kernels. Otherwise the block Nystrom approximation with landmarks
         shared by the views (:class:`mvkernels.nystrom.BlockNystrom`).
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
-        How the Nystrom landmark samples are drawn.
+    landmarks : {"uniform", "kmeans++", "leverage"} or array-like of int, default="uniform"
+        How the Nystrom landmark samples are drawn, or their training row indices
+        (:class:`mvkernels.nystrom.BlockNystrom`).
     views : None or list, default=None
         How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
     random_state : int, RandomState or None, default=None

@@ -104,7 +104,7 @@ def _mvml_constraints() -> dict:
             Interval(Integral, 1, None, closed="left"),
             Interval(Real, 0, 1, closed="right"),
         ],
-        "landmarks": [StrOptions({"uniform", "kmeans++"})],
+        "landmarks": [StrOptions({"uniform", "kmeans++", "leverage"}), "array-like"],
         "kernel": [str, callable, list, tuple],
         "kernel_params": [dict, list, tuple, None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -788,8 +788,13 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         where the map is exact). None: full kernels (``O((nv)^3)`` per iteration and
         class, for small n). Otherwise the block Nystrom approximation with this many
         landmarks (or fraction of n), fitted from sufficient statistics.
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
-        Landmark strategy (:func:`mvkernels.nystrom.select_landmarks`).
+    landmarks : {"uniform", "kmeans++", "leverage"} or array-like of int, default="uniform"
+        Landmark strategy (:func:`mvkernels.nystrom.select_landmarks`), or training row
+        indices used as the landmarks (they override ``n_landmarks``; with missing views
+        they must be rows where every view is observed; see
+        :class:`~mvkernels.nystrom.BlockNystrom`). Unused with full kernels. The CV
+        estimators fit one map on all their training rows, so the indices are rows of
+        the ``X`` given to ``fit`` and every fold and candidate uses them.
     kernel : str, callable or list, default="rbf"
         One kernel for all views or one per view (:mod:`mvkernels.kernels`).
     kernel_params : dict, list of dict or None

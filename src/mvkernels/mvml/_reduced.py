@@ -53,6 +53,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 
 from .._validation import observed_mask
+from ..nystrom._landmarks import is_index_landmarks
 from ._screen import alpha_window
 
 __all__ = ["MAX_REDUCED_MODELS", "REDUCED_CV_FOLDS", "fit_reduced_models", "reduced_outputs"]
@@ -129,13 +130,20 @@ def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
             classes, n_class = np.unique(y_sub, return_counts=True)
             if classes.size != cv_est.classes_.size or n_class.min() < folds:
                 continue
+        params = reduced_search_params(cv_est, views.size)
+        if is_index_landmarks(cv_est.landmarks):
+            # training-row indices, renumbered among the rows kept (every given row is
+            # observed in every view: checked by the fit of all the views)
+            params["landmarks"] = np.searchsorted(
+                np.flatnonzero(rows), np.asarray(cv_est.landmarks, dtype=np.intp)
+            )
         sub = clone(cv_est).set_params(
             views=None,
             missing_views="complete",
             verbose=0,
             cv=cv,
             n_jobs=None,
-            **reduced_search_params(cv_est, views.size),
+            **params,
         )
         jobs.append((tuple(bool(b) for b in pat), sub, [Xs[l][rows] for l in views], y_sub))
 

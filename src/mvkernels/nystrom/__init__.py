@@ -34,7 +34,9 @@ the features), ``_map`` (:class:`BlockNystrom` and the NumPy/Dask dispatch) and 
 
 from ._landmarks import (
     LANDMARK_STRATEGIES,
+    check_landmark_indices,
     default_chunk_size,
+    leverage_indices,
     resolve_n_landmarks,
     uniform_indices,
 )
@@ -44,6 +46,8 @@ from ._moments import FeatureMoments, moments_from_chunks
 __all__ = [
     "LANDMARK_STRATEGIES",
     "resolve_n_landmarks",
+    "check_landmark_indices",
+    "leverage_indices",
     "select_landmarks",
     "sqrt_pinv_psd",
     "default_chunk_size",

@@ -16,9 +16,10 @@ What runs where
   the aligned row blocks; the result is a lazy Dask array with the same row chunks.
 * **Landmarks** (:func:`select_landmarks_dask`): uniform landmarks are random indices
   drawn on the client (nothing is read), then only those rows are gathered
-  (:func:`gather_rows`, sorted indices). ``"kmeans++"`` runs exactly as on NumPy input when
-  ``n <= kmeanspp_sample_size(p)`` (the rows are gathered: at most that many), otherwise on a
-  uniform subsample of ``kmeanspp_sample_size(p) = max(20000, 50 p)`` rows.
+  (:func:`gather_rows`, sorted indices). ``"kmeans++"`` (and ``"leverage"``) runs exactly as
+  on NumPy input when ``n <= kmeanspp_sample_size(p)`` (the rows are gathered: at most that
+  many), otherwise on a uniform subsample of ``kmeanspp_sample_size(p) = max(20000, 50 p)``
+  rows.
 * **Bandwidths** (:func:`mvkernels.kernels.mean_pairwise_distance`) gather a random sample
   of at most 2000 rows per view.
 
@@ -223,9 +224,9 @@ def select_landmarks_dask(
     """Landmark indices for Dask views without bringing the data to the client.
 
     * ``"uniform"``: the same indices as on NumPy input (same ``rng`` draws); no data read.
-    * ``"kmeans++"``: if ``n <= kmeanspp_sample_size(p)`` the (at most that many) rows are
-      gathered and the NumPy k-means++ runs on them: the same indices as on NumPy input.
-      Otherwise k-means++ runs on a uniform random subsample of
+    * ``"kmeans++"`` and ``"leverage"``: if ``n <= kmeanspp_sample_size(p)`` the (at most
+      that many) rows are gathered and the NumPy selection runs on them: the same indices
+      as on NumPy input. Otherwise it runs on a uniform random subsample of
       ``kmeanspp_sample_size(p)`` rows (gathered; same rng stream), and the chosen rows
       are mapped back to indices of the full data.
     """
@@ -235,7 +236,7 @@ def select_landmarks_dask(
     n = int(Xs[0].shape[0])
     if strategy == "uniform":
         return uniform_indices(n, n_landmarks, rng)
-    if strategy != "kmeans++":
+    if strategy not in ("kmeans++", "leverage"):
         raise ValueError(
             f"unknown landmark strategy {strategy!r}; use one of {LANDMARK_STRATEGIES}"
         )

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._arrays import (
     MIN_OBSERVED_ROWS,
@@ -32,7 +32,9 @@ from .._validation import (
 )
 from ..kernels import ViewKernel, make_view_kernels
 from ._landmarks import (
+    check_landmark_indices,
     default_chunk_size,
+    is_index_landmarks,
     resolve_n_landmarks,
     select_landmarks_numpy,
 )
@@ -61,17 +63,20 @@ def select_landmarks(
         Training views (or n x n Gram matrices for precomputed kernels).
     kernels : list of fitted ViewKernel
     n_landmarks : int
-    strategy : {"uniform", "kmeans++"}
+    strategy : {"uniform", "kmeans++", "leverage"}
         ``"uniform"``: a uniformly random subset (the paper: one random ordering shared
         by all views, first ``p`` kept; see :func:`~mvkernels.nystrom.uniform_indices`).
         ``"kmeans++"``: k-means++ seeding in the joint kernel feature space, with squared distance
         ``sum_l k_l(x, x) + k_l(z, z) - 2 k_l(x, z)``; spreads landmarks over the data
         and gives a smaller Nystrom error than uniform sampling at equal ``p``.
+        ``"leverage"``: approximate ridge leverage-score sampling of the summed view
+        kernels (recursive RLS sampling, :func:`~mvkernels.nystrom.leverage_indices`):
+        ``O(n p)`` kernel evaluations, vectorised, never the ``n x n`` kernel.
     random_state : int, RandomState or None
 
-    With Dask views nothing but the chosen rows reaches the client; ``"kmeans++"`` then
-    runs on a uniform subsample of ``max(20000, 50 p)`` rows when n is larger than that
-    (see :func:`mvkernels.nystrom._dask.select_landmarks_dask`).
+    With Dask views nothing but the chosen rows reaches the client; ``"kmeans++"`` and
+    ``"leverage"`` then run on a uniform subsample of ``max(20000, 50 p)`` rows when n is
+    larger than that (see :func:`mvkernels.nystrom._dask.select_landmarks_dask`).
 
     Returns
     -------
@@ -202,8 +207,12 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         Kernel parameters, one dict for all views or one per view.
     n_landmarks : int or float, default=0.1
         Number of landmark samples, or a fraction of the training samples in (0, 1].
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
-        Landmark strategy (:func:`select_landmarks`).
+    landmarks : {"uniform", "kmeans++", "leverage"} or array-like of int, default="uniform"
+        Landmark strategy (:func:`select_landmarks`), or the landmarks themselves: row
+        indices of the training data (distinct integers in ``[0, n_samples)``, in the
+        order given). An index array fixes the number of landmarks: it overrides
+        ``n_landmarks``. With missing views every listed row must be observed in every
+        view (ValueError otherwise).
     eig_floor : float, default=1e-10
         Relative eigenvalue floor of the pseudo-inverse square root (:func:`sqrt_pinv_psd`).
     chunk_size : int or None
@@ -215,7 +224,9 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     kernels_ : list of ViewKernel
-    landmark_indices_ : ndarray of shape (p,)
+    landmark_indices_ : ndarray of shape (p,) or (n_views, p)
+        The training rows used as landmarks (one row per view after a fit with missing
+        views).
     landmarks_ : list of ndarray
         Landmark rows of each view (for precomputed kernels: the indices).
     normalizers_ : list of ndarray of shape (p, p)
@@ -259,6 +270,14 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     >>> nys = BlockNystrom(n_landmarks=10, random_state=0).fit([X1, X2])
     >>> nys.transform([X1, X2]).shape  # 10 features per view
     (40, 20)
+
+    Landmarks given as training rows, and pandas output:
+
+    >>> nys = BlockNystrom(landmarks=[0, 5, 9], random_state=0).fit([X1, X2])
+    >>> nys.landmark_indices_, nys.n_landmarks_
+    (array([0, 5, 9]), 3)
+    >>> nys.get_feature_names_out()[:4].tolist()
+    ['blocknystrom_view0_0', 'blocknystrom_view0_1', 'blocknystrom_view0_2', 'blocknystrom_view1_0']
     """
 
     _parameter_constraints: dict = {
@@ -343,10 +362,24 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         n = int(Xs[0].shape[0])
         if kernels[0].precomputed:
             Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
-        p = resolve_n_landmarks(self.n_landmarks, n)
+        given = None
+        if is_index_landmarks(self.landmarks):  # the array overrides n_landmarks
+            given = check_landmark_indices(self.landmarks, n)
+            p = int(given.size)
+        else:
+            p = resolve_n_landmarks(self.n_landmarks, n)
         if mask is not None:
-            p = min(p, int(mask.sum(axis=0).max()))
-            idx, gathered = self._fit_missing_landmarks(Xs, kernels, mask, p, rng)
+            if given is None:
+                p = min(p, int(mask.sum(axis=0).max()))
+            idx, gathered = self._fit_missing_landmarks(Xs, kernels, mask, p, rng, given)
+        elif given is not None:
+            for Xv, kern in zip(Xs, kernels):
+                kern.fit(Xv, random_state=rng)
+            idx = given
+            if dask_input:
+                from ._dask import gather_rows
+
+                gathered = gather_rows(Xs, idx)
         elif dask_input:  # bandwidth samples and landmark rows only, in one pass
             from ._dask import fit_kernels_and_landmarks
 
@@ -387,10 +420,18 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         return self
 
     def _fit_missing_landmarks(
-        self, Xs: list, kernels: list, mask: np.ndarray, p: int, rng: Any
+        self,
+        Xs: list,
+        kernels: list,
+        mask: np.ndarray,
+        p: int,
+        rng: Any,
+        given: np.ndarray | None = None,
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Kernels fitted on, and ``p`` landmarks drawn from, the rows where each view is
         observed. Returns the (v, p) landmark indices and the landmark rows of each view.
+        ``given``: landmark rows chosen by the user (validated indices), which must be
+        observed in every view; they are the landmarks of every view.
 
         A view observed on ``r < p`` rows (e.g. the joint view, observed where every view
         is) takes all ``r`` rows, repeated to fill ``p``: its block has rank ``r`` and spans
@@ -402,7 +443,17 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             obs = np.flatnonzero(mask[:, l])
             Xo = Xv[obs]  # Dask: lazy, only the sampled rows are read
             kern.fit(Xo, random_state=rng)
-            if obs.size <= p:
+            if given is not None:
+                missing = given[~mask[given, l]]
+                if missing.size:
+                    raise ValueError(
+                        f"landmarks: rows {missing[:5].tolist()} are missing in view {l} "
+                        "(NaN rows); with missing views, landmark row indices must be rows "
+                        "where every view is observed (or use a strategy, which draws each "
+                        "view's landmarks from its observed rows)"
+                    )
+                sub = np.searchsorted(obs, given)
+            elif obs.size <= p:
                 sub = np.concatenate([np.arange(obs.size), np.arange(p - obs.size) % obs.size])
             elif dask_input:  # the same draws as below (k-means++: see select_landmarks)
                 from ._dask import select_landmarks_dask
@@ -529,6 +580,33 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         for start in range(0, n, chunk):
             rows = slice(start, min(n, start + chunk))
             yield rows, self.features([Xv[rows] for Xv in Xs])
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the output features: ``blocknystrom_view{l}_{k}``.
+
+        Feature ``k`` of view ``l`` is column ``l * n_landmarks_ + k`` of
+        :meth:`transform` (the block of view ``l``, landmark direction ``k``).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored (checked against ``feature_names_in_`` when given); the output
+            names do not depend on the input names.
+
+        Returns
+        -------
+        ndarray of str, shape (n_views * n_landmarks,)
+        """
+        check_is_fitted(self, "normalizers_")
+        _check_feature_names_in(self, input_features, generate_names=False)
+        return np.asarray(
+            [
+                f"blocknystrom_view{l}_{k}"
+                for l in range(self.n_views_)
+                for k in range(self.n_landmarks_)
+            ],
+            dtype=object,
+        )
 
     def transform(self, X: Any) -> Any:
         """Concatenated Nystrom features, shape (n_samples, n_views * n_landmarks).
