@@ -90,7 +90,7 @@ from mvkernels.mvml._hinge import (
     linear_svm_polished,
     svm_c_prime,
 )
-from mvkernels.mvml._losses import HingeLoss
+from mvkernels.mvml._hinge_loss import HingeLoss
 from mvkernels.mvml._lowrank import LowRankMetrics
 from mvkernels.nystrom import BlockNystrom
 

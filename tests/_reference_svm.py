@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 from mvkernels import MVMLSVC
 from mvkernels._linalg import robust_eigh
 from mvkernels.mvml._hinge import dual_from_primal, linear_svm, svm_c_prime
-from mvkernels.mvml._losses import HingeLoss
+from mvkernels.mvml._hinge_loss import HingeLoss
 
 
 @dataclass

@@ -18,7 +18,7 @@ from mvkernels.mvml._hinge import (
     linear_svm,
     svm_c_prime,
 )
-from mvkernels.mvml._losses import HingeLoss
+from mvkernels.mvml._hinge_loss import HingeLoss
 
 
 # --------------------------------------------------------------------------------------
@@ -1017,7 +1017,7 @@ def test_active_set_corrections_that_cycle_are_damped():
     from sklearn.model_selection import train_test_split
 
     from mvkernels.mvml import _hinge
-    from mvkernels.mvml import _losses as S
+    from mvkernels.mvml import _hinge_loss as S
 
     X, y = load_digits(return_X_y=True)
     tr, _ = train_test_split(np.arange(len(y)), train_size=1347, random_state=0, stratify=y)

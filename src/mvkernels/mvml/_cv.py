@@ -90,8 +90,7 @@ from ._joint import (
     joint_views,
     leading_moments,
 )
-from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
-from ._metric import LEARNED_METRICS, PSDFactor
+from ._metric import LEARNED_METRICS
 from ._proba import BestOutOfFold, ProbaMixin
 from ._problem import MVMLProblem
 from ._reduced import fit_reduced_models
@@ -413,15 +412,6 @@ class _MVMLCVBase(BaseEstimator):
     def _learned(self) -> bool:
         return self.metric in LEARNED_METRICS
 
-    def _fast_path(self) -> bool:
-        """Batched structured solver on fold statistics (square loss only)."""
-        return (
-            self._base_class is not MVMLSVC
-            and not self.learn_weights
-            and self.metric in ("dense", "identity", "cov")
-        )
-
-    # ------------------------------------------------------------------ targets
     def _encode(self, y: Any) -> tuple[Any, Any, Any]:
         """``(Y, y_split, y_score)``: +-1 or real target columns, labels for the splitter,
         and the values scored against."""
@@ -866,6 +856,7 @@ class _MVMLCVBase(BaseEstimator):
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         small = drop_joint_block(nys, v_in)
         d_in = v_in * int(nys.n_landmarks_)
+        loss = self._base_estimator()._make_loss()
 
         def fold(k: int, tr: np.ndarray, te: np.ndarray) -> list[tuple]:
             """Scores of every candidate on fold ``k`` (and what the held-out keeper needs)."""
@@ -884,7 +875,7 @@ class _MVMLCVBase(BaseEstimator):
                     U_te = test_U[k][:, :d_in]
                 problem = MVMLProblem.from_moments(mom, nys_j, Y[tr])
                 Xtr = take_rows(Xj, tr)
-                if self._base_class is MVMLSVC and dask_input:  # the hinge loss needs the rows
+                if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
                     problem.U = np.asarray(nys_j.transform(Xtr).compute())
                 rows = None
                 if U_all is not None and tr.size < U_te.shape[1]:  # fewer rows than features
@@ -898,9 +889,10 @@ class _MVMLCVBase(BaseEstimator):
 
         # folds in parallel threads (n_jobs; BLAS is single-threaded inside the search);
         # Dask views keep one fold at a time (their work is already parallel), and so does
-        # the hinge loss: liblinear's random number generator is process-wide, so threads
-        # would make its coordinate order, hence the last digits, depend on scheduling
-        n_jobs = 1 if dask_input or self._base_class is MVMLSVC else self.n_jobs
+        # a loss whose solver is not thread-safe (the hinge loss: liblinear's random number
+        # generator is process-wide, so threads would make its coordinate order, hence the
+        # last digits, depend on scheduling)
+        n_jobs = 1 if dask_input or not loss.thread_safe else self.n_jobs
         per_fold = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(fold)(k, tr, te) for k, (tr, te) in enumerate(splits)
         )
@@ -930,64 +922,13 @@ class _MVMLCVBase(BaseEstimator):
         rows: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Weighted coefficients ``w (.) g`` of every candidate on one fold, shape
-        ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in (``Q``: the
-        decision values are ``(U Q) @ coef``; None: the feature basis). ``rows``: the
-        fold's training features when it has fewer rows than features; the learned dense
-        metric's path then runs in the span of ``M``'s nonzero eigenvectors, factorised
-        from the n x n side (:meth:`SharedSpectrum.from_rows`), ``Q`` d x k with
-        ``k <= n``."""
-        T, d, v = problem.n_targets, problem.dim, problem.n_views
-        out = np.zeros((alphas.size, etas.size, K, T, d))
-        if self._fast_path():
-            with serial_blas(d):
-                w = np.full(v, 1.0 / v)
-                M, B = problem.weighted_statistics(w)
-                if self.metric in ("identity", "cov"):
-                    A0 = self._base_estimator()._initial_metric(problem)
-                    F = PSDFactor(A0, eig_floor=self.eig_floor).F
-                    G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
-                    out[:, 0, 0] = G * problem.weight_vector(w)
-                    return out, None
-                spec = (
-                    SharedSpectrum.from_matrix(M)
-                    if rows is None
-                    else SharedSpectrum.from_rows(rows * problem.weight_vector(w))
-                )
-                Bb = spec.rotate(B)
-                a_g, e_g, t_g = np.meshgrid(alphas, etas, np.arange(T), indexing="ij")
-                path = dense_metric_path(
-                    spec.lam,
-                    Bb[t_g.ravel()],
-                    problem.target_sq[t_g.ravel()],
-                    a_g.ravel(),
-                    e_g.ravel(),
-                    max_iter=self.max_iter,
-                    n_a_steps=self.n_a_steps,
-                    tol=None,
-                    step_size=self.step_size,
-                    record_path=True,
-                    dim=d,
-                )
-                # uniform weights: w (.) g = g / v in any orthonormal basis (eigenbasis here)
-                k = spec.Q.shape[1]
-                P = path.path.reshape(alphas.size, etas.size, T, K, k).transpose(0, 1, 3, 2, 4)
-                return P / v, spec.Q
-        # reference solver on the fold statistics (sparse, learned weights, hinge loss)
-        if self._base_class is MVMLSVC:
-            problem.Xs = Xtr
+        ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in: the one seam
+        through which the estimator's loss supplies fold paths
+        (:meth:`~mvkernels.mvml._losses.Loss.fold_paths`; ``nys``, the fold's map, is not
+        read there). ``rows``: the fold's training features when it has fewer rows than
+        features."""
         est = self._base_estimator()
-        for ai, a in enumerate(alphas):
-            for ei, e in enumerate(etas):
-                est.set_params(alpha=float(a))
-                if self._learned():
-                    est.set_params(eta=float(e))
-                res = est._solve(problem, record_path=True)
-                for t, r in enumerate(res):
-                    P, PW = r["path"], r["path_w"]
-                    P = np.concatenate([P, np.repeat(P[-1:], K - P.shape[0], axis=0)])[:K]
-                    PW = np.concatenate([PW, np.repeat(PW[-1:], K - PW.shape[0], axis=0)])[:K]
-                    out[ai, ei, :, t] = P * np.repeat(PW, problem.block_size, axis=1)
-        return out, None
+        return est._make_loss().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
 
     # ------------------------------------------------------------------ full-kernel CV
     def _score_full(self, S: _CVSearch, kernel_params: list, joint: bool = False) -> np.ndarray:
@@ -1478,42 +1419,3 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
             search=search,
             missing_views=missing_views,
         )
-
-    def _fold_paths(
-        self,
-        problem: MVMLProblem,
-        nys: BlockNystrom,
-        Xtr: list,
-        alphas: np.ndarray,
-        etas: np.ndarray,
-        K: int,
-        rows: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """As :meth:`_MVMLCVBase._fold_paths` (``rows`` unused: the hinge loss works in the
-        feature basis); the learned dense metric runs every ``eta``
-        of an ``alpha`` as one batch (:meth:`~mvkernels.mvml._losses.HingeLoss.dense_paths`),
-        sharing the first
-        g-step. Other variants (sparse metric, learned weights, fixed metrics) run the
-        estimator's solver per candidate on the same fold features."""
-        problem.Xs = Xtr
-        est = self._base_estimator()
-        loss = est._make_loss()
-        if not (self.metric == "dense" and loss.structured_applies(problem)):
-            return super()._fold_paths(problem, nys, Xtr, alphas, etas, K)
-        T, d, v = problem.n_targets, problem.dim, problem.n_views
-        w = np.full(v, 1.0 / v)
-        Phi = loss.phi(problem, w)
-        out = np.zeros((alphas.size, etas.size, K, T, d))
-        # warm start along alpha, largest first (the smallest C', the most support
-        # vectors): the first g-step's margins choose the next alpha's working set
-        seed = None
-        for ai in np.argsort(-alphas, kind="stable"):
-            est.set_params(alpha=float(alphas[ai]))
-            res = est._make_loss().dense_paths(problem, Phi, w, [float(e) for e in etas], seed)
-            seed = np.stack([res[t]["first_margins"] for t in range(T)])
-            for ei in range(etas.size):
-                for t in range(T):
-                    P = res[ei * T + t]["path"]
-                    P = np.concatenate([P, np.repeat(P[-1:], K - P.shape[0], axis=0)])[:K]
-                    out[ai, ei, :, t] = P * problem.weight_vector(w)
-        return out, None

@@ -10,10 +10,10 @@ a low-rank dense metric) applies, that solver itself, and its per-target solver 
 * :class:`SquareLoss` (MVML, Huusari et al. 2018, eq. 8 / 15): closed-form g-steps; the
   structured solver factors ``M = D_w C D_w`` once (:mod:`mvkernels.mvml._lowrank`). No
   solver state.
-* :class:`HingeLoss` (MVML-SVM, eq. 7-8): the g-step is a bias-free linear SVM on the
-  features ``F^T phi_i`` (``A = F F^T``), solved exactly by active sets (first g-step of
-  every target at once, later ones warm-started in lockstep) or by liblinear
-  (:mod:`mvkernels.mvml._hinge`); its state per target is a :class:`HingeState`.
+* :class:`~mvkernels.mvml._hinge_loss.HingeLoss` (MVML-SVM, eq. 7-8, in
+  :mod:`mvkernels.mvml._hinge_loss`): the g-step is a bias-free linear SVM on the
+  features ``F^T phi_i`` (``A = F F^T``), solved exactly by active sets or by liblinear
+  (:mod:`mvkernels.mvml._hinge`); its state per target is a ``HingeState``.
 
 An estimator builds its loss once per fit from its own parameters
 (``_BaseMVML._make_loss``); the loss reads them as attributes of the same names. A new
@@ -25,36 +25,18 @@ loss is a subclass of :class:`Loss` implementing ``g_step``, ``data_loss`` and `
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 from scipy import linalg
-from scipy.optimize import linprog
 
-from ._hinge import (
-    COLD_ADD,
-    COLD_MIN_BOX,
-    PRESOLVE_TOL,
-    WARM_BAND,
-    WARM_ROUNDS,
-    LinearSVMResult,
-    active_set_svm,
-    dual_from_primal,
-    linear_svm_polished,
-    polish_active_set,
-    polish_active_sets,
-    polish_applies,
-    svm_c_prime,
-)
-from ._lowrank import LowRankMetrics, SharedSpectrum, dense_metric_path, fixed_metric_solve
+from .._threads import serial_blas
+from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor, _sym, least_squares_weights
 from ._problem import MVMLProblem
 from ._screen import ridge_solve
 
-__all__ = ["Loss", "SquareLoss", "HingeLoss", "HingeState"]
+__all__ = ["Loss", "SquareLoss"]
 
 #: the estimator parameters every loss reads
 _COMMON_PARAMS = (
@@ -95,6 +77,12 @@ class Loss:
     tol: float | None
     step_size: float | str
 
+    #: the g-step reads the training rows' features (``problem.U`` / ``problem.Xs``), not
+    #: only the sufficient statistics: on Dask input they are gathered to the client
+    needs_rows: bool = False
+    #: folds of a cross-validation may run in parallel threads
+    thread_safe: bool = True
+
     def __init__(self, params: Any):
         for name in self.param_names:
             setattr(self, name, getattr(params, name))
@@ -122,6 +110,45 @@ class Loss:
         self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
     ) -> list[dict]:
         raise NotImplementedError
+
+    def fold_paths(
+        self,
+        est: Any,
+        problem: MVMLProblem,
+        Xtr: list,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+        rows: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The paths of every candidate of a cross-validation fold (the CV's one seam).
+
+        Returns the weighted coefficients ``w (.) g`` of every ``(alpha, eta, iteration,
+        target)``, shape ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed
+        in (``Q``: the held-out decision values are ``(U Q) @ coef``; None: the feature
+        basis). Here the estimator ``est`` (the CV's base estimator, ``tol=None``) runs
+        Algorithm 1 for each ``(alpha, eta)`` on the fold's ``problem``, recording its
+        path; a path that stopped early is continued by its last iterate. A loss with a
+        batched solver overrides this for the variants it covers. ``Xtr``: the fold's
+        training views (set on the problem for a loss that reads the rows); ``rows``:
+        the fold's training features when it has fewer rows than features.
+        """
+        T, d = problem.n_targets, problem.dim
+        out = np.zeros((alphas.size, etas.size, K, T, d))
+        if self.needs_rows:
+            problem.Xs = Xtr
+        for ai, a in enumerate(alphas):
+            for ei, e in enumerate(etas):
+                est.set_params(alpha=float(a))
+                if est.metric in LEARNED_METRICS:
+                    est.set_params(eta=float(e))
+                res = est._solve(problem, record_path=True)
+                for t, r in enumerate(res):
+                    P, PW = r["path"], r["path_w"]
+                    P = np.concatenate([P, np.repeat(P[-1:], K - P.shape[0], axis=0)])[:K]
+                    PW = np.concatenate([PW, np.repeat(PW[-1:], K - PW.shape[0], axis=0)])[:K]
+                    out[ai, ei, :, t] = P * np.repeat(PW, problem.block_size, axis=1)
+        return out, None
 
 
 class SquareLoss(Loss):
@@ -270,555 +297,56 @@ class SquareLoss(Loss):
                 out[t]["path_w"] = np.tile(w, (out[t]["n_iter"], 1))
         return out
 
-
-@dataclass
-class HingeState:
-    """The hinge g-step's solver state of one target column, across its g-steps.
-
-    Attributes
-    ----------
-    g, margins : ndarray or None
-        The last g-step's solution and margins ``y_i <x_i, v>`` of every row.
-    exact : bool
-        Whether the last g-step was solved exactly (active set): the next one may
-        warm-start from its sets.
-    no_polish : bool
-        An active-set solve failed: later g-steps run liblinear at ``svm_tol`` directly.
-    cold, polished : tuple or None
-        A solution found beforehand for the next g-step: the first g-step solved with
-        the other targets, or the warm start solved in lockstep with them.
-    last : dict or None
-        What the final multipliers need (:meth:`HingeLoss.final_dual`).
-    dual : ndarray or None
-        Multipliers kept by a g-step that computes them itself (reference solvers).
-    rng : numpy.random.RandomState or None
-        liblinear's seed generator.
-    epochs, warm_starts : int
-        liblinear iterations and warm starts taken, over all g-steps.
-    converged : bool
-        Whether every liblinear run stopped on its tolerance.
-    """
-
-    g: np.ndarray | None = None
-    margins: np.ndarray | None = None
-    exact: bool = False
-    no_polish: bool = False
-    cold: tuple | None = None
-    polished: tuple | None = None
-    last: dict | None = None
-    dual: np.ndarray | None = None
-    rng: np.random.RandomState | None = None
-    epochs: int = 0
-    warm_starts: int = 0
-    converged: bool = True
-
-
-class HingeLoss(Loss):
-    """The hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` of MVML-SVM (eq. 6-8)."""
-
-    param_names = (*_COMMON_PARAMS, "C", "svm_tol", "svm_max_epochs", "random_state")
-
-    C: float | None
-    svm_tol: float
-    svm_max_epochs: int
-    random_state: Any
-
-    #: warm-start each g-step from the previous exact one (see :meth:`svm_g`); tests and
-    #: the benchmark switch it off to compare with cold solves
-    warm_start = True
-
-    def __init__(self, params: Any):
-        super().__init__(params)
-        self._features: tuple | None = None  # the training features, once per fit
-
-    def new_state(self) -> HingeState:
-        return HingeState()
-
-    # ------------------------------------------------------------------ helpers
-    def hinge_weight(self, problem: MVMLProblem) -> float:
-        return 1.0 / problem.n_samples if self.C is None else float(self.C)
-
-    def phi(self, problem: MVMLProblem, w: np.ndarray) -> np.ndarray:
-        """Rows ``phi_i``: ``z_i = D_w u(x_i)`` (Nystrom) or the rows of ``W H`` (full).
-
-        The Nystrom features ``U`` (n x vp) are computed once per fit (the hinge loss has
-        no sufficient statistics) and kept until the end of ``fit``.
-        """
-        if problem.mode == "full":
-            return problem.design(w)
-        cache = self._features
-        if cache is None or cache[0] is not problem:
-            cache = (problem, problem.features(), {})
-            self._features = cache
-        key = np.asarray(w, dtype=np.float64).tobytes()
-        weighted = cache[2]
-        if key not in weighted:
-            weighted.clear()
-            weighted[key] = cache[1] * problem.weight_vector(w)
-        return weighted[key]
-
-    def solver_rng(self, state: HingeState, t: int) -> np.random.RandomState:
-        """liblinear's seed generator for target ``t``: seeded by ``random_state`` (an int;
-        0 otherwise, so that fits are reproducible) and ``t``; kept across g-steps."""
-        if state.rng is None:
-            seed = int(self.random_state) if isinstance(self.random_state, Integral) else 0
-            state.rng = np.random.RandomState((seed * 1009 + t) % (2**32))
-        return state.rng
-
-    def svm_g(
+    def fold_paths(
         self,
+        est: Any,
         problem: MVMLProblem,
-        t: int,
-        X: np.ndarray,
-        state: HingeState,
-        value: Any,
-        objective: Any,
-        ref: Any,
-        c_scale: float = 1.0,
-        rebuild: Any = None,
-    ) -> np.ndarray:
-        """The g-step of target ``t`` on the features ``X = F^T phi_i``; returns ``g``.
-
-        ``value(v) -> g`` and ``objective(g, m)`` with ``m`` the margins
-        ``y_i <x_i, v>`` of all rows (the hinge loss is ``C sum max(0, 1 - m)``). If an
-        inexact ``g`` (liblinear's alone) does not improve the objective on ``ref()`` (the
-        previous ``g`` under the current metric, or None; possible when the solver stops at
-        ``svm_tol`` after an A-step), the tolerance is divided by 10 and the problem solved
-        again, down to 1e-8. An exact solution (active set) is the minimiser: neither
-        objective is computed then.
-
-        A solution found beforehand is taken as it is: the first g-step's
-        (``state.cold``, :meth:`first_g_steps`) or the warm start solved with the other
-        targets (``state.polished``, :meth:`warm_g_steps`).
-
-        Warm start: after an exact g-step (``state.exact``), the next one first solves
-        the previous active set on the new features
-        (:func:`~mvkernels.mvml._hinge.polish_active_set`, band
-        :data:`~mvkernels.mvml._hinge.WARM_BAND`, at most
-        :data:`~mvkernels.mvml._hinge.WARM_ROUNDS` corrections, each adding at most
-        :data:`~mvkernels.mvml._hinge.COLD_ADD` rows to the free set, KKT-verified); liblinear does
-        not run when that succeeds (counted in ``state.warm_starts``). Otherwise
-        liblinear (which has no warm start) runs on a working set of rows chosen by the previous
-        margins, with an exact check on all rows
-        (:func:`~mvkernels.mvml._hinge.linear_svm_working_set`), at a loose tolerance
-        whose active set is then solved exactly
-        (:func:`~mvkernels.mvml._hinge.linear_svm_polished`; liblinear at ``svm_tol``
-        when that fails).
-        """
-        y = problem.Y[:, t]
-        # features given as x_i / sqrt(c_scale): the same problem with C' c_scale
-        Cp = svm_c_prime(self.hinge_weight(problem), self.alpha) * c_scale
-        tol = float(self.svm_tol)
-        warm = cold = state.cold
-        state.cold = None  # solved with the other targets (first g-step)
-        polished = state.polished
-        state.polished = None  # solved with the others: warm_g_steps
-        if cold is None and polished is not None:
-            warm = polished
-        elif cold is None and self.warm_start_applies(state):
-            # warm start: the previous exact g-step's active set (rows at the bound, on
-            # the margin, inactive) solved on the new features, KKT-verified on every row
-            warm = polish_active_set(
-                X, y, Cp, state.margins, WARM_BAND, rounds=WARM_ROUNDS, max_add=COLD_ADD
+        Xtr: list,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+        rows: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`Loss.fold_paths` from the fold's sufficient statistics alone, with fixed
+        weights and a dense, identity or Cov metric: ``D_w C D_w`` is factored once and
+        shared by every target, ``alpha``, ``eta`` and iteration (the learned dense paths
+        in one batch, :func:`~mvkernels.mvml._lowrank.dense_metric_path`; with ``rows``,
+        in the span of the fold's rows, :meth:`SharedSpectrum.from_rows`). Other variants
+        (sparse metric, learned weights) take the generic path."""
+        if self.learn_weights or self.metric not in ("dense", "identity", "cov"):
+            return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
+        T, d, v = problem.n_targets, problem.dim, problem.n_views
+        out = np.zeros((alphas.size, etas.size, K, T, d))
+        with serial_blas(d):
+            w = np.full(v, 1.0 / v)
+            M, B = problem.weighted_statistics(w)
+            if self.metric in ("identity", "cov"):
+                A0 = est._initial_metric(problem)
+                F = PSDFactor(A0, eig_floor=self.eig_floor).F
+                G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
+                out[:, 0, 0] = G * problem.weight_vector(w)
+                return out, None
+            spec = (
+                SharedSpectrum.from_matrix(M)
+                if rows is None
+                else SharedSpectrum.from_rows(rows * problem.weight_vector(w))
             )
-        if warm is not None:
-            v, dual, margins = warm
-            res = LinearSVMResult(v, 0, True)
-            g = value(v)
-            if cold is None:
-                state.warm_starts += 1
-        while warm is None:
-            res, margins, dual = linear_svm_polished(
-                X,
-                y,
-                Cp,
-                state.margins,
-                tol=tol,
-                max_iter=int(self.svm_max_epochs),
-                random_state=self.solver_rng(state, t),
-                # after one failed active-set solve (e.g. a noisy, low-dimensional
-                # problem), this target's g-steps run liblinear at svm_tol directly
-                presolve_tol=tol if state.no_polish else PRESOLVE_TOL,
+            Bb = spec.rotate(B)
+            a_g, e_g, t_g = np.meshgrid(alphas, etas, np.arange(T), indexing="ij")
+            path = dense_metric_path(
+                spec.lam,
+                Bb[t_g.ravel()],
+                problem.target_sq[t_g.ravel()],
+                a_g.ravel(),
+                e_g.ravel(),
+                max_iter=self.max_iter,
+                n_a_steps=self.n_a_steps,
+                tol=None,
+                step_size=self.step_size,
+                record_path=True,
+                dim=d,
             )
-            state.no_polish = state.no_polish or dual is None
-            state.epochs += res.n_iter
-            g = value(res.coef)
-            if dual is not None or tol <= 1e-8:
-                break  # an exact solution (dual) is the minimiser: no tighter tolerance
-            r = ref() if ref is not None else None
-            if r is None or objective(g, margins) <= r + 1e-12 * abs(r):
-                break
-            tol *= 0.1
-        state.g = g
-        state.margins = margins
-        state.exact = dual is not None
-        state.converged = state.converged and res.converged
-        if dual is not None:  # the multipliers of the exact solution
-            state.last = dict(a=dual, c_scale=c_scale)
-            return g
-        # what the final multipliers need: the rows that can be support vectors (margin
-        # <= 1 + band; the others have a_i = 0), or ``rebuild(rows)`` for a reused buffer
-        band = max(tol, 1e-9)
-        rows = np.flatnonzero(margins <= 1.0 + band)
-        state.last = dict(
-            X=X[rows] if rebuild is None else rebuild,  # rebuilt at the end of fit only
-            rows=rows,
-            y=y[rows],
-            v=res.coef,
-            Cp=Cp,
-            band=band,
-            c_scale=c_scale,
-            margins=margins[rows],
-        )
-        return g
-
-    def g_step(
-        self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray, state: HingeState
-    ) -> np.ndarray:
-        """Hinge-loss g-step (eq. 7-8) for target column ``t``, any metric factor.
-
-        liblinear on the bias-free SVM with features ``F^T phi_i`` and
-        ``C' = C / (2 alpha)`` (see :meth:`svm_g`); ``g = F v``.
-        """
-        F = factor.F
-        X = self.phi(problem, w) @ F
-        g_old = state.g
-
-        def ref() -> float | None:
-            if g_old is None:
-                return None
-            return self.data_loss(problem, t, g_old, w) + self.alpha * factor.quad(g_old)
-
-        def value(v: np.ndarray) -> np.ndarray:
-            return F @ v
-
-        def objective(g: np.ndarray, m: np.ndarray) -> float:
-            return self.hinge_from_margins(problem, m) + self.alpha * factor.quad(g)
-
-        return self.svm_g(problem, t, X, state, value, objective, ref)
-
-    # ------------------------------------------------------------------ structured
-    def structured_applies(self, problem: MVMLProblem) -> bool:
-        """Low-rank path: fixed weights and a dense (from ``A = I``) or fixed metric, in
-        both modes (the hinge g-step only needs the features), and this class's g-step
-        and loss (a subclass that overrides them gets the dense reference path)."""
-        return (
-            self.solver == "auto"
-            and not self.learn_weights
-            and self.metric in ("dense", "identity", "cov")
-        )
-
-    def fit_structured(
-        self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
-    ) -> list[dict]:
-        """Algorithm 1 with the hinge g-step and the low-rank dense A-step.
-
-        The metric of every target is ``A = s I + W W^T``
-        (:class:`~mvkernels.mvml._lowrank.LowRankMetrics`, the same A-step as the
-        square-loss structured solver); with ``F = [sqrt(s) I, W]`` the g-step features
-        are ``[sqrt(s) phi_i, W^T phi_i]`` (``O(n d r)`` per g-step) and
-        ``<g, A^{-1} g>`` comes from the Woodbury identity. Same iterates as the dense
-        path (:meth:`_fit_target`) up to the dual solver's tolerance. Fixed metrics
-        (identity, Cov) need one g-step.
-        """
-        v, T = problem.n_views, problem.n_targets
-        w = np.full(v, 1.0 / v)
-        Phi = self.phi(problem, w)
-        states = [HingeState() for _ in range(T)]
-        alpha = float(self.alpha)
-        if self.metric not in LEARNED_METRICS:
-            factor = PSDFactor(A0, eig_floor=self.eig_floor)
-            out = []
-            for t in range(T):
-                g = self.g_step(problem, t, factor, w, states[t])
-                obj = self.data_loss(problem, t, g, w) + alpha * factor.quad(g)
-                out.append(
-                    dict(
-                        A=A0,
-                        g=g,
-                        w=w,
-                        history=np.array([obj]),
-                        n_iter=1,
-                        converged=True,
-                        state=states[t],
-                        path=g[None],
-                        path_w=w[None],
-                    )
-                )
-            return out
-        return self.dense_paths(problem, Phi, w, [float(self.eta)])
-
-    def dense_paths(
-        self,
-        problem: MVMLProblem,
-        Phi: np.ndarray,
-        w: np.ndarray,
-        etas: list[float],
-        seed_margins: np.ndarray | None = None,
-    ) -> list[dict]:
-        """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
-
-        The first g-step (metric ``A = I``) does not depend on ``eta``: it is solved once
-        per target and shared by every ``eta`` (with a copy of its solver state, so that
-        each path continues exactly as a fit with that ``eta`` alone); it is solved for
-        every target at once by the active set from scratch (:meth:`first_g_steps`).
-        ``seed_margins`` (T, n), e.g. the first g-step's margins at a neighbouring
-        ``alpha``, choose liblinear's working set of rows for a target where that gives up
-        (the result is exact whatever they are, see
-        :func:`~mvkernels.mvml._hinge.linear_svm_working_set`); each result's
-        ``"first_margins"`` holds the margins of its first g-step.
-        """
-        T, d = problem.n_targets, problem.dim
-        E = len(etas)
-        B = E * T
-        alpha = float(self.alpha)
-        R = self.max_iter * self.n_a_steps
-        mets = LowRankMetrics.identity(B, d, R)
-        states = [HingeState() for _ in range(B)]
-        if seed_margins is not None:
-            for t in range(T):
-                states[t].margins = np.asarray(seed_margins[t], dtype=np.float64)
-        first_margins: list[np.ndarray] = []
-        # features x_i / sqrt(s) = [phi_i, W^T phi_i / sqrt(s)] (the problem with C' s):
-        # phi_i written once; liblinear skips the zero columns of the A-steps to come
-        X = np.zeros((Phi.shape[0], d + R))
-        X[:, :d] = Phi
-        self.first_g_steps(problem, X, states[:T])
-
-        def g_step(b: int) -> np.ndarray:
-            t = b % T
-            r = mets.r
-            W = mets.columns(b)
-            sq = np.sqrt(mets.s[b])
-            if r and states[b].polished is None:  # (the solution needs no features)
-                X[:, d : d + r] = (Phi @ W) / sq
-            g_old, m_old = states[b].g, states[b].margins
-
-            def ref() -> float | None:  # read only after an inexact solve
-                if g_old is None:
-                    return None
-                q_old = mets.solve([b], g_old[None])[0][0]
-                # margins do not depend on the metric (fixed weights): no product with Phi
-                return self.hinge_from_margins(problem, m_old) + alpha * float(g_old @ q_old)
-
-            def value(vv: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
-                return vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
-
-            def objective(g: np.ndarray, m: np.ndarray) -> float:
-                q = mets.solve([b], g[None])[0][0]
-                return self.hinge_from_margins(problem, m) + alpha * float(g @ q)
-
-            def rebuild(rows: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
-                Xb = np.zeros((rows.size, X.shape[1]))
-                Xb[:, :d] = Phi[rows]
-                Xb[:, d : d + W.shape[1]] = (Phi[rows] @ W) / sq
-                return Xb
-
-            return self.svm_g(
-                problem,
-                t,
-                X,
-                states[b],
-                value,
-                objective,
-                ref,
-                c_scale=float(mets.s[b]),
-                rebuild=rebuild,
-            )
-
-        histories: list[list[float]] = [[] for _ in range(B)]
-        paths: list[list[np.ndarray]] = [[] for _ in range(B)]
-        n_iter = np.zeros(B, dtype=int)
-        converged = np.zeros(B, dtype=bool)
-        active = np.arange(B)
-        al = np.full(B, alpha)
-        et = np.repeat(np.asarray(etas, dtype=np.float64), T)
-        G = np.zeros((B, d))
-        for it in range(self.max_iter):
-            if active.size == 0:
-                break
-            n_iter[active] = it + 1
-            if it > 0:
-                self.warm_g_steps(problem, Phi, mets, states, active.tolist())
-            for b in active.tolist():
-                if it == 0 and b >= T:  # A = I for every eta: share the first g-step
-                    G[b] = G[b % T]
-                    states[b] = copy.deepcopy(states[b % T])
-                else:
-                    G[b] = g_step(int(b))
-                if it == 0 and b < T:
-                    first_margins.append(states[b].margins)
-                if it > 0:
-                    paths[b].append(G[b])
-            s_obj = np.zeros(active.size)
-            for _ in range(self.n_a_steps):
-                q, Wq, xg = mets.solve(active, G[active])
-                s_obj = mets.a_step(
-                    active, G[active], q, Wq, xg, al[active], et[active], self.step_size
-                )
-            for j, b in enumerate(active.tolist()):
-                loss = self.hinge_from_margins(problem, states[b].margins)
-                histories[b].append(loss + float(s_obj[j]))
-            if self.tol is not None:
-                for b in active.tolist():
-                    h = histories[b]
-                    if len(h) > 1 and abs(h[-2] - h[-1]) <= self.tol * max(
-                        abs(h[-2]), np.finfo(float).tiny
-                    ):
-                        converged[b] = True
-                active = np.flatnonzero(~converged)
-        out = []
-        self.warm_g_steps(problem, Phi, mets, states, list(range(B)))
-        for b in range(B):
-            g = g_step(b)
-            q = mets.solve([b], g[None])[0][0]
-            obj = self.hinge_from_margins(problem, states[b].margins) + alpha * float(g @ q)
-            obj += et[b] * float(mets.frob2([b])[0])
-            histories[b].append(obj)
-            paths[b].append(g)
-            out.append(
-                dict(
-                    # kept structured: A = s I + W W^T (the estimator's MetricStack builds
-                    # the dense metric on access; the CV's paths never need it)
-                    A=None,
-                    metric_lowrank=(float(mets.s[b]), mets.columns(b)),
-                    g=g,
-                    w=w,
-                    history=np.asarray(histories[b]),
-                    n_iter=int(n_iter[b]),
-                    converged=bool(converged[b]),
-                    state=states[b],
-                    first_margins=first_margins[b % T],
-                    min_eig=mets.min_eigenvalue(b),
-                    path=np.asarray(paths[b]),
-                    path_w=np.tile(w, (len(paths[b]), 1)),
-                )
-            )
-        return out
-
-    def warm_start_applies(self, state: HingeState) -> bool:
-        """Whether a target's next g-step starts from its previous solution's sets: the
-        warm start is on and that g-step was exact, with no failed active set before."""
-        return bool(self.warm_start and state.exact and not state.no_polish)
-
-    def warm_g_steps(
-        self,
-        problem: MVMLProblem,
-        Phi: np.ndarray,
-        mets: LowRankMetrics,
-        states: list[HingeState],
-        paths: list[int],
-    ) -> None:
-        """The warm starts of the next g-step of the ``paths`` (of :meth:`dense_paths`)
-        solved together, before :meth:`svm_g` reads them.
-
-        Path ``b`` (target ``t = b mod T``) has the features ``[phi_i, W_b^T phi_i /
-        sqrt(s_b)]`` and the box ``C' s_b``; where its previous g-step was exact, the sets
-        of that solution are corrected on the new features for every such path at once
-        (:func:`~mvkernels.mvml._hinge.polish_active_sets`: the products with ``Phi`` of
-        all paths' ``W_b`` and, per correction, of all their solutions are one product
-        each, where one path at a time reads ``Phi`` for each). A solution is stored in
-        ``state.polished``; a path whose sets do not settle here (every row is checked
-        at every correction, where its own warm start checks the rows near its margin
-        first) gets its own warm start in :meth:`svm_g`, then liblinear's path.
-        """
-        warm = [b for b in paths if states[b].cold is None and self.warm_start_applies(states[b])]
-        if not warm:
-            return
-        T, r = problem.n_targets, mets.r
-        sq = np.sqrt(mets.s[warm])
-        extras = None
-        if r:
-            W = np.hstack([mets.columns(b) / q for b, q in zip(warm, sq)])
-            P = Phi @ W
-            extras = [P[:, j * r : (j + 1) * r] for j in range(len(warm))]
-        Cp = svm_c_prime(self.hinge_weight(problem), self.alpha) * mets.s[warm]
-        solved = polish_active_sets(
-            Phi,
-            problem.Y[:, [b % T for b in warm]],
-            Cp,
-            np.array([states[b].margins for b in warm]),
-            WARM_BAND,
-            extras=extras,
-            rounds=WARM_ROUNDS,
-            max_add=COLD_ADD,
-        )
-        for b, res in zip(warm, solved):
-            if res is not None:
-                states[b].polished = res
-
-    def first_g_steps(self, problem: MVMLProblem, X: np.ndarray, states: list[HingeState]) -> None:
-        """The first g-step (``A = I``, features ``X``) of every target at once.
-
-        The targets' problems share their rows (one-vs-all): the exact active-set
-        solutions grown from scratch (:func:`~mvkernels.mvml._hinge.active_set_svm`, all
-        targets' margins from one product per correction) replace liblinear's loose run
-        and the polish of :meth:`svm_g`, which reads them from ``state.cold``. Only
-        where :meth:`svm_g` would polish (:func:`~mvkernels.mvml._hinge.polish_applies`),
-        down to the smaller box :data:`~mvkernels.mvml._hinge.COLD_MIN_BOX`; a target whose
-        active set fails takes the usual path.
-        """
-        Cp = svm_c_prime(self.hinge_weight(problem), self.alpha)
-        if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX):
-            return
-        for state, exact in zip(states, active_set_svm(X, problem.Y, Cp)):
-            if exact is not None:
-                state.cold = exact
-
-    # ------------------------------------------------------------------ hooks
-    def hinge_from_margins(self, problem: MVMLProblem, m: np.ndarray) -> float:
-        """``C sum_i max(0, 1 - m_i)`` for the margins ``m_i = y_i f(x_i)``."""
-        return float(self.hinge_weight(problem) * np.maximum(0.0, 1.0 - m).sum())
-
-    def data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
-        """Hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` (Nystrom: ``z_i^T g~``)."""
-        return self.hinge_from_margins(problem, problem.Y[:, t] * (self.phi(problem, w) @ g))
-
-    def w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Hinge-loss view weights: ``min_w sum_i max(0, 1 - y_i Z_i w)`` over the simplex.
-
-        ``Z`` (n x v) holds the per-view outputs (column ``l`` = ``K_l g_l`` or
-        ``U_l g~_l``, as in eq. 10 / 17). Only the loss depends on ``w``, so this is the
-        exact w-minimiser; it is the linear program ``min sum xi`` s.t.
-        ``xi_i >= 1 - y_i Z_i w``, ``xi >= 0``, ``w >= 0``, ``sum w = 1`` (HiGHS).
-        The simplex fixes the scale as MVML's ``sum w = 1`` does (see
-        :func:`mvkernels.mvml.least_squares_weights`), and ``w >= 0`` keeps the LP's
-        vertex solutions from flipping the sign of a view. The current ``w`` is kept
-        if the LP fails or does not improve the loss.
-        """
-        Z = problem.view_outputs(g)
-        y = problem.Y[:, t]
-        n, v = Z.shape
-        c = np.concatenate([np.zeros(v), np.ones(n)])
-        A_ub = np.hstack([-(y[:, None] * Z), -np.eye(n)])
-        A_eq = np.concatenate([np.ones(v), np.zeros(n)])[None, :]
-        res = linprog(
-            c,
-            A_ub=A_ub,
-            b_ub=-np.ones(n),
-            A_eq=A_eq,
-            b_eq=[1.0],
-            bounds=[(0, None)] * (v + n),
-            method="highs",
-        )
-        if not res.success:
-            return w
-        w_new = np.asarray(res.x[:v], dtype=np.float64)
-        old = np.maximum(0.0, 1.0 - y * (Z @ w)).sum()
-        new = np.maximum(0.0, 1.0 - y * (Z @ w_new)).sum()
-        return w_new if new <= old else w
-
-    def final_dual(self, state: HingeState) -> np.ndarray:
-        """The paper's multipliers of the last g-step (KKT recovery from ``v``)."""
-        if state.last is None:  # a g-step that keeps its own multipliers (a reference solver)
-            return np.asarray(state.dual)[:, 0]
-        last = state.last
-        state.last = None
-        if "a" in last:  # exact g-step (active-set solve)
-            return 2.0 * self.alpha * last["a"] / last["c_scale"]
-        a = np.zeros(state.margins.shape[0])
-        X = last["X"](last["rows"]) if callable(last["X"]) else last["X"]
-        a[last["rows"]] = dual_from_primal(
-            X, last["y"], last["v"], last["Cp"], band=last["band"], margins=last["margins"]
-        )
-        return 2.0 * self.alpha * a / last["c_scale"]
+            # uniform weights: w (.) g = g / v in any orthonormal basis (eigenbasis here)
+            k = spec.Q.shape[1]
+            P = path.path.reshape(alphas.size, etas.size, T, K, k).transpose(0, 1, 3, 2, 4)
+            return P / v, spec.Q

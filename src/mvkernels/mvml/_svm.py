@@ -58,7 +58,7 @@ from .._threads import serial_blas
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
-from ._losses import HingeLoss
+from ._hinge_loss import HingeLoss
 from ._problem import MVMLProblem
 
 __all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES", "HINGE_FEATURE_BUDGET"]
