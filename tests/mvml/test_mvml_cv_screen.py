@@ -239,7 +239,7 @@ def test_hinge_screen_cross_validates_one_pair_at_every_alpha(rng):
     search's scores; the other candidates are NaN and rank last; search="exhaustive" scores
     the whole grid."""
     from mvkernels import MVMLSVCCV
-    from mvkernels.mvml._cv import DEFAULT_ALPHAS
+    from mvkernels.mvml.cv import DEFAULT_ALPHAS
 
     Xs, y = _views(rng)
     y = np.digitize(y, [-0.5, 0.5])

@@ -15,22 +15,43 @@ eq. 13-18) ``H`` is replaced by the features ``U`` (``K_l ~ U_l U_l^T``) and ``A
 by ``A~ = U^T A U`` (vp x vp), ``g~``; with the square loss every iteration then only
 needs the sufficient statistics ``C = sum_i u_i u_i^T`` and ``c = sum_i u_i y_i``.
 
-Layout of the subpackage (public names are re-exported here):
+Layout of the subpackage, one part per concern (public names are re-exported here):
 
-* :mod:`._metric`: factorisations (:class:`PSDFactor`), the A-steps (eq. 9/16 dense,
-  eq. 12/18 sparse, :func:`metric_step`), the fixed metrics (MVML_Cov) and the view
-  weights (eq. 10/17);
-* :mod:`._problem`: :class:`MVMLProblem`, the training data of one fit;
-* :mod:`._estimators`: Algorithm 1 (``_BaseMVML``), :class:`MVMLRegressor`,
-  :class:`MVMLClassifier`;
-* :mod:`._lowrank`: the structured solver (one eigendecomposition per fit, low-rank metric);
-* :mod:`._hinge`, :mod:`._svm`: the hinge-loss g-step and :class:`MVMLSVC`;
-* :mod:`._cv`: :class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`, :class:`MVMLSVCCV`.
+* the problem: :mod:`._problem` (:class:`MVMLProblem`, the training data of one fit:
+  kernels or Nystrom features and their sufficient statistics), :mod:`._bandwidth`
+  (default bandwidths), :mod:`._joint` (the joint view);
+* the loss: :mod:`._losses` (:class:`~._losses.Loss` and the square loss) and
+  :mod:`._hinge_loss` (the hinge loss, on the solvers of :mod:`._hinge`): the g-step, the
+  data term, the w-step, the structured solver and the CV's fold paths of each loss;
+* the metric: :mod:`._metric` (factorisations, :class:`PSDFactor`; the A-steps, eq. 9/16
+  dense and eq. 12/18 sparse, :func:`metric_step`; the fixed metrics, MVML_Cov; the view
+  weights, eq. 10/17) and :mod:`._lowrank` (the low-rank dense metric ``s I + W W^T`` of
+  the structured solvers, one eigendecomposition per fit);
+* the estimators: :mod:`._estimators` (Algorithm 1's dense reference path in
+  ``_BaseMVML``, :class:`MVMLRegressor`, :class:`MVMLClassifier`), :mod:`._svm`
+  (:class:`MVMLSVC`: the hinge loss and its final multipliers), :mod:`._proba`
+  (probabilities), :mod:`._reduced` (models of the observed views, missing views);
+* model selection: :mod:`.cv` (:class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`,
+  :class:`MVMLSVCCV`; the grid of named axes in :mod:`.cv._grid`, the search in
+  :mod:`.cv._search`, scoring in :mod:`.cv._scoring`) and :mod:`._screen` (the
+  leave-one-out screen).
+
+How to add
+
+* a loss: a subclass of :class:`~._losses.Loss` (``g_step``, ``data_loss``, ``w_step``;
+  optionally ``structured_applies`` / ``fit_structured`` and ``fold_paths``) returned by an
+  estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
+* a metric: its initial value in ``_BaseMVML._initial_metric``, its penalty in
+  :func:`metric_penalty` and its A-step in :func:`metric_step` (the dense reference
+  path), and, for the structured solvers, its low-rank form in :mod:`._lowrank`;
+* a kernel: :mod:`mvkernels.kernels` (``ViewKernel``: its parameters, default
+  bandwidth and evaluation) and, if it has a bandwidth, :data:`._bandwidth.BANDWIDTH_KERNELS`;
+* a CV axis: one :class:`~.cv._grid.Axis` in ``_CVSearch.grid`` (``cv_results_`` and
+  ``best_params_`` follow from it), and the search code that fills its scores.
 
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """
 
-from ._cv import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV, complement_moments
 from ._estimators import AUTO_FEATURE_BUDGET, MVMLClassifier, MVMLRegressor, auto_n_landmarks
 from ._metric import (
     LEARNED_METRICS,
@@ -51,6 +72,7 @@ from ._metric import (
 )
 from ._problem import MVMLProblem
 from ._svm import DASK_GATHER_MAX_BYTES, MVMLSVC
+from .cv import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV, complement_moments
 
 __all__ = [
     "METRICS",

@@ -1,87 +1,38 @@
-"""Built-in model selection for the MVML family: :class:`MVMLClassifierCV`,
-:class:`MVMLRegressorCV` and :class:`MVMLSVCCV`.
-
-Like scikit-learn's ``RidgeCV`` / ``LogisticRegressionCV``, these estimators choose their
-hyperparameters by cross-validation on the training data and refit the best model. They
-search
-
-* ``alpha`` (the paper's lambda) and, for learned metrics, ``eta``: log-spaced grids over
-  the papers' ranges (lambda in [1e-8, 10], eta in [1e-3, 100]);
-* a bandwidth factor ``f`` on the per-view default (Gaussian: ``gamma_l = f / (2 sigma_l^2)``
-  with ``sigma_l`` the mean pairwise distance of view ``l``; Laplacian likewise); kernels
-  without a bandwidth (linear, polynomial, precomputed, callables) are not rescaled;
-* the number of outer iterations ``max_iter`` (1 .. ``max_iter``) along Algorithm 1's path
-  (``tol=None``): every outer iteration's g-step is the final model of a fit with that many
-  iterations, so this axis costs nothing.
-
-How the work is shared (block Nystrom mode, square loss). For each bandwidth factor one
-Nystrom map is fitted on all training rows (the same landmarks for every factor and
-fold: only unlabelled rows enter it). Each held-out part is read once: its features give
-its decision values and its sufficient statistics ``C_k = sum u u^T``, ``c_k = sum u y^T``;
-a fold's training statistics are the total minus the held-out part
-(:func:`complement_moments`), so a whole cross-validation is one pass over the data per
-bandwidth. Per fold, ``D_w C D_w`` is factored once (:class:`~._lowrank.SharedSpectrum`) and
-shared by every class, ``alpha``, ``eta`` and iteration: the dense-metric problems of a fold
-run as one batch (:func:`~._lowrank.dense_metric_path`). Variants that break that
-structure (sparse metric, learned weights) run the reference solver on the same fold
-statistics; the hinge loss runs on the fold's features, computed once per fold
-(:class:`MVMLSVCCV`: the learned dense paths of all ``eta`` of an ``alpha`` in one batch).
-Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
-With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
-candidate without it uses the leading blocks of the same features and statistics
-(:mod:`._joint`). The third candidate of ``"auto"``, the joint view alone with the identity
-metric (kernel ridge on the concatenation, ``joint_view="only"``), has a capacity of its
-own (:func:`~._joint.joint_only_landmarks`: every row a landmark up to 3000 rows) and is
-cross-validated apart (:meth:`_MVMLCVBase._score_joint_only`).
-By default (``search="screen"``) the search runs in two named steps: every
-(joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
-MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
-pairs (:meth:`_MVMLCVBase._screened_search`; :class:`MVMLSVCCV`: the best pair, at every
-``alpha``).
-"""
+"""The cross-validated search shared by the MVML CV estimators (:class:`_MVMLCVBase`)."""
 
 from __future__ import annotations
 
-import itertools
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    RegressorMixin,
-    _fit_context,
-    is_classifier,
-)
+from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
-from .._sparse import kernel_takes_sparse
-from .._targets import predicted_class_indices, predicted_classes
-from .._threads import serial_blas
-from .._validation import check_views, observed_mask, take_rows, validate_array_input
-from ..kernels import make_view_kernels
-from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
-from ._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
-from ._estimators import (
+from ..._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
+from ..._sparse import kernel_takes_sparse
+from ..._targets import predicted_class_indices
+from ..._threads import serial_blas
+from ..._validation import check_views, observed_mask, take_rows, validate_array_input
+from ...kernels import make_view_kernels
+from ...nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
+from .._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
+from .._estimators import (
     MVMLClassifier,
     MVMLRegressor,
     _BaseMVML,
-    _mvml_constraints,
     auto_n_landmarks,
     regression_targets,
 )
-from ._joint import (
+from .._joint import (
     JOINT_ONLY,
     drop_joint_block,
     joint_candidates,
@@ -90,11 +41,11 @@ from ._joint import (
     joint_views,
     leading_moments,
 )
-from ._metric import LEARNED_METRICS
-from ._proba import BestOutOfFold, ProbaMixin
-from ._problem import MVMLProblem
-from ._reduced import fit_reduced_models
-from ._screen import (
+from .._metric import LEARNED_METRICS
+from .._proba import BestOutOfFold
+from .._problem import MVMLProblem
+from .._reduced import fit_reduced_models
+from .._screen import (
     MISSING_FINALISTS_FACTOR,
     N_FINALISTS,
     alpha_window,
@@ -104,198 +55,16 @@ from ._screen import (
     ridge_fold_outputs,
     ridge_loo_outputs,
 )
-from ._svm import MVMLSVC
+from ._grid import (
+    DEFAULT_ALPHAS,
+    DEFAULT_BANDWIDTH_FACTORS,
+    DEFAULT_ETAS,
+    _cv_constraints,
+    _CVSearch,
+)
+from ._scoring import _r2_from_sums, _score_outputs, complement_moments
 
-__all__ = [
-    "MVMLClassifierCV",
-    "MVMLRegressorCV",
-    "MVMLSVCCV",
-    "complement_moments",
-    "DEFAULT_ALPHAS",
-    "DEFAULT_ETAS",
-    "DEFAULT_BANDWIDTH_FACTORS",
-]
-
-#: default ``alpha`` grid (the paper's lambda, searched in [1e-8, 10])
-DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-4, 1, 6))
-#: default ``eta`` grid (the paper's range is [1e-3, 100]; above ~10 the step cap
-#: ``mu < 0.499 / eta`` already collapses the metric to its rank-one part in a few steps)
-DEFAULT_ETAS = tuple(float(e) for e in np.logspace(-3, 1, 5))
-#: default bandwidth factors on the per-view mean-distance heuristic
-DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
-#: MVMLSVCCV's defaults (every candidate runs the dual solver: a grid sized for it)
-SVC_DEFAULT_ALPHAS = (1e-5, 1e-4, 1e-3)
-SVC_DEFAULT_ETAS = (1e-2, 1.0)
-SVC_DEFAULT_BANDWIDTH_FACTORS = (2.0, 8.0)
-
-
-def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMoments:
-    """Statistics of the rows in ``total`` but not in ``part`` (a fold's training rows).
-
-    Sums, Gram matrices and cross moments subtract. The centred scatter follows from
-    the pairwise update of Chan, Golub & LeVeque run backwards: with ``a`` the
-    complement, ``S_total = S_a + S_part + (n_a n_part / n) (m_part - m_a)(m_part - m_a)^T``.
-
-    Parameters
-    ----------
-    total : FeatureMoments
-        Statistics of all the rows.
-    part : FeatureMoments
-        Statistics of a subset of them.
-
-    Returns
-    -------
-    FeatureMoments
-    """
-
-    def sub(x: np.ndarray | None, z: np.ndarray | None) -> np.ndarray | None:
-        return None if x is None or z is None else x - z
-
-    n_a = total.n_samples - part.n_samples
-    if n_a <= 0:
-        raise ValueError("a training fold is empty: every row is held out")
-    s_a = total.sum - part.sum
-    scatter = None
-    if total.scatter is not None and part.scatter is not None:
-        scatter = total.scatter - part.scatter
-        if part.n_samples > 0:
-            delta = part.sum / part.n_samples - s_a / n_a
-            scatter = scatter - np.outer(delta, delta) * (n_a * part.n_samples / total.n_samples)
-    return FeatureMoments(
-        n_a,
-        s_a,
-        total.gram - part.gram,
-        sub(total.cross, part.cross),
-        sub(total.target_sum, part.target_sum),
-        sub(total.target_gram, part.target_gram),
-        scatter,
-    ).symmetrize()
-
-
-class _FrozenOutputs(BaseEstimator):
-    """Stand-in estimator that returns precomputed outputs, for scikit-learn scorers."""
-
-    def __init__(self, outputs: np.ndarray, classes: np.ndarray | None = None):
-        self.outputs = outputs
-        self.classes = classes
-        if classes is not None:
-            self.classes_ = classes
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        D = self.outputs
-        return D[:, 0] if D.shape[1] == 1 else D
-
-    def predict(self, X: Any) -> np.ndarray:
-        D = self.outputs
-        if self.classes is None:
-            return D[:, 0] if D.shape[1] == 1 else D
-        return predicted_classes(D, self.classes)
-
-
-class _FrozenClassifier(ClassifierMixin, _FrozenOutputs):
-    pass
-
-
-class _FrozenRegressor(RegressorMixin, _FrozenOutputs):
-    pass
-
-
-def _cv_constraints() -> dict:
-    base = _mvml_constraints()
-    for name in ("alpha", "eta", "tol", "solver"):
-        base.pop(name)
-    base.update(
-        {
-            "joint_view": ["boolean", StrOptions({"auto"})],
-            "alphas": ["array-like", None],
-            "etas": ["array-like", None],
-            "bandwidth_factors": ["array-like", None],
-            "cv": ["cv_object"],
-            "scoring": [str, callable, None],
-            "n_jobs": [Integral, None],
-            "refit": ["boolean"],
-            "verbose": ["verbose"],
-            "search": [StrOptions({"screen", "exhaustive"})],
-            "missing_views": [StrOptions({"reduced", "complete"})],
-        }
-    )
-    return base
-
-
-def _score_outputs(
-    D: np.ndarray, y_te: np.ndarray, classes: np.ndarray | None, scorer: Any
-) -> float:
-    """Score of one candidate's held-out outputs ``D`` (n_te, T)."""
-    if scorer is not None:
-        Frozen = _FrozenClassifier if classes is not None else _FrozenRegressor
-        return float(scorer(Frozen(D, classes), np.zeros((D.shape[0], 1)), y_te))
-    if classes is not None:
-        return float(np.mean(_FrozenOutputs(D, classes).predict(None) == y_te))
-    r = y_te.reshape(D.shape) - D
-    return float(np.mean(_r2_from_sums((r * r).sum(axis=0), y_te)))
-
-
-def _r2_from_sums(sse: np.ndarray, y_te: np.ndarray) -> np.ndarray:
-    """R^2 per output from residual sums of squares ``sse`` (..., k) and the held-out targets
-    (n,) or (n, k) (an output of zero variance scores 1 if predicted exactly, else 0)."""
-    Yt = y_te.reshape(y_te.shape[0], -1)
-    sst = ((Yt - Yt.mean(axis=0)) ** 2).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sst > 0, 1.0 - sse / sst, np.where(sse == 0, 1.0, 0.0))
-
-
-@dataclass
-class _CVSearch:
-    """What every step of one cross-validated search reads, built once by ``fit``."""
-
-    #: the searched views (with the joint view last when it is a candidate)
-    Xs: list
-    #: target columns (+-1 one-vs-all or real), and the values scored against
-    Y: Any
-    y_score: np.ndarray
-    splits: list
-    #: per-view kernel parameters at bandwidth factor 1, and the grids
-    base_params: list
-    factors: np.ndarray
-    alphas: np.ndarray
-    etas: np.ndarray
-    #: longest path searched (outer iterations 1 .. K)
-    K: int
-    n_landmarks: Any
-    scorer: Any
-    #: joint-view candidates (grid order) and the number of input views
-    joints: tuple
-    v_in: int
-    #: landmarks of the joint-only candidate (None: not searched)
-    n_landmarks_only: int | None = None
-    #: some training views have missing rows (the screen then keeps more finalists)
-    missing: bool = False
-
-    @property
-    def n_splits(self) -> int:
-        return len(self.splits)
-
-    @property
-    def multi_view(self) -> np.ndarray:
-        """Boolean mask of the joint-view candidates other than the joint view alone (the
-        screen ranks these; the joint-only candidate is cross-validated apart)."""
-        return np.array([joint != JOINT_ONLY for joint in self.joints])
-
-    @property
-    def score_shape(self) -> tuple[int, ...]:
-        """``(n_joint, n_factor, n_alpha, n_eta, K, n_splits)``."""
-        return (
-            len(self.joints),
-            len(self.factors),
-            self.alphas.size,
-            self.etas.size,
-            self.K,
-            self.n_splits,
-        )
-
-    def kernel_params(self, kernel: Any, factor: float) -> list:
-        """Per-view kernel parameters at one bandwidth factor."""
-        return scale_bandwidths(kernel, self.base_params, factor)
+__all__ = []
 
 
 class _MVMLCVBase(BaseEstimator):
@@ -536,6 +305,7 @@ class _MVMLCVBase(BaseEstimator):
             v_in=v,
             n_landmarks_only=n_landmarks_only,
             missing=mask is not None,
+            learned=self._learned(),
         )
         scores = np.full(search.score_shape, np.nan)
         if n_landmarks is None:
@@ -988,68 +758,23 @@ class _MVMLCVBase(BaseEstimator):
     def _store_results(
         self, S: _CVSearch, scores: np.ndarray, screen: tuple[np.ndarray, np.ndarray] | None
     ) -> None:
-        """``cv_results_`` and the best candidate. Candidates left out by the screening
-        have NaN split / mean / std scores and rank after every scored candidate; with
-        screening, ``screen_score`` and ``screen_squared_error`` hold the screening score
-        of each candidate's (joint view, bandwidth factor) pair and its leave-one-out
-        squared error (the tie-break)."""
-        factors, alphas, etas, K, base_params = S.factors, S.alphas, S.etas, S.K, S.base_params
-        learned = self._learned()
-        n_splits = scores.shape[-1]
-        joints = self._joints
-        params: list[dict[str, Any]] = []
-        cols: dict[str, list] = {"bandwidth_factor": [], "alpha": []}
-        if len(joints) > 1:
-            cols = {"joint_view": [], **cols}
-        if learned:
-            cols["eta"] = []
-        if K > 1:
-            cols["max_iter"] = []
-        flat_scores = []
-        screened: list[tuple[float, float]] = []
-        for (ji, joint), (fi, f), (ai, a), (ei, e), it in itertools.product(
-            enumerate(joints), enumerate(factors), enumerate(alphas), enumerate(etas), range(K)
-        ):
-            p: dict[str, Any] = {"bandwidth_factor": float(f), "alpha": float(a)}
-            if len(joints) > 1:
-                p = {"joint_view": joint if joint == JOINT_ONLY else bool(joint), **p}
-            if learned:
-                p["eta"] = float(e)
-            if K > 1:
-                p["max_iter"] = it + 1
-            params.append(p)
-            for key in cols:
-                cols[key].append(p[key])
-            flat_scores.append(scores[ji, fi, ai, ei, it])
-            if screen is not None:
-                screened.append((screen[0][ji, fi], screen[1][ji, fi]))
-        Sc = np.asarray(flat_scores)  # (n_candidates, n_splits)
-        mean = Sc.mean(axis=1)
-        std = Sc.std(axis=1)
-        finite = np.where(np.isfinite(mean), mean, -np.inf)
-        order = np.argsort(-finite, kind="stable")
-        rank = np.empty(len(mean), dtype=np.int32)
-        # equal scores share a rank (as GridSearchCV)
-        rank[order] = np.searchsorted(-finite[order], -finite[order], side="left") + 1
-        results: dict[str, Any] = {"params": params}
-        for key, vals in cols.items():
-            results[f"param_{key}"] = np.ma.MaskedArray(vals, mask=False)
-        for k in range(n_splits):
-            results[f"split{k}_test_score"] = Sc[:, k]
-        results["mean_test_score"] = mean
-        results["std_test_score"] = std
-        results["rank_test_score"] = rank
+        """``cv_results_`` and the best candidate, from the search's named axes
+        (:attr:`_CVSearch.grid`). Candidates left out by the screening have NaN split /
+        mean / std scores and rank after every scored candidate; with screening,
+        ``screen_score`` and ``screen_squared_error`` hold the screening score of each
+        candidate's (joint view, bandwidth factor) pair and its leave-one-out squared
+        error (the tie-break)."""
+        grid, base_params, joints = S.grid, S.base_params, self._joints
+        extra = None
         if screen is not None:
-            results["screen_score"] = np.array([s for s, _ in screened])
-            results["screen_squared_error"] = np.array([e for _, e in screened])
-        self.cv_results_ = results
-        # ties: the first candidate in grid order wins (no joint view, smaller factor, then
-        # smaller alpha, eta, fewer iterations). Preferring the larger alpha instead was
-        # measured on 40-row sets (uWave and digits, 4 classes, 5-6 draws): +0.15 and -0.35
-        # points, so grid order stays
-        self.best_index_ = int(order[0])
-        self.best_params_ = dict(params[self.best_index_])
-        self.best_score_ = float(mean[self.best_index_])
+            pair = ("joint_view", "bandwidth_factor")
+            extra = {
+                "screen_score": grid.expand(screen[0], pair),
+                "screen_squared_error": grid.expand(screen[1], pair),
+            }
+        self.cv_results_, self.best_index_ = grid.results(scores, extra)
+        self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         best_joint = self.best_params_.get("joint_view", joints[0])
         self.best_joint_view_ = best_joint if best_joint == JOINT_ONLY else bool(best_joint)
         best_kp = scale_bandwidths(
@@ -1060,7 +785,7 @@ class _MVMLCVBase(BaseEstimator):
             self.best_kernel_params_ = best_kp[-1:]
         else:
             self.best_kernel_params_ = best_kp if self.best_joint_view_ else best_kp[:n_in]
-        self.n_splits_ = n_splits
+        self.n_splits_ = scores.shape[-1]
 
     # ------------------------------------------------------------------ prediction
     def _check_refit(self) -> Any:
@@ -1074,348 +799,3 @@ class _MVMLCVBase(BaseEstimator):
     def predict(self, X: Any) -> Any:
         """Predictions of the refitted best model."""
         return self._check_refit().predict(X)
-
-
-class MVMLRegressorCV(RegressorMixin, _MVMLCVBase):
-    """:class:`~mvkernels.MVMLRegressor` with built-in cross-validation of ``alpha``,
-    ``eta``, the bandwidth and the number of outer iterations.
-
-    Multi-output ``y`` (n, k): one set of hyperparameters for all outputs, chosen on the
-    uniform average over outputs of the held-out R^2 (per fold, then averaged over folds);
-    the refitted model has one problem per output (see :class:`~mvkernels.MVMLRegressor`).
-
-    Parameters
-    ----------
-    alphas : array-like or None, default=None
-        Candidate ``alpha`` (the paper's lambda); None: ``logspace(-4, 1, 6)``.
-    etas : array-like or None, default=None
-        Candidate ``eta`` for learned metrics; None: ``logspace(-3, 1, 5)``.
-    bandwidth_factors : array-like or None, default=None
-        Factors on the per-view default bandwidth parameter (``gamma_l = f / (2 sigma_l^2)``
-        for Gaussian kernels); None: ``(1, 2, 4, 8, 16)``. Ignored for kernels without
-        a bandwidth.
-    cv : int, splitter or iterable, default=5
-        As :func:`sklearn.model_selection.check_cv` (``KFold`` for regression,
-        ``StratifiedKFold`` for classification; not shuffled).
-    scoring : str, callable or None, default=None
-        None: R^2 (regressors) or accuracy (classifiers), computed from the statistics
-        of the held-out outputs; otherwise a scikit-learn scorer evaluated per candidate.
-    n_jobs : int or None, default=None
-        Number of threads for the cross-validation folds of the Nystrom-mode search
-        (:class:`joblib.Parallel` with threads, ``None``: one, ``-1``: all cores; BLAS
-        runs single-threaded inside the search, so the folds are what runs in parallel).
-        The full-kernel search, Dask views and :class:`MVMLSVCCV` (liblinear's random
-        number generator is process-wide) run one fold at a time. Results do not depend
-        on it.
-    refit : bool, default=True
-        Refit the best candidate on all the data (``best_estimator_``).
-    metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, max_iter, \
-step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_state
-        As :class:`~mvkernels.MVMLRegressor`; ``max_iter`` is the longest path searched.
-    verbose : int, default=0
-        Print one line per bandwidth factor.
-    joint_view : "auto" or bool, default="auto"
-        The joint view (:class:`~mvkernels.MVMLRegressor`'s ``joint_view``) as a grid
-        dimension: ``"auto"`` scores three candidates in this order (ties keep the
-        earlier): without the joint view, with it, and the joint view alone (only
-        ``False`` for a single view); ``True`` / ``False`` fixes it (no joint-only
-        candidate). The first two share the Nystrom map and the held-out statistics:
-        the one without the joint view uses the leading blocks of the same features.
-        The joint view alone (``joint_view="only"``, ``metric="identity"``: kernel ridge
-        on the concatenated views, exactly when every row is a landmark) has its own
-        capacity: with ``n_landmarks="auto"``,
-        ``p_J = min(n, max(600, floor(sqrt(3000^3 / n))))`` landmarks (every training row
-        up to 3000 rows; above, one ``O(n p_J^2)`` pass costs no more than at 3000 rows),
-        else ``n_landmarks``. With ``search="screen"`` its
-        bandwidth factor and ``alpha`` window come from the leave-one-out score of ridge on
-        the screened features' joint block; it is cross-validated on the same folds, one
-        Cholesky factorisation per fold and ``alpha`` (of the fold's kernel matrix when
-        every row is a landmark). Its ``cv_results_`` rows are scored at the first
-        ``eta`` and ``max_iter=1`` (NaN elsewhere), and when it wins ``best_estimator_``
-        is ``MVMLRegressor(joint_view="only", metric="identity", n_landmarks=p_J)``.
-        Searched in Nystrom mode on complete in-memory views that are not precomputed
-        kernels.
-    search : {"screen", "exhaustive"}, default="screen"
-        ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
-        exact leave-one-out score of the fixed metric ``A = I`` on all the rows (one
-        factorisation per pair, every ``alpha``), then the 2 best pairs are
-        cross-validated in full at their screening-best ``alpha`` and its grid neighbours
-        (see :mod:`mvkernels.mvml._screen`); the other candidates get NaN scores in
-        ``cv_results_``. With missing views in the training rows the 4 best pairs are
-        kept (the screen's fixed metric ranks the pairs less reliably on completed
-        features). Applies in Nystrom mode on in-memory views when there are more pairs
-        than kept ones; otherwise, and with ``"exhaustive"``, every candidate is
-        cross-validated.
-    missing_views : {"reduced", "complete"}, default="reduced"
-        How samples with missing views (NaN rows) are predicted when the training rows
-        have missing views. ``"reduced"``: a sample whose observed views are ``O`` is
-        predicted by the model of the views ``O`` alone, fitted (with its own search,
-        started from this one: its bandwidth factor and ``eta`` kept, ``alpha`` near its
-        choice) on the training rows that observe any of them, one model per pattern of observed
-        views present in the training rows (:mod:`mvkernels.mvml._reduced`; kept as
-        ``best_estimator_.reduced_models_``); complete samples, and patterns no training
-        row had, by the model of all the views. ``"complete"``: every sample by the model
-        of all the views, its missing views' features completed by their conditional
-        expectation. Dask views: ``"complete"``.
-
-    Attributes
-    ----------
-    best_params_ : dict
-        ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``, and
-        ``joint_view`` when both candidates were searched.
-    best_score_ : float
-        Mean held-out score of the best candidate.
-    best_kernel_params_ : list of dict
-        The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses;
-        with the joint view selected, its parameters come last).
-    best_joint_view_ : bool or "only"
-        Whether the selected model has the joint view, or ``"only"`` for the joint view
-        alone (``best_params_["joint_view"]`` when several were searched).
-    cv_results_ : dict of arrays
-        As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
-        ``mean_test_score``, ``std_test_score``, ``rank_test_score``. Candidates left out
-        by the screening (``search="screen"``) have NaN scores and rank after every scored
-        one; ``screen_score`` (when the grid was screened) is the leave-one-out score of
-        each candidate's (joint view, bandwidth factor) pair and ``screen_squared_error``
-        its leave-one-out mean squared error of the outputs, which breaks ties of
-        ``screen_score`` when the finalists are chosen.
-    best_estimator_ : MVMLRegressor
-        The refitted model (``refit=True``).
-    n_iter_ : int or ndarray
-        Outer iterations of ``best_estimator_`` (the selected ``max_iter`` without refit).
-    best_index_, n_splits_, cv_time_
-
-    See Also
-    --------
-    MVMLRegressor : The estimator whose hyperparameters are searched.
-    MVMLClassifierCV : The same for classification.
-    sklearn.model_selection.GridSearchCV : The generic search this one specialises.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = X1[:, 0] + np.sin(X2[:, 1])
-    >>> from mvkernels import MVMLRegressorCV
-    >>> reg = MVMLRegressorCV(cv=3).fit([X1, X2], y)
-    >>> sorted(reg.best_params_)
-    ['alpha', 'bandwidth_factor', 'eta', 'joint_view', 'max_iter']
-    >>> reg.predict([X1, X2]).shape
-    (40,)
-    """
-
-    _base_class = MVMLRegressor
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
-
-
-class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
-    """:class:`~mvkernels.MVMLClassifier` with built-in cross-validation.
-
-    Parameters and attributes as :class:`MVMLRegressorCV` (default scoring: accuracy;
-    ``StratifiedKFold`` folds), plus ``classes_``; ``best_estimator_`` is a fitted
-    :class:`~mvkernels.MVMLClassifier`. All one-vs-all classes share the fold
-    statistics, the factorisation and the hyperparameters.
-
-    ``predict_proba`` / ``predict_log_proba`` (with ``refit=True``): ``softmax(a D(x))``
-    of ``best_estimator_``'s decision values, the slope ``a`` (``calibration_``) fitted on
-    the held-out decision values of the selected candidate, which the search computed
-    anyway (no extra fit). The most probable class is the predicted one.
-
-    Parameters
-    ----------
-    alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
-n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
-sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-missing_views
-        As :class:`MVMLRegressorCV`.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    best_estimator_ : MVMLClassifier
-        The refitted model (``refit=True``).
-    best_params_, best_score_, best_kernel_params_, cv_results_, n_iter_, best_index_, \
-n_splits_, cv_time_
-        As :class:`MVMLRegressorCV`.
-
-    See Also
-    --------
-    MVMLClassifier : The estimator whose hyperparameters are searched.
-    MVMLRegressorCV : The same for regression (parameters and attributes).
-    MVMLSVCCV : The same for the hinge loss.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
-    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
-    >>> from mvkernels import MVMLClassifierCV
-    >>> clf = MVMLClassifierCV(cv=3).fit([X1, X2], y)
-    >>> clf.classes_
-    array(['a', 'b'], dtype='<U1')
-    >>> clf.best_estimator_.predict([X1, X2]).shape
-    (40,)
-    """
-
-    _base_class: type = MVMLClassifier
-
-    def _check_proba(self) -> None:
-        """Probabilities are always available (they need ``refit=True`` at prediction)."""
-
-    def _calibrated_decisions(self, X: Any) -> tuple[Any, Any]:
-        est = self._check_refit()
-        return self.calibration_, est._decision(X)
-
-    def decision_function(self, X: Any) -> Any:
-        """Outputs of ``best_estimator_``."""
-        return self._check_refit().decision_function(X)
-
-
-class MVMLSVCCV(MVMLClassifierCV):
-    """:class:`~mvkernels.MVMLSVC` (hinge loss) with built-in cross-validation.
-
-    As :class:`MVMLClassifierCV`: ``alpha`` x ``eta`` x bandwidth factor x outer
-    iterations, with defaults sized for the hinge loss (every candidate runs the dual
-    solver, the hinge loss has no sufficient statistics): ``alphas=(1e-5, 1e-4, 1e-3)``,
-    ``etas=(0.01, 1)``, ``bandwidth_factors=(2, 8)``, ``max_iter=2`` (paths of 1 and 2
-    outer iterations) and ``cv=3``: 24 candidates.
-
-    How the work is shared: one Nystrom map per bandwidth factor (all folds), the fold's
-    training features computed once and shared by every candidate; along each path every
-    outer iteration is scored for free; with the learned dense metric the first g-step
-    (metric ``A = I``) does not depend on ``eta`` and is solved once per ``alpha`` and
-    class, and the A-steps of all ``eta`` x classes run as one low-rank batch. Along
-    ``alpha`` (largest first) the first g-step's margins choose the next ``alpha``'s
-    working set of rows (liblinear itself has no warm start; the result is exact, see
-    :func:`~mvkernels.mvml._hinge.linear_svm_working_set`). The smallest default
-    ``alpha`` is 1e-5: below it the g-step's ``C' = 1/(2 n alpha)`` makes the dual solver
-    slow, and 1e-6 was never selected on the benchmark data (``docs/mvml_svm.md``).
-
-    Parameters
-    ----------
-    alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
-n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose, missing_views
-        As :class:`MVMLClassifierCV`.
-    search : {"screen", "exhaustive"}, default="screen"
-        ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
-        exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
-        all the rows at its best ``alpha`` of the square loss's grid (``logspace(-4, 1,
-        6)``: the hinge loss's ``alpha`` is on another scale), then the best pair only
-        (the 2 best with missing views in the training rows) is cross-validated, at every
-        ``alpha``, ``eta`` and iteration (the other candidates: NaN scores,
-        ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on in-memory views
-        with more pairs than kept ones; ``"exhaustive"`` cross-validates every candidate.
-    joint_view : bool or "auto", default=False
-        As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
-        its own solver (there are no sufficient statistics to share), so searching with
-        and without the joint view doubles the search; pass ``"auto"`` to search it
-        (with and without: no joint-only candidate here).
-    cv : int, splitter or iterable, default=3
-        As :class:`MVMLClassifierCV` (3 stratified folds by default).
-    max_iter : int, default=2
-        Longest path searched (outer iterations 1 .. ``max_iter``).
-
-    Attributes
-    ----------
-    best_params_, best_score_, best_kernel_params_, cv_results_, best_estimator_, \
-n_iter_, best_index_, n_splits_, cv_time_, classes_
-        As :class:`MVMLClassifierCV`; ``best_estimator_`` is a fitted
-        :class:`~mvkernels.MVMLSVC`.
-
-    See Also
-    --------
-    MVMLSVC : The estimator whose hyperparameters are searched.
-    MVMLClassifierCV : The same for the square loss.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvkernels import MVMLSVCCV
-    >>> rng = np.random.RandomState(0)
-    >>> X1, X2 = rng.randn(60, 3), rng.randn(60, 2)
-    >>> y = (X1[:, 0] + X2[:, 0] > 0).astype(int)
-    >>> cv = MVMLSVCCV(alphas=[1e-4, 1e-2], etas=[1.0], bandwidth_factors=[2.0]).fit([X1, X2], y)
-    >>> sorted(cv.best_params_)
-    ['alpha', 'bandwidth_factor', 'eta', 'max_iter']
-    """
-
-    _base_class = MVMLSVC
-    _default_alphas = SVC_DEFAULT_ALPHAS
-    _default_etas = SVC_DEFAULT_ETAS
-    _default_factors = SVC_DEFAULT_BANDWIDTH_FACTORS
-    # the screen chooses the bandwidth only: one finalist pair, scored by the ridge's
-    # leave-one-out error over the square loss's alpha grid (the hinge loss's alpha is on
-    # another scale), then cross-validated at every searched alpha
-    _n_finalists = 1
-    _screen_alphas = DEFAULT_ALPHAS
-    # the square loss's leave-one-out error is a weaker guide between bandwidths tied on
-    # its accuracy for the hinge loss: tied bandwidths are all cross-validated (on uWave
-    # the tie-break picked a bandwidth 0.6 points worse in test accuracy)
-    _screen_tiebreak = False
-    # no joint-only candidate: the hinge loss has no shared factorisation to run it cheaply
-    _joint_only = False
-
-    def __init__(
-        self,
-        *,
-        alphas: Any = None,
-        etas: Any = None,
-        bandwidth_factors: Any = None,
-        cv: Any = 3,
-        scoring: Any = None,
-        n_jobs: int | None = None,
-        refit: bool = True,
-        metric: str = "dense",
-        learn_weights: bool = False,
-        n_landmarks: int | float | str | None = "auto",
-        landmarks: str = "uniform",
-        kernel: Any = "rbf",
-        kernel_params: Any = None,
-        max_iter: int = 2,
-        step_size: float | str = "auto",
-        n_a_steps: int = 1,
-        sparse_threshold: str = "mu_eta",
-        eig_floor: float = 1e-10,
-        chunk_size: int | None = None,
-        views: Any = None,
-        random_state: Any = None,
-        verbose: int = 0,
-        joint_view: bool | str = False,
-        search: str = "screen",
-        missing_views: str = "reduced",
-    ):
-        super().__init__(
-            alphas=alphas,
-            etas=etas,
-            bandwidth_factors=bandwidth_factors,
-            cv=cv,
-            scoring=scoring,
-            n_jobs=n_jobs,
-            refit=refit,
-            metric=metric,
-            learn_weights=learn_weights,
-            n_landmarks=n_landmarks,
-            landmarks=landmarks,
-            kernel=kernel,
-            kernel_params=kernel_params,
-            max_iter=max_iter,
-            step_size=step_size,
-            n_a_steps=n_a_steps,
-            sparse_threshold=sparse_threshold,
-            eig_floor=eig_floor,
-            chunk_size=chunk_size,
-            views=views,
-            random_state=random_state,
-            verbose=verbose,
-            joint_view=joint_view,
-            search=search,
-            missing_views=missing_views,
-        )

@@ -1,0 +1,65 @@
+"""Built-in model selection for the MVML family: :class:`MVMLClassifierCV`,
+:class:`MVMLRegressorCV` and :class:`MVMLSVCCV`.
+
+Like scikit-learn's ``RidgeCV`` / ``LogisticRegressionCV``, these estimators choose their
+hyperparameters by cross-validation on the training data and refit the best model. They
+search
+
+* ``alpha`` (the paper's lambda) and, for learned metrics, ``eta``: log-spaced grids over
+  the papers' ranges (lambda in [1e-8, 10], eta in [1e-3, 100]);
+* a bandwidth factor ``f`` on the per-view default (Gaussian: ``gamma_l = f / (2 sigma_l^2)``
+  with ``sigma_l`` the mean pairwise distance of view ``l``; Laplacian likewise); kernels
+  without a bandwidth (linear, polynomial, precomputed, callables) are not rescaled;
+* the number of outer iterations ``max_iter`` (1 .. ``max_iter``) along Algorithm 1's path
+  (``tol=None``): every outer iteration's g-step is the final model of a fit with that many
+  iterations, so this axis costs nothing.
+
+How the work is shared (block Nystrom mode, square loss). For each bandwidth factor one
+Nystrom map is fitted on all training rows (the same landmarks for every factor and
+fold: only unlabelled rows enter it). Each held-out part is read once: its features give
+its decision values and its sufficient statistics ``C_k = sum u u^T``, ``c_k = sum u y^T``;
+a fold's training statistics are the total minus the held-out part
+(:func:`complement_moments`), so a whole cross-validation is one pass over the data per
+bandwidth. Per fold, ``D_w C D_w`` is factored once (:class:`~._lowrank.SharedSpectrum`) and
+shared by every class, ``alpha``, ``eta`` and iteration: the dense-metric problems of a fold
+run as one batch (:func:`~._lowrank.dense_metric_path`). Variants that break that
+structure (sparse metric, learned weights) run the reference solver on the same fold
+statistics; the hinge loss runs on the fold's features, computed once per fold
+(:class:`MVMLSVCCV`: the learned dense paths of all ``eta`` of an ``alpha`` in one batch).
+Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
+With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
+candidate without it uses the leading blocks of the same features and statistics
+(:mod:`._joint`). The third candidate of ``"auto"``, the joint view alone with the identity
+metric (kernel ridge on the concatenation, ``joint_view="only"``), has a capacity of its
+own (:func:`~._joint.joint_only_landmarks`: every row a landmark up to 3000 rows) and is
+cross-validated apart (:meth:`_MVMLCVBase._score_joint_only`).
+By default (``search="screen"``) the search runs in two named steps: every
+(joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
+MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
+pairs (:meth:`_MVMLCVBase._screened_search`; :class:`MVMLSVCCV`: the best pair, at every
+``alpha``).
+"""
+
+from ._estimators import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV
+from ._grid import (
+    DEFAULT_ALPHAS,
+    DEFAULT_BANDWIDTH_FACTORS,
+    DEFAULT_ETAS,
+    SVC_DEFAULT_ALPHAS,
+    SVC_DEFAULT_BANDWIDTH_FACTORS,
+    SVC_DEFAULT_ETAS,
+)
+from ._scoring import complement_moments
+
+__all__ = [
+    "MVMLClassifierCV",
+    "MVMLRegressorCV",
+    "MVMLSVCCV",
+    "complement_moments",
+    "DEFAULT_ALPHAS",
+    "DEFAULT_ETAS",
+    "DEFAULT_BANDWIDTH_FACTORS",
+    "SVC_DEFAULT_ALPHAS",
+    "SVC_DEFAULT_ETAS",
+    "SVC_DEFAULT_BANDWIDTH_FACTORS",
+]

@@ -1,0 +1,366 @@
+"""The MVML CV estimators: :class:`MVMLRegressorCV`, :class:`MVMLClassifierCV` and
+:class:`MVMLSVCCV`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sklearn.base import ClassifierMixin, RegressorMixin
+
+from .._estimators import MVMLClassifier, MVMLRegressor
+from .._proba import ProbaMixin
+from .._svm import MVMLSVC
+from ._grid import (
+    DEFAULT_ALPHAS,
+    SVC_DEFAULT_ALPHAS,
+    SVC_DEFAULT_BANDWIDTH_FACTORS,
+    SVC_DEFAULT_ETAS,
+)
+from ._search import _MVMLCVBase
+
+__all__ = ["MVMLClassifierCV", "MVMLRegressorCV", "MVMLSVCCV"]
+
+
+class MVMLRegressorCV(RegressorMixin, _MVMLCVBase):
+    """:class:`~mvkernels.MVMLRegressor` with built-in cross-validation of ``alpha``,
+    ``eta``, the bandwidth and the number of outer iterations.
+
+    Multi-output ``y`` (n, k): one set of hyperparameters for all outputs, chosen on the
+    uniform average over outputs of the held-out R^2 (per fold, then averaged over folds);
+    the refitted model has one problem per output (see :class:`~mvkernels.MVMLRegressor`).
+
+    Parameters
+    ----------
+    alphas : array-like or None, default=None
+        Candidate ``alpha`` (the paper's lambda); None: ``logspace(-4, 1, 6)``.
+    etas : array-like or None, default=None
+        Candidate ``eta`` for learned metrics; None: ``logspace(-3, 1, 5)``.
+    bandwidth_factors : array-like or None, default=None
+        Factors on the per-view default bandwidth parameter (``gamma_l = f / (2 sigma_l^2)``
+        for Gaussian kernels); None: ``(1, 2, 4, 8, 16)``. Ignored for kernels without
+        a bandwidth.
+    cv : int, splitter or iterable, default=5
+        As :func:`sklearn.model_selection.check_cv` (``KFold`` for regression,
+        ``StratifiedKFold`` for classification; not shuffled).
+    scoring : str, callable or None, default=None
+        None: R^2 (regressors) or accuracy (classifiers), computed from the statistics
+        of the held-out outputs; otherwise a scikit-learn scorer evaluated per candidate.
+    n_jobs : int or None, default=None
+        Number of threads for the cross-validation folds of the Nystrom-mode search
+        (:class:`joblib.Parallel` with threads, ``None``: one, ``-1``: all cores; BLAS
+        runs single-threaded inside the search, so the folds are what runs in parallel).
+        The full-kernel search, Dask views and :class:`MVMLSVCCV` (liblinear's random
+        number generator is process-wide) run one fold at a time. Results do not depend
+        on it.
+    refit : bool, default=True
+        Refit the best candidate on all the data (``best_estimator_``).
+    metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, max_iter, \
+step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_state
+        As :class:`~mvkernels.MVMLRegressor`; ``max_iter`` is the longest path searched.
+    verbose : int, default=0
+        Print one line per bandwidth factor.
+    joint_view : "auto" or bool, default="auto"
+        The joint view (:class:`~mvkernels.MVMLRegressor`'s ``joint_view``) as a grid
+        dimension: ``"auto"`` scores three candidates in this order (ties keep the
+        earlier): without the joint view, with it, and the joint view alone (only
+        ``False`` for a single view); ``True`` / ``False`` fixes it (no joint-only
+        candidate). The first two share the Nystrom map and the held-out statistics:
+        the one without the joint view uses the leading blocks of the same features.
+        The joint view alone (``joint_view="only"``, ``metric="identity"``: kernel ridge
+        on the concatenated views, exactly when every row is a landmark) has its own
+        capacity: with ``n_landmarks="auto"``,
+        ``p_J = min(n, max(600, floor(sqrt(3000^3 / n))))`` landmarks (every training row
+        up to 3000 rows; above, one ``O(n p_J^2)`` pass costs no more than at 3000 rows),
+        else ``n_landmarks``. With ``search="screen"`` its
+        bandwidth factor and ``alpha`` window come from the leave-one-out score of ridge on
+        the screened features' joint block; it is cross-validated on the same folds, one
+        Cholesky factorisation per fold and ``alpha`` (of the fold's kernel matrix when
+        every row is a landmark). Its ``cv_results_`` rows are scored at the first
+        ``eta`` and ``max_iter=1`` (NaN elsewhere), and when it wins ``best_estimator_``
+        is ``MVMLRegressor(joint_view="only", metric="identity", n_landmarks=p_J)``.
+        Searched in Nystrom mode on complete in-memory views that are not precomputed
+        kernels.
+    search : {"screen", "exhaustive"}, default="screen"
+        ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
+        exact leave-one-out score of the fixed metric ``A = I`` on all the rows (one
+        factorisation per pair, every ``alpha``), then the 2 best pairs are
+        cross-validated in full at their screening-best ``alpha`` and its grid neighbours
+        (see :mod:`mvkernels.mvml._screen`); the other candidates get NaN scores in
+        ``cv_results_``. With missing views in the training rows the 4 best pairs are
+        kept (the screen's fixed metric ranks the pairs less reliably on completed
+        features). Applies in Nystrom mode on in-memory views when there are more pairs
+        than kept ones; otherwise, and with ``"exhaustive"``, every candidate is
+        cross-validated.
+    missing_views : {"reduced", "complete"}, default="reduced"
+        How samples with missing views (NaN rows) are predicted when the training rows
+        have missing views. ``"reduced"``: a sample whose observed views are ``O`` is
+        predicted by the model of the views ``O`` alone, fitted (with its own search,
+        started from this one: its bandwidth factor and ``eta`` kept, ``alpha`` near its
+        choice) on the training rows that observe any of them, one model per pattern of observed
+        views present in the training rows (:mod:`mvkernels.mvml._reduced`; kept as
+        ``best_estimator_.reduced_models_``); complete samples, and patterns no training
+        row had, by the model of all the views. ``"complete"``: every sample by the model
+        of all the views, its missing views' features completed by their conditional
+        expectation. Dask views: ``"complete"``.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``, and
+        ``joint_view`` when both candidates were searched.
+    best_score_ : float
+        Mean held-out score of the best candidate.
+    best_kernel_params_ : list of dict
+        The per-view kernel parameters of the best bandwidth (what ``best_estimator_`` uses;
+        with the joint view selected, its parameters come last).
+    best_joint_view_ : bool or "only"
+        Whether the selected model has the joint view, or ``"only"`` for the joint view
+        alone (``best_params_["joint_view"]`` when several were searched).
+    cv_results_ : dict of arrays
+        As ``GridSearchCV.cv_results_``: ``params``, ``param_*``, ``split{k}_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``. Candidates left out
+        by the screening (``search="screen"``) have NaN scores and rank after every scored
+        one; ``screen_score`` (when the grid was screened) is the leave-one-out score of
+        each candidate's (joint view, bandwidth factor) pair and ``screen_squared_error``
+        its leave-one-out mean squared error of the outputs, which breaks ties of
+        ``screen_score`` when the finalists are chosen.
+    best_estimator_ : MVMLRegressor
+        The refitted model (``refit=True``).
+    n_iter_ : int or ndarray
+        Outer iterations of ``best_estimator_`` (the selected ``max_iter`` without refit).
+    best_index_, n_splits_, cv_time_
+
+    See Also
+    --------
+    MVMLRegressor : The estimator whose hyperparameters are searched.
+    MVMLClassifierCV : The same for classification.
+    sklearn.model_selection.GridSearchCV : The generic search this one specialises.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = X1[:, 0] + np.sin(X2[:, 1])
+    >>> from mvkernels import MVMLRegressorCV
+    >>> reg = MVMLRegressorCV(cv=3).fit([X1, X2], y)
+    >>> sorted(reg.best_params_)
+    ['alpha', 'bandwidth_factor', 'eta', 'joint_view', 'max_iter']
+    >>> reg.predict([X1, X2]).shape
+    (40,)
+    """
+
+    _base_class = MVMLRegressor
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
+    """:class:`~mvkernels.MVMLClassifier` with built-in cross-validation.
+
+    Parameters and attributes as :class:`MVMLRegressorCV` (default scoring: accuracy;
+    ``StratifiedKFold`` folds), plus ``classes_``; ``best_estimator_`` is a fitted
+    :class:`~mvkernels.MVMLClassifier`. All one-vs-all classes share the fold
+    statistics, the factorisation and the hyperparameters.
+
+    ``predict_proba`` / ``predict_log_proba`` (with ``refit=True``): ``softmax(a D(x))``
+    of ``best_estimator_``'s decision values, the slope ``a`` (``calibration_``) fitted on
+    the held-out decision values of the selected candidate, which the search computed
+    anyway (no extra fit). The most probable class is the predicted one.
+
+    Parameters
+    ----------
+    alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
+n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
+sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
+missing_views
+        As :class:`MVMLRegressorCV`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    best_estimator_ : MVMLClassifier
+        The refitted model (``refit=True``).
+    best_params_, best_score_, best_kernel_params_, cv_results_, n_iter_, best_index_, \
+n_splits_, cv_time_
+        As :class:`MVMLRegressorCV`.
+
+    See Also
+    --------
+    MVMLClassifier : The estimator whose hyperparameters are searched.
+    MVMLRegressorCV : The same for regression (parameters and attributes).
+    MVMLSVCCV : The same for the hinge loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    >>> y = np.where(X1[:, 0] + X2[:, 0] > 0, "a", "b")
+    >>> from mvkernels import MVMLClassifierCV
+    >>> clf = MVMLClassifierCV(cv=3).fit([X1, X2], y)
+    >>> clf.classes_
+    array(['a', 'b'], dtype='<U1')
+    >>> clf.best_estimator_.predict([X1, X2]).shape
+    (40,)
+    """
+
+    _base_class: type = MVMLClassifier
+
+    def _check_proba(self) -> None:
+        """Probabilities are always available (they need ``refit=True`` at prediction)."""
+
+    def _calibrated_decisions(self, X: Any) -> tuple[Any, Any]:
+        est = self._check_refit()
+        return self.calibration_, est._decision(X)
+
+    def decision_function(self, X: Any) -> Any:
+        """Outputs of ``best_estimator_``."""
+        return self._check_refit().decision_function(X)
+
+
+class MVMLSVCCV(MVMLClassifierCV):
+    """:class:`~mvkernels.MVMLSVC` (hinge loss) with built-in cross-validation.
+
+    As :class:`MVMLClassifierCV`: ``alpha`` x ``eta`` x bandwidth factor x outer
+    iterations, with defaults sized for the hinge loss (every candidate runs the dual
+    solver, the hinge loss has no sufficient statistics): ``alphas=(1e-5, 1e-4, 1e-3)``,
+    ``etas=(0.01, 1)``, ``bandwidth_factors=(2, 8)``, ``max_iter=2`` (paths of 1 and 2
+    outer iterations) and ``cv=3``: 24 candidates.
+
+    How the work is shared: one Nystrom map per bandwidth factor (all folds), the fold's
+    training features computed once and shared by every candidate; along each path every
+    outer iteration is scored for free; with the learned dense metric the first g-step
+    (metric ``A = I``) does not depend on ``eta`` and is solved once per ``alpha`` and
+    class, and the A-steps of all ``eta`` x classes run as one low-rank batch. Along
+    ``alpha`` (largest first) the first g-step's margins choose the next ``alpha``'s
+    working set of rows (liblinear itself has no warm start; the result is exact, see
+    :func:`~mvkernels.mvml._hinge.linear_svm_working_set`). The smallest default
+    ``alpha`` is 1e-5: below it the g-step's ``C' = 1/(2 n alpha)`` makes the dual solver
+    slow, and 1e-6 was never selected on the benchmark data (``docs/mvml_svm.md``).
+
+    Parameters
+    ----------
+    alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
+n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
+eig_floor, chunk_size, views, random_state, verbose, missing_views
+        As :class:`MVMLClassifierCV`.
+    search : {"screen", "exhaustive"}, default="screen"
+        ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
+        exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
+        all the rows at its best ``alpha`` of the square loss's grid (``logspace(-4, 1,
+        6)``: the hinge loss's ``alpha`` is on another scale), then the best pair only
+        (the 2 best with missing views in the training rows) is cross-validated, at every
+        ``alpha``, ``eta`` and iteration (the other candidates: NaN scores,
+        ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on in-memory views
+        with more pairs than kept ones; ``"exhaustive"`` cross-validates every candidate.
+    joint_view : bool or "auto", default=False
+        As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
+        its own solver (there are no sufficient statistics to share), so searching with
+        and without the joint view doubles the search; pass ``"auto"`` to search it
+        (with and without: no joint-only candidate here).
+    cv : int, splitter or iterable, default=3
+        As :class:`MVMLClassifierCV` (3 stratified folds by default).
+    max_iter : int, default=2
+        Longest path searched (outer iterations 1 .. ``max_iter``).
+
+    Attributes
+    ----------
+    best_params_, best_score_, best_kernel_params_, cv_results_, best_estimator_, \
+n_iter_, best_index_, n_splits_, cv_time_, classes_
+        As :class:`MVMLClassifierCV`; ``best_estimator_`` is a fitted
+        :class:`~mvkernels.MVMLSVC`.
+
+    See Also
+    --------
+    MVMLSVC : The estimator whose hyperparameters are searched.
+    MVMLClassifierCV : The same for the square loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels import MVMLSVCCV
+    >>> rng = np.random.RandomState(0)
+    >>> X1, X2 = rng.randn(60, 3), rng.randn(60, 2)
+    >>> y = (X1[:, 0] + X2[:, 0] > 0).astype(int)
+    >>> cv = MVMLSVCCV(alphas=[1e-4, 1e-2], etas=[1.0], bandwidth_factors=[2.0]).fit([X1, X2], y)
+    >>> sorted(cv.best_params_)
+    ['alpha', 'bandwidth_factor', 'eta', 'max_iter']
+    """
+
+    _base_class = MVMLSVC
+    _default_alphas = SVC_DEFAULT_ALPHAS
+    _default_etas = SVC_DEFAULT_ETAS
+    _default_factors = SVC_DEFAULT_BANDWIDTH_FACTORS
+    # the screen chooses the bandwidth only: one finalist pair, scored by the ridge's
+    # leave-one-out error over the square loss's alpha grid (the hinge loss's alpha is on
+    # another scale), then cross-validated at every searched alpha
+    _n_finalists = 1
+    _screen_alphas = DEFAULT_ALPHAS
+    # the square loss's leave-one-out error is a weaker guide between bandwidths tied on
+    # its accuracy for the hinge loss: tied bandwidths are all cross-validated (on uWave
+    # the tie-break picked a bandwidth 0.6 points worse in test accuracy)
+    _screen_tiebreak = False
+    # no joint-only candidate: the hinge loss has no shared factorisation to run it cheaply
+    _joint_only = False
+
+    def __init__(
+        self,
+        *,
+        alphas: Any = None,
+        etas: Any = None,
+        bandwidth_factors: Any = None,
+        cv: Any = 3,
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        refit: bool = True,
+        metric: str = "dense",
+        learn_weights: bool = False,
+        n_landmarks: int | float | str | None = "auto",
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        max_iter: int = 2,
+        step_size: float | str = "auto",
+        n_a_steps: int = 1,
+        sparse_threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+        verbose: int = 0,
+        joint_view: bool | str = False,
+        search: str = "screen",
+        missing_views: str = "reduced",
+    ):
+        super().__init__(
+            alphas=alphas,
+            etas=etas,
+            bandwidth_factors=bandwidth_factors,
+            cv=cv,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            metric=metric,
+            learn_weights=learn_weights,
+            n_landmarks=n_landmarks,
+            landmarks=landmarks,
+            kernel=kernel,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            step_size=step_size,
+            n_a_steps=n_a_steps,
+            sparse_threshold=sparse_threshold,
+            eig_floor=eig_floor,
+            chunk_size=chunk_size,
+            views=views,
+            random_state=random_state,
+            verbose=verbose,
+            joint_view=joint_view,
+            search=search,
+            missing_views=missing_views,
+        )
