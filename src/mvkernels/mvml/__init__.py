@@ -27,8 +27,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   dense and eq. 12/18 sparse, :func:`metric_step`; the fixed metrics, MVML_Cov; the view
   weights, eq. 10/17) and :mod:`._lowrank` (the low-rank dense metric ``s I + W W^T`` of
   the structured solvers, one eigendecomposition per fit);
-* the estimators: :mod:`._estimators` (Algorithm 1's dense reference path in
-  ``_BaseMVML``, :class:`MVMLRegressor`, :class:`MVMLClassifier`), :mod:`._svm`
+* Algorithm 1: :mod:`._driver` (the outer loop: the dense reference path for any loss
+  and metric, the square loss's structured path, and the bookkeeping every path shares);
+* the estimators: :mod:`._estimators` (``_BaseMVML``: problem data, the choice of path,
+  fitted attributes; :class:`MVMLRegressor`, :class:`MVMLClassifier`), :mod:`._svm`
   (:class:`MVMLSVC`: the hinge loss and its final multipliers), :mod:`._proba`
   (probabilities), :mod:`._reduced` (models of the observed views, missing views);
 * model selection: :mod:`.cv` (:class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`,

@@ -37,20 +37,17 @@ from ..nystrom import (
 )
 from ..nystrom._missing import ConditionalViews
 from ._bandwidth import resolve_bandwidths
+from ._driver import reference_path
 from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
 from ._losses import Loss, SquareLoss
 from ._lowrank import MetricStack
 from ._metric import (
     LEARNED_METRICS,
     METRICS,
-    PSDFactor,
     _sym,
     cov_metric_full,
     cov_metric_nystrom,
-    metric_penalty,
-    metric_step,
     min_eigenvalue,
-    objective_converged,
 )
 from ._proba import (
     ProbaMixin,
@@ -415,126 +412,6 @@ class _BaseMVML(BaseEstimator):
         """The loss of this estimator, built from its parameters once per fit."""
         return SquareLoss(self)
 
-    def _objective(
-        self,
-        loss: Loss,
-        problem: MVMLProblem,
-        t: int,
-        A: np.ndarray,
-        factor: PSDFactor,
-        g: np.ndarray,
-        w: np.ndarray,
-    ) -> float:
-        val = loss.data_loss(problem, t, g, w) + self.alpha * factor.quad(g)
-        if self.metric in LEARNED_METRICS:
-            val += self.eta * metric_penalty(A, self.metric, problem.n_views)
-        return val
-
-    def _initial_step(self, A: np.ndarray, factor: PSDFactor, g: np.ndarray) -> float:
-        """``step_size="auto"``: the first A-step moves A by at most ``||A||_F``.
-
-        ``mu0 = ||A||_F / ||grad||_F`` with ``grad`` the gradient of the smooth part
-        (capped by ``0.499 / eta`` in the dense case, inside :func:`metric_step`).
-        """
-        if not (isinstance(self.step_size, str) and self.step_size == "auto"):
-            return float(self.step_size)
-        q = factor.solve(g)
-        grad = -self.alpha * np.outer(q, q)
-        if self.metric == "dense":
-            grad = grad + 2.0 * self.eta * A
-        gn = float(np.linalg.norm(grad))
-        return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / self.eta
-
-    def _fit_target(
-        self,
-        loss: Loss,
-        problem: MVMLProblem,
-        t: int,
-        A0: np.ndarray,
-        record_path: bool = False,
-    ) -> dict:
-        """Alternate g-, w- and A-steps for target column ``t`` (Algorithm 1).
-
-        The dense reference path. With ``record_path``, ``path[k]`` is the g-step
-        solution for the metric after ``k + 1`` outer iterations (the final ``g`` of a
-        fit with ``max_iter = k + 1``, ``tol=None``), with its weights ``path_w[k]``.
-        """
-        path: list[np.ndarray] = []
-        path_w: list[np.ndarray] = []
-        v = problem.n_views
-        learned = self.metric in LEARNED_METRICS
-        A = A0.copy()
-        factor = PSDFactor(A, eig_floor=self.eig_floor)
-        w = np.full(v, 1.0 / v)
-        state = loss.new_state()
-        history: list[float] = []
-        mu_next: float | None = None
-        n_iter = 0
-        converged = not learned and not self.learn_weights
-        # the dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
-        # tracked so that the fitted model stores V, not A (see MetricStack)
-        lowrank = self.metric == "dense" and np.array_equal(A0, np.eye(A0.shape[0]))
-        s_lr, cols = 1.0, np.zeros((A0.shape[0], 0))
-        for it in range(self.max_iter):
-            n_iter = it + 1
-            g = loss.g_step(problem, t, factor, w, state)
-            if it > 0:
-                path.append(g)
-                path_w.append(w)
-            if self.learn_weights:
-                w = loss.w_step(problem, t, g, w)
-            if learned:
-                for _ in range(self.n_a_steps):
-                    mu0 = self._initial_step(A, factor, g) if mu_next is None else mu_next
-                    q = factor.solve(g) if lowrank else None
-                    A, factor, mu = metric_step(
-                        A,
-                        factor,
-                        g,
-                        self.alpha,
-                        self.eta,
-                        self.metric,
-                        v,
-                        mu0,
-                        threshold=self.sparse_threshold,
-                        eig_floor=self.eig_floor,
-                    )
-                    if mu > 0 and lowrank:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
-                        c = 1.0 - 2.0 * mu * self.eta
-                        s_lr *= c
-                        cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * self.alpha) * q])
-                    if mu > 0:  # next step starts from twice the accepted one
-                        mu_next = 2.0 * mu
-                    else:
-                        mu_next = None if mu_next is None else 0.5 * mu_next
-            history.append(self._objective(loss, problem, t, A, factor, g, w))
-            if not learned and not self.learn_weights:
-                break
-            if objective_converged(history, self.tol):
-                converged = True
-                break
-        # final g-step: coef_ is the exact minimiser for the returned metric and weights
-        if learned or self.learn_weights:
-            g = loss.g_step(problem, t, factor, w, state)
-            history.append(self._objective(loss, problem, t, A, factor, g, w))
-        path.append(g)
-        path_w.append(w)
-        out = dict(
-            A=A,
-            g=g,
-            w=w,
-            history=np.asarray(history),
-            n_iter=n_iter,
-            converged=converged,
-            state=state,
-        )
-        if lowrank:
-            out["metric_lowrank"] = (s_lr, cols)
-        if record_path:
-            out["path"] = np.asarray(path)
-            out["path_w"] = np.asarray(path_w)
-        return out
-
     def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
         """Run Algorithm 1 on ``problem`` for every target column; sets ``solver_``."""
         loss = self._make_loss()
@@ -545,8 +422,7 @@ class _BaseMVML(BaseEstimator):
                 return loss.fit_structured(problem, A0, record_path)
             self.solver_ = "dense"
             return [
-                self._fit_target(loss, problem, t, A0, record_path)
-                for t in range(problem.n_targets)
+                reference_path(loss, problem, t, A0, record_path) for t in range(problem.n_targets)
             ]
 
     def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:

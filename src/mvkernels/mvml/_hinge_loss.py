@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
+from ._driver import PathState
 from ._hinge import (
     COLD_ADD,
     COLD_MIN_BOX,
@@ -292,8 +293,8 @@ class HingeLoss(Loss):
         square-loss structured solver); with ``F = [sqrt(s) I, W]`` the g-step features
         are ``[sqrt(s) phi_i, W^T phi_i]`` (``O(n d r)`` per g-step) and
         ``<g, A^{-1} g>`` comes from the Woodbury identity. Same iterates as the dense
-        path (:meth:`_fit_target`) up to the dual solver's tolerance. Fixed metrics
-        (identity, Cov) need one g-step.
+        path (:func:`~mvkernels.mvml._driver.reference_path`) up to the dual solver's
+        tolerance. Fixed metrics (identity, Cov) need one g-step.
         """
         v, T = problem.n_views, problem.n_targets
         w = np.full(v, 1.0 / v)
@@ -400,18 +401,14 @@ class HingeLoss(Loss):
                 rebuild=rebuild,
             )
 
-        histories: list[list[float]] = [[] for _ in range(B)]
-        paths: list[list[np.ndarray]] = [[] for _ in range(B)]
-        n_iter = np.zeros(B, dtype=int)
-        converged = np.zeros(B, dtype=bool)
-        active = np.arange(B)
+        run = PathState.start(B, d, self.max_iter, record_path=True)
         al = np.full(B, alpha)
         et = np.repeat(np.asarray(etas, dtype=np.float64), T)
         G = np.zeros((B, d))
         for it in range(self.max_iter):
+            active = run.running
             if active.size == 0:
                 break
-            n_iter[active] = it + 1
             if it > 0:
                 self.warm_g_steps(problem, Phi, mets, states, active.tolist())
             for b in active.tolist():
@@ -422,25 +419,14 @@ class HingeLoss(Loss):
                     G[b] = g_step(int(b))
                 if it == 0 and b < T:
                     first_margins.append(states[b].margins)
-                if it > 0:
-                    paths[b].append(G[b])
             s_obj = np.zeros(active.size)
             for _ in range(self.n_a_steps):
                 q, Wq, xg = mets.solve(active, G[active])
                 s_obj = mets.a_step(
                     active, G[active], q, Wq, xg, al[active], et[active], self.step_size
                 )
-            for j, b in enumerate(active.tolist()):
-                loss = self.hinge_from_margins(problem, states[b].margins)
-                histories[b].append(loss + float(s_obj[j]))
-            if self.tol is not None:
-                for b in active.tolist():
-                    h = histories[b]
-                    if len(h) > 1 and abs(h[-2] - h[-1]) <= self.tol * max(
-                        abs(h[-2]), np.finfo(float).tiny
-                    ):
-                        converged[b] = True
-                active = np.flatnonzero(~converged)
+            hinge = np.array([self.hinge_from_margins(problem, states[b].margins) for b in active])
+            run.record(it, G[active], hinge + s_obj, self.tol)
         out = []
         self.warm_g_steps(problem, Phi, mets, states, list(range(B)))
         for b in range(B):
@@ -448,8 +434,8 @@ class HingeLoss(Loss):
             q = mets.solve([b], g[None])[0][0]
             obj = self.hinge_from_margins(problem, states[b].margins) + alpha * float(g @ q)
             obj += et[b] * float(mets.frob2([b])[0])
-            histories[b].append(obj)
-            paths[b].append(g)
+            run.finish(b, g, obj)
+            n_iter = int(run.n_iter[b])
             out.append(
                 dict(
                     # kept structured: A = s I + W W^T (the estimator's MetricStack builds
@@ -458,14 +444,14 @@ class HingeLoss(Loss):
                     metric_lowrank=(float(mets.s[b]), mets.columns(b)),
                     g=g,
                     w=w,
-                    history=np.asarray(histories[b]),
-                    n_iter=int(n_iter[b]),
-                    converged=bool(converged[b]),
+                    history=np.asarray(run.histories[b]),
+                    n_iter=n_iter,
+                    converged=bool(run.converged[b]),
                     state=states[b],
                     first_margins=first_margins[b % T],
                     min_eig=mets.min_eigenvalue(b),
-                    path=np.asarray(paths[b]),
-                    path_w=np.tile(w, (len(paths[b]), 1)),
+                    path=run.path[b, :n_iter].copy(),
+                    path_w=np.tile(w, (n_iter, 1)),
                 )
             )
         return out

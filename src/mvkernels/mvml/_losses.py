@@ -18,8 +18,8 @@ a low-rank dense metric) applies, that solver itself, and its per-target solver 
 An estimator builds its loss once per fit from its own parameters
 (``_BaseMVML._make_loss``); the loss reads them as attributes of the same names. A new
 loss is a subclass of :class:`Loss` implementing ``g_step``, ``data_loss`` and ``w_step``
-(``structured_applies`` returns False by default, so the dense reference path of
-``_BaseMVML._fit_target`` runs it with any metric), returned by an estimator's
+(``structured_applies`` returns False by default, so the dense reference path,
+:func:`~mvkernels.mvml._driver.reference_path`, runs it with any metric), returned by an estimator's
 ``_make_loss``.
 """
 
@@ -31,7 +31,8 @@ import numpy as np
 from scipy import linalg
 
 from .._threads import serial_blas
-from ._lowrank import SharedSpectrum, dense_metric_path, fixed_metric_solve
+from ._driver import dense_metric_path
+from ._lowrank import SharedSpectrum, fixed_metric_solve
 from ._metric import LEARNED_METRICS, PSDFactor, _sym, least_squares_weights
 from ._problem import MVMLProblem
 from ._screen import ridge_solve
@@ -46,6 +47,7 @@ _COMMON_PARAMS = (
     "learn_weights",
     "solver",
     "eig_floor",
+    "sparse_threshold",
     "max_iter",
     "n_a_steps",
     "tol",
@@ -72,6 +74,7 @@ class Loss:
     learn_weights: bool
     solver: str
     eig_floor: float
+    sparse_threshold: str
     max_iter: int
     n_a_steps: int
     tol: float | None
@@ -230,7 +233,7 @@ class SquareLoss(Loss):
         self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
     ) -> list[dict]:
         """All target columns at once with the shared factorisation (same results as
-        :meth:`_fit_target`, see :mod:`mvkernels.mvml._lowrank`)."""
+        :func:`~mvkernels.mvml._driver.reference_path`, see :mod:`mvkernels.mvml._lowrank`)."""
         v, T = problem.n_views, problem.n_targets
         w = np.full(v, 1.0 / v)
         M, B = problem.weighted_statistics(w)
@@ -310,7 +313,7 @@ class SquareLoss(Loss):
         """:meth:`Loss.fold_paths` from the fold's sufficient statistics alone, with fixed
         weights and a dense, identity or Cov metric: ``D_w C D_w`` is factored once and
         shared by every target, ``alpha``, ``eta`` and iteration (the learned dense paths
-        in one batch, :func:`~mvkernels.mvml._lowrank.dense_metric_path`; with ``rows``,
+        in one batch, :func:`~mvkernels.mvml._driver.dense_metric_path`; with ``rows``,
         in the span of the fold's rows, :meth:`SharedSpectrum.from_rows`). Other variants
         (sparse metric, learned weights) take the generic path."""
         if self.learn_weights or self.metric not in ("dense", "identity", "cov"):

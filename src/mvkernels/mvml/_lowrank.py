@@ -23,7 +23,7 @@ keeps ``A~ = s I + W W^T`` with a scalar ``s > 0`` and ``W`` of one column per A
 So an outer iteration costs ``O(d r^2 + r^3)`` instead of ``O(d^3)`` (``d = v p``), and the
 problems of a batch (classes x alphas x etas) run together as stacked arrays. The
 iterates, step sizes, accept/reject decisions and objective values are those of the dense
-reference path (:meth:`mvkernels.mvml._estimators._BaseMVML._fit_target`), up to rounding
+reference path (:func:`mvkernels.mvml._driver.reference_path`), up to rounding
 (tested to 1e-8 relative).
 
 Fixed metrics (``"identity"``, ``"cov"``) with fixed weights need one g-step:
@@ -33,21 +33,18 @@ and shared by every target and every ``alpha``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._linalg import robust_eigh, sym
-from ._metric import objective_converged
 
 __all__ = [
     "SharedSpectrum",
-    "LowRankPath",
     "LowRankMetrics",
     "MetricStack",
     "fixed_metric_solve",
-    "dense_metric_path",
 ]
 
 #: halvings of the A-step size before a step is given up (as in ``metric_step``)
@@ -142,52 +139,6 @@ def fixed_metric_solve(
     proj = B @ FR  # (T, k)
     out = proj[None, :, :] / (theta[None, None, :] + np.asarray(alpha)[:, None, None])
     return out @ FR.T
-
-
-@dataclass
-class LowRankPath:
-    """Result of :func:`dense_metric_path` for a batch of ``n`` problems (eigenbasis).
-
-    Attributes
-    ----------
-    G : ndarray (n, d)
-        Final ``g`` (after the final g-step), in the eigenbasis of ``M``.
-    s : ndarray (n,)
-    W : ndarray (n, d, r)
-        The metric is ``A~ = Q (s I + W W^T) Q^T``.
-    history : list of ndarray
-        Objective per recorded step, per problem.
-    n_iter : ndarray of int (n,)
-    converged : ndarray of bool (n,)
-    path : ndarray (n, max_iter, d) or None
-        ``path[:, k]``: the g-step solution for the metric after ``k + 1`` outer
-        iterations, i.e. the final ``g`` of a fit with ``max_iter = k + 1`` and
-        ``tol=None`` (only when requested).
-    """
-
-    G: np.ndarray
-    s: np.ndarray
-    W: np.ndarray
-    history: list
-    n_iter: np.ndarray
-    converged: np.ndarray
-    path: np.ndarray | None = None
-
-    def metric(self, Q: np.ndarray, i: int) -> np.ndarray:
-        """Dense ``A~`` of problem ``i`` in the original basis."""
-        QW = Q @ self.W[i]
-        return sym(self.s[i] * np.eye(Q.shape[0]) + QW @ QW.T)
-
-    def min_eigenvalue(self, i: int) -> float:
-        """Smallest eigenvalue of ``s I + W W^T``: ``s`` when ``W`` (d x r) has fewer columns
-        than rows, else ``s + lambda_min(W W^T)``. (``W W^T``, not ``W^T W``: for ``r > d``,
-        e.g. one landmark per view, ``W^T W`` has ``r - d`` zero eigenvalues that are not
-        eigenvalues of the metric.)"""
-        d, r = self.W.shape[1:]
-        if r < d:
-            return float(self.s[i])
-        G = self.W[i] @ self.W[i].T
-        return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W W^T")[0])
 
 
 @dataclass
@@ -478,165 +429,3 @@ class LowRankMetrics:
             accepted, 2.0 * mu, np.where(np.isnan(prev), np.nan, 0.5 * prev)
         )
         return s_new_acc
-
-
-def dense_metric_path(
-    lam: np.ndarray,
-    Bb: np.ndarray,
-    yy: np.ndarray,
-    alpha: np.ndarray,
-    eta: np.ndarray,
-    *,
-    max_iter: int,
-    n_a_steps: int = 1,
-    tol: float | None = None,
-    step_size: float | str = "auto",
-    record_path: bool = False,
-    dim: int | None = None,
-) -> LowRankPath:
-    """Algorithm 1 with the dense metric (eq. 15-16) for a batch of problems.
-
-    Parameters
-    ----------
-    lam : ndarray (d,)
-        Eigenvalues of ``M = D_w C D_w`` (shared by the batch).
-    Bb : ndarray (n, d)
-        ``Q^T b`` per problem.
-    yy : ndarray (n,)
-        ``y^T y`` per problem (for the objective).
-    alpha, eta : ndarray (n,)
-        Per-problem regularisation (``alpha > 0``, ``eta > 0``).
-    max_iter, n_a_steps, tol, step_size
-        As the estimators' parameters (``tol=None``: run ``max_iter`` iterations).
-    record_path : bool
-        Keep the g-step solution of every outer iteration (``LowRankPath.path``).
-    dim : int, optional
-        Dimension of the feature space when ``Q`` holds only the eigenvectors of the
-        nonzero eigenvalues of ``M`` (``d < dim``, :meth:`SharedSpectrum.from_rows`): every
-        ``b``, hence every ``g`` and ``q = A^{-1} g``, lies in their span, so the path runs
-        in that basis and the metric is ``s I`` on the null space of ``M``, whose
-        ``dim - d`` directions still count in ``||A||_F^2``. None: ``d``.
-
-    Notes
-    -----
-    The metrics are a :class:`LowRankMetrics` batch; an outer iteration reads ``W``
-    about four times.
-    """
-    lam = np.asarray(lam, dtype=np.float64)
-    Bb = np.asarray(Bb, dtype=np.float64)
-    n, d = Bb.shape
-    alpha, eta, yy = (
-        np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)).copy() for x in (alpha, eta, yy)
-    )
-    mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps, full_dim=dim)
-    state = _PathState.start(n, d, max_iter, record_path)
-    for it in range(max_iter):
-        idx = state.idx
-        if not isinstance(idx, slice) and idx.size == 0:
-            break
-        g, s_obj = _outer_iteration(
-            mets, lam, Bb[idx], idx, alpha[idx], eta[idx], n_a_steps, step_size
-        )
-        obj = _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
-        state.record(it, g, obj, tol)
-    return _final_path(mets, lam, Bb, yy, alpha, eta, state)
-
-
-@dataclass
-class _PathState:
-    """Per-problem bookkeeping of a batched outer loop: objective histories, iteration
-    counts, convergence under ``tol`` and the recorded g-step path. ``idx``: the problems
-    still running (a slice while all are)."""
-
-    histories: list[list[float]]
-    n_iter: np.ndarray
-    converged: np.ndarray
-    path: np.ndarray | None
-    idx: Any = field(default_factory=lambda: slice(None))
-
-    @classmethod
-    def start(cls, n: int, d: int, max_iter: int, record_path: bool) -> _PathState:
-        return cls(
-            histories=[[] for _ in range(n)],
-            n_iter=np.zeros(n, dtype=int),
-            converged=np.zeros(n, dtype=bool),
-            path=np.zeros((n, max_iter, d)) if record_path else None,
-        )
-
-    def record(self, it: int, g: np.ndarray, obj: np.ndarray, tol: float | None) -> None:
-        """Iteration ``it`` of the running problems: g-step ``g``, objective ``obj``."""
-        idx = self.idx
-        self.n_iter[idx] = it + 1
-        if self.path is not None and it > 0:
-            self.path[idx, it - 1] = g
-        rows = range(len(self.histories)) if isinstance(idx, slice) else idx
-        for j, i in enumerate(rows):
-            self.histories[i].append(float(obj[j]))
-        if tol is not None:
-            for i in rows:
-                if objective_converged(self.histories[i], tol):
-                    self.converged[i] = True
-            if self.converged.any():
-                self.idx = np.flatnonzero(~self.converged)
-
-
-def _outer_iteration(
-    mets: LowRankMetrics,
-    lam: np.ndarray,
-    Bb: np.ndarray,
-    idx: Any,
-    alpha: np.ndarray,
-    eta: np.ndarray,
-    n_a_steps: int,
-    step_size: float | str,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One outer iteration of the problems ``idx``: the g-step, then ``n_a_steps``
-    A-steps (the metrics updated in place). Returns ``g`` and the metric part of the
-    objective."""
-    r = mets.r
-    sa = mets.s[idx]
-    g, v, z = _g_step_rows(lam, sa, mets.WT[idx, :r], mets.sc[idx, :r], alpha, Bb)
-    s_obj = np.zeros(g.shape[0])
-    for step in range(n_a_steps):
-        if step == 0:  # q = A^{-1} g = z, W^T q = v, W^T g = s v + W^T W v (g-step)
-            Ga = mets.gram[idx, : mets.r, : mets.r]
-            q, Wq = z, v
-            xg = sa[:, None] * v + np.matmul(Ga, v[:, :, None])[:, :, 0]
-        else:
-            q, Wq, xg = mets.solve(idx, g)
-        s_obj = mets.a_step(idx, g, q, Wq, xg, alpha, eta, step_size)
-    return g, s_obj
-
-
-def _final_path(
-    mets: LowRankMetrics,
-    lam: np.ndarray,
-    Bb: np.ndarray,
-    yy: np.ndarray,
-    alpha: np.ndarray,
-    eta: np.ndarray,
-    state: _PathState,
-) -> LowRankPath:
-    """The final g-step of every problem (``G`` is the exact minimiser for the returned
-    metric), its objective, and the path."""
-    n, d = Bb.shape
-    r = mets.r
-    WT, sc, gram = mets.WT[:, :r], mets.sc[:, :r], mets.gram[:, :r, :r]
-    s = mets.s
-    G, _, Z = _g_step_rows(lam, s, WT, sc, alpha, Bb)
-    if state.path is not None:
-        state.path[np.arange(n), state.n_iter - 1] = G
-    W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
-    quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
-    obj = _data_loss(lam, Bb, yy, G) + alpha * quad + eta * _frob2(s, gram, mets.dim)
-    for i in range(n):
-        state.histories[i].append(float(obj[i]))
-    return LowRankPath(
-        G=G,
-        s=s,
-        W=W,
-        history=[np.asarray(h) for h in state.histories],
-        n_iter=state.n_iter,
-        converged=state.converged,
-        path=state.path,
-    )

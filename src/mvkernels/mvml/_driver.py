@@ -1,0 +1,391 @@
+"""Algorithm 1's outer loop: the g-step, the w-step and the A-steps, alternated.
+
+One module for the three forms the loop takes, which share their bookkeeping
+(:class:`PathState`: objective histories, iteration counts, the stopping rule and the
+recorded path along the iterations):
+
+* :func:`reference_path`: the dense reference path, one target column at a time, any
+  loss (:class:`~mvkernels.mvml._losses.Loss`: its g-step, data term and w-step) and any
+  metric (dense matrices, :func:`~mvkernels.mvml._metric.metric_step`);
+* :func:`dense_metric_path`: the square loss's structured path, a batch of problems with
+  the low-rank dense metric ``s I + W W^T`` (:mod:`mvkernels.mvml._lowrank`) and one
+  shared eigendecomposition;
+* the hinge loss's low-rank path (``HingeLoss.dense_paths`` in
+  :mod:`mvkernels.mvml._hinge_loss`), whose g-steps are SVM solves, on :class:`PathState`.
+
+Every path stops a problem when the relative decrease of its objective falls below
+``tol`` (:func:`~mvkernels.mvml._metric.objective_converged`) and ends with a final
+g-step, so that ``coef_`` is the exact minimiser for the returned metric and weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._linalg import robust_eigh, sym
+from ._lowrank import LowRankMetrics, _data_loss, _frob2, _g_step_rows
+from ._metric import LEARNED_METRICS, PSDFactor, metric_penalty, metric_step, objective_converged
+from ._problem import MVMLProblem
+
+__all__ = [
+    "PathState",
+    "LowRankPath",
+    "dense_metric_path",
+    "reference_path",
+    "objective",
+    "initial_step",
+]
+
+
+# ---------------------------------------------------------------------------- bookkeeping
+@dataclass
+class PathState:
+    """The bookkeeping of Algorithm 1's outer loop for a batch of problems, shared by every
+    path (the dense reference path, one problem; the square loss's structured path; the
+    hinge loss's low-rank path): objective histories, iteration counts, the stopping rule
+    (:func:`~mvkernels.mvml._metric.objective_converged`) and the recorded g-step path.
+    ``idx``: the problems still running (a slice while all are).
+
+    ``path[i, k]`` is problem ``i``'s g-step solution for the metric after ``k + 1``
+    outer iterations, i.e. the final ``g`` of a fit with ``max_iter = k + 1`` and
+    ``tol=None``: iteration ``k + 1`` writes ``path[:, k]`` (:meth:`record`) and the
+    final g-step writes ``path[i, n_iter[i] - 1]`` (:meth:`finish`)."""
+
+    histories: list[list[float]]
+    n_iter: np.ndarray
+    converged: np.ndarray
+    path: np.ndarray | None
+    idx: Any = field(default_factory=lambda: slice(None))
+
+    @classmethod
+    def start(cls, n: int, d: int, max_iter: int, record_path: bool) -> PathState:
+        return cls(
+            histories=[[] for _ in range(n)],
+            n_iter=np.zeros(n, dtype=int),
+            converged=np.zeros(n, dtype=bool),
+            path=np.zeros((n, max_iter, d)) if record_path else None,
+        )
+
+    def record(self, it: int, g: np.ndarray, obj: np.ndarray, tol: float | None) -> None:
+        """Iteration ``it`` of the running problems: g-step ``g``, objective ``obj``."""
+        idx = self.idx
+        self.n_iter[idx] = it + 1
+        if self.path is not None and it > 0:
+            self.path[idx, it - 1] = g
+        rows = range(len(self.histories)) if isinstance(idx, slice) else idx
+        for j, i in enumerate(rows):
+            self.histories[i].append(float(obj[j]))
+        if tol is not None:
+            for i in rows:
+                if objective_converged(self.histories[i], tol):
+                    self.converged[i] = True
+            if self.converged.any():
+                self.idx = np.flatnonzero(~self.converged)
+
+    @property
+    def running(self) -> np.ndarray:
+        """Indices of the problems still running."""
+        return np.arange(len(self.histories))[self.idx]
+
+    def finish(self, i: int, g: np.ndarray, obj: float) -> None:
+        """Problem ``i``'s final g-step and its objective."""
+        if self.path is not None:
+            self.path[i, self.n_iter[i] - 1] = g
+        self.histories[i].append(float(obj))
+
+
+# ------------------------------------------------------------------- square loss, structured
+@dataclass
+class LowRankPath:
+    """Result of :func:`dense_metric_path` for a batch of ``n`` problems (eigenbasis).
+
+    Attributes
+    ----------
+    G : ndarray (n, d)
+        Final ``g`` (after the final g-step), in the eigenbasis of ``M``.
+    s : ndarray (n,)
+    W : ndarray (n, d, r)
+        The metric is ``A~ = Q (s I + W W^T) Q^T``.
+    history : list of ndarray
+        Objective per recorded step, per problem.
+    n_iter : ndarray of int (n,)
+    converged : ndarray of bool (n,)
+    path : ndarray (n, max_iter, d) or None
+        ``path[:, k]``: the g-step solution for the metric after ``k + 1`` outer
+        iterations, i.e. the final ``g`` of a fit with ``max_iter = k + 1`` and
+        ``tol=None`` (only when requested).
+    """
+
+    G: np.ndarray
+    s: np.ndarray
+    W: np.ndarray
+    history: list
+    n_iter: np.ndarray
+    converged: np.ndarray
+    path: np.ndarray | None = None
+
+    def metric(self, Q: np.ndarray, i: int) -> np.ndarray:
+        """Dense ``A~`` of problem ``i`` in the original basis."""
+        QW = Q @ self.W[i]
+        return sym(self.s[i] * np.eye(Q.shape[0]) + QW @ QW.T)
+
+    def min_eigenvalue(self, i: int) -> float:
+        """Smallest eigenvalue of ``s I + W W^T``: ``s`` when ``W`` (d x r) has fewer columns
+        than rows, else ``s + lambda_min(W W^T)``. (``W W^T``, not ``W^T W``: for ``r > d``,
+        e.g. one landmark per view, ``W^T W`` has ``r - d`` zero eigenvalues that are not
+        eigenvalues of the metric.)"""
+        d, r = self.W.shape[1:]
+        if r < d:
+            return float(self.s[i])
+        G = self.W[i] @ self.W[i].T
+        return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W W^T")[0])
+
+
+def dense_metric_path(
+    lam: np.ndarray,
+    Bb: np.ndarray,
+    yy: np.ndarray,
+    alpha: np.ndarray,
+    eta: np.ndarray,
+    *,
+    max_iter: int,
+    n_a_steps: int = 1,
+    tol: float | None = None,
+    step_size: float | str = "auto",
+    record_path: bool = False,
+    dim: int | None = None,
+) -> LowRankPath:
+    """Algorithm 1 with the dense metric (eq. 15-16) for a batch of problems.
+
+    Parameters
+    ----------
+    lam : ndarray (d,)
+        Eigenvalues of ``M = D_w C D_w`` (shared by the batch).
+    Bb : ndarray (n, d)
+        ``Q^T b`` per problem.
+    yy : ndarray (n,)
+        ``y^T y`` per problem (for the objective).
+    alpha, eta : ndarray (n,)
+        Per-problem regularisation (``alpha > 0``, ``eta > 0``).
+    max_iter, n_a_steps, tol, step_size
+        As the estimators' parameters (``tol=None``: run ``max_iter`` iterations).
+    record_path : bool
+        Keep the g-step solution of every outer iteration (``LowRankPath.path``).
+    dim : int, optional
+        Dimension of the feature space when ``Q`` holds only the eigenvectors of the
+        nonzero eigenvalues of ``M`` (``d < dim``, :meth:`SharedSpectrum.from_rows`): every
+        ``b``, hence every ``g`` and ``q = A^{-1} g``, lies in their span, so the path runs
+        in that basis and the metric is ``s I`` on the null space of ``M``, whose
+        ``dim - d`` directions still count in ``||A||_F^2``. None: ``d``.
+
+    Notes
+    -----
+    The metrics are a :class:`LowRankMetrics` batch; an outer iteration reads ``W``
+    about four times.
+    """
+    lam = np.asarray(lam, dtype=np.float64)
+    Bb = np.asarray(Bb, dtype=np.float64)
+    n, d = Bb.shape
+    alpha, eta, yy = (
+        np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)).copy() for x in (alpha, eta, yy)
+    )
+    mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps, full_dim=dim)
+    state = PathState.start(n, d, max_iter, record_path)
+    for it in range(max_iter):
+        idx = state.idx
+        if not isinstance(idx, slice) and idx.size == 0:
+            break
+        g, s_obj = _outer_iteration(
+            mets, lam, Bb[idx], idx, alpha[idx], eta[idx], n_a_steps, step_size
+        )
+        obj = _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
+        state.record(it, g, obj, tol)
+    return _final_path(mets, lam, Bb, yy, alpha, eta, state)
+
+
+def _outer_iteration(
+    mets: LowRankMetrics,
+    lam: np.ndarray,
+    Bb: np.ndarray,
+    idx: Any,
+    alpha: np.ndarray,
+    eta: np.ndarray,
+    n_a_steps: int,
+    step_size: float | str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One outer iteration of the problems ``idx``: the g-step, then ``n_a_steps``
+    A-steps (the metrics updated in place). Returns ``g`` and the metric part of the
+    objective."""
+    r = mets.r
+    sa = mets.s[idx]
+    g, v, z = _g_step_rows(lam, sa, mets.WT[idx, :r], mets.sc[idx, :r], alpha, Bb)
+    s_obj = np.zeros(g.shape[0])
+    for step in range(n_a_steps):
+        if step == 0:  # q = A^{-1} g = z, W^T q = v, W^T g = s v + W^T W v (g-step)
+            Ga = mets.gram[idx, : mets.r, : mets.r]
+            q, Wq = z, v
+            xg = sa[:, None] * v + np.matmul(Ga, v[:, :, None])[:, :, 0]
+        else:
+            q, Wq, xg = mets.solve(idx, g)
+        s_obj = mets.a_step(idx, g, q, Wq, xg, alpha, eta, step_size)
+    return g, s_obj
+
+
+def _final_path(
+    mets: LowRankMetrics,
+    lam: np.ndarray,
+    Bb: np.ndarray,
+    yy: np.ndarray,
+    alpha: np.ndarray,
+    eta: np.ndarray,
+    state: PathState,
+) -> LowRankPath:
+    """The final g-step of every problem (``G`` is the exact minimiser for the returned
+    metric), its objective, and the path."""
+    n, d = Bb.shape
+    r = mets.r
+    WT, sc, gram = mets.WT[:, :r], mets.sc[:, :r], mets.gram[:, :r, :r]
+    s = mets.s
+    G, _, Z = _g_step_rows(lam, s, WT, sc, alpha, Bb)
+    if state.path is not None:
+        state.path[np.arange(n), state.n_iter - 1] = G
+    W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
+    quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
+    obj = _data_loss(lam, Bb, yy, G) + alpha * quad + eta * _frob2(s, gram, mets.dim)
+    for i in range(n):
+        state.histories[i].append(float(obj[i]))
+    return LowRankPath(
+        G=G,
+        s=s,
+        W=W,
+        history=[np.asarray(h) for h in state.histories],
+        n_iter=state.n_iter,
+        converged=state.converged,
+        path=state.path,
+    )
+
+
+# ---------------------------------------------------------------------------- reference path
+def objective(
+    loss: Any,
+    problem: MVMLProblem,
+    t: int,
+    A: np.ndarray,
+    factor: PSDFactor,
+    g: np.ndarray,
+    w: np.ndarray,
+) -> float:
+    """Algorithm 1's objective for target column ``t`` (``loss``: a
+    :class:`~mvkernels.mvml._losses.Loss`): the loss's data term plus
+    ``alpha <g, A^+ g>`` plus ``eta R(A)`` for a learned metric."""
+    val = loss.data_loss(problem, t, g, w) + loss.alpha * factor.quad(g)
+    if loss.metric in LEARNED_METRICS:
+        val += loss.eta * metric_penalty(A, loss.metric, problem.n_views)
+    return val
+
+
+def initial_step(loss: Any, A: np.ndarray, factor: PSDFactor, g: np.ndarray) -> float:
+    """``step_size="auto"``: the first A-step moves A by at most ``||A||_F``.
+
+    ``mu0 = ||A||_F / ||grad||_F`` with ``grad`` the gradient of the smooth part
+    (capped by ``0.499 / eta`` in the dense case, inside :func:`metric_step`).
+    """
+    if not (isinstance(loss.step_size, str) and loss.step_size == "auto"):
+        return float(loss.step_size)
+    q = factor.solve(g)
+    grad = -loss.alpha * np.outer(q, q)
+    if loss.metric == "dense":
+        grad = grad + 2.0 * loss.eta * A
+    gn = float(np.linalg.norm(grad))
+    return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / loss.eta
+
+
+def reference_path(
+    loss: Any,
+    problem: MVMLProblem,
+    t: int,
+    A0: np.ndarray,
+    record_path: bool = False,
+) -> dict:
+    """Alternate g-, w- and A-steps for target column ``t`` (Algorithm 1).
+
+    The dense reference path: any loss, any metric (``A0`` its initial value), learned or
+    fixed weights; the hyperparameters are the loss's (the estimator's, copied). A fixed
+    metric with fixed weights needs one g-step. With ``record_path``, ``path[k]`` is the
+    g-step solution for the metric after ``k + 1`` outer iterations (the final ``g`` of a
+    fit with ``max_iter = k + 1``, ``tol=None``), with its weights ``path_w[k]``.
+    """
+    v = problem.n_views
+    learned = loss.metric in LEARNED_METRICS
+    alternates = learned or loss.learn_weights
+    A = A0.copy()
+    factor = PSDFactor(A, eig_floor=loss.eig_floor)
+    w = np.full(v, 1.0 / v)
+    state = loss.new_state()
+    run = PathState.start(1, A0.shape[0], loss.max_iter, record_path)
+    path_w: list[np.ndarray] = []
+    mu_next: float | None = None
+    # the dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
+    # tracked so that the fitted model stores V, not A (see MetricStack)
+    lowrank = loss.metric == "dense" and np.array_equal(A0, np.eye(A0.shape[0]))
+    s_lr, cols = 1.0, np.zeros((A0.shape[0], 0))
+    for it in range(loss.max_iter):
+        g = loss.g_step(problem, t, factor, w, state)
+        if it > 0:
+            path_w.append(w)
+        if loss.learn_weights:
+            w = loss.w_step(problem, t, g, w)
+        if learned:
+            for _ in range(loss.n_a_steps):
+                mu0 = initial_step(loss, A, factor, g) if mu_next is None else mu_next
+                q = factor.solve(g) if lowrank else None
+                A, factor, mu = metric_step(
+                    A,
+                    factor,
+                    g,
+                    loss.alpha,
+                    loss.eta,
+                    loss.metric,
+                    v,
+                    mu0,
+                    threshold=loss.sparse_threshold,
+                    eig_floor=loss.eig_floor,
+                )
+                if mu > 0 and lowrank:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
+                    c = 1.0 - 2.0 * mu * loss.eta
+                    s_lr *= c
+                    cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * loss.alpha) * q])
+                if mu > 0:  # next step starts from twice the accepted one
+                    mu_next = 2.0 * mu
+                else:
+                    mu_next = None if mu_next is None else 0.5 * mu_next
+        obj = objective(loss, problem, t, A, factor, g, w)
+        run.record(it, g[None], np.array([obj]), loss.tol)
+        if not alternates or run.converged[0]:
+            break
+    # final g-step: coef_ is the exact minimiser for the returned metric and weights
+    if alternates:
+        g = loss.g_step(problem, t, factor, w, state)
+        run.finish(0, g, objective(loss, problem, t, A, factor, g, w))
+    elif run.path is not None:
+        run.path[0, 0] = g
+    path_w.append(w)
+    n_iter = int(run.n_iter[0])
+    out = dict(
+        A=A,
+        g=g,
+        w=w,
+        history=np.asarray(run.histories[0]),
+        n_iter=n_iter,
+        converged=bool(run.converged[0]) or not alternates,
+        state=state,
+    )
+    if lowrank:
+        out["metric_lowrank"] = (s_lr, cols)
+    if run.path is not None:
+        out["path"] = run.path[0, :n_iter].copy()
+        out["path_w"] = np.asarray(path_w)
+    return out
