@@ -24,9 +24,11 @@ import numpy as np
 __all__ = ["check_sample_weight", "class_weight_of_rows", "positive_rows"]
 
 
-def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
+def check_sample_weight(
+    sample_weight: Any, n_samples: int, allow_all_zero: bool = False
+) -> np.ndarray | None:
     """Validated ``sample_weight``: None, or a float64 vector of ``n_samples`` finite
-    weights ``>= 0``, not all 0.
+    weights ``>= 0``, not all 0 (unless ``allow_all_zero``: a batch of a stream).
 
     A number is the same weight for every row. Raises ``ValueError`` naming what is wrong
     (shape, length, NaN or infinity, a negative weight, all weights 0).
@@ -62,7 +64,7 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None
     if (w < 0).any():
         i = int(np.flatnonzero(w < 0)[0])
         raise ValueError(f"sample_weight must be >= 0, got {float(w[i])!r} at row {i}")
-    if not (w > 0).any():
+    if not allow_all_zero and not (w > 0).any():
         raise ValueError("every sample weight is zero: at least one sample needs a positive weight")
     return w
 
