@@ -282,3 +282,29 @@ def test_sparse_views_give_the_dense_outputs(cls, seed, n_landmarks):
         [S[te].toarray(), S2[te].toarray()]
     )
     np.testing.assert_allclose(sparse, dense, rtol=0, atol=1e-9)
+
+
+# ------------------------------------------------------------------ MLKR's weighted loss
+def test_weighted_mlkr_loss_and_gradient():
+    """The weighted loss is the loss of the repeated rows; its gradient matches finite
+    differences, with class weights too."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.standard_normal((10, 3)), rng.standard_normal((10, 2))
+    A = 0.5 * rng.standard_normal((2, 3))
+    w = np.array([1.0, 2, 3, 1, 1, 2, 1, 4, 1, 1])
+    c = rng.uniform(0.5, 2.0, size=10)
+    rep = np.repeat(np.arange(10), w.astype(int))
+    f_w, g_w = B.mlkr_loss_grad(A, X, Y, w)
+    f_r, g_r = B.mlkr_loss_grad(A, X[rep], Y[rep])
+    assert f_w == pytest.approx(f_r, rel=1e-12)
+    np.testing.assert_allclose(g_w, g_r, rtol=1e-10, atol=1e-12)
+    f, g = B.mlkr_loss_grad(A, X, Y, w, c)
+    eps, num = 1e-6, np.zeros_like(A)
+    for idx in np.ndindex(*A.shape):
+        Ap, Am = A.copy(), A.copy()
+        Ap[idx] += eps
+        Am[idx] -= eps
+        num[idx] = (B.mlkr_loss_grad(Ap, X, Y, w, c)[0] - B.mlkr_loss_grad(Am, X, Y, w, c)[0]) / (
+            2 * eps
+        )
+    np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-7)
