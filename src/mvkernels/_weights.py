@@ -118,15 +118,12 @@ def class_weight_of_rows(
         per_class = w.sum() / (n_classes * counts)
     elif isinstance(class_weight, Mapping):
         seen = classes if labels_seen is None else labels_seen
-        unknown = (
-            [k for k in class_weight if not np.isin(np.asarray([k], dtype=seen.dtype), seen).all()]
-            if len(seen)
-            else list(class_weight)
-        )
+        known = set(np.asarray(seen).tolist())
+        unknown = [k for k in class_weight if k not in known]
         if unknown:
             raise ValueError(
                 f"class_weight names label(s) {unknown} that are not in y "
-                f"(classes: {list(classes)})"
+                f"(classes: {classes.tolist()})"
             )
         per_class = np.ones(n_classes)
         for label, value in class_weight.items():
