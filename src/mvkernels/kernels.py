@@ -240,16 +240,18 @@ def _weighted_mean_distance(
     if is_dask_collection(Xr):
         Xr = Xr.compute()
     w = w[rows]
-    if metric == "euclidean":
-        D = euclidean_distances(Xr if is_sparse(Xr) else np.asarray(Xr, dtype=np.float64))
-    elif metric == "cityblock":
-        D = manhattan_distances(Xr if is_sparse(Xr) else np.asarray(Xr, dtype=np.float64))
-    else:
-        from scipy.spatial.distance import squareform
+    Xr = Xr if is_sparse(Xr) else np.asarray(Xr, dtype=np.float64)
+    with serial_blas(0, max_size=None):  # as the unweighted mean: independent of threads
+        if metric == "euclidean":
+            D = euclidean_distances(Xr)
+        elif metric == "cityblock":
+            D = manhattan_distances(Xr)
+        else:
+            from scipy.spatial.distance import squareform
 
-        D = squareform(pdist(np.asarray(Xr, dtype=np.float64), metric=metric))
-    np.fill_diagonal(D, 0.0)
-    total = 0.5 * float(w @ D @ w)
+            D = squareform(pdist(Xr, metric=metric))
+        np.fill_diagonal(D, 0.0)
+        total = 0.5 * float(w @ D @ w)
     pairs = 0.5 * (float(w.sum()) ** 2 - float(w @ w)) + 0.5 * float(
         np.maximum(w * (w - 1.0), 0.0).sum()
     )
