@@ -191,6 +191,10 @@ def mean_pairwise_distance(
     True
     >>> bool(abs(mean_pairwise_distance(X, precision="double") / exact - 1) < 1e-12)
     True
+    >>> w = np.arange(300) % 3  # frequency weights: each row 0, 1 or 2 times
+    >>> repeated = pdist(np.repeat(X, w, axis=0)).mean()
+    >>> bool(abs(mean_pairwise_distance(X, sample_weight=w) / repeated - 1) < 1e-12)
+    True
     """
     if precision not in ("single", "double"):
         raise ValueError(f'precision must be "single" or "double", got {precision!r}')
