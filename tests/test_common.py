@@ -31,6 +31,13 @@ from mvkernels import (
 )
 from mvkernels import baselines as B
 
+B_CLASSIFIERS = (
+    B.SingleViewClassifier,
+    B.EarlyFusionClassifier,
+    B.LateFusionClassifier,
+    B.LpMKLClassifier,
+)
+
 _SMALL_GRID = dict(alphas=[0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3)
 
 # (estimator, warning categories the short settings may raise)
@@ -70,10 +77,13 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     # --- baselines
     (B.SingleViewRegressor(cv=2), _SHORT),
     (B.SingleViewClassifier(cv=2), _SHORT),
+    (B.SingleViewClassifier(cv=2, loss="squared"), _SHORT),
     (B.EarlyFusionClassifier(), _SHORT),
+    (B.EarlyFusionClassifier(loss="squared", class_weight="balanced"), _SHORT),
     (B.EarlyFusionRegressor(), _SHORT),
     (B.LateFusionRegressor(), _SHORT),
     (B.LateFusionClassifier(), _SHORT),
+    (B.LateFusionClassifier(loss="squared"), _SHORT),
     (B.LpMKLRegressor(max_iter=5), _SHORT),
     (B.LpMKLClassifier(max_iter=5, loss="squared", alpha=0.1), _SHORT),
     (B.LpMKLClassifier(max_iter=3, n_landmarks=0.5, random_state=0), _SHORT),
@@ -99,9 +109,38 @@ EXPECTED_FAILED = {
 }
 
 
+# The SVM baselines (loss="hinge"): sample weights are the SVC's per-row box C w_i, the
+# problem of the repeated rows, but libsvm solves both only to its tol (1e-3); solved to
+# 1e-10 they agree to 1e-6 (tests/baselines/test_weights.py), and the squared-loss
+# configurations above pass these checks.
+_SVM_WEIGHTS = (
+    "libsvm stops at tol=1e-3: the weighted and the repeated rows (the same SVM problem) "
+    "are solved 1e-3 apart; tests/baselines/test_weights.py checks them solved to 1e-10"
+)
+# OLOK is stochastic: a weight scales its row's step (w_t eta_t), so an integer weight k is
+# one step of size k eta_t, not k steps over repeated rows; tests/olok/test_olok_weights.py
+# checks what holds (the step schedule w_t eta_t exactly, zero weight == removed row).
+_OLOK_WEIGHTS = (
+    "a weight scales its row's step in the stream (one step of size w_t eta_t), which is "
+    "not w_t steps over repeated rows; tests/olok/test_olok_weights.py checks what holds"
+)
+_WEIGHT_CHECKS = (
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data",
+)
+
+
 def _expected_failed(est):
     key = (type(est).__name__, getattr(est, "features", None))
-    return EXPECTED_FAILED.get(key, {})
+    failed = dict(EXPECTED_FAILED.get(key, {}))
+    if isinstance(est, B_CLASSIFIERS) and getattr(est, "loss", None) == "hinge":
+        reason = _SVM_WEIGHTS
+        if getattr(est, "n_landmarks", None) is not None:
+            reason += "; and Nystrom landmarks are drawn from the rows, not from their copies"
+        failed.update(dict.fromkeys(_WEIGHT_CHECKS, reason))
+    if isinstance(est, OLOKRegressor):
+        failed.update(dict.fromkeys(_WEIGHT_CHECKS, _OLOK_WEIGHTS))
+    return failed
 
 
 @parametrize_with_checks([est for est, _ in CHECKED], expected_failed_checks=_expected_failed)

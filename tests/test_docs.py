@@ -9,6 +9,7 @@ listed in ``SKIP`` with the reason, matched by a piece of their text.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -27,6 +28,10 @@ SKIP: dict[tuple[str, str], str] = {
         "a quick reproduction on the real data takes minutes; "
         "tests/test_reproduce*.py run the reproductions"
     ),
+}
+#: (page, text in the block) -> the optional module the block needs: skipped without it.
+NEEDS_MODULE: dict[tuple[str, str], str] = {
+    ("docs/dask.md", "dask_ml"): "dask_ml",
 }
 #: Pages whose blocks read the real data folder: they run when MVKERNELS_DATA exists.
 REAL_DATA_PAGES = {"docs/datasets.md"}
@@ -157,6 +162,9 @@ def test_page_code_blocks_run(page, tmp_path, monkeypatch):
         for line, code in python_blocks(page):
             reason = next((r for (p, key), r in SKIP.items() if p == rel and key in code), None)
             if reason:
+                continue
+            needs = [m for (p, key), m in NEEDS_MODULE.items() if p == rel and key in code]
+            if any(importlib.util.find_spec(m) is None for m in needs):
                 continue
             try:
                 exec(compile(code, f"{rel}:{line}", "exec"), namespace)

@@ -23,6 +23,7 @@ FLOORS = {
     "_threads": 0,
     "_docstrings": 0,
     "_targets": 0,
+    "_weights": 0,  # sample and class weights: their validation (NumPy only)
     "_arrays": 1,  # the NumPy / sparse / Dask seam and whole-row checks
     "_validation": 2,
     "kernels": 3,

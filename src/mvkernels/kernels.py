@@ -138,8 +138,9 @@ def mean_pairwise_distance(
     max_samples: int = 2000,
     random_state: Any = None,
     precision: str = "single",
+    sample_weight: Any = None,
 ) -> float:
-    """Mean distance between pairs of distinct rows of ``X``.
+    """Mean distance between pairs of distinct rows of ``X`` (optionally weighted).
 
     Exact for ``n <= max_samples``; otherwise the mean over the pairs of
     ``max_samples`` rows drawn without replacement (an unbiased estimate), so the
@@ -166,7 +167,15 @@ def mean_pairwise_distance(
         errors cancel), and within about 1e-4 on adversarial data (many near-duplicate
         pairs far from the mean, e.g. tight clusters far apart: 1.4e-5 measured). A
         bandwidth heuristic asks no more. ``"double"``: ``pdist``'s mean to rounding.
-        Sparse rows and ``"cityblock"`` are always computed in double.
+        Sparse rows, ``"cityblock"`` and weighted rows are always computed in double.
+    sample_weight : None or ndarray of shape (n,), default=None
+        Frequency weights (>= 0): a row of weight ``w`` counts as ``w`` copies of itself.
+        The mean is over the pairs of that multiset,
+        ``sum_{i<j} w_i w_j d_ij / (sum_{i<j} w_i w_j + sum_i max(w_i (w_i - 1), 0) / 2)``
+        (the second term counts the pairs of copies of one row, at distance 0; a row of
+        weight at most 1 has none). Integer weights give the mean of the data with each
+        row repeated ``w_i`` times, a zero weight the mean without that row, unit weights
+        the unweighted mean. Rows of zero weight are never drawn into the subsample.
 
     Returns
     -------
@@ -182,9 +191,15 @@ def mean_pairwise_distance(
     True
     >>> bool(abs(mean_pairwise_distance(X, precision="double") / exact - 1) < 1e-12)
     True
+    >>> w = np.arange(300) % 3  # frequency weights: each row 0, 1 or 2 times
+    >>> repeated = pdist(np.repeat(X, w, axis=0)).mean()
+    >>> bool(abs(mean_pairwise_distance(X, sample_weight=w) / repeated - 1) < 1e-12)
+    True
     """
     if precision not in ("single", "double"):
         raise ValueError(f'precision must be "single" or "double", got {precision!r}')
+    if sample_weight is not None:
+        return _weighted_mean_distance(X, sample_weight, metric, max_samples, random_state)
     n = X.shape[0]
     if n < 2:
         raise ValueError(
@@ -208,6 +223,43 @@ def mean_pairwise_distance(
             )
     d = pdist(np.asarray(X, dtype=np.float64), metric=metric)
     return float(d.mean())
+
+
+def _weighted_mean_distance(
+    X: Any, sample_weight: Any, metric: str, max_samples: int, random_state: Any
+) -> float:
+    """:func:`mean_pairwise_distance` with frequency weights (its ``sample_weight``)."""
+    w = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if w.shape[0] != X.shape[0]:
+        raise ValueError(f"sample_weight has {w.shape[0]} entries but X has {X.shape[0]} rows")
+    rows = np.flatnonzero(w > 0)
+    if rows.size < 2:
+        raise ValueError(
+            f"got {rows.size} sample(s) of positive weight: at least 2 are needed to "
+            "estimate a kernel bandwidth (or set gamma/sigma in kernel_params)"
+        )
+    if rows.size > max_samples:
+        rows = rows[subsample_indices(rows.size, max_samples, random_state)]
+    Xr = X[rows]
+    if is_dask_collection(Xr):
+        Xr = Xr.compute()
+    w = w[rows]
+    Xr = Xr if is_sparse(Xr) else np.asarray(Xr, dtype=np.float64)
+    with serial_blas(0, max_size=None):  # as the unweighted mean: independent of threads
+        if metric == "euclidean":
+            D = euclidean_distances(Xr)
+        elif metric == "cityblock":
+            D = manhattan_distances(Xr)
+        else:
+            from scipy.spatial.distance import squareform
+
+            D = squareform(pdist(Xr, metric=metric))
+        np.fill_diagonal(D, 0.0)
+        total = 0.5 * float(w @ D @ w)
+    pairs = 0.5 * (float(w.sum()) ** 2 - float(w @ w)) + 0.5 * float(
+        np.maximum(w * (w - 1.0), 0.0).sum()
+    )
+    return total / pairs
 
 
 def _mean_euclidean_distance(X: np.ndarray, dtype: Any = np.float64, block: int = 128) -> float:
@@ -397,8 +449,18 @@ class ViewKernel:
     def precomputed(self) -> bool:
         return self.name == "precomputed"
 
-    def fit(self, X: Any, random_state: Any = None) -> ViewKernel:
-        """Resolve data-dependent parameters (bandwidths) on training data ``X``."""
+    def fit(
+        self,
+        X: Any,
+        random_state: Any = None,
+        sample_weight: Any = None,
+        precision: str = "single",
+    ) -> ViewKernel:
+        """Resolve data-dependent parameters (bandwidths) on training data ``X``.
+
+        ``sample_weight`` (frequency weights) and ``precision`` go to
+        :func:`mean_pairwise_distance` (default bandwidths of "rbf" and "laplacian").
+        """
         if is_sparse(X):
             check_kernel_takes_sparse(self.name, self.view)
         p = dict(self.params)
@@ -411,7 +473,13 @@ class ViewKernel:
             if p.get("sigma") is not None:
                 p = {"gamma": 1.0 / (2.0 * float(p["sigma"]) ** 2)}
             elif p.get("gamma") is None:
-                sigma = mean_pairwise_distance(X, "euclidean", random_state=random_state)
+                sigma = mean_pairwise_distance(
+                    X,
+                    "euclidean",
+                    random_state=random_state,
+                    precision=precision,
+                    sample_weight=sample_weight,
+                )
                 if sigma <= 0:
                     raise ValueError(
                         f"view {self.view}: all training points are identical; the default "
@@ -421,7 +489,9 @@ class ViewKernel:
             else:
                 p = {"gamma": float(p["gamma"])}
         elif self.name == "laplacian" and p.get("gamma") is None:
-            dist = mean_pairwise_distance(X, "cityblock", random_state=random_state)
+            dist = mean_pairwise_distance(
+                X, "cityblock", random_state=random_state, sample_weight=sample_weight
+            )
             if dist <= 0:
                 raise ValueError(f"view {self.view}: all training points are identical; set gamma.")
             p = {"gamma": 1.0 / dist}

@@ -222,9 +222,17 @@ class DecomposableKernel(OperatorKernel):
         return check_output_kernel(ok, d)
 
     def fit(
-        self, X: np.ndarray, n_outputs: int | None = None, random_state: Any = None
+        self,
+        X: np.ndarray,
+        n_outputs: int | None = None,
+        random_state: Any = None,
+        sample_weight: Any = None,
+        precision: str = "single",
     ) -> DecomposableKernel:
-        """Resolve the scalar kernel's bandwidth on ``X`` and ``B`` for ``n_outputs``."""
+        """Resolve the scalar kernel's bandwidth on ``X`` and ``B`` for ``n_outputs``.
+
+        ``sample_weight`` and ``precision``: those of the default bandwidth
+        (:meth:`mvkernels.kernels.ViewKernel.fit`)."""
         if n_outputs is None:
             n_outputs = self.n_outputs
         if n_outputs is None:
@@ -232,7 +240,9 @@ class DecomposableKernel(OperatorKernel):
         self.B = self._resolve_B(int(n_outputs))
         self.n_outputs = self.B.shape[0]
         if self.scalar_kernel.params_ is None:
-            self.scalar_kernel.fit(X, random_state=random_state)
+            self.scalar_kernel.fit(
+                X, random_state=random_state, sample_weight=sample_weight, precision=precision
+            )
         return self
 
     def _check(self) -> np.ndarray:

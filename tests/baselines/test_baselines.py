@@ -27,7 +27,8 @@ def _views(rng, n=60, informative=(0, 1)):
 
 
 def _gamma(X):
-    return 1.0 / (2 * mean_pairwise_distance(X) ** 2)
+    """The baselines' default rbf bandwidth (computed in double precision)."""
+    return 1.0 / (2 * mean_pairwise_distance(X, precision="double") ** 2)
 
 
 # ------------------------------------------------------------------ lpMKL

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from .._docstrings import fill_placeholders
 from .._linalg import sym as _sym
@@ -30,8 +30,10 @@ from .._validation import (
     common_constraints,
     observed_mask,
     positive_real,
+    take_rows,
     validate_array_input,
 )
+from .._weights import check_sample_weight, class_weight_of_rows, positive_rows
 from ..kernels import make_view_kernels
 from ..nystrom import BlockNystrom
 
@@ -68,14 +70,56 @@ def kernel_ridge_dual(K: np.ndarray, Y: np.ndarray, alpha: float) -> np.ndarray:
     )
 
 
+def weighted_kernel_ridge_dual(
+    K: np.ndarray, Y: np.ndarray, alpha: float, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
+    """Dual coefficients of weighted kernel ridge, ``min_f sum_i w_i ||y_i - f(x_i)||^2 +
+    alpha ||f||^2``: ``a = S (S K S + alpha I)^{-1} S Y`` with ``S = diag(sqrt(w))``
+    (``w > 0``; unweighted: :func:`kernel_ridge_dual`). An integer weight gives the
+    function fitted on the row repeated that many times."""
+    if sample_weight is None:
+        return kernel_ridge_dual(K, Y, alpha)
+    s = np.sqrt(sample_weight)
+    beta = kernel_ridge_dual(
+        s[:, None] * K * s[None, :], s.reshape((-1,) + (1,) * (Y.ndim - 1)) * Y, alpha
+    )
+    return s.reshape((-1,) + (1,) * (Y.ndim - 1)) * beta
+
+
+def _resolve_default_bandwidths(
+    kernel: Any, kernel_params: Any, Xs: list[np.ndarray], rng: Any, sample_weight: Any
+) -> list[dict | None]:
+    """Per-view ``kernel_params`` with the default rbf / laplacian bandwidths made explicit,
+    computed in double precision (and with ``sample_weight``), from ``rng`` in the order
+    :class:`BlockNystrom` draws them (so its landmarks, drawn next from ``rng``, are the same
+    as when it resolves the bandwidths itself)."""
+    kernels = make_view_kernels(kernel, kernel_params, len(Xs))
+    given = (
+        list(kernel_params)
+        if isinstance(kernel_params, (list, tuple))
+        else [kernel_params] * len(Xs)
+    )
+    out: list[dict | None] = []
+    for Xv, kern, params in zip(Xs, kernels, given):
+        if kern.name in ("rbf", "laplacian"):
+            kern.fit(Xv, random_state=rng, sample_weight=sample_weight, precision="double")
+            out.append(dict(kern.params_))
+        else:
+            out.append(params)
+    return out
+
+
 # ============================================================================ kernel maps
 class ViewGrams:
     """Per-view Gram matrices of the training views, full or block-Nystrom.
 
-    ``fit(Xs)`` fits the kernels (default bandwidths) or a :class:`BlockNystrom` map with
-    landmarks shared by all views; :attr:`train` is the list of ``n x n`` training Gram
-    matrices (``K_l`` or ``U_l U_l^T``) and :meth:`cross` the ``(m, n)`` test-train
-    matrices (``k_l(X*, X)`` or ``U*_l U_l^T``).
+    ``fit(Xs, sample_weight)`` fits the kernels (default bandwidths, in double precision,
+    weighted by ``sample_weight`` as frequency weights:
+    :func:`mvkernels.kernels.mean_pairwise_distance`) or a :class:`BlockNystrom` map with
+    landmarks shared by all views (drawn uniformly from the rows, whatever their
+    weights); :attr:`train` is the list of ``n x n`` training Gram matrices (``K_l`` or
+    ``U_l U_l^T``) and :meth:`cross` the ``(m, n)`` test-train matrices (``k_l(X*, X)``
+    or ``U*_l U_l^T``).
 
     Parameters
     ----------
@@ -95,10 +139,20 @@ class ViewGrams:
         self.n_landmarks, self.landmarks = n_landmarks, landmarks
         self.random_state = random_state
 
-    def fit(self, Xs: list[np.ndarray]) -> ViewGrams:
+    def fit(
+        self,
+        Xs: list[np.ndarray],
+        sample_weight: np.ndarray | None = None,
+        columns: np.ndarray | None = None,
+        n_columns: int | None = None,
+    ) -> ViewGrams:
+        """Fit on (validated) views; ``columns``: precomputed kernels whose test-train
+        matrices have ``n_columns`` columns, of which the training rows are ``columns``
+        (rows of zero weight left out)."""
         self.n_views = len(Xs)
         self.n_samples = Xs[0].shape[0]
         self.n_features = [X.shape[1] for X in Xs]
+        self.columns, self.n_columns = columns, n_columns
         if self.n_landmarks is None:
             kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
             self.precomputed = kernels[0].precomputed
@@ -106,7 +160,7 @@ class ViewGrams:
             if self.precomputed:
                 Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
             for Xv, kern in zip(Xs, kernels):
-                kern.fit(Xv, random_state=rng)
+                kern.fit(Xv, random_state=rng, sample_weight=sample_weight, precision="double")
             self.kernels = kernels
             self.X_fit = Xs
             self.train = [
@@ -118,12 +172,18 @@ class ViewGrams:
                     check_psd_gram(K, i, what="the kernel callable's training Gram matrix")
             self.nystrom = None
         else:
+            # default bandwidths in double precision (the map's own are single on dense
+            # rows), from the rng the landmarks are drawn from next
+            rng = check_random_state(self.random_state)
+            params = _resolve_default_bandwidths(
+                self.kernel, self.kernel_params, Xs, rng, sample_weight
+            )
             nys = BlockNystrom(
                 kernel=self.kernel,
-                kernel_params=self.kernel_params,
+                kernel_params=params,
                 n_landmarks=self.n_landmarks,
                 landmarks=self.landmarks,
-                random_state=self.random_state,
+                random_state=rng,
             ).fit(Xs)
             self.nystrom, self.kernels = nys, nys.kernels_
             self.precomputed = nys.kernels_[0].precomputed
@@ -141,10 +201,13 @@ class ViewGrams:
             n_features=None if self.precomputed else self.n_features,
         )
         if self.precomputed:
+            n_train = self.n_samples if self.columns is None else self.n_columns
             Xs = [
-                check_precomputed_kernel(K, i, n_train=self.n_samples, square=False)
+                check_precomputed_kernel(K, i, n_train=n_train, square=False)
                 for i, K in enumerate(Xs)
             ]
+            if self.columns is not None:
+                Xs = [K[:, self.columns] for K in Xs]
         return Xs
 
     def cross(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
@@ -173,22 +236,27 @@ class _GramModel:
     ``loss="squared"``: kernel ridge, ``dual = (K + alpha I)^{-1} Y``, no intercept.
     ``loss="hinge"``: one binary ``SVC(kernel="precomputed", C)`` per column of ``Y``
     (labels +-1), ``dual`` = its signed dual coefficients ``y_i a_i``, with intercept.
+    Sample weights scale each row's loss (kernel ridge) or its box ``C w_i`` (SVC).
     Output ``K* dual + intercept``.
     """
 
     def __init__(self, loss: str, alpha: float, C: float, random_state: Any = None):
         self.loss, self.alpha, self.C, self.random_state = loss, alpha, C, random_state
 
-    def fit(self, K: np.ndarray, Y: np.ndarray) -> _GramModel:
+    def fit(
+        self, K: np.ndarray, Y: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> _GramModel:
+        """``sample_weight`` (> 0): the weighted square loss, or the SVC's per-sample
+        ``C w_i``."""
         n, T = Y.shape
         if self.loss == "squared":
-            self.dual = kernel_ridge_dual(K, Y, self.alpha)
+            self.dual = weighted_kernel_ridge_dual(K, Y, self.alpha, sample_weight)
             self.intercept = np.zeros(T)
             return self
         self.dual = np.zeros((n, T))
         self.intercept = np.zeros(T)
         for t in range(T):
-            svc = _svc(self.C, self.random_state).fit(K, Y[:, t])
+            svc = _svc(self.C, self.random_state).fit(K, Y[:, t], sample_weight=sample_weight)
             # SVC's decision is positive for classes_[1] = +1
             self.dual[svc.support_, t] = svc.dual_coef_[0]
             self.intercept[t] = svc.intercept_[0]
@@ -218,9 +286,19 @@ class _TargetsMixin:
     views: Any
     _decision: Callable[[Any], np.ndarray]  # provided by the estimator
 
-    def _fit_inputs(self, X: Any, y: Any) -> tuple[list[np.ndarray], np.ndarray]:
-        """Validated training views and target columns; sets ``n_views_`` and
-        ``n_features_view_``."""
+    def _fit_inputs(
+        self, X: Any, y: Any, sample_weight: Any = None
+    ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray | None]:
+        """Validated training views, target columns and row weights; sets ``n_views_`` and
+        ``n_features_view_``.
+
+        Rows of zero weight are left out here, before anything is fitted (a zero weight
+        is a removed row); the weights returned (None: all 1) are those of the rows kept,
+        times their class's ``class_weight`` (classifiers). ``self._fit_rows`` holds the
+        rows kept (None: all); ``self._fit_sample_weight`` the frequency weights alone
+        (``sample_weight``, which the default bandwidths take) and
+        ``self._fit_class_weight`` the class weights alone.
+        """
         X = _validate_array(self, X, reset=True)
         Xs = check_views(
             X,
@@ -229,12 +307,50 @@ class _TargetsMixin:
             feature_names=getattr(self, "feature_names_in_", None),
             allow_missing=getattr(self, "_supports_missing", False),
         )
+        n = Xs[0].shape[0]
+        if y is not None and _num_samples(y) != n:
+            raise ValueError(f"y has {_num_samples(y)} samples but the views have {n}")
+        w = check_sample_weight(sample_weight, n)
+        rows = positive_rows(w, n)
+        self._n_rows_in = n
+        self._fit_rows = rows
+        labels_seen = None
+        if rows is not None:
+            if self._is_classifier and y is not None:
+                labels_seen = np.unique(column_or_1d(as_real_array(y, "y", dtype=None)))
+            Xs = take_rows(Xs, rows)
+            if _precomputed(getattr(self, "kernel", None)):  # Gram matrices: the columns too
+                Xs = [K[:, rows] for K in Xs]
+            y = _safe_indexing(y, rows)
+            w = w[rows]
+            if Xs[0].shape[0] < 2:
+                raise ValueError(
+                    f"only {Xs[0].shape[0]} sample has a positive weight; at least 2 are needed"
+                )
         Y = self._targets(y)
         if Y.shape[0] != Xs[0].shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {Xs[0].shape[0]}")
+        if w is not None and (w == 1.0).all():  # unit weights: the unweighted fit, exactly
+            w = None
+        # the frequency weights alone (default bandwidths, MLKR's copies of a row)
+        self._fit_sample_weight = w
+        self._fit_class_weight = None
+        if self._is_classifier:
+            cw = class_weight_of_rows(
+                getattr(self, "class_weight", None),
+                self.classes_,
+                self._y_index,
+                w,
+                labels_seen,
+            )
+            if cw is not None and not (cw == 1.0).all():
+                self._fit_class_weight = cw
+                w = cw if w is None else w * cw
+                if not (w > 0).any():
+                    raise ValueError("class_weight gives every sample a zero weight")
         self.n_views_ = len(Xs)
         self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
-        return Xs, Y
+        return Xs, Y, w
 
     def _predict_views(
         self, X: Any, check_widths: bool = True, allow_missing: bool = False
@@ -276,9 +392,10 @@ class _TargetsMixin:
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes; "
-                f"y has only one class: {self.classes_[0]}"
+                f"{type(self).__name__} needs samples of at least 2 classes (of positive "
+                f"weight); y has only one class: {self.classes_[0]}"
             )
+        self._y_index = yi
         return one_vs_all_targets(yi, len(self.classes_))
 
     def predict(self, X: Any) -> np.ndarray:
@@ -310,6 +427,7 @@ class _Base(_TargetsMixin, BaseEstimator):
         "alpha": [positive_real()],
         "C": [positive_real()],
         "loss": [StrOptions(set(LOSSES))],
+        "class_weight": [StrOptions({"balanced"}), dict, None],  # the classifiers'
     }
 
     def __init__(
@@ -343,25 +461,47 @@ class _Base(_TargetsMixin, BaseEstimator):
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> _Base:
-        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``."""
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> _Base:
+        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and ``y``.
+
+        Parameters
+        ----------
+        X : list of array-like, or array-like of shape (n_samples, n_columns)
+            The training views.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets, or class labels (classifiers).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights ``>= 0`` (``docs/baselines.md``): a row of integer weight
+            ``k`` counts as ``k`` copies of it, a row of weight 0 as removed; the default
+            bandwidths are weighted the same way.
+
+        Returns
+        -------
+        self
+        """
         self._check_common()
-        Xs, Y = self._fit_inputs(X, y)
+        Xs, Y, w = self._fit_inputs(X, y, sample_weight)
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS) if self._supports_missing else None
         self.missing_fit_ = mask is not None
         if mask is not None:
             with serial_blas(Xs[0].shape[0]):
-                self._fit_missing(Xs, Y, mask)
+                self._fit_missing(Xs, Y, mask, w)
             return self
         with serial_blas(Xs[0].shape[0]):
             try:
-                self.grams_ = self._maps().fit(self._transform_views(Xs))
+                columns = self._fit_rows if _precomputed(self.kernel) else None
+                self.grams_ = self._maps().fit(
+                    self._transform_views(Xs),
+                    sample_weight=self._fit_sample_weight,
+                    columns=columns,
+                    n_columns=None if columns is None else int(self._n_rows_in),
+                )
             except ValueError as exc:
                 renamed = self._rename_error(exc)
                 if renamed is exc:
                     raise
                 raise renamed from exc
-            self._fit_grams(self.grams_.train, Y)
+            self._fit_grams(self.grams_.train, Y, w)
         return self
 
     def _rename_error(self, exc: ValueError) -> ValueError:
@@ -369,7 +509,9 @@ class _Base(_TargetsMixin, BaseEstimator):
         concatenation is not "view 0")."""
         return exc
 
-    def _fit_missing(self, Xs: list[np.ndarray], Y: np.ndarray, mask: np.ndarray) -> None:
+    def _fit_missing(
+        self, Xs: list[np.ndarray], Y: np.ndarray, mask: np.ndarray, w: np.ndarray | None
+    ) -> None:
         """Fit with missing views (``_supports_missing`` methods only)."""
         raise NotImplementedError
 
@@ -394,7 +536,8 @@ class _Base(_TargetsMixin, BaseEstimator):
 
 class _ClassifierMixin:
     """What makes a baseline a classifier: one-vs-all ``+-1`` targets (``_is_classifier``,
-    read by :class:`_TargetsMixin`) and ``decision_function`` (regressors have none)."""
+    read by :class:`_TargetsMixin`), ``class_weight`` and ``decision_function``
+    (regressors have none)."""
 
     _is_classifier = True
     _decision: Callable[[Any], np.ndarray]  # provided by the estimator base class
@@ -408,7 +551,7 @@ class _ClassifierMixin:
 class _LossClassifierMixin(_ClassifierMixin):
     """The parameters of a Gram-matrix classifier with none of its own (early and late
     fusion): the loss and its constants, then the shared ones (``_Base``'s ``__init__``
-    holds the regressors')."""
+    holds the regressors'), then ``class_weight``."""
 
     def __init__(
         self,
@@ -421,8 +564,10 @@ class _LossClassifierMixin(_ClassifierMixin):
         landmarks: str = "uniform",
         views: Any = None,
         random_state: Any = None,
+        class_weight: Any = None,
     ):
         self.C, self.alpha, self.loss = C, alpha, loss
+        self.class_weight = class_weight
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
 
@@ -443,6 +588,15 @@ _COMMON_DOC = """
         Landmarks, bandwidth subsampling, CV folds.
 """
 
+
+# Appended to every classifier's Parameters section.
+_CLASS_WEIGHT_DOC = """    class_weight : None, "balanced" or dict, default=None
+        Weight of the rows of each class, multiplying ``sample_weight`` (as in
+        :class:`sklearn.svm.SVC`): None gives every class weight 1, a dict
+        ``{label: weight}`` the classes it names (others 1), ``"balanced"``
+        ``n / (n_classes * n_c)``, ``n_c`` the (weighted) number of rows of class ``c``.
+        Class weights weigh the rows' losses, not the default bandwidths.
+"""
 
 _LOSS_DOC = """
     C : float, default=1.0
@@ -575,10 +729,19 @@ def _fill_doc(
             if _ATTRIBUTES_HEADING not in doc:
                 raise ValueError(f"{cls.__name__}: no Attributes section for classes_")
             doc = doc.replace(_ATTRIBUTES_HEADING, _ATTRIBUTES_HEADING + _CLASSES_DOC[1:], 1)
+            # class_weight closes the Parameters section (the blank line before Attributes)
+            head, sep, tail = doc.partition("\n\n    " + _ATTRIBUTES_HEADING.strip(" "))
+            doc = head.rstrip("\n") + "\n" + _CLASS_WEIGHT_DOC.rstrip("\n") + sep + tail
         cls.__doc__ = doc
         return cls
 
     return decorate
+
+
+def _precomputed(kernel: Any) -> bool:
+    """Whether a ``kernel`` parameter names precomputed Gram matrices."""
+    names = kernel if isinstance(kernel, (list, tuple)) else [kernel]
+    return any(isinstance(k, str) and k == "precomputed" for k in names)
 
 
 def _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state):

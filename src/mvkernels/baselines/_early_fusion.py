@@ -35,8 +35,9 @@ class _EarlyFusion(_Base):
             return type(exc)("the concatenated views (early fusion)" + msg[len("view 0") :])
         return exc
 
-    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        self.model_ = _GramModel(self.loss, self.alpha, self.C, self.random_state).fit(grams[0], Y)
+    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray, w: np.ndarray | None) -> None:
+        model = _GramModel(self.loss, self.alpha, self.C, self.random_state)
+        self.model_ = model.fit(grams[0], Y, w)
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         return self.model_.decision(cross[0])

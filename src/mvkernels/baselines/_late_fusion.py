@@ -20,16 +20,22 @@ class _LateFusion(_Base):
     def _model(self) -> _GramModel:
         return _GramModel(self.loss, self.alpha, self.C, self.random_state)
 
-    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
-        self.models_ = [self._model().fit(K, Y) for K in grams]
+    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray, w: np.ndarray | None) -> None:
+        self.models_ = [self._model().fit(K, Y, w) for K in grams]
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         return np.mean([m.decision(Kx) for m, Kx in zip(self.models_, cross)], axis=0)
 
+    @staticmethod
+    def _rows_of(w: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+        return None if w is None else w[rows]
+
     def _view_param(self, value: Any, l: int) -> Any:
         return value[l] if isinstance(value, (list, tuple)) else value
 
-    def _fit_missing(self, Xs: list[np.ndarray], Y: np.ndarray, mask: np.ndarray) -> None:
+    def _fit_missing(
+        self, Xs: list[np.ndarray], Y: np.ndarray, mask: np.ndarray, w: np.ndarray | None
+    ) -> None:
         self.view_grams_, self.models_ = [], []
         for l, Xv in enumerate(Xs):
             obs = mask[:, l]
@@ -41,12 +47,12 @@ class _LateFusion(_Base):
                 self.n_landmarks,
                 self.landmarks,
                 self.random_state,
-            ).fit([Xv[obs]])
+            ).fit([Xv[obs]], sample_weight=self._rows_of(self._fit_sample_weight, obs))
             Yl = Y[obs]
             if self._is_classifier and np.unique(Yl, axis=0).shape[0] < 2:
                 raise ValueError(f"view {l} is observed on samples of a single class only")
             self.view_grams_.append(grams)
-            self.models_.append(self._model().fit(grams.train[0], Yl))
+            self.models_.append(self._model().fit(grams.train[0], Yl, self._rows_of(w, obs)))
 
     def _decision_missing(self, Xs: list[np.ndarray], mask: np.ndarray) -> np.ndarray:
         total, count = None, mask.sum(axis=1)[:, None]

@@ -55,7 +55,7 @@ class _LpMKL(_Base):
         "tol": [nonnegative_real()],
     }
 
-    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
+    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray, w: np.ndarray | None) -> None:
         loss = self.loss
         v = len(grams)
         beta = np.full(v, v ** (-1.0 / self.p))  # ||beta||_p = 1
@@ -64,11 +64,11 @@ class _LpMKL(_Base):
         # ``it`` is read after the loop (n_iter_), which B007 does not see
         for it in range(1, self.max_iter + 1):  # noqa: B007
             K = sum(b * Km for b, Km in zip(beta, grams))
-            model = _GramModel(loss, self.alpha, self.C, self.random_state).fit(K, Y)
+            model = _GramModel(loss, self.alpha, self.C, self.random_state).fit(K, Y, w)
             a = model.dual
             # ||w_m||^2 = beta_m^2 sum_t a_t^T K_m a_t, summed over the one-vs-all columns
             quad = np.array([np.sum(a * (Km @ a)) for Km in grams])
-            history.append(self._objective(K, Y, model, quad, beta))
+            history.append(self._objective(K, Y, model, quad, beta, w))
             new_beta = lpmkl_weight_update(beta**2 * quad, self.p)
             change = np.max(np.abs(new_beta - beta))
             beta = new_beta
@@ -76,9 +76,9 @@ class _LpMKL(_Base):
                 converged = True
                 break
         K = sum(b * Km for b, Km in zip(beta, grams))
-        self.model_ = _GramModel(loss, self.alpha, self.C, self.random_state).fit(K, Y)
+        self.model_ = _GramModel(loss, self.alpha, self.C, self.random_state).fit(K, Y, w)
         quad = np.array([np.sum(self.model_.dual * (Km @ self.model_.dual)) for Km in grams])
-        history.append(self._objective(K, Y, self.model_, quad, beta))
+        history.append(self._objective(K, Y, self.model_, quad, beta, w))
         if not converged:
             warnings.warn(
                 f"lpMKL did not converge in {self.max_iter} iterations "
@@ -97,17 +97,20 @@ class _LpMKL(_Base):
         model: _GramModel,
         quad: np.ndarray,
         beta: np.ndarray,
+        w: np.ndarray | None = None,
     ) -> float:
         """Primal value ``loss + reg * sum_m ||w_m||^2 / beta_m`` for the current beta.
 
         ``sum_m ||w_m||^2 / beta_m = sum_m beta_m a^T K_m a``. Square loss:
-        ``||Y - K a||^2 + alpha * that``; hinge: ``C sum hinge + that / 2``.
+        ``||Y - K a||^2 + alpha * that``; hinge: ``C sum hinge + that / 2``; each row's
+        loss times its sample weight ``w``.
         """
         reg = float(np.dot(beta, quad))
         D = K @ model.dual + model.intercept
+        rw = np.ones(Y.shape[0]) if w is None else w
         if self.loss == "squared":
-            return float(np.sum((Y - D) ** 2) + self.alpha * reg)
-        return float(self.C * np.sum(np.maximum(0.0, 1.0 - Y * D)) + 0.5 * reg)
+            return float(rw @ np.sum((Y - D) ** 2, axis=1) + self.alpha * reg)
+        return float(self.C * (rw @ np.sum(np.maximum(0.0, 1.0 - Y * D), axis=1)) + 0.5 * reg)
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         Kx = sum(b * Km for b, Km in zip(self.kernel_weights_, cross))
@@ -223,7 +226,9 @@ class LpMKLClassifier(_ClassifierMixin, ClassifierMixin, _LpMKL):
         landmarks: str = "uniform",
         views: Any = None,
         random_state: Any = None,
+        class_weight: Any = None,
     ):
         self.C, self.alpha, self.loss = C, alpha, loss
         self.p, self.max_iter, self.tol = p, max_iter, tol
+        self.class_weight = class_weight
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)

@@ -147,9 +147,14 @@ class _OKL(_Base):
         self.alpha, self.max_iter, self.tol = alpha, max_iter, tol
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)
 
-    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
+    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray, w: np.ndarray | None) -> None:
         lam = self.alpha
         K = _sym(cast(np.ndarray, sum(grams) / len(grams)))
+        # sample weights: the weighted loss ||S (Y - K C L)||^2, S = diag(sqrt(w)), is the
+        # unweighted problem of S K S and S Y in C' (C = S C'): same objective values
+        s = None if w is None else np.sqrt(w)
+        if s is not None:
+            K, Y = s[:, None] * K * s[None, :], s[:, None] * Y
         dK, VK = robust_eigh(K, what="OKL input kernel")
         dK = np.maximum(dK, 0.0)
         T = Y.shape[1]
@@ -171,6 +176,8 @@ class _OKL(_Base):
         Cr = okl_c_step(None, dK, Yr, L, lam)
         history.append(_okl_objective_e(dK[:, None] * Cr, Yr, Cr, L, lam))
         C = VK @ Cr
+        if s is not None:
+            C = s[:, None] * C
         if not converged:
             warnings.warn(
                 f"OKL did not converge in {self.max_iter} iterations",
@@ -288,3 +295,20 @@ class OKLClassifier(_ClassifierMixin, ClassifierMixin, _OKL):
 
     {sections}
     """
+
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        max_iter: int = 300,
+        tol: float = 1e-5,
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        n_landmarks: int | float | None = None,
+        landmarks: str = "uniform",
+        views: Any = None,
+        random_state: Any = None,
+        class_weight: Any = None,
+    ):
+        self.alpha, self.max_iter, self.tol = alpha, max_iter, tol
+        self.class_weight = class_weight
+        _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)

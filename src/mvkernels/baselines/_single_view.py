@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._targets import predicted_class_indices
 from .._validation import (
@@ -21,46 +21,80 @@ class _SingleView(_Base):
     _parameter_constraints: dict = {
         **_Base._parameter_constraints,
         "view": [StrOptions({"best"}), Interval(Integral, 0, None, closed="left")],
-        "cv": [positive_int(2)],
+        "cv": [positive_int(2), HasMethods(["split", "get_n_splits"]), "array-like"],
     }
 
     def _model(self) -> _GramModel:
         return _GramModel(self.loss, self.alpha, self.C, self.random_state)
 
-    def _cv_score(self, K: np.ndarray, Y: np.ndarray) -> float:
-        """Mean validation score on the training set: accuracy, or minus the MSE."""
-        n = K.shape[0]
-        if self._is_classifier:
-            labels = predicted_class_indices(Y)
-            counts = np.bincount(labels)
-            k = max(2, min(self.cv, counts[counts > 0].min()))
-            splits = (
-                StratifiedKFold(k, shuffle=True, random_state=0).split(np.zeros(n), labels)
-                if counts[counts > 0].min() >= 2
-                else KFold(min(self.cv, n), shuffle=True, random_state=0).split(np.zeros(n))
-            )
-        else:
-            splits = KFold(min(self.cv, n), shuffle=True, random_state=0).split(np.zeros(n))
+    def _splits(self, Y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The folds of the view selection over the training rows kept (positive weight).
+
+        An int: (stratified) shuffled folds, seeded; a splitter: its ``split`` of the rows
+        kept (with the class labels); an iterable of ``(train, test)`` indices into the
+        rows given to ``fit``: those, without the rows of zero weight.
+        """
+        n = Y.shape[0]
+        labels = predicted_class_indices(Y) if self._is_classifier else None
+        cv = self.cv
+        if isinstance(cv, Integral):
+            if labels is not None:
+                counts = np.bincount(labels)
+                k = max(2, min(cv, counts[counts > 0].min()))
+                if counts[counts > 0].min() >= 2:
+                    folds = StratifiedKFold(k, shuffle=True, random_state=0)
+                    return list(folds.split(np.zeros(n), labels))
+            return list(KFold(min(cv, n), shuffle=True, random_state=0).split(np.zeros(n)))
+        if hasattr(cv, "split"):
+            return list(cv.split(np.zeros((n, 1)), labels))
+        splits = [(np.asarray(tr, dtype=np.intp), np.asarray(te, dtype=np.intp)) for tr, te in cv]
+        rows = self._fit_rows
+        if rows is None:
+            return splits
+        new = np.full(int(self._n_rows_in), -1, dtype=np.intp)
+        new[rows] = np.arange(rows.size)
+        out = []
+        for tr, te in splits:
+            tr, te = new[tr], new[te]
+            tr, te = tr[tr >= 0], te[te >= 0]
+            if tr.size and te.size:
+                out.append((tr, te))
+        return out
+
+    def _cv_score(
+        self,
+        K: np.ndarray,
+        Y: np.ndarray,
+        w: np.ndarray | None,
+        splits: list[tuple[np.ndarray, np.ndarray]],
+    ) -> float:
+        """Mean validation score on the training set: accuracy, or minus the MSE (both
+        weighted by the rows' weights ``w``, which also weigh the folds' fits)."""
+        labels = predicted_class_indices(Y) if self._is_classifier else None
         scores = []
         for tr, va in splits:
-            D = self._model().fit(K[np.ix_(tr, tr)], Y[tr]).decision(K[np.ix_(va, tr)])
+            wt, wv = (None, None) if w is None else (w[tr], w[va])
+            D = self._model().fit(K[np.ix_(tr, tr)], Y[tr], wt).decision(K[np.ix_(va, tr)])
             if self._is_classifier:
                 pred = predicted_class_indices(D)
-                scores.append(np.mean(pred == labels[va]))
+                scores.append(np.average(pred == labels[va], weights=wv))
             else:
-                scores.append(-np.mean((D - Y[va]) ** 2))
+                scores.append(-np.average(np.mean((D - Y[va]) ** 2, axis=1), weights=wv))
         return float(np.mean(scores))
 
-    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray) -> None:
+    def _fit_grams(self, grams: list[np.ndarray], Y: np.ndarray, w: np.ndarray | None) -> None:
         if self.view == "best":
-            self.view_cv_scores_ = np.array([self._cv_score(K, Y) for K in grams])
+            splits = self._splits(Y)
+            if not splits:
+                raise ValueError("cv leaves no fold with training and test rows")
+            self.view_cv_scores_ = np.array([self._cv_score(K, Y, w, splits) for K in grams])
             self.best_view_ = int(np.argmax(self.view_cv_scores_))
         else:
             if self.view >= len(grams):
                 raise ValueError(f"view={self.view} but X has {len(grams)} view(s)")
             self.view_cv_scores_ = None
             self.best_view_ = int(self.view)
-        self.model_ = self._model().fit(grams[self.best_view_], Y)
+        self.model_ = self._model().fit(grams[self.best_view_], Y, w)
 
     def _decision_grams(self, cross: list[np.ndarray]) -> np.ndarray:
         return self.model_.decision(cross[self.best_view_])
@@ -72,8 +106,11 @@ _SECTIONS_DOC = """
     {task_parameters}
     view : "best" or int, default="best"
         The view to use, or ``"best"`` to choose it by cross-validation.
-    cv : int, default=3
-        Number of folds of the view selection.
+    cv : int, CV splitter or iterable, default=3
+        The folds of the view selection: a number of (stratified, for the classifier)
+        shuffled folds, seeded; a splitter (``split`` of the training rows, with the
+        labels); or ``(train, test)`` index pairs into the rows given to ``fit`` (rows of
+        zero ``sample_weight`` are left out of them). Fits and scores are weighted.
     {common_parameters}
 
     Attributes
@@ -152,6 +189,8 @@ class SingleViewClassifier(_ClassifierMixin, ClassifierMixin, _SingleView):
         landmarks: str = "uniform",
         views: Any = None,
         random_state: Any = None,
+        class_weight: Any = None,
     ):
         self.C, self.alpha, self.loss, self.view, self.cv = C, alpha, loss, view, cv
+        self.class_weight = class_weight
         _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state)

@@ -24,6 +24,7 @@ from .._validation import (
     positive_int,
     positive_real,
 )
+from .._weights import check_sample_weight
 from ..operator_kernels import DecomposableKernel, OperatorKernel
 from ._features import FEATURE_KINDS, FeatureMap, check_feature_kernel
 from ._problem import GROWTH, LOSSES, Schedule, grad_squared, make_operator_kernel, theorem_t0
@@ -54,6 +55,20 @@ class _VectorOutputRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
         return tags
+
+
+def _drop_zero_weights(
+    X: np.ndarray, Y: np.ndarray, w: np.ndarray | None, allow_empty: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The rows of positive weight and their weights (None when all are 1)."""
+    if w is None:
+        return X, Y, None
+    if allow_empty and not (w > 0).any():
+        return X[:0], Y[:0], None
+    keep = w > 0
+    if not keep.all():
+        X, Y, w = X[keep], Y[keep], w[keep]
+    return X, Y, None if (w == 1.0).all() else w
 
 
 # --------------------------------------------------------------------------- OLOK
@@ -329,8 +344,9 @@ class OLOKRegressor(_VectorOutputRegressor):
         return self.features == "nystrom" and isinstance(self._model, SupportExpansion)
 
     # ------------------------------------------------------------------ core
-    def _learn(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """Run Algorithm 1 over the rows of ``X``; return the online predictions f_{t-1}(x_t)."""
+    def _learn(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+        """Run Algorithm 1 over the rows of ``X`` (steps scaled by the positive weights
+        ``w``); return the online predictions f_{t-1}(x_t)."""
         n = X.shape[0]
         P = np.empty((n, self.n_outputs_))
         with serial_blas(n, min_size=_SERIAL_MIN_ROWS, max_size=None):
@@ -342,8 +358,9 @@ class OLOKRegressor(_VectorOutputRegressor):
                     else self._block_size
                 )
                 stop = start + size
+                wb = None if w is None else w[start:stop]
                 with np.errstate(over="ignore", invalid="ignore"):  # checked: _check_block
-                    start += self._learn_block(X[start:stop], Y[start:stop], P[start:stop])
+                    start += self._learn_block(X[start:stop], Y[start:stop], P[start:stop], wb)
         return P
 
     def _diverged(self, t: int, growth: tuple[float, float] | None = None) -> ValueError:
@@ -381,7 +398,9 @@ class OLOKRegressor(_VectorOutputRegressor):
                 raise self._diverged(t0 + 1 + j, growth=(float(pmax[j]), float(ymax[j])))
             self._ymax = float(ymax[-1])
 
-    def _learn_block(self, Xb: np.ndarray, Yb: np.ndarray, Pout: np.ndarray) -> int:
+    def _learn_block(
+        self, Xb: np.ndarray, Yb: np.ndarray, Pout: np.ndarray, wb: np.ndarray | None = None
+    ) -> int:
         if self._scale < _RENORM:
             self._renormalise()
         t0 = self.t_
@@ -390,6 +409,17 @@ class OLOKRegressor(_VectorOutputRegressor):
         b = Xb.shape[0]
         times = np.arange(t0 + 1, t0 + b + 1)
         eta = self._schedule.etas(times)
+        if wb is not None:  # a weight scales its row's step (gradient and decay)
+            eta = eta * wb[:b]
+            big = np.flatnonzero(eta * float(self.alpha) >= 1.0)
+            if big.size:
+                j = int(big[0])
+                raise ValueError(
+                    f"sample_weight * eta_t * alpha must be < 1 (Algorithm 1's decay), but "
+                    f"at t={t0 + 1 + j} it is {wb[j]!r} * {eta[j] / wb[j]:.4g} * "
+                    f"{self.alpha!r} = {eta[j] * float(self.alpha):.4g}; lower the weight, "
+                    "eta0 or alpha"
+                )
         c_after = self._scale * np.cumprod(1.0 - eta * float(self.alpha))
         low = np.flatnonzero(c_after < _FLOOR)
         if low.size:  # shorten the block so that the scale cannot underflow inside it
@@ -439,33 +469,64 @@ class OLOKRegressor(_VectorOutputRegressor):
         return X, Y, y_1d
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> OLOKRegressor:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OLOKRegressor:
         """Reset, then one pass of Algorithm 1 over the rows of ``X`` in order.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights ``>= 0`` that scale each row's step: row ``t`` takes the step
+            ``w_t eta_t`` (its gradient and its decay ``1 - w_t eta_t alpha``), i.e. the
+            update of the instantaneous risk ``w_t R_inst``; a row of weight 0 is skipped
+            (not counted in ``t``), exactly as if removed. An integer weight ``k`` is one
+            step of size ``k eta_t``, not ``k`` steps (``docs/olok.md``).
+
+        Returns
+        -------
+        self
         """
         for attr in ("kernel_", "t_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         X, Y, y_1d = self._validate_xy(X, y, first=True)
+        X, Y, w = _drop_zero_weights(X, Y, check_sample_weight(sample_weight, X.shape[0]))
         self._init_state(X, Y.shape[1], y_1d, validated=True)
-        self._learn(X, Y)
+        self._learn(X, Y, w)
         return self
 
-    def partial_fit(self, X: Any, y: Any) -> OLOKRegressor:
+    def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> OLOKRegressor:
         """Continue the stream with the rows of ``X`` (one row or a batch), in order.
 
         The first call fixes the number of features and outputs and, for an rbf kernel
-        without ``gamma``, the bandwidth (from this batch).
+        without ``gamma``, the bandwidth (from this batch's rows of positive weight).
+        Calls on consecutive batches give the model of one :meth:`fit` on the rows in
+        the same order (the updates are deterministic); this is what
+        ``dask_ml.wrappers.Incremental`` needs (with ``shuffle_blocks=False``, since the
+        order is the stream).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), default=None
+            As in :meth:`fit`: each row's step scaled by its weight, zero-weight rows
+            skipped.
+
+        Returns
+        -------
+        self
         """
         first = not hasattr(self, "t_")
         X, Y, y_1d = self._validate_xy(X, y, first=first)
+        w = check_sample_weight(sample_weight, X.shape[0], allow_all_zero=not first)
+        X, Y, w = _drop_zero_weights(X, Y, w, allow_empty=not first)
+        if X.shape[0] == 0:
+            return self
         if first:
             self._init_state(X, Y.shape[1], y_1d)
-        self._learn(X, Y)
+        self._learn(X, Y, w)
         return self
 
     def progressive_predict(self, X: Any, y: Any) -> np.ndarray:
@@ -666,11 +727,25 @@ class VVRLSRegressor(_VectorOutputRegressor):
         self.max_memory_bytes = max_memory_bytes
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> VVRLSRegressor:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> VVRLSRegressor:
         """Solve the vv-RLS system on ``(X, y)``.
 
         Raises ``MemoryError`` before any kernel is built when the estimated memory
         (:meth:`memory_estimate`) exceeds ``max_memory_bytes``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights ``>= 0``: ``min_f sum_i w_i ||f(x_i) - y_i||^2 +
+            alpha ||f||^2``; an integer weight ``k`` gives the fit of the row repeated
+            ``k`` times (the default bandwidth too), a zero weight that of the data
+            without the row (rows of zero weight are dropped first).
+
+        Returns
+        -------
+        self
         """
         check_not_complex(X, "X")
         check_not_complex(y, "y")
@@ -678,17 +753,26 @@ class VVRLSRegressor(_VectorOutputRegressor):
         y = np.asarray(y, dtype=np.float64)
         self._y_1d = y.ndim == 1
         Y = y.reshape(-1, 1) if self._y_1d else y
+        w = check_sample_weight(sample_weight, X.shape[0])
+        X, Y, w = _drop_zero_weights(X, Y, w)
         n, d = Y.shape
         self._check_memory(n, d)
         if n < 2 and isinstance(self.kernel, str) and not self.kernel_params:
             raise ValueError("got 1 sample; the default bandwidth needs at least 2 samples")
         kern = make_operator_kernel(self.kernel, self.kernel_params, self.output_kernel)
-        kern.fit(X, n_outputs=d, random_state=check_random_state(self.random_state))
-        lam = float(self.alpha)
-        if kern.decomposable:
-            C = self._solve_decomposable(cast(DecomposableKernel, kern), X, Y, lam)
+        rng = check_random_state(self.random_state)
+        if isinstance(kern, DecomposableKernel):  # default bandwidth in double precision
+            kern.fit(X, n_outputs=d, random_state=rng, sample_weight=w, precision="double")
         else:
-            C = self._solve_block(kern, X, Y, lam)
+            kern.fit(X, n_outputs=d, random_state=rng)
+        lam = float(self.alpha)
+        # weights: with S = diag(sqrt(w)) the weighted system is the unweighted one of
+        # S K S and S Y in c' (c = S c')
+        s = None if w is None else np.sqrt(w)
+        if kern.decomposable:
+            C = self._solve_decomposable(cast(DecomposableKernel, kern), X, Y, lam, s)
+        else:
+            C = self._solve_block(kern, X, Y, lam, s)
         self.kernel_ = kern
         self.X_fit_ = X
         self.dual_coef_ = C
@@ -710,12 +794,22 @@ class VVRLSRegressor(_VectorOutputRegressor):
             )
 
     def _solve_decomposable(
-        self, kern: DecomposableKernel, X: np.ndarray, Y: np.ndarray, lam: float
+        self,
+        kern: DecomposableKernel,
+        X: np.ndarray,
+        Y: np.ndarray,
+        lam: float,
+        sw: np.ndarray | None = None,
     ) -> np.ndarray:
         """``K = k(x, z) B``: in the eigenbasis of ``B = V diag(s) V^T`` the outputs
-        decouple into ``(s_a K + lam I) c_a = (Y V)_a``, one Cholesky per distinct ``s_a``."""
+        decouple into ``(s_a K + lam I) c_a = (Y V)_a``, one Cholesky per distinct ``s_a``.
+        ``sw``: square roots of the sample weights (``K`` -> ``S K S``, ``Y`` -> ``S Y``,
+        ``C = S C'``)."""
         n, d = Y.shape
         K = kern.scalar(X, X)
+        if sw is not None:
+            K = sw[:, None] * K * sw[None, :]
+            Y = sw[:, None] * Y
         s, V = robust_eigh(kern.B, what="output kernel B")
         Yr = Y @ V
         Cr = np.empty_like(Yr)
@@ -735,12 +829,20 @@ class VVRLSRegressor(_VectorOutputRegressor):
             A = sa * K
             A.flat[:: n + 1] += lam
             Cr[:, group] = cho_solve(self._cholesky(A), Yr[:, group])
-        return Cr @ V.T
+        C = Cr @ V.T
+        return C if sw is None else sw[:, None] * C
 
-    def _solve_block(self, kern: Any, X: np.ndarray, Y: np.ndarray, lam: float) -> np.ndarray:
-        """A general operator kernel: the ``nd x nd`` block system ``(K + lam I) c = y``."""
+    def _solve_block(
+        self, kern: Any, X: np.ndarray, Y: np.ndarray, lam: float, sw: np.ndarray | None = None
+    ) -> np.ndarray:
+        """A general operator kernel: the ``nd x nd`` block system ``(K + lam I) c = y``
+        (sample weights: that of ``(S x I) K (S x I)``, as for decomposable kernels)."""
         n, d = Y.shape
         Kb = kern.matrix(X)
+        if sw is not None:
+            sb = np.repeat(sw, d)  # sample-major blocks
+            Kb = sb[:, None] * Kb * sb[None, :]
+            Y = sw[:, None] * Y
         scale = max(np.abs(Kb).max(), 1e-300)
         if not np.allclose(Kb, Kb.T, rtol=0, atol=1e-8 * scale):
             raise ValueError(
@@ -748,7 +850,8 @@ class VVRLSRegressor(_VectorOutputRegressor):
             )
         A = 0.5 * (Kb + Kb.T)
         A.flat[:: n * d + 1] += lam
-        return cho_solve(self._cholesky(A), Y.reshape(-1)).reshape(n, d)
+        C = cho_solve(self._cholesky(A), Y.reshape(-1)).reshape(n, d)
+        return C if sw is None else sw[:, None] * C
 
     def _decomposable_hint(self) -> bool:
         k = self.kernel
