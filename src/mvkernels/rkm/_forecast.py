@@ -18,8 +18,8 @@ from ._kpca import (
     SOLVERS,
     STIEFEL_TRAINING_CONSTRAINTS,
     MultiViewKPCA,
-    _real_array,
 )
+from ._maps import _real_array
 
 
 # --------------------------------------------------------------------------- forecaster
