@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._linalg import robust_eigh, sym
+from ._metric import backtrack, dense_step_cap, sufficient_decrease
 
 __all__ = [
     "SharedSpectrum",
@@ -46,9 +47,6 @@ __all__ = [
     "MetricStack",
     "fixed_metric_solve",
 ]
-
-#: halvings of the A-step size before a step is given up (as in ``metric_step``)
-MAX_BACKTRACK = 40
 
 
 @dataclass
@@ -333,8 +331,10 @@ class LowRankMetrics:
         """One dense A-step (eq. 16) with backtracking for the metrics ``idx``.
 
         ``g`` (rows), ``q = A^{-1} g``, ``W^T q`` and ``W^T g`` as from :meth:`solve`;
-        ``alpha``, ``eta`` per metric of ``idx``. The step size, its cap ``0.499 / eta``,
-        the sufficient-decrease test and the halving are those of
+        ``alpha``, ``eta`` per metric of ``idx``. The step size's cap
+        (:func:`~mvkernels.mvml._metric.dense_step_cap`), the sufficient-decrease test
+        (:func:`~mvkernels.mvml._metric.sufficient_decrease`) and the halving
+        (:func:`~mvkernels.mvml._metric.backtrack`) are those of
         :func:`mvkernels.mvml.metric_step`. Returns ``alpha <g, A+^{-1} g> + eta ||A+||_F^2``
         for the new metrics (the objective without the data term).
         """
@@ -360,17 +360,12 @@ class LowRankMetrics:
                 )
         else:
             mu[np.isnan(mu)] = float(step_size)
-        mu = np.minimum(mu, 0.499 / e)
-        accepted = np.zeros(m, dtype=bool)
+        mu = dense_step_cap(mu, e)
         s_new_acc = s0.copy()
         c1_acc = np.ones(m)
         ma_acc = np.zeros(m)
-        pending = np.ones(m, dtype=bool)
-        for _bt in range(MAX_BACKTRACK):
-            pi = np.flatnonzero(pending)
-            if pi.size == 0:
-                break
-            m_ = mu[pi]
+
+        def attempt(pi: np.ndarray, m_: np.ndarray) -> np.ndarray:
             a_, e_ = a[pi], e[pi]
             c1 = 1.0 - 2.0 * m_ * e_
             ma = m_ * a_
@@ -398,14 +393,14 @@ class LowRankMetrics:
             # Woodbury's quad loses about log10(gg / (s' quad)) digits to cancellation: a
             # step to a near-singular metric whose quad keeps fewer than 6 of them is halved
             ok &= quad > 1e-10 * gg[pi] / s_c
-            ok &= s_new <= s0[pi] + lin + DD / (2.0 * m_) + 1e-12 * np.abs(s0[pi])
+            ok &= sufficient_decrease(s_new, s0[pi], lin, DD, m_)
             acc = pi[ok]
-            accepted[acc] = True
             s_new_acc[acc] = s_new[ok]
             c1_acc[acc] = c1[ok]
             ma_acc[acc] = ma[ok]
-            pending[acc] = False
-            mu[pi[~ok]] *= 0.5
+            return ok
+
+        accepted, mu = backtrack(mu, attempt)
         # apply: accepted -> scale and append sqrt(mu alpha) q; rejected -> zero column
         if r == self.WT.shape[1]:
             raise ValueError("LowRankMetrics: no room left for another A-step")

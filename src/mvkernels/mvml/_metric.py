@@ -10,6 +10,9 @@ the structured solvers of :mod:`mvkernels.mvml._lowrank`, whose low-rank A-step 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from scipy import linalg
 
@@ -282,6 +285,62 @@ def sparse_metric_update(
     return prox_group_frobenius(B, t, n_views)
 
 
+#: halvings of the A-step size before a step is given up (the step is then 0)
+MAX_BACKTRACK = 40
+#: the dense A-step's size is capped at ``STEP_CAP / eta`` (< 1/(2 eta): eq. 9 / 16 keep
+#: ``A+ = (1 - 2 mu eta) A + mu alpha q q^T`` positive definite)
+STEP_CAP = 0.499
+
+
+def dense_step_cap(mu: Any, eta: Any) -> Any:
+    """The dense A-step size ``mu`` capped at ``STEP_CAP / eta`` (scalars or arrays)."""
+    return np.minimum(mu, STEP_CAP / eta) if isinstance(mu, np.ndarray) else min(mu, STEP_CAP / eta)
+
+
+def sufficient_decrease(s_new: Any, s0: Any, lin: Any, dist2: Any, mu: Any) -> Any:
+    """The backtracking test of (proximal) gradient descent (Beck & Teboulle)::
+
+        s(A+) <= s(A) + <grad s(A), A+ - A> + ||A+ - A||_F^2 / (2 mu)
+
+    with ``s_new = s(A+)``, ``s0 = s(A)``, ``lin = <grad s(A), A+ - A>`` and
+    ``dist2 = ||A+ - A||_F^2``, plus a relative slack of 1e-12 ``|s0|`` for rounding
+    (scalars or arrays: one test per problem of a batch)."""
+    return s_new <= s0 + lin + dist2 / (2.0 * mu) + 1e-12 * np.abs(s0)
+
+
+def backtrack(
+    mu0: np.ndarray,
+    attempt: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    max_halvings: int = MAX_BACKTRACK,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Halve the step size of every problem of a batch until its step is accepted.
+
+    ``attempt(idx, mu)`` tries the step sizes ``mu`` for the pending problems ``idx`` and
+    returns which are accepted (it keeps what it needs of those). A problem is given up
+    after ``max_halvings`` halvings. The one backtracking loop of both A-steps: the
+    dense and sparse steps on a metric matrix (:func:`metric_step`, a batch of one) and
+    the low-rank dense step of a batch (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`).
+
+    Returns
+    -------
+    accepted : ndarray of bool
+    mu : ndarray
+        The last step size tried (the accepted one where accepted).
+    """
+    mu = np.array(mu0, dtype=np.float64, copy=True)
+    accepted = np.zeros(mu.shape[0], dtype=bool)
+    pending = np.ones(mu.shape[0], dtype=bool)
+    for _ in range(max_halvings):
+        idx = np.flatnonzero(pending)
+        if idx.size == 0:
+            break
+        ok = np.asarray(attempt(idx, mu[idx]), dtype=bool)
+        accepted[idx[ok]] = True
+        pending[idx[ok]] = False
+        mu[idx[~ok]] *= 0.5
+    return accepted, mu
+
+
 def metric_step(
     A: np.ndarray,
     factor: PSDFactor,
@@ -355,10 +414,13 @@ def metric_step(
         s0 = h0
     else:
         raise ValueError(f"kind must be 'dense' or 'sparse', got {kind!r}")
-    mu = float(mu0)
+    mu_start = float(mu0)
     if kind == "dense":
-        mu = min(mu, 0.499 / eta)  # mu eta < 1/2 (eq. 9 positivity condition)
-    for _ in range(max_backtrack):
+        mu_start = dense_step_cap(mu_start, eta)  # mu eta < 1/2 (eq. 9 positivity condition)
+    found: list = []
+
+    def attempt(idx: np.ndarray, mus: np.ndarray) -> np.ndarray:
+        mu = float(mus[0])
         if kind == "dense":
             A_new = dense_metric_update(A, q, alpha, eta, mu)
         else:
@@ -366,11 +428,9 @@ def metric_step(
         try:
             f_new = PSDFactor(A_new, eig_floor=eig_floor, require_pd=(kind == "dense"))
         except NotPSDError:
-            mu *= 0.5
-            continue
+            return np.array([False])
         if f_new.range_residual(g) > range_tol:  # <g, A_new^+ g> = +inf
-            mu *= 0.5
-            continue
+            return np.array([False])
         D = A_new - A
         # <grad h, D> = -alpha q^T D q ; dense adds <2 eta A, D>
         lin = -alpha * float(q @ D @ q)
@@ -378,9 +438,14 @@ def metric_step(
         if kind == "dense":
             lin += 2.0 * eta * float(np.sum(A * D))
             s_new += eta * float(np.sum(A_new * A_new))
-        if s_new <= s0 + lin + float(np.sum(D * D)) / (2.0 * mu) + 1e-12 * abs(s0):
-            return A_new, f_new, mu
-        mu *= 0.5
+        ok = bool(sufficient_decrease(s_new, s0, lin, float(np.sum(D * D)), mu))
+        if ok:
+            found[:] = [A_new, f_new, mu]
+        return np.array([ok])
+
+    accepted, _ = backtrack(np.array([mu_start]), attempt, max_backtrack)
+    if accepted[0]:
+        return found[0], found[1], found[2]
     return A, factor, 0.0
 
 
