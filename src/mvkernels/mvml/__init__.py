@@ -43,9 +43,10 @@ How to add
 * a loss: a subclass of :class:`~._losses.Loss` (``g_step``, ``data_loss``, ``w_step``;
   optionally ``structured_applies`` / ``fit_structured`` and ``fold_paths``) returned by an
   estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
-* a metric: its initial value in ``_BaseMVML._initial_metric``, its penalty in
-  :func:`metric_penalty` and its A-step in :func:`metric_step` (the dense reference
-  path), and, for the structured solvers, its low-rank form in :mod:`._lowrank`;
+* a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is
+  learned, its initial value, its penalty, the :func:`metric_step` kind that moves it,
+  whether the structured paths cover it), and, for the structured solvers, its low-rank
+  form in :mod:`._lowrank`;
 * a kernel: :mod:`mvkernels.kernels` (``ViewKernel``: its parameters, default
   bandwidth and evaluation) and, if it has a bandwidth, :data:`._bandwidth.BANDWIDTH_KERNELS`;
 * a CV axis: one :class:`~.cv._grid.Axis` in ``_CVSearch.grid`` (``cv_results_`` and

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 from ._lowrank import LowRankMetrics, _data_loss, _frob2, _g_step_rows
-from ._metric import LEARNED_METRICS, PSDFactor, metric_penalty, metric_step, objective_converged
+from ._metric import PSDFactor, metric_step, objective_converged
 from ._problem import MVMLProblem
 
 __all__ = [
@@ -282,8 +282,8 @@ def objective(
     :class:`~mvkernels.mvml._losses.Loss`): the loss's data term plus
     ``alpha <g, A^+ g>`` plus ``eta R(A)`` for a learned metric."""
     val = loss.data_loss(problem, t, g, w) + loss.alpha * factor.quad(g)
-    if loss.metric in LEARNED_METRICS:
-        val += loss.eta * metric_penalty(A, loss.metric, problem.n_views)
+    if loss.metric_kind.learned:
+        val += loss.eta * loss.metric_kind.penalty(A, problem.n_views)
     return val
 
 
@@ -296,9 +296,7 @@ def initial_step(loss: Any, A: np.ndarray, factor: PSDFactor, g: np.ndarray) -> 
     if not (isinstance(loss.step_size, str) and loss.step_size == "auto"):
         return float(loss.step_size)
     q = factor.solve(g)
-    grad = -loss.alpha * np.outer(q, q)
-    if loss.metric == "dense":
-        grad = grad + 2.0 * loss.eta * A
+    grad = -loss.alpha * np.outer(q, q) + loss.metric_kind.smooth_gradient(A, loss.eta)
     gn = float(np.linalg.norm(grad))
     return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / loss.eta
 
@@ -319,7 +317,8 @@ def reference_path(
     fit with ``max_iter = k + 1``, ``tol=None``), with its weights ``path_w[k]``.
     """
     v = problem.n_views
-    learned = loss.metric in LEARNED_METRICS
+    kind = loss.metric_kind
+    learned = kind.learned
     alternates = learned or loss.learn_weights
     A = A0.copy()
     factor = PSDFactor(A, eig_floor=loss.eig_floor)
@@ -330,7 +329,7 @@ def reference_path(
     mu_next: float | None = None
     # the dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
     # tracked so that the fitted model stores V, not A (see MetricStack)
-    lowrank = loss.metric == "dense" and np.array_equal(A0, np.eye(A0.shape[0]))
+    lowrank = kind.low_rank and np.array_equal(A0, np.eye(A0.shape[0]))
     s_lr, cols = 1.0, np.zeros((A0.shape[0], 0))
     for it in range(loss.max_iter):
         g = loss.g_step(problem, t, factor, w, state)
@@ -348,7 +347,7 @@ def reference_path(
                     g,
                     loss.alpha,
                     loss.eta,
-                    loss.metric,
+                    kind.step,
                     v,
                     mu0,
                     threshold=loss.sparse_threshold,

@@ -42,11 +42,9 @@ from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint
 from ._losses import Loss, SquareLoss
 from ._lowrank import MetricStack
 from ._metric import (
-    LEARNED_METRICS,
     METRICS,
     _sym,
-    cov_metric_full,
-    cov_metric_nystrom,
+    metric_kind,
     min_eigenvalue,
 )
 from ._proba import (
@@ -230,7 +228,7 @@ class _BaseMVML(BaseEstimator):
     def _check_params(self) -> None:
         """Checks that the declarative constraints cannot express (run once, at fit,
         after :meth:`_validate_params`)."""
-        if self.metric in LEARNED_METRICS and not self.eta > 0:
+        if metric_kind(self.metric).learned and not self.eta > 0:
             raise ValueError(
                 f"eta must be > 0 for a learned metric (metric={self.metric!r}), got {self.eta!r}"
             )
@@ -394,18 +392,9 @@ class _BaseMVML(BaseEstimator):
         return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes)
 
     def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
-        """``A0``: identity for learned and identity metrics, the Cov metric for "cov"."""
-        if self.metric == "cov":
-            if problem.mode == "full":
-                return cov_metric_full(problem.Ks)
-            return cov_metric_nystrom(
-                problem.gram,
-                problem.feature_sum,
-                problem.n_samples,
-                problem.n_views,
-                scatter=problem.feature_scatter,
-            )
-        return np.eye(problem.dim)
+        """``A0``: identity for learned and identity metrics, the Cov metric for "cov"
+        (:meth:`MetricKind.initial <mvkernels.mvml._metric.MetricKind.initial>`)."""
+        return metric_kind(self.metric).initial(problem)
 
     # -- algorithm 1 -------------------------------------------------------------
     def _make_loss(self) -> Loss:
@@ -434,7 +423,7 @@ class _BaseMVML(BaseEstimator):
             min_eigs = np.array(
                 [r["min_eig"] if "min_eig" in r else min_eigenvalue(r["A"]) for r in results]
             )
-        learned = self.metric in LEARNED_METRICS or self.learn_weights
+        learned = metric_kind(self.metric).learned or self.learn_weights
         if learned and self.tol is not None and not all(r["converged"] for r in results):
             warnings.warn(
                 f"{type(self).__name__} stopped after max_iter={self.max_iter} outer "
@@ -445,7 +434,7 @@ class _BaseMVML(BaseEstimator):
         self._metric_store = MetricStack.from_results(
             [r["A"] for r in results],
             [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
-            fixed=self.metric not in LEARNED_METRICS,
+            fixed=not metric_kind(self.metric).learned,
         )
         self._coefs = np.stack([r["g"] for r in results])
         self._weights = np.stack([r["w"] for r in results])

@@ -35,7 +35,7 @@ from ._hinge import (
 )
 from ._losses import _COMMON_PARAMS, Loss
 from ._lowrank import LowRankMetrics
-from ._metric import LEARNED_METRICS, PSDFactor
+from ._metric import PSDFactor
 from ._problem import MVMLProblem
 
 __all__ = ["HingeLoss", "HingeState"]
@@ -277,11 +277,7 @@ class HingeLoss(Loss):
         """Low-rank path: fixed weights and a dense (from ``A = I``) or fixed metric, in
         both modes (the hinge g-step only needs the features), and this class's g-step
         and loss (a subclass that overrides them gets the dense reference path)."""
-        return (
-            self.solver == "auto"
-            and not self.learn_weights
-            and self.metric in ("dense", "identity", "cov")
-        )
+        return self.solver == "auto" and not self.learn_weights and self.metric_kind.structured
 
     def fit_structured(
         self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
@@ -301,7 +297,7 @@ class HingeLoss(Loss):
         Phi = self.phi(problem, w)
         states = [HingeState() for _ in range(T)]
         alpha = float(self.alpha)
-        if self.metric not in LEARNED_METRICS:
+        if not self.metric_kind.learned:
             factor = PSDFactor(A0, eig_floor=self.eig_floor)
             out = []
             for t in range(T):
@@ -600,7 +596,7 @@ class HingeLoss(Loss):
         first g-step's margins. Other variants (sparse metric, learned weights, fixed
         metrics) take the generic path on the same fold features."""
         problem.Xs = Xtr
-        if not (self.metric == "dense" and self.structured_applies(problem)):
+        if not (self.metric_kind.low_rank and self.structured_applies(problem)):
             return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         w = np.full(v, 1.0 / v)

@@ -33,7 +33,7 @@ from scipy import linalg
 from .._threads import serial_blas
 from ._driver import dense_metric_path
 from ._lowrank import SharedSpectrum, fixed_metric_solve
-from ._metric import LEARNED_METRICS, PSDFactor, _sym, least_squares_weights
+from ._metric import MetricKind, PSDFactor, _sym, least_squares_weights, metric_kind
 from ._problem import MVMLProblem
 from ._screen import ridge_solve
 
@@ -89,6 +89,7 @@ class Loss:
     def __init__(self, params: Any):
         for name in self.param_names:
             setattr(self, name, getattr(params, name))
+        self.metric_kind: MetricKind = metric_kind(self.metric)
 
     def new_state(self) -> Any:
         """The solver state of one target column, carried across its g-steps."""
@@ -143,7 +144,7 @@ class Loss:
         for ai, a in enumerate(alphas):
             for ei, e in enumerate(etas):
                 est.set_params(alpha=float(a))
-                if est.metric in LEARNED_METRICS:
+                if self.metric_kind.learned:
                     est.set_params(eta=float(e))
                 res = est._solve(problem, record_path=True)
                 for t, r in enumerate(res):
@@ -226,7 +227,7 @@ class SquareLoss(Loss):
             self.solver == "auto"
             and problem.mode == "nystrom"
             and not self.learn_weights
-            and self.metric in ("dense", "identity", "cov")
+            and self.metric_kind.structured
         )
 
     def fit_structured(
@@ -238,8 +239,8 @@ class SquareLoss(Loss):
         w = np.full(v, 1.0 / v)
         M, B = problem.weighted_statistics(w)
         yy = np.asarray(problem.target_sq, dtype=np.float64)
-        if self.metric in ("identity", "cov"):
-            if self.metric == "identity":  # A = I: ridge on the weighted features
+        if not self.metric_kind.learned:
+            if self.metric_kind.identity:  # A = I: ridge on the weighted features
                 G = ridge_solve(M, B, float(self.alpha))
                 quad: Any = lambda g: float(g @ g)  # noqa: E731
             else:
@@ -261,7 +262,7 @@ class SquareLoss(Loss):
                         state=None,
                         path=g[None],
                         path_w=w[None],
-                        **({"min_eig": 1.0} if self.metric == "identity" else {}),
+                        **({"min_eig": 1.0} if self.metric_kind.identity else {}),
                     )
                 )
             return out
@@ -316,14 +317,14 @@ class SquareLoss(Loss):
         in one batch, :func:`~mvkernels.mvml._driver.dense_metric_path`; with ``rows``,
         in the span of the fold's rows, :meth:`SharedSpectrum.from_rows`). Other variants
         (sparse metric, learned weights) take the generic path."""
-        if self.learn_weights or self.metric not in ("dense", "identity", "cov"):
+        if self.learn_weights or not self.metric_kind.structured:
             return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         out = np.zeros((alphas.size, etas.size, K, T, d))
         with serial_blas(d):
             w = np.full(v, 1.0 / v)
             M, B = problem.weighted_statistics(w)
-            if self.metric in ("identity", "cov"):
+            if not self.metric_kind.learned:
                 A0 = est._initial_metric(problem)
                 F = PSDFactor(A0, eig_floor=self.eig_floor).F
                 G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)

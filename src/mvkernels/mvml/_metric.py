@@ -20,9 +20,6 @@ from .._linalg import floored_eigh, robust_eigvalsh
 from .._linalg import sym as _sym
 from ..nystrom import FeatureMoments
 
-METRICS = ("dense", "sparse", "identity", "cov")
-LEARNED_METRICS = ("dense", "sparse")
-
 
 def objective_converged(history: list[float], tol: float | None) -> bool:
     """The outer loop's stopping rule: the last relative decrease of the objective,
@@ -592,3 +589,110 @@ def least_squares_weights(ZtZ: np.ndarray, Zty: np.ndarray, sum_to_one: bool = T
     rhs = np.append(Zty, 1.0)
     sol, *_ = linalg.lstsq(K, rhs, check_finite=False)
     return np.asarray(sol[:v], dtype=np.float64)
+
+
+# ============================================================================ metric kinds
+class MetricKind:
+    """One value of the ``metric`` parameter: what Algorithm 1 does with the metric.
+
+    The estimators, the loss parts, the driver and the CV read these properties instead
+    of comparing names. A new metric is a subclass registered in :data:`METRIC_KINDS`
+    (its initial value, its penalty and, if learned, the :func:`metric_step` that moves
+    it; and whether the structured paths cover it).
+
+    Attributes
+    ----------
+    name : str
+        The value of the ``metric`` parameter.
+    learned : bool
+        Moved by A-steps, with the penalty ``eta R(A)`` (``eta`` is searched by the CV).
+    step : {"dense", "sparse"} or None
+        The A-step of :func:`metric_step` (None: a fixed metric).
+    structured : bool
+        Covered by the structured paths (fixed weights): a fixed metric with one shared
+        factorisation, or the dense step that keeps ``A = s I + W W^T`` from ``A0 = I``.
+    low_rank : bool
+        The A-step keeps ``A = s I + W W^T`` from ``A0 = I`` (stored so, not as a matrix).
+    identity : bool
+        ``A = I`` exactly: the g-step is ridge regression on the weighted features.
+    needs_statistics : bool
+        The initial value reads the problem's feature moments (sufficient statistics).
+    """
+
+    name: str = ""
+    learned: bool = False
+    step: str | None = None
+    structured: bool = False
+    low_rank: bool = False
+    identity: bool = False
+    needs_statistics: bool = False
+
+    def initial(self, problem: Any) -> np.ndarray:
+        """``A0``, the metric before any A-step (the identity here)."""
+        return np.eye(problem.dim)
+
+    def penalty(self, A: np.ndarray, n_views: int) -> float:
+        """``R(A)`` (0 for a fixed metric)."""
+        return metric_penalty(A, self.step, n_views) if self.step is not None else 0.0
+
+    def smooth_gradient(self, A: np.ndarray, eta: float) -> np.ndarray | float:
+        """Gradient of ``eta R(A)`` in the smooth part of the A-step (the dense step's
+        ``2 eta A``; 0 where the penalty is handled by a proximal step or absent)."""
+        return 0.0
+
+    def __repr__(self) -> str:
+        return f"MetricKind({self.name!r})"
+
+
+class DenseMetric(MetricKind):
+    """``metric="dense"``: learned, ``R(A) = ||A||_F^2``, gradient step (eq. 9 / 16)."""
+
+    name, learned, step, structured, low_rank = "dense", True, "dense", True, True
+
+    def smooth_gradient(self, A: np.ndarray, eta: float) -> np.ndarray | float:
+        return 2.0 * eta * A
+
+
+class SparseMetric(MetricKind):
+    """``metric="sparse"``: learned, the view-pair group norm, proximal step (eq. 12 / 18)."""
+
+    name, learned, step = "sparse", True, "sparse"
+
+
+class IdentityMetric(MetricKind):
+    """``metric="identity"``: ``A = I`` (MVML_I), fixed."""
+
+    name, structured, identity = "identity", True, True
+
+
+class CovMetric(MetricKind):
+    """``metric="cov"``: the cross-covariance metric (MVML_Cov), fixed."""
+
+    name, structured, needs_statistics = "cov", True, True
+
+    def initial(self, problem: Any) -> np.ndarray:
+        if problem.mode == "full":
+            return cov_metric_full(problem.Ks)
+        return cov_metric_nystrom(
+            problem.gram,
+            problem.feature_sum,
+            problem.n_samples,
+            problem.n_views,
+            scatter=problem.feature_scatter,
+        )
+
+
+#: the values of the ``metric`` parameter and what each does
+METRIC_KINDS: dict[str, MetricKind] = {
+    kind.name: kind for kind in (DenseMetric(), SparseMetric(), IdentityMetric(), CovMetric())
+}
+METRICS = tuple(METRIC_KINDS)
+LEARNED_METRICS = tuple(name for name, kind in METRIC_KINDS.items() if kind.learned)
+
+
+def metric_kind(name: str) -> MetricKind:
+    """The :class:`MetricKind` of a ``metric`` parameter value."""
+    try:
+        return METRIC_KINDS[name]
+    except KeyError:
+        raise ValueError(f"unknown metric {name!r}; use one of {', '.join(METRICS)}") from None

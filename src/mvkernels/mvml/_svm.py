@@ -59,6 +59,7 @@ from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
 from ._hinge_loss import HingeLoss
+from ._metric import metric_kind
 from ._problem import MVMLProblem
 
 __all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES", "HINGE_FEATURE_BUDGET"]
@@ -304,15 +305,14 @@ mode_, nystrom_, kernels_, n_views_
         Y = np.asarray(Y, dtype=np.float64)
         U = nys.features(Xs)
         n, v, p = U.shape[0], int(nys.n_views_), int(nys.n_landmarks_)
-        if complete or self.metric == "cov":
+        stats = metric_kind(self.metric).needs_statistics  # the Cov metric's A0
+        if complete or stats:
             # the target moments only for the Cov metric's problem (the missing-view model
             # reads the feature moments alone)
-            mom = FeatureMoments.from_features(
-                U, Y.reshape(n, -1) if self.metric == "cov" else None
-            )
+            mom = FeatureMoments.from_features(U, Y.reshape(n, -1) if stats else None)
             if complete:
                 nys.set_missing_model(ConditionalViews.from_moments(mom, v, p))
-            if self.metric == "cov":
+            if stats:
                 return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U)
         return MVMLProblem("nystrom", n, v, p, Y, feature_map=nys, Xs=Xs, U=U)
 

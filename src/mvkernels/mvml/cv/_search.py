@@ -41,7 +41,7 @@ from .._joint import (
     joint_views,
     leading_moments,
 )
-from .._metric import LEARNED_METRICS
+from .._metric import metric_kind
 from .._proba import BestOutOfFold
 from .._problem import MVMLProblem
 from .._reduced import fit_reduced_models
@@ -179,7 +179,7 @@ class _MVMLCVBase(BaseEstimator):
         return arr
 
     def _learned(self) -> bool:
-        return self.metric in LEARNED_METRICS
+        return metric_kind(self.metric).learned
 
     def _encode(self, y: Any) -> tuple[Any, Any, Any]:
         """``(Y, y_split, y_score)``: +-1 or real target columns, labels for the splitter,
