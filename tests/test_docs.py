@@ -229,3 +229,30 @@ def test_pages_are_self_contained(page):
         if _NOTES.search(line)
     ]
     assert not hits, "\n".join(hits)
+
+
+def test_readme_lists_every_benchmark():
+    """The README's benchmark table names every script of benchmarks/ (and no other)."""
+    scripts = {p.name for p in (ROOT / "benchmarks").glob("bench_*.py")}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `[^`]*benchmarks/(bench_\w+\.py)`", readme, re.M))
+    assert scripts - listed == set(), "benchmarks missing from README.md's table"
+    assert listed - scripts == set(), "README.md's table names scripts that do not exist"
+
+
+_INDEX_INSTALL = re.compile(r"pip install ['\"]?mvkernels\b")
+
+
+def test_install_commands_agree_with_the_installation_page():
+    """mvkernels is not on the package index (docs/install.md): no page but the
+    installation page's "once released" section tells users to ``pip install mvkernels``."""
+    assert _INDEX_INSTALL.search('pip install "mvkernels[dask]"')  # the pattern catches it
+    assert not _INDEX_INSTALL.search('pip install -e ".[dask]"')
+    install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    assert "not on the Python Package Index yet" in install
+    released = install.index("## From the package index (once released)")
+    assert not _INDEX_INSTALL.search(install[:released])
+    for page in PAGES:
+        if page.name != "install.md":
+            text = page.read_text(encoding="utf-8")
+            assert not _INDEX_INSTALL.search(text), f"{_rel(page)} installs from the index"

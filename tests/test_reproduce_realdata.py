@@ -136,9 +136,11 @@ def test_olok_quick(tmp_path, data_dir):
     for name in ("synthetic", "wine", "parkinson"):
         row = result["table"][name]
         vv, ol = np.mean(row["mse"]["vv-RLS"]), np.mean(row["mse"]["OLOK"])
-        # the paper's claim "OLOK is close to vv-RLS" (full run: 1.13-1.19x); the quick
-        # grids differ, so a looser 1.5x here (the training mean is 2-50x vv-RLS's error)
-        assert ol <= 1.5 * vv, (name, vv, ol)
+        # the paper's claim "OLOK is close to vv-RLS" (full run: 1.13-1.19x). The quick run
+        # (smaller grids, 5,000 synthetic rows, selection on 2,000 rows) reaches 1.12
+        # (synthetic), 0.96 (wine) and 1.20 (parkinson) with seed 0, hence 1.3x here; the
+        # training mean is 2-50x vv-RLS's error, so a learner that fails is far above it
+        assert ol <= 1.3 * vv, (name, vv, ol)
         (claim,) = _claims(result, f"OLOK's test MSE close to vv-RLS's ({name}")
         assert claim.verdict == ("shown" if ol / vv <= CLOSE_RATIO else "not shown")
     # Fig. 1 on Parkinson: the verdict follows the curve's last point

@@ -412,6 +412,27 @@ class ViewKernel:
         Canonical kernel name (``"callable"`` for a callable).
     params_ : dict
         Resolved parameters after :meth:`fit` (e.g. ``{"gamma": ...}`` for rbf).
+
+    Examples
+    --------
+    The default Gaussian bandwidth: ``sigma`` is the mean pairwise distance of the
+    training rows, here ``(5 + 10 + 5) / 3``, and ``gamma = 1 / (2 sigma^2)``:
+
+    >>> import numpy as np
+    >>> from mvkernels.kernels import ViewKernel
+    >>> X = np.array([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]])
+    >>> k = ViewKernel("rbf").fit(X)
+    >>> round(k.params_["gamma"], 6)
+    0.01125
+    >>> k(X, X[:1]).round(4)  # exp(-gamma ||x_i - x_0||^2)
+    array([[1.    ],
+           [0.7548],
+           [0.3247]])
+    >>> ViewKernel("rbf", {"sigma": 5.0}).fit(X)(X[:2], X[:2]).round(4)
+    array([[1.    , 0.6065],
+           [0.6065, 1.    ]])
+    >>> ViewKernel("poly", {"degree": 2}).fit(X).params_  # gamma = 1 / n_features
+    {'gamma': 0.5, 'coef0': 1.0, 'degree': 2}
     """
 
     def __init__(self, kernel: str | Callable = "rbf", params: dict | None = None, view: int = 0):

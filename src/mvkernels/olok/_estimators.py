@@ -143,7 +143,7 @@ class OLOKRegressor(_VectorOutputRegressor):
         The fitted operator kernel (bandwidth and ``B`` resolved).
     t_ : int
         Number of samples seen (the time ``t``).
-    support_vectors_ : ndarray of shape (m, n_features_in_)
+    support_vectors_ : ndarray of shape (m, n_features)
         Inputs of the live coefficients (the last ``s_t`` with truncation); only while the
         model is a kernel expansion.
     dual_coef_ : ndarray of shape (m, n_outputs)
@@ -153,7 +153,10 @@ class OLOKRegressor(_VectorOutputRegressor):
         with ``transform(X) -> phi(X)`` and ``n_features``.
     coef_ : ndarray of shape (n_features, n_outputs)
         ``W`` with ``f(x) = phi(x)^T W`` (feature-space model only).
-    n_features_in_, n_outputs_ : int
+    n_features_in_ : int
+        Number of input features (``n_features``, fixed by the first batch).
+    n_outputs_ : int
+        Number of outputs ``d`` (columns of ``y``; 1 for a 1-D ``y``).
 
     Notes
     -----
