@@ -71,7 +71,6 @@ def test_mvml_svm_uwave_quick(tmp_path, data_dir):
     result, report = _run("mvml-svm-uwave", tmp_path, data_dir)
     for row in result["rows"]:  # the paper's figure, per method and level
         assert row["accuracy"] >= PAPER[(row["method"], row["level"])], row
-        assert row["best"]["bandwidth_factor"] in (1, 8)  # the grid includes the paper's f = 1
     assert "factor picked" in report
     mumbo = result["mumbo"]
     if mumbo["ran"]:  # scikit-multimodallearn installed

@@ -125,6 +125,22 @@ class ViewGrams:
     ----------
     kernel, kernel_params, n_landmarks, landmarks, random_state
         As in the baseline estimators (:class:`SingleViewRegressor`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.baselines import ViewGrams
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.standard_normal((6, 3)), rng.standard_normal((6, 2))]
+    >>> grams = ViewGrams().fit(Xs)
+    >>> [K.shape for K in grams.train]
+    [(6, 6), (6, 6)]
+    >>> [K.shape for K in grams.cross([X[:2] for X in Xs])]
+    [(2, 6), (2, 6)]
+    >>> bool(np.allclose(grams.cross(Xs)[0], grams.train[0]))
+    True
+    >>> int(np.linalg.matrix_rank(ViewGrams(n_landmarks=4, random_state=0).fit(Xs).train[0]))
+    4
     """
 
     def __init__(
