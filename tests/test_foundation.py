@@ -80,7 +80,7 @@ def test_gaussian_gram_equals_scikit_learn_and_is_used_for_dense_views(rng, monk
     import scipy.sparse as sp
     from sklearn.metrics.pairwise import rbf_kernel
 
-    import mvkernels.kernels as kmod
+    import mvkernels._kernel_families as kmod
 
     X = 30.0 + rng.standard_normal((70, 9)) * np.linspace(0.1, 5.0, 9)
     Z = X[::7] + 1e-9  # near-duplicates of rows of X

@@ -17,18 +17,12 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
-    "SPARSE_KERNELS",
     "is_sparse",
     "check_sparse_view",
-    "check_kernel_takes_sparse",
     "refuse_sparse",
     "row_sq_norms",
     "hstack_views",
-    "kernel_takes_sparse",
 ]
-
-#: kernels evaluated on sparse views without densifying them
-SPARSE_KERNELS = ("linear", "rbf", "laplacian", "poly", "precomputed")
 
 
 def is_sparse(x: Any) -> bool:
@@ -73,16 +67,6 @@ def refuse_sparse(Xs: Any, why: str) -> None:
             raise TypeError(f"view {i} is a sparse matrix, which {why}; call .toarray() first")
 
 
-def check_kernel_takes_sparse(kernel_name: str, view: int) -> None:
-    """``TypeError`` if a view's kernel cannot be evaluated on a sparse view."""
-    if kernel_name not in SPARSE_KERNELS:
-        raise TypeError(
-            f"view {view} is a sparse matrix, but its kernel ({kernel_name}) is not one "
-            f"that takes sparse views ({', '.join(SPARSE_KERNELS)}); call .toarray() first "
-            "or use one of those kernels"
-        )
-
-
 def row_sq_norms(X: Any) -> np.ndarray:
     """``||x_i||^2`` for every row, dense or sparse, without densifying."""
     if is_sparse(X):
@@ -95,13 +79,3 @@ def hstack_views(Xs: Any) -> Any:
     if any(is_sparse(X) for X in Xs):
         return sp.hstack([sp.csr_matrix(X) for X in Xs], format="csr")
     return np.hstack(Xs)
-
-
-def kernel_takes_sparse(kernel: Any) -> bool:
-    """Whether a ``kernel`` parameter (a name, a callable or a list of them) takes sparse
-    views: the value of the scikit-learn tag ``input_tags.sparse`` of the estimators."""
-    names = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
-    aliases = {"gaussian": "rbf", "polynomial": "poly"}
-    return all(
-        isinstance(k, str) and aliases.get(k.lower(), k.lower()) in SPARSE_KERNELS for k in names
-    )

@@ -39,6 +39,7 @@ from ._arrays import (
     refuse_all_missing,
     views_kind,
 )
+from ._kernel_families import KERNEL_NAMES
 from ._sparse import check_sparse_view, is_sparse, refuse_sparse
 
 __all__ = [
@@ -68,7 +69,6 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- parameters
 #: kernel names accepted by :class:`mvkernels.kernels.ViewKernel` (case-insensitive)
-KERNEL_NAMES = ("rbf", "gaussian", "laplacian", "linear", "poly", "polynomial", "precomputed")
 
 
 class KernelSpec(Options):

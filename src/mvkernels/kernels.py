@@ -19,6 +19,10 @@ callable              ``f(X, Z, **params)`` -> (n_x, n_z) array    anything ``f`
 ``"precomputed"``     the view *is* a kernel matrix                none
 ====================  ===========================================  ===========================
 
+Each named kernel is one small class in :mod:`mvkernels._kernel_families` (its
+parameters, default bandwidth, evaluation and sparse support), registered in
+``KERNEL_FAMILIES``: a new named kernel is one class there.
+
 The default Gaussian bandwidth follows the MVML paper (Sec. 4.2): sigma is the mean
 pairwise distance between training points of the view. For more than
 ``max_samples`` (2000) points it is estimated on a random subsample of the rows
@@ -51,18 +55,19 @@ import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.metrics.pairwise import (
     euclidean_distances,
-    laplacian_kernel,
-    linear_kernel,
     manhattan_distances,
-    polynomial_kernel,
-    rbf_kernel,
 )
 from sklearn.utils import check_random_state
 
 from ._arrays import is_dask_collection
-from ._sparse import check_kernel_takes_sparse, is_sparse, row_sq_norms
+from ._kernel_families import (
+    KERNEL_NAMES,
+    KernelFamily,
+    check_kernel_takes_sparse,
+    kernel_family,
+)
+from ._sparse import is_sparse, row_sq_norms
 from ._threads import serial_blas
-from ._validation import KERNEL_NAMES
 
 __all__ = [
     "KERNEL_NAMES",
@@ -72,15 +77,6 @@ __all__ = [
     "subsample_indices",
     "make_view_kernels",
 ]
-
-_ALIASES = {"gaussian": "rbf", "polynomial": "poly"}
-_ALLOWED_PARAMS = {
-    "rbf": {"gamma", "sigma"},
-    "laplacian": {"gamma"},
-    "linear": set(),
-    "poly": {"gamma", "coef0", "degree"},
-    "precomputed": set(),
-}
 
 
 def distinct_uniform_draws(n: int, size: int, rng: np.random.RandomState) -> np.ndarray:
@@ -322,34 +318,6 @@ def _mean_euclidean_distance(X: np.ndarray, dtype: Any = np.float64, block: int 
     return scale * total / (n * (n - 1) / 2)
 
 
-def gaussian_gram(X: np.ndarray, Z: np.ndarray, gamma: float) -> np.ndarray:
-    """``exp(-gamma ||x_i - z_j||^2)`` for dense NumPy rows already validated.
-
-    ``-gamma ||x - z||^2 = 2 gamma x^T z - gamma ||x||^2 - gamma ||z||^2`` (one BLAS
-    product, then in-place passes; clipped at 0 against rounding, and exactly 0 on the
-    diagonal when ``Z is X``), as :func:`sklearn.metrics.pairwise.rbf_kernel` computes
-    it but without its input checks, which the estimators ran once at their boundary.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.metrics.pairwise import rbf_kernel
-    >>> X = np.random.default_rng(0).normal(size=(5, 3))
-    >>> bool(np.allclose(gaussian_gram(X, X[:2], 0.3), rbf_kernel(X, X[:2], gamma=0.3)))
-    True
-    """
-    X = np.asarray(X, dtype=np.float64)
-    Z = X if Z is X else np.asarray(Z, dtype=np.float64)
-    K = X @ Z.T
-    K *= 2.0 * gamma
-    K -= gamma * row_sq_norms(X)[:, None]
-    K -= gamma * row_sq_norms(Z)[None, :]
-    if Z is X:
-        K.flat[:: K.shape[0] + 1] = 0.0
-    np.minimum(K, 0.0, out=K)
-    return np.exp(K, out=K)
-
-
 def _is_real(v: Any) -> bool:
     return isinstance(v, (Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_))
 
@@ -439,30 +407,19 @@ class ViewKernel:
         self.kernel = kernel
         self.params = dict(params or {})
         self.view = view
+        #: the named kernel's family (:mod:`mvkernels._kernel_families`); None: a callable
+        self.family: KernelFamily | None = None
         if callable(kernel):
             self.name = "callable"
-        elif (
-            isinstance(kernel, str)
-            and _ALIASES.get(kernel.lower(), kernel.lower()) in _ALLOWED_PARAMS
-        ):
-            self.name = _ALIASES.get(kernel.lower(), kernel.lower())
         else:
-            raise ValueError(
-                f"view {view}: unknown kernel {kernel!r}; use one of "
-                f"{', '.join(KERNEL_NAMES)} or a callable"
-            )
-        if self.name in _ALLOWED_PARAMS:
-            unknown = set(self.params) - _ALLOWED_PARAMS[self.name]
-            if unknown:
+            family = kernel_family(kernel)
+            if family is None:
                 raise ValueError(
-                    f"view {view}: kernel {self.name!r} does not take parameter(s) "
-                    f"{sorted(unknown)}; allowed: {sorted(_ALLOWED_PARAMS[self.name])}"
+                    f"view {view}: unknown kernel {kernel!r}; use one of "
+                    f"{', '.join(KERNEL_NAMES)} or a callable"
                 )
-        if self.name == "rbf" and {"gamma", "sigma"} <= set(self.params):
-            raise ValueError(
-                f"view {view}: give either gamma or sigma for the rbf kernel, not both"
-            )
-        if self.name != "callable":
+            self.family, self.name = family, family.name
+            family.check_params(self.params, view)
             _check_kernel_param_values(self.params, view)
         self.params_: dict | None = None
 
@@ -490,38 +447,23 @@ class ViewKernel:
                 raise ValueError(
                     f"view {self.view}: kernel parameter {key} must be > 0, got {p[key]!r}"
                 )
-        if self.name == "rbf":
-            if p.get("sigma") is not None:
-                p = {"gamma": 1.0 / (2.0 * float(p["sigma"]) ** 2)}
-            elif p.get("gamma") is None:
-                sigma = mean_pairwise_distance(
-                    X,
-                    "euclidean",
-                    random_state=random_state,
-                    precision=precision,
-                    sample_weight=sample_weight,
-                )
-                if sigma <= 0:
-                    raise ValueError(
-                        f"view {self.view}: all training points are identical; the default "
-                        "Gaussian bandwidth (mean pairwise distance) is 0. Set gamma."
+        if self.family is not None:
+
+            def mean_distance(metric: str) -> float:
+                """The default bandwidths' mean pairwise distance of the rows ``X``."""
+                if metric == "euclidean":
+                    return mean_pairwise_distance(
+                        X,
+                        "euclidean",
+                        random_state=random_state,
+                        precision=precision,
+                        sample_weight=sample_weight,
                     )
-                p = {"gamma": 1.0 / (2.0 * sigma**2)}
-            else:
-                p = {"gamma": float(p["gamma"])}
-        elif self.name == "laplacian" and p.get("gamma") is None:
-            dist = mean_pairwise_distance(
-                X, "cityblock", random_state=random_state, sample_weight=sample_weight
-            )
-            if dist <= 0:
-                raise ValueError(f"view {self.view}: all training points are identical; set gamma.")
-            p = {"gamma": 1.0 / dist}
-        elif self.name == "poly":
-            p = {
-                "gamma": float(p.get("gamma") or 1.0 / X.shape[1]),
-                "coef0": float(p.get("coef0", 1.0)),
-                "degree": int(p.get("degree", 3)),
-            }
+                return mean_pairwise_distance(
+                    X, metric, random_state=random_state, sample_weight=sample_weight
+                )
+
+            p = self.family.resolve(p, X, self.view, mean_distance)
         self.params_ = p
         return self
 
@@ -533,18 +475,8 @@ class ViewKernel:
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         """Kernel matrix ``(k(x_i, z_j))_{ij}`` of shape (n_x, n_z)."""
         p = self._check_fitted()
-        if self.name == "rbf":
-            if type(X) is np.ndarray and type(Z) is np.ndarray:
-                return gaussian_gram(X, Z, p["gamma"])
-            return rbf_kernel(X, Z, gamma=p["gamma"])
-        if self.name == "laplacian":
-            return laplacian_kernel(X, Z, gamma=p["gamma"])
-        if self.name == "linear":
-            return linear_kernel(X, Z)
-        if self.name == "poly":
-            return polynomial_kernel(X, Z, degree=p["degree"], gamma=p["gamma"], coef0=p["coef0"])
-        if self.name == "precomputed":
-            raise RuntimeError("a precomputed kernel cannot be evaluated on raw data")
+        if self.family is not None:
+            return self.family.gram(X, Z, p)
         kernel = cast(Callable[..., Any], self.kernel)  # name == "callable" here
         K = np.asarray(kernel(X, Z, **p), dtype=np.float64)
         if K.shape != (X.shape[0], Z.shape[0]):
@@ -559,14 +491,8 @@ class ViewKernel:
     def diag(self, X: np.ndarray) -> np.ndarray:
         """``k(x_i, x_i)`` for every row, without building the full matrix."""
         p = self._check_fitted()
-        if self.name in ("rbf", "laplacian"):
-            return np.ones(X.shape[0])
-        if self.name == "linear":
-            return row_sq_norms(X)
-        if self.name == "poly":
-            return (p["gamma"] * row_sq_norms(X) + p["coef0"]) ** p["degree"]
-        if self.name == "precomputed":
-            raise RuntimeError("the diagonal of a precomputed kernel comes with the matrix")
+        if self.family is not None:
+            return self.family.diag(X, p)
         return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
 
     def __repr__(self) -> str:

@@ -15,8 +15,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from .._docstrings import fill_placeholders
+from .._kernel_families import kernel_takes_sparse
 from .._linalg import sym as _sym
-from .._sparse import kernel_takes_sparse
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (

@@ -47,8 +47,9 @@ How to add
   learned, its initial value, its penalty, the :func:`metric_step` kind that moves it,
   whether the structured paths cover it), and, for the structured solvers, its low-rank
   form in :mod:`._lowrank`;
-* a kernel: :mod:`mvkernels.kernels` (``ViewKernel``: its parameters, default
-  bandwidth and evaluation) and, if it has a bandwidth, :data:`._bandwidth.BANDWIDTH_KERNELS`;
+* a kernel: one :class:`~mvkernels._kernel_families.KernelFamily` registered in
+  ``KERNEL_FAMILIES`` (its name, parameters, default bandwidth, evaluation and sparse
+  support), which validation, ``ViewKernel``, the bandwidth grid and Dask read;
 * a CV axis: one :class:`~.cv._grid.Axis` in ``_CVSearch.grid`` (``cv_results_`` and
   ``best_params_`` follow from it), and the search code that fills its scores.
 

@@ -17,12 +17,10 @@ from typing import Any
 
 from sklearn.utils import check_random_state
 
+from .._kernel_families import BANDWIDTH_KERNELS
 from ..kernels import make_view_kernels
 
 __all__ = ["BANDWIDTH_KERNELS", "resolve_bandwidths", "scale_bandwidths"]
-
-#: kernels whose data-driven bandwidth the factor scales
-BANDWIDTH_KERNELS = ("rbf", "laplacian")
 
 
 def resolve_bandwidths(
@@ -38,11 +36,7 @@ def resolve_bandwidths(
     out: list[dict | None] = []
     for Xv, kern in zip(Xs, kernels):
         given = dict(kern.params)
-        open_bw = (
-            kern.name in BANDWIDTH_KERNELS
-            and given.get("gamma") is None
-            and given.get("sigma") is None
-        )
+        open_bw = kern.family is not None and kern.family.open_bandwidth(given)
         if open_bw:
             kern.fit(Xv, random_state=rng)
             out.append(

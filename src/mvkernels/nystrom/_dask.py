@@ -261,10 +261,7 @@ def _bandwidth_sample_size() -> int:
 
 
 def _needs_bandwidth_sample(kern: Any) -> bool:
-    p = kern.params
-    if kern.name == "rbf":
-        return p.get("gamma") is None and p.get("sigma") is None
-    return kern.name == "laplacian" and p.get("gamma") is None
+    return kern.family is not None and kern.family.open_bandwidth(kern.params)
 
 
 def fit_kernels_and_landmarks(

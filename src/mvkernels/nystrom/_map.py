@@ -19,8 +19,9 @@ from .._arrays import (
     is_dask_collection,
     views_kind,
 )
+from .._kernel_families import kernel_takes_sparse
 from .._linalg import psd_sqrt
-from .._sparse import is_sparse, kernel_takes_sparse
+from .._sparse import is_sparse
 from .._validation import (
     check_precomputed_kernel,
     check_psd_gram,

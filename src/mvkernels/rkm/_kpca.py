@@ -21,9 +21,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._arrays import MIN_OBSERVED_ROWS, is_dask_collection, observed_rows, views_kind
+from .._kernel_families import kernel_takes_sparse
 from .._linalg import psd_sqrt, robust_eigh
 from .._linalg import sym as _sym
-from .._sparse import is_sparse, kernel_takes_sparse
+from .._sparse import is_sparse
 from .._threads import serial_blas
 from .._validation import (
     _check_one_view,

@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
-from ..._sparse import kernel_takes_sparse
+from ..._kernel_families import kernel_takes_sparse
 from ..._targets import predicted_class_indices
 from ..._threads import serial_blas
 from ..._validation import check_views, observed_mask, take_rows, validate_array_input

@@ -1,0 +1,277 @@
+"""The named scalar kernels, one small class each: a registry every layer reads.
+
+A :class:`KernelFamily` says everything the package needs to know about one named kernel
+(``kernel="rbf"``, ``"laplacian"``, ...): its name and aliases, the parameters it takes,
+whether it is evaluated on sparse views without densifying them, which mean pairwise
+distance sets its default bandwidth (if any), how its parameters are resolved on the
+training rows, and how its Gram matrix and diagonal are computed. Input validation
+(:data:`KERNEL_NAMES`), the sparse-input tags (:func:`kernel_takes_sparse`), the view
+kernels (:class:`mvkernels.kernels.ViewKernel`), the bandwidth grid of the CV estimators
+and the Dask back end all read :data:`KERNEL_FAMILIES`, so a new named kernel is one
+class registered there.
+
+This module stands on the bottom floor (it imports nothing of the package but
+:mod:`mvkernels._sparse`): the default bandwidths' mean distances are computed above it
+(:func:`mvkernels.kernels.mean_pairwise_distance`) and handed to :meth:`KernelFamily.resolve`
+as a function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.metrics.pairwise import (
+    laplacian_kernel,
+    linear_kernel,
+    polynomial_kernel,
+    rbf_kernel,
+)
+
+from ._sparse import row_sq_norms
+
+__all__ = [
+    "KernelFamily",
+    "KERNEL_FAMILIES",
+    "KERNEL_NAMES",
+    "SPARSE_KERNELS",
+    "BANDWIDTH_KERNELS",
+    "kernel_family",
+    "kernel_takes_sparse",
+    "check_kernel_takes_sparse",
+    "gaussian_gram",
+]
+
+#: ``mean_distance(metric)``: the mean pairwise distance of the view's training rows
+MeanDistance = Callable[[str], float]
+
+
+def gaussian_gram(X: np.ndarray, Z: np.ndarray, gamma: float) -> np.ndarray:
+    """``exp(-gamma ||x_i - z_j||^2)`` for dense NumPy rows already validated.
+
+    ``-gamma ||x - z||^2 = 2 gamma x^T z - gamma ||x||^2 - gamma ||z||^2`` (one BLAS
+    product, then in-place passes; clipped at 0 against rounding, and exactly 0 on the
+    diagonal when ``Z is X``), as :func:`sklearn.metrics.pairwise.rbf_kernel` computes
+    it but without its input checks, which the estimators ran once at their boundary.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import rbf_kernel
+    >>> X = np.random.default_rng(0).normal(size=(5, 3))
+    >>> bool(np.allclose(gaussian_gram(X, X[:2], 0.3), rbf_kernel(X, X[:2], gamma=0.3)))
+    True
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Z = X if Z is X else np.asarray(Z, dtype=np.float64)
+    K = X @ Z.T
+    K *= 2.0 * gamma
+    K -= gamma * row_sq_norms(X)[:, None]
+    K -= gamma * row_sq_norms(Z)[None, :]
+    if Z is X:
+        K.flat[:: K.shape[0] + 1] = 0.0
+    np.minimum(K, 0.0, out=K)
+    return np.exp(K, out=K)
+
+
+class KernelFamily:
+    """One named scalar kernel (see the module docstring).
+
+    Attributes
+    ----------
+    name : str
+        The canonical name (``ViewKernel.name``).
+    aliases : tuple of str
+        Other names accepted for it (matched case-insensitively, as the name).
+    params : frozenset of str
+        The parameters it takes (``kernel_params`` keys).
+    takes_sparse : bool
+        Evaluated on scipy.sparse views without densifying them.
+    bandwidth_distance : str or None
+        The distance (:func:`scipy.spatial.distance.pdist` name) whose mean over the
+        training rows sets the default bandwidth ``gamma``, which the CV estimators'
+        bandwidth factors scale; None: no data-driven bandwidth.
+    """
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    params: ClassVar[frozenset[str]] = frozenset()
+    takes_sparse: ClassVar[bool] = True
+    bandwidth_distance: ClassVar[str | None] = None
+
+    def check_params(self, params: dict, view: int) -> None:
+        """Refuse parameters this kernel does not take (naming the view)."""
+        unknown = set(params) - self.params
+        if unknown:
+            raise ValueError(
+                f"view {view}: kernel {self.name!r} does not take parameter(s) "
+                f"{sorted(unknown)}; allowed: {sorted(self.params)}"
+            )
+
+    def open_bandwidth(self, params: dict) -> bool:
+        """Whether ``params`` leave the data-driven bandwidth to be resolved on the data."""
+        return self.bandwidth_distance is not None and params.get("gamma") is None
+
+    def resolve(self, params: dict, X: Any, view: int, mean_distance: MeanDistance) -> dict:
+        """The parameters used to evaluate the kernel, defaults resolved on the training
+        rows ``X`` (``mean_distance`` gives their mean pairwise distance)."""
+        return dict(params)
+
+    def gram(self, X: Any, Z: Any, p: dict) -> np.ndarray:
+        """Kernel matrix ``(k(x_i, z_j))_{ij}`` with the resolved parameters ``p``."""
+        raise NotImplementedError
+
+    def diag(self, X: Any, p: dict) -> np.ndarray:
+        """``k(x_i, x_i)`` for every row, without building the full matrix."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"KernelFamily({self.name!r})"
+
+
+class Gaussian(KernelFamily):
+    """``exp(-gamma ||x - z||^2)``, ``gamma = 1 / (2 sigma^2)``; default ``sigma``: the mean
+    pairwise Euclidean distance of the training rows (the MVML paper, Sec. 4.2)."""
+
+    name, aliases = "rbf", ("gaussian",)
+    params = frozenset({"gamma", "sigma"})
+    bandwidth_distance = "euclidean"
+
+    def check_params(self, params: dict, view: int) -> None:
+        super().check_params(params, view)
+        if {"gamma", "sigma"} <= set(params):
+            raise ValueError(
+                f"view {view}: give either gamma or sigma for the rbf kernel, not both"
+            )
+
+    def open_bandwidth(self, params: dict) -> bool:
+        return params.get("gamma") is None and params.get("sigma") is None
+
+    def resolve(self, params: dict, X: Any, view: int, mean_distance: MeanDistance) -> dict:
+        if params.get("sigma") is not None:
+            return {"gamma": 1.0 / (2.0 * float(params["sigma"]) ** 2)}
+        if params.get("gamma") is not None:
+            return {"gamma": float(params["gamma"])}
+        sigma = mean_distance("euclidean")
+        if sigma <= 0:
+            raise ValueError(
+                f"view {view}: all training points are identical; the default "
+                "Gaussian bandwidth (mean pairwise distance) is 0. Set gamma."
+            )
+        return {"gamma": 1.0 / (2.0 * sigma**2)}
+
+    def gram(self, X: Any, Z: Any, p: dict) -> np.ndarray:
+        if type(X) is np.ndarray and type(Z) is np.ndarray:
+            return gaussian_gram(X, Z, p["gamma"])
+        return rbf_kernel(X, Z, gamma=p["gamma"])
+
+    def diag(self, X: Any, p: dict) -> np.ndarray:
+        return np.ones(X.shape[0])
+
+
+class Laplacian(KernelFamily):
+    """``exp(-gamma ||x - z||_1)``; default ``gamma``: 1 / the mean pairwise L1 distance."""
+
+    name = "laplacian"
+    params = frozenset({"gamma"})
+    bandwidth_distance = "cityblock"
+
+    def resolve(self, params: dict, X: Any, view: int, mean_distance: MeanDistance) -> dict:
+        if params.get("gamma") is not None:
+            return dict(params)
+        dist = mean_distance("cityblock")
+        if dist <= 0:
+            raise ValueError(f"view {view}: all training points are identical; set gamma.")
+        return {"gamma": 1.0 / dist}
+
+    def gram(self, X: Any, Z: Any, p: dict) -> np.ndarray:
+        return laplacian_kernel(X, Z, gamma=p["gamma"])
+
+    def diag(self, X: Any, p: dict) -> np.ndarray:
+        return np.ones(X.shape[0])
+
+
+class Linear(KernelFamily):
+    """``<x, z>``."""
+
+    name = "linear"
+
+    def gram(self, X: Any, Z: Any, p: dict) -> np.ndarray:
+        return linear_kernel(X, Z)
+
+    def diag(self, X: Any, p: dict) -> np.ndarray:
+        return row_sq_norms(X)
+
+
+class Polynomial(KernelFamily):
+    """``(gamma <x, z> + coef0)^degree``; defaults ``gamma = 1 / n_features``, ``coef0 = 1``,
+    ``degree = 3``."""
+
+    name, aliases = "poly", ("polynomial",)
+    params = frozenset({"gamma", "coef0", "degree"})
+
+    def resolve(self, params: dict, X: Any, view: int, mean_distance: MeanDistance) -> dict:
+        return {
+            "gamma": float(params.get("gamma") or 1.0 / X.shape[1]),
+            "coef0": float(params.get("coef0", 1.0)),
+            "degree": int(params.get("degree", 3)),
+        }
+
+    def gram(self, X: Any, Z: Any, p: dict) -> np.ndarray:
+        return polynomial_kernel(X, Z, degree=p["degree"], gamma=p["gamma"], coef0=p["coef0"])
+
+    def diag(self, X: Any, p: dict) -> np.ndarray:
+        return (p["gamma"] * row_sq_norms(X) + p["coef0"]) ** p["degree"]
+
+
+class Precomputed(KernelFamily):
+    """The view *is* the kernel matrix (n x n at fit, n_test x n_train at predict)."""
+
+    name = "precomputed"
+
+    def gram(self, X: Any, Z: Any, p: dict) -> np.ndarray:
+        raise RuntimeError("a precomputed kernel cannot be evaluated on raw data")
+
+    def diag(self, X: Any, p: dict) -> np.ndarray:
+        raise RuntimeError("the diagonal of a precomputed kernel comes with the matrix")
+
+
+#: the named kernels, in the order error messages list them
+KERNEL_FAMILIES: dict[str, KernelFamily] = {
+    family.name: family
+    for family in (Gaussian(), Laplacian(), Linear(), Polynomial(), Precomputed())
+}
+#: every accepted name (canonical names and aliases)
+KERNEL_NAMES = tuple(n for f in KERNEL_FAMILIES.values() for n in (f.name, *f.aliases))
+#: kernels evaluated on sparse views without densifying them
+SPARSE_KERNELS = tuple(f.name for f in KERNEL_FAMILIES.values() if f.takes_sparse)
+#: kernels with a data-driven bandwidth (which the CV estimators' factors scale)
+BANDWIDTH_KERNELS = tuple(
+    f.name for f in KERNEL_FAMILIES.values() if f.bandwidth_distance is not None
+)
+_BY_NAME = {n: f for f in KERNEL_FAMILIES.values() for n in (f.name, *f.aliases)}
+
+
+def kernel_family(name: Any) -> KernelFamily | None:
+    """The family of a kernel name (case-insensitive, aliases too); None otherwise."""
+    return _BY_NAME.get(name.lower()) if isinstance(name, str) else None
+
+
+def kernel_takes_sparse(kernel: Any) -> bool:
+    """Whether a ``kernel`` parameter (a name, a callable or a list of them) takes sparse
+    views: the value of the scikit-learn tag ``input_tags.sparse`` of the estimators."""
+    names = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
+    families = [kernel_family(k) for k in names]
+    return all(f is not None and f.takes_sparse for f in families)
+
+
+def check_kernel_takes_sparse(kernel_name: str, view: int) -> None:
+    """``TypeError`` if a view's kernel cannot be evaluated on a sparse view."""
+    family = kernel_family(kernel_name)
+    if family is None or not family.takes_sparse:
+        raise TypeError(
+            f"view {view} is a sparse matrix, but its kernel ({kernel_name}) is not one "
+            f"that takes sparse views ({', '.join(SPARSE_KERNELS)}); call .toarray() first "
+            "or use one of those kernels"
+        )
