@@ -10,7 +10,7 @@ hinge loss has no sufficient statistics: it reads the training rows' features
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
 
@@ -595,7 +595,7 @@ class HingeLoss(Loss):
         ``alpha`` from the largest down, each seeding the next one's working set with its
         first g-step's margins. Other variants (sparse metric, learned weights, fixed
         metrics) take the generic path on the same fold features."""
-        problem.Xs = Xtr
+        problem = replace(problem, Xs=Xtr)
         if not (self.metric_kind.low_rank and self.structured_applies(problem)):
             return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
         T, d, v = problem.n_targets, problem.dim, problem.n_views

@@ -25,6 +25,7 @@ loss is a subclass of :class:`Loss` implementing ``g_step``, ``data_loss`` and `
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -140,7 +141,7 @@ class Loss:
         T, d = problem.n_targets, problem.dim
         out = np.zeros((alphas.size, etas.size, K, T, d))
         if self.needs_rows:
-            problem.Xs = Xtr
+            problem = replace(problem, Xs=Xtr)
         for ai, a in enumerate(alphas):
             for ei, e in enumerate(etas):
                 est.set_params(alpha=float(a))

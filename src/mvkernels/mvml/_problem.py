@@ -14,11 +14,13 @@ from ._metric import _sym
 
 
 # ============================================================================ problem data
-@dataclass
+@dataclass(frozen=True)
 class MVMLProblem:
     """Training data of one MVML fit, in full-kernel or Nystrom mode.
 
     This is what a loss's g-step receives (see :class:`~mvkernels.mvml._losses.Loss`).
+    Frozen: a step that needs more of the data (e.g. the gathered features of Dask
+    views) makes a new problem with :func:`dataclasses.replace`.
 
     Attributes
     ----------

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import warnings
 from contextlib import nullcontext
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -290,9 +291,9 @@ mode_, nystrom_, kernels_, n_views_
             )
         U = problem.feature_map.transform(problem.Xs)
         U, Yc = dask.compute(U, problem.Y)
-        problem.U = np.asarray(U, dtype=np.float64)
-        problem.Y = np.asarray(Yc, dtype=np.float64)
-        return problem
+        return replace(
+            problem, U=np.asarray(U, dtype=np.float64), Y=np.asarray(Yc, dtype=np.float64)
+        )
 
     def _nystrom_problem(self, nys: Any, Xs: list, Y: Any, complete: bool) -> MVMLProblem:
         """NumPy input: the features ``U`` are computed once and kept (every g-step needs

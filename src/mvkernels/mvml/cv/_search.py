@@ -646,7 +646,7 @@ class _MVMLCVBase(BaseEstimator):
                 problem = MVMLProblem.from_moments(mom, nys_j, Y[tr])
                 Xtr = take_rows(Xj, tr)
                 if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
-                    problem.U = np.asarray(nys_j.transform(Xtr).compute())
+                    problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
                 rows = None
                 if U_all is not None and tr.size < U_te.shape[1]:  # fewer rows than features
                     rows = U_all[tr] if U_te.shape[1] == U_all.shape[1] else U_all[tr, :d_in]
