@@ -1,8 +1,9 @@
 """Algorithm 1's outer loop: the g-step, the w-step and the A-steps, alternated.
 
-One module for the three forms the loop takes, which share their bookkeeping
-(:class:`PathState`: objective histories, iteration counts, the stopping rule and the
-recorded path along the iterations):
+One loop, :func:`alternate`, with one bookkeeping (:class:`PathState`: objective
+histories, iteration counts, the stopping rule and the recorded path along the
+iterations), run by the three paths, which supply only the body of an outer iteration
+(their g-steps, w-steps and A-steps) and their final g-step:
 
 * :func:`reference_path`: the dense reference path, one target column at a time, any
   loss (:class:`~mvkernels.mvml._losses.Loss`: its g-step, data term and w-step) and any
@@ -20,6 +21,7 @@ g-step, so that ``coef_`` is the exact minimiser for the returned metric and wei
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,7 @@ from ._metric import PSDFactor, metric_step, objective_converged
 from ._problem import MVMLProblem
 
 __all__ = [
+    "alternate",
     "PathState",
     "LowRankPath",
     "dense_metric_path",
@@ -95,6 +98,29 @@ class PathState:
         if self.path is not None:
             self.path[i, self.n_iter[i] - 1] = g
         self.histories[i].append(float(obj))
+
+
+def alternate(
+    run: PathState,
+    max_iter: int,
+    tol: float | None,
+    iteration: Callable[[int, Any], tuple[np.ndarray, np.ndarray]],
+) -> None:
+    """Algorithm 1's outer loop, the one every path runs.
+
+    ``iteration(it, idx)`` performs outer iteration ``it`` of the problems ``idx`` still
+    running (``run.idx``: a slice while all are, else their indices): the g-step, the
+    w-step and the A-steps of that path, and returns the g-step solutions (one row per
+    problem) and the objective after the A-steps. :meth:`PathState.record` keeps them and
+    applies the stopping rule; the loop ends after ``max_iter`` iterations or when every
+    problem has stopped. The final g-step is the caller's (:meth:`PathState.finish`).
+    """
+    for it in range(max_iter):
+        idx = run.idx
+        if not isinstance(idx, slice) and idx.size == 0:
+            break
+        g, obj = iteration(it, idx)
+        run.record(it, g, obj, tol)
 
 
 # ------------------------------------------------------------------- square loss, structured
@@ -194,15 +220,14 @@ def dense_metric_path(
     )
     mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps, full_dim=dim)
     state = PathState.start(n, d, max_iter, record_path)
-    for it in range(max_iter):
-        idx = state.idx
-        if not isinstance(idx, slice) and idx.size == 0:
-            break
+
+    def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
         g, s_obj = _outer_iteration(
             mets, lam, Bb[idx], idx, alpha[idx], eta[idx], n_a_steps, step_size
         )
-        obj = _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
-        state.record(it, g, obj, tol)
+        return g, _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
+
+    alternate(state, max_iter, tol, iteration)
     return _final_path(mets, lam, Bb, yy, alpha, eta, state)
 
 
@@ -331,7 +356,10 @@ def reference_path(
     # tracked so that the fitted model stores V, not A (see MetricStack)
     lowrank = kind.low_rank and np.array_equal(A0, np.eye(A0.shape[0]))
     s_lr, cols = 1.0, np.zeros((A0.shape[0], 0))
-    for it in range(loss.max_iter):
+    g = np.zeros(A0.shape[0])
+
+    def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
+        nonlocal A, factor, w, g, mu_next, s_lr, cols
         g = loss.g_step(problem, t, factor, w, state)
         if it > 0:
             path_w.append(w)
@@ -361,10 +389,10 @@ def reference_path(
                     mu_next = 2.0 * mu
                 else:
                     mu_next = None if mu_next is None else 0.5 * mu_next
-        obj = objective(loss, problem, t, A, factor, g, w)
-        run.record(it, g[None], np.array([obj]), loss.tol)
-        if not alternates or run.converged[0]:
-            break
+        return g[None], np.array([objective(loss, problem, t, A, factor, g, w)])
+
+    # a fixed metric with fixed weights: one g-step is the minimiser
+    alternate(run, loss.max_iter if alternates else 1, loss.tol, iteration)
     # final g-step: coef_ is the exact minimiser for the returned metric and weights
     if alternates:
         g = loss.g_step(problem, t, factor, w, state)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from ._driver import PathState
+from ._driver import PathState, alternate
 from ._hinge import (
     COLD_ADD,
     COLD_MIN_BOX,
@@ -401,10 +401,9 @@ class HingeLoss(Loss):
         al = np.full(B, alpha)
         et = np.repeat(np.asarray(etas, dtype=np.float64), T)
         G = np.zeros((B, d))
-        for it in range(self.max_iter):
-            active = run.running
-            if active.size == 0:
-                break
+
+        def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
+            active = np.arange(B)[idx]
             if it > 0:
                 self.warm_g_steps(problem, Phi, mets, states, active.tolist())
             for b in active.tolist():
@@ -422,7 +421,9 @@ class HingeLoss(Loss):
                     active, G[active], q, Wq, xg, al[active], et[active], self.step_size
                 )
             hinge = np.array([self.hinge_from_margins(problem, states[b].margins) for b in active])
-            run.record(it, G[active], hinge + s_obj, self.tol)
+            return G[active], hinge + s_obj
+
+        alternate(run, self.max_iter, self.tol, iteration)
         out = []
         self.warm_g_steps(problem, Phi, mets, states, list(range(B)))
         for b in range(B):
