@@ -8,9 +8,9 @@ then times every case below in a subprocess per tree, the trees alternating, eac
 ``--repeat`` times (the minimum CPU time is kept: the least disturbed run on a shared
 machine). BLAS runs on one thread in both, so the times compare the code, not the
 scheduling. The cases: scikit-learn's digits (1,347 training rows, two 32-column views,
-10 classes) for the default classifiers, the learned block-sparse metric (the dense
-reference path) and the CV estimators; 3,000 rows of two Gaussian views for the default
-regressor.
+10 classes) for the default classifiers, the learned block-sparse metric and the dense
+metric on the dense reference path (``solver="dense"``), and the CV estimators; 3,000
+rows of two Gaussian views for the default regressor.
 
 Run:  .venv/bin/python benchmarks/bench_engine.py [--against REV] [--repeat 3]
           [--out docs/results/benchmarks/engine.md]
@@ -53,6 +53,9 @@ cases = {
     "MVMLSVC()": lambda: MVMLSVC(random_state=0).fit(Xs, yy),
     "MVMLClassifier(metric='sparse')": lambda: MVMLClassifier(
         metric="sparse", random_state=0
+    ).fit(Xs, yy),
+    "MVMLClassifier(solver='dense', n_landmarks=0.2)": lambda: MVMLClassifier(
+        solver="dense", n_landmarks=0.2, random_state=0
     ).fit(Xs, yy),
     "MVMLRegressor(), 3000 rows": lambda: MVMLRegressor(random_state=0).fit(R, yr),
     "MVMLClassifierCV()": lambda: MVMLClassifierCV(random_state=0).fit(Xs, yy),
