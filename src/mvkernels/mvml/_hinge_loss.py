@@ -33,7 +33,7 @@ from ._hinge import (
     polish_applies,
     svm_c_prime,
 )
-from ._losses import _COMMON_PARAMS, Loss
+from ._losses import _COMMON_PARAMS, Loss, padded_path
 from ._lowrank import LowRankMetrics
 from ._metric import PSDFactor
 from ._problem import MVMLProblem
@@ -613,6 +613,5 @@ class HingeLoss(Loss):
             for ei in range(etas.size):
                 for t in range(T):
                     P = res[ei * T + t]["path"]
-                    P = np.concatenate([P, np.repeat(P[-1:], K - P.shape[0], axis=0)])[:K]
-                    out[ai, ei, :, t] = P * problem.weight_vector(w)
+                    out[ai, ei, :, t] = padded_path(P, K) * problem.weight_vector(w)
         return out, None

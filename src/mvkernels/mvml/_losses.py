@@ -38,7 +38,7 @@ from ._metric import MetricKind, PSDFactor, _sym, least_squares_weights, metric_
 from ._problem import MVMLProblem
 from ._screen import ridge_solve
 
-__all__ = ["Loss", "SquareLoss"]
+__all__ = ["Loss", "SquareLoss", "padded_path"]
 
 #: the estimator parameters every loss reads
 _COMMON_PARAMS = (
@@ -54,6 +54,12 @@ _COMMON_PARAMS = (
     "tol",
     "step_size",
 )
+
+
+def padded_path(path: np.ndarray, K: int) -> np.ndarray:
+    """The first ``K`` points of a recorded path (rows: outer iterations), a path that
+    stopped early continued by its last point (its final model for every longer fit)."""
+    return np.concatenate([path, np.repeat(path[-1:], K - path.shape[0], axis=0)])[:K]
 
 
 class Loss:
@@ -150,8 +156,7 @@ class Loss:
                 res = est._solve(problem, record_path=True)
                 for t, r in enumerate(res):
                     P, PW = r["path"], r["path_w"]
-                    P = np.concatenate([P, np.repeat(P[-1:], K - P.shape[0], axis=0)])[:K]
-                    PW = np.concatenate([PW, np.repeat(PW[-1:], K - PW.shape[0], axis=0)])[:K]
+                    P, PW = padded_path(P, K), padded_path(PW, K)
                     out[ai, ei, :, t] = P * np.repeat(PW, problem.block_size, axis=1)
         return out, None
 
