@@ -601,3 +601,24 @@ def test_errors_name_the_problem(rng):
     ]:
         with pytest.raises(ValueError, match=msg):
             MVMLRegressor(**kw).fit(Xs, y)
+
+
+def test_default_bandwidth_follows_a_views_scale_not_its_columns_ranges():
+    """As docs/mvml.md ("Scaling the views") says: a whole view multiplied by a constant
+    gives the same model (the mean-distance bandwidth follows it); columns of very
+    different ranges inside a view are not fixed by it, a scaler is."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((200, 6)) * [1.0, 100.0, 0.01, 5.0, 0.1, 1000.0]
+    y = (X[:, 0] / 1.0 + X[:, 2] / 0.01 + X[:, 4] / 0.1 > 0).astype(int)
+    tr, te = slice(0, 150), slice(150, None)
+    raw = MVMLClassifier(views=[3, 3], random_state=0).fit(X[tr], y[tr])
+    Xs = np.hstack([X[:, :3] * 1000.0, X[:, 3:]])
+    big = MVMLClassifier(views=[3, 3], random_state=0).fit(Xs[tr], y[tr])
+    np.testing.assert_allclose(
+        big.decision_function(Xs[te]), raw.decision_function(X[te]), rtol=1e-6, atol=1e-8
+    )
+    scaled = make_pipeline(StandardScaler(), MVMLClassifier(views=[3, 3], random_state=0))
+    assert scaled.fit(X[tr], y[tr]).score(X[te], y[te]) >= raw.score(X[te], y[te]) + 0.3

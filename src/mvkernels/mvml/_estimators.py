@@ -697,7 +697,10 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         ``gamma`` is not given: ``gamma_l = f / (2 sigma_l^2)``, ``sigma_l`` the mean
         pairwise distance of view ``l`` (1 is the papers' setting; 4, of the order of
         scikit-learn's ``gamma="scale"``, is what cross-validation picks most often).
-        Ignored for given ``gamma`` / ``sigma`` and other kernels.
+        Ignored for given ``gamma`` / ``sigma`` and other kernels. The default bandwidth
+        follows each view's overall scale, not the ranges of its columns: scale the
+        columns (e.g. ``StandardScaler`` in a pipeline) when they differ, as for ``SVC``
+        (user guide, "Scaling the views").
     joint_view : bool or "only", default=False
         Append one view, all views together: the predictor ``sum_l w_l f^l(x_l)`` is
         additive over views (the metric couples the views' coefficients, not their
