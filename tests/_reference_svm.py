@@ -639,17 +639,6 @@ def metric_factors(
     return out, np.full(K, np.nan)
 
 
-def _check_problems(Y: np.ndarray, n: int) -> np.ndarray:
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    if Y.ndim != 2 or Y.shape[0] != n:
-        raise ValueError(f"Y must have shape (n,) or (n, K) with n={n}, got {Y.shape}")
-    if not np.all(np.abs(Y) == 1.0):
-        raise ValueError("labels must be -1 or +1")
-    return Y
-
-
 def hinge_primal(margins: np.ndarray, reg: float, C: float) -> float:
     """``C sum_i max(0, 1 - m_i) + reg``, ``m_i = y_i f(x_i)``, ``reg = lambda <g, A^+ g>``."""
     return float(C * np.maximum(0.0, 1.0 - np.asarray(margins)).sum() + reg)

@@ -31,7 +31,6 @@ from sklearn.utils._param_validation import (
 )
 
 from ._arrays import (
-    MIN_OBSERVED_ROWS,  # noqa: F401 (re-exported for the estimators that read it here)
     check_whole_rows,
     dask_observed_mask,
     is_dask_collection,

@@ -450,17 +450,14 @@ class ViewKernel:
         if self.family is not None:
 
             def mean_distance(metric: str) -> float:
-                """The default bandwidths' mean pairwise distance of the rows ``X``."""
-                if metric == "euclidean":
-                    return mean_pairwise_distance(
-                        X,
-                        "euclidean",
-                        random_state=random_state,
-                        precision=precision,
-                        sample_weight=sample_weight,
-                    )
+                """The default bandwidths' mean pairwise distance of the rows ``X``
+                (``precision`` applies to Euclidean distances only)."""
                 return mean_pairwise_distance(
-                    X, metric, random_state=random_state, sample_weight=sample_weight
+                    X,
+                    metric,
+                    random_state=random_state,
+                    precision=precision,
+                    sample_weight=sample_weight,
                 )
 
             p = self.family.resolve(p, X, self.view, mean_distance)

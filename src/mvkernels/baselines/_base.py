@@ -14,13 +14,13 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
+from .._arrays import MIN_OBSERVED_ROWS
 from .._docstrings import fill_placeholders
 from .._kernel_families import kernel_takes_sparse
 from .._linalg import sym as _sym
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
 from .._validation import (
-    MIN_OBSERVED_ROWS,
     as_real_array,
     check_precomputed_kernel,
     check_psd_gram,

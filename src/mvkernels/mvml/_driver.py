@@ -88,11 +88,6 @@ class PathState:
             if self.converged.any():
                 self.idx = np.flatnonzero(~self.converged)
 
-    @property
-    def running(self) -> np.ndarray:
-        """Indices of the problems still running."""
-        return np.arange(len(self.histories))[self.idx]
-
     def finish(self, i: int, g: np.ndarray, obj: float) -> None:
         """Problem ``i``'s final g-step and its objective."""
         if self.path is not None:
@@ -316,7 +311,8 @@ def initial_step(loss: Any, A: np.ndarray, factor: PSDFactor, g: np.ndarray) -> 
     """``step_size="auto"``: the first A-step moves A by at most ``||A||_F``.
 
     ``mu0 = ||A||_F / ||grad||_F`` with ``grad`` the gradient of the smooth part
-    (capped by ``0.499 / eta`` in the dense case, inside :func:`metric_step`).
+    (capped by :func:`~mvkernels.mvml._metric.dense_step_cap` in the dense case, inside
+    :func:`~mvkernels.mvml._metric.metric_step`).
     """
     if not (isinstance(loss.step_size, str) and loss.step_size == "auto"):
         return float(loss.step_size)

@@ -596,9 +596,9 @@ class HingeLoss(Loss):
         ``alpha`` from the largest down, each seeding the next one's working set with its
         first g-step's margins. Other variants (sparse metric, learned weights, fixed
         metrics) take the generic path on the same fold features."""
-        problem = replace(problem, Xs=Xtr)
         if not (self.metric_kind.low_rank and self.structured_applies(problem)):
             return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
+        problem = replace(problem, Xs=Xtr)  # (the generic path sets it too)
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         w = np.full(v, 1.0 / v)
         Phi = self.phi(problem, w)

@@ -43,7 +43,8 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.metaestimators import available_if
 
-from .._validation import check_views, is_dask_collection
+from .._arrays import is_dask_collection
+from .._validation import check_views
 
 __all__ = [
     "SoftmaxCalibration",
