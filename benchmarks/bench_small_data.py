@@ -79,6 +79,9 @@ def _run(name: str, draws) -> list[list[str]]:
         "tuned SVC (GridSearchCV, 12 candidates)": lambda X, y, w: tuned_svc(X).fit(X, y),
         "MVMLClassifier()": lambda X, y, w: MVMLClassifier(random_state=0).fit(_views(X, w), y),
         "MVMLClassifierCV()": lambda X, y, w: MVMLClassifierCV(random_state=0).fit(_views(X, w), y),
+        'MVMLClassifierCV(loss="auto")': lambda X, y, w: MVMLClassifierCV(
+            loss="auto", random_state=0
+        ).fit(_views(X, w), y),
     }
     acc: dict[str, list[float]] = {m: [] for m in methods}
     secs: dict[str, list[float]] = {m: [] for m in methods}

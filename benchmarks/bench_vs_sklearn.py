@@ -129,6 +129,13 @@ def classifiers(
         ("MVMLClassifierCV()", MVMLClassifierCV(views=sizes, random_state=0)),
     ]
     if svm:
+        out.append(
+            (
+                'MVMLClassifierCV(loss="auto")',
+                MVMLClassifierCV(views=sizes, loss="auto", random_state=0),
+            )
+        )
+    if svm:
         out += [
             ("MVMLSVC()", MVMLSVC(views=sizes, random_state=0)),
             ("MVMLSVCCV()", MVMLSVCCV(views=sizes, random_state=0)),

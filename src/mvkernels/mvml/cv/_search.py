@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, _fit_context, is_classifier
+from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils import check_random_state
@@ -47,7 +47,6 @@ from .._problem import MVMLProblem
 from .._reduced import fit_reduced_models
 from .._screen import (
     MISSING_FINALISTS_FACTOR,
-    N_FINALISTS,
     alpha_window,
     best_index,
     finalists,
@@ -55,37 +54,38 @@ from .._screen import (
     ridge_fold_outputs,
     ridge_loo_outputs,
 )
-from ._grid import (
-    DEFAULT_ALPHAS,
-    DEFAULT_BANDWIDTH_FACTORS,
-    DEFAULT_ETAS,
-    _cv_constraints,
-    _CVSearch,
-)
+from ._grid import LOSS_SEARCHES, LossSearch, _cv_constraints, _CVSearch, union_results
 from ._scoring import _r2_from_sums, _score_outputs, complement_moments
 
 __all__ = []
 
 
+@dataclass(frozen=True)
+class _SearchData:
+    """The validated training data of one cross-validated search and its folds (shared by
+    the searches of every loss)."""
+
+    Xs: list
+    y: Any
+    mask: np.ndarray | None
+    Y: Any
+    y_score: np.ndarray
+    splits: list
+    scorer: Any
+
+
 class _MVMLCVBase(BaseEstimator):
     """Shared cross-validation machinery (see the module docstring)."""
 
-    _base_class: type[_BaseMVML] = MVMLRegressor
-    _default_alphas: tuple = DEFAULT_ALPHAS
-    _default_etas: tuple = DEFAULT_ETAS
-    _default_factors: tuple = DEFAULT_BANDWIDTH_FACTORS
-    #: (joint view, bandwidth factor) pairs cross-validated after the screening
-    _n_finalists: int = N_FINALISTS
-    #: the ``alpha`` values of the leave-one-out screen; None: the searched ``alphas``,
-    #: each finalist then cross-validated at its screening-best ``alpha`` and the grid
-    #: neighbours (:func:`alpha_window`); a tuple: the finalists keep every ``alpha``
-    _screen_alphas: tuple | None = None
-    #: ties of the screening score broken by the leave-one-out squared error (True), or
-    #: every pair tied with the last finalist cross-validated too (False)
-    _screen_tiebreak: bool = True
-    #: ``joint_view="auto"`` also searches the joint view alone (kernel ridge on the
-    #: concatenation, :meth:`_score_joint_only`)
-    _joint_only: bool = True
+    #: the estimator searched for each loss this CV estimator offers
+    _base_classes: dict[str, type[_BaseMVML]] = {"squared": MVMLRegressor}
+    #: the loss this class searches when ``loss`` names it (others: a search apart each,
+    #: :meth:`_loss_part`)
+    _native_loss: str = "squared"
+    # fitted attributes (declared for the type checker; set by fit)
+    cv_results_: dict[str, Any]
+    best_score_: float
+    best_estimator_: Any
     _parameter_constraints: dict = _cv_constraints()
 
     def __init__(
@@ -116,6 +116,7 @@ class _MVMLCVBase(BaseEstimator):
         joint_view: bool | str = "auto",
         search: str = "screen",
         missing_views: str = "reduced",
+        loss: str = "squared",
     ):
         self.alphas = alphas
         self.etas = etas
@@ -142,12 +143,72 @@ class _MVMLCVBase(BaseEstimator):
         self.joint_view = joint_view
         self.search = search
         self.missing_views = missing_views
+        self.loss = loss
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
         tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
         return tags
+
+    # ------------------------------------------------------------------ losses
+    def _searched_losses(self) -> tuple[str, ...]:
+        """The losses searched: ``loss``, or every loss of ``_base_classes`` for "auto"
+        (the class's own loss first: ties go to it)."""
+        if self.loss != "auto":
+            return (self.loss,)
+        return (self._native_loss, *(k for k in self._base_classes if k != self._native_loss))
+
+    @property
+    def _current_loss(self) -> str:
+        """The loss of the search being run (after ``fit``: of the best candidate)."""
+        return self.__dict__.get("_loss") or self._searched_losses()[0]
+
+    @property
+    def _base_class(self) -> type[_BaseMVML]:
+        return self._base_classes[self._current_loss]
+
+    @property
+    def _loss_search(self) -> LossSearch:
+        """Default grids and screen of the current loss (:data:`LOSS_SEARCHES`)."""
+        return LOSS_SEARCHES[self._current_loss]
+
+    def _loss_part(self, loss: str) -> _MVMLCVBase:
+        """A copy of this estimator searching ``loss`` alone, on the same folds: the part of
+        a search along the loss axis. A loss other than the class's own takes its
+        :class:`LossSearch` path length and joint-view candidates."""
+        ls = LOSS_SEARCHES[loss]
+        part = clone(self).set_params(loss=loss)
+        if loss != self._native_loss:
+            if ls.max_iter is not None:
+                part.set_params(max_iter=min(self.max_iter, ls.max_iter))
+            if self.joint_view == "auto":
+                part.set_params(joint_view=ls.auto_joint_view)
+        part._loss = loss
+        for name in ("classes_", "n_features_in_", "feature_names_in_"):
+            if hasattr(self, name):
+                setattr(part, name, getattr(self, name))
+        return part
+
+    def _adopt_union(self, parts: list[_MVMLCVBase], losses: tuple[str, ...]) -> None:
+        """``cv_results_`` and the best candidate of a search along the loss axis, from
+        the searches of each loss (:func:`union_results`): the best part's choices."""
+        results, best, which = union_results([p.cv_results_ for p in parts], "loss", losses)
+        winner = parts[which]
+        self.cv_results_, self.best_index_, self._best_loss_index = results, best, which
+        self.best_params_ = dict(results["params"][best])
+        self.best_score_ = winner.best_score_
+        self._loss = losses[which]
+        for name in (
+            "best_kernel_params_",
+            "best_joint_view_",
+            "n_splits_",
+            "calibration_",
+            "_joints",
+            "_search_kernel",
+        ):
+            if hasattr(winner, name):
+                setattr(self, name, getattr(winner, name))
 
     # ------------------------------------------------------------------ grids
     def _base_estimator(self) -> Any:
@@ -216,29 +277,58 @@ class _MVMLCVBase(BaseEstimator):
         X = validate_array_input(self, X, reset=True)
         check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
-        n, v = Xs[0].shape[0], len(Xs)
+        n = Xs[0].shape[0]
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)  # Dask: one pass
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
-        alphas = self._grid(self.alphas, self._default_alphas, "alphas")
-        etas = (
-            self._grid(self.etas, self._default_etas, "etas")
-            if self._learned()
-            else np.array([np.nan])
-        )
         splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
         splits = [
             (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
         ]
-        dask_input = views_kind(Xs) == "dask"
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+        data = _SearchData(Xs, y, mask, Y, y_score, splits, scorer)
+        losses = self._searched_losses()
+        if losses == (self._native_loss,):  # the class's own loss: this estimator searches
+            self._loss = losses[0]
+            self._search_and_store(data)
+            winner = self
+        else:  # the loss axis: one search per loss on the same folds, then their union
+            parts = [self._loss_part(loss) for loss in losses]
+            for part in parts:
+                part._search_and_store(data)
+            self._adopt_union(parts, losses)
+            winner = parts[int(self._best_loss_index)]
+        if self.refit:
+            winner._refit(data)
+            if winner is not self:
+                self.best_estimator_ = winner.best_estimator_
+            self.n_iter_ = self.best_estimator_.n_iter_
+        else:
+            self.n_iter_ = int(self.best_params_.get("max_iter", 1))
+        self.cv_time_ = time.perf_counter() - t_start
+        return self
+
+    def _search_and_store(self, data: _SearchData) -> None:
+        """Run the search of this estimator's loss (``_loss``) on ``data``'s folds and
+        store ``cv_results_``, the best candidate and (classifiers with ``refit``) the
+        calibration of the best candidate's held-out decision values."""
+        Xs, mask, Y, y_score = data.Xs, data.mask, data.Y, data.y_score
+        splits, scorer = data.splits, data.scorer
+        n, v = Xs[0].shape[0], len(Xs)
+        dask_input = views_kind(Xs) == "dask"
+        alphas = self._grid(self.alphas, self._loss_search.alphas, "alphas")
+        etas = (
+            self._grid(self.etas, self._loss_search.etas, "etas")
+            if self._learned()
+            else np.array([np.nan])
+        )
 
         # joint-view candidates: the searched views are the input views, plus the joint
         # view when it is a candidate (the other candidate drops its block)
         # the joint-only candidate: Nystrom mode on complete in-memory views
         only_ok = (
-            self._joint_only
+            self._loss_search.joint_only
             and self.n_landmarks is not None
             and not dask_input
             and mask is None
@@ -256,7 +346,9 @@ class _MVMLCVBase(BaseEstimator):
         kernels = make_view_kernels(kernel, kernel_params, len(Xs_search))
         has_bandwidth = any(k.name in BANDWIDTH_KERNELS for k in kernels)
         factors = (
-            self._grid(self.bandwidth_factors, self._default_factors, "bandwidth_factors")
+            self._grid(
+                self.bandwidth_factors, self._loss_search.bandwidth_factors, "bandwidth_factors"
+            )
             if has_bandwidth
             else np.array([1.0])
         )
@@ -324,31 +416,33 @@ class _MVMLCVBase(BaseEstimator):
             if oof.score != self.best_score_:  # the search's and the keeper's best differ
                 raise RuntimeError("internal: out-of-fold values kept for another candidate")
             self.calibration_ = oof.calibration(y_score, self.classes_)
-        if self.refit:
-            best = self.best_params_
-            est = self._base_estimator().set_params(
-                alpha=best["alpha"],
-                kernel_params=self.best_kernel_params_,
-                n_landmarks=n_landmarks,
-                joint_view=self.best_joint_view_,
-            )
-            if self.best_joint_view_ == JOINT_ONLY:  # kernel ridge on the joint view
-                est.set_params(metric="identity", learn_weights=False, n_landmarks=n_landmarks_only)
-            elif self._learned():
-                est.set_params(eta=best["eta"])
-            if "max_iter" in best:
-                est.set_params(max_iter=best["max_iter"])
-            self.best_estimator_ = est.fit(Xs, y)  # the views validated above
-            for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
-                if hasattr(self, name):
-                    setattr(self.best_estimator_, name, getattr(self, name))
-            if mask is not None and self.missing_views == "reduced" and not dask_input:
-                self.best_estimator_.reduced_models_ = fit_reduced_models(self, Xs, y, mask)
-            self.n_iter_ = self.best_estimator_.n_iter_
-        else:
-            self.n_iter_ = int(self.best_params_.get("max_iter", 1))
-        self.cv_time_ = time.perf_counter() - t_start
-        return self
+        self._n_landmarks_search = (n_landmarks, n_landmarks_only)
+
+    def _refit(self, data: _SearchData) -> None:
+        """Refit the best candidate of this estimator's search on all the rows
+        (``best_estimator_``; with missing views, the reduced models of the patterns)."""
+        Xs, y, mask = data.Xs, data.y, data.mask
+        dask_input = views_kind(Xs) == "dask"
+        n_landmarks, n_landmarks_only = self._n_landmarks_search
+        best = self.best_params_
+        est = self._base_estimator().set_params(
+            alpha=best["alpha"],
+            kernel_params=self.best_kernel_params_,
+            n_landmarks=n_landmarks,
+            joint_view=self.best_joint_view_,
+        )
+        if self.best_joint_view_ == JOINT_ONLY:  # kernel ridge on the joint view
+            est.set_params(metric="identity", learn_weights=False, n_landmarks=n_landmarks_only)
+        elif self._learned():
+            est.set_params(eta=best["eta"])
+        if "max_iter" in best:
+            est.set_params(max_iter=best["max_iter"])
+        self.best_estimator_ = est.fit(Xs, y)  # the views validated above
+        for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
+            if hasattr(self, name):
+                setattr(self.best_estimator_, name, getattr(self, name))
+        if mask is not None and self.missing_views == "reduced" and not dask_input:
+            self.best_estimator_.reduced_models_ = fit_reduced_models(self, Xs, y, mask)
 
     def _search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """Fill ``scores`` (``S.score_shape``); return the screening scores and
@@ -386,26 +480,26 @@ class _MVMLCVBase(BaseEstimator):
         )
 
     def _finalist_count(self, S: _CVSearch) -> int:
-        """Pairs kept by the screen: ``_n_finalists``, times ``MISSING_FINALISTS_FACTOR``
+        """Pairs kept by the screen: the loss's ``n_finalists``, times ``MISSING_FINALISTS_FACTOR``
         when training views have missing rows (:mod:`._screen`)."""
-        return self._n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
+        return self._loss_search.n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
         on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
-        ``_n_finalists`` best pairs (ties of the score broken by the smaller
+        loss's ``n_finalists`` best pairs (ties of the score broken by the smaller
         leave-one-out squared error, :func:`finalists`) cross-validated in full, each at its
         screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`), or at
-        every ``alpha`` when the screen has its own grid (``_screen_alphas``). The
+        every ``alpha`` when the screen has its own grid (``screen_alphas``). The
         other candidates keep NaN scores."""
-        own_grid = self._screen_alphas is not None
+        own_grid = self._loss_search.screen_alphas is not None
         n_keep = self._finalist_count(S)
-        screen_alphas = np.asarray(self._screen_alphas) if own_grid else S.alphas
+        screen_alphas = np.asarray(self._loss_search.screen_alphas) if own_grid else S.alphas
         screen = np.full((len(S.joints), len(S.factors)), -np.inf)
         # ties on the score (leave-one-out accuracy ties often) go to the smaller
         # leave-one-out squared error of the outputs
         closeness = np.full(screen.shape, -np.inf)
-        tiebreak = closeness if self._screen_tiebreak else None
+        tiebreak = closeness if self._loss_search.screen_tiebreak else None
         best_alpha = np.zeros(screen.shape, dtype=int)
         kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
         Y = np.asarray(S.Y)
