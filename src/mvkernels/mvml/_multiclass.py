@@ -94,7 +94,7 @@ def ovo_vote_scores(D: np.ndarray, n_classes: int) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> ovo_vote_scores(np.array([[1.0, 2.0, -0.5]]), 3).round(3)  # votes: 2, 0, 1
-    array([[ 2.25 , -0.111,  0.143]])
+    array([[ 2.25, -0.2 ,  0.8 ]])
     """
     D = np.asarray(D, dtype=np.float64)
     votes = np.zeros((D.shape[0], n_classes))
