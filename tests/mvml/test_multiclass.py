@@ -206,3 +206,17 @@ def test_invalid_multi_class():
     Xs, y = _blobs(n_per=5, K=3)
     with pytest.raises(ValueError, match="multi_class"):
         MVMLClassifier(multi_class="crammer").fit(Xs, y)
+
+
+def test_unequal_classes_full_mode_attributes():
+    Xs, y = _blobs(n_per=10, K=3)
+    keep = np.r_[0:10, 10:16, 20:30]  # 10, 6 and 10 rows
+    Xs, y = [X[keep] for X in Xs], y[keep]
+    clf = MVMLClassifier(multi_class="ovo", n_landmarks=None, random_state=0).fit(Xs, y)
+    v = len(Xs)
+    assert [A.shape[0] for A in clf.metric_] == [v * 16, v * 20, v * 16]
+    assert clf.coef_.shape == (3, v * y.size)
+    G = clf.coef_.reshape(3, v, y.size)
+    for k, (i, j) in enumerate(ovo_pairs(3)):
+        assert np.all(G[k][:, (y != i) & (y != j)] == 0)
+    assert clf.score(Xs, y) > 0.8

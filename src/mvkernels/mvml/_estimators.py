@@ -860,7 +860,8 @@ random_state, solver, bandwidth_factor, joint_view
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
         One-vs-one: stacked per pair (K(K-1)/2 in place of K); in full-kernel mode
         ``coef_`` is zero off the pair's rows and ``metric_`` a list of the pairs'
-        ``(v n_ij) x (v n_ij)`` metrics (the pair's rows only).
+        ``(v n_ij) x (v n_ij)`` metrics (the pair's rows only; stacked when every pair
+        has as many rows).
     n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_
         As :class:`MVMLRegressor`.
 
