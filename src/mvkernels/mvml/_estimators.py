@@ -47,9 +47,17 @@ from ._metric import (
     metric_kind,
     min_eigenvalue,
 )
+from ._multiclass import (
+    OneVsOneMixin,
+    fit_pairwise_calibration,
+    map_rows,
+    multiclass_constraints,
+    ovo_pairs,
+    ovo_predicted_indices,
+    ovo_vote_scores,
+)
 from ._proba import (
     ProbaMixin,
-    SoftmaxCalibration,
     cross_val_decisions,
     fit_softmax_calibration,
 )
@@ -338,12 +346,16 @@ class _BaseMVML(BaseEstimator):
         chunked pass (a Dask reduction on Dask input); the features are not kept. With
         complete training rows (``complete``) the same moments give the map's missing-view
         statistics (:meth:`BlockNystrom.set_missing_model`)."""
-        mom = nys.moments(Xs, Y)
+        mom = self._training_moments(nys, Xs, Y)
         if complete:
             nys.set_missing_model(
                 ConditionalViews.from_moments(mom, int(nys.n_views_), int(nys.n_landmarks_))
             )
         return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
+
+    def _training_moments(self, nys: BlockNystrom, Xs: list, Y: Any) -> Any:
+        """The training rows' :class:`~mvkernels.nystrom.FeatureMoments` with targets."""
+        return nys.moments(Xs, Y)
 
     def _completed_full_problem(
         self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel: Any, kernel_params: list
@@ -431,11 +443,7 @@ class _BaseMVML(BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        self._metric_store = MetricStack.from_results(
-            [r["A"] for r in results],
-            [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
-            fixed=not metric_kind(self.metric).learned,
-        )
+        self._metric_store = self._metric_stack(results)
         self._coefs = np.stack([r["g"] for r in results])
         self._weights = np.stack([r["w"] for r in results])
         self._histories = [r["history"] for r in results]
@@ -454,6 +462,14 @@ class _BaseMVML(BaseEstimator):
             )
         self._set_public_attributes()
         return self
+
+    def _metric_stack(self, results: list[dict]) -> Any:
+        """The fitted metrics of ``results`` in their compact form (:class:`MetricStack`)."""
+        return MetricStack.from_results(
+            [r["A"] for r in results],
+            [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
+            fixed=not metric_kind(self.metric).learned,
+        )
 
     def _set_public_attributes(self) -> None:
         single = self._coefs.shape[0] == 1
@@ -793,13 +809,17 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         return D[:, 0] if getattr(self, "_single_output", True) else D
 
 
-class MVMLClassifier(ProbaMixin, ClassifierMixin, _BaseMVML):
-    """Multi-view metric learning classifier: MVML on +-1 targets, one-vs-all.
+class MVMLClassifier(OneVsOneMixin, ProbaMixin, ClassifierMixin, _BaseMVML):
+    """Multi-view metric learning classifier: MVML on +-1 targets, one-vs-all or one-vs-one.
 
-    Binary problems are one MVML problem (``+1`` = ``classes_[1]``); with K > 2
-    classes, K independent one-vs-all problems that share the kernels and, in Nystrom
-    mode, the sufficient statistic ``C`` (only ``c`` changes). Prediction: the class
-    with the largest output.
+    Binary problems are one MVML problem (``+1`` = ``classes_[1]``). With K > 2 classes
+    and ``multi_class="ovr"``, K independent one-vs-all problems that share the kernels
+    and, in Nystrom mode, the sufficient statistic ``C`` (only ``c`` changes); prediction:
+    the class with the largest output. With ``multi_class="ovo"``, K(K-1)/2 binary
+    problems, one per pair of classes on the rows of those two classes, sharing the
+    bandwidths, the kernels / Nystrom map and the per-class statistics; prediction: the
+    class with the most pairwise votes (ties: the largest summed decision value), as
+    scikit-learn's ``SVC`` (:mod:`mvkernels.mvml._multiclass`).
 
     Parameters
     ----------
@@ -813,16 +833,35 @@ random_state, solver, bandwidth_factor, joint_view
         decision values of a stratified 5-fold cross-validation run inside ``fit``
         (5 extra fits, hence off by default, as ``SVC(probability=...)``). The most
         probable class is the predicted one. See ``docs/mvml.md``, "Probabilities".
+        With ``multi_class="ovo"`` (K > 2): one Platt sigmoid per pair on the out-of-fold
+        pairwise values, coupled by Wu, Lin & Weng's method 2, as ``SVC``; the most
+        probable class then usually, not always, is the predicted one.
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        K > 2 classes: one-vs-rest (K problems on all rows) or one-vs-one (K(K-1)/2
+        problems, pair ``(i, j)``, ``i < j``, on the rows of classes ``i`` (target +1)
+        and ``j`` (-1), in ``SVC``'s pair order). Each pair is its own MVML problem (its
+        own metric and weights). Same as "ovr" for two classes. See ``docs/mvml.md``,
+        "One-vs-one".
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        With ``multi_class="ovo"`` and K > 2: ``decision_function`` returns the
+        (n, K(K-1)/2) pairwise values ("ovo") or per-class scores (n, K), the votes plus
+        a bounded monotone transform of the summed pairwise values, whose argmax is the
+        prediction ("ovr", as ``SVC``). Unused with ``multi_class="ovr"``.
 
     Attributes
     ----------
     classes_ : ndarray (K,)
-    calibration_ : SoftmaxCalibration
-        With ``probability=True``: the fitted slope (``calibration_.scale``).
+    calibration_ : SoftmaxCalibration or PairwiseCalibration
+        With ``probability=True``: the fitted slope (``calibration_.scale``); one-vs-one:
+        the pairs' sigmoids (``calibration_.slopes``, ``calibration_.intercepts``).
     metric_, coef_, weights_, objective_, n_iter_, metric_min_eigenvalue_
         As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
         per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
+        One-vs-one: stacked per pair (K(K-1)/2 in place of K); in full-kernel mode
+        ``coef_`` is zero off the pair's rows and ``metric_`` a list of the pairs'
+        ``(v n_ij) x (v n_ij)`` metrics (the pair's rows only; stacked when every pair
+        has as many rows).
     n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_
         As :class:`MVMLRegressor`.
 
@@ -869,6 +908,8 @@ random_state, solver, bandwidth_factor, joint_view
         bandwidth_factor: float = 4.0,
         joint_view: bool | str = False,
         probability: bool = False,
+        multi_class: str = "ovr",
+        decision_function_shape: str = "ovr",
     ):
         super().__init__(
             alpha=alpha,
@@ -893,8 +934,14 @@ random_state, solver, bandwidth_factor, joint_view
             joint_view=joint_view,
         )
         self.probability = probability
+        self.multi_class = multi_class
+        self.decision_function_shape = decision_function_shape
 
-    _parameter_constraints: dict = {**_mvml_constraints(), "probability": ["boolean"]}
+    _parameter_constraints: dict = {
+        **_mvml_constraints(),
+        "probability": ["boolean"],
+        **multiclass_constraints(),
+    }
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> MVMLClassifier:
@@ -908,7 +955,10 @@ random_state, solver, bandwidth_factor, joint_view
         if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
             labels = np.asarray(y.compute() if is_dask_collection(y) else y)
             D, yi = cross_val_decisions(self, X, column_or_1d(labels))
-            self.calibration_ = fit_softmax_calibration(D, yi, len(self.classes_))
+            fit_calibration = (
+                fit_pairwise_calibration if self._ovo_active() else fit_softmax_calibration
+            )
+            self.calibration_ = fit_calibration(D, yi, len(self.classes_))
         return self
 
     def _check_proba(self) -> None:
@@ -918,12 +968,22 @@ random_state, solver, bandwidth_factor, joint_view
                 "(fit with probability=True, or use MVMLClassifierCV)"
             )
 
-    def _calibrated_decisions(self, X: Any) -> tuple[SoftmaxCalibration, Any]:
+    def _calibrated_decisions(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "calibration_")
         return self.calibration_, self._decision(X)
 
     def _fit_labels(self, X: Any, y: Any) -> MVMLClassifier:
-        """Encode the labels (``classes_``, +-1 columns) and fit the one-vs-all problems."""
+        """Encode the labels (``classes_``, +-1 columns) and fit the one-vs-all problems
+        (or, ``multi_class="ovo"``, the one-vs-one problems: see :class:`OneVsOneMixin`)."""
+        self._ovo_pairs = None
+        dask_views = is_dask_collection(X) or (
+            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
+        )
+        if self.multi_class == "ovo" and (is_dask_collection(y) or dask_views):
+            raise ValueError(
+                f"{type(self).__name__}(multi_class='ovo') does not support Dask input "
+                "(the pairs' row subsets); use multi_class='ovr' (one Dask reduction)"
+            )
         if is_dask_collection(y):
             # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)
             from ..nystrom._dask import require_dask
@@ -939,6 +999,8 @@ random_state, solver, bandwidth_factor, joint_view
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         self._check_n_classes()
+        if self.multi_class == "ovo" and len(self.classes_) > 2:
+            self._ovo_pairs = ovo_pairs(len(self.classes_))
         Y = self._encode_targets(yi, len(self.classes_))
         return self._fit_targets(X, Y)
 
@@ -969,12 +1031,22 @@ random_state, solver, bandwidth_factor, joint_view
     def decision_function(self, X: Any) -> Any:
         """Outputs: shape (n,) for binary (positive = ``classes_[1]``), else (n, K).
 
-        A lazy Dask array on Dask views.
+        One-vs-one (K > 2): the (n, K(K-1)/2) pairwise values (positive: the pair's
+        first class) or, ``decision_function_shape="ovr"``, the (n, K) vote scores
+        (:func:`~mvkernels.mvml._multiclass.ovo_vote_scores`). A lazy Dask array on
+        Dask views.
         """
         D = self._decision(X)
+        if self._ovo_active() and self.decision_function_shape == "ovr":
+            K = len(self.classes_)
+            return map_rows(D, lambda B: ovo_vote_scores(B, K), K)
         return D[:, 0] if D.shape[1] == 1 else D
 
     def predict(self, X: Any) -> Any:
         """Predicted class labels (a lazy Dask array on Dask views)."""
         check_is_fitted(self, "classes_")
+        if self._ovo_active():  # votes, ties by the summed pairwise values (as SVC)
+            K, classes = len(self.classes_), self.classes_
+            fn = lambda B: classes[ovo_predicted_indices(B, K)]  # noqa: E731
+            return map_rows(self._decision(X), fn, None, classes.dtype)
         return self._decision(X, classes=self.classes_)
