@@ -102,6 +102,12 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         row had, by the model of all the views. ``"complete"``: every sample by the model
         of all the views, its missing views' features completed by their conditional
         expectation. Dask views: ``"complete"``.
+    fit_intercept : bool, default=False
+        An unpenalised offset per output (:class:`~mvkernels.MVMLRegressor`'s
+        ``fit_intercept``) for every candidate: each fold is centred by its training
+        means (from the total-minus-held-out statistics), the held-out outputs add each
+        candidate's offset, the leave-one-out screen uses ridge with the intercept, and
+        the refitted ``best_estimator_`` has it.
 
     Attributes
     ----------
@@ -176,7 +182,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-missing_views
+missing_views, fit_intercept
         As :class:`MVMLRegressorCV`.
 
     Attributes
@@ -249,6 +255,8 @@ class MVMLSVCCV(MVMLClassifierCV):
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
 eig_floor, chunk_size, views, random_state, verbose, missing_views
         As :class:`MVMLClassifierCV`.
+    fit_intercept : bool, default=False
+        Not available for the hinge loss yet: True raises a ``ValueError``.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
@@ -336,6 +344,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         joint_view: bool | str = False,
         search: str = "screen",
         missing_views: str = "reduced",
+        fit_intercept: bool = False,
     ):
         super().__init__(
             alphas=alphas,
@@ -363,4 +372,5 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
             joint_view=joint_view,
             search=search,
             missing_views=missing_views,
+            fit_intercept=fit_intercept,
         )
