@@ -73,13 +73,20 @@ def _views(X: np.ndarray, widths: list[int]) -> list[np.ndarray]:
     return [X[:, a:b] for a, b in zip(edges[:-1], edges[1:], strict=True)]
 
 
-def _run(name: str, draws) -> list[list[str]]:
+def _run(name: str, draws, intercept: bool = False) -> list[list[str]]:
     methods = {
         "SVC()": lambda X, y, w: SVC().fit(X, y),
         "tuned SVC (GridSearchCV, 12 candidates)": lambda X, y, w: tuned_svc(X).fit(X, y),
         "MVMLClassifier()": lambda X, y, w: MVMLClassifier(random_state=0).fit(_views(X, w), y),
         "MVMLClassifierCV()": lambda X, y, w: MVMLClassifierCV(random_state=0).fit(_views(X, w), y),
     }
+    if intercept:  # the same estimators with fit_intercept=True, side by side
+        methods["MVMLClassifier(fit_intercept=True)"] = lambda X, y, w: MVMLClassifier(
+            random_state=0, fit_intercept=True
+        ).fit(_views(X, w), y)
+        methods["MVMLClassifierCV(fit_intercept=True)"] = lambda X, y, w: MVMLClassifierCV(
+            random_state=0, fit_intercept=True
+        ).fit(_views(X, w), y)
     acc: dict[str, list[float]] = {m: [] for m in methods}
     secs: dict[str, list[float]] = {m: [] for m in methods}
     for Xtr, ytr, Xte, yte, widths in draws:
@@ -107,10 +114,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--draws", type=int, default=6, help="seeded draws per data set")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument(
+        "--intercept",
+        action="store_true",
+        help="also run MVMLClassifier and MVMLClassifierCV with fit_intercept=True",
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # tiny folds: the tuned SVC's CV may warn
-    rows = _run("uWave, classes 1-4", _draws_uwave(args.draws))
-    rows += _run("digits (2 views), classes 0-3", _draws_digits(args.draws))
+    rows = _run("uWave, classes 1-4", _draws_uwave(args.draws), args.intercept)
+    rows += _run("digits (2 views), classes 0-3", _draws_digits(args.draws), args.intercept)
     head = ["Data set (40 train rows)", "draws", "Method", "mean acc.", "min acc.", "fit (s)"]
     table = aligned_markdown_table(head, rows)
     print(table)

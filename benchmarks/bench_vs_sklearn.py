@@ -114,7 +114,11 @@ def have_himalaya() -> bool:
 
 
 def classifiers(
-    sizes: list[int], X: np.ndarray, svm: bool = True, anchor: bool = True
+    sizes: list[int],
+    X: np.ndarray,
+    svm: bool = True,
+    anchor: bool = True,
+    intercept: bool = False,
 ) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = [
         ("SVC()", SVC()),
@@ -128,6 +132,17 @@ def classifiers(
         ("MVMLClassifier()", MVMLClassifier(views=sizes, random_state=0)),
         ("MVMLClassifierCV()", MVMLClassifierCV(views=sizes, random_state=0)),
     ]
+    if intercept:
+        out += [
+            (
+                "MVMLClassifier(fit_intercept=True)",
+                MVMLClassifier(views=sizes, random_state=0, fit_intercept=True),
+            ),
+            (
+                "MVMLClassifierCV(fit_intercept=True)",
+                MVMLClassifierCV(views=sizes, random_state=0, fit_intercept=True),
+            ),
+        ]
     if svm:
         out += [
             ("MVMLSVC()", MVMLSVC(views=sizes, random_state=0)),
@@ -137,7 +152,11 @@ def classifiers(
 
 
 def regressors(
-    sizes: list[int], X: np.ndarray, svm: bool = True, anchor: bool = True
+    sizes: list[int],
+    X: np.ndarray,
+    svm: bool = True,
+    anchor: bool = True,
+    intercept: bool = False,
 ) -> list[tuple[str, Any]]:
     s = scale_gamma(X)
     grid = [s / 4, s, 4 * s]
@@ -161,6 +180,17 @@ def regressors(
         ("MVMLRegressor()", MVMLRegressor(views=sizes, random_state=0)),
         ("MVMLRegressorCV()", MVMLRegressorCV(views=sizes, random_state=0)),
     ]
+    if intercept:
+        out += [
+            (
+                "MVMLRegressor(fit_intercept=True)",
+                MVMLRegressor(views=sizes, random_state=0, fit_intercept=True),
+            ),
+            (
+                "MVMLRegressorCV(fit_intercept=True)",
+                MVMLRegressorCV(views=sizes, random_state=0, fit_intercept=True),
+            ),
+        ]
     return out
 
 
@@ -251,6 +281,7 @@ def run(
     out: Path | None = None,
     datasets: tuple[str, ...] = DATASETS,
     anchor: bool = True,
+    intercept: bool = False,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Fit everything; after each data set the table so far is written to ``out``."""
     rows: list[dict[str, Any]] = []
@@ -267,10 +298,10 @@ def run(
     for case in load_cases(quick, datasets):
         Xtr0 = case["splits"][0][0]
         make = classifiers if case["task"] == "clf" else regressors
-        names = [m for m, _ in make(case["sizes"], Xtr0, svm, anchor)]
+        names = [m for m, _ in make(case["sizes"], Xtr0, svm, anchor, intercept)]
         res: dict[str, list] = {m: [] for m in names}
         for Xtr, ytr, Xte, yte in case["splits"]:
-            for m, est in make(case["sizes"], Xtr, svm, anchor):
+            for m, est in make(case["sizes"], Xtr, svm, anchor, intercept):
                 sc, secs, fitted = fit_score(est, Xtr, ytr, Xte, yte)
                 res[m].append((sc, secs, note_of(fitted)))
                 print(f"  [{case['name']}] {m}: {sc:.4f} in {secs:.2f} s", flush=True)
@@ -389,6 +420,11 @@ def main() -> None:
         help="data sets to run (default: all)",
     )
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument(
+        "--intercept",
+        action="store_true",
+        help="also run the MVML square-loss estimators with fit_intercept=True",
+    )
     args = ap.parse_args()
     rows, notes = run(
         args.quick,
@@ -396,6 +432,7 @@ def main() -> None:
         out=Path(args.out),
         datasets=tuple(args.datasets),
         anchor=not args.skip_anchor,
+        intercept=args.intercept,
     )
     print()
     print(markdown(rows, notes, args.quick))

@@ -51,6 +51,8 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     (MVMLClassifier(max_iter=3), _SHORT),
     (MVMLClassifier(n_landmarks=0.5, metric="sparse", random_state=0, max_iter=3), _SHORT),
     (MVMLClassifier(probability=True, max_iter=3), _SHORT + (UserWarning,)),
+    (MVMLRegressor(fit_intercept=True, max_iter=3), _SHORT),
+    (MVMLClassifier(fit_intercept=True, max_iter=3), _SHORT),
     # --- MVML (hinge loss); eta small enough that the sparse proximal step keeps the metric
     (MVMLSVC(max_iter=3), _SHORT),
     (
@@ -61,6 +63,7 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     # --- CV estimators (probabilities and multi-output targets always available)
     (MVMLRegressorCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     (MVMLSVCCV(**_SMALL_GRID), _ANY),
     # --- OLOK: exact, and in an explicit feature space
     (OLOKRegressor(random_state=0), _QUIET),

@@ -369,3 +369,29 @@ def test_hinge_loss_intercept_not_available_yet_raises(rng):
     for est in (MVMLSVC(fit_intercept=True), MVMLSVCCV(fit_intercept=True)):
         with pytest.raises(ValueError, match="fit_intercept"):
             est.fit(Xs, yc)
+
+
+# ------------------------------------------------------------------ other inputs
+def test_dask_views_give_the_in_memory_fit_with_intercept(rng):
+    """Dask views and targets (no client: the default scheduler): the centred statistics
+    come from the moments' sums, the same model as on NumPy views."""
+    da = pytest.importorskip("dask.array")
+    Xs, y = _data(rng, n=60)
+    kw = dict(alpha=0.1, max_iter=3, n_landmarks=15, random_state=0, fit_intercept=True)
+    ref = MVMLRegressor(**kw).fit(Xs, y)
+    dX = [da.from_array(X, chunks=(20, -1)) for X in Xs]
+    got = MVMLRegressor(**kw).fit(dX, da.from_array(y, chunks=20))
+    assert got.intercept_ == pytest.approx(ref.intercept_, abs=1e-9)
+    np.testing.assert_allclose(np.asarray(got.predict(dX)), ref.predict(Xs), atol=1e-9)
+
+
+@pytest.mark.parametrize("n_landmarks", ["auto", None])
+def test_missing_views_with_intercept_shift_predictions_only(rng, n_landmarks):
+    Xs, y = _data(rng, n=50)
+    Xs[0][:6] = np.nan  # six rows miss the first view
+    Xs[1][40:44] = np.nan
+    kw = dict(alpha=0.1, max_iter=2, n_landmarks=n_landmarks, random_state=0, fit_intercept=True)
+    a = MVMLRegressor(**kw).fit(Xs, y)
+    b = MVMLRegressor(**kw).fit(Xs, y - 4.0)
+    np.testing.assert_allclose(b.predict(Xs), a.predict(Xs) - 4.0, atol=1e-9)
+    assert np.all(np.isfinite(a.predict(Xs)))
