@@ -176,14 +176,16 @@ class MVMLProblem:
             _design_cache={},
         )
 
-    def intercepts(self, coef: np.ndarray) -> np.ndarray:
+    def intercepts(self, coef: np.ndarray, basis: np.ndarray | None = None) -> np.ndarray:
         """Offsets ``b_t = ybar_t - m^T (w (.) g_t)`` of weighted coefficients ``coef``
-        (..., T, dim) on a :meth:`centred` problem, shape (..., T); zeros on an
-        uncentred one."""
+        (..., T, k) on a :meth:`centred` problem, shape (..., T); zeros on an uncentred
+        one. ``basis`` (dim, k): the coefficients are ``basis @ coef`` in the feature
+        basis (None: ``coef`` are, ``k = dim``)."""
         coef = np.asarray(coef, dtype=np.float64)
         if self.target_mean is None:
             return np.zeros(coef.shape[:-1])
-        return self.target_mean - coef @ self.feature_mean
+        mean = self.feature_mean if basis is None else basis.T @ self.feature_mean
+        return self.target_mean - coef @ mean
 
     @property
     def dim(self) -> int:

@@ -670,8 +670,7 @@ class _MVMLCVBase(BaseEstimator):
                 GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
                 U = U_te if basis is None else U_te @ basis
                 GW = GW.reshape(-1, *GW.shape[-2:])
-                # each candidate's offsets (the coefficients in the feature basis: basis @ c)
-                b = problem.intercepts(GW if basis is None else GW @ basis.T)
+                b = problem.intercepts(GW, basis)  # each candidate's offsets (fit_intercept)
                 sc = self._candidate_scores(U, y_score[te], GW, scorer, b)
                 results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
             return results
