@@ -119,7 +119,10 @@ def have_himalaya() -> bool:
 
 
 def classifiers(
-    sizes: list[int], X: np.ndarray, svm: bool = True, anchor: bool = True
+    sizes: list[int],
+    X: np.ndarray,
+    svm: bool = True,
+    anchor: bool = True,
 ) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = [
         ("SVC()", SVC()),
@@ -149,7 +152,10 @@ def classifiers(
 
 
 def regressors(
-    sizes: list[int], X: np.ndarray, svm: bool = True, anchor: bool = True
+    sizes: list[int],
+    X: np.ndarray,
+    svm: bool = True,
+    anchor: bool = True,
 ) -> list[tuple[str, Any]]:
     s = scale_gamma(X)
     grid = [s / 4, s, 4 * s]
@@ -282,7 +288,8 @@ def run(
         base_make = classifiers if case["task"] == "clf" else regressors
 
         def make(sizes, X, svm, anchor, base_make=base_make, task=case["task"]):
-            specs = extra if task == "clf" else ()  # --extra: classifiers on the views
+            # --extra: MVML estimators on the views (regressors' names say "Regressor")
+            specs = [spec for spec in extra if ("Regressor" in spec) == (task != "clf")]
             return base_make(sizes, X, svm, anchor) + [
                 (spec, estimator_from_spec(spec, views=sizes, random_state=0)) for spec in specs
             ]
@@ -413,7 +420,7 @@ def main() -> None:
         "--extra",
         nargs="*",
         default=[],
-        help="extra MVML classifiers, e.g. \"MVMLClassifier(multi_class='ovo')\"",
+        help="extra MVML estimators, e.g. \"MVMLClassifier(multi_class='ovo')\"",
     )
     args = ap.parse_args()
     rows, notes = run(

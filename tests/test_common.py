@@ -56,6 +56,8 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
         MVMLClassifier(multi_class="ovo", probability=True, max_iter=3),
         _SHORT + (UserWarning,),
     ),
+    (MVMLRegressor(fit_intercept=True, max_iter=3), _SHORT),
+    (MVMLClassifier(fit_intercept=True, max_iter=3), _SHORT),
     # --- MVML (hinge loss); eta small enough that the sparse proximal step keeps the metric
     (MVMLSVC(max_iter=3), _SHORT),
     (
@@ -68,6 +70,7 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     (MVMLRegressorCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(loss="auto", **_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     (MVMLSVCCV(**_SMALL_GRID), _ANY),
     # --- OLOK: exact, and in an explicit feature space
     (OLOKRegressor(random_state=0), _QUIET),

@@ -122,6 +122,7 @@ def _mvml_constraints() -> dict:
         "solver": [StrOptions({"auto", "dense"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
         "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
+        "fit_intercept": ["boolean"],
     }
 
 
@@ -201,6 +202,7 @@ class _BaseMVML(BaseEstimator):
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
         joint_view: bool | str = False,
+        fit_intercept: bool = False,
     ):
         self.alpha = alpha
         self.eta = eta
@@ -222,6 +224,7 @@ class _BaseMVML(BaseEstimator):
         self.solver = solver
         self.bandwidth_factor = bandwidth_factor
         self.joint_view = joint_view
+        self.fit_intercept = fit_intercept
 
     _parameter_constraints: dict = _mvml_constraints()
 
@@ -393,20 +396,29 @@ class _BaseMVML(BaseEstimator):
         self.n_landmarks_ = None
         return MVMLProblem("full", n, v, n, Y, Ks=Ks)
 
-    def _full_outputs(self, G: np.ndarray, classes: np.ndarray | None = None) -> _MVMLOutputs:
-        """Full-mode output function for weighted coefficients ``G`` (T, v, n)."""
+    def _full_outputs(
+        self,
+        G: np.ndarray,
+        classes: np.ndarray | None = None,
+        offset: np.ndarray | None = None,
+    ) -> _MVMLOutputs:
+        """Full-mode output function for weighted coefficients ``G`` (T, v, n) and the
+        offsets ``offset`` (T,) (None: none)."""
         completion = getattr(self, "_completion", None)
         if completion is None:
-            return _MVMLOutputs(Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes)
+            return _MVMLOutputs(
+                Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes, offset=offset
+            )
         nys, U = completion  # kernel rows u^_l(x) U^_l^T: a Nystrom-space model
         p = nys.n_landmarks_
         Gw = np.hstack([G[:, l, :] @ U[:, l * p : (l + 1) * p] for l in range(G.shape[1])])
-        return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes)
+        return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes, offset=offset)
 
     def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
         """``A0``: identity for learned and identity metrics, the Cov metric for "cov"
-        (:meth:`MetricKind.initial <mvkernels.mvml._metric.MetricKind.initial>`)."""
-        return metric_kind(self.metric).initial(problem)
+        (:meth:`MetricKind.initial <mvkernels.mvml._metric.MetricKind.initial>`), from
+        the data as given (a centred problem's ``uncentred`` one)."""
+        return metric_kind(self.metric).initial(problem.uncentred or problem)
 
     # -- algorithm 1 -------------------------------------------------------------
     def _make_loss(self) -> Loss:
@@ -418,13 +430,20 @@ class _BaseMVML(BaseEstimator):
         loss = self._make_loss()
         with serial_blas(problem.dim):
             A0 = self._initial_metric(problem)
+            problem = loss.with_intercept(problem)
             if loss.structured_applies(problem):
                 self.solver_ = "structured"
-                return loss.fit_structured(problem, A0, record_path)
-            self.solver_ = "dense"
-            return [
-                reference_path(loss, problem, t, A0, record_path) for t in range(problem.n_targets)
-            ]
+                results = loss.fit_structured(problem, A0, record_path)
+            else:
+                self.solver_ = "dense"
+                results = [
+                    reference_path(loss, problem, t, A0, record_path)
+                    for t in range(problem.n_targets)
+                ]
+        GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
+        for r, b in zip(results, problem.intercepts(GW)):  # the offsets (0 without intercept)
+            r["intercept"] = float(b)
+        return results
 
     def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""
@@ -445,6 +464,7 @@ class _BaseMVML(BaseEstimator):
             )
         self._metric_store = self._metric_stack(results)
         self._coefs = np.stack([r["g"] for r in results])
+        self._intercepts = np.array([r["intercept"] for r in results])
         self._weights = np.stack([r["w"] for r in results])
         self._histories = [r["history"] for r in results]
         self._n_iters = np.array([r["n_iter"] for r in results])
@@ -474,6 +494,7 @@ class _BaseMVML(BaseEstimator):
     def _set_public_attributes(self) -> None:
         single = self._coefs.shape[0] == 1
         self.coef_ = self._coefs[0] if single else self._coefs
+        self.intercept_ = float(self._intercepts[0]) if single else self._intercepts.copy()
         self.weights_ = self._weights[0] if single else self._weights
         self.objective_ = self._histories[0] if single else list(self._histories)
         self.n_iter_ = int(self._n_iters[0]) if single else self._n_iters
@@ -497,13 +518,15 @@ class _BaseMVML(BaseEstimator):
     def _decision_block(self, classes: np.ndarray | None = None) -> _MVMLOutputs:
         """The fitted model's row-wise output function (picklable, small)."""
         T = self._coefs.shape[0]
+        b = getattr(self, "_intercepts", None)
+        offset = b if b is not None and np.any(b != 0) else None
         if self.mode_ == "nystrom":
             p = self.nystrom_.n_landmarks_
             Gw = self._coefs * np.repeat(self._weights, p, axis=1)  # (T, vp)
-            return _MVMLOutputs(Gw=Gw, nystrom=self.nystrom_, classes=classes)
+            return _MVMLOutputs(Gw=Gw, nystrom=self.nystrom_, classes=classes, offset=offset)
         n = self.n_samples_fit_
         G = self._coefs.reshape(T, self.n_views_, n) * self._weights[:, :, None]
-        return self._full_outputs(G, classes)
+        return self._full_outputs(G, classes, offset)
 
     def _check_test_views(self, X: Any) -> list:
         check_is_fitted(self, "_coefs")
@@ -601,6 +624,7 @@ class _MVMLOutputs:
     views) so that it can be shipped once to Dask workers. ``Gw``: ``(T, vp)``
     ``g~_t * w`` (Nystrom) or ``(T, v, n)`` ``g_t,l * w_t,l`` (full). With ``classes``
     it returns labels (binary: ``classes[1]`` where the output is > 0; else argmax).
+    ``offset``: (T,) the intercepts added to the outputs (None: bias-free).
     """
 
     Gw: np.ndarray
@@ -608,10 +632,17 @@ class _MVMLOutputs:
     kernels: list | None = None
     X_fit: list | None = None
     classes: np.ndarray | None = None
+    offset: np.ndarray | None = None
 
     handles_missing_views = True  # NaN rows: completed by the Nystrom map (see features)
 
     def outputs(self, blocks: list) -> np.ndarray:
+        D = self._outputs(blocks)
+        if self.offset is not None:
+            D += self.offset
+        return D
+
+    def _outputs(self, blocks: list) -> np.ndarray:
         m = blocks[0].shape[0]
         T = self.Gw.shape[0]
         out = np.empty((m, T))
@@ -733,6 +764,14 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         ``KernelRidge(alpha=alpha)`` when every training row is a landmark (the g-step
         ``g = (U^T U + alpha I)^{-1} U^T y`` gives ``k(x, X) (K + alpha I)^{-1} y`` by
         the push-through identity); the CV estimators search it.
+    fit_intercept : bool, default=False
+        Add an unpenalised offset ``b`` per output: the predictor is
+        ``sum_l w_l f^l(x) + b``. The square loss then runs Algorithm 1 on the design and
+        targets centred by their training means (the offset is not penalised, so for
+        any ``g`` the best ``b`` is ``ybar - m^T (w (.) g)``, ``m`` the mean feature
+        vector): the g-step, the w-step and the A-steps see the centred data, at the
+        cost of the uncentred fit (user guide, "The intercept"). False is the papers'
+        bias-free model.
 
     Attributes
     ----------
@@ -743,6 +782,8 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         is positive (semi-)definite; a RuntimeWarning is raised otherwise).
     coef_ : ndarray (nv,) or (vp,)
         ``g`` (full) or ``g~`` (Nystrom), the exact g-step solution for ``metric_``.
+    intercept_ : float or ndarray (k,)
+        The offset ``b`` per output (0.0 with ``fit_intercept=False``).
     weights_ : ndarray (v,)
     n_iter_ : int
         Outer iterations run.
@@ -781,6 +822,10 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     (40,)
     >>> reg.mode_, reg.metric_.shape  # every sample a landmark: 2 views x 40
     ('nystrom', (80, 80))
+    >>> far = [X1 + 50.0, X2 + 50.0]  # far from every training row
+    >>> reg = MVMLRegressor(alpha=0.1, fit_intercept=True).fit([X1, X2], y + 100.0)
+    >>> bool(np.allclose(reg.predict(far), reg.intercept_)), bool(reg.intercept_ > 90)
+    (True, True)
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -825,8 +870,9 @@ class MVMLClassifier(OneVsOneMixin, ProbaMixin, ClassifierMixin, _BaseMVML):
     ----------
     alpha, eta, metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, \
 max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
-random_state, solver, bandwidth_factor, joint_view
-        As :class:`MVMLRegressor` (same defaults).
+random_state, solver, bandwidth_factor, joint_view, fit_intercept
+        As :class:`MVMLRegressor` (same defaults). With ``fit_intercept`` every
+        one-vs-all problem has its own offset.
     probability : bool, default=False
         Enable ``predict_proba`` / ``predict_log_proba``: calibrated probabilities
         ``softmax(a D(x))`` of the decision values, the slope ``a`` fitted on out-of-fold
@@ -854,9 +900,10 @@ random_state, solver, bandwidth_factor, joint_view
     calibration_ : SoftmaxCalibration or PairwiseCalibration
         With ``probability=True``: the fitted slope (``calibration_.scale``); one-vs-one:
         the pairs' sigmoids (``calibration_.slopes``, ``calibration_.intercepts``).
-    metric_, coef_, weights_, objective_, n_iter_, metric_min_eigenvalue_
+    metric_, coef_, intercept_, weights_, objective_, n_iter_, metric_min_eigenvalue_
         As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
-        per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
+        per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``intercept_`` (K,),
+        ``weights_`` (K, v),
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
         One-vs-one: stacked per pair (K(K-1)/2 in place of K); in full-kernel mode
         ``coef_`` is zero off the pair's rows and ``metric_`` a list of the pairs'
@@ -907,6 +954,7 @@ random_state, solver, bandwidth_factor, joint_view
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
         joint_view: bool | str = False,
+        fit_intercept: bool = False,
         probability: bool = False,
         multi_class: str = "ovr",
         decision_function_shape: str = "ovr",
@@ -932,6 +980,7 @@ random_state, solver, bandwidth_factor, joint_view
             solver=solver,
             bandwidth_factor=bandwidth_factor,
             joint_view=joint_view,
+            fit_intercept=fit_intercept,
         )
         self.probability = probability
         self.multi_class = multi_class

@@ -119,6 +119,9 @@ joint_view
         dense / identity / Cov metric); ``"dense"`` the reference A-step with a
         factorisation of the ``(vp) x (vp)`` metric per step. Both give the same model
         up to the dual solver's tolerance.
+    fit_intercept : bool, default=False
+        Not available for the hinge loss yet (the g-step is a bias-free SVM): True
+        raises a ``ValueError``. :class:`~mvkernels.MVMLClassifier` has it.
     C : float or None, default=None
         Weight of the hinge loss; ``None`` means ``1 / n_samples``, the paper's choice
         (eq. 7). Only the ratio ``C / alpha`` enters the g-step; ``alpha`` and ``eta``
@@ -210,6 +213,7 @@ mode_, nystrom_, kernels_, n_views_
         joint_view: bool = False,
         multi_class: str = "ovr",
         decision_function_shape: str = "ovr",
+        fit_intercept: bool = False,
     ):
         super().__init__(
             alpha=alpha,
@@ -235,6 +239,7 @@ mode_, nystrom_, kernels_, n_views_
             joint_view=joint_view,
             multi_class=multi_class,
             decision_function_shape=decision_function_shape,
+            fit_intercept=fit_intercept,
         )
         self.C = C
         self.svm_tol = svm_tol
@@ -261,6 +266,12 @@ mode_, nystrom_, kernels_, n_views_
             or self.C <= 0
         ):
             raise ValueError(f"C must be None (1/n) or a finite number > 0, got {self.C!r}")
+        if self.fit_intercept:
+            raise ValueError(
+                f"{type(self).__name__}: fit_intercept=True is not available for the hinge "
+                "loss yet (its g-step is a bias-free SVM); use MVMLClassifier(fit_intercept="
+                "True), the square loss, or fit_intercept=False"
+            )
         if (
             isinstance(self.svm_tol, bool)
             or not isinstance(self.svm_tol, Real)

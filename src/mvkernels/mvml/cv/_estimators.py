@@ -101,6 +101,12 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     loss : {"squared"}, default="squared"
         The loss searched (regression has the square loss only; classifiers: see
         :class:`MVMLClassifierCV`).
+    fit_intercept : bool, default=False
+        An unpenalised offset per output (:class:`~mvkernels.MVMLRegressor`'s
+        ``fit_intercept``) for every candidate: each fold is centred by its training
+        means (from the total-minus-held-out statistics), the held-out outputs add each
+        candidate's offset, the leave-one-out screen uses ridge with the intercept, and
+        the refitted ``best_estimator_`` has it.
 
     Attributes
     ----------
@@ -175,7 +181,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-missing_views
+missing_views, fit_intercept
         As :class:`MVMLRegressorCV`.
     loss : {"squared", "hinge", "auto"}, default="squared"
         The loss searched. ``"squared"``: :class:`~mvkernels.MVMLClassifier` (MVML's
@@ -266,6 +272,8 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views
         As :class:`MVMLClassifierCV`.
     loss : {"hinge"}, default="hinge"
         The hinge loss only (``MVMLClassifierCV(loss="auto")`` searches both losses).
+    fit_intercept : bool, default=False
+        Not available for the hinge loss yet: True raises a ``ValueError``.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
@@ -341,6 +349,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         search: str = "screen",
         missing_views: str = "reduced",
         loss: str = "hinge",
+        fit_intercept: bool = False,
     ):
         super().__init__(
             alphas=alphas,
@@ -369,4 +378,5 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
             search=search,
             missing_views=missing_views,
             loss=loss,
+            fit_intercept=fit_intercept,
         )

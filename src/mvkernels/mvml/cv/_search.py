@@ -117,6 +117,7 @@ class _MVMLCVBase(BaseEstimator):
         search: str = "screen",
         missing_views: str = "reduced",
         loss: str = "squared",
+        fit_intercept: bool = False,
     ):
         self.alphas = alphas
         self.etas = etas
@@ -144,6 +145,7 @@ class _MVMLCVBase(BaseEstimator):
         self.search = search
         self.missing_views = missing_views
         self.loss = loss
+        self.fit_intercept = fit_intercept
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -227,6 +229,7 @@ class _MVMLCVBase(BaseEstimator):
             "chunk_size",
             "views",
             "random_state",
+            "fit_intercept",
         )
         return self._base_class(tol=None, **{k: getattr(self, k) for k in names})
 
@@ -275,6 +278,7 @@ class _MVMLCVBase(BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        self._base_estimator()._check_params()  # e.g. fit_intercept with the hinge loss
         check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
@@ -517,7 +521,7 @@ class _MVMLCVBase(BaseEstimator):
                     Uj, n_blocks = U, len(S.Xs)
                 else:
                     Uj, n_blocks = U[:, :d_in], S.v_in
-                loo = ridge_loo_outputs(Uj, Y, screen_alphas, n_blocks)
+                loo = ridge_loo_outputs(Uj, Y, screen_alphas, n_blocks, self.fit_intercept)
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
                 with np.errstate(invalid="ignore", over="ignore"):
@@ -575,10 +579,12 @@ class _MVMLCVBase(BaseEstimator):
             # every row a landmark: U U^T = K, so the kernel form (no factorisation of K)
             kern = make_view_kernels(kernel, kernel_params, 1)[0]
             kern.fit(Xj[0], random_state=check_random_state(self.random_state))
-            outs = kernel_ridge_fold_outputs(kern(Xj[0], Xj[0]), Y, S.splits, alphas)
+            outs = kernel_ridge_fold_outputs(
+                kern(Xj[0], Xj[0]), Y, S.splits, alphas, self.fit_intercept
+            )
         else:
             nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
-            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas)
+            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas, self.fit_intercept)
         classes = getattr(self, "classes_", None)
         part = np.array(
             [
@@ -603,27 +609,36 @@ class _MVMLCVBase(BaseEstimator):
 
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(
-        self, U: Any, y_te: np.ndarray, GW: np.ndarray, scorer: Any
+        self,
+        U: Any,
+        y_te: np.ndarray,
+        GW: np.ndarray,
+        scorer: Any,
+        offsets: np.ndarray | None = None,
     ) -> np.ndarray:
         """Scores of every candidate on one held-out part.
 
-        ``GW``: ``(n_cand, T, d)`` weighted coefficients ``w (.) g`` (decision values
-        ``U @ GW[c].T``). Default scoring (accuracy / R^2) is accumulated over row
+        ``GW``: ``(n_cand, T, d)`` weighted coefficients ``w (.) g`` and ``offsets``
+        ``(n_cand, T)`` their intercepts (None: none); decision values
+        ``U @ GW[c].T + offsets[c]``. Default scoring (accuracy / R^2) is accumulated over row
         chunks (Dask blocks run on the workers); a custom ``scoring`` materialises one
         candidate's outputs at a time.
         """
         n_cand, T, d = GW.shape
         classes = getattr(self, "classes_", None)
+        b = np.zeros((n_cand, T)) if offsets is None else offsets
         if scorer is not None:
             if is_dask_collection(U):
                 U = np.asarray(U.compute())
             return np.array(
-                [_score_outputs(U @ GW[c].T, y_te, classes, scorer) for c in range(n_cand)]
+                [_score_outputs(U @ GW[c].T + b[c], y_te, classes, scorer) for c in range(n_cand)]
             )
         flat = GW.reshape(n_cand * T, d).T
 
         def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
             D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
+            if offsets is not None:
+                D += offsets
             if classes is not None:
                 pred = predicted_class_indices(D)
                 yi = np.searchsorted(classes, yb)
@@ -741,14 +756,17 @@ class _MVMLCVBase(BaseEstimator):
                 Xtr = take_rows(Xj, tr)
                 if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
                     problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
+                # fit_intercept: the fold's centred problem (means of its training rows)
+                problem = loss.with_intercept(problem)
                 rows = None
                 if U_all is not None and tr.size < U_te.shape[1]:  # fewer rows than features
                     rows = U_all[tr] if U_te.shape[1] == U_all.shape[1] else U_all[tr, :d_in]
                 GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
                 U = U_te if basis is None else U_te @ basis
                 GW = GW.reshape(-1, *GW.shape[-2:])
-                sc = self._candidate_scores(U, y_score[te], GW, scorer)
-                results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW)))
+                b = problem.intercepts(GW, basis)  # each candidate's offsets (fit_intercept)
+                sc = self._candidate_scores(U, y_score[te], GW, scorer, b)
+                results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
             return results
 
         # folds in parallel threads (n_jobs; BLAS is single-threaded inside the search);
@@ -770,7 +788,9 @@ class _MVMLCVBase(BaseEstimator):
             self._oof.offer(
                 out.reshape(-1, len(splits)),
                 lambda c: [
-                    (te, U @ GW[c % per_joint].T) for ji, te, U, GW in kept if ji == c // per_joint
+                    (te, U @ GW[c % per_joint].T + b[c % per_joint])
+                    for ji, te, U, GW, b in kept
+                    if ji == c // per_joint
                 ],
             )
         return out
@@ -817,6 +837,7 @@ class _MVMLCVBase(BaseEstimator):
             )
             est._check_params()
             problem = est._build_problem(Xtr, Y[tr])
+            centred = est._make_loss().with_intercept(problem)  # for the offsets
             if kept is not None:
                 kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, Y.shape[1]))))
             for ai, a in enumerate(alphas):
@@ -837,7 +858,8 @@ class _MVMLCVBase(BaseEstimator):
                                 for r in res
                             ]
                         )
-                        D = est._full_outputs(Gw).outputs(Xte)
+                        b = centred.intercepts(Gw.reshape(Gw.shape[0], -1))
+                        D = est._full_outputs(Gw, offset=b).outputs(Xte)
                         out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
                         if kept is not None:
                             kept[-1][1][ai, ei, it] = D
