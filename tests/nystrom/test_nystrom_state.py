@@ -90,13 +90,19 @@ def test_missing_patterns():
     np.testing.assert_array_equal(J[:, :3], P)
 
 
-def test_completed_outputs_equal_completion_then_product():
+@pytest.mark.parametrize("pairwise", [False, True])
+def test_completed_outputs_equal_completion_then_product(pairwise):
     """``z_O B_O + b_O`` equals completing the row (the conditional expectation) and
-    multiplying by ``G``, for every pattern of three views."""
+    multiplying by ``G``, for every pattern of three views: statistics of complete rows
+    (solved by Cholesky) and pairwise ones (the clipped eigendecomposition)."""
     rng = np.random.RandomState(0)
     v, p, T, m = 3, 4, 5, 40
     A = rng.randn(v * p, 2 * v * p)
-    model = ConditionalViews(rng.randn(v * p), A @ A.T / A.shape[1], n_views=v, block=p)
+    counts = np.array([[90.0, 60, 50], [60, 80, 40], [50, 40, 70]]) if pairwise else None
+    model = ConditionalViews(
+        rng.randn(v * p), A @ A.T / A.shape[1], n_views=v, block=p, counts=counts
+    )
+    assert model.from_complete_rows is not pairwise
     G = rng.randn(T, v * p)
     compact = model.completed_outputs(G)
     U = rng.randn(m, v * p)

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import linalg
 
 from .._arrays import check_whole_rows, observed_rows, refuse_all_missing
-from .._linalg import robust_eigh
+from .._linalg import robust_cholesky, robust_eigh, sym
 from .._sparse import is_sparse
 
 __all__ = [
@@ -189,9 +190,9 @@ class ConditionalViews:
             patterns = missing_patterns(self.n_views)
         coefs, offsets = [], []
         for pat in patterns:
-            o, m, V, d = self._regression(pat)
+            o, m = self._index(np.flatnonzero(pat)), self._index(np.flatnonzero(~pat))
             Gm = G[:, m].T  # (|M| p, T)
-            corr = V @ ((V.T @ (self.cov[np.ix_(o, m)] @ Gm)) / d[:, None])  # (|O| p, T)
+            corr = self._solve(pat, self.cov[np.ix_(o, m)] @ Gm)  # (|O| p, T)
             coefs.append(G[:, o].T + corr)
             offsets.append(self.mean[m] @ Gm - self.mean[o] @ corr)
         T = G.shape[0]
@@ -211,6 +212,24 @@ class ConditionalViews:
     def from_complete_rows(self) -> bool:
         """Whether the statistics were estimated on rows where every view is observed."""
         return self.counts is None or bool(np.all(self.counts == self.counts[0, 0]))
+
+    def _solve(self, pat: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``(Sigma_OO + eps I)^{-1} B`` for the observed views of ``pat``.
+
+        Statistics of complete rows (a covariance, positive semi-definite): one Cholesky
+        factorisation (``eps`` is the mean eigenvalue, so the matrix is well conditioned;
+        the eigenvalues that :meth:`_regression` clips at 0 are then rounding errors).
+        Pairwise statistics: the clipped eigendecomposition of :meth:`_regression`.
+        """
+        if self.from_complete_rows:
+            o = self._index(np.flatnonzero(pat))
+            S_oo = sym(self.cov[np.ix_(o, o)])
+            eps = self.ridge * max(float(np.trace(S_oo)) / o.size, np.finfo(float).tiny)
+            L = robust_cholesky(S_oo + eps * np.eye(o.size))
+            if L is not None:
+                return linalg.cho_solve((L, True), B, check_finite=False)
+        _, _, V, d = self._regression(pat)
+        return V @ ((V.T @ B) / d[:, None])
 
     def _regression(self, pat: np.ndarray) -> tuple:
         """Observed / missing indices, eigenvectors ``V`` and ``s + eps`` of ``Sigma_OO``."""
