@@ -139,3 +139,25 @@ def test_compact_missing_model_and_fit_missing_model():
     # a compact form that would not be smaller: the statistics are kept
     wide = np.ones((10_000, nys.n_views_ * nys.n_landmarks_))
     assert nys.compact_missing_model(wide) is None and hasattr(nys, "missing_model_")
+
+
+def test_copies_keep_the_normalizers_without_recomputing(monkeypatch):
+    """``copy.copy`` (as the joint-view candidates of the CV share a map) and
+    ``copy.deepcopy`` keep the normalizers; only unpickling recomputes them."""
+    import copy
+
+    import mvkernels.nystrom._map as nystrom_map
+
+    nys = BlockNystrom(n_landmarks=20, random_state=0).fit(_views())
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("normalizers recomputed")
+
+    monkeypatch.setattr(nystrom_map, "landmark_normalizer", refuse)
+    shallow, deep = copy.copy(nys), copy.deepcopy(nys)
+    assert shallow.normalizers_ is nys.normalizers_
+    for a, b in zip(deep.normalizers_, nys.normalizers_):
+        assert a is not b
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(AssertionError, match="recomputed"):
+        pickle.loads(pickle.dumps(nys))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Sequence
 from numbers import Real
 from typing import Any
@@ -395,6 +396,20 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                 landmark_normalizer(kern, Z, self.eig_floor, view=l)[0] if S is None else S
                 for l, (kern, Z, S) in enumerate(zip(self.kernels_, self.landmarks_, normalizers))
             ]
+
+    def __copy__(self) -> BlockNystrom:
+        """A shallow copy that shares the normalizers (``copy.copy`` would go through
+        :meth:`__getstate__` and recompute them)."""
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def __deepcopy__(self, memo: dict) -> BlockNystrom:
+        """A deep copy of the state, normalizers included (no recomputation)."""
+        out = type(self).__new__(type(self))
+        memo[id(self)] = out
+        out.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return out
 
     # -- fitting -----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
