@@ -55,6 +55,7 @@ from ._proba import (
 )
 from ._problem import MVMLProblem
 from ._reduced import reduced_outputs
+from ._relevance import FEATURE_RELEVANCE, resolve_feature_relevance, scale_views
 
 #: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
 #: i.e. about 600 Nystrom features in all (``v p``) whatever the number of views
@@ -114,6 +115,7 @@ def _mvml_constraints() -> dict:
         "solver": [StrOptions({"auto", "dense"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
         "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
+        "feature_relevance": [StrOptions(set(FEATURE_RELEVANCE)), list],
     }
 
 
@@ -193,6 +195,7 @@ class _BaseMVML(BaseEstimator):
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
         joint_view: bool | str = False,
+        feature_relevance: Any = "none",
     ):
         self.alpha = alpha
         self.eta = eta
@@ -214,6 +217,7 @@ class _BaseMVML(BaseEstimator):
         self.solver = solver
         self.bandwidth_factor = bandwidth_factor
         self.joint_view = joint_view
+        self.feature_relevance = feature_relevance
 
     _parameter_constraints: dict = _mvml_constraints()
 
@@ -257,6 +261,10 @@ class _BaseMVML(BaseEstimator):
             )
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        self.feature_relevance_ = resolve_feature_relevance(
+            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+        )
+        Xs = scale_views(Xs, self.feature_relevance_)
         n_input_views = len(Xs)
         self._input_view_widths = [int(Xv.shape[1]) for Xv in Xs]
         kernel, kernel_params = self.kernel, self.kernel_params
@@ -493,6 +501,18 @@ class _BaseMVML(BaseEstimator):
         check_is_fitted(self, "_coefs")
         check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
+        relevance = getattr(self, "feature_relevance_", None)
+        if relevance is not None:  # the input views' columns scaled as at fit
+            X = scale_views(
+                check_views(
+                    X,
+                    views=self.views,
+                    n_views=len(self._input_view_widths),
+                    n_features=self._input_view_widths,
+                    allow_missing=True,
+                ),
+                relevance,
+            )
         joint = bool(self.joint_view)
         if self.joint_view == JOINT_ONLY:  # the input views, then their joint view alone
             widths = None if self.kernels_[0].precomputed else self._input_view_widths
@@ -717,6 +737,18 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         ``KernelRidge(alpha=alpha)`` when every training row is a landmark (the g-step
         ``g = (U^T U + alpha I)^{-1} U^T y`` gives ``k(x, X) (K + alpha I)^{-1} y`` by
         the push-through identity); the CV estimators search it.
+    feature_relevance : {"none", "ard"} or list of array-like, default="none"
+        ``"ard"``: learn one scale per column of each input view (automatic relevance
+        determination: the inverse length scales of a Gaussian kernel on all the views'
+        columns, with the ridge, minimising the exact leave-one-out error of kernel
+        ridge regression on a subsample of at most 500 + 500 complete rows, shrunk
+        towards one flat scale by the leave-one-out error of the other half;
+        :mod:`mvkernels.mvml._relevance`) and multiply the columns by them before the
+        views' kernels and bandwidths, at fit and predict time. A list of one array per
+        input view fixes the scales (finite, ``>= 0``). ``"none"``: the views as given.
+        Costs seconds whatever ``n`` is; helps when a few columns of many carry the
+        signal (user guide, "Relevant columns inside a view"). Not for precomputed
+        kernels.
 
     Attributes
     ----------
@@ -743,6 +775,10 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         Landmarks per view (None in full-kernel mode).
     kernel_params_ : list of dict or None
         The per-view kernel parameters used, with resolved bandwidths.
+    feature_relevance_ : list of ndarray or None
+        The scales that multiply each input view's columns (``"ard"``: normalised to a
+        root mean square of 1 per view, a flat relevance being all ones); None for
+        ``feature_relevance="none"``.
     nystrom_ : BlockNystrom or None
     kernels_ : list of ViewKernel
     n_views_ : int
@@ -805,7 +841,7 @@ class MVMLClassifier(ProbaMixin, ClassifierMixin, _BaseMVML):
     ----------
     alpha, eta, metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, \
 max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
-random_state, solver, bandwidth_factor, joint_view
+random_state, solver, bandwidth_factor, joint_view, feature_relevance
         As :class:`MVMLRegressor` (same defaults).
     probability : bool, default=False
         Enable ``predict_proba`` / ``predict_log_proba``: calibrated probabilities
@@ -823,7 +859,8 @@ random_state, solver, bandwidth_factor, joint_view
         As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
         per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
-    n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_
+    n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_, \
+feature_relevance_
         As :class:`MVMLRegressor`.
 
     See Also
@@ -869,6 +906,7 @@ random_state, solver, bandwidth_factor, joint_view
         bandwidth_factor: float = 4.0,
         joint_view: bool | str = False,
         probability: bool = False,
+        feature_relevance: Any = "none",
     ):
         super().__init__(
             alpha=alpha,
@@ -891,6 +929,7 @@ random_state, solver, bandwidth_factor, joint_view
             solver=solver,
             bandwidth_factor=bandwidth_factor,
             joint_view=joint_view,
+            feature_relevance=feature_relevance,
         )
         self.probability = probability
 

@@ -112,7 +112,7 @@ class MVMLSVC(MVMLClassifier):
         the cost; :class:`~mvkernels.MVMLSVCCV` selects the number by cross-validation.
     landmarks, kernel, kernel_params, tol, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_factor, \
-joint_view
+joint_view, feature_relevance
         As :class:`~mvkernels.MVMLClassifier` (``random_state`` also seeds liblinear's
         coordinate order). ``solver="auto"`` runs the low-rank dense A-step (fixed weights,
         dense / identity / Cov metric); ``"dense"`` the reference A-step with a
@@ -141,7 +141,7 @@ joint_view
     Attributes
     ----------
     classes_, metric_, metric_min_eigenvalue_, coef_, weights_, n_iter_, objective_, \
-mode_, nystrom_, kernels_, n_views_
+mode_, nystrom_, kernels_, n_views_, feature_relevance_
         As :class:`~mvkernels.MVMLClassifier`; ``objective_`` is the primal objective
         above after each outer iteration and after the final g-step.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, K)
@@ -200,6 +200,7 @@ mode_, nystrom_, kernels_, n_views_
         svm_max_epochs: int = 10000,
         probability: bool = False,
         joint_view: bool = False,
+        feature_relevance: Any = "none",
     ):
         super().__init__(
             alpha=alpha,
@@ -223,6 +224,7 @@ mode_, nystrom_, kernels_, n_views_
             bandwidth_factor=bandwidth_factor,
             probability=probability,
             joint_view=joint_view,
+            feature_relevance=feature_relevance,
         )
         self.C = C
         self.svm_tol = svm_tol

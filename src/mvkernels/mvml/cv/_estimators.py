@@ -102,6 +102,13 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         row had, by the model of all the views. ``"complete"``: every sample by the model
         of all the views, its missing views' features completed by their conditional
         expectation. Dask views: ``"complete"``.
+    feature_relevance : {"none", "ard"} or list of array-like, default="none"
+        As :class:`~mvkernels.MVMLRegressor`. ``"ard"`` learns the column scales once, on
+        all the training rows before the search (not per fold: the held-out rows of the
+        folds took part in learning these few scales, a mild optimism of the CV scores
+        traded for one learning instead of one per fold); every candidate is fitted on
+        the scaled views and ``best_estimator_`` gets the scales as a fixed
+        ``feature_relevance``.
 
     Attributes
     ----------
@@ -128,6 +135,9 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         The refitted model (``refit=True``).
     n_iter_ : int or ndarray
         Outer iterations of ``best_estimator_`` (the selected ``max_iter`` without refit).
+    feature_relevance_ : list of ndarray or None
+        The column scales the search and ``best_estimator_`` use (see
+        ``feature_relevance``); None for ``"none"``.
     best_index_, n_splits_, cv_time_
 
     See Also
@@ -176,7 +186,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-missing_views
+missing_views, feature_relevance
         As :class:`MVMLRegressorCV`.
 
     Attributes
@@ -186,7 +196,7 @@ missing_views
     best_estimator_ : MVMLClassifier
         The refitted model (``refit=True``).
     best_params_, best_score_, best_kernel_params_, cv_results_, n_iter_, best_index_, \
-n_splits_, cv_time_
+n_splits_, cv_time_, feature_relevance_
         As :class:`MVMLRegressorCV`.
 
     See Also
@@ -247,7 +257,7 @@ class MVMLSVCCV(MVMLClassifierCV):
     ----------
     alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose, missing_views
+eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_relevance
         As :class:`MVMLClassifierCV`.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
@@ -271,7 +281,7 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views
     Attributes
     ----------
     best_params_, best_score_, best_kernel_params_, cv_results_, best_estimator_, \
-n_iter_, best_index_, n_splits_, cv_time_, classes_
+n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         As :class:`MVMLClassifierCV`; ``best_estimator_`` is a fitted
         :class:`~mvkernels.MVMLSVC`.
 
@@ -336,6 +346,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         joint_view: bool | str = False,
         search: str = "screen",
         missing_views: str = "reduced",
+        feature_relevance: Any = "none",
     ):
         super().__init__(
             alphas=alphas,
@@ -363,4 +374,5 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
             joint_view=joint_view,
             search=search,
             missing_views=missing_views,
+            feature_relevance=feature_relevance,
         )

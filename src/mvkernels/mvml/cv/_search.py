@@ -45,6 +45,7 @@ from .._metric import metric_kind
 from .._proba import BestOutOfFold
 from .._problem import MVMLProblem
 from .._reduced import fit_reduced_models
+from .._relevance import resolve_feature_relevance, scale_views
 from .._screen import (
     MISSING_FINALISTS_FACTOR,
     N_FINALISTS,
@@ -116,6 +117,7 @@ class _MVMLCVBase(BaseEstimator):
         joint_view: bool | str = "auto",
         search: str = "screen",
         missing_views: str = "reduced",
+        feature_relevance: Any = "none",
     ):
         self.alphas = alphas
         self.etas = etas
@@ -142,6 +144,7 @@ class _MVMLCVBase(BaseEstimator):
         self.joint_view = joint_view
         self.search = search
         self.missing_views = missing_views
+        self.feature_relevance = feature_relevance
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -221,6 +224,11 @@ class _MVMLCVBase(BaseEstimator):
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        # the column scales, learned once on all the training rows (not per fold)
+        self.feature_relevance_ = resolve_feature_relevance(
+            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+        )
+        Xs_input, Xs = Xs, scale_views(Xs, self.feature_relevance_)
         alphas = self._grid(self.alphas, self._default_alphas, "alphas")
         etas = (
             self._grid(self.etas, self._default_etas, "etas")
@@ -338,7 +346,9 @@ class _MVMLCVBase(BaseEstimator):
                 est.set_params(eta=best["eta"])
             if "max_iter" in best:
                 est.set_params(max_iter=best["max_iter"])
-            self.best_estimator_ = est.fit(Xs, y)  # the views validated above
+            if self.feature_relevance_ is not None:  # fixed: it scales the input views
+                est.set_params(feature_relevance=self.feature_relevance_)
+            self.best_estimator_ = est.fit(Xs_input, y)  # the views validated above
             for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
                 if hasattr(self, name):
                     setattr(self.best_estimator_, name, getattr(self, name))
