@@ -223,3 +223,13 @@ def test_errors_name_the_parameter_and_view():
         MVMLClassifier(kernel="precomputed", feature_relevance="ard").fit(K, y)
     with pytest.raises(ValueError, match="feature_relevance"):
         MVMLClassifier(feature_relevance="lasso").fit(Xs, y)
+
+
+def test_fewer_rows_than_columns_give_flat_scales():
+    # 12 training rows in each half, 30 columns: nothing is learned
+    rng = np.random.default_rng(7)
+    X1, X2 = rng.normal(size=(24, 15)), rng.normal(size=(24, 15))
+    y = np.sin(2 * X1[:, 0])
+    r = learn_feature_relevance([X1, X2], y[:, None], random_state=0)
+    for rv in r:
+        np.testing.assert_array_equal(rv, 1.0)

@@ -742,7 +742,8 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         determination: the inverse length scales of a Gaussian kernel on all the views'
         columns, with the ridge, minimising the exact leave-one-out error of kernel
         ridge regression on a subsample of at most 500 + 500 complete rows, shrunk
-        towards one flat scale by the leave-one-out error of the other half;
+        towards one flat scale by the leave-one-out error of the other half; flat
+        when a half has fewer rows than there are columns;
         :mod:`mvkernels.mvml._relevance`) and multiply the columns by them before the
         views' kernels and bandwidths, at fit and predict time. A list of one array per
         input view fixes the scales (finite, ``>= 0``). ``"none"``: the views as given.

@@ -6,9 +6,9 @@ determination (ARD) learns one inverse length scale ``s_k`` per column; the esti
 multiply each column of a view by its scale before the view's kernel (and its default
 bandwidth, which then follows the scaled view), at fit and at predict time.
 
-What is learned. On a uniform subsample of at most :data:`RELEVANCE_MAX_ROWS` complete
-training rows (every view observed), the columns of all the views side by side ``x``, the
-Gaussian ARD kernel
+What is learned. A uniform subsample of at most ``2 x`` :data:`RELEVANCE_MAX_ROWS` complete
+training rows (every view observed) is split in two halves. On the first, the columns of
+all the views side by side ``x``, the Gaussian ARD kernel
 
     k(x, x') = exp(-sum_k theta_k (x_k - x'_k)^2),   theta_k = s_k^2,
 
@@ -21,9 +21,17 @@ exact leave-one-out mean squared error
     G = K + lambda I
 
 (the leave-one-out residual of kernel ridge, ``y_i - yhat_{-i} = [G^{-1} y]_i / [G^{-1}]_ii``),
-by L-BFGS-B on ``log theta`` and ``log lambda`` from a flat start (``theta_k = 1 /`` the median
-squared distance between the sampled rows). With ``C = G^{-1}``, ``A = C Y``, ``c = diag(C)``,
-``U = 2 E / c``, ``v_i = sum_t 2 E_it^2 / c_i`` the gradient is ``dL = <dG, M> / nT`` with
+by L-BFGS-B on ``log theta`` and ``log lambda`` (:data:`RELEVANCE_MAX_ITER` iterations),
+started from the best flat scale (one ``theta`` for all columns, with ``lambda``, chosen on a
+grid around ``1 /`` the median squared distance between the rows). The per-column scales
+are then shrunk towards the flat one, ``log theta_t = (1 - t) log theta_flat +
+t log theta_ard`` (``lambda`` likewise), with the ``t`` of :data:`SHRINKAGE_STEPS` of
+smallest leave-one-out error on the second half: per-column scales that do not generalise
+give way to the flat scale (``t = 0``, exactly the views as given). With fewer rows in a
+half than columns in all the views, nothing is learned (flat scales).
+
+The gradient. With ``C = G^{-1}``, ``A = C Y``, ``c = diag(C)``, ``U = 2 E / c``,
+``v_i = sum_t 2 E_it^2 / c_i`` it is ``dL = <dG, M> / nT`` with
 
     M = C diag(v) C - (W A^T + A W^T) / 2,   W = C U,
 
@@ -251,7 +259,9 @@ def learn_feature_relevance(
     learned on the first, and the shrinkage of the ARD scales towards the flat one
     (``log theta_t = (1 - t) log theta_flat + t log theta_ard``, ``t`` in
     :data:`SHRINKAGE_STEPS`; ``lambda`` likewise) is the one of smallest leave-one-out error
-    on the second half (ties: the flatter).
+    on the second half (ties: the flatter). With fewer rows in a half than columns in all
+    the views the held-out half cannot tell per-column scales from noise: the relevance is
+    then flat (all ones) and nothing is learned.
 
     Parameters
     ----------
@@ -287,6 +297,8 @@ def learn_feature_relevance(
     """
     X, Yr = _sample_rows(list(Xs), Y, mask, 2 * max_rows, random_state)
     fit, held = np.arange(0, X.shape[0], 2), np.arange(1, X.shape[0], 2)
+    if held.size < X.shape[1]:  # fewer held-out rows than scales: flat, nothing learned
+        return [np.ones(Xv.shape[1]) for Xv in Xs]
     p_ard, p_flat = _fit_ard(X[fit], _standardised(Yr[fit]), max_iter)
     X_held, Y_held = X[held], _standardised(Yr[held])
     best, best_loss = p_flat, np.inf
