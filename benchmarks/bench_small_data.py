@@ -14,6 +14,7 @@ test rows, several seeded draws; mean and min test accuracy over the draws.
   standardised on the training rows.
 
 Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_small_data.py
+``--extra "MVMLClassifier(multi_class='ovo')" ...`` adds MVML configurations (on the views).
 Writes docs/results/benchmarks/small_data.md (``--out`` to change).
 """
 
@@ -32,7 +33,7 @@ from sklearn.svm import SVC
 
 from mvkernels import MVMLClassifier, MVMLClassifierCV
 from mvkernels.datasets import load_uwave
-from mvkernels.demo import aligned_markdown_table, tuned_svc
+from mvkernels.demo import aligned_markdown_table, estimator_from_spec, tuned_svc
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / "small_data.md"
 PER_CLASS = 10
@@ -73,13 +74,20 @@ def _views(X: np.ndarray, widths: list[int]) -> list[np.ndarray]:
     return [X[:, a:b] for a, b in zip(edges[:-1], edges[1:], strict=True)]
 
 
-def _run(name: str, draws) -> list[list[str]]:
+def _run(name: str, draws, extra: tuple[str, ...] = ()) -> list[list[str]]:
     methods = {
         "SVC()": lambda X, y, w: SVC().fit(X, y),
         "tuned SVC (GridSearchCV, 12 candidates)": lambda X, y, w: tuned_svc(X).fit(X, y),
         "MVMLClassifier()": lambda X, y, w: MVMLClassifier(random_state=0).fit(_views(X, w), y),
         "MVMLClassifierCV()": lambda X, y, w: MVMLClassifierCV(random_state=0).fit(_views(X, w), y),
+        'MVMLClassifierCV(loss="auto")': lambda X, y, w: MVMLClassifierCV(
+            loss="auto", random_state=0
+        ).fit(_views(X, w), y),
     }
+    for spec in extra:  # e.g. "MVMLClassifier(multi_class='ovo')"
+        methods[spec] = lambda X, y, w, spec=spec: estimator_from_spec(spec, random_state=0).fit(
+            _views(X, w), y
+        )
     acc: dict[str, list[float]] = {m: [] for m in methods}
     secs: dict[str, list[float]] = {m: [] for m in methods}
     for Xtr, ytr, Xte, yte, widths in draws:
@@ -107,10 +115,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--draws", type=int, default=6, help="seeded draws per data set")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument(
+        "--extra",
+        nargs="*",
+        default=[],
+        help="extra MVML estimators on the views, e.g. \"MVMLClassifier(multi_class='ovo')\"",
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # tiny folds: the tuned SVC's CV may warn
-    rows = _run("uWave, classes 1-4", _draws_uwave(args.draws))
-    rows += _run("digits (2 views), classes 0-3", _draws_digits(args.draws))
+    extra = tuple(args.extra)
+    rows = _run("uWave, classes 1-4", _draws_uwave(args.draws), extra)
+    rows += _run("digits (2 views), classes 0-3", _draws_digits(args.draws), extra)
     head = ["Data set (40 train rows)", "draws", "Method", "mean acc.", "min acc.", "fit (s)"]
     table = aligned_markdown_table(head, rows)
     print(table)

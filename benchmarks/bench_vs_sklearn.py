@@ -56,7 +56,12 @@ from mvkernels import (
     MVMLRegressorCV,
 )
 from mvkernels.datasets import load_digits_views, load_nutrimouse, load_sarcos, load_uwave
-from mvkernels.demo import aligned_markdown_table, corrupted_digits_views, tuned_svc
+from mvkernels.demo import (
+    aligned_markdown_table,
+    corrupted_digits_views,
+    estimator_from_spec,
+    tuned_svc,
+)
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / "vs_sklearn.md"
 
@@ -114,7 +119,10 @@ def have_himalaya() -> bool:
 
 
 def classifiers(
-    sizes: list[int], X: np.ndarray, svm: bool = True, anchor: bool = True
+    sizes: list[int],
+    X: np.ndarray,
+    svm: bool = True,
+    anchor: bool = True,
 ) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = [
         ("SVC()", SVC()),
@@ -129,6 +137,13 @@ def classifiers(
         ("MVMLClassifierCV()", MVMLClassifierCV(views=sizes, random_state=0)),
     ]
     if svm:
+        out.append(
+            (
+                'MVMLClassifierCV(loss="auto")',
+                MVMLClassifierCV(views=sizes, loss="auto", random_state=0),
+            )
+        )
+    if svm:
         out += [
             ("MVMLSVC()", MVMLSVC(views=sizes, random_state=0)),
             ("MVMLSVCCV()", MVMLSVCCV(views=sizes, random_state=0)),
@@ -137,7 +152,10 @@ def classifiers(
 
 
 def regressors(
-    sizes: list[int], X: np.ndarray, svm: bool = True, anchor: bool = True
+    sizes: list[int],
+    X: np.ndarray,
+    svm: bool = True,
+    anchor: bool = True,
 ) -> list[tuple[str, Any]]:
     s = scale_gamma(X)
     grid = [s / 4, s, 4 * s]
@@ -251,6 +269,7 @@ def run(
     out: Path | None = None,
     datasets: tuple[str, ...] = DATASETS,
     anchor: bool = True,
+    extra: tuple[str, ...] = (),
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Fit everything; after each data set the table so far is written to ``out``."""
     rows: list[dict[str, Any]] = []
@@ -266,7 +285,15 @@ def run(
         notes.append("run with --skip-svm: MVMLSVC() and MVMLSVCCV() were not fitted.")
     for case in load_cases(quick, datasets):
         Xtr0 = case["splits"][0][0]
-        make = classifiers if case["task"] == "clf" else regressors
+        base_make = classifiers if case["task"] == "clf" else regressors
+
+        def make(sizes, X, svm, anchor, base_make=base_make, task=case["task"]):
+            # --extra: MVML estimators on the views (regressors' names say "Regressor")
+            specs = [spec for spec in extra if ("Regressor" in spec) == (task != "clf")]
+            return base_make(sizes, X, svm, anchor) + [
+                (spec, estimator_from_spec(spec, views=sizes, random_state=0)) for spec in specs
+            ]
+
         names = [m for m, _ in make(case["sizes"], Xtr0, svm, anchor)]
         res: dict[str, list] = {m: [] for m in names}
         for Xtr, ytr, Xte, yte in case["splits"]:
@@ -389,6 +416,12 @@ def main() -> None:
         help="data sets to run (default: all)",
     )
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument(
+        "--extra",
+        nargs="*",
+        default=[],
+        help="extra MVML estimators, e.g. \"MVMLClassifier(multi_class='ovo')\"",
+    )
     args = ap.parse_args()
     rows, notes = run(
         args.quick,
@@ -396,6 +429,7 @@ def main() -> None:
         out=Path(args.out),
         datasets=tuple(args.datasets),
         anchor=not args.skip_anchor,
+        extra=tuple(args.extra),
     )
     print()
     print(markdown(rows, notes, args.quick))

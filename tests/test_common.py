@@ -54,6 +54,13 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     # --- learned feature relevance (ARD column scales, mvml/_relevance.py)
     (MVMLRegressor(max_iter=3, feature_relevance="ard", random_state=0), _SHORT),
     (MVMLClassifier(max_iter=3, feature_relevance="ard", random_state=0), _SHORT),
+    (MVMLClassifier(multi_class="ovo", max_iter=3), _SHORT),
+    (
+        MVMLClassifier(multi_class="ovo", probability=True, max_iter=3),
+        _SHORT + (UserWarning,),
+    ),
+    (MVMLRegressor(fit_intercept=True, max_iter=3), _SHORT),
+    (MVMLClassifier(fit_intercept=True, max_iter=3), _SHORT),
     # --- MVML (hinge loss); eta small enough that the sparse proximal step keeps the metric
     (MVMLSVC(max_iter=3), _SHORT),
     (
@@ -61,10 +68,13 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
         _SHORT,
     ),
     (MVMLSVC(probability=True, max_iter=2), _SHORT + (UserWarning,)),
+    (MVMLSVC(multi_class="ovo", max_iter=2), _SHORT),
     # --- CV estimators (probabilities and multi-output targets always available)
     (MVMLRegressorCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID, feature_relevance="ard", random_state=0), _ANY),
+    (MVMLClassifierCV(loss="auto", **_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     (MVMLSVCCV(**_SMALL_GRID), _ANY),
     # --- OLOK: exact, and in an explicit feature space
     (OLOKRegressor(random_state=0), _QUIET),
@@ -128,6 +138,14 @@ _OLOK_WEIGHTS = (
     "a weight scales its row's step in the stream (one step of size w_t eta_t), which is "
     "not w_t steps over repeated rows; tests/olok/test_olok_weights.py checks what holds"
 )
+# One-vs-one probabilities couple per-pair Platt sigmoids (Wu, Lin & Weng 2004, as libsvm):
+# their argmax need not be the voted class, as for SVC(probability=True), which the
+# check's argmax(predict_proba) == predict assertion does not allow (1 row of 300 differs
+# here); tests/mvml/test_multiclass.py checks the agreement on well-separated classes.
+_OVO_PROBA = (
+    "one-vs-one probabilities are pairwise-coupled Platt sigmoids: their argmax can "
+    "differ from the voted class on rows near a pairwise boundary, as for SVC"
+)
 _WEIGHT_CHECKS = (
     "check_sample_weight_equivalence_on_dense_data",
     "check_sample_weight_equivalence_on_sparse_data",
@@ -144,6 +162,8 @@ def _expected_failed(est):
         failed.update(dict.fromkeys(_WEIGHT_CHECKS, reason))
     if isinstance(est, OLOKRegressor):
         failed.update(dict.fromkeys(_WEIGHT_CHECKS, _OLOK_WEIGHTS))
+    if getattr(est, "multi_class", None) == "ovo" and getattr(est, "probability", False):
+        failed["check_classifiers_train"] = _OVO_PROBA
     return failed
 
 

@@ -251,6 +251,32 @@ def tuned_svc(X: np.ndarray) -> GridSearchCV:
     return GridSearchCV(SVC(), {"C": [0.1, 1, 10, 100], "gamma": [s / 4, s, 4 * s]}, cv=5)
 
 
+def estimator_from_spec(spec: str, **defaults: Any) -> Any:
+    """An MVML estimator from a call written as text, for benchmarks' extra configurations.
+
+    ``spec`` is ``"Name(key=literal, ...)"`` with ``Name`` a public estimator of
+    :mod:`mvkernels` and literal keyword values (:func:`ast.literal_eval`); ``defaults``
+    (e.g. ``views``, ``random_state``) are added where ``spec`` does not set them.
+
+    Examples
+    --------
+    >>> estimator_from_spec("MVMLClassifier(multi_class='ovo')", random_state=0)
+    MVMLClassifier(multi_class='ovo', random_state=0)
+    """
+    import ast
+
+    import mvkernels
+
+    call = ast.parse(spec.strip(), mode="eval").body
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and not call.args):
+        raise ValueError(f"expected 'Name(key=value, ...)', got {spec!r}")
+    name = call.func.id
+    if name not in mvkernels.__all__:
+        raise ValueError(f"{name!r} is not a public estimator of mvkernels")
+    kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+    return getattr(mvkernels, name)(**{**defaults, **kwargs})
+
+
 def _view_quality(cv: MVMLClassifierCV) -> str:
     """What the selected model leans on: each view's share of the learned metric
     (diagonal block norms of :func:`learned_block_norms`), when the metric is learned."""

@@ -233,3 +233,21 @@ def test_fewer_rows_than_columns_give_flat_scales():
     r = learn_feature_relevance([X1, X2], y[:, None], random_state=0)
     for rv in r:
         np.testing.assert_array_equal(rv, 1.0)
+
+
+def test_cv_loss_axis_refits_the_winner_with_the_learned_scales():
+    # loss="auto": one search per loss on the scaled views, the winner refitted with them
+    Xs, y = _views(90)
+    cv = MVMLClassifierCV(
+        loss="auto",
+        alphas=[0.1, 1.0],
+        etas=[0.5],
+        bandwidth_factors=[2.0],
+        max_iter=2,
+        cv=3,
+        feature_relevance="ard",
+        random_state=0,
+    ).fit(Xs, y)
+    for a, b in zip(cv.feature_relevance_, cv.best_estimator_.feature_relevance_):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(cv.predict(Xs), cv.best_estimator_.predict(Xs))

@@ -47,9 +47,17 @@ from ._metric import (
     metric_kind,
     min_eigenvalue,
 )
+from ._multiclass import (
+    OneVsOneMixin,
+    fit_pairwise_calibration,
+    map_rows,
+    multiclass_constraints,
+    ovo_pairs,
+    ovo_predicted_indices,
+    ovo_vote_scores,
+)
 from ._proba import (
     ProbaMixin,
-    SoftmaxCalibration,
     cross_val_decisions,
     fit_softmax_calibration,
 )
@@ -116,6 +124,7 @@ def _mvml_constraints() -> dict:
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
         "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
         "feature_relevance": [StrOptions(set(FEATURE_RELEVANCE)), list],
+        "fit_intercept": ["boolean"],
     }
 
 
@@ -195,6 +204,7 @@ class _BaseMVML(BaseEstimator):
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
         joint_view: bool | str = False,
+        fit_intercept: bool = False,
         feature_relevance: Any = "none",
     ):
         self.alpha = alpha
@@ -217,6 +227,7 @@ class _BaseMVML(BaseEstimator):
         self.solver = solver
         self.bandwidth_factor = bandwidth_factor
         self.joint_view = joint_view
+        self.fit_intercept = fit_intercept
         self.feature_relevance = feature_relevance
 
     _parameter_constraints: dict = _mvml_constraints()
@@ -346,12 +357,16 @@ class _BaseMVML(BaseEstimator):
         chunked pass (a Dask reduction on Dask input); the features are not kept. With
         complete training rows (``complete``) the same moments give the map's missing-view
         statistics (:meth:`BlockNystrom.set_missing_model`)."""
-        mom = nys.moments(Xs, Y)
+        mom = self._training_moments(nys, Xs, Y)
         if complete:
             nys.set_missing_model(
                 ConditionalViews.from_moments(mom, int(nys.n_views_), int(nys.n_landmarks_))
             )
         return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
+
+    def _training_moments(self, nys: BlockNystrom, Xs: list, Y: Any) -> Any:
+        """The training rows' :class:`~mvkernels.nystrom.FeatureMoments` with targets."""
+        return nys.moments(Xs, Y)
 
     def _completed_full_problem(
         self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel: Any, kernel_params: list
@@ -389,20 +404,29 @@ class _BaseMVML(BaseEstimator):
         self.n_landmarks_ = None
         return MVMLProblem("full", n, v, n, Y, Ks=Ks)
 
-    def _full_outputs(self, G: np.ndarray, classes: np.ndarray | None = None) -> _MVMLOutputs:
-        """Full-mode output function for weighted coefficients ``G`` (T, v, n)."""
+    def _full_outputs(
+        self,
+        G: np.ndarray,
+        classes: np.ndarray | None = None,
+        offset: np.ndarray | None = None,
+    ) -> _MVMLOutputs:
+        """Full-mode output function for weighted coefficients ``G`` (T, v, n) and the
+        offsets ``offset`` (T,) (None: none)."""
         completion = getattr(self, "_completion", None)
         if completion is None:
-            return _MVMLOutputs(Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes)
+            return _MVMLOutputs(
+                Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes, offset=offset
+            )
         nys, U = completion  # kernel rows u^_l(x) U^_l^T: a Nystrom-space model
         p = nys.n_landmarks_
         Gw = np.hstack([G[:, l, :] @ U[:, l * p : (l + 1) * p] for l in range(G.shape[1])])
-        return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes)
+        return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes, offset=offset)
 
     def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
         """``A0``: identity for learned and identity metrics, the Cov metric for "cov"
-        (:meth:`MetricKind.initial <mvkernels.mvml._metric.MetricKind.initial>`)."""
-        return metric_kind(self.metric).initial(problem)
+        (:meth:`MetricKind.initial <mvkernels.mvml._metric.MetricKind.initial>`), from
+        the data as given (a centred problem's ``uncentred`` one)."""
+        return metric_kind(self.metric).initial(problem.uncentred or problem)
 
     # -- algorithm 1 -------------------------------------------------------------
     def _make_loss(self) -> Loss:
@@ -414,13 +438,20 @@ class _BaseMVML(BaseEstimator):
         loss = self._make_loss()
         with serial_blas(problem.dim):
             A0 = self._initial_metric(problem)
+            problem = loss.with_intercept(problem)
             if loss.structured_applies(problem):
                 self.solver_ = "structured"
-                return loss.fit_structured(problem, A0, record_path)
-            self.solver_ = "dense"
-            return [
-                reference_path(loss, problem, t, A0, record_path) for t in range(problem.n_targets)
-            ]
+                results = loss.fit_structured(problem, A0, record_path)
+            else:
+                self.solver_ = "dense"
+                results = [
+                    reference_path(loss, problem, t, A0, record_path)
+                    for t in range(problem.n_targets)
+                ]
+        GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
+        for r, b in zip(results, problem.intercepts(GW)):  # the offsets (0 without intercept)
+            r["intercept"] = float(b)
+        return results
 
     def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""
@@ -439,12 +470,9 @@ class _BaseMVML(BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        self._metric_store = MetricStack.from_results(
-            [r["A"] for r in results],
-            [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
-            fixed=not metric_kind(self.metric).learned,
-        )
+        self._metric_store = self._metric_stack(results)
         self._coefs = np.stack([r["g"] for r in results])
+        self._intercepts = np.array([r["intercept"] for r in results])
         self._weights = np.stack([r["w"] for r in results])
         self._histories = [r["history"] for r in results]
         self._n_iters = np.array([r["n_iter"] for r in results])
@@ -463,9 +491,18 @@ class _BaseMVML(BaseEstimator):
         self._set_public_attributes()
         return self
 
+    def _metric_stack(self, results: list[dict]) -> Any:
+        """The fitted metrics of ``results`` in their compact form (:class:`MetricStack`)."""
+        return MetricStack.from_results(
+            [r["A"] for r in results],
+            [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
+            fixed=not metric_kind(self.metric).learned,
+        )
+
     def _set_public_attributes(self) -> None:
         single = self._coefs.shape[0] == 1
         self.coef_ = self._coefs[0] if single else self._coefs
+        self.intercept_ = float(self._intercepts[0]) if single else self._intercepts.copy()
         self.weights_ = self._weights[0] if single else self._weights
         self.objective_ = self._histories[0] if single else list(self._histories)
         self.n_iter_ = int(self._n_iters[0]) if single else self._n_iters
@@ -489,13 +526,15 @@ class _BaseMVML(BaseEstimator):
     def _decision_block(self, classes: np.ndarray | None = None) -> _MVMLOutputs:
         """The fitted model's row-wise output function (picklable, small)."""
         T = self._coefs.shape[0]
+        b = getattr(self, "_intercepts", None)
+        offset = b if b is not None and np.any(b != 0) else None
         if self.mode_ == "nystrom":
             p = self.nystrom_.n_landmarks_
             Gw = self._coefs * np.repeat(self._weights, p, axis=1)  # (T, vp)
-            return _MVMLOutputs(Gw=Gw, nystrom=self.nystrom_, classes=classes)
+            return _MVMLOutputs(Gw=Gw, nystrom=self.nystrom_, classes=classes, offset=offset)
         n = self.n_samples_fit_
         G = self._coefs.reshape(T, self.n_views_, n) * self._weights[:, :, None]
-        return self._full_outputs(G, classes)
+        return self._full_outputs(G, classes, offset)
 
     def _check_test_views(self, X: Any) -> list:
         check_is_fitted(self, "_coefs")
@@ -605,6 +644,7 @@ class _MVMLOutputs:
     views) so that it can be shipped once to Dask workers. ``Gw``: ``(T, vp)``
     ``g~_t * w`` (Nystrom) or ``(T, v, n)`` ``g_t,l * w_t,l`` (full). With ``classes``
     it returns labels (binary: ``classes[1]`` where the output is > 0; else argmax).
+    ``offset``: (T,) the intercepts added to the outputs (None: bias-free).
     """
 
     Gw: np.ndarray
@@ -612,10 +652,17 @@ class _MVMLOutputs:
     kernels: list | None = None
     X_fit: list | None = None
     classes: np.ndarray | None = None
+    offset: np.ndarray | None = None
 
     handles_missing_views = True  # NaN rows: completed by the Nystrom map (see features)
 
     def outputs(self, blocks: list) -> np.ndarray:
+        D = self._outputs(blocks)
+        if self.offset is not None:
+            D += self.offset
+        return D
+
+    def _outputs(self, blocks: list) -> np.ndarray:
         m = blocks[0].shape[0]
         T = self.Gw.shape[0]
         out = np.empty((m, T))
@@ -750,6 +797,14 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         Costs seconds whatever ``n`` is; helps when a few columns of many carry the
         signal (user guide, "Relevant columns inside a view"). Not for precomputed
         kernels.
+    fit_intercept : bool, default=False
+        Add an unpenalised offset ``b`` per output: the predictor is
+        ``sum_l w_l f^l(x) + b``. The square loss then runs Algorithm 1 on the design and
+        targets centred by their training means (the offset is not penalised, so for
+        any ``g`` the best ``b`` is ``ybar - m^T (w (.) g)``, ``m`` the mean feature
+        vector): the g-step, the w-step and the A-steps see the centred data, at the
+        cost of the uncentred fit (user guide, "The intercept"). False is the papers'
+        bias-free model.
 
     Attributes
     ----------
@@ -760,6 +815,8 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         is positive (semi-)definite; a RuntimeWarning is raised otherwise).
     coef_ : ndarray (nv,) or (vp,)
         ``g`` (full) or ``g~`` (Nystrom), the exact g-step solution for ``metric_``.
+    intercept_ : float or ndarray (k,)
+        The offset ``b`` per output (0.0 with ``fit_intercept=False``).
     weights_ : ndarray (v,)
     n_iter_ : int
         Outer iterations run.
@@ -802,6 +859,10 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     (40,)
     >>> reg.mode_, reg.metric_.shape  # every sample a landmark: 2 views x 40
     ('nystrom', (80, 80))
+    >>> far = [X1 + 50.0, X2 + 50.0]  # far from every training row
+    >>> reg = MVMLRegressor(alpha=0.1, fit_intercept=True).fit([X1, X2], y + 100.0)
+    >>> bool(np.allclose(reg.predict(far), reg.intercept_)), bool(reg.intercept_ > 90)
+    (True, True)
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -830,36 +891,62 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         return D[:, 0] if getattr(self, "_single_output", True) else D
 
 
-class MVMLClassifier(ProbaMixin, ClassifierMixin, _BaseMVML):
-    """Multi-view metric learning classifier: MVML on +-1 targets, one-vs-all.
+class MVMLClassifier(OneVsOneMixin, ProbaMixin, ClassifierMixin, _BaseMVML):
+    """Multi-view metric learning classifier: MVML on +-1 targets, one-vs-all or one-vs-one.
 
-    Binary problems are one MVML problem (``+1`` = ``classes_[1]``); with K > 2
-    classes, K independent one-vs-all problems that share the kernels and, in Nystrom
-    mode, the sufficient statistic ``C`` (only ``c`` changes). Prediction: the class
-    with the largest output.
+    Binary problems are one MVML problem (``+1`` = ``classes_[1]``). With K > 2 classes
+    and ``multi_class="ovr"``, K independent one-vs-all problems that share the kernels
+    and, in Nystrom mode, the sufficient statistic ``C`` (only ``c`` changes); prediction:
+    the class with the largest output. With ``multi_class="ovo"``, K(K-1)/2 binary
+    problems, one per pair of classes on the rows of those two classes, sharing the
+    bandwidths, the kernels / Nystrom map and the per-class statistics; prediction: the
+    class with the most pairwise votes (ties: the largest summed decision value), as
+    scikit-learn's ``SVC`` (:mod:`mvkernels.mvml._multiclass`).
 
     Parameters
     ----------
     alpha, eta, metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, \
 max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
-random_state, solver, bandwidth_factor, joint_view, feature_relevance
-        As :class:`MVMLRegressor` (same defaults).
+random_state, solver, bandwidth_factor, joint_view, fit_intercept, \
+feature_relevance
+        As :class:`MVMLRegressor` (same defaults). With ``fit_intercept`` every
+        one-vs-all problem has its own offset.
     probability : bool, default=False
         Enable ``predict_proba`` / ``predict_log_proba``: calibrated probabilities
         ``softmax(a D(x))`` of the decision values, the slope ``a`` fitted on out-of-fold
         decision values of a stratified 5-fold cross-validation run inside ``fit``
         (5 extra fits, hence off by default, as ``SVC(probability=...)``). The most
         probable class is the predicted one. See ``docs/mvml.md``, "Probabilities".
+        With ``multi_class="ovo"`` (K > 2): one Platt sigmoid per pair on the out-of-fold
+        pairwise values, coupled by Wu, Lin & Weng's method 2, as ``SVC``; the most
+        probable class then usually, not always, is the predicted one.
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        K > 2 classes: one-vs-rest (K problems on all rows) or one-vs-one (K(K-1)/2
+        problems, pair ``(i, j)``, ``i < j``, on the rows of classes ``i`` (target +1)
+        and ``j`` (-1), in ``SVC``'s pair order). Each pair is its own MVML problem (its
+        own metric and weights). Same as "ovr" for two classes. See ``docs/mvml.md``,
+        "One-vs-one".
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        With ``multi_class="ovo"`` and K > 2: ``decision_function`` returns the
+        (n, K(K-1)/2) pairwise values ("ovo") or per-class scores (n, K), the votes plus
+        a bounded monotone transform of the summed pairwise values, whose argmax is the
+        prediction ("ovr", as ``SVC``). Unused with ``multi_class="ovr"``.
 
     Attributes
     ----------
     classes_ : ndarray (K,)
-    calibration_ : SoftmaxCalibration
-        With ``probability=True``: the fitted slope (``calibration_.scale``).
-    metric_, coef_, weights_, objective_, n_iter_, metric_min_eigenvalue_
+    calibration_ : SoftmaxCalibration or PairwiseCalibration
+        With ``probability=True``: the fitted slope (``calibration_.scale``); one-vs-one:
+        the pairs' sigmoids (``calibration_.slopes``, ``calibration_.intercepts``).
+    metric_, coef_, intercept_, weights_, objective_, n_iter_, metric_min_eigenvalue_
         As :class:`MVMLRegressor` for a binary problem; with K > 2 classes, stacked
-        per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``weights_`` (K, v),
+        per class: ``metric_`` (K, d, d), ``coef_`` (K, d), ``intercept_`` (K,),
+        ``weights_`` (K, v),
         ``n_iter_`` and ``metric_min_eigenvalue_`` (K,), ``objective_`` a list of K arrays.
+        One-vs-one: stacked per pair (K(K-1)/2 in place of K); in full-kernel mode
+        ``coef_`` is zero off the pair's rows and ``metric_`` a list of the pairs'
+        ``(v n_ij) x (v n_ij)`` metrics (the pair's rows only; stacked when every pair
+        has as many rows).
     n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_, \
 feature_relevance_
         As :class:`MVMLRegressor`.
@@ -906,7 +993,10 @@ feature_relevance_
         solver: str = "auto",
         bandwidth_factor: float = 4.0,
         joint_view: bool | str = False,
+        fit_intercept: bool = False,
         probability: bool = False,
+        multi_class: str = "ovr",
+        decision_function_shape: str = "ovr",
         feature_relevance: Any = "none",
     ):
         super().__init__(
@@ -930,11 +1020,18 @@ feature_relevance_
             solver=solver,
             bandwidth_factor=bandwidth_factor,
             joint_view=joint_view,
+            fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
         )
         self.probability = probability
+        self.multi_class = multi_class
+        self.decision_function_shape = decision_function_shape
 
-    _parameter_constraints: dict = {**_mvml_constraints(), "probability": ["boolean"]}
+    _parameter_constraints: dict = {
+        **_mvml_constraints(),
+        "probability": ["boolean"],
+        **multiclass_constraints(),
+    }
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> MVMLClassifier:
@@ -948,7 +1045,10 @@ feature_relevance_
         if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
             labels = np.asarray(y.compute() if is_dask_collection(y) else y)
             D, yi = cross_val_decisions(self, X, column_or_1d(labels))
-            self.calibration_ = fit_softmax_calibration(D, yi, len(self.classes_))
+            fit_calibration = (
+                fit_pairwise_calibration if self._ovo_active() else fit_softmax_calibration
+            )
+            self.calibration_ = fit_calibration(D, yi, len(self.classes_))
         return self
 
     def _check_proba(self) -> None:
@@ -958,12 +1058,22 @@ feature_relevance_
                 "(fit with probability=True, or use MVMLClassifierCV)"
             )
 
-    def _calibrated_decisions(self, X: Any) -> tuple[SoftmaxCalibration, Any]:
+    def _calibrated_decisions(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "calibration_")
         return self.calibration_, self._decision(X)
 
     def _fit_labels(self, X: Any, y: Any) -> MVMLClassifier:
-        """Encode the labels (``classes_``, +-1 columns) and fit the one-vs-all problems."""
+        """Encode the labels (``classes_``, +-1 columns) and fit the one-vs-all problems
+        (or, ``multi_class="ovo"``, the one-vs-one problems: see :class:`OneVsOneMixin`)."""
+        self._ovo_pairs = None
+        dask_views = is_dask_collection(X) or (
+            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
+        )
+        if self.multi_class == "ovo" and (is_dask_collection(y) or dask_views):
+            raise ValueError(
+                f"{type(self).__name__}(multi_class='ovo') does not support Dask input "
+                "(the pairs' row subsets); use multi_class='ovr' (one Dask reduction)"
+            )
         if is_dask_collection(y):
             # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)
             from ..nystrom._dask import require_dask
@@ -979,6 +1089,8 @@ feature_relevance_
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         self._check_n_classes()
+        if self.multi_class == "ovo" and len(self.classes_) > 2:
+            self._ovo_pairs = ovo_pairs(len(self.classes_))
         Y = self._encode_targets(yi, len(self.classes_))
         return self._fit_targets(X, Y)
 
@@ -1009,12 +1121,22 @@ feature_relevance_
     def decision_function(self, X: Any) -> Any:
         """Outputs: shape (n,) for binary (positive = ``classes_[1]``), else (n, K).
 
-        A lazy Dask array on Dask views.
+        One-vs-one (K > 2): the (n, K(K-1)/2) pairwise values (positive: the pair's
+        first class) or, ``decision_function_shape="ovr"``, the (n, K) vote scores
+        (:func:`~mvkernels.mvml._multiclass.ovo_vote_scores`). A lazy Dask array on
+        Dask views.
         """
         D = self._decision(X)
+        if self._ovo_active() and self.decision_function_shape == "ovr":
+            K = len(self.classes_)
+            return map_rows(D, lambda B: ovo_vote_scores(B, K), K)
         return D[:, 0] if D.shape[1] == 1 else D
 
     def predict(self, X: Any) -> Any:
         """Predicted class labels (a lazy Dask array on Dask views)."""
         check_is_fitted(self, "classes_")
+        if self._ovo_active():  # votes, ties by the summed pairwise values (as SVC)
+            K, classes = len(self.classes_), self.classes_
+            fn = lambda B: classes[ovo_predicted_indices(B, K)]  # noqa: E731
+            return map_rows(self._decision(X), fn, None, classes.dtype)
         return self._decision(X, classes=self.classes_)

@@ -53,6 +53,7 @@ _COMMON_PARAMS = (
     "n_a_steps",
     "tol",
     "step_size",
+    "fit_intercept",
 )
 
 
@@ -86,6 +87,7 @@ class Loss:
     n_a_steps: int
     tol: float | None
     step_size: float | str
+    fit_intercept: bool
 
     #: the g-step reads the training rows' features (``problem.U`` / ``problem.Xs``), not
     #: only the sufficient statistics: on Dask input they are gathered to the client
@@ -97,6 +99,17 @@ class Loss:
         for name in self.param_names:
             setattr(self, name, getattr(params, name))
         self.metric_kind: MetricKind = metric_kind(self.metric)
+
+    def with_intercept(self, problem: MVMLProblem) -> MVMLProblem:
+        """The problem this loss's paths run on: ``problem`` itself, or, with
+        ``fit_intercept``, the problem of the loss with an unpenalised offset per target
+        (the offsets then follow from the solution by
+        :meth:`~mvkernels.mvml._problem.MVMLProblem.intercepts`). The square loss
+        centres the design and the targets (:meth:`MVMLProblem.centred`); a loss without
+        an intercept raises."""
+        if not self.fit_intercept:
+            return problem
+        raise ValueError(f"fit_intercept=True is not available for {type(self).__name__}")
 
     def new_state(self) -> Any:
         """The solver state of one target column, carried across its g-steps."""
@@ -162,7 +175,16 @@ class Loss:
 
 
 class SquareLoss(Loss):
-    """The square loss ``||y - W H g||^2`` of MVML (regression and one-vs-all +-1 targets)."""
+    """The square loss ``||y - W H g||^2`` of MVML (regression and one-vs-all +-1 targets).
+
+    With ``fit_intercept`` the loss is ``||y - W H g - b 1||^2`` with an unpenalised
+    ``b`` per target: every path runs on the centred problem
+    (:meth:`~mvkernels.mvml._problem.MVMLProblem.centred`), whose data term is the
+    loss minimised over ``b``.
+    """
+
+    def with_intercept(self, problem: MVMLProblem) -> MVMLProblem:
+        return problem.centred() if self.fit_intercept else problem
 
     # -- hooks (square loss) ---------------------------------------------------
     def g_step(
@@ -336,6 +358,8 @@ class SquareLoss(Loss):
                 G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
                 out[:, 0, 0] = G * problem.weight_vector(w)
                 return out, None
+            if rows is not None and problem.feature_mean is not None:
+                rows = rows - problem.feature_mean  # the centred problem's rows
             spec = (
                 SharedSpectrum.from_matrix(M)
                 if rows is None

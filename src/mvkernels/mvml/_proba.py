@@ -150,7 +150,8 @@ def cross_val_decisions(estimator: Any, X: Any, y: np.ndarray) -> tuple[np.ndarr
     """Out-of-fold decision values of ``estimator`` (fitted: its resolved kernel parameters
     are reused) by a stratified ``min(5, smallest class size)``-fold cross-validation.
 
-    Returns ``(D, yi)``: decision values (n, T) and class indices. With a class of fewer
+    Returns ``(D, yi)``: the raw outputs (n, T) of the fitted problems (one-vs-all: the
+    decision values; one-vs-one: the pairwise values) and class indices. With a class of fewer
     than 2 rows no fold can hold it out: the fitted model's in-sample values are returned
     instead, with a warning (they are over-confident).
     """
@@ -165,11 +166,11 @@ def cross_val_decisions(estimator: Any, X: Any, y: np.ndarray) -> tuple[np.ndarr
             UserWarning,
             stacklevel=3,
         )
-        D = estimator.decision_function(Xs)
+        D = estimator._decision(Xs)
         D = np.asarray(D.compute() if is_dask_collection(D) else D)
         return D.reshape(len(yi), -1), yi
     precomputed = bool(estimator.kernels_[0].precomputed)
-    T = 1 if len(classes) == 2 else len(classes)
+    T = int(estimator._coefs.shape[0])  # problems: 1 (binary), K (one-vs-all), K(K-1)/2
     D = np.empty((len(yi), T))
     relevance = getattr(estimator, "feature_relevance_", None)
     base = clone(estimator).set_params(
@@ -187,7 +188,7 @@ def cross_val_decisions(estimator: Any, X: Any, y: np.ndarray) -> tuple[np.ndarr
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the fold fits repeat the main fit's warnings
             model = clone(base).fit(Xtr, y[tr])
-        Dk = model.decision_function(Xte)
+        Dk = model._decision(Xte)
         D[te] = np.asarray(Dk.compute() if is_dask_collection(Dk) else Dk).reshape(len(te), T)
     return D, yi
 

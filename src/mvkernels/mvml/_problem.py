@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,16 @@ class MVMLProblem:
         Nystrom mode: the training features, when a loss has materialised them (e.g.
         :class:`~mvkernels.MVMLSVC` on Dask input); :meth:`iter_features` and
         :meth:`features` then read them instead of recomputing from ``Xs``.
+    target_sum : ndarray of shape (T,) or None
+        Nystrom mode: ``sum_i y_i`` (for the target means of :meth:`centred`).
+    feature_mean, target_mean : ndarray or None
+        Set on a problem centred for an unpenalised intercept (:meth:`centred`): the
+        training means the design and targets were centred by, ``m`` (dim,) and
+        ``ybar`` (T,); None on an uncentred problem. Full mode: ``m`` stacks the column
+        means of the ``K_l``.
+    uncentred : MVMLProblem or None
+        On a centred problem, the problem it was centred from (the fixed metrics, e.g.
+        MVML_Cov, are computed from the data as given).
     """
 
     mode: str
@@ -70,6 +80,10 @@ class MVMLProblem:
     feature_map: BlockNystrom | None = None
     Xs: list | None = None
     U: np.ndarray | None = None
+    target_sum: np.ndarray | None = None
+    feature_mean: np.ndarray | None = None
+    target_mean: np.ndarray | None = None
+    uncentred: MVMLProblem | None = field(default=None, repr=False)
     _design_cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -100,7 +114,78 @@ class MVMLProblem:
             feature_map=feature_map,
             Xs=Xs,
             U=U,
+            target_sum=(
+                None
+                if mom.target_sum is None
+                else np.asarray(mom.target_sum, dtype=np.float64).reshape(T)
+            ),
         )
+
+    def centred(self) -> MVMLProblem:
+        """The problem of the square loss with an unpenalised intercept per target.
+
+        ``min_{g, b} ||y - P g - b 1||^2 + alpha <g, A^+ g>`` is, for any ``g``, minimised
+        by ``b = ybar - m^T g`` (``m = P^T 1 / n``), which leaves the same problem on the
+        centred design ``(I - 11^T / n) P`` and targets ``y - ybar``. Nystrom mode: the
+        statistics become ``C = sum (u - m)(u - m)^T`` (the feature scatter),
+        ``c = sum (u - m)(y - ybar)^T = c - (sum u) ybar^T`` and
+        ``y^T y = sum (y - ybar)^2``; the features (:meth:`iter_features`) are centred
+        on the fly. Full mode: each ``K_l`` is row-centred, ``K_l - 1 m_l^T`` with
+        ``m_l`` its column means, so ``design(w)`` is the centred ``W H``. The g-step,
+        the w-step, the structured solvers and the data term then need no change; the
+        offsets follow from :meth:`intercepts`. Already centred: returned as is.
+        """
+        if self.target_mean is not None:
+            return self
+        n = self.n_samples
+        if self.mode == "full":
+            Y = np.asarray(self.Y, dtype=np.float64)
+            ybar = Y.mean(axis=0)
+            means = [K.mean(axis=0) for K in self.Ks]
+            return replace(
+                self,
+                Y=Y - ybar,
+                Ks=[K - m[None, :] for K, m in zip(self.Ks, means)],
+                feature_mean=np.concatenate(means),
+                target_mean=ybar,
+                uncentred=self,
+                _design_cache={},
+            )
+        total = self.target_sum
+        if total is None:
+            total = np.asarray(self.Y.sum(axis=0), dtype=np.float64)
+        ybar = np.asarray(total, dtype=np.float64).reshape(-1) / n
+        mean = np.asarray(self.feature_sum, dtype=np.float64) / n
+        scatter = self.feature_scatter
+        if scatter is None:
+            scatter = _sym(self.gram - n * np.outer(mean, mean))
+        target_sq = None
+        if self.target_sq is not None:
+            target_sq = np.maximum(self.target_sq - n * ybar**2, 0.0)
+        return replace(
+            self,
+            Y=self.Y - ybar,
+            gram=scatter,
+            cross=self.cross - np.outer(self.feature_sum, ybar),
+            feature_sum=np.zeros_like(mean),
+            target_sq=target_sq,
+            target_sum=np.zeros_like(ybar),
+            feature_mean=mean,
+            target_mean=ybar,
+            uncentred=self,
+            _design_cache={},
+        )
+
+    def intercepts(self, coef: np.ndarray, basis: np.ndarray | None = None) -> np.ndarray:
+        """Offsets ``b_t = ybar_t - m^T (w (.) g_t)`` of weighted coefficients ``coef``
+        (..., T, k) on a :meth:`centred` problem, shape (..., T); zeros on an uncentred
+        one. ``basis`` (dim, k): the coefficients are ``basis @ coef`` in the feature
+        basis (None: ``coef`` are, ``k = dim``)."""
+        coef = np.asarray(coef, dtype=np.float64)
+        if self.target_mean is None:
+            return np.zeros(coef.shape[:-1])
+        mean = self.feature_mean if basis is None else basis.T @ self.feature_mean
+        return self.target_mean - coef @ mean
 
     @property
     def dim(self) -> int:
@@ -138,20 +223,25 @@ class MVMLProblem:
             raise RuntimeError("iter_features() needs Nystrom mode (n_landmarks set)")
         if self.U is not None:
             chunk = chunk_size or default_chunk_size(self.dim)
-            return (
+            chunks: Any = (
                 (slice(s, min(self.n_samples, s + chunk)), self.U[s : s + chunk])
                 for s in range(0, self.n_samples, chunk)
             )
-        if views_kind(self.Xs) == "dask":
+        elif views_kind(self.Xs) == "dask":
             raise RuntimeError(
                 "the training views are Dask arrays: set problem.U (materialised features) "
                 "or use the sufficient statistics (gram, cross, target_sq)"
             )
-        return self.feature_map.iter_features(self.Xs, chunk_size)
+        else:
+            chunks = self.feature_map.iter_features(self.Xs, chunk_size)
+        if self.feature_mean is None:
+            return chunks
+        mean = self.feature_mean  # a centred problem: centred features
+        return ((rows, U - mean) for rows, U in chunks)
 
     def features(self) -> np.ndarray:
         """Nystrom mode: all training features ``U`` (n x dim), materialised."""
-        if self.U is not None:
+        if self.U is not None and self.feature_mean is None:
             return self.U
         out = np.empty((self.n_samples, self.dim))
         for rows, U in self.iter_features():

@@ -73,7 +73,7 @@ def reduced_search_params(cv_est: Any, n_views: int) -> dict:
     ``alpha`` and the grid neighbours (:func:`~._screen.alpha_window`); the joint-view
     options stay those of ``cv_est`` (none for a single view)."""
     best = cv_est.best_params_
-    alphas = cv_est._grid(cv_est.alphas, cv_est._default_alphas, "alphas")
+    alphas = cv_est._grid(cv_est.alphas, cv_est._loss_search.alphas, "alphas")
     params: dict = {
         "bandwidth_factors": [best["bandwidth_factor"]],
         "alphas": alphas[alpha_window(alphas, np.flatnonzero(alphas == best["alpha"])[:1])],

@@ -15,6 +15,11 @@ regression on the features ``U / v``: the decision values are
 ``P = U Q`` the hat matrix is ``H = P diag(1 / (s + alpha v^2)) P^T``, and the held-out
 outputs of row ``i`` follow without refitting (the leave-one-out identity of linear
 smoothers): ``y_i - (y_i - yhat_i) / (1 - H_ii)``.
+
+With an unpenalised intercept (``fit_intercept``) the model is ridge on the centred
+features ``U - 1 m^T`` and targets ``y - ybar`` plus the offset ``ybar - m^T g``: still a
+linear smoother, with the hat matrix ``H = 11^T / n + P_c diag(1 / (s + alpha v^2)) P_c^T``
+(``P_c`` from the centred features), so the same identity gives its leave-one-out outputs.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ ALPHA_WINDOW = 1
 
 
 def ridge_loo_outputs(
-    U: np.ndarray, Y: np.ndarray, alphas: np.ndarray, n_blocks: int
+    U: np.ndarray, Y: np.ndarray, alphas: np.ndarray, n_blocks: int, fit_intercept: bool = False
 ) -> np.ndarray:
     """Leave-one-out outputs of MVML_I (uniform weights) for every ``alpha``.
 
@@ -64,6 +69,8 @@ def ridge_loo_outputs(
         Regularisation values (the estimators' ``alpha``).
     n_blocks : int
         Number of views ``v`` (feature blocks) behind the uniform weights ``1 / v``.
+    fit_intercept : bool, default=False
+        Ridge with an unpenalised offset per target (the hat matrix gains ``11^T / n``).
 
     Returns
     -------
@@ -82,6 +89,11 @@ def ridge_loo_outputs(
     True
     """
     n, d = U.shape
+    Y = np.asarray(Y, dtype=np.float64)
+    base, H0 = np.zeros((1, Y.shape[1])), 0.0
+    if fit_intercept:  # centred features and targets; fitted values gain ybar, H gains 1/n
+        base, H0 = Y.mean(axis=0, keepdims=True), 1.0 / n
+        U, Y = U - U.mean(axis=0), Y - base
     if n < d:
         # fewer rows than features: the same P from the n x n side, U U^T = V diag(s) V^T
         # and U Q = V diag(sqrt(s)) (the directions of U^T U's null space give zero columns
@@ -95,11 +107,11 @@ def ridge_loo_outputs(
         P = U @ Q
     PY = P.T @ Y  # (min(n, d), T)
     inv = 1.0 / (s[None, :] + np.asarray(alphas, dtype=np.float64)[:, None] * n_blocks**2)
-    H = (P * P) @ inv.T  # (n, m): diagonal of the hat matrix per alpha
+    H = H0 + (P * P) @ inv.T  # (n, m): diagonal of the hat matrix per alpha
     fitted = np.stack([P @ (w[:, None] * PY) for w in inv])  # (m, n, T)
     with np.errstate(divide="ignore", invalid="ignore"):  # H_ii = 1: no held-out output
         resid = (Y[None] - fitted) / (1.0 - H.T)[:, :, None]
-    return Y[None] - resid
+    return base[None] + Y[None] - resid
 
 
 def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
@@ -141,7 +153,7 @@ def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def ridge_fold_outputs(
-    U: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray
+    U: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray, fit_intercept: bool = False
 ) -> list[np.ndarray]:
     """Held-out outputs of ridge regression on the features ``U`` for every fold and
     ``alpha``: fold ``k``'s model is ``g = (U_tr^T U_tr + alpha I)^{-1} U_tr^T y_tr``
@@ -159,6 +171,9 @@ def ridge_fold_outputs(
         Target columns.
     splits : list of (train, test) index arrays
     alphas : ndarray of shape (m,)
+    fit_intercept : bool, default=False
+        An unpenalised offset per target: the fold's Gram matrix and cross moments are
+        centred by its training means (from the same sums), ``b = ybar - m^T g``.
 
     Returns
     -------
@@ -183,6 +198,7 @@ def ridge_fold_outputs(
     )
     C = U.T @ U if partition else None
     B = U.T @ Y if partition else None
+    u_sum, y_sum = U.sum(axis=0), Y.sum(axis=0)
     out = []
     for tr, te in splits:
         U_te = U[te]
@@ -190,12 +206,21 @@ def ridge_fold_outputs(
             C_tr, B_tr = C - U_te.T @ U_te, B - U_te.T @ Y[te]
         else:
             C_tr, B_tr = U[tr].T @ U[tr], U[tr].T @ Y[tr]
-        out.append(np.stack([U_te @ ridge_solve(C_tr, B_tr.T, float(a)).T for a in alphas]))
+        if not fit_intercept:
+            out.append(np.stack([U_te @ ridge_solve(C_tr, B_tr.T, float(a)).T for a in alphas]))
+            continue
+        m = tr.size  # the fold's means from the sums: total minus the held-out part
+        su = u_sum - U_te.sum(axis=0) if partition else U[tr].sum(axis=0)
+        sy = y_sum - Y[te].sum(axis=0) if partition else Y[tr].sum(axis=0)
+        mu, ybar = su / m, sy / m
+        C_c, B_c = C_tr - np.outer(su, mu), B_tr - np.outer(su, ybar)
+        U_c = U_te - mu
+        out.append(np.stack([U_c @ ridge_solve(C_c, B_c.T, float(a)).T + ybar for a in alphas]))
     return out
 
 
 def kernel_ridge_fold_outputs(
-    K: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray
+    K: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray, fit_intercept: bool = False
 ) -> list[np.ndarray]:
     """:func:`ridge_fold_outputs` in kernel form, for features with ``U U^T = K``: by the
     push-through identity fold ``k``'s outputs are ``K_te,tr (K_tr,tr + alpha I)^{-1} y_tr``
@@ -210,6 +235,10 @@ def kernel_ridge_fold_outputs(
     Y : ndarray of shape (n, T)
     splits : list of (train, test) index arrays
     alphas : ndarray of shape (m,)
+    fit_intercept : bool, default=False
+        An unpenalised offset per target: with ``J = I - 11^T / n_tr`` the outputs are
+        ``(K_te,tr - 1 k^T) J (J K_tr,tr J + alpha I)^{-1} (y_tr - ybar) + ybar``, ``k``
+        the column means of ``K_tr,tr`` (ridge on the centred features, push-through).
 
     Returns
     -------
@@ -228,8 +257,17 @@ def kernel_ridge_fold_outputs(
     """
     out = []
     for tr, te in splits:
-        K_tr, K_te = K[np.ix_(tr, tr)], K[np.ix_(te, tr)]
-        out.append(np.stack([K_te @ ridge_solve(K_tr, Y[tr].T, float(a)).T for a in alphas]))
+        K_tr, K_te, Y_tr = K[np.ix_(tr, tr)], K[np.ix_(te, tr)], Y[tr]
+        ybar = np.zeros(Y.shape[1])
+        if fit_intercept:  # double-centred training kernel, centred test rows
+            k_mean = K_tr.mean(axis=0)
+            K_te = K_te - k_mean
+            K_te = K_te - K_te.mean(axis=1, keepdims=True)
+            K_tr = K_tr - k_mean
+            K_tr = K_tr - K_tr.mean(axis=1, keepdims=True)
+            ybar = Y_tr.mean(axis=0)
+            Y_tr = Y_tr - ybar
+        out.append(np.stack([K_te @ ridge_solve(K_tr, Y_tr.T, float(a)).T + ybar for a in alphas]))
     return out
 
 

@@ -61,6 +61,7 @@ from ..nystrom._missing import ConditionalViews
 from ._estimators import MVMLClassifier, _mvml_constraints
 from ._hinge_loss import HingeLoss
 from ._metric import metric_kind
+from ._multiclass import multiclass_constraints
 from ._problem import MVMLProblem
 
 __all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES", "HINGE_FEATURE_BUDGET"]
@@ -118,6 +119,9 @@ joint_view, feature_relevance
         dense / identity / Cov metric); ``"dense"`` the reference A-step with a
         factorisation of the ``(vp) x (vp)`` metric per step. Both give the same model
         up to the dual solver's tolerance.
+    fit_intercept : bool, default=False
+        Not available for the hinge loss yet (the g-step is a bias-free SVM): True
+        raises a ``ValueError``. :class:`~mvkernels.MVMLClassifier` has it.
     C : float or None, default=None
         Weight of the hinge loss; ``None`` means ``1 / n_samples``, the paper's choice
         (eq. 7). Only the ratio ``C / alpha`` enters the g-step; ``alpha`` and ``eta``
@@ -137,6 +141,12 @@ joint_view, feature_relevance
     probability : bool, default=False
         Enable ``predict_proba`` (as :class:`~mvkernels.MVMLClassifier`: softmax of the
         decision values with a slope fitted on 5-fold out-of-fold values; 5 extra fits).
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        One-vs-rest or one-vs-one (one hinge-loss problem per pair of classes on the rows
+        of the two classes, sharing the kernels / Nystrom map and the training features),
+        as :class:`~mvkernels.MVMLClassifier`.
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        As :class:`~mvkernels.MVMLClassifier` (one-vs-one only).
 
     Attributes
     ----------
@@ -144,11 +154,12 @@ joint_view, feature_relevance
 mode_, nystrom_, kernels_, n_views_, feature_relevance_
         As :class:`~mvkernels.MVMLClassifier`; ``objective_`` is the primal objective
         above after each outer iteration and after the final g-step.
-    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, K)
+    dual_coef_ : ndarray of shape (n_samples,), (n_samples, K) or (n_samples, K(K-1)/2)
         The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``:
         those of its active-set solve, or, after liblinear alone, recovered from its
         solution by the KKT conditions (:func:`mvkernels.mvml._hinge.dual_from_primal`;
-        liblinear returns ``v`` only).
+        liblinear returns ``v`` only). One-vs-one: one column per pair, zero off the
+        pair's rows.
     C_ : float
         The hinge weight used (``1 / n`` when ``C=None``).
     objective_increase_ : float or ndarray of shape (K,)
@@ -200,6 +211,9 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         svm_max_epochs: int = 10000,
         probability: bool = False,
         joint_view: bool = False,
+        multi_class: str = "ovr",
+        decision_function_shape: str = "ovr",
+        fit_intercept: bool = False,
         feature_relevance: Any = "none",
     ):
         super().__init__(
@@ -224,6 +238,9 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
             bandwidth_factor=bandwidth_factor,
             probability=probability,
             joint_view=joint_view,
+            multi_class=multi_class,
+            decision_function_shape=decision_function_shape,
+            fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
         )
         self.C = C
@@ -238,6 +255,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "svm_max_epochs": [Interval(Integral, 1, None, closed="left")],
         "probability": ["boolean"],
+        **multiclass_constraints(),
     }
 
     # ------------------------------------------------------------------ params
@@ -250,6 +268,12 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
             or self.C <= 0
         ):
             raise ValueError(f"C must be None (1/n) or a finite number > 0, got {self.C!r}")
+        if self.fit_intercept:
+            raise ValueError(
+                f"{type(self).__name__}: fit_intercept=True is not available for the hinge "
+                "loss yet (its g-step is a bias-free SVM); use MVMLClassifier(fit_intercept="
+                "True), the square loss, or fit_intercept=False"
+            )
         if (
             isinstance(self.svm_tol, bool)
             or not isinstance(self.svm_tol, Real)
@@ -334,7 +358,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         self.C_ = 1.0 / n if self.C is None else float(self.C)
         with serial_blas(n):
             loss = self._make_loss()
-            duals = np.column_stack([loss.final_dual(s) for s in states])
+            duals = self._rows_to_columns([loss.final_dual(s) for s in states])
         epochs = np.array([s.epochs for s in states])
         incr: list[float] = []
         for h in self._histories:

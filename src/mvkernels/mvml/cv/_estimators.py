@@ -6,16 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import StrOptions
 
 from .._estimators import MVMLClassifier, MVMLRegressor
 from .._proba import ProbaMixin
 from .._svm import MVMLSVC
-from ._grid import (
-    DEFAULT_ALPHAS,
-    SVC_DEFAULT_ALPHAS,
-    SVC_DEFAULT_BANDWIDTH_FACTORS,
-    SVC_DEFAULT_ETAS,
-)
+from ._grid import _cv_constraints
 from ._search import _MVMLCVBase
 
 __all__ = ["MVMLClassifierCV", "MVMLRegressorCV", "MVMLSVCCV"]
@@ -102,6 +98,15 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         row had, by the model of all the views. ``"complete"``: every sample by the model
         of all the views, its missing views' features completed by their conditional
         expectation. Dask views: ``"complete"``.
+    loss : {"squared"}, default="squared"
+        The loss searched (regression has the square loss only; classifiers: see
+        :class:`MVMLClassifierCV`).
+    fit_intercept : bool, default=False
+        An unpenalised offset per output (:class:`~mvkernels.MVMLRegressor`'s
+        ``fit_intercept``) for every candidate: each fold is centred by its training
+        means (from the total-minus-held-out statistics), the held-out outputs add each
+        candidate's offset, the leave-one-out screen uses ridge with the intercept, and
+        the refitted ``best_estimator_`` has it.
     feature_relevance : {"none", "ard"} or list of array-like, default="none"
         As :class:`~mvkernels.MVMLRegressor`. ``"ard"`` learns the column scales once, on
         all the training rows before the search (not per fold: the held-out rows of the
@@ -160,7 +165,7 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     (40,)
     """
 
-    _base_class = MVMLRegressor
+    _base_classes = {"squared": MVMLRegressor}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -186,8 +191,20 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-missing_views, feature_relevance
+missing_views, fit_intercept, feature_relevance
         As :class:`MVMLRegressorCV`.
+    loss : {"squared", "hinge", "auto"}, default="squared"
+        The loss searched. ``"squared"``: :class:`~mvkernels.MVMLClassifier` (MVML's
+        square loss, eq. 8 / 15). ``"hinge"``: :class:`~mvkernels.MVMLSVC` (MVML-SVM),
+        searched as :class:`MVMLSVCCV` searches it: its own default grids
+        (``alphas=(1e-5, 1e-4, 1e-3)``, ``etas=(0.01, 1)``, ``bandwidth_factors=(2, 8)``;
+        a grid given here applies as given), paths of at most 2 outer iterations and,
+        under ``joint_view="auto"``, no joint view. ``"auto"``: both, on the same folds:
+        the square loss's search and the hinge loss's, their candidates side by side in
+        ``cv_results_`` (column ``param_loss``; a parameter one loss does not search is
+        masked in its rows) and the best of either chosen (ties to the square loss).
+        ``best_params_`` then holds ``"loss"``, and ``best_estimator_`` is a
+        :class:`~mvkernels.MVMLClassifier` or a :class:`~mvkernels.MVMLSVC`.
 
     Attributes
     ----------
@@ -219,7 +236,11 @@ n_splits_, cv_time_, feature_relevance_
     (40,)
     """
 
-    _base_class: type = MVMLClassifier
+    _base_classes = {"squared": MVMLClassifier, "hinge": MVMLSVC}
+    _parameter_constraints: dict = {
+        **_cv_constraints(),
+        "loss": [StrOptions({"squared", "hinge", "auto"})],
+    }
 
     def _check_proba(self) -> None:
         """Probabilities are always available (they need ``refit=True`` at prediction)."""
@@ -259,6 +280,10 @@ class MVMLSVCCV(MVMLClassifierCV):
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
 eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_relevance
         As :class:`MVMLClassifierCV`.
+    loss : {"hinge"}, default="hinge"
+        The hinge loss only (``MVMLClassifierCV(loss="auto")`` searches both losses).
+    fit_intercept : bool, default=False
+        Not available for the hinge loss yet: True raises a ``ValueError``.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
@@ -302,21 +327,8 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
     ['alpha', 'bandwidth_factor', 'eta', 'max_iter']
     """
 
-    _base_class = MVMLSVC
-    _default_alphas = SVC_DEFAULT_ALPHAS
-    _default_etas = SVC_DEFAULT_ETAS
-    _default_factors = SVC_DEFAULT_BANDWIDTH_FACTORS
-    # the screen chooses the bandwidth only: one finalist pair, scored by the ridge's
-    # leave-one-out error over the square loss's alpha grid (the hinge loss's alpha is on
-    # another scale), then cross-validated at every searched alpha
-    _n_finalists = 1
-    _screen_alphas = DEFAULT_ALPHAS
-    # the square loss's leave-one-out error is a weaker guide between bandwidths tied on
-    # its accuracy for the hinge loss: tied bandwidths are all cross-validated (on uWave
-    # the tie-break picked a bandwidth 0.6 points worse in test accuracy)
-    _screen_tiebreak = False
-    # no joint-only candidate: the hinge loss has no shared factorisation to run it cheaply
-    _joint_only = False
+    _native_loss = "hinge"
+    _parameter_constraints: dict = {**_cv_constraints(), "loss": [StrOptions({"hinge"})]}
 
     def __init__(
         self,
@@ -346,6 +358,8 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         joint_view: bool | str = False,
         search: str = "screen",
         missing_views: str = "reduced",
+        loss: str = "hinge",
+        fit_intercept: bool = False,
         feature_relevance: Any = "none",
     ):
         super().__init__(
@@ -374,5 +388,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
             joint_view=joint_view,
             search=search,
             missing_views=missing_views,
+            loss=loss,
+            fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
         )

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, _fit_context, is_classifier
+from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils import check_random_state
@@ -48,7 +48,6 @@ from .._reduced import fit_reduced_models
 from .._relevance import resolve_feature_relevance, scale_views
 from .._screen import (
     MISSING_FINALISTS_FACTOR,
-    N_FINALISTS,
     alpha_window,
     best_index,
     finalists,
@@ -56,37 +55,41 @@ from .._screen import (
     ridge_fold_outputs,
     ridge_loo_outputs,
 )
-from ._grid import (
-    DEFAULT_ALPHAS,
-    DEFAULT_BANDWIDTH_FACTORS,
-    DEFAULT_ETAS,
-    _cv_constraints,
-    _CVSearch,
-)
+from ._grid import LOSS_SEARCHES, LossSearch, _cv_constraints, _CVSearch, union_results
 from ._scoring import _r2_from_sums, _score_outputs, complement_moments
 
 __all__ = []
 
 
+@dataclass(frozen=True)
+class _SearchData:
+    """The validated training data of one cross-validated search and its folds (shared by
+    the searches of every loss)."""
+
+    Xs: list
+    y: Any
+    mask: np.ndarray | None
+    Y: Any
+    y_score: np.ndarray
+    splits: list
+    scorer: Any
+    #: the input views (``Xs`` are these with their columns scaled by ``relevance``)
+    Xs_input: list
+    relevance: list | None
+
+
 class _MVMLCVBase(BaseEstimator):
     """Shared cross-validation machinery (see the module docstring)."""
 
-    _base_class: type[_BaseMVML] = MVMLRegressor
-    _default_alphas: tuple = DEFAULT_ALPHAS
-    _default_etas: tuple = DEFAULT_ETAS
-    _default_factors: tuple = DEFAULT_BANDWIDTH_FACTORS
-    #: (joint view, bandwidth factor) pairs cross-validated after the screening
-    _n_finalists: int = N_FINALISTS
-    #: the ``alpha`` values of the leave-one-out screen; None: the searched ``alphas``,
-    #: each finalist then cross-validated at its screening-best ``alpha`` and the grid
-    #: neighbours (:func:`alpha_window`); a tuple: the finalists keep every ``alpha``
-    _screen_alphas: tuple | None = None
-    #: ties of the screening score broken by the leave-one-out squared error (True), or
-    #: every pair tied with the last finalist cross-validated too (False)
-    _screen_tiebreak: bool = True
-    #: ``joint_view="auto"`` also searches the joint view alone (kernel ridge on the
-    #: concatenation, :meth:`_score_joint_only`)
-    _joint_only: bool = True
+    #: the estimator searched for each loss this CV estimator offers
+    _base_classes: dict[str, type[_BaseMVML]] = {"squared": MVMLRegressor}
+    #: the loss this class searches when ``loss`` names it (others: a search apart each,
+    #: :meth:`_loss_part`)
+    _native_loss: str = "squared"
+    # fitted attributes (declared for the type checker; set by fit)
+    cv_results_: dict[str, Any]
+    best_score_: float
+    best_estimator_: Any
     _parameter_constraints: dict = _cv_constraints()
 
     def __init__(
@@ -117,6 +120,8 @@ class _MVMLCVBase(BaseEstimator):
         joint_view: bool | str = "auto",
         search: str = "screen",
         missing_views: str = "reduced",
+        loss: str = "squared",
+        fit_intercept: bool = False,
         feature_relevance: Any = "none",
     ):
         self.alphas = alphas
@@ -144,6 +149,8 @@ class _MVMLCVBase(BaseEstimator):
         self.joint_view = joint_view
         self.search = search
         self.missing_views = missing_views
+        self.loss = loss
+        self.fit_intercept = fit_intercept
         self.feature_relevance = feature_relevance
 
     def __sklearn_tags__(self):
@@ -151,6 +158,65 @@ class _MVMLCVBase(BaseEstimator):
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
         tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
         return tags
+
+    # ------------------------------------------------------------------ losses
+    def _searched_losses(self) -> tuple[str, ...]:
+        """The losses searched: ``loss``, or every loss of ``_base_classes`` for "auto"
+        (the class's own loss first: ties go to it)."""
+        if self.loss != "auto":
+            return (self.loss,)
+        return (self._native_loss, *(k for k in self._base_classes if k != self._native_loss))
+
+    @property
+    def _current_loss(self) -> str:
+        """The loss of the search being run (after ``fit``: of the best candidate)."""
+        return self.__dict__.get("_loss") or self._searched_losses()[0]
+
+    @property
+    def _base_class(self) -> type[_BaseMVML]:
+        return self._base_classes[self._current_loss]
+
+    @property
+    def _loss_search(self) -> LossSearch:
+        """Default grids and screen of the current loss (:data:`LOSS_SEARCHES`)."""
+        return LOSS_SEARCHES[self._current_loss]
+
+    def _loss_part(self, loss: str) -> _MVMLCVBase:
+        """A copy of this estimator searching ``loss`` alone, on the same folds: the part of
+        a search along the loss axis. A loss other than the class's own takes its
+        :class:`LossSearch` path length and joint-view candidates."""
+        ls = LOSS_SEARCHES[loss]
+        part = clone(self).set_params(loss=loss)
+        if loss != self._native_loss:
+            if ls.max_iter is not None:
+                part.set_params(max_iter=min(self.max_iter, ls.max_iter))
+            if self.joint_view == "auto":
+                part.set_params(joint_view=ls.auto_joint_view)
+        part._loss = loss
+        for name in ("classes_", "n_features_in_", "feature_names_in_"):
+            if hasattr(self, name):
+                setattr(part, name, getattr(self, name))
+        return part
+
+    def _adopt_union(self, parts: list[_MVMLCVBase], losses: tuple[str, ...]) -> None:
+        """``cv_results_`` and the best candidate of a search along the loss axis, from
+        the searches of each loss (:func:`union_results`): the best part's choices."""
+        results, best, which = union_results([p.cv_results_ for p in parts], "loss", losses)
+        winner = parts[which]
+        self.cv_results_, self.best_index_, self._best_loss_index = results, best, which
+        self.best_params_ = dict(results["params"][best])
+        self.best_score_ = winner.best_score_
+        self._loss = losses[which]
+        for name in (
+            "best_kernel_params_",
+            "best_joint_view_",
+            "n_splits_",
+            "calibration_",
+            "_joints",
+            "_search_kernel",
+        ):
+            if hasattr(winner, name):
+                setattr(self, name, getattr(winner, name))
 
     # ------------------------------------------------------------------ grids
     def _base_estimator(self) -> Any:
@@ -169,6 +235,7 @@ class _MVMLCVBase(BaseEstimator):
             "chunk_size",
             "views",
             "random_state",
+            "fit_intercept",
         )
         return self._base_class(tol=None, **{k: getattr(self, k) for k in names})
 
@@ -217,36 +284,76 @@ class _MVMLCVBase(BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        self._base_estimator()._check_params()  # e.g. fit_intercept with the hinge loss
         check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
-        n, v = Xs[0].shape[0], len(Xs)
+        n = Xs[0].shape[0]
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)  # Dask: one pass
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
-        # the column scales, learned once on all the training rows (not per fold)
-        self.feature_relevance_ = resolve_feature_relevance(
-            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
-        )
-        Xs_input, Xs = Xs, scale_views(Xs, self.feature_relevance_)
-        alphas = self._grid(self.alphas, self._default_alphas, "alphas")
-        etas = (
-            self._grid(self.etas, self._default_etas, "etas")
-            if self._learned()
-            else np.array([np.nan])
-        )
         splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
         splits = [
             (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
         ]
-        dask_input = views_kind(Xs) == "dask"
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+        # the column scales, learned once on all the training rows (not per fold), before
+        # the search of every loss
+        self.feature_relevance_ = resolve_feature_relevance(
+            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+        )
+        data = _SearchData(
+            scale_views(Xs, self.feature_relevance_),
+            y,
+            mask,
+            Y,
+            y_score,
+            splits,
+            scorer,
+            Xs_input=Xs,
+            relevance=self.feature_relevance_,
+        )
+        losses = self._searched_losses()
+        if losses == (self._native_loss,):  # the class's own loss: this estimator searches
+            self._loss = losses[0]
+            self._search_and_store(data)
+            winner = self
+        else:  # the loss axis: one search per loss on the same folds, then their union
+            parts = [self._loss_part(loss) for loss in losses]
+            for part in parts:
+                part._search_and_store(data)
+            self._adopt_union(parts, losses)
+            winner = parts[int(self._best_loss_index)]
+        if self.refit:
+            winner._refit(data)
+            if winner is not self:
+                self.best_estimator_ = winner.best_estimator_
+            self.n_iter_ = self.best_estimator_.n_iter_
+        else:
+            self.n_iter_ = int(self.best_params_.get("max_iter", 1))
+        self.cv_time_ = time.perf_counter() - t_start
+        return self
+
+    def _search_and_store(self, data: _SearchData) -> None:
+        """Run the search of this estimator's loss (``_loss``) on ``data``'s folds and
+        store ``cv_results_``, the best candidate and (classifiers with ``refit``) the
+        calibration of the best candidate's held-out decision values."""
+        Xs, mask, Y, y_score = data.Xs, data.mask, data.Y, data.y_score
+        splits, scorer = data.splits, data.scorer
+        n, v = Xs[0].shape[0], len(Xs)
+        dask_input = views_kind(Xs) == "dask"
+        alphas = self._grid(self.alphas, self._loss_search.alphas, "alphas")
+        etas = (
+            self._grid(self.etas, self._loss_search.etas, "etas")
+            if self._learned()
+            else np.array([np.nan])
+        )
 
         # joint-view candidates: the searched views are the input views, plus the joint
         # view when it is a candidate (the other candidate drops its block)
         # the joint-only candidate: Nystrom mode on complete in-memory views
         only_ok = (
-            self._joint_only
+            self._loss_search.joint_only
             and self.n_landmarks is not None
             and not dask_input
             and mask is None
@@ -264,7 +371,9 @@ class _MVMLCVBase(BaseEstimator):
         kernels = make_view_kernels(kernel, kernel_params, len(Xs_search))
         has_bandwidth = any(k.name in BANDWIDTH_KERNELS for k in kernels)
         factors = (
-            self._grid(self.bandwidth_factors, self._default_factors, "bandwidth_factors")
+            self._grid(
+                self.bandwidth_factors, self._loss_search.bandwidth_factors, "bandwidth_factors"
+            )
             if has_bandwidth
             else np.array([1.0])
         )
@@ -332,33 +441,35 @@ class _MVMLCVBase(BaseEstimator):
             if oof.score != self.best_score_:  # the search's and the keeper's best differ
                 raise RuntimeError("internal: out-of-fold values kept for another candidate")
             self.calibration_ = oof.calibration(y_score, self.classes_)
-        if self.refit:
-            best = self.best_params_
-            est = self._base_estimator().set_params(
-                alpha=best["alpha"],
-                kernel_params=self.best_kernel_params_,
-                n_landmarks=n_landmarks,
-                joint_view=self.best_joint_view_,
-            )
-            if self.best_joint_view_ == JOINT_ONLY:  # kernel ridge on the joint view
-                est.set_params(metric="identity", learn_weights=False, n_landmarks=n_landmarks_only)
-            elif self._learned():
-                est.set_params(eta=best["eta"])
-            if "max_iter" in best:
-                est.set_params(max_iter=best["max_iter"])
-            if self.feature_relevance_ is not None:  # fixed: it scales the input views
-                est.set_params(feature_relevance=self.feature_relevance_)
-            self.best_estimator_ = est.fit(Xs_input, y)  # the views validated above
-            for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
-                if hasattr(self, name):
-                    setattr(self.best_estimator_, name, getattr(self, name))
-            if mask is not None and self.missing_views == "reduced" and not dask_input:
-                self.best_estimator_.reduced_models_ = fit_reduced_models(self, Xs, y, mask)
-            self.n_iter_ = self.best_estimator_.n_iter_
-        else:
-            self.n_iter_ = int(self.best_params_.get("max_iter", 1))
-        self.cv_time_ = time.perf_counter() - t_start
-        return self
+        self._n_landmarks_search = (n_landmarks, n_landmarks_only)
+
+    def _refit(self, data: _SearchData) -> None:
+        """Refit the best candidate of this estimator's search on all the rows
+        (``best_estimator_``; with missing views, the reduced models of the patterns)."""
+        Xs, y, mask = data.Xs, data.y, data.mask
+        dask_input = views_kind(Xs) == "dask"
+        n_landmarks, n_landmarks_only = self._n_landmarks_search
+        best = self.best_params_
+        est = self._base_estimator().set_params(
+            alpha=best["alpha"],
+            kernel_params=self.best_kernel_params_,
+            n_landmarks=n_landmarks,
+            joint_view=self.best_joint_view_,
+        )
+        if self.best_joint_view_ == JOINT_ONLY:  # kernel ridge on the joint view
+            est.set_params(metric="identity", learn_weights=False, n_landmarks=n_landmarks_only)
+        elif self._learned():
+            est.set_params(eta=best["eta"])
+        if "max_iter" in best:
+            est.set_params(max_iter=best["max_iter"])
+        if data.relevance is not None:  # fixed: the refitted model scales the input views
+            est.set_params(feature_relevance=data.relevance)
+        self.best_estimator_ = est.fit(data.Xs_input, y)  # the views validated above
+        for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
+            if hasattr(self, name):
+                setattr(self.best_estimator_, name, getattr(self, name))
+        if mask is not None and self.missing_views == "reduced" and not dask_input:
+            self.best_estimator_.reduced_models_ = fit_reduced_models(self, Xs, y, mask)
 
     def _search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """Fill ``scores`` (``S.score_shape``); return the screening scores and
@@ -396,26 +507,26 @@ class _MVMLCVBase(BaseEstimator):
         )
 
     def _finalist_count(self, S: _CVSearch) -> int:
-        """Pairs kept by the screen: ``_n_finalists``, times ``MISSING_FINALISTS_FACTOR``
+        """Pairs kept by the screen: the loss's ``n_finalists``, times ``MISSING_FINALISTS_FACTOR``
         when training views have missing rows (:mod:`._screen`)."""
-        return self._n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
+        return self._loss_search.n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
         on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
-        ``_n_finalists`` best pairs (ties of the score broken by the smaller
+        loss's ``n_finalists`` best pairs (ties of the score broken by the smaller
         leave-one-out squared error, :func:`finalists`) cross-validated in full, each at its
         screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`), or at
-        every ``alpha`` when the screen has its own grid (``_screen_alphas``). The
+        every ``alpha`` when the screen has its own grid (``screen_alphas``). The
         other candidates keep NaN scores."""
-        own_grid = self._screen_alphas is not None
+        own_grid = self._loss_search.screen_alphas is not None
         n_keep = self._finalist_count(S)
-        screen_alphas = np.asarray(self._screen_alphas) if own_grid else S.alphas
+        screen_alphas = np.asarray(self._loss_search.screen_alphas) if own_grid else S.alphas
         screen = np.full((len(S.joints), len(S.factors)), -np.inf)
         # ties on the score (leave-one-out accuracy ties often) go to the smaller
         # leave-one-out squared error of the outputs
         closeness = np.full(screen.shape, -np.inf)
-        tiebreak = closeness if self._screen_tiebreak else None
+        tiebreak = closeness if self._loss_search.screen_tiebreak else None
         best_alpha = np.zeros(screen.shape, dtype=int)
         kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
         Y = np.asarray(S.Y)
@@ -433,7 +544,7 @@ class _MVMLCVBase(BaseEstimator):
                     Uj, n_blocks = U, len(S.Xs)
                 else:
                     Uj, n_blocks = U[:, :d_in], S.v_in
-                loo = ridge_loo_outputs(Uj, Y, screen_alphas, n_blocks)
+                loo = ridge_loo_outputs(Uj, Y, screen_alphas, n_blocks, self.fit_intercept)
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
                 with np.errstate(invalid="ignore", over="ignore"):
@@ -491,10 +602,12 @@ class _MVMLCVBase(BaseEstimator):
             # every row a landmark: U U^T = K, so the kernel form (no factorisation of K)
             kern = make_view_kernels(kernel, kernel_params, 1)[0]
             kern.fit(Xj[0], random_state=check_random_state(self.random_state))
-            outs = kernel_ridge_fold_outputs(kern(Xj[0], Xj[0]), Y, S.splits, alphas)
+            outs = kernel_ridge_fold_outputs(
+                kern(Xj[0], Xj[0]), Y, S.splits, alphas, self.fit_intercept
+            )
         else:
             nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
-            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas)
+            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas, self.fit_intercept)
         classes = getattr(self, "classes_", None)
         part = np.array(
             [
@@ -519,27 +632,36 @@ class _MVMLCVBase(BaseEstimator):
 
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(
-        self, U: Any, y_te: np.ndarray, GW: np.ndarray, scorer: Any
+        self,
+        U: Any,
+        y_te: np.ndarray,
+        GW: np.ndarray,
+        scorer: Any,
+        offsets: np.ndarray | None = None,
     ) -> np.ndarray:
         """Scores of every candidate on one held-out part.
 
-        ``GW``: ``(n_cand, T, d)`` weighted coefficients ``w (.) g`` (decision values
-        ``U @ GW[c].T``). Default scoring (accuracy / R^2) is accumulated over row
+        ``GW``: ``(n_cand, T, d)`` weighted coefficients ``w (.) g`` and ``offsets``
+        ``(n_cand, T)`` their intercepts (None: none); decision values
+        ``U @ GW[c].T + offsets[c]``. Default scoring (accuracy / R^2) is accumulated over row
         chunks (Dask blocks run on the workers); a custom ``scoring`` materialises one
         candidate's outputs at a time.
         """
         n_cand, T, d = GW.shape
         classes = getattr(self, "classes_", None)
+        b = np.zeros((n_cand, T)) if offsets is None else offsets
         if scorer is not None:
             if is_dask_collection(U):
                 U = np.asarray(U.compute())
             return np.array(
-                [_score_outputs(U @ GW[c].T, y_te, classes, scorer) for c in range(n_cand)]
+                [_score_outputs(U @ GW[c].T + b[c], y_te, classes, scorer) for c in range(n_cand)]
             )
         flat = GW.reshape(n_cand * T, d).T
 
         def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
             D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
+            if offsets is not None:
+                D += offsets
             if classes is not None:
                 pred = predicted_class_indices(D)
                 yi = np.searchsorted(classes, yb)
@@ -657,14 +779,17 @@ class _MVMLCVBase(BaseEstimator):
                 Xtr = take_rows(Xj, tr)
                 if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
                     problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
+                # fit_intercept: the fold's centred problem (means of its training rows)
+                problem = loss.with_intercept(problem)
                 rows = None
                 if U_all is not None and tr.size < U_te.shape[1]:  # fewer rows than features
                     rows = U_all[tr] if U_te.shape[1] == U_all.shape[1] else U_all[tr, :d_in]
                 GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
                 U = U_te if basis is None else U_te @ basis
                 GW = GW.reshape(-1, *GW.shape[-2:])
-                sc = self._candidate_scores(U, y_score[te], GW, scorer)
-                results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW)))
+                b = problem.intercepts(GW, basis)  # each candidate's offsets (fit_intercept)
+                sc = self._candidate_scores(U, y_score[te], GW, scorer, b)
+                results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
             return results
 
         # folds in parallel threads (n_jobs; BLAS is single-threaded inside the search);
@@ -686,7 +811,9 @@ class _MVMLCVBase(BaseEstimator):
             self._oof.offer(
                 out.reshape(-1, len(splits)),
                 lambda c: [
-                    (te, U @ GW[c % per_joint].T) for ji, te, U, GW in kept if ji == c // per_joint
+                    (te, U @ GW[c % per_joint].T + b[c % per_joint])
+                    for ji, te, U, GW, b in kept
+                    if ji == c // per_joint
                 ],
             )
         return out
@@ -733,6 +860,7 @@ class _MVMLCVBase(BaseEstimator):
             )
             est._check_params()
             problem = est._build_problem(Xtr, Y[tr])
+            centred = est._make_loss().with_intercept(problem)  # for the offsets
             if kept is not None:
                 kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, Y.shape[1]))))
             for ai, a in enumerate(alphas):
@@ -753,7 +881,8 @@ class _MVMLCVBase(BaseEstimator):
                                 for r in res
                             ]
                         )
-                        D = est._full_outputs(Gw).outputs(Xte)
+                        b = centred.intercepts(Gw.reshape(Gw.shape[0], -1))
+                        D = est._full_outputs(Gw, offset=b).outputs(Xte)
                         out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
                         if kept is not None:
                             kept[-1][1][ai, ei, it] = D

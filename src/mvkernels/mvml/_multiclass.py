@@ -1,0 +1,435 @@
+"""One-vs-one multi-class MVML (``multi_class="ovo"`` of :class:`~mvkernels.MVMLClassifier`
+and :class:`~mvkernels.MVMLSVC`).
+
+With ``K > 2`` classes, one binary MVML problem per pair of classes ``(i, j)``, ``i < j``,
+in scikit-learn's ``SVC`` order ``(0, 1), (0, 2), ..., (0, K-1), (1, 2), ...``, trained on
+the rows of those two classes with targets ``+1`` for class ``i`` and ``-1`` for class
+``j`` (so a positive pairwise decision value votes for ``i``, as in ``SVC``). Each pair is
+an ordinary binary problem of the shared machinery (:meth:`_BaseMVML._solve
+<mvkernels.mvml._estimators._BaseMVML._solve>`: its own metric ``A``, weights ``w`` and
+coefficients ``g``, any loss and metric); what does not depend on the pair is computed
+once on all training rows:
+
+* the kernels' bandwidths and, in Nystrom mode, the block Nystrom map;
+* full-kernel mode: the ``n x n`` training kernels, whose ``(rows_ij, rows_ij)``
+  sub-blocks are the pairs' kernels;
+* Nystrom mode, square loss: the sufficient statistics of every class ``k``
+  (``C_k = sum_{y_i = k} u_i u_i^T``, ``s_k = sum_{y_i = k} u_i``, ``n_k``, and the stable
+  scatter) in one pass over the data; the pair's statistics are then
+  ``C = C_i + C_j``, ``c = s_i - s_j``, ``y^T y = n_i + n_j``
+  (:func:`pair_problem`, :meth:`~mvkernels.nystrom.FeatureMoments.merge`);
+* Nystrom mode, hinge loss: the training features ``U`` (the pair takes its rows).
+
+Aggregation (:func:`ovo_vote_scores`): the votes of the pairwise decisions plus the sum of
+the pairwise decision values of each class mapped monotonically into ``(-1/3, 1/3)``,
+the transform of ``SVC(decision_function_shape="ovr")``; ``predict`` is its argmax, i.e.
+the class with the most votes, ties broken by the largest summed decision value.
+Probabilities (:class:`PairwiseCalibration`): one Platt sigmoid per pair, fitted on
+out-of-fold pairwise decision values, coupled by method 2 of Wu, Lin & Weng (2004), as
+libsvm does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import expit, log_expit
+from sklearn.utils._param_validation import StrOptions
+
+from .._arrays import is_dask_collection
+from .._targets import one_vs_all_targets
+from .._validation import take_rows
+from ..nystrom import FeatureMoments
+from ._lowrank import MetricStack
+from ._problem import MVMLProblem
+
+__all__ = [
+    "ovo_pairs",
+    "ovo_vote_scores",
+    "ovo_predicted_indices",
+    "pair_problem",
+    "couple_pairwise",
+    "PairwiseCalibration",
+    "fit_pairwise_calibration",
+    "OneVsOneMixin",
+]
+
+#: pairwise probabilities are clipped to ``[PAIR_PROB_MIN, 1 - PAIR_PROB_MIN]`` before
+#: the coupling (libsvm's ``min_prob``)
+PAIR_PROB_MIN = 1e-7
+
+
+def multiclass_constraints() -> dict:
+    """``_parameter_constraints`` entries of ``multi_class`` and ``decision_function_shape``."""
+    return {
+        "multi_class": [StrOptions({"ovr", "ovo"})],
+        "decision_function_shape": [StrOptions({"ovo", "ovr"})],
+    }
+
+
+def ovo_pairs(n_classes: int) -> list[tuple[int, int]]:
+    """The class pairs ``(i, j)``, ``i < j``, in scikit-learn's ``SVC`` order.
+
+    Examples
+    --------
+    >>> ovo_pairs(3)
+    [(0, 1), (0, 2), (1, 2)]
+    """
+    return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+def ovo_vote_scores(D: np.ndarray, n_classes: int) -> np.ndarray:
+    """One-vs-one decision values ``D`` (n, K(K-1)/2) to per-class scores (n, K).
+
+    Pair ``(i, j)`` votes for ``i`` where its value is ``>= 0``, else for ``j``. The score
+    of class ``k`` is its number of votes plus ``S_k / (3 (|S_k| + 1))``, ``S_k`` the sum
+    of the values of its pairs signed towards ``k`` (``+d`` as ``i``, ``-d`` as ``j``):
+    the added term lies in ``(-1/3, 1/3)`` and increases with ``S_k``, so the argmax is the
+    class with the most votes, ties broken by the largest ``S_k`` (the rule and the values
+    of ``SVC(decision_function_shape="ovr").decision_function``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ovo_vote_scores(np.array([[1.0, 2.0, -0.5]]), 3).round(3)  # votes: 2, 0, 1
+    array([[ 2.25, -0.2 ,  0.8 ]])
+    """
+    D = np.asarray(D, dtype=np.float64)
+    votes = np.zeros((D.shape[0], n_classes))
+    conf = np.zeros((D.shape[0], n_classes))
+    for k, (i, j) in enumerate(ovo_pairs(n_classes)):
+        d = D[:, k]
+        votes[:, i] += d >= 0
+        votes[:, j] += d < 0
+        conf[:, i] += d
+        conf[:, j] -= d
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+
+def ovo_predicted_indices(D: np.ndarray, n_classes: int) -> np.ndarray:
+    """Class indices of one-vs-one decision values: the argmax of :func:`ovo_vote_scores`."""
+    return np.argmax(ovo_vote_scores(D, n_classes), axis=1)
+
+
+def map_rows(D: Any, fn: Any, n_out: int | None, dtype: Any = np.float64) -> Any:
+    """``fn`` on the rows of ``D`` (n, T): at once (NumPy) or block by block (lazy Dask);
+    ``n_out`` is the output's number of columns (None: a 1-D output)."""
+    if not is_dask_collection(D):
+        return fn(np.asarray(D))
+    D = D.rechunk({1: -1})
+    if n_out is None:
+        return D.map_blocks(fn, drop_axis=1, chunks=(D.chunks[0],), dtype=dtype)
+    return D.map_blocks(fn, chunks=(D.chunks[0], (n_out,)), dtype=dtype)
+
+
+# ============================================================================ pair problems
+def _labelled(mom: FeatureMoments, target: float) -> FeatureMoments:
+    """Moments of rows that all have the target ``target`` (one column)."""
+    n = float(mom.n_samples)
+    return FeatureMoments(
+        mom.n_samples,
+        mom.sum,
+        mom.gram,
+        cross=target * mom.sum[:, None],
+        target_sum=np.array([target * n]),
+        target_gram=np.array([[n]]),
+        scatter=mom.scatter,
+    )
+
+
+def class_moments(nys: Any, Xs: Any, yi: np.ndarray, n_classes: int) -> list[FeatureMoments]:
+    """Feature moments of every class (no targets): one pass over the rows in all."""
+    return [nys.moments(take_rows(Xs, np.flatnonzero(yi == k))) for k in range(n_classes)]
+
+
+def merged_targets(moms: list[FeatureMoments], Y_rows: np.ndarray) -> FeatureMoments:
+    """The moments of all rows with targets, from class moments ``moms`` whose rows all have
+    the target row ``Y_rows[k]`` (e.g. the one-vs-all ``+-1`` row of class ``k``)."""
+    total: FeatureMoments | None = None
+    for mom, y in zip(moms, Y_rows):
+        n = float(mom.n_samples)
+        part = FeatureMoments(
+            mom.n_samples,
+            mom.sum,
+            mom.gram,
+            cross=np.outer(mom.sum, y),
+            target_sum=n * y,
+            target_gram=n * np.outer(y, y),
+            scatter=mom.scatter,
+        )
+        total = part if total is None else total.merge(part)
+    assert total is not None
+    return total.symmetrize()
+
+
+def pair_problem(
+    problem: MVMLProblem,
+    yi: np.ndarray,
+    i: int,
+    j: int,
+    moments: list[FeatureMoments] | None = None,
+) -> tuple[MVMLProblem, np.ndarray]:
+    """The binary problem of classes ``i`` (target ``+1``) and ``j`` (``-1``), and its rows.
+
+    Parameters
+    ----------
+    problem : MVMLProblem
+        The problem of all training rows (kernels / Nystrom map fitted on all of them).
+    yi : ndarray of int, shape (n,)
+        Class index of every training row.
+    i, j : int
+        The pair's classes.
+    moments : list of FeatureMoments or None
+        Nystrom mode: the feature moments of every class (:func:`class_moments`); the
+        pair's statistics are ``C_i + C_j``, ``s_i - s_j``, ``n_i + n_j``. Without them
+        (a loss that keeps the features ``U``) they are recomputed from the pair's rows,
+        and only when ``problem`` has statistics at all.
+
+    Returns
+    -------
+    problem : MVMLProblem
+        Full mode: the kernels' ``(rows, rows)`` sub-blocks. Nystrom mode: the same
+        feature map, the pair's rows of the views / features and its statistics.
+    rows : ndarray of int
+        The pair's training rows (increasing).
+    """
+    rows = np.flatnonzero((yi == i) | (yi == j))
+    y = np.where(yi[rows] == i, 1.0, -1.0)[:, None]
+    m, v = rows.size, problem.n_views
+    if problem.mode == "full":
+        Ks = [K[np.ix_(rows, rows)] for K in problem.Ks]
+        return MVMLProblem("full", m, v, m, y, Ks=Ks), rows
+    Xs = None if problem.Xs is None else take_rows(problem.Xs, rows)
+    U = None if problem.U is None else problem.U[rows]
+    if problem.gram is None:  # a loss that reads the rows only (the hinge loss)
+        sub = MVMLProblem(
+            "nystrom", m, v, problem.block_size, y, feature_map=problem.feature_map, Xs=Xs, U=U
+        )
+        return sub, rows
+    if moments is not None:
+        mom = _labelled(moments[i], 1.0).merge(_labelled(moments[j], -1.0)).symmetrize()
+    elif U is not None:
+        mom = FeatureMoments.from_features(U, y).symmetrize()
+    else:
+        mom = problem.feature_map.moments(Xs, y)
+    return MVMLProblem.from_moments(mom, problem.feature_map, y, Xs=Xs, U=U), rows
+
+
+@dataclass
+class PairMetrics:
+    """The fitted metrics of the pair problems (their sizes differ in full-kernel mode:
+    ``v n_ij``). The interface of :class:`~mvkernels.mvml._lowrank.MetricStack` that the
+    estimators read."""
+
+    stacks: list[MetricStack]
+
+    @property
+    def n_problems(self) -> int:
+        return len(self.stacks)
+
+    def toarray(self) -> Any:
+        """(P, d, d) when every pair has the same size (Nystrom mode), else a list."""
+        mats = [s.toarray()[0] for s in self.stacks]
+        if len({M.shape for M in mats}) == 1:
+            return np.stack(mats)
+        return mats
+
+    def max_abs(self) -> float:
+        return max(s.max_abs() for s in self.stacks)
+
+
+# ============================================================================ probabilities
+def _fit_sigmoid(d: np.ndarray, pos: np.ndarray) -> tuple[float, float]:
+    """Platt's sigmoid ``P(pos | d) = expit(a d + b)`` on values ``d`` (m,).
+
+    Minimises the log-loss with Platt's smoothed targets ``(N+ + 1) / (N+ + 2)`` and
+    ``1 / (N- + 2)`` (finite ``a`` on separable values) by Newton steps with a
+    backtracking line search (the loss is convex in ``(a, b)``).
+    """
+    n_pos = float(pos.sum())
+    n_neg = float(pos.size - n_pos)
+    t = np.where(pos, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    scale = float(np.std(d)) or 1.0
+    x = d / scale  # well-scaled Newton steps
+
+    def loss(p: np.ndarray) -> float:
+        z = p[0] * x + p[1]
+        return float(-np.sum(t * log_expit(z) + (1.0 - t) * log_expit(-z)))
+
+    par = np.array([0.0, np.log((n_pos + 1.0) / (n_neg + 1.0))])  # the prior odds
+    f = loss(par)
+    for _ in range(100):
+        z = par[0] * x + par[1]
+        q = expit(z)
+        r = q - t
+        grad = np.array([r @ x, r.sum()])
+        w = q * (1.0 - q)
+        H = np.array([[w @ (x * x), w @ x], [w @ x, w.sum()]])
+        H[np.diag_indices(2)] += 1e-12 * (1.0 + np.trace(H))
+        step = np.linalg.solve(H, -grad)
+        dec = float(-grad @ step)
+        if dec < 1e-14 * max(1.0, abs(f)):
+            break
+        s = 1.0
+        while s > 1e-10:
+            new = par + s * step
+            fn = loss(new)
+            if fn <= f - 1e-4 * s * dec:
+                break
+            s *= 0.5
+        else:
+            break
+        par, f = new, fn
+    return float(par[0] / scale), float(par[1])
+
+
+def couple_pairwise(R: np.ndarray) -> np.ndarray:
+    """Class probabilities from pairwise ones (Wu, Lin & Weng 2004, method 2).
+
+    ``R`` (n, K, K): ``R[:, i, j] = P(i | i or j, x)``, ``R[:, j, i] = 1 - R[:, i, j]``.
+    ``p`` minimises ``sum_{i != j} (r_ji p_i - r_ij p_j)^2`` subject to ``sum p = 1``:
+    ``Q p = b e``, ``e^T p = 1`` with ``Q_ii = sum_{s != i} r_si^2`` and
+    ``Q_ij = -r_ji r_ij`` (a bordered ``(K+1) x (K+1)`` solve per row; Wu et al. show the
+    solution is non-negative, rounding is clipped).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([0.2, 0.3, 0.5])
+    >>> R = p[:, None] / (p[:, None] + p[None, :])  # consistent pairwise probabilities
+    >>> couple_pairwise(R[None]).round(6)
+    array([[0.2, 0.3, 0.5]])
+    """
+    R = np.clip(np.asarray(R, dtype=np.float64), PAIR_PROB_MIN, 1.0 - PAIR_PROB_MIN)
+    n, K = R.shape[0], R.shape[1]
+    off = ~np.eye(K, dtype=bool)
+    RT = np.swapaxes(R, 1, 2)  # RT[:, i, j] = r_ji
+    Q = -(RT * R) * off
+    Q[:, np.arange(K), np.arange(K)] = np.sum((R**2) * off[None], axis=1)  # sum_s r_si^2
+    M = np.zeros((n, K + 1, K + 1))
+    M[:, :K, :K] = Q
+    M[:, :K, K] = 1.0
+    M[:, K, :K] = 1.0
+    rhs = np.zeros((n, K + 1, 1))
+    rhs[:, K, 0] = 1.0
+    P = np.linalg.solve(M, rhs)[:, :K, 0]
+    P = np.maximum(P, 0.0)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+@dataclass
+class PairwiseCalibration:
+    """Class probabilities of a one-vs-one model from its pairwise decision values.
+
+    ``r_ij(x) = expit(a_k d_k(x) + b_k)`` for pair ``k = (i, j)`` (Platt), coupled by
+    :func:`couple_pairwise`. Same interface as
+    :class:`~mvkernels.mvml._proba.SoftmaxCalibration`.
+
+    Attributes
+    ----------
+    slopes, intercepts : ndarray of shape (K(K-1)/2,)
+        The pairs' sigmoids.
+    n_classes : int
+    """
+
+    slopes: np.ndarray
+    intercepts: np.ndarray
+    n_classes: int
+
+    def _proba(self, D: np.ndarray) -> np.ndarray:
+        K = self.n_classes
+        Rk = expit(np.asarray(D, dtype=np.float64) * self.slopes + self.intercepts)
+        R = np.full((Rk.shape[0], K, K), 0.5)
+        for k, (i, j) in enumerate(ovo_pairs(K)):
+            R[:, i, j] = Rk[:, k]
+            R[:, j, i] = 1.0 - Rk[:, k]
+        return couple_pairwise(R)
+
+    def predict_proba(self, D: Any) -> Any:
+        """Probabilities (n, K), rows summing to 1 (a lazy Dask array for Dask ``D``)."""
+        return map_rows(D, self._proba, self.n_classes)
+
+    def predict_log_proba(self, D: Any) -> Any:
+        """Logarithm of :meth:`predict_proba` (``-inf`` where a probability is 0)."""
+
+        def log(B: np.ndarray) -> np.ndarray:
+            with np.errstate(divide="ignore"):
+                return np.log(self._proba(B))
+
+        return map_rows(D, log, self.n_classes)
+
+
+def fit_pairwise_calibration(D: np.ndarray, yi: np.ndarray, n_classes: int) -> PairwiseCalibration:
+    """One Platt sigmoid per pair on out-of-fold pairwise values ``D`` (n, K(K-1)/2) of the
+    pair's rows (``yi``: class indices); see :class:`PairwiseCalibration`."""
+    pairs = ovo_pairs(n_classes)
+    slopes, intercepts = np.zeros(len(pairs)), np.zeros(len(pairs))
+    for k, (i, j) in enumerate(pairs):
+        rows = (yi == i) | (yi == j)
+        slopes[k], intercepts[k] = _fit_sigmoid(D[rows, k], yi[rows] == i)
+    return PairwiseCalibration(slopes, intercepts, int(n_classes))
+
+
+# ============================================================================ the estimators' part
+class OneVsOneMixin:
+    """The one-vs-one fit of :class:`~mvkernels.MVMLClassifier` and its subclasses.
+
+    ``_ovo_pairs`` (set by the classifier's ``_fit_labels``) is the list of pairs when the
+    fit is one-vs-one (``multi_class="ovo"`` and more than two classes), else None. The
+    problem of all rows is then built as for one-vs-rest (targets: the one-vs-all
+    columns, from which the class of each row is read); :meth:`_solve` solves one binary
+    problem per pair (:func:`pair_problem`) with the estimator's own ``_solve``.
+    """
+
+    _ovo_pairs: list[tuple[int, int]] | None = None
+
+    def _ovo_active(self) -> bool:
+        return bool(self.__dict__.get("_ovo_pairs"))
+
+    def _training_moments(self, nys: Any, Xs: Any, Y: Any) -> FeatureMoments:
+        """One-vs-one: the moments of every class (kept for the pairs), merged."""
+        if not self._ovo_active():
+            return super()._training_moments(nys, Xs, Y)  # type: ignore[misc]
+        Y = np.asarray(Y)
+        yi = np.argmax(Y, axis=1)
+        moms = class_moments(nys, Xs, yi, Y.shape[1])
+        self._ovo_class_moments = moms
+        return merged_targets(moms, one_vs_all_targets(np.arange(len(moms)), len(moms)))
+
+    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
+        moms = self.__dict__.pop("_ovo_class_moments", None)
+        solve = super()._solve  # type: ignore[misc]
+        if not self._ovo_active():
+            return solve(problem, record_path)
+        yi = np.argmax(np.asarray(problem.Y), axis=1)
+        n, v = problem.n_samples, problem.n_views
+        results, rows_list = [], []
+        for i, j in self._ovo_pairs:
+            sub, rows = pair_problem(problem, yi, i, j, moms)
+            (r,) = solve(sub, record_path)
+            if problem.mode == "full":  # g on the pair's rows -> every training row
+                g = np.zeros((v, n))
+                g[:, rows] = np.asarray(r["g"]).reshape(v, rows.size)
+                r = {**r, "g": g.ravel()}
+            results.append(r)
+            rows_list.append(rows)
+        self._ovo_rows = rows_list
+        return results
+
+    def _metric_stack(self, results: list[dict]) -> Any:
+        if not self._ovo_active():
+            return super()._metric_stack(results)  # type: ignore[misc]
+        base = super()._metric_stack  # type: ignore[misc]
+        return PairMetrics([base([r]) for r in results])
+
+    def _rows_to_columns(self, cols: list[np.ndarray]) -> np.ndarray:
+        """Per-problem row vectors (e.g. dual coefficients) as an (n, T) array; one-vs-one:
+        each pair's values on its rows, zero elsewhere."""
+        if not self._ovo_active():
+            return np.column_stack(cols)
+        out = np.zeros((self.n_samples_fit_, len(cols)))  # type: ignore[attr-defined]
+        for k, (rows, c) in enumerate(zip(self._ovo_rows, cols)):
+            out[rows, k] = c
+        return out

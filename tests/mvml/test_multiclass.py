@@ -1,0 +1,222 @@
+"""One-vs-one MVML (``multi_class="ovo"`` of MVMLClassifier and MVMLSVC)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import _ovr_decision_function
+
+from mvkernels import MVMLSVC, MVMLClassifier
+from mvkernels.mvml._estimators import _BaseMVML
+from mvkernels.mvml._multiclass import (
+    class_moments,
+    couple_pairwise,
+    ovo_pairs,
+    ovo_predicted_indices,
+    ovo_vote_scores,
+    pair_problem,
+)
+
+
+def _blobs(n_per=15, K=4, seed=0, spread=1.5):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(K), n_per)
+    X1 = rng.normal(size=(y.size, 3))
+    X2 = rng.normal(size=(y.size, 2))
+    X1[:, 0] += spread * y
+    X2[:, 1] -= spread * (y % 2)
+    return [X1, X2], y
+
+
+def _quiet():
+    ctx = warnings.catch_warnings()
+    ctx.__enter__()
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    return ctx
+
+
+@pytest.mark.parametrize(
+    "cls, params",
+    [
+        (MVMLClassifier, dict(alpha=0.5, max_iter=3)),
+        (MVMLClassifier, dict(alpha=0.5, max_iter=2, metric="sparse", eta=0.1)),
+        (MVMLSVC, dict(alpha=1e-2, max_iter=2, C=1.0)),
+    ],
+)
+def test_ovo_equals_separate_binary_fits_full_mode(cls, params):
+    Xs, y = _blobs(n_per=8, K=4)
+    labels = np.array(["a", "b", "c", "d"])[y]
+    Xt = [X + 0.3 for X in Xs]
+    common = dict(n_landmarks=None, kernel_params={"gamma": 0.3}, random_state=0, **params)
+    ctx = _quiet()
+    ovo = cls(multi_class="ovo", decision_function_shape="ovo", **common).fit(Xs, labels)
+    D = ovo.decision_function(Xt)
+    assert D.shape == (Xt[0].shape[0], 6)
+    for k, (i, j) in enumerate(ovo_pairs(4)):
+        rows = (y == i) | (y == j)
+        sep = cls(**common).fit([X[rows] for X in Xs], labels[rows])
+        # the separate fit's +1 is its classes_[1] = class j; the pair's +1 is class i
+        np.testing.assert_allclose(D[:, k], -sep.decision_function(Xt), rtol=0, atol=1e-10)
+        np.testing.assert_allclose(ovo.weights_[k], sep.weights_, atol=1e-12)
+        A = ovo.metric_[k]
+        np.testing.assert_allclose(A, sep.metric_, atol=1e-10)
+    ctx.__exit__(None, None, None)
+    if cls is MVMLSVC:  # one dual column per pair, zero off the pair's rows
+        assert ovo.dual_coef_.shape == (y.size, 6)
+        for k, (i, j) in enumerate(ovo_pairs(4)):
+            assert np.all(ovo.dual_coef_[(y != i) & (y != j), k] == 0)
+
+
+@pytest.mark.parametrize("metric", ["dense", "cov"])
+def test_pair_statistics_are_sums_of_class_moments(metric):
+    """Nystrom mode: the pair's C, c, y^T y, feature sum and scatter from the per-class
+    moments equal those of one pass over the pair's rows; the pair fit solves that problem."""
+    Xs, y = _blobs(n_per=10, K=3)
+    clf = MVMLClassifier(multi_class="ovo", n_landmarks=6, metric=metric, random_state=0)
+    clf.fit(Xs, y)
+    nys = clf.nystrom_
+    problem = clf._build_problem(Xs, np.where(y[:, None] == np.arange(3), 1.0, -1.0))
+    moms = class_moments(nys, problem.Xs, y, 3)
+    for i, j in ovo_pairs(3):
+        sub, rows = pair_problem(problem, y, i, j, moms)
+        yp = np.where(y[rows] == i, 1.0, -1.0)[:, None]
+        ref = nys.moments([X[rows] for X in Xs], yp)
+        np.testing.assert_allclose(sub.gram, ref.gram, atol=1e-10)
+        np.testing.assert_allclose(sub.cross, ref.cross, atol=1e-10)
+        np.testing.assert_allclose(sub.target_sq, [rows.size], atol=1e-12)
+        np.testing.assert_allclose(sub.feature_sum, ref.sum, atol=1e-10)
+        np.testing.assert_allclose(sub.feature_scatter, ref.centered_gram(), atol=1e-10)
+    # the fitted pair models are the solutions of those problems
+    for k, (i, j) in enumerate(ovo_pairs(3)):
+        sub, _ = pair_problem(problem, y, i, j, moms)
+        (r,) = _BaseMVML._solve(clf, sub)  # the binary solve, not the pairs'
+        np.testing.assert_allclose(clf.coef_[k], r["g"], atol=1e-10)
+
+
+def test_vote_scores_match_sklearn_rule():
+    rng = np.random.default_rng(1)
+    for K in (3, 4, 6):
+        P = K * (K - 1) // 2
+        D = rng.normal(size=(500, P))
+        D[:50] = np.round(D[:50])  # exact zeros and vote ties
+        ref = _ovr_decision_function(D < 0, -D, K)
+        np.testing.assert_allclose(ovo_vote_scores(D, K), ref, atol=1e-12)
+        np.testing.assert_array_equal(ovo_predicted_indices(D, K), np.argmax(ref, axis=1))
+
+
+def test_predict_is_votes_then_summed_values():
+    # 3 classes, a 3-cycle of votes: each class 1 vote; the largest summed value wins
+    D = np.array([[1.0, -0.5, 2.0]])  # (0,1)->0, (0,2)->2, (1,2)->1
+    # summed towards each class: 0: 1 - 0.5 = 0.5; 1: -1 + 2 = 1; 2: 0.5 - 2 = -1.5
+    assert ovo_predicted_indices(D, 3)[0] == 1
+
+
+def test_estimator_decisions_and_predict_agree():
+    Xs, y = _blobs(n_per=12, K=4)
+    clf = MVMLClassifier(multi_class="ovo", random_state=0).fit(Xs, y)
+    S = clf.decision_function(Xs)
+    D = clf.set_params(decision_function_shape="ovo").decision_function(Xs)
+    np.testing.assert_allclose(S, _ovr_decision_function(D < 0, -D, 4), atol=1e-12)
+    np.testing.assert_array_equal(clf.predict(Xs), np.argmax(S, axis=1))
+
+
+def test_binary_ovo_is_ovr():
+    Xs, y = _blobs(n_per=15, K=2)
+    a = MVMLClassifier(random_state=0).fit(Xs, y)
+    b = MVMLClassifier(multi_class="ovo", decision_function_shape="ovo", random_state=0)
+    b.fit(Xs, y)
+    np.testing.assert_array_equal(a.decision_function(Xs), b.decision_function(Xs))
+
+
+def test_coupling_solves_method_2():
+    rng = np.random.default_rng(2)
+    K = 5
+    R = rng.uniform(0.05, 0.95, size=(20, K, K))
+    R = np.triu(R, 1) + np.tril(1 - np.swapaxes(np.triu(R, 1), 1, 2), -1)
+    P = couple_pairwise(R)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert np.all(P >= 0)
+    for r, p in zip(R, P):  # stationarity: Q p = b e with Q of method 2
+        Q = -(r.T * r)
+        np.fill_diagonal(Q, 0.0)
+        np.fill_diagonal(Q, np.sum(r**2, axis=0) - np.diag(r) ** 2)
+        g = Q @ p
+        np.testing.assert_allclose(g, g.mean(), atol=1e-10)
+
+
+@pytest.mark.parametrize("cls", [MVMLClassifier, MVMLSVC])
+def test_predict_proba_ovo(cls):
+    Xs, y = _blobs(n_per=15, K=3, spread=6.0)
+    ctx = _quiet()
+    clf = cls(multi_class="ovo", probability=True, random_state=0).fit(Xs, y)
+    ctx.__exit__(None, None, None)
+    P = clf.predict_proba(Xs)
+    assert P.shape == (y.size, 3)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(np.argmax(P, axis=1), clf.predict(Xs))
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(Xs)), P, atol=1e-12)
+    assert clf.calibration_.slopes.shape == (3,)
+
+
+def test_ovo_beats_ovr_on_a_middle_class():
+    """Three classes along a line, a linear kernel on ``[x, 1]``: no linear function
+    separates the middle class from the two others (one-vs-rest), every pair is separable."""
+    rng = np.random.default_rng(3)
+    y = np.repeat(np.arange(3), 30)
+    x = 3.0 * y + rng.uniform(-1, 1, size=y.size)
+    V = np.column_stack([x, np.ones_like(x)])
+    W = rng.normal(size=(y.size, 2))  # an uninformative second view
+    Xs = [V, W]
+    common = dict(kernel="linear", alpha=1e-3, metric="identity", n_landmarks=None)
+    ovr = MVMLClassifier(**common).fit(Xs, y).score(Xs, y)
+    ovo = MVMLClassifier(multi_class="ovo", **common).fit(Xs, y).score(Xs, y)
+    assert ovo >= 0.95
+    assert ovo - ovr >= 0.15  # measured: 1.0 and 0.8 (the middle class masked at its edges)
+
+
+def test_missing_and_sparse_views():
+    Xs, y = _blobs(n_per=12, K=3)
+    Xm = [X.copy() for X in Xs]
+    Xm[1][::5] = np.nan
+    for nl in ("auto", None):
+        clf = MVMLClassifier(multi_class="ovo", n_landmarks=nl, random_state=0).fit(Xm, y)
+        assert clf.score(Xm, y) > 0.8
+    S = [sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0)) for X in Xs]
+    clf = MVMLClassifier(multi_class="ovo", random_state=0).fit(S, y)
+    dense = MVMLClassifier(multi_class="ovo", random_state=0).fit([s.toarray() for s in S], y)
+    np.testing.assert_allclose(clf.decision_function(S), dense.decision_function(S), atol=1e-8)
+
+
+def test_dask_fit_is_refused_and_predict_is_lazy():
+    da = pytest.importorskip("dask.array")
+    Xs, y = _blobs(n_per=10, K=3)
+    Xd = [da.from_array(X, chunks=10) for X in Xs]
+    with pytest.raises(ValueError, match=r"multi_class='ovo'\) does not support Dask"):
+        MVMLClassifier(multi_class="ovo").fit(Xd, y)
+    clf = MVMLClassifier(multi_class="ovo", random_state=0).fit(Xs, y)
+    np.testing.assert_array_equal(clf.predict(Xd).compute(), clf.predict(Xs))
+    np.testing.assert_allclose(
+        clf.decision_function(Xd).compute(), clf.decision_function(Xs), atol=1e-12
+    )
+
+
+def test_invalid_multi_class():
+    Xs, y = _blobs(n_per=5, K=3)
+    with pytest.raises(ValueError, match="multi_class"):
+        MVMLClassifier(multi_class="crammer").fit(Xs, y)
+
+
+def test_unequal_classes_full_mode_attributes():
+    Xs, y = _blobs(n_per=10, K=3)
+    keep = np.r_[0:10, 10:16, 20:30]  # 10, 6 and 10 rows
+    Xs, y = [X[keep] for X in Xs], y[keep]
+    clf = MVMLClassifier(multi_class="ovo", n_landmarks=None, random_state=0).fit(Xs, y)
+    v = len(Xs)
+    assert [A.shape[0] for A in clf.metric_] == [v * 16, v * 20, v * 16]
+    assert clf.coef_.shape == (3, v * y.size)
+    G = clf.coef_.reshape(3, v, y.size)
+    for k, (i, j) in enumerate(ovo_pairs(3)):
+        assert np.all(G[k][:, (y != i) & (y != j)] == 0)
+    assert clf.score(Xs, y) > 0.8
