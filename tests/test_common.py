@@ -51,6 +51,9 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     (MVMLClassifier(max_iter=3), _SHORT),
     (MVMLClassifier(n_landmarks=0.5, metric="sparse", random_state=0, max_iter=3), _SHORT),
     (MVMLClassifier(probability=True, max_iter=3), _SHORT + (UserWarning,)),
+    # --- learned feature relevance (ARD column scales, mvml/_relevance.py)
+    (MVMLRegressor(max_iter=3, feature_relevance="ard", random_state=0), _SHORT),
+    (MVMLClassifier(max_iter=3, feature_relevance="ard", random_state=0), _SHORT),
     (MVMLClassifier(multi_class="ovo", max_iter=3), _SHORT),
     (
         MVMLClassifier(multi_class="ovo", probability=True, max_iter=3),
@@ -69,6 +72,7 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     # --- CV estimators (probabilities and multi-output targets always available)
     (MVMLRegressorCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(**_SMALL_GRID, feature_relevance="ard", random_state=0), _ANY),
     (MVMLClassifierCV(loss="auto", **_SMALL_GRID), _ANY),
     (MVMLClassifierCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     (MVMLSVCCV(**_SMALL_GRID), _ANY),

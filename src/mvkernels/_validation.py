@@ -506,6 +506,11 @@ class ValidatedViews(list):
         observed = None if self._observed is None else self._observed[rows]
         return self._like([Xv[rows] for Xv in self], observed=observed)
 
+    def with_views(self, views: Sequence[Any]) -> ValidatedViews:
+        """Other views of the same rows and missing rows (e.g. the columns scaled), still
+        validated, with the observed mask already computed."""
+        return self._like(views, observed=self._observed)
+
     def with_view(self, Xv: Any) -> ValidatedViews:
         """These views and one more (derived from them, e.g. the joint view)."""
         return self._like([*self, Xv])

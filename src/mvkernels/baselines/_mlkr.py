@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_is_fitted
 
+from .._pairwise import laplacian_apply, squared_distances
 from .._sparse import refuse_sparse
 from .._threads import serial_blas
 from .._validation import (
@@ -36,8 +37,7 @@ def _nw_weights(
     distance 0; none when ``w_i <= 1``), ``P_ij ~ w_j k_ij`` and ``P_ii ~ max(w_i - 1, 0)``;
     a class weight ``c_j`` multiplies the weight of every copy of row ``j``.
     """
-    sq = np.sum(Z * Z, axis=1)
-    D2 = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
+    D2 = squared_distances(Z)
     if sample_weight is None and class_weight is None:
         np.fill_diagonal(D2, np.inf)
         D2 -= D2.min(axis=1, keepdims=True)  # shift each row: ratios unchanged, no underflow
@@ -125,9 +125,7 @@ def mlkr_loss_grad(
             if v is not None:
                 rw = rw * v
         W *= rw[:, None]
-    S = W + W.T
-    Lap = np.diag(S.sum(axis=1)) - S
-    grad = -4.0 * (XA.T @ Lap) @ X
+    grad = -4.0 * XA.T @ laplacian_apply(W + W.T, X)
     if rw is None:
         return float(np.sum(R * R)), grad
     return float(rw @ np.sum(R * R, axis=1)), grad
@@ -193,9 +191,7 @@ def mlkr_fit(
     A0[:k] = Vt[:k]
     if k < m:  # more components than the data's rank: complete with coordinate axes
         A0[k:] = np.eye(d)[: m - k]
-    Z = X @ A0.T
-    sq = np.sum(Z * Z, 1)
-    D2 = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
+    D2 = squared_distances(X @ A0.T)
     if w is None:
         med = float(np.median(D2[np.triu_indices(n, 1)])) if n > 1 else 1.0
     else:
@@ -300,7 +296,7 @@ class _MLKR(_TargetsMixin, BaseEstimator):
         refuse_sparse(Xs, "MLKR does not take (it learns a dense map of the standardised views)")
         Z = ((np.hstack(Xs) - self.mean_) / self.scale_) @ self.components_.T
         E = self.train_embedding_
-        d2 = np.maximum(np.sum(Z**2, 1)[:, None] + np.sum(E**2, 1)[None, :] - 2 * Z @ E.T, 0.0)
+        d2 = squared_distances(Z, E)
         W = np.exp(-(d2 - d2.min(axis=1, keepdims=True)))  # shifted: no 0/0 underflow
         W *= self.train_weights_[None, :]
         return (W @ self.train_targets_) / W.sum(axis=1, keepdims=True)

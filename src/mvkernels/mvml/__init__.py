@@ -19,7 +19,8 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 
 * the problem: :mod:`._problem` (:class:`MVMLProblem`, the training data of one fit:
   kernels or Nystrom features and their sufficient statistics), :mod:`._bandwidth`
-  (default bandwidths), :mod:`._joint` (the joint view);
+  (default bandwidths), :mod:`._joint` (the joint view), :mod:`._relevance` (the learned
+  column scales of ``feature_relevance="ard"``, applied to the input views first);
 * the loss: :mod:`._losses` (:class:`~._losses.Loss` and the square loss) and
   :mod:`._hinge_loss` (the hinge loss, on the solvers of :mod:`._hinge`): the g-step, the
   data term, the w-step, the structured solver and the CV's fold paths of each loss;

@@ -63,6 +63,7 @@ from ._proba import (
 )
 from ._problem import MVMLProblem
 from ._reduced import reduced_outputs
+from ._relevance import FEATURE_RELEVANCE, resolve_feature_relevance, scale_views
 
 #: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
 #: i.e. about 600 Nystrom features in all (``v p``) whatever the number of views
@@ -122,6 +123,7 @@ def _mvml_constraints() -> dict:
         "solver": [StrOptions({"auto", "dense"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
         "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
+        "feature_relevance": [StrOptions(set(FEATURE_RELEVANCE)), list],
         "fit_intercept": ["boolean"],
     }
 
@@ -203,6 +205,7 @@ class _BaseMVML(BaseEstimator):
         bandwidth_factor: float = 4.0,
         joint_view: bool | str = False,
         fit_intercept: bool = False,
+        feature_relevance: Any = "none",
     ):
         self.alpha = alpha
         self.eta = eta
@@ -225,6 +228,7 @@ class _BaseMVML(BaseEstimator):
         self.bandwidth_factor = bandwidth_factor
         self.joint_view = joint_view
         self.fit_intercept = fit_intercept
+        self.feature_relevance = feature_relevance
 
     _parameter_constraints: dict = _mvml_constraints()
 
@@ -268,6 +272,10 @@ class _BaseMVML(BaseEstimator):
             )
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        self.feature_relevance_ = resolve_feature_relevance(
+            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+        )
+        Xs = scale_views(Xs, self.feature_relevance_)
         n_input_views = len(Xs)
         self._input_view_widths = [int(Xv.shape[1]) for Xv in Xs]
         kernel, kernel_params = self.kernel, self.kernel_params
@@ -547,6 +555,18 @@ class _BaseMVML(BaseEstimator):
         check_is_fitted(self, "_coefs")
         check_known_lengths(X)
         X = validate_array_input(self, X, reset=False)
+        relevance = getattr(self, "feature_relevance_", None)
+        if relevance is not None:  # the input views' columns scaled as at fit
+            X = scale_views(
+                check_views(
+                    X,
+                    views=self.views,
+                    n_views=len(self._input_view_widths),
+                    n_features=self._input_view_widths,
+                    allow_missing=True,
+                ),
+                relevance,
+            )
         joint = bool(self.joint_view)
         if self.joint_view == JOINT_ONLY:  # the input views, then their joint view alone
             widths = None if self.kernels_[0].precomputed else self._input_view_widths
@@ -780,6 +800,19 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         ``KernelRidge(alpha=alpha)`` when every training row is a landmark (the g-step
         ``g = (U^T U + alpha I)^{-1} U^T y`` gives ``k(x, X) (K + alpha I)^{-1} y`` by
         the push-through identity); the CV estimators search it.
+    feature_relevance : {"none", "ard"} or list of array-like, default="none"
+        ``"ard"``: learn one scale per column of each input view (automatic relevance
+        determination: the inverse length scales of a Gaussian kernel on all the views'
+        columns, with the ridge, minimising the exact leave-one-out error of kernel
+        ridge regression on a subsample of at most 500 + 500 complete rows, shrunk
+        towards one flat scale by the leave-one-out error of the other half; flat
+        when a half has fewer rows than there are columns;
+        :mod:`mvkernels.mvml._relevance`) and multiply the columns by them before the
+        views' kernels and bandwidths, at fit and predict time. A list of one array per
+        input view fixes the scales (finite, ``>= 0``). ``"none"``: the views as given.
+        Costs seconds whatever ``n`` is; helps when a few columns of many carry the
+        signal (user guide, "Relevant columns inside a view"). Not for precomputed
+        kernels.
     fit_intercept : bool, default=False
         Add an unpenalised offset ``b`` per output: the predictor is
         ``sum_l w_l f^l(x) + b``. The square loss then runs Algorithm 1 on the design and
@@ -816,6 +849,10 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         Landmarks per view (None in full-kernel mode).
     kernel_params_ : list of dict or None
         The per-view kernel parameters used, with resolved bandwidths.
+    feature_relevance_ : list of ndarray or None
+        The scales that multiply each input view's columns (``"ard"``: normalised to a
+        root mean square of 1 per view, a flat relevance being all ones); None for
+        ``feature_relevance="none"``.
     nystrom_ : BlockNystrom or None
     kernels_ : list of ViewKernel
     n_views_ : int
@@ -886,7 +923,8 @@ class MVMLClassifier(OneVsOneMixin, ProbaMixin, ClassifierMixin, _BaseMVML):
     ----------
     alpha, eta, metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, \
 max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
-random_state, solver, bandwidth_factor, joint_view, fit_intercept
+random_state, solver, bandwidth_factor, joint_view, fit_intercept, \
+feature_relevance
         As :class:`MVMLRegressor` (same defaults). With ``fit_intercept`` every
         one-vs-all problem has its own offset.
     probability : bool, default=False
@@ -925,7 +963,8 @@ random_state, solver, bandwidth_factor, joint_view, fit_intercept
         ``coef_`` is zero off the pair's rows and ``metric_`` a list of the pairs'
         ``(v n_ij) x (v n_ij)`` metrics (the pair's rows only; stacked when every pair
         has as many rows).
-    n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_
+    n_landmarks_, kernel_params_, nystrom_, kernels_, n_views_, mode_, solver_, \
+feature_relevance_
         As :class:`MVMLRegressor`.
 
     See Also
@@ -974,6 +1013,7 @@ random_state, solver, bandwidth_factor, joint_view, fit_intercept
         probability: bool = False,
         multi_class: str = "ovr",
         decision_function_shape: str = "ovr",
+        feature_relevance: Any = "none",
     ):
         super().__init__(
             alpha=alpha,
@@ -997,6 +1037,7 @@ random_state, solver, bandwidth_factor, joint_view, fit_intercept
             bandwidth_factor=bandwidth_factor,
             joint_view=joint_view,
             fit_intercept=fit_intercept,
+            feature_relevance=feature_relevance,
         )
         self.probability = probability
         self.multi_class = multi_class

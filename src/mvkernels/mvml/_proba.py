@@ -172,8 +172,12 @@ def cross_val_decisions(estimator: Any, X: Any, y: np.ndarray) -> tuple[np.ndarr
     precomputed = bool(estimator.kernels_[0].precomputed)
     T = int(estimator._coefs.shape[0])  # problems: 1 (binary), K (one-vs-all), K(K-1)/2
     D = np.empty((len(yi), T))
+    relevance = getattr(estimator, "feature_relevance_", None)
     base = clone(estimator).set_params(
-        probability=False, views=None, kernel_params=estimator.kernel_params_
+        probability=False,
+        views=None,
+        kernel_params=estimator.kernel_params_,
+        feature_relevance="none" if relevance is None else relevance,  # not learned again
     )
     for tr, te in StratifiedKFold(n_splits=n_splits).split(np.zeros((len(yi), 1)), yi):
         if precomputed:

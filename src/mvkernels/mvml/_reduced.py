@@ -140,6 +140,7 @@ def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
         sub = clone(cv_est).set_params(
             views=None,
             missing_views="complete",
+            feature_relevance="none",  # the views given are scaled already
             verbose=0,
             cv=cv,
             n_jobs=None,

@@ -113,7 +113,7 @@ class MVMLSVC(MVMLClassifier):
         the cost; :class:`~mvkernels.MVMLSVCCV` selects the number by cross-validation.
     landmarks, kernel, kernel_params, tol, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, solver, bandwidth_factor, \
-joint_view
+joint_view, feature_relevance
         As :class:`~mvkernels.MVMLClassifier` (``random_state`` also seeds liblinear's
         coordinate order). ``solver="auto"`` runs the low-rank dense A-step (fixed weights,
         dense / identity / Cov metric); ``"dense"`` the reference A-step with a
@@ -151,7 +151,7 @@ joint_view
     Attributes
     ----------
     classes_, metric_, metric_min_eigenvalue_, coef_, weights_, n_iter_, objective_, \
-mode_, nystrom_, kernels_, n_views_
+mode_, nystrom_, kernels_, n_views_, feature_relevance_
         As :class:`~mvkernels.MVMLClassifier`; ``objective_`` is the primal objective
         above after each outer iteration and after the final g-step.
     dual_coef_ : ndarray of shape (n_samples,), (n_samples, K) or (n_samples, K(K-1)/2)
@@ -214,6 +214,7 @@ mode_, nystrom_, kernels_, n_views_
         multi_class: str = "ovr",
         decision_function_shape: str = "ovr",
         fit_intercept: bool = False,
+        feature_relevance: Any = "none",
     ):
         super().__init__(
             alpha=alpha,
@@ -240,6 +241,7 @@ mode_, nystrom_, kernels_, n_views_
             multi_class=multi_class,
             decision_function_shape=decision_function_shape,
             fit_intercept=fit_intercept,
+            feature_relevance=feature_relevance,
         )
         self.C = C
         self.svm_tol = svm_tol

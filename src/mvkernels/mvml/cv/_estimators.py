@@ -107,6 +107,13 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         means (from the total-minus-held-out statistics), the held-out outputs add each
         candidate's offset, the leave-one-out screen uses ridge with the intercept, and
         the refitted ``best_estimator_`` has it.
+    feature_relevance : {"none", "ard"} or list of array-like, default="none"
+        As :class:`~mvkernels.MVMLRegressor`. ``"ard"`` learns the column scales once, on
+        all the training rows before the search (not per fold: the held-out rows of the
+        folds took part in learning these few scales, a mild optimism of the CV scores
+        traded for one learning instead of one per fold); every candidate is fitted on
+        the scaled views and ``best_estimator_`` gets the scales as a fixed
+        ``feature_relevance``.
 
     Attributes
     ----------
@@ -133,6 +140,9 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         The refitted model (``refit=True``).
     n_iter_ : int or ndarray
         Outer iterations of ``best_estimator_`` (the selected ``max_iter`` without refit).
+    feature_relevance_ : list of ndarray or None
+        The column scales the search and ``best_estimator_`` use (see
+        ``feature_relevance``); None for ``"none"``.
     best_index_, n_splits_, cv_time_
 
     See Also
@@ -181,7 +191,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-missing_views, fit_intercept
+missing_views, fit_intercept, feature_relevance
         As :class:`MVMLRegressorCV`.
     loss : {"squared", "hinge", "auto"}, default="squared"
         The loss searched. ``"squared"``: :class:`~mvkernels.MVMLClassifier` (MVML's
@@ -203,7 +213,7 @@ missing_views, fit_intercept
     best_estimator_ : MVMLClassifier
         The refitted model (``refit=True``).
     best_params_, best_score_, best_kernel_params_, cv_results_, n_iter_, best_index_, \
-n_splits_, cv_time_
+n_splits_, cv_time_, feature_relevance_
         As :class:`MVMLRegressorCV`.
 
     See Also
@@ -268,7 +278,7 @@ class MVMLSVCCV(MVMLClassifierCV):
     ----------
     alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose, missing_views
+eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_relevance
         As :class:`MVMLClassifierCV`.
     loss : {"hinge"}, default="hinge"
         The hinge loss only (``MVMLClassifierCV(loss="auto")`` searches both losses).
@@ -296,7 +306,7 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views
     Attributes
     ----------
     best_params_, best_score_, best_kernel_params_, cv_results_, best_estimator_, \
-n_iter_, best_index_, n_splits_, cv_time_, classes_
+n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         As :class:`MVMLClassifierCV`; ``best_estimator_`` is a fitted
         :class:`~mvkernels.MVMLSVC`.
 
@@ -350,6 +360,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
         missing_views: str = "reduced",
         loss: str = "hinge",
         fit_intercept: bool = False,
+        feature_relevance: Any = "none",
     ):
         super().__init__(
             alphas=alphas,
@@ -379,4 +390,5 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_
             missing_views=missing_views,
             loss=loss,
             fit_intercept=fit_intercept,
+            feature_relevance=feature_relevance,
         )

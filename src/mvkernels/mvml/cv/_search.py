@@ -45,6 +45,7 @@ from .._metric import metric_kind
 from .._proba import BestOutOfFold
 from .._problem import MVMLProblem
 from .._reduced import fit_reduced_models
+from .._relevance import resolve_feature_relevance, scale_views
 from .._screen import (
     MISSING_FINALISTS_FACTOR,
     alpha_window,
@@ -72,6 +73,9 @@ class _SearchData:
     y_score: np.ndarray
     splits: list
     scorer: Any
+    #: the input views (``Xs`` are these with their columns scaled by ``relevance``)
+    Xs_input: list
+    relevance: list | None
 
 
 class _MVMLCVBase(BaseEstimator):
@@ -118,6 +122,7 @@ class _MVMLCVBase(BaseEstimator):
         missing_views: str = "reduced",
         loss: str = "squared",
         fit_intercept: bool = False,
+        feature_relevance: Any = "none",
     ):
         self.alphas = alphas
         self.etas = etas
@@ -146,6 +151,7 @@ class _MVMLCVBase(BaseEstimator):
         self.missing_views = missing_views
         self.loss = loss
         self.fit_intercept = fit_intercept
+        self.feature_relevance = feature_relevance
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -291,7 +297,22 @@ class _MVMLCVBase(BaseEstimator):
             (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
         ]
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
-        data = _SearchData(Xs, y, mask, Y, y_score, splits, scorer)
+        # the column scales, learned once on all the training rows (not per fold), before
+        # the search of every loss
+        self.feature_relevance_ = resolve_feature_relevance(
+            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+        )
+        data = _SearchData(
+            scale_views(Xs, self.feature_relevance_),
+            y,
+            mask,
+            Y,
+            y_score,
+            splits,
+            scorer,
+            Xs_input=Xs,
+            relevance=self.feature_relevance_,
+        )
         losses = self._searched_losses()
         if losses == (self._native_loss,):  # the class's own loss: this estimator searches
             self._loss = losses[0]
@@ -441,7 +462,9 @@ class _MVMLCVBase(BaseEstimator):
             est.set_params(eta=best["eta"])
         if "max_iter" in best:
             est.set_params(max_iter=best["max_iter"])
-        self.best_estimator_ = est.fit(Xs, y)  # the views validated above
+        if data.relevance is not None:  # fixed: the refitted model scales the input views
+            est.set_params(feature_relevance=data.relevance)
+        self.best_estimator_ = est.fit(data.Xs_input, y)  # the views validated above
         for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
             if hasattr(self, name):
                 setattr(self.best_estimator_, name, getattr(self, name))
