@@ -3,8 +3,9 @@
 scikit-learn reads an estimator's parameters from its ``__init__`` signature (``get_params``,
 ``clone``, the repr, the docs), so every estimator states its parameters explicitly, as
 scikit-learn's own estimators do, instead of a generated signature. The price is that a
-subclass that changes a default (``MVMLSVC``: ``alpha``, ``max_iter``; ``MVMLSVCCV``: ``cv``, ``max_iter``,
-``joint_view``) restates the others. This test makes the restatement a checked contract: a
+subclass that changes a default (``MVMLSVC``: ``alpha``, ``max_iter``; ``MVMLSVCCV``:
+``cv``, ``max_iter``, ``joint_view``) restates the others. This test makes the restatement a
+checked contract: a
 parameter added to a base is a failure here until every subclass has it, with the base's
 default unless the difference is declared below.
 """
