@@ -266,12 +266,6 @@ mode_, nystrom_, kernels_, n_views_
             or self.C <= 0
         ):
             raise ValueError(f"C must be None (1/n) or a finite number > 0, got {self.C!r}")
-        if self.fit_intercept:
-            raise ValueError(
-                f"{type(self).__name__}: fit_intercept=True is not available for the hinge "
-                "loss yet (its g-step is a bias-free SVM); use MVMLClassifier(fit_intercept="
-                "True), the square loss, or fit_intercept=False"
-            )
         if (
             isinstance(self.svm_tol, bool)
             or not isinstance(self.svm_tol, Real)
