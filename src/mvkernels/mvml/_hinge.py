@@ -913,10 +913,10 @@ def hinge_offsets(F: np.ndarray, Y: np.ndarray, kappa: float) -> tuple[np.ndarra
     --------
     >>> import numpy as np
     >>> from mvkernels.mvml._hinge import hinge_offsets
-    >>> f, y = np.array([[3.0], [2.5], [2.0], [1.0]]), np.array([[1.0], [1.0], [-1.0], [-1.0]])
-    >>> b, val = hinge_offsets(f, y, 1e6)  # the margins of rows 0 and 2 balance at -2.5 <= b <= -2
-    >>> bool(-2.5 <= b[0] <= -2.0 + 1e-9), bool(np.all(y * (f + b) >= 1 - 1e-5))
-    (True, True)
+    >>> f, y = np.array([[4.0], [3.5], [1.0], [0.5]]), np.array([[1.0], [1.0], [-1.0], [-1.0]])
+    >>> b, val = hinge_offsets(f, y, 1e6)  # every margin >= 1 for -2.5 <= b <= -2
+    >>> float(b[0]), bool(np.all(y * (f + b) >= 1)), float(val[0]) == 2.0 / 1e6
+    (-2.0, True, True)
     """
     F = np.asarray(F, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
