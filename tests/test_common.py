@@ -69,6 +69,7 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     ),
     (MVMLSVC(probability=True, max_iter=2), _SHORT + (UserWarning,)),
     (MVMLSVC(multi_class="ovo", max_iter=2), _SHORT),
+    (MVMLSVC(fit_intercept=True, max_iter=3), _SHORT),
     # --- CV estimators (probabilities and multi-output targets always available)
     (MVMLRegressorCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID), _ANY),
@@ -76,6 +77,7 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     (MVMLClassifierCV(loss="auto", **_SMALL_GRID), _ANY),
     (MVMLClassifierCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     (MVMLSVCCV(**_SMALL_GRID), _ANY),
+    (MVMLSVCCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     # --- OLOK: exact, and in an explicit feature space
     (OLOKRegressor(random_state=0), _QUIET),
     (VVRLSRegressor(random_state=0), _QUIET),

@@ -361,16 +361,6 @@ def test_intercept_fixes_a_shifted_problem(rng):
     assert b.score(Xs, y) > a.score(Xs, y)
 
 
-def test_hinge_loss_intercept_not_available_yet_raises(rng):
-    from mvkernels import MVMLSVC, MVMLSVCCV
-
-    Xs, y = _data(rng, n=20)
-    yc = (y > np.median(y)).astype(int)
-    for est in (MVMLSVC(fit_intercept=True), MVMLSVCCV(fit_intercept=True)):
-        with pytest.raises(ValueError, match="fit_intercept"):
-            est.fit(Xs, yc)
-
-
 # ------------------------------------------------------------------ other inputs
 def test_dask_views_give_the_in_memory_fit_with_intercept(rng):
     """Dask views and targets (no client: the default scheduler): the centred statistics

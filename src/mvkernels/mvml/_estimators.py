@@ -449,7 +449,7 @@ class _BaseMVML(BaseEstimator):
                     for t in range(problem.n_targets)
                 ]
         GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
-        for r, b in zip(results, problem.intercepts(GW)):  # the offsets (0 without intercept)
+        for r, b in zip(results, loss.intercepts(problem, GW)):  # 0 without intercept
             r["intercept"] = float(b)
         return results
 

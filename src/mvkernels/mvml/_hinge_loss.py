@@ -5,6 +5,11 @@ active sets (the first g-step of every target at once, the later ones warm-start
 lockstep) or, where these give up, by liblinear (:mod:`mvkernels.mvml._hinge`). The
 hinge loss has no sufficient statistics: it reads the training rows' features
 (:attr:`HingeLoss.needs_rows`).
+
+With ``fit_intercept`` every g-step also fits an offset ``b`` per target: the
+coefficient of a constant feature appended to the features, penalised lightly
+(``C b^2 / (2 kappa)``, ``kappa =`` :data:`OFFSET_KAPPA`, see
+:meth:`HingeLoss.offset_column`); the solvers need no change.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ._hinge import (
     LinearSVMResult,
     active_set_svm,
     dual_from_primal,
+    hinge_offsets,
     linear_svm_polished,
     polish_active_set,
     polish_active_sets,
@@ -38,7 +44,15 @@ from ._lowrank import LowRankMetrics
 from ._metric import PSDFactor
 from ._problem import MVMLProblem
 
-__all__ = ["HingeLoss", "HingeState"]
+__all__ = ["HingeLoss", "HingeState", "OFFSET_KAPPA"]
+
+#: ``fit_intercept``: the offset ``b`` of the hinge loss is penalised by
+#: ``C b^2 / (2 kappa)``, ``kappa = OFFSET_KAPPA``, beside the data term
+#: ``C sum_i max(0, 1 - y_i (f(x_i) + b))``. Measured (``docs/mvml_svm.md``, "The
+#: intercept"): the offsets agree with the unpenalised bias of ``SVC`` within about
+#: ``|b| / kappa``; larger values make the constant feature of the g-step's SVM larger
+#: (``sqrt(kappa / C')``), the dual worse conditioned
+OFFSET_KAPPA = 10.0
 
 
 @dataclass
@@ -63,6 +77,8 @@ class HingeState:
         Multipliers kept by a g-step that computes them itself (reference solvers).
     rng : numpy.random.RandomState or None
         liblinear's seed generator.
+    offset : float
+        ``fit_intercept``: the last g-step's offset ``b`` (0 without).
     epochs, warm_starts : int
         liblinear iterations and warm starts taken, over all g-steps.
     converged : bool
@@ -78,13 +94,19 @@ class HingeState:
     last: dict | None = None
     dual: np.ndarray | None = None
     rng: np.random.RandomState | None = None
+    offset: float = 0.0
     epochs: int = 0
     warm_starts: int = 0
     converged: bool = True
 
 
 class HingeLoss(Loss):
-    """The hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` of MVML-SVM (eq. 6-8)."""
+    """The hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` of MVML-SVM (eq. 6-8).
+
+    With ``fit_intercept``: ``C sum_i max(0, 1 - y_i (w^T H_{x_i} g + b)) + C b^2 /
+    (2 kappa)`` with an offset ``b`` per target, fitted jointly with ``g`` by every
+    g-step (:meth:`offset_column`).
+    """
 
     param_names = (*_COMMON_PARAMS, "C", "svm_tol", "svm_max_epochs", "random_state")
 
@@ -109,7 +131,40 @@ class HingeLoss(Loss):
     def new_state(self) -> HingeState:
         return HingeState()
 
+    #: ``fit_intercept``: the offset's penalty is ``C b^2 / (2 offset_kappa)``
+    offset_kappa = OFFSET_KAPPA
+
+    def with_intercept(self, problem: MVMLProblem) -> MVMLProblem:
+        """The hinge loss fits its offsets in the g-step itself: the problem as given."""
+        return problem
+
     # ------------------------------------------------------------------ helpers
+    def offset_column(self, box: float) -> float | None:
+        """The value of the constant feature appended to the g-step's features for the
+        offset (None without ``fit_intercept``), for an SVM of box ``C' = box``.
+
+        The g-step with an offset, ``min C sum_i max(0, 1 - y_i (<phi_i, g> + b)) +
+        alpha <g, A^+ g> + C b^2 / (2 kappa)``, is ``2 alpha`` times the bias-free SVM
+        ``1/2 (||v||^2 + v_b^2) + C' sum_i max(0, 1 - y_i (<x_i, v> + c v_b))`` on the
+        features ``[x_i, c]`` with ``c = sqrt(kappa / C')`` and ``b = c v_b``
+        (``alpha b^2 / c^2 = C b^2 / (2 kappa)`` as ``2 alpha C' = C``): liblinear's
+        augmented constant feature, penalised relative to the data term only (the same
+        for every ``alpha``, metric and mode). The features scaled by ``1 / sqrt(s)``
+        (the problem with box ``C' s``, :meth:`dense_paths`) take ``c / sqrt(s)``, which
+        is this rule for their box. As ``kappa`` grows ``b`` tends to the unpenalised
+        offset of the dual with ``sum_i a_i y_i = 0`` (libsvm's); ``kappa`` is
+        :attr:`offset_kappa`.
+        """
+        if not self.fit_intercept:
+            return None
+        return float(np.sqrt(float(self.offset_kappa) / float(box)))
+
+    def offset_penalty(self, problem: MVMLProblem, b: float) -> float:
+        """``C b^2 / (2 kappa)`` (0 without ``fit_intercept``)."""
+        if not self.fit_intercept:
+            return 0.0
+        return self.hinge_weight(problem) * float(b) ** 2 / (2.0 * float(self.offset_kappa))
+
     def hinge_weight(self, problem: MVMLProblem) -> float:
         return 1.0 / problem.n_samples if self.C is None else float(self.C)
 
@@ -183,6 +238,12 @@ class HingeLoss(Loss):
         y = problem.Y[:, t]
         # features given as x_i / sqrt(c_scale): the same problem with C' c_scale
         Cp = svm_c_prime(self.hinge_weight(problem), self.alpha) * c_scale
+        col = self.offset_column(Cp)  # fit_intercept: X's last column, of this value
+
+        def split(vv: np.ndarray) -> tuple[np.ndarray, float]:
+            """``v`` without the offset's coordinate, and the offset ``b = c v_b``."""
+            return (vv, 0.0) if col is None else (vv[:-1], col * float(vv[-1]))
+
         tol = float(self.svm_tol)
         warm = cold = state.cold
         state.cold = None  # solved with the other targets (first g-step)
@@ -199,7 +260,8 @@ class HingeLoss(Loss):
         if warm is not None:
             v, dual, margins = warm
             res = LinearSVMResult(v, 0, True)
-            g = value(v)
+            vg, off = split(v)
+            g = value(vg)
             if cold is None:
                 state.warm_starts += 1
         while warm is None:
@@ -217,14 +279,17 @@ class HingeLoss(Loss):
             )
             state.no_polish = state.no_polish or dual is None
             state.epochs += res.n_iter
-            g = value(res.coef)
+            vg, off = split(res.coef)
+            g = value(vg)
             if dual is not None or tol <= 1e-8:
                 break  # an exact solution (dual) is the minimiser: no tighter tolerance
             r = ref() if ref is not None else None
-            if r is None or objective(g, margins) <= r + 1e-12 * abs(r):
+            obj = objective(g, margins) + self.offset_penalty(problem, off)
+            if r is None or obj <= r + 1e-12 * abs(r):
                 break
             tol *= 0.1
         state.g = g
+        state.offset = off
         state.margins = margins
         state.exact = dual is not None
         state.converged = state.converged and res.converged
@@ -253,10 +318,14 @@ class HingeLoss(Loss):
         """Hinge-loss g-step (eq. 7-8) for target column ``t``, any metric factor.
 
         liblinear on the bias-free SVM with features ``F^T phi_i`` and
-        ``C' = C / (2 alpha)`` (see :meth:`svm_g`); ``g = F v``.
+        ``C' = C / (2 alpha)`` (see :meth:`svm_g`); ``g = F v``. With ``fit_intercept``
+        the features end with the offset's constant column (:meth:`offset_column`).
         """
         F = factor.F
         X = self.phi(problem, w) @ F
+        col = self.offset_column(svm_c_prime(self.hinge_weight(problem), self.alpha))
+        if col is not None:
+            X = np.hstack([X, np.full((X.shape[0], 1), col)])
         g_old = state.g
 
         def ref() -> float | None:
@@ -351,9 +420,13 @@ class HingeLoss(Loss):
                 states[t].margins = np.asarray(seed_margins[t], dtype=np.float64)
         first_margins: list[np.ndarray] = []
         # features x_i / sqrt(s) = [phi_i, W^T phi_i / sqrt(s)] (the problem with C' s):
-        # phi_i written once; liblinear skips the zero columns of the A-steps to come
-        X = np.zeros((Phi.shape[0], d + R))
+        # phi_i written once; liblinear skips the zero columns of the A-steps to come.
+        # fit_intercept: the offset's constant column last (its value set per g-step)
+        Cp0 = svm_c_prime(self.hinge_weight(problem), alpha)
+        X = np.zeros((Phi.shape[0], d + R + bool(self.fit_intercept)))
         X[:, :d] = Phi
+        if self.fit_intercept:
+            X[:, -1] = self.offset_column(Cp0)
         self.first_g_steps(problem, X, states[:T])
 
         def g_step(b: int) -> np.ndarray:
@@ -361,16 +434,24 @@ class HingeLoss(Loss):
             r = mets.r
             W = mets.columns(b)
             sq = np.sqrt(mets.s[b])
-            if r and states[b].polished is None:  # (the solution needs no features)
-                X[:, d : d + r] = (Phi @ W) / sq
-            g_old, m_old = states[b].g, states[b].margins
+            col = self.offset_column(Cp0 * mets.s[b])
+            if states[b].polished is None:  # (the solution needs no features)
+                if r:
+                    X[:, d : d + r] = (Phi @ W) / sq
+                if col is not None:
+                    X[:, -1] = col
+            g_old, m_old, b_old = states[b].g, states[b].margins, states[b].offset
 
             def ref() -> float | None:  # read only after an inexact solve
                 if g_old is None:
                     return None
                 q_old = mets.solve([b], g_old[None])[0][0]
                 # margins do not depend on the metric (fixed weights): no product with Phi
-                return self.hinge_from_margins(problem, m_old) + alpha * float(g_old @ q_old)
+                return (
+                    self.hinge_from_margins(problem, m_old)
+                    + self.offset_penalty(problem, b_old)
+                    + alpha * float(g_old @ q_old)
+                )
 
             def value(vv: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
                 return vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
@@ -379,10 +460,14 @@ class HingeLoss(Loss):
                 q = mets.solve([b], g[None])[0][0]
                 return self.hinge_from_margins(problem, m) + alpha * float(g @ q)
 
-            def rebuild(rows: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
+            def rebuild(
+                rows: np.ndarray, W: np.ndarray = W, sq: float = sq, col: float | None = col
+            ) -> np.ndarray:
                 Xb = np.zeros((rows.size, X.shape[1]))
                 Xb[:, :d] = Phi[rows]
                 Xb[:, d : d + W.shape[1]] = (Phi[rows] @ W) / sq
+                if col is not None:
+                    Xb[:, -1] = col
                 return Xb
 
             return self.svm_g(
@@ -420,7 +505,7 @@ class HingeLoss(Loss):
                 s_obj = mets.a_step(
                     active, G[active], q, Wq, xg, al[active], et[active], self.step_size
                 )
-            hinge = np.array([self.hinge_from_margins(problem, states[b].margins) for b in active])
+            hinge = np.array([self.margin_loss(problem, states[b]) for b in active])
             return G[active], hinge + s_obj
 
         alternate(run, self.max_iter, self.tol, iteration)
@@ -429,7 +514,7 @@ class HingeLoss(Loss):
         for b in range(B):
             g = g_step(b)
             q = mets.solve([b], g[None])[0][0]
-            obj = self.hinge_from_margins(problem, states[b].margins) + alpha * float(g @ q)
+            obj = self.margin_loss(problem, states[b]) + alpha * float(g @ q)
             obj += et[b] * float(mets.frob2([b])[0])
             run.finish(b, g, obj)
             n_iter = int(run.n_iter[b])
@@ -484,12 +569,16 @@ class HingeLoss(Loss):
             return
         T, r = problem.n_targets, mets.r
         sq = np.sqrt(mets.s[warm])
-        extras = None
+        Cp = svm_c_prime(self.hinge_weight(problem), self.alpha) * mets.s[warm]
+        extras: list[np.ndarray] | None = None
         if r:
             W = np.hstack([mets.columns(b) / q for b, q in zip(warm, sq)])
             P = Phi @ W
             extras = [P[:, j * r : (j + 1) * r] for j in range(len(warm))]
-        Cp = svm_c_prime(self.hinge_weight(problem), self.alpha) * mets.s[warm]
+        if self.fit_intercept:  # the offset's constant column last, of each path's value
+            n = Phi.shape[0]
+            cols = [np.full((n, 1), self.offset_column(c)) for c in Cp]
+            extras = cols if extras is None else [np.hstack(p) for p in zip(extras, cols)]
         solved = polish_active_sets(
             Phi,
             problem.Y[:, [b % T for b in warm]],
@@ -527,9 +616,54 @@ class HingeLoss(Loss):
         """``C sum_i max(0, 1 - m_i)`` for the margins ``m_i = y_i f(x_i)``."""
         return float(self.hinge_weight(problem) * np.maximum(0.0, 1.0 - m).sum())
 
+    def margin_loss(self, problem: MVMLProblem, state: HingeState) -> float:
+        """The data term at a g-step's solution: the hinge loss of its margins (which
+        include its offset) plus the offset's penalty."""
+        return self.hinge_from_margins(problem, state.margins) + self.offset_penalty(
+            problem, state.offset
+        )
+
     def data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
-        """Hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` (Nystrom: ``z_i^T g~``)."""
-        return self.hinge_from_margins(problem, problem.Y[:, t] * (self.phi(problem, w) @ g))
+        """Hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` (Nystrom: ``z_i^T g~``).
+
+        With ``fit_intercept``: minimised over the offset ``b``, its penalty
+        ``C b^2 / (2 kappa)`` included (:func:`~mvkernels.mvml._hinge.hinge_offsets`),
+        a function of ``g`` and ``w`` alone, which the g-step's joint solution attains.
+        """
+        f = self.phi(problem, w) @ g
+        if not self.fit_intercept:
+            return self.hinge_from_margins(problem, problem.Y[:, t] * f)
+        return self.offset_loss(problem, f, problem.Y[:, t])
+
+    def offset_loss(self, problem: MVMLProblem, f: np.ndarray, y: np.ndarray) -> float:
+        """``min_b C sum_i max(0, 1 - y_i (f_i + b)) + C b^2 / (2 kappa)``."""
+        _, val = hinge_offsets(f[:, None], y[:, None], float(self.offset_kappa))
+        return self.hinge_weight(problem) * float(val[0])
+
+    def intercepts(
+        self, problem: MVMLProblem, coef: np.ndarray, basis: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The offsets of weighted coefficients ``coef`` (..., T, k) (``basis``: as
+        :meth:`MVMLProblem.intercepts <mvkernels.mvml._problem.MVMLProblem.intercepts>`):
+        zeros without ``fit_intercept``; else the offset of each that minimises its
+        training data term (:meth:`data_loss`; the g-step's own offset, as its joint
+        solution is unique in ``b``), from the decision values on the training rows."""
+        coef = np.asarray(coef, dtype=np.float64)
+        if not self.fit_intercept:
+            return np.zeros(coef.shape[:-1])
+        T = problem.n_targets
+        flat = coef.reshape(-1, coef.shape[-1])  # (m, k), target t = row mod T
+        if basis is not None:
+            flat = flat @ basis.T
+        if problem.mode == "full":
+            n = problem.n_samples
+            blocks = flat.reshape(flat.shape[0], problem.n_views, n)
+            F = sum(K @ blocks[:, l].T for l, K in enumerate(problem.Ks))
+        else:
+            F = problem.features() @ flat.T
+        Y = np.asarray(problem.Y, dtype=np.float64)[:, np.arange(flat.shape[0]) % T]
+        b, _ = hinge_offsets(F, Y, float(self.offset_kappa))
+        return b.reshape(coef.shape[:-1])
 
     def w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Hinge-loss view weights: ``min_w sum_i max(0, 1 - y_i Z_i w)`` over the simplex.
@@ -541,28 +675,31 @@ class HingeLoss(Loss):
         The simplex fixes the scale as MVML's ``sum w = 1`` does (see
         :func:`mvkernels.mvml.least_squares_weights`), and ``w >= 0`` keeps the LP's
         vertex solutions from flipping the sign of a view. The current ``w`` is kept
-        if the LP fails or does not improve the loss.
+        if the LP fails or does not improve the loss. With ``fit_intercept`` the LP has a
+        free offset too, and the losses compared are minimised over the offset
+        (:meth:`data_loss`).
         """
         Z = problem.view_outputs(g)
         y = problem.Y[:, t]
         n, v = Z.shape
-        c = np.concatenate([np.zeros(v), np.ones(n)])
-        A_ub = np.hstack([-(y[:, None] * Z), -np.eye(n)])
-        A_eq = np.concatenate([np.ones(v), np.zeros(n)])[None, :]
+        k = v + bool(self.fit_intercept)  # the weights (and the offset)
+        c = np.concatenate([np.zeros(k), np.ones(n)])
+        cols = [-(y[:, None] * Z)] + ([-y[:, None]] if self.fit_intercept else [])
+        A_ub = np.hstack([*cols, -np.eye(n)])
+        A_eq = np.concatenate([np.ones(v), np.zeros(n + k - v)])[None, :]
+        bounds = [(0, None)] * v + [(None, None)] * (k - v) + [(0, None)] * n
         res = linprog(
-            c,
-            A_ub=A_ub,
-            b_ub=-np.ones(n),
-            A_eq=A_eq,
-            b_eq=[1.0],
-            bounds=[(0, None)] * (v + n),
-            method="highs",
+            c, A_ub=A_ub, b_ub=-np.ones(n), A_eq=A_eq, b_eq=[1.0], bounds=bounds, method="highs"
         )
         if not res.success:
             return w
         w_new = np.asarray(res.x[:v], dtype=np.float64)
-        old = np.maximum(0.0, 1.0 - y * (Z @ w)).sum()
-        new = np.maximum(0.0, 1.0 - y * (Z @ w_new)).sum()
+        if self.fit_intercept:
+            old = self.offset_loss(problem, Z @ w, y)
+            new = self.offset_loss(problem, Z @ w_new, y)
+        else:
+            old = np.maximum(0.0, 1.0 - y * (Z @ w)).sum()
+            new = np.maximum(0.0, 1.0 - y * (Z @ w_new)).sum()
         return w_new if new <= old else w
 
     def final_dual(self, state: HingeState) -> np.ndarray:

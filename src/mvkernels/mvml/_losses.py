@@ -111,6 +111,17 @@ class Loss:
             return problem
         raise ValueError(f"fit_intercept=True is not available for {type(self).__name__}")
 
+    def intercepts(
+        self, problem: MVMLProblem, coef: np.ndarray, basis: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The offsets (..., T) of weighted coefficients ``w (.) g`` ``coef`` (..., T, k)
+        solved on ``problem`` (the problem of :meth:`with_intercept`); ``basis`` (dim, k):
+        the coefficients are ``basis @ coef`` (None: the feature basis). Here
+        :meth:`MVMLProblem.intercepts <mvkernels.mvml._problem.MVMLProblem.intercepts>`
+        (the centred problem's ``ybar - m^T (w (.) g)``, zeros without an intercept); a
+        loss whose g-step fits its offsets itself overrides it."""
+        return problem.intercepts(coef, basis)
+
     def new_state(self) -> Any:
         """The solver state of one target column, carried across its g-steps."""
         return None

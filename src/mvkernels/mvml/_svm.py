@@ -120,8 +120,13 @@ joint_view, feature_relevance
         factorisation of the ``(vp) x (vp)`` metric per step. Both give the same model
         up to the dual solver's tolerance.
     fit_intercept : bool, default=False
-        Not available for the hinge loss yet (the g-step is a bias-free SVM): True
-        raises a ``ValueError``. :class:`~mvkernels.MVMLClassifier` has it.
+        Add an offset ``b`` per one-vs-all problem (or pair): the loss becomes
+        ``C sum_i max(0, 1 - y_i (f(x_i) + b)) + C b^2 / (2 kappa)``, ``kappa = 10``
+        (:data:`~mvkernels.mvml._hinge_loss.OFFSET_KAPPA`), a light penalty that keeps
+        every g-step a bias-free SVM: ``b`` is the coefficient of a constant feature
+        ``sqrt(kappa / C')`` appended to its features (liblinear's intercept scaling),
+        close to libsvm's unpenalised bias (user guide, "The intercept"). False is the
+        paper's bias-free model.
     C : float or None, default=None
         Weight of the hinge loss; ``None`` means ``1 / n_samples``, the paper's choice
         (eq. 7). Only the ratio ``C / alpha`` enters the g-step; ``alpha`` and ``eta``
@@ -154,12 +159,14 @@ joint_view, feature_relevance
 mode_, nystrom_, kernels_, n_views_, feature_relevance_
         As :class:`~mvkernels.MVMLClassifier`; ``objective_`` is the primal objective
         above after each outer iteration and after the final g-step.
+    intercept_ : float or ndarray of shape (K,) or (K(K-1)/2,)
+        The offset ``b`` per problem (0.0 with ``fit_intercept=False``).
     dual_coef_ : ndarray of shape (n_samples,), (n_samples, K) or (n_samples, K(K-1)/2)
         The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``:
         those of its active-set solve, or, after liblinear alone, recovered from its
         solution by the KKT conditions (:func:`mvkernels.mvml._hinge.dual_from_primal`;
         liblinear returns ``v`` only). One-vs-one: one column per pair, zero off the
-        pair's rows.
+        pair's rows. With ``fit_intercept``, ``b = (kappa / C) sum_i alpha_i y_i``.
     C_ : float
         The hinge weight used (``1 / n`` when ``C=None``).
     objective_increase_ : float or ndarray of shape (K,)
@@ -268,12 +275,6 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
             or self.C <= 0
         ):
             raise ValueError(f"C must be None (1/n) or a finite number > 0, got {self.C!r}")
-        if self.fit_intercept:
-            raise ValueError(
-                f"{type(self).__name__}: fit_intercept=True is not available for the hinge "
-                "loss yet (its g-step is a bias-free SVM); use MVMLClassifier(fit_intercept="
-                "True), the square loss, or fit_intercept=False"
-            )
         if (
             isinstance(self.svm_tol, bool)
             or not isinstance(self.svm_tol, Real)

@@ -283,7 +283,10 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_rele
     loss : {"hinge"}, default="hinge"
         The hinge loss only (``MVMLClassifierCV(loss="auto")`` searches both losses).
     fit_intercept : bool, default=False
-        Not available for the hinge loss yet: True raises a ``ValueError``.
+        An offset per one-vs-all problem (:class:`~mvkernels.MVMLSVC`'s
+        ``fit_intercept``: the g-step's augmented constant feature) for every candidate:
+        each candidate's offset minimises its data term on the fold's training rows and
+        is added to its held-out outputs; the refitted ``best_estimator_`` has it.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on

@@ -284,7 +284,7 @@ class _MVMLCVBase(BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
-        self._base_estimator()._check_params()  # e.g. fit_intercept with the hinge loss
+        self._base_estimator()._check_params()
         check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
@@ -779,15 +779,21 @@ class _MVMLCVBase(BaseEstimator):
                 Xtr = take_rows(Xj, tr)
                 if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
                     problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
-                # fit_intercept: the fold's centred problem (means of its training rows)
+                # fit_intercept: the fold's centred problem (means of its training rows);
+                # a loss that fits its offsets from the rows (the hinge loss) reads them
                 problem = loss.with_intercept(problem)
+                if self.fit_intercept and loss.needs_rows and problem.U is None:
+                    width = U_te.shape[1]
+                    problem = replace(
+                        problem, Xs=Xtr, U=None if U_all is None else U_all[tr, :width]
+                    )
                 rows = None
                 if U_all is not None and tr.size < U_te.shape[1]:  # fewer rows than features
                     rows = U_all[tr] if U_te.shape[1] == U_all.shape[1] else U_all[tr, :d_in]
                 GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
                 U = U_te if basis is None else U_te @ basis
                 GW = GW.reshape(-1, *GW.shape[-2:])
-                b = problem.intercepts(GW, basis)  # each candidate's offsets (fit_intercept)
+                b = loss.intercepts(problem, GW, basis)  # each candidate's offsets
                 sc = self._candidate_scores(U, y_score[te], GW, scorer, b)
                 results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
             return results
@@ -860,7 +866,8 @@ class _MVMLCVBase(BaseEstimator):
             )
             est._check_params()
             problem = est._build_problem(Xtr, Y[tr])
-            centred = est._make_loss().with_intercept(problem)  # for the offsets
+            loss = est._make_loss()
+            centred = loss.with_intercept(problem)  # for the offsets
             if kept is not None:
                 kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, Y.shape[1]))))
             for ai, a in enumerate(alphas):
@@ -881,7 +888,7 @@ class _MVMLCVBase(BaseEstimator):
                                 for r in res
                             ]
                         )
-                        b = centred.intercepts(Gw.reshape(Gw.shape[0], -1))
+                        b = loss.intercepts(centred, Gw.reshape(Gw.shape[0], -1))
                         D = est._full_outputs(Gw, offset=b).outputs(Xte)
                         out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
                         if kept is not None:
