@@ -22,9 +22,9 @@ from mvkernels.mvml.cv._search import _MVMLCVBase
 
 #: (subclass, base) -> the defaults the subclass changes on purpose
 INTENDED = {
-    (MVMLClassifier, _BaseMVML): {},
+    (MVMLClassifier, _BaseMVML): {"alpha": 0.1, "bandwidth_factor": 6.0},
     (MVMLRegressor, _BaseMVML): {},
-    (MVMLSVC, MVMLClassifier): {"alpha": 1e-5, "max_iter": 2},
+    (MVMLSVC, MVMLClassifier): {"alpha": 1e-5, "max_iter": 2, "bandwidth_factor": 4.0},
     (MVMLClassifierCV, _MVMLCVBase): {},
     (MVMLSVCCV, _MVMLCVBase): {"cv": 3, "max_iter": 2, "joint_view": False, "loss": "hinge"},
 }

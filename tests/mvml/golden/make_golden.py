@@ -172,6 +172,8 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
         return [da.from_array(v, chunks=40) for v in Xtr], da.from_array(Y, chunks=40), Xte
 
     rs = {"random_state": 0}
+    # MVMLClassifier's defaults at 9946e0c (they changed later: alpha 0.1, factor 6)
+    clf = {"alpha": 1.0, "bandwidth_factor": 4.0, **rs}
     # ---- square loss, regression
     for metric in ("dense", "sparse", "identity", "cov"):
         for nl, tag in ((None, "full"), ("auto", "nys"), (24, "nys24")):
@@ -212,22 +214,22 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
         for nl, tag in ((None, "full"), ("auto", "nys")):
             add(
                 f"cls_{metric}_{tag}",
-                lambda m=metric, n=nl: MVMLClassifier(metric=m, n_landmarks=n, **rs),
+                lambda m=metric, n=nl: MVMLClassifier(metric=m, n_landmarks=n, **clf),
                 cls,
             )
-    add("cls_binary", lambda: MVMLClassifier(**rs), binary)
-    add("cls_proba", lambda: MVMLClassifier(probability=True, **rs), cls)
-    add("cls_joint", lambda: MVMLClassifier(joint_view=True, **rs), cls)
-    add("cls_missing", lambda: MVMLClassifier(**rs), missing_cls)
-    add("cls_sparse_views", lambda: MVMLClassifier(**rs), sparse_cls)
+    add("cls_binary", lambda: MVMLClassifier(**clf), binary)
+    add("cls_proba", lambda: MVMLClassifier(probability=True, **clf), cls)
+    add("cls_joint", lambda: MVMLClassifier(joint_view=True, **clf), cls)
+    add("cls_missing", lambda: MVMLClassifier(**clf), missing_cls)
+    add("cls_sparse_views", lambda: MVMLClassifier(**clf), sparse_cls)
     add(
         "cls_precomputed",
-        lambda: MVMLClassifier(kernel="precomputed", n_landmarks=None, **rs),
+        lambda: MVMLClassifier(kernel="precomputed", n_landmarks=None, **clf),
         precomputed_cls,
     )
     add(
         "cls_sparse_weights",
-        lambda: MVMLClassifier(metric="sparse", learn_weights=True, eta=0.2, **rs),
+        lambda: MVMLClassifier(metric="sparse", learn_weights=True, eta=0.2, **clf),
         cls,
     )
     # ---- hinge loss
