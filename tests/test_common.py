@@ -146,6 +146,19 @@ _WEIGHT_CHECKS = (
     "check_sample_weight_equivalence_on_dense_data",
     "check_sample_weight_equivalence_on_sparse_data",
 )
+# The square-loss MVML estimators: the weighted fit is the repeated rows' fit when the
+# landmarks and the bandwidths are the same (tests/mvml/test_mvml_weights.py: 1e-8). Here
+# they are not: the default landmarks (every row, n_landmarks="auto") are the rows, not
+# their copies, so the repeated data's Nystrom features and the metric learned on them
+# have another dimension (the Frobenius penalty and the dense A-steps differ; measured:
+# 0.02 apart with the dense metric, 1e-5 with the identity metric, where only the
+# eigenvalue floor of the duplicated landmarks differs); the default bandwidths agree to
+# 1e-8 only (float32 distances on the repeated rows).
+_MVML_WEIGHTS = (
+    "Nystrom landmarks are drawn from the rows, not from their copies (another feature "
+    "space, another learned metric); tests/mvml/test_mvml_weights.py checks the "
+    "equivalence with fixed landmarks and bandwidths"
+)
 
 
 def _expected_failed(est):
@@ -158,6 +171,8 @@ def _expected_failed(est):
         failed.update(dict.fromkeys(_WEIGHT_CHECKS, reason))
     if isinstance(est, OLOKRegressor):
         failed.update(dict.fromkeys(_WEIGHT_CHECKS, _OLOK_WEIGHTS))
+    if isinstance(est, (MVMLRegressor, MVMLClassifier)) and not isinstance(est, MVMLSVC):
+        failed.update(dict.fromkeys(_WEIGHT_CHECKS, _MVML_WEIGHTS))
     if getattr(est, "multi_class", None) == "ovo" and getattr(est, "probability", False):
         failed["check_classifiers_train"] = _OVO_PROBA
     return failed

@@ -214,6 +214,7 @@ mode_, nystrom_, kernels_, n_views_
         multi_class: str = "ovr",
         decision_function_shape: str = "ovr",
         fit_intercept: bool = False,
+        class_weight: Any = None,
     ):
         super().__init__(
             alpha=alpha,
@@ -240,6 +241,7 @@ mode_, nystrom_, kernels_, n_views_
             multi_class=multi_class,
             decision_function_shape=decision_function_shape,
             fit_intercept=fit_intercept,
+            class_weight=class_weight,
         )
         self.C = C
         self.svm_tol = svm_tol

@@ -1,0 +1,196 @@
+"""Sample and class weights of the square-loss MVML estimators: integer weights equal
+repeated rows and zero weights removed rows (Nystrom mode with fixed landmarks and
+bandwidths), the full-kernel mode's weighted loss against a direct formula,
+``class_weight`` as in ``SVC``, and the ``_weights.py`` errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import balanced_accuracy_score
+
+from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
+
+KP = [{"gamma": 0.3}, {"gamma": 0.5}]
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    n = 30
+    X1, X2 = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
+    r = X1[:, 0] + np.sin(X2[:, 1])
+    labels = np.where(r > 0.2, "a", np.where(r < -0.5, "b", "c"))
+    w = rng.integers(0, 4, size=n)
+    w[:2] = [0, 3]  # at least one removed and one tripled row
+    test = [rng.normal(size=(10, 3)), rng.normal(size=(10, 2))]
+    return [X1, X2], r, labels, w, test
+
+
+def _landmarks(w):
+    """Fixed landmark rows of positive weight, and the same rows among the repeated rows."""
+    lm = np.array([1, 3, 4, 6, 8, 10, 12, 14, 17, 20])
+    lm = lm[w[lm] > 0]
+    rep = np.repeat(np.arange(len(w)), w)
+    return lm, np.array([np.flatnonzero(rep == i)[0] for i in lm]), rep
+
+
+def _out(est, X):
+    return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
+
+
+def _fit(est, X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X, y, **kw)
+
+
+VARIANTS = [
+    dict(metric="dense"),
+    dict(metric="dense", solver="dense"),
+    dict(metric="identity"),
+    dict(metric="cov"),
+    dict(metric="sparse", eta=0.1),
+    dict(metric="dense", learn_weights=True),
+    dict(metric="dense", fit_intercept=True),
+    dict(metric="cov", fit_intercept=True),
+]
+
+
+@pytest.mark.parametrize("cls", [MVMLRegressor, MVMLClassifier])
+@pytest.mark.parametrize("kw", VARIANTS, ids=lambda kw: "-".join(map(str, kw.values())))
+def test_integer_weights_equal_repeated_rows_nystrom(data, cls, kw):
+    """Nystrom mode, landmarks held fixed (row indices) and fixed bandwidths: the
+    weighted sufficient statistics are those of the repeated rows, so every iterate is."""
+    Xs, r, labels, w, test = data
+    y = labels if cls is MVMLClassifier else r
+    lm, lm_rep, rep = _landmarks(w)
+    est = cls(kernel_params=KP, landmarks=lm, max_iter=3, **kw)
+    weighted = _out(_fit(est, Xs, y, sample_weight=w), test)
+    est_rep = cls(kernel_params=KP, landmarks=lm_rep, max_iter=3, **kw)
+    repeated = _out(_fit(est_rep, [X[rep] for X in Xs], y[rep]), test)
+    np.testing.assert_allclose(weighted, repeated, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("n_landmarks", [None, 8], ids=["full", "nystrom"])
+@pytest.mark.parametrize("kw", VARIANTS[:4] + VARIANTS[6:], ids=lambda kw: str(kw))
+def test_zero_weights_equal_removed_rows(data, n_landmarks, kw):
+    """Rows of zero weight are dropped before anything else: landmark draws and default
+    bandwidths included (no fixed landmarks or kernel parameters here)."""
+    Xs, r, labels, w, test = data
+    keep = w > 0
+    est = MVMLClassifier(n_landmarks=n_landmarks, random_state=0, max_iter=3, **kw)
+    weighted = _out(_fit(est, Xs, labels, sample_weight=w * 0 + keep), test)
+    removed = _out(_fit(est, [X[keep] for X in Xs], labels[keep]), test)
+    np.testing.assert_array_equal(weighted, removed)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_full_mode_weighted_loss_direct_formula(data, fit_intercept):
+    """Full-kernel mode, ``A = I``, fixed view weights ``1/v``: the g-step is the weighted
+    ridge ``min sum_i s_i (y_i - b - (P g)_i)^2 + alpha ||g||^2``, ``P = [K_1, K_2] / 2``,
+    solved here directly (normal equations, weighted means for the intercept)."""
+    Xs, r, _, w, test = data
+    keep = w > 0
+    X, y, s = [V[keep] for V in Xs], r[keep], w[keep].astype(float)
+    alpha = 0.3
+    est = MVMLRegressor(
+        n_landmarks=None,
+        metric="identity",
+        kernel_params=KP,
+        alpha=alpha,
+        fit_intercept=fit_intercept,
+    )
+    pred = est.fit(Xs, r, sample_weight=w).predict(test)
+    Ks = [k(V, V) for k, V in zip(est.kernels_, X)]
+    Kt = [k(T, V) for k, T, V in zip(est.kernels_, test, X)]
+    P, Pt = np.hstack(Ks) / 2, np.hstack(Kt) / 2
+    m, ybar = np.zeros(P.shape[1]), 0.0
+    if fit_intercept:
+        m, ybar = s @ P / s.sum(), s @ y / s.sum()
+    Pc, yc = P - m, y - ybar
+    g = np.linalg.solve(Pc.T @ (s[:, None] * Pc) + alpha * np.eye(P.shape[1]), Pc.T @ (s * yc))
+    np.testing.assert_allclose(pred, (Pt - m) @ g + ybar, rtol=0, atol=1e-8)
+
+
+def test_full_mode_integer_weight_is_not_a_repeated_row(data):
+    """Full-kernel mode: the coefficients are indexed by the training rows, so a repeated
+    row has two coefficients that share the penalty ``alpha ||g||^2`` (each gets half) and
+    the fits differ; the weighted fit equals the repeated rows' only in Nystrom mode with
+    fixed landmarks (the test above)."""
+    Xs, r, _, w, test = data
+    rep = np.repeat(np.arange(len(w)), w)
+    kw = dict(n_landmarks=None, metric="identity", kernel_params=KP, alpha=0.3)
+    weighted = MVMLRegressor(**kw).fit(Xs, r, sample_weight=w).predict(test)
+    repeated = MVMLRegressor(**kw).fit([X[rep] for X in Xs], r[rep]).predict(test)
+    assert np.abs(weighted - repeated).max() > 1e-3
+
+
+def test_unit_weights_are_the_unweighted_fit(data):
+    Xs, r, _, _, test = data
+    est = MVMLRegressor(max_iter=3, random_state=0)
+    a = _fit(est, Xs, r, sample_weight=np.ones(len(r))).predict(test)
+    b = _fit(est, Xs, r).predict(test)
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("multi_class", ["ovr", "ovo"])
+def test_class_weight_is_a_row_weight(data, multi_class):
+    """``class_weight`` multiplies each row's loss weight: a dict equals the sample
+    weights of the classes (bandwidths fixed: they take ``sample_weight`` only)."""
+    Xs, _, labels, w, test = data
+    cw = {"a": 2.0, "b": 0.5}
+    per_row = np.array([cw.get(c, 1.0) for c in labels])
+    kw = dict(kernel_params=KP, max_iter=3, random_state=0, multi_class=multi_class)
+    a = _fit(MVMLClassifier(class_weight=cw, **kw), Xs, labels, sample_weight=w)
+    b = _fit(MVMLClassifier(**kw), Xs, labels, sample_weight=w * per_row)
+    np.testing.assert_allclose(_out(a, test), _out(b, test), rtol=0, atol=1e-10)
+
+
+def test_balanced_class_weight_raises_balanced_accuracy():
+    """An imbalanced split (about 12% positives): "balanced" raises the held-out
+    balanced accuracy of the square loss (numbers in the assertion message)."""
+    rng = np.random.default_rng(3)
+    n = 400
+    X1, X2 = rng.normal(size=(n, 4)), rng.normal(size=(n, 3))
+    score = X1[:, 0] + X2[:, 0] + 0.5 * rng.normal(size=n)
+    y = (score > 1.6).astype(int)
+    tr, te = np.arange(300), np.arange(300, n)
+    acc = {}
+    for cw in (None, "balanced"):
+        est = MVMLClassifier(class_weight=cw, alpha=1.0, random_state=0, max_iter=3)
+        est = _fit(est, [X1[tr], X2[tr]], y[tr])
+        acc[cw] = balanced_accuracy_score(y[te], est.predict([X1[te], X2[te]]))
+    assert acc["balanced"] > acc[None] + 0.05, acc
+
+
+@pytest.mark.parametrize(
+    ("sample_weight", "match"),
+    [
+        (np.ones(5), "has 5 entries but there are 30 samples"),
+        (-np.ones(30), "sample_weight must be >= 0"),
+        (np.full(30, np.nan), "contains NaN"),
+        (np.zeros(30), "every sample weight is zero"),
+        (np.eye(30)[0], "only 1 sample has a positive weight"),
+        (np.ones((30, 2)), "must be 1-D"),
+    ],
+)
+def test_bad_weights_are_refused(data, sample_weight, match):
+    Xs, r, _, _, _ = data
+    with pytest.raises(ValueError, match=match):
+        MVMLRegressor().fit(Xs, r, sample_weight=sample_weight)
+
+
+def test_bad_class_weight_and_zero_weight_landmark(data):
+    Xs, r, labels, w, _ = data
+    with pytest.raises(ValueError, match="not in y"):
+        MVMLClassifier(class_weight={"z": 2.0}).fit(Xs, labels)
+    with pytest.raises(ValueError, match="have sample_weight 0"):
+        MVMLRegressor(landmarks=np.array([0, 1, 2])).fit(Xs, r, sample_weight=w)
+
+
+def test_hinge_loss_refuses_weights(data):
+    Xs, _, labels, w, _ = data
+    with pytest.raises(ValueError, match="not supported by the hinge loss yet"):
+        MVMLSVC(class_weight="balanced").fit(Xs, labels)
