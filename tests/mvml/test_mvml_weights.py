@@ -7,10 +7,22 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import balanced_accuracy_score
+from sklearn.model_selection import KFold
 
-from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
+from mvkernels import (
+    MVMLSVC,
+    MVMLSVCCV,
+    MVMLClassifier,
+    MVMLClassifierCV,
+    MVMLRegressor,
+    MVMLRegressorCV,
+)
+from mvkernels.mvml._screen import ridge_loo_outputs
+from mvkernels.mvml.cv import complement_moments
+from mvkernels.nystrom import FeatureMoments
 
 KP = [{"gamma": 0.3}, {"gamma": 0.5}]
 
@@ -124,7 +136,7 @@ def test_full_mode_integer_weight_is_not_a_repeated_row(data):
     kw = dict(n_landmarks=None, metric="identity", kernel_params=KP, alpha=0.3)
     weighted = MVMLRegressor(**kw).fit(Xs, r, sample_weight=w).predict(test)
     repeated = MVMLRegressor(**kw).fit([X[rep] for X in Xs], r[rep]).predict(test)
-    assert np.abs(weighted - repeated).max() > 1e-3
+    assert np.abs(weighted - repeated).max() > 0.05  # 0.105 measured (docs/mvml.md)
 
 
 def test_unit_weights_are_the_unweighted_fit(data):
@@ -194,3 +206,150 @@ def test_hinge_loss_refuses_weights(data):
     Xs, _, labels, w, _ = data
     with pytest.raises(ValueError, match="not supported by the hinge loss yet"):
         MVMLSVC(class_weight="balanced").fit(Xs, labels)
+
+
+# ------------------------------------------------------------------ CV estimators
+def _folds(n, w, n_splits=4):
+    """Explicit folds of the rows given, the same folds without the rows of zero weight,
+    and of the repeated rows (every copy in its row's fold)."""
+    splits = list(KFold(n_splits, shuffle=True, random_state=0).split(np.zeros((n, 1))))
+    kept = np.flatnonzero(w > 0)
+    new = np.full(n, -1)
+    new[kept] = np.arange(kept.size)
+    removed = [(new[tr][new[tr] >= 0], new[te][new[te] >= 0]) for tr, te in splits]
+    rep = np.repeat(np.arange(n), w)
+    repeated = [
+        (np.flatnonzero(np.isin(rep, tr)), np.flatnonzero(np.isin(rep, te))) for tr, te in splits
+    ]
+    return splits, removed, repeated
+
+
+def _split_scores(cv_est):
+    k = cv_est.n_splits_
+    return np.array([cv_est.cv_results_[f"split{i}_test_score"] for i in range(k)])
+
+
+CV_GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], max_iter=3, random_state=0)
+CV_VARIANTS = [
+    dict(),
+    dict(fit_intercept=True),
+    dict(metric="identity"),
+    dict(n_landmarks=None, alphas=[0.1, 1.0], max_iter=2),
+]
+
+
+@pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
+@pytest.mark.parametrize("kw", CV_VARIANTS, ids=lambda kw: str(kw))
+def test_cv_zero_weight_is_a_removed_row(data, cls, kw):
+    """Explicit folds: a zero weight equals the row removed from its fold, in every
+    fold's score (screen and refit included)."""
+    Xs, r, labels, w, test = data
+    y = labels if cls is MVMLClassifierCV else r
+    n, keep = len(y), w > 0
+    splits, removed, _ = _folds(n, w)
+    params = {**CV_GRID, **kw}
+    a = cls(cv=splits, **params).fit(Xs, y, sample_weight=w)
+    b = cls(cv=removed, **params).fit([X[keep] for X in Xs], y[keep], sample_weight=w[keep])
+    np.testing.assert_array_equal(_split_scores(a), _split_scores(b))
+    assert a.best_params_ == b.best_params_
+    np.testing.assert_array_equal(a.predict(test), b.predict(test))
+
+
+@pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_cv_integer_weights_equal_repeated_rows(data, cls, fit_intercept):
+    """Fixed landmarks and bandwidths, every candidate cross-validated (no leave-one-out
+    screen: leaving a row out is not leaving one copy out): the weighted fold statistics
+    and the weighted held-out accuracy / R^2 are those of the repeated rows."""
+    Xs, r, labels, w, _ = data
+    y = labels if cls is MVMLClassifierCV else r
+    splits, _, repeated = _folds(len(y), w)
+    lm, lm_rep, rep = _landmarks(w)
+    params = dict(
+        CV_GRID,
+        kernel_params=KP,
+        bandwidth_factors=[1.0],
+        search="exhaustive",
+        joint_view=False,
+        fit_intercept=fit_intercept,
+    )
+    a = cls(cv=splits, landmarks=lm, **params).fit(Xs, y, sample_weight=w)
+    b = cls(cv=repeated, landmarks=lm_rep, **params).fit([X[rep] for X in Xs], y[rep])
+    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_weighted_leave_one_out_screen(fit_intercept):
+    """The weighted ridge's leave-one-out outputs equal the weighted ridge refitted
+    without each row (a direct solve per row)."""
+    rng = np.random.default_rng(1)
+    n, d = 12, 5
+    U, Y = rng.normal(size=(n, d)), rng.normal(size=(n, 2))
+    s = rng.uniform(0.2, 3.0, size=n)
+    alpha, v = 0.3, 1
+    loo = ridge_loo_outputs(U, Y, np.array([alpha]), v, fit_intercept, s)[0]
+    for i in range(n):
+        m = np.arange(n) != i
+        Ui, Yi, si = U[m], Y[m], s[m]
+        mu, ybar = np.zeros(d), np.zeros(2)
+        if fit_intercept:
+            mu, ybar = si @ Ui / si.sum(), si @ Yi / si.sum()
+        Uc, Yc = Ui - mu, Yi - ybar
+        G = np.linalg.solve(
+            Uc.T @ (si[:, None] * Uc) + alpha * np.eye(d), Uc.T @ (si[:, None] * Yc)
+        )
+        np.testing.assert_allclose(loo[i], (U[i] - mu) @ G + ybar, rtol=0, atol=1e-10)
+
+
+def test_weighted_complement_moments():
+    """The weighted fold statistics as total minus held-out part equal the fold's own."""
+    rng = np.random.default_rng(2)
+    U, Y, s = rng.normal(size=(20, 4)), rng.normal(size=(20, 1)), rng.uniform(0.5, 2, 20)
+    te = np.arange(20) % 4 == 0
+    total = FeatureMoments.from_features(U, Y, s)
+    part = FeatureMoments.from_features(U[te], Y[te], s[te])
+    got = complement_moments(total, part)
+    want = FeatureMoments.from_features(U[~te], Y[~te], s[~te])
+    assert got.weight == pytest.approx(want.weight)
+    for name in ("sum", "gram", "cross", "target_sum", "target_gram", "scatter"):
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), atol=1e-12)
+
+
+def test_cv_class_weight_and_hinge(data):
+    Xs, _, labels, w, _ = data
+    cw = {"a": 2.0, "b": 0.5}
+    per_row = np.array([cw.get(c, 1.0) for c in labels])
+    params = dict(CV_GRID, kernel_params=KP, cv=3)
+    a = MVMLClassifierCV(class_weight=cw, **params).fit(Xs, labels, sample_weight=w)
+    assert a.best_estimator_.class_weight == cw
+    with pytest.raises(ValueError, match="hinge loss yet"):
+        MVMLSVCCV(**params).fit(Xs, labels, sample_weight=w)
+    with pytest.raises(ValueError, match="hinge loss yet"):
+        MVMLSVCCV(class_weight="balanced", **params).fit(Xs, labels)
+    b = MVMLClassifierCV(**params).fit(Xs, labels, sample_weight=w * per_row)
+    assert a.best_estimator_.predict(Xs).shape == b.best_estimator_.predict(Xs).shape
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        MVMLClassifier(max_iter=3),
+        MVMLClassifier(metric="sparse", n_landmarks=0.5, random_state=0, max_iter=3),
+        MVMLClassifier(multi_class="ovo", max_iter=3),
+        MVMLClassifierCV(alphas=[0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3),
+    ],
+    ids=["dense", "sparse", "ovo", "cv"],
+)
+@pytest.mark.parametrize("n_centers", [2, 3])
+def test_sklearn_class_weight_check_with_short_paths(est, n_centers):
+    """scikit-learn's check_class_weight_classifiers (its data, class weights and
+    threshold) with the configuration's own max_iter (the check sets max_iter=1000; it is
+    skipped in tests/test_common.py for that reason)."""
+    from sklearn.datasets import make_blobs
+    from sklearn.model_selection import train_test_split
+
+    X, y = make_blobs(centers=n_centers, random_state=0, cluster_std=20)
+    X_tr, X_te, y_tr, _ = train_test_split(X, y, test_size=0.5, random_state=0)
+    cw = {0: 1000, 1: 0.0001} if n_centers == 2 else {0: 1000, 1: 0.0001, 2: 0.0001}
+    clf = _fit(clone(est).set_params(class_weight=cw, random_state=0), X_tr, y_tr)
+    assert np.mean(clf.predict(X_te) == 0) > 0.87

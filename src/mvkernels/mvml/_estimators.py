@@ -130,6 +130,23 @@ def _mvml_constraints() -> dict:
     }
 
 
+def landmarks_of_rows(landmarks: Any, rows: np.ndarray | None, n_in: int | None) -> Any:
+    """``landmarks`` for the rows kept (``rows`` of ``n_in``; None: all): row indices are
+    rows of the ``X`` given to ``fit``, renumbered among the rows of positive weight (a
+    landmark row of zero weight is an error); a strategy name is returned as is."""
+    if rows is None or not is_index_landmarks(landmarks):
+        return landmarks
+    idx = check_landmark_indices(landmarks, int(n_in))
+    pos = np.minimum(np.searchsorted(rows, idx), rows.size - 1)
+    dropped = idx[rows[pos] != idx]
+    if dropped.size:
+        raise ValueError(
+            f"landmarks: rows {dropped[:5].tolist()} have sample_weight 0 (rows of zero "
+            "weight are dropped before the landmarks are taken)"
+        )
+    return pos
+
+
 def _weighted_missing_model(nys: BlockNystrom, Xs: list, sample_weight: np.ndarray) -> None:
     """Missing views: the completion statistics of ``nys`` from the weighted moments of
     the observed features (the map's own are unweighted)."""
@@ -418,21 +435,10 @@ class _BaseMVML(BaseEstimator):
         return Xs, y, w
 
     def _fit_landmarks(self) -> Any:
-        """``landmarks`` for the rows kept: row indices are rows of the ``X`` given to
-        ``fit``, renumbered among the rows of positive weight (a landmark row of zero
-        weight is an error)."""
-        rows = self.__dict__.get("_fit_rows")
-        if rows is None or not is_index_landmarks(self.landmarks):
-            return self.landmarks
-        idx = check_landmark_indices(self.landmarks, self._n_rows_in)
-        pos = np.minimum(np.searchsorted(rows, idx), rows.size - 1)
-        dropped = idx[rows[pos] != idx]
-        if dropped.size:
-            raise ValueError(
-                f"landmarks: rows {dropped[:5].tolist()} have sample_weight 0 (rows of zero "
-                "weight are dropped before the landmarks are taken)"
-            )
-        return pos
+        """``landmarks`` for the rows kept (:func:`landmarks_of_rows`)."""
+        return landmarks_of_rows(
+            self.landmarks, self.__dict__.get("_fit_rows"), self.__dict__.get("_n_rows_in")
+        )
 
     def _apply_class_weight(self, yi: np.ndarray, labels_seen: np.ndarray | None) -> None:
         """Multiply the rows' loss weights by their class's ``class_weight``."""
