@@ -353,3 +353,13 @@ def test_sklearn_class_weight_check_with_short_paths(est, n_centers):
     cw = {0: 1000, 1: 0.0001} if n_centers == 2 else {0: 1000, 1: 0.0001, 2: 0.0001}
     clf = _fit(clone(est).set_params(class_weight=cw, random_state=0), X_tr, y_tr)
     assert np.mean(clf.predict(X_te) == 0) > 0.87
+
+
+def test_dask_input_refuses_weights(data):
+    da = pytest.importorskip("dask.array")
+    Xs, r, labels, w, _ = data
+    Xd = [da.from_array(X, chunks=10) for X in Xs]
+    with pytest.raises(ValueError, match="not supported on Dask input"):
+        MVMLRegressor().fit(Xd, r, sample_weight=w)
+    with pytest.raises(ValueError, match="not supported on Dask input"):
+        MVMLRegressorCV(cv=3).fit(Xd, r, sample_weight=w)

@@ -478,7 +478,8 @@ class _BaseMVML(BaseEstimator):
     def _training_moments(self, nys: BlockNystrom, Xs: list, Y: Any) -> Any:
         """The training rows' :class:`~mvkernels.nystrom.FeatureMoments` with targets
         (weighted by the rows' loss weights)."""
-        return nys.moments(Xs, Y, sample_weight=self.__dict__.get("_loss_weight"))
+        sw = self.__dict__.get("_loss_weight")
+        return nys.moments(Xs, Y) if sw is None else nys.moments(Xs, Y, sample_weight=sw)
 
     def _completed_full_problem(
         self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel: Any, kernel_params: list

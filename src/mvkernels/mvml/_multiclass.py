@@ -148,8 +148,11 @@ def class_moments(
     out = []
     for k in range(n_classes):
         rows = np.flatnonzero(yi == k)
-        sw = None if sample_weight is None else sample_weight[rows]
-        out.append(nys.moments(take_rows(Xs, rows), sample_weight=sw))
+        Xk = take_rows(Xs, rows)
+        if sample_weight is None:
+            out.append(nys.moments(Xk))
+        else:
+            out.append(nys.moments(Xk, sample_weight=sample_weight[rows]))
     return out
 
 
@@ -223,6 +226,8 @@ def pair_problem(
         mom = _labelled(moments[i], 1.0).merge(_labelled(moments[j], -1.0)).symmetrize()
     elif U is not None:
         mom = FeatureMoments.from_features(U, y).symmetrize()
+    elif sw is None:
+        mom = problem.feature_map.moments(Xs, y)
     else:
         mom = problem.feature_map.moments(Xs, y, sample_weight=sw)
     return (

@@ -147,6 +147,8 @@ joint_view
         as :class:`~mvkernels.MVMLClassifier`.
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         As :class:`~mvkernels.MVMLClassifier` (one-vs-one only).
+    class_weight : None, default=None
+        Not available for the hinge loss yet: anything but None raises a ``ValueError``.
 
     Attributes
     ----------
