@@ -363,3 +363,33 @@ def test_dask_input_refuses_weights(data):
         MVMLRegressor().fit(Xd, r, sample_weight=w)
     with pytest.raises(ValueError, match="not supported on Dask input"):
         MVMLRegressorCV(cv=3).fit(Xd, r, sample_weight=w)
+
+
+@pytest.mark.parametrize("n_landmarks", [8, None], ids=["nystrom", "full"])
+def test_missing_views_weighted_completion(data, n_landmarks):
+    """Missing views: the completion statistics are weighted as the loss (Nystrom mode:
+    integer weights equal repeated rows with fixed landmarks; full-kernel mode, whose
+    completed kernels use the default landmarks: a zero weight equals a removed row)."""
+    Xs, r, _, w, test = data
+    Xm = [X.copy() for X in Xs]
+    Xm[1][[5, 9, 21]] = np.nan  # view 1 missing in three rows
+    if n_landmarks is None:
+        keep = w > 0
+        est = MVMLRegressor(n_landmarks=None, kernel_params=KP, random_state=0, max_iter=3)
+        a = _fit(est, Xm, r, sample_weight=keep.astype(float)).predict(test)
+        b = _fit(est, [X[keep] for X in Xm], r[keep]).predict(test)
+        np.testing.assert_array_equal(a, b)
+        return
+    lm, lm_rep, rep = _landmarks(w)
+    lm_ok = ~np.isin(lm, [5, 9, 21])
+    a = _fit(
+        MVMLRegressor(kernel_params=KP, landmarks=lm[lm_ok], max_iter=3), Xm, r, sample_weight=w
+    )
+    b = _fit(
+        MVMLRegressor(kernel_params=KP, landmarks=lm_rep[lm_ok], max_iter=3),
+        [X[rep] for X in Xm],
+        r[rep],
+    )
+    test_m = [test[0], test[1].copy()]
+    test_m[1][:3] = np.nan  # completed at prediction time by the weighted statistics
+    np.testing.assert_allclose(a.predict(test_m), b.predict(test_m), rtol=0, atol=1e-8)
