@@ -393,3 +393,18 @@ def test_missing_views_weighted_completion(data, n_landmarks):
     test_m = [test[0], test[1].copy()]
     test_m[1][:3] = np.nan  # completed at prediction time by the weighted statistics
     np.testing.assert_allclose(a.predict(test_m), b.predict(test_m), rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("cls", "scoring"), [(MVMLRegressorCV, "r2"), (MVMLClassifierCV, "accuracy")]
+)
+def test_cv_weighted_default_scores_equal_sklearn_scorers(data, cls, scoring):
+    """The built-in weighted held-out scores are scikit-learn's ``r2_score`` /
+    ``accuracy_score`` with ``sample_weight`` (the scorer gets the fold's weights)."""
+    Xs, r, labels, w, _ = data
+    y = labels if cls is MVMLClassifierCV else r
+    splits, _, _ = _folds(len(y), w)
+    params = dict(CV_GRID, kernel_params=KP, bandwidth_factors=[1.0], cv=splits)
+    a = cls(**params).fit(Xs, y, sample_weight=w)
+    b = cls(scoring=scoring, **params).fit(Xs, y, sample_weight=w)
+    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-12)
