@@ -24,21 +24,33 @@ __all__ = ["BANDWIDTH_KERNELS", "resolve_bandwidths", "scale_bandwidths"]
 
 
 def resolve_bandwidths(
-    kernel: Any, kernel_params: Any, Xs: list, factor: float, random_state: Any = None
+    kernel: Any,
+    kernel_params: Any,
+    Xs: list,
+    factor: float,
+    random_state: Any = None,
+    sample_weight: Any = None,
 ) -> list[dict | None]:
     """Per-view ``kernel_params`` with every open bandwidth made explicit.
 
     Returns one dict (or None) per view. Views may be NumPy or Dask arrays (only the
-    sampled rows are read).
+    sampled rows are read). ``sample_weight``: frequency weights of the rows (one vector,
+    or one per view), for the weighted mean pairwise distance
+    (:func:`~mvkernels.kernels.mean_pairwise_distance`).
     """
+    if sample_weight is not None and not isinstance(sample_weight, list):
+        sample_weight = [sample_weight] * len(Xs)
     kernels = make_view_kernels(kernel, kernel_params, len(Xs))
     rng = check_random_state(random_state)
     out: list[dict | None] = []
-    for Xv, kern in zip(Xs, kernels):
+    for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
         given = dict(kern.params)
         open_bw = kern.family is not None and kern.family.open_bandwidth(given)
         if open_bw:
-            kern.fit(Xv, random_state=rng)
+            if sample_weight is None:
+                kern.fit(Xv, random_state=rng)
+            else:
+                kern.fit(Xv, random_state=rng, sample_weight=sample_weight[l])
             out.append(
                 {
                     **{k: v for k, v in given.items() if k not in ("gamma", "sigma")},

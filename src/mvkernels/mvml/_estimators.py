@@ -26,15 +26,19 @@ from .._validation import (
     check_targets_finite,
     check_views,
     observed_mask,
+    take_rows,
     validate_array_input,
 )
+from .._weights import check_sample_weight, class_weight_of_rows, positive_rows
 from ..kernels import make_view_kernels
 from ..nystrom import (
     BlockNystrom,
     default_chunk_size,
+    feature_moments,
     map_views,
     resolve_n_landmarks,
 )
+from ..nystrom._landmarks import check_landmark_indices, is_index_landmarks
 from ..nystrom._missing import CompletedOutputs, ConditionalViews
 from ._bandwidth import resolve_bandwidths
 from ._driver import reference_path
@@ -126,6 +130,34 @@ def _mvml_constraints() -> dict:
         "feature_relevance": [StrOptions(set(FEATURE_RELEVANCE)), list],
         "fit_intercept": ["boolean"],
     }
+
+
+def landmarks_of_rows(landmarks: Any, rows: np.ndarray | None, n_in: int | None) -> Any:
+    """``landmarks`` for the rows kept (``rows`` of ``n_in``; None: all): row indices are
+    rows of the ``X`` given to ``fit``, renumbered among the rows of positive weight (a
+    landmark row of zero weight is an error); a strategy name is returned as is."""
+    if rows is None or not is_index_landmarks(landmarks):
+        return landmarks
+    idx = check_landmark_indices(landmarks, int(n_in))
+    pos = np.minimum(np.searchsorted(rows, idx), rows.size - 1)
+    dropped = idx[rows[pos] != idx]
+    if dropped.size:
+        raise ValueError(
+            f"landmarks: rows {dropped[:5].tolist()} have sample_weight 0 (rows of zero "
+            "weight are dropped before the landmarks are taken)"
+        )
+    return pos
+
+
+def _weighted_missing_model(nys: BlockNystrom, Xs: list, sample_weight: np.ndarray) -> None:
+    """Missing views: the completion statistics of ``nys`` from the weighted moments of
+    the observed features (the map's own are unweighted)."""
+    gram = feature_moments(
+        nys._observed_features, Xs, chunk_size=nys.chunk_size, sample_weight=sample_weight
+    ).gram
+    nys.set_missing_model(
+        ConditionalViews.from_augmented(gram, int(nys.n_views_), int(nys.n_landmarks_))
+    )
 
 
 # ============================================================================ estimators
@@ -258,8 +290,12 @@ class _BaseMVML(BaseEstimator):
 
         Dask views and/or targets (Nystrom mode only): the Nystrom map is fitted from
         sampled rows and ``C``, ``c``, ``y^T y`` come from one Dask reduction
-        (:meth:`BlockNystrom.moments`); ``Y`` stays lazy.
+        (:meth:`BlockNystrom.moments`); ``Y`` stays lazy. The rows' loss weights are
+        ``self._loss_weight`` (set by :meth:`_weighted_rows`; None: unweighted): the
+        weighted statistics (Nystrom) or the rows scaled by their square roots (full
+        mode), see :class:`MVMLProblem`.
         """
+        sw = self.__dict__.get("_loss_weight")
         check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
@@ -298,12 +334,18 @@ class _BaseMVML(BaseEstimator):
                 )
                 mask = None if mask is None else mask[:, -1:]
         v = len(Xs)
+        bw = self.__dict__.get("_bandwidth_weight")  # frequency weights (no class weight)
         kernel_params = resolve_bandwidths(
             kernel,
             kernel_params,
             Xs if mask is None else [Xv[mask[:, l]] for l, Xv in enumerate(Xs)],
             self.bandwidth_factor,
             self.random_state,
+            sample_weight=(
+                None
+                if bw is None
+                else (bw if mask is None else [bw[mask[:, l]] for l in range(len(Xs))])
+            ),
         )
         self.kernel_params_ = kernel_params
         self._completion: tuple[BlockNystrom, np.ndarray] | None = None
@@ -329,7 +371,7 @@ class _BaseMVML(BaseEstimator):
             self.nystrom_ = None
             self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
             self.n_landmarks_ = None
-            return MVMLProblem("full", n, v, n, Y, Ks=Ks)
+            return MVMLProblem.full(Ks, Y, sw)
         n_landmarks = self.n_landmarks
         if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
             n_landmarks = auto_n_landmarks(n, n_input_views, self._auto_feature_budget)
@@ -337,7 +379,7 @@ class _BaseMVML(BaseEstimator):
             kernel=kernel,
             kernel_params=kernel_params,
             n_landmarks=n_landmarks,
-            landmarks=self.landmarks,
+            landmarks=self._fit_landmarks(),
             eig_floor=self.eig_floor,
             chunk_size=self.chunk_size,
             views=None,
@@ -345,12 +387,87 @@ class _BaseMVML(BaseEstimator):
         )
         with serial_blas(resolve_n_landmarks(n_landmarks, n)):  # p x p eighs
             nys._fit_views(Xs, mask, view_statistics=False)
+        if mask is not None and sw is not None:
+            _weighted_missing_model(nys, Xs, sw)
         self.nystrom_ = nys
         self.n_landmarks_ = int(nys.n_landmarks_)
         self.kernels_ = nys.kernels_
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
         return self._nystrom_problem(nys, Xs, Y, complete=mask is None)
+
+    # ------------------------------------------------------------------ weights
+    def _weighted_rows(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+        """Validate ``sample_weight`` and drop the rows of zero weight (before anything
+        else, :mod:`mvkernels._weights`). Returns the views (validated when weighted), the
+        targets of the rows kept and their weights (None: all 1). Sets ``_fit_rows`` (the
+        rows kept, None: all), ``_bandwidth_weight`` (the frequency weights, which the
+        default bandwidths take) and ``_loss_weight`` (the same; a classifier multiplies
+        it by ``class_weight`` once its classes are known)."""
+        self._fit_rows = None
+        self._bandwidth_weight = self._loss_weight = None
+        if sample_weight is None:
+            return X, y, None
+        dask_views = is_dask_collection(X) or (
+            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
+        )
+        if dask_views or is_dask_collection(y):
+            raise ValueError(
+                f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
+            )
+        if not isinstance(self._make_loss(), SquareLoss):
+            raise ValueError("sample_weight is not supported by the hinge loss yet")
+        Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
+        n = Xs[0].shape[0]
+        y = np.asarray(y)
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} samples but the views have {n}")
+        w = check_sample_weight(sample_weight, n)
+        rows = positive_rows(w, n)
+        if rows is not None:
+            if isinstance(self.kernel, str) and self.kernel == "precomputed":
+                raise ValueError(
+                    "sample_weight with zero weights is not supported with "
+                    "kernel='precomputed': drop those rows and columns of the kernels"
+                )
+            if rows.size < 2:
+                raise ValueError(
+                    f"only {rows.size} sample has a positive weight; at least 2 are needed"
+                )
+            self._fit_rows = rows
+            self._n_rows_in = n
+            Xs, y, w = take_rows(Xs, rows), y[rows], w[rows]
+        if (w == 1.0).all():  # unit weights: the unweighted fit, exactly
+            w = None
+        self._bandwidth_weight = self._loss_weight = w
+        return Xs, y, w
+
+    def _fit_landmarks(self) -> Any:
+        """``landmarks`` for the rows kept (:func:`landmarks_of_rows`)."""
+        return landmarks_of_rows(
+            self.landmarks, self.__dict__.get("_fit_rows"), self.__dict__.get("_n_rows_in")
+        )
+
+    def _apply_class_weight(self, yi: np.ndarray, labels_seen: np.ndarray | None) -> None:
+        """Multiply the rows' loss weights by their class's ``class_weight``."""
+        cw = class_weight_of_rows(
+            getattr(self, "class_weight", None),
+            self.classes_,
+            yi,
+            self.__dict__.get("_bandwidth_weight"),
+            labels_seen,
+        )
+        if cw is None or (cw == 1.0).all():
+            return
+        if not isinstance(self._make_loss(), SquareLoss):
+            raise ValueError("class_weight is not supported by the hinge loss yet")
+        w = self.__dict__.get("_loss_weight")
+        w = cw if w is None else w * cw
+        if not (w > 0).any():
+            raise ValueError("class_weight gives every sample a zero weight")
+        # a class weight 0 leaves rows of loss weight 0 in the problem: they add nothing
+        # to the statistics or the loss (the data choices were made with them)
+        self._loss_weight = w
 
     def _nystrom_problem(self, nys: BlockNystrom, Xs: list, Y: Any, complete: bool) -> MVMLProblem:
         """Nystrom-mode problem from the fitted map: the sufficient statistics in one
@@ -362,11 +479,15 @@ class _BaseMVML(BaseEstimator):
             nys.set_missing_model(
                 ConditionalViews.from_moments(mom, int(nys.n_views_), int(nys.n_landmarks_))
             )
-        return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
+        return MVMLProblem.from_moments(
+            mom, nys, Y, Xs=Xs, sample_weight=self.__dict__.get("_loss_weight")
+        )
 
     def _training_moments(self, nys: BlockNystrom, Xs: list, Y: Any) -> Any:
-        """The training rows' :class:`~mvkernels.nystrom.FeatureMoments` with targets."""
-        return nys.moments(Xs, Y)
+        """The training rows' :class:`~mvkernels.nystrom.FeatureMoments` with targets
+        (weighted by the rows' loss weights)."""
+        sw = self.__dict__.get("_loss_weight")
+        return nys.moments(Xs, Y) if sw is None else nys.moments(Xs, Y, sample_weight=sw)
 
     def _completed_full_problem(
         self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel: Any, kernel_params: list
@@ -393,6 +514,9 @@ class _BaseMVML(BaseEstimator):
             chunk_size=self.chunk_size,
             random_state=self.random_state,
         )._fit_views(Xs, mask)
+        sw = self.__dict__.get("_loss_weight")
+        if sw is not None:
+            _weighted_missing_model(nys, Xs, sw)
         U = nys.transform(Xs)
         p = nys.n_landmarks_
         Ks = [_sym(U[:, l * p : (l + 1) * p] @ U[:, l * p : (l + 1) * p].T) for l in range(v)]
@@ -402,7 +526,7 @@ class _BaseMVML(BaseEstimator):
         self.nystrom_ = None
         self.n_features_view_ = list(nys.n_features_view_)
         self.n_landmarks_ = None
-        return MVMLProblem("full", n, v, n, Y, Ks=Ks)
+        return MVMLProblem.full(Ks, Y, sw)
 
     def _full_outputs(
         self,
@@ -454,7 +578,8 @@ class _BaseMVML(BaseEstimator):
         return results
 
     def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
-        """Fit one independent MVML problem per column of ``Y`` (shared kernels / C)."""
+        """Fit one independent MVML problem per column of ``Y`` (shared kernels / C);
+        the rows' loss weights: ``_loss_weight`` (see :meth:`_weighted_rows`)."""
         self._check_params()
         problem = self._build_problem(X, Y)
         results = self._solve(problem)
@@ -882,13 +1007,19 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> MVMLRegressor:
-        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and targets ``y``."""
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> MVMLRegressor:
+        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and targets ``y``.
+
+        ``sample_weight`` (n,): frequency weights of the rows (None: 1 each), for the
+        weighted square loss ``sum_i s_i (y_i - f(x_i))^2``; rows of weight 0 are dropped
+        first (user guide, "Sample and class weights").
+        """
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        X, y, _ = self._weighted_rows(X, y, sample_weight)
         Y, self._single_output = regression_targets(y)
         self.n_outputs_ = int(Y.shape[1])
         return self._fit_targets(X, Y)
@@ -954,6 +1085,13 @@ random_state, solver, joint_view, fit_intercept, feature_relevance
         (n, K(K-1)/2) pairwise values ("ovo") or per-class scores (n, K), the votes plus
         a bounded monotone transform of the summed pairwise values, whose argmax is the
         prediction ("ovr", as ``SVC``). Unused with ``multi_class="ovr"``.
+    class_weight : None, "balanced" or dict, default=None
+        Multiplies the loss weight of every row of a class, as in ``SVC``: a dict
+        ``{label: weight}`` (other classes 1) or ``"balanced"``,
+        ``n / (n_classes n_c)`` with ``n`` and ``n_c`` the total and the class's
+        (``sample_weight``-weighted) row counts. The weighted square loss is
+        ``sum_i s_i c_{y_i} (y_i - f(x_i))^2``; bandwidths and landmarks do not depend
+        on it. See ``docs/mvml.md``, "Sample and class weights".
 
     Attributes
     ----------
@@ -1021,6 +1159,7 @@ feature_relevance_
         multi_class: str = "ovr",
         decision_function_shape: str = "ovr",
         feature_relevance: Any = "none",
+        class_weight: Any = None,
     ):
         super().__init__(
             alpha=alpha,
@@ -1049,25 +1188,39 @@ feature_relevance_
         self.probability = probability
         self.multi_class = multi_class
         self.decision_function_shape = decision_function_shape
+        self.class_weight = class_weight
 
     _parameter_constraints: dict = {
         **_mvml_constraints(),
         "probability": ["boolean"],
         **multiclass_constraints(),
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> MVMLClassifier:
-        """Fit on views ``X`` and class labels ``y``."""
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> MVMLClassifier:
+        """Fit on views ``X`` and class labels ``y``.
+
+        ``sample_weight`` (n,): frequency weights of the rows (None: 1 each), multiplied
+        by ``class_weight``; rows of weight 0 are dropped first (user guide, "Sample and
+        class weights").
+        """
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        labels_seen = None
+        if sample_weight is not None and not is_dask_collection(y):
+            labels_seen = np.unique(column_or_1d(np.asarray(y)))
+        X, y, _ = self._weighted_rows(X, y, sample_weight)
+        self._labels_seen = labels_seen
         self._fit_labels(X, y)
         if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
             labels = np.asarray(y.compute() if is_dask_collection(y) else y)
-            D, yi = cross_val_decisions(self, X, column_or_1d(labels))
+            D, yi = cross_val_decisions(
+                self, X, column_or_1d(labels), self.__dict__.get("_bandwidth_weight")
+            )
             fit_calibration = (
                 fit_pairwise_calibration if self._ovo_active() else fit_softmax_calibration
             )
@@ -1106,6 +1259,10 @@ feature_relevance_
             self.classes_ = np.asarray(da.unique(y).compute())
             check_classification_targets(self.classes_)
             self._check_n_classes()
+            if getattr(self, "class_weight", None) is not None:
+                raise ValueError(
+                    f"{type(self).__name__}: class_weight is not supported on Dask input yet"
+                )
             Y = self._encode_targets_lazy(y, self.classes_)
             return self._fit_targets(X, Y)
         y = column_or_1d(np.asarray(y), warn=True)
@@ -1114,6 +1271,7 @@ feature_relevance_
         self._check_n_classes()
         if self.multi_class == "ovo" and len(self.classes_) > 2:
             self._ovo_pairs = ovo_pairs(len(self.classes_))
+        self._apply_class_weight(yi, self.__dict__.get("_labels_seen"))
         Y = self._encode_targets(yi, len(self.classes_))
         return self._fit_targets(X, Y)
 

@@ -229,4 +229,5 @@ def leading_moments(mom: FeatureMoments, dim: int) -> FeatureMoments:
         mom.target_sum,
         mom.target_gram,
         None if mom.scatter is None else mom.scatter[s, s],
+        mom.weight,
     )

@@ -467,7 +467,7 @@ def rank_one_metric_minimiser(g: np.ndarray, alpha: float, eta: float) -> np.nda
     return t * np.outer(g, g) / gg
 
 
-def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
+def cov_metric_full(Ks: list[np.ndarray], sample_weight: np.ndarray | None = None) -> np.ndarray:
     """MVML_Cov metric in full-kernel mode (fixed, not learned).
 
     The cross-covariance multi-view kernel of Kadri et al. (2013) uses, between views
@@ -484,6 +484,11 @@ def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
     ----------
     Ks : list of ndarray of shape (n, n)
         Training kernel matrix of each view.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Frequency weights ``s`` of the rows: the weighted covariance, ``A_lm = M_s / S``
+        with ``M_s = D_s - s s^T / S`` (``S = sum s``, ``D_s = diag(s)``), rescaled so
+        that ``sum_l tr(M_s K_l D_s K_l) / S`` equals the weighted trace
+        ``sum_l sum_i s_i (K_l)_ii`` (the Nystrom version's weighted ``C``).
 
     Returns
     -------
@@ -491,6 +496,13 @@ def cov_metric_full(Ks: list[np.ndarray]) -> np.ndarray:
     """
     n = Ks[0].shape[0]
     v = len(Ks)
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        total = float(sw.sum())
+        Ms = np.diag(sw) - np.outer(sw, sw) / total
+        raw = sum(float(np.sum((Ms @ K) * (K * sw[None, :]))) for K in Ks) / total
+        goal = sum(float(sw @ np.diag(K)) for K in Ks)
+        return _sym(np.kron(np.ones((v, v)), Ms) * ((goal / raw if raw > 0 else 1.0) / total))
     M = np.eye(n) - 1.0 / n
     raw_trace = sum(float(np.sum((M @ K) ** 2)) for K in Ks) / n  # tr(K M K) / n
     target = sum(float(np.trace(K)) for K in Ks)
@@ -670,11 +682,11 @@ class CovMetric(MetricKind):
 
     def initial(self, problem: Any) -> np.ndarray:
         if problem.mode == "full":
-            return cov_metric_full(problem.Ks)
+            return cov_metric_full(problem.Ks, problem.sample_weight)
         return cov_metric_nystrom(
             problem.gram,
             problem.feature_sum,
-            problem.n_samples,
+            problem.n_samples if problem.sample_weight is None else problem.total_weight,
             problem.n_views,
             scatter=problem.feature_scatter,
         )

@@ -127,7 +127,7 @@ def map_rows(D: Any, fn: Any, n_out: int | None, dtype: Any = np.float64) -> Any
 # ============================================================================ pair problems
 def _labelled(mom: FeatureMoments, target: float) -> FeatureMoments:
     """Moments of rows that all have the target ``target`` (one column)."""
-    n = float(mom.n_samples)
+    n = mom.total  # the rows' total weight (their count when unweighted)
     return FeatureMoments(
         mom.n_samples,
         mom.sum,
@@ -136,12 +136,24 @@ def _labelled(mom: FeatureMoments, target: float) -> FeatureMoments:
         target_sum=np.array([target * n]),
         target_gram=np.array([[n]]),
         scatter=mom.scatter,
+        weight=mom.weight,
     )
 
 
-def class_moments(nys: Any, Xs: Any, yi: np.ndarray, n_classes: int) -> list[FeatureMoments]:
-    """Feature moments of every class (no targets): one pass over the rows in all."""
-    return [nys.moments(take_rows(Xs, np.flatnonzero(yi == k))) for k in range(n_classes)]
+def class_moments(
+    nys: Any, Xs: Any, yi: np.ndarray, n_classes: int, sample_weight: np.ndarray | None = None
+) -> list[FeatureMoments]:
+    """Feature moments of every class (no targets; weighted by ``sample_weight``): one
+    pass over the rows in all."""
+    out = []
+    for k in range(n_classes):
+        rows = np.flatnonzero(yi == k)
+        Xk = take_rows(Xs, rows)
+        if sample_weight is None:
+            out.append(nys.moments(Xk))
+        else:
+            out.append(nys.moments(Xk, sample_weight=sample_weight[rows]))
+    return out
 
 
 def merged_targets(moms: list[FeatureMoments], Y_rows: np.ndarray) -> FeatureMoments:
@@ -149,7 +161,7 @@ def merged_targets(moms: list[FeatureMoments], Y_rows: np.ndarray) -> FeatureMom
     the target row ``Y_rows[k]`` (e.g. the one-vs-all ``+-1`` row of class ``k``)."""
     total: FeatureMoments | None = None
     for mom, y in zip(moms, Y_rows):
-        n = float(mom.n_samples)
+        n = mom.total
         part = FeatureMoments(
             mom.n_samples,
             mom.sum,
@@ -158,6 +170,7 @@ def merged_targets(moms: list[FeatureMoments], Y_rows: np.ndarray) -> FeatureMom
             target_sum=n * y,
             target_gram=n * np.outer(y, y),
             scatter=mom.scatter,
+            weight=mom.weight,
         )
         total = part if total is None else total.merge(part)
     assert total is not None
@@ -198,9 +211,10 @@ def pair_problem(
     rows = np.flatnonzero((yi == i) | (yi == j))
     y = np.where(yi[rows] == i, 1.0, -1.0)[:, None]
     m, v = rows.size, problem.n_views
+    sw = None if problem.sample_weight is None else problem.sample_weight[rows]
     if problem.mode == "full":
         Ks = [K[np.ix_(rows, rows)] for K in problem.Ks]
-        return MVMLProblem("full", m, v, m, y, Ks=Ks), rows
+        return MVMLProblem.full(Ks, y, sw), rows
     Xs = None if problem.Xs is None else take_rows(problem.Xs, rows)
     U = None if problem.U is None else problem.U[rows]
     if problem.gram is None:  # a loss that reads the rows only (the hinge loss)
@@ -212,9 +226,14 @@ def pair_problem(
         mom = _labelled(moments[i], 1.0).merge(_labelled(moments[j], -1.0)).symmetrize()
     elif U is not None:
         mom = FeatureMoments.from_features(U, y).symmetrize()
-    else:
+    elif sw is None:
         mom = problem.feature_map.moments(Xs, y)
-    return MVMLProblem.from_moments(mom, problem.feature_map, y, Xs=Xs, U=U), rows
+    else:
+        mom = problem.feature_map.moments(Xs, y, sample_weight=sw)
+    return (
+        MVMLProblem.from_moments(mom, problem.feature_map, y, Xs=Xs, U=U, sample_weight=sw),
+        rows,
+    )
 
 
 @dataclass
@@ -394,7 +413,7 @@ class OneVsOneMixin:
             return super()._training_moments(nys, Xs, Y)  # type: ignore[misc]
         Y = np.asarray(Y)
         yi = np.argmax(Y, axis=1)
-        moms = class_moments(nys, Xs, yi, Y.shape[1])
+        moms = class_moments(nys, Xs, yi, Y.shape[1], self.__dict__.get("_loss_weight"))
         self._ovo_class_moments = moms
         return merged_targets(moms, one_vs_all_targets(np.arange(len(moms)), len(moms)))
 

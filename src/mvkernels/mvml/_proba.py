@@ -146,9 +146,12 @@ def fit_softmax_calibration(D: np.ndarray, yi: np.ndarray, n_classes: int) -> So
     return SoftmaxCalibration(float(a), K)
 
 
-def cross_val_decisions(estimator: Any, X: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cross_val_decisions(
+    estimator: Any, X: Any, y: np.ndarray, sample_weight: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Out-of-fold decision values of ``estimator`` (fitted: its resolved kernel parameters
-    are reused) by a stratified ``min(5, smallest class size)``-fold cross-validation.
+    are reused) by a stratified ``min(5, smallest class size)``-fold cross-validation
+    (each fold's fit weighted by ``sample_weight``, the rows' frequency weights).
 
     Returns ``(D, yi)``: the raw outputs (n, T) of the fitted problems (one-vs-all: the
     decision values; one-vs-one: the pairwise values) and class indices. With a class of fewer
@@ -187,7 +190,10 @@ def cross_val_decisions(estimator: Any, X: Any, y: np.ndarray) -> tuple[np.ndarr
             Xtr, Xte = [Xv[tr] for Xv in Xs], [Xv[te] for Xv in Xs]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the fold fits repeat the main fit's warnings
-            model = clone(base).fit(Xtr, y[tr])
+            if sample_weight is None:
+                model = clone(base).fit(Xtr, y[tr])
+            else:
+                model = clone(base).fit(Xtr, y[tr], sample_weight=sample_weight[tr])
         Dk = model._decision(Xte)
         D[te] = np.asarray(Dk.compute() if is_dask_collection(Dk) else Dk).reshape(len(te), T)
     return D, yi

@@ -64,6 +64,14 @@ class MVMLProblem:
     uncentred : MVMLProblem or None
         On a centred problem, the problem it was centred from (the fixed metrics, e.g.
         MVML_Cov, are computed from the data as given).
+    sample_weight : ndarray of shape (n,) or None
+        The rows' loss weights ``s_i > 0`` (None: 1 each), for the weighted square loss
+        ``sum_i s_i (y_i - f(x_i))^2`` (rows of zero weight are dropped before the problem
+        is built). Nystrom mode: the statistics are the weighted sums
+        (:class:`~mvkernels.nystrom.FeatureMoments` with weights). Full mode: the loss
+        sees the rows scaled by ``sqrt(s_i)``: ``Y`` holds ``sqrt(s_i) y_i`` and
+        :meth:`design` / :meth:`view_outputs` scale their rows the same way, while ``Ks``
+        stay the kernels (the coefficients are indexed by the training rows).
     """
 
     mode: str
@@ -85,6 +93,29 @@ class MVMLProblem:
     target_mean: np.ndarray | None = None
     uncentred: MVMLProblem | None = field(default=None, repr=False)
     _design_cache: dict = field(default_factory=dict, repr=False)
+    sample_weight: np.ndarray | None = field(default=None, repr=False)
+
+    @classmethod
+    def full(cls, Ks: list, Y: np.ndarray, sample_weight: np.ndarray | None = None) -> MVMLProblem:
+        """Full-kernel problem of the kernels ``Ks`` and targets ``Y`` (n, T), with the
+        rows' loss weights ``sample_weight`` (None: unweighted)."""
+        n, v = Ks[0].shape[0], len(Ks)
+        if sample_weight is None:
+            return cls("full", n, v, n, Y, Ks=Ks)
+        s = np.sqrt(np.asarray(sample_weight, dtype=np.float64))
+        Ys = np.asarray(Y, dtype=np.float64) * s[:, None]
+        return cls("full", n, v, n, Ys, Ks=Ks, sample_weight=np.asarray(sample_weight))
+
+    @property
+    def total_weight(self) -> float:
+        """``sum_i s_i``: ``n_samples`` when unweighted."""
+        if self.sample_weight is None:
+            return float(self.n_samples)
+        return float(np.sum(self.sample_weight))
+
+    def _row_scale(self) -> np.ndarray | None:
+        """Full mode: ``sqrt(s_i)`` per row (None: unweighted)."""
+        return None if self.sample_weight is None else np.sqrt(self.sample_weight)
 
     @classmethod
     def from_moments(
@@ -94,9 +125,11 @@ class MVMLProblem:
         Y: Any,
         Xs: list | None = None,
         U: np.ndarray | None = None,
+        sample_weight: np.ndarray | None = None,
     ) -> MVMLProblem:
         """Nystrom-mode problem from :class:`~mvkernels.nystrom.FeatureMoments` (with
-        targets) of the training rows: ``C``, ``c``, ``y^T y``, the feature sum and scatter."""
+        targets) of the training rows: ``C``, ``c``, ``y^T y``, the feature sum and scatter
+        (weighted moments with ``sample_weight``, the rows' weights)."""
         T = Y.shape[1]
         cross = np.asarray(mom.cross, dtype=np.float64).reshape(-1, T)
         target_sq = np.diag(np.asarray(mom.target_gram, dtype=np.float64)).copy()
@@ -119,6 +152,7 @@ class MVMLProblem:
                 if mom.target_sum is None
                 else np.asarray(mom.target_sum, dtype=np.float64).reshape(T)
             ),
+            sample_weight=sample_weight,
         )
 
     def centred(self) -> MVMLProblem:
@@ -133,11 +167,27 @@ class MVMLProblem:
         on the fly. Full mode: each ``K_l`` is row-centred, ``K_l - 1 m_l^T`` with
         ``m_l`` its column means, so ``design(w)`` is the centred ``W H``. The g-step,
         the w-step, the structured solvers and the data term then need no change; the
-        offsets follow from :meth:`intercepts`. Already centred: returned as is.
+        offsets follow from :meth:`intercepts`. Already centred: returned as is. With
+        ``sample_weight`` the means are the weighted means and ``n`` the total weight.
         """
         if self.target_mean is not None:
             return self
-        n = self.n_samples
+        n = self.n_samples if self.sample_weight is None else self.total_weight
+        if self.mode == "full" and self.sample_weight is not None:
+            s = self._row_scale()
+            sw = np.asarray(self.sample_weight, dtype=np.float64)
+            Y = np.asarray(self.Y, dtype=np.float64)  # sqrt(s) y
+            ybar = (s @ Y) / n
+            means = [(sw @ K) / n for K in self.Ks]
+            return replace(
+                self,
+                Y=Y - s[:, None] * ybar[None, :],
+                Ks=[K - m[None, :] for K, m in zip(self.Ks, means)],
+                feature_mean=np.concatenate(means),
+                target_mean=ybar,
+                uncentred=self,
+                _design_cache={},
+            )
         if self.mode == "full":
             Y = np.asarray(self.Y, dtype=np.float64)
             ybar = Y.mean(axis=0)
@@ -213,6 +263,9 @@ class MVMLProblem:
         P = self._design_cache.get(key)
         if P is None:
             P = np.hstack([wl * K for wl, K in zip(w, self.Ks)])
+            s = self._row_scale()
+            if s is not None:  # the weighted loss: rows scaled by sqrt(s_i)
+                P *= s[:, None]
             self._design_cache.clear()
             self._design_cache[key] = P
         return P
@@ -249,10 +302,13 @@ class MVMLProblem:
         return out
 
     def view_outputs(self, g: np.ndarray) -> np.ndarray:
-        """``Z`` (n x v): column ``l`` is ``K_l g_l`` (full) or ``U_l g_l`` (Nystrom)."""
+        """``Z`` (n x v): column ``l`` is ``K_l g_l`` (full; rows scaled by ``sqrt(s_i)``
+        with ``sample_weight``) or ``U_l g_l`` (Nystrom)."""
         b = self.block_size
         if self.mode == "full":
-            return np.column_stack([K @ g[l * b : (l + 1) * b] for l, K in enumerate(self.Ks)])
+            Z = np.column_stack([K @ g[l * b : (l + 1) * b] for l, K in enumerate(self.Ks)])
+            s = self._row_scale()
+            return Z if s is None else Z * s[:, None]
         Z = np.empty((self.n_samples, self.n_views))
         G = np.zeros((self.dim, self.n_views))
         for l in range(self.n_views):

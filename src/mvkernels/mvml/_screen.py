@@ -24,6 +24,8 @@ linear smoother, with the hat matrix ``H = 11^T / n + P_c diag(1 / (s + alpha v^
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import linalg
 
@@ -55,7 +57,12 @@ ALPHA_WINDOW = 1
 
 
 def ridge_loo_outputs(
-    U: np.ndarray, Y: np.ndarray, alphas: np.ndarray, n_blocks: int, fit_intercept: bool = False
+    U: np.ndarray,
+    Y: np.ndarray,
+    alphas: np.ndarray,
+    n_blocks: int,
+    fit_intercept: bool = False,
+    sample_weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """Leave-one-out outputs of MVML_I (uniform weights) for every ``alpha``.
 
@@ -71,6 +78,12 @@ def ridge_loo_outputs(
         Number of views ``v`` (feature blocks) behind the uniform weights ``1 / v``.
     fit_intercept : bool, default=False
         Ridge with an unpenalised offset per target (the hat matrix gains ``11^T / n``).
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Row weights ``s_i > 0`` of the weighted ridge ``sum_i s_i (y_i - f(x_i))^2``: the
+        same formulas on the rows scaled by ``r_i = sqrt(s_i)`` (intercept: weighted
+        means, the hat matrix gains ``r r^T / sum s``); a row is left out with its whole
+        weight (its held-out residual ``e_i / (1 - H_ii)`` in the scaled problem is
+        ``r_i`` times the unscaled one).
 
     Returns
     -------
@@ -90,8 +103,19 @@ def ridge_loo_outputs(
     """
     n, d = U.shape
     Y = np.asarray(Y, dtype=np.float64)
-    base, H0 = np.zeros((1, Y.shape[1])), 0.0
-    if fit_intercept:  # centred features and targets; fitted values gain ybar, H gains 1/n
+    base = np.zeros((1, Y.shape[1]))
+    H0: Any = 0.0
+    r = None
+    if sample_weight is not None:  # the weighted ridge: rows scaled by sqrt(s)
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        r = np.sqrt(sw)[:, None]
+        if fit_intercept:
+            total = float(sw.sum())
+            base = (sw @ Y)[None, :] / total
+            H0 = sw / total
+            U, Y = U - (sw @ U) / total, Y - base
+        U, Y = U * r, Y * r
+    elif fit_intercept:  # centred features and targets; fitted values gain ybar, H gains 1/n
         base, H0 = Y.mean(axis=0, keepdims=True), 1.0 / n
         U, Y = U - U.mean(axis=0), Y - base
     if n < d:
@@ -107,10 +131,13 @@ def ridge_loo_outputs(
         P = U @ Q
     PY = P.T @ Y  # (min(n, d), T)
     inv = 1.0 / (s[None, :] + np.asarray(alphas, dtype=np.float64)[:, None] * n_blocks**2)
-    H = H0 + (P * P) @ inv.T  # (n, m): diagonal of the hat matrix per alpha
+    H = (P * P) @ inv.T  # (n, m): diagonal of the hat matrix per alpha
+    H = H + (H0[:, None] if np.ndim(H0) else H0)
     fitted = np.stack([P @ (w[:, None] * PY) for w in inv])  # (m, n, T)
     with np.errstate(divide="ignore", invalid="ignore"):  # H_ii = 1: no held-out output
         resid = (Y[None] - fitted) / (1.0 - H.T)[:, :, None]
+    if r is not None:  # back to the unscaled rows
+        return base[None] + (Y[None] - resid) / r[None]
     return base[None] + Y[None] - resid
 
 

@@ -152,6 +152,8 @@ joint_view, feature_relevance
         as :class:`~mvkernels.MVMLClassifier`.
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         As :class:`~mvkernels.MVMLClassifier` (one-vs-one only).
+    class_weight : None, default=None
+        Not available for the hinge loss yet: anything but None raises a ``ValueError``.
 
     Attributes
     ----------
@@ -222,6 +224,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         decision_function_shape: str = "ovr",
         fit_intercept: bool = False,
         feature_relevance: Any = "none",
+        class_weight: Any = None,
     ):
         super().__init__(
             alpha=alpha,
@@ -249,6 +252,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
             decision_function_shape=decision_function_shape,
             fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
+            class_weight=class_weight,
         )
         self.C = C
         self.svm_tol = svm_tol
@@ -351,9 +355,12 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         return HingeLoss(self)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any = None) -> MVMLSVC:
-        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and labels ``y``."""
-        super().fit(X, y)
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> MVMLSVC:
+        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and labels ``y``.
+
+        ``sample_weight`` is not supported by the hinge loss yet: anything but None raises
+        a ``ValueError``."""
+        super().fit(X, y, sample_weight=sample_weight)
         states = self._fit_states
         n = self.n_samples_fit_
         self.C_ = 1.0 / n if self.C is None else float(self.C)

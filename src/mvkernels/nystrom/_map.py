@@ -130,6 +130,7 @@ def feature_moments(
     chunk_size: int | None = None,
     *,
     symmetrize: bool = True,
+    sample_weight: Any = None,
 ) -> FeatureMoments:
     """Sufficient statistics of any row-wise feature map, NumPy or Dask, in one pass.
 
@@ -149,6 +150,9 @@ def feature_moments(
         ~32 MB of features (the width D is found from the first chunk).
     symmetrize : bool
         Symmetrise ``gram`` at the end (always done on the Dask path).
+    sample_weight : None or ndarray of shape (n,)
+        Frequency weights of the rows (weighted moments, :class:`FeatureMoments`);
+        NumPy views only.
 
     Returns
     -------
@@ -162,11 +166,19 @@ def feature_moments(
     n = Xs[0].shape[0]
     Y = _as_targets(Y, n)
     if views_kind(Xs) == "dask" or is_dask_collection(Y):
+        if sample_weight is not None:
+            raise ValueError(
+                "sample_weight is not supported on Dask input yet; compute the views (or "
+                "drop the weights)"
+            )
         from ._dask import dask_feature_moments
 
         return dask_feature_moments(feature_fn, Xs, Y, chunk_size=chunk_size)
-
-    return numpy_feature_moments(feature_fn, Xs, Y, chunk_size, symmetrize=symmetrize)
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    return numpy_feature_moments(
+        feature_fn, Xs, Y, chunk_size, symmetrize=symmetrize, sample_weight=sample_weight
+    )
 
 
 def map_views(
@@ -826,12 +838,15 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             out[rows] = U
         return out
 
-    def moments(self, X: Any, Y: Any = None) -> FeatureMoments:
+    def moments(self, X: Any, Y: Any = None, sample_weight: Any = None) -> FeatureMoments:
         """Sufficient statistics ``sum u u^T``, ``sum u``, ``sum u y^T`` in one chunked pass.
 
         ``X`` and ``Y`` may be Dask arrays (chunked by rows): the pass is then a Dask
         reduction and only the small result comes back (:func:`feature_moments`).
+        ``sample_weight`` (NumPy views): each row counted with its frequency weight.
         """
         Xs = self.check_views(X)
         Y = _as_targets(Y, Xs[0].shape[0])
-        return feature_moments(self.features, Xs, Y, chunk_size=self._chunk())
+        return feature_moments(
+            self.features, Xs, Y, chunk_size=self._chunk(), sample_weight=sample_weight
+        )

@@ -36,6 +36,11 @@ class FeatureMoments:
     order (chunking, number of Dask workers) in its 10th digit. No extra ``D x D`` product
     is needed: a chunk's ``gram`` is its scatter plus ``n_c m_c m_c^T``.
 
+    Weighted moments (``sample_weight``, frequency weights ``s_i``) are the same sums with
+    every row counted ``s_i`` times: ``gram = sum_i s_i u_i u_i^T``, ``sum = sum_i s_i u_i``,
+    ``cross = sum_i s_i u_i y_i^T``, ... and ``mean = sum / weight`` with ``weight =
+    sum_i s_i``; integer weights give the moments of the rows repeated.
+
     Attributes
     ----------
     n_samples : int
@@ -52,6 +57,9 @@ class FeatureMoments:
         ``sum_i y_i y_i^T``.
     scatter : ndarray of shape (D, D) or None
         ``sum_i (u_i - mean)(u_i - mean)^T``, accumulated stably.
+    weight : float or None
+        Weighted moments: the total weight ``sum_i s_i`` (None: unweighted, every row
+        counts once; :attr:`total` is then ``n_samples``).
     """
 
     n_samples: int
@@ -61,10 +69,16 @@ class FeatureMoments:
     target_sum: np.ndarray | None = None
     target_gram: np.ndarray | None = None
     scatter: np.ndarray | None = None
+    weight: float | None = None
 
     @classmethod
-    def from_features(cls, U: np.ndarray, Y: np.ndarray | None = None) -> FeatureMoments:
+    def from_features(
+        cls, U: np.ndarray, Y: np.ndarray | None = None, sample_weight: np.ndarray | None = None
+    ) -> FeatureMoments:
+        """Moments of the rows ``U`` (and targets ``Y``), weighted by ``sample_weight``."""
         n = U.shape[0]
+        if sample_weight is not None:
+            return cls._weighted(U, Y, np.asarray(sample_weight, dtype=np.float64))
         total = U.sum(axis=0)
         mean = total / max(n, 1)  # an empty chunk (e.g. a 0-row Dask block): all zeros
         Uc = U - mean
@@ -74,10 +88,28 @@ class FeatureMoments:
             return cls(n, total, gram, scatter=scatter)
         return cls(n, total, gram, U.T @ Y, Y.sum(axis=0), Y.T @ Y, scatter=scatter)
 
+    @classmethod
+    def _weighted(cls, U: np.ndarray, Y: np.ndarray | None, s: np.ndarray) -> FeatureMoments:
+        weight = float(s.sum())
+        total = s @ U
+        mean = total / weight if weight > 0 else np.zeros_like(total)
+        Uc = U - mean
+        scatter = Uc.T @ (Uc * s[:, None])
+        gram = scatter + np.outer(total, mean)
+        if Y is None:
+            return cls(U.shape[0], total, gram, scatter=scatter, weight=weight)
+        Ys = Y * s[:, None]
+        return cls(U.shape[0], total, gram, U.T @ Ys, Ys.sum(axis=0), Y.T @ Ys, scatter, weight)
+
+    @property
+    def total(self) -> float:
+        """The total weight of the rows: ``weight``, or ``n_samples`` when unweighted."""
+        return float(self.n_samples) if self.weight is None else float(self.weight)
+
     @property
     def mean(self) -> np.ndarray:
-        """Feature means ``sum / n_samples``."""
-        return self.sum / self.n_samples
+        """Feature means ``sum / total`` (``sum / n_samples`` when unweighted)."""
+        return self.sum / (self.n_samples if self.weight is None else self.weight)
 
     def centered_gram(self) -> np.ndarray:
         """``Phi_c^T Phi_c = sum_i (u_i - mean)(u_i - mean)^T`` (KPCA's C with centred features).
@@ -89,18 +121,25 @@ class FeatureMoments:
         if self.scatter is not None:
             C = self.scatter
         else:
-            C = self.gram - np.outer(self.sum, self.sum) / self.n_samples
+            C = self.gram - np.outer(self.sum, self.sum) / self._divisor()
         return sym(C)
 
+    def _divisor(self) -> float:
+        return self.n_samples if self.weight is None else self.weight
+
     def covariance(self) -> np.ndarray:
-        """Empirical feature covariance ``centered_gram() / n_samples`` (biased, 1/n)."""
-        return self.centered_gram() / self.n_samples
+        """Empirical feature covariance ``centered_gram() / n_samples`` (biased, 1/n;
+        weighted: divided by the total weight)."""
+        return self.centered_gram() / self._divisor()
 
     def merge(self, other: FeatureMoments) -> FeatureMoments:
         def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
             return None if a is None or b is None else a + b
 
-        na, nb = self.n_samples, other.n_samples
+        na, nb = self._divisor(), other._divisor()
+        weight = None
+        if self.weight is not None or other.weight is not None:
+            weight = float(na + nb)
         scatter = None
         if self.scatter is not None and other.scatter is not None:
             if na == 0 or nb == 0:
@@ -111,13 +150,14 @@ class FeatureMoments:
                     self.scatter + other.scatter + np.outer(delta, delta) * (na * nb / (na + nb))
                 )
         return FeatureMoments(
-            na + nb,
+            self.n_samples + other.n_samples,
             self.sum + other.sum,
             self.gram + other.gram,
             add(self.cross, other.cross),
             add(self.target_sum, other.target_sum),
             add(self.target_gram, other.target_gram),
             scatter,
+            weight,
         )
 
     def symmetrize(self) -> FeatureMoments:
@@ -128,21 +168,21 @@ class FeatureMoments:
         return self
 
 
-def moments_from_chunks(chunks: Iterator[tuple[np.ndarray, np.ndarray | None]]) -> FeatureMoments:
+def moments_from_chunks(chunks: Iterator[tuple]) -> FeatureMoments:
     """Accumulate :class:`FeatureMoments` over ``(U_chunk, Y_chunk)`` pairs.
 
     Parameters
     ----------
-    chunks : iterator of (ndarray, ndarray or None)
-        Feature rows and, optionally, their targets.
+    chunks : iterator of (ndarray, ndarray or None) or of (ndarray, ndarray or None, ndarray)
+        Feature rows and, optionally, their targets (and their weights).
 
     Returns
     -------
     FeatureMoments
     """
     total: FeatureMoments | None = None
-    for U, Y in chunks:
-        m = FeatureMoments.from_features(U, Y)
+    for U, Y, *sw in chunks:
+        m = FeatureMoments.from_features(U, Y, sw[0] if sw else None)
         total = m if total is None else total.merge(m)
     if total is None:
         raise ValueError("no data: the chunk iterator was empty")
@@ -171,11 +211,13 @@ def numpy_feature_moments(
     chunk_size: int | None = None,
     *,
     symmetrize: bool = True,
+    sample_weight: np.ndarray | None = None,
 ) -> FeatureMoments:
-    """:func:`mvkernels.nystrom.feature_moments` on in-memory views (``Y`` already 2-D)."""
+    """:func:`mvkernels.nystrom.feature_moments` on in-memory views (``Y`` already 2-D;
+    ``sample_weight``: the rows' frequency weights, None: unweighted)."""
     n = Xs[0].shape[0]
 
-    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+    def chunks() -> Iterator[tuple]:
         step = chunk_size
         start = 0
         while start < n:
@@ -186,14 +228,18 @@ def numpy_feature_moments(
             else:
                 rows = slice(start, min(n, start + step))
                 U = np.asarray(feature_fn([X[rows] for X in Xs]))
-            yield U, None if Y is None else Y[rows]
+            Yc = None if Y is None else Y[rows]
+            if sample_weight is None:
+                yield U, Yc
+            else:
+                yield U, Yc, sample_weight[rows]
             start = rows.stop
 
     if symmetrize:
         return moments_from_chunks(chunks())
     total: FeatureMoments | None = None
-    for U, Yc in chunks():
-        m = FeatureMoments.from_features(U, Yc)
+    for U, Yc, *sw in chunks():
+        m = FeatureMoments.from_features(U, Yc, sw[0] if sw else None)
         total = m if total is None else total.merge(m)
     if total is None:
         raise ValueError("no data: the views have no rows")

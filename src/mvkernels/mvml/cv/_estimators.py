@@ -193,6 +193,11 @@ n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
 missing_views, fit_intercept, feature_relevance
         As :class:`MVMLRegressorCV`.
+    class_weight : None, "balanced" or dict, default=None
+        As :class:`~mvkernels.MVMLClassifier`: multiplies the loss weight of the rows of
+        each class in every fold's fit and in the refit (``"balanced"`` from the class
+        counts of all the rows); the held-out scores take ``sample_weight`` only. Square
+        loss only.
     loss : {"squared", "hinge", "auto"}, default="squared"
         The loss searched. ``"squared"``: :class:`~mvkernels.MVMLClassifier` (MVML's
         square loss, eq. 8 / 15). ``"hinge"``: :class:`~mvkernels.MVMLSVC` (MVML-SVM),
@@ -240,7 +245,73 @@ n_splits_, cv_time_, feature_relevance_
     _parameter_constraints: dict = {
         **_cv_constraints(),
         "loss": [StrOptions({"squared", "hinge", "auto"})],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
+
+    def __init__(
+        self,
+        *,
+        alphas: Any = None,
+        etas: Any = None,
+        bandwidth_factors: Any = None,
+        cv: Any = 5,
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        refit: bool = True,
+        metric: str = "dense",
+        learn_weights: bool = False,
+        n_landmarks: int | float | str | None = "auto",
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        max_iter: int = 10,
+        step_size: float | str = "auto",
+        n_a_steps: int = 1,
+        sparse_threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+        verbose: int = 0,
+        joint_view: bool | str = "auto",
+        search: str = "screen",
+        missing_views: str = "reduced",
+        loss: str = "squared",
+        fit_intercept: bool = False,
+        feature_relevance: Any = "none",
+        class_weight: Any = None,
+    ):
+        super().__init__(
+            alphas=alphas,
+            etas=etas,
+            bandwidth_factors=bandwidth_factors,
+            cv=cv,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            metric=metric,
+            learn_weights=learn_weights,
+            n_landmarks=n_landmarks,
+            landmarks=landmarks,
+            kernel=kernel,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            step_size=step_size,
+            n_a_steps=n_a_steps,
+            sparse_threshold=sparse_threshold,
+            eig_floor=eig_floor,
+            chunk_size=chunk_size,
+            views=views,
+            random_state=random_state,
+            verbose=verbose,
+            joint_view=joint_view,
+            search=search,
+            missing_views=missing_views,
+            loss=loss,
+            fit_intercept=fit_intercept,
+            feature_relevance=feature_relevance,
+        )
+        self.class_weight = class_weight
 
     def _check_proba(self) -> None:
         """Probabilities are always available (they need ``refit=True`` at prediction)."""
@@ -287,6 +358,9 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_rele
         ``fit_intercept``: the g-step's augmented constant feature) for every candidate:
         each candidate's offset minimises its data term on the fold's training rows and
         is added to its held-out outputs; the refitted ``best_estimator_`` has it.
+    class_weight : None, "balanced" or dict, default=None
+        Not available for the hinge loss yet: anything but None raises a ``ValueError``
+        at ``fit`` (as ``sample_weight``).
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
@@ -331,7 +405,11 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
     """
 
     _native_loss = "hinge"
-    _parameter_constraints: dict = {**_cv_constraints(), "loss": [StrOptions({"hinge"})]}
+    _parameter_constraints: dict = {
+        **_cv_constraints(),
+        "loss": [StrOptions({"hinge"})],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+    }
 
     def __init__(
         self,
@@ -364,6 +442,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         loss: str = "hinge",
         fit_intercept: bool = False,
         feature_relevance: Any = "none",
+        class_weight: Any = None,
     ):
         super().__init__(
             alphas=alphas,
@@ -394,4 +473,5 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
             loss=loss,
             fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
+            class_weight=class_weight,
         )

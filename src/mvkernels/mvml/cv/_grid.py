@@ -336,6 +336,10 @@ class _CVSearch:
     missing: bool = False
     #: a learned metric (``eta`` searched)
     learned: bool = False
+    #: the rows' frequency weights (scores, screen) and loss weights (times class
+    #: weights: statistics, fits); None: unweighted
+    sample_weight: np.ndarray | None = None
+    loss_weight: np.ndarray | None = None
 
     @property
     def n_splits(self) -> int:

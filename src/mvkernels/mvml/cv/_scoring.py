@@ -40,6 +40,8 @@ def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMo
     if n_a <= 0:
         raise ValueError("a training fold is empty: every row is held out")
     s_a = total.sum - part.sum
+    if total.weight is not None:  # weighted moments: the weights play the counts' part
+        return _weighted_complement(total, part, s_a, n_a)
     scatter = None
     if total.scatter is not None and part.scatter is not None:
         scatter = total.scatter - part.scatter
@@ -54,6 +56,26 @@ def complement_moments(total: FeatureMoments, part: FeatureMoments) -> FeatureMo
         sub(total.target_sum, part.target_sum),
         sub(total.target_gram, part.target_gram),
         scatter,
+    ).symmetrize()
+
+
+def _weighted_complement(
+    total: FeatureMoments, part: FeatureMoments, s_a: np.ndarray, n_a: int
+) -> FeatureMoments:
+    """:func:`complement_moments` of weighted moments (total weights in place of counts)."""
+    w_t, w_p = total.total, part.total
+    w_a = w_t - w_p
+    scatter = None
+    if total.scatter is not None and part.scatter is not None:
+        scatter = total.scatter - part.scatter
+        if w_p > 0:
+            delta = part.sum / w_p - s_a / w_a
+            scatter = scatter - np.outer(delta, delta) * (w_a * w_p / w_t)
+    cross = None if total.cross is None else total.cross - part.cross
+    tsum = None if total.target_sum is None else total.target_sum - part.target_sum
+    tgram = None if total.target_gram is None else total.target_gram - part.target_gram
+    return FeatureMoments(
+        n_a, s_a, total.gram - part.gram, cross, tsum, tgram, scatter, w_a
     ).symmetrize()
 
 
@@ -86,22 +108,43 @@ class _FrozenRegressor(RegressorMixin, _FrozenOutputs):
 
 
 def _score_outputs(
-    D: np.ndarray, y_te: np.ndarray, classes: np.ndarray | None, scorer: Any
+    D: np.ndarray,
+    y_te: np.ndarray,
+    classes: np.ndarray | None,
+    scorer: Any,
+    sample_weight: np.ndarray | None = None,
 ) -> float:
-    """Score of one candidate's held-out outputs ``D`` (n_te, T)."""
+    """Score of one candidate's held-out outputs ``D`` (n_te, T); with ``sample_weight``
+    the weighted accuracy / R^2, or the scorer called with ``sample_weight``."""
     if scorer is not None:
         Frozen = _FrozenClassifier if classes is not None else _FrozenRegressor
-        return float(scorer(Frozen(D, classes), np.zeros((D.shape[0], 1)), y_te))
+        X0 = np.zeros((D.shape[0], 1))
+        if sample_weight is None:
+            return float(scorer(Frozen(D, classes), X0, y_te))
+        return float(scorer(Frozen(D, classes), X0, y_te, sample_weight=sample_weight))
     if classes is not None:
-        return float(np.mean(_FrozenOutputs(D, classes).predict(None) == y_te))
+        hit = _FrozenOutputs(D, classes).predict(None) == y_te
+        if sample_weight is None:
+            return float(np.mean(hit))
+        return float(sample_weight @ hit / sample_weight.sum())
     r = y_te.reshape(D.shape) - D
-    return float(np.mean(_r2_from_sums((r * r).sum(axis=0), y_te)))
+    if sample_weight is None:
+        return float(np.mean(_r2_from_sums((r * r).sum(axis=0), y_te)))
+    sse = (sample_weight[:, None] * r * r).sum(axis=0)
+    return float(np.mean(_r2_from_sums(sse, y_te, sample_weight)))
 
 
-def _r2_from_sums(sse: np.ndarray, y_te: np.ndarray) -> np.ndarray:
+def _r2_from_sums(
+    sse: np.ndarray, y_te: np.ndarray, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
     """R^2 per output from residual sums of squares ``sse`` (..., k) and the held-out targets
-    (n,) or (n, k) (an output of zero variance scores 1 if predicted exactly, else 0)."""
+    (n,) or (n, k) (an output of zero variance scores 1 if predicted exactly, else 0);
+    ``sample_weight``: weighted sums (``sse`` then weighted too), as ``r2_score``."""
     Yt = y_te.reshape(y_te.shape[0], -1)
-    sst = ((Yt - Yt.mean(axis=0)) ** 2).sum(axis=0)
+    if sample_weight is None:
+        sst = ((Yt - Yt.mean(axis=0)) ** 2).sum(axis=0)
+    else:
+        mean = sample_weight @ Yt / sample_weight.sum()
+        sst = (sample_weight[:, None] * (Yt - mean) ** 2).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sst > 0, 1.0 - sse / sst, np.where(sse == 0, 1.0, 0.0))

@@ -22,6 +22,7 @@ from ..._kernel_families import kernel_takes_sparse
 from ..._targets import predicted_class_indices
 from ..._threads import serial_blas
 from ..._validation import check_views, observed_mask, take_rows, validate_array_input
+from ..._weights import check_sample_weight, class_weight_of_rows, positive_rows
 from ...kernels import make_view_kernels
 from ...nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
 from .._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
@@ -30,6 +31,7 @@ from .._estimators import (
     MVMLRegressor,
     _BaseMVML,
     auto_n_landmarks,
+    landmarks_of_rows,
     regression_targets,
 )
 from .._joint import (
@@ -76,6 +78,11 @@ class _SearchData:
     #: the input views (``Xs`` are these with their columns scaled by ``relevance``)
     Xs_input: list
     relevance: list | None
+    #: the rows' frequency weights and loss weights (times class weights; None: 1)
+    sample_weight: np.ndarray | None = None
+    loss_weight: np.ndarray | None = None
+    #: with sample_weight: the views, labels and weights as given (the refit's input)
+    given: tuple | None = None
 
 
 class _MVMLCVBase(BaseEstimator):
@@ -270,14 +277,24 @@ class _MVMLCVBase(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any = None) -> _MVMLCVBase:
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> _MVMLCVBase:
         """Cross-validate the grid on ``(X, y)`` and (with ``refit``) refit the best model.
 
         ``X``: a list of views, or one array cut by ``views``; NumPy or Dask arrays
         (Nystrom mode). Dask views: the held-out parts are read as Dask row selections and
         their statistics come from Dask reductions; the labels ``y`` are brought to the
         client (one value per row).
+
+        ``sample_weight`` (n,): frequency weights of the rows (user guide, "Sample and
+        class weights"). The folds are cut from the rows given (explicit ``cv`` indices
+        name rows of ``X``), then the rows of zero weight are dropped from every fold;
+        each fold's statistics and fits are weighted, its held-out score is the weighted
+        accuracy / R^2 (a ``scoring`` is called with ``sample_weight``), the screen is the
+        weighted leave-one-out error, and the refit is weighted. In-memory views without
+        missing rows, square loss; the joint view alone is not a candidate then.
         """
+        if sample_weight is not None or getattr(self, "class_weight", None) is not None:
+            return self._fit_weighted(X, y, sample_weight)
         t_start = time.perf_counter()
         if y is None:
             raise ValueError(
@@ -334,6 +351,105 @@ class _MVMLCVBase(BaseEstimator):
         self.cv_time_ = time.perf_counter() - t_start
         return self
 
+    def _fit_weighted(self, X: Any, y: Any, sample_weight: Any) -> _MVMLCVBase:
+        """:meth:`fit` with ``sample_weight`` or ``class_weight`` (see there)."""
+        t_start = time.perf_counter()
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        X = validate_array_input(self, X, reset=True)
+        self._base_estimator()._check_params()
+        check_known_lengths(X)
+        dask_views = is_dask_collection(X) or (
+            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
+        )
+        if dask_views or is_dask_collection(y):
+            raise ValueError(
+                f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
+            )
+        Xs_in = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
+        n = Xs_in[0].shape[0]
+        if observed_mask(Xs_in, min_observed=MIN_OBSERVED_ROWS) is not None:
+            raise ValueError(
+                f"{type(self).__name__}: sample_weight with missing views is not supported yet"
+            )
+        y_in = np.asarray(y)
+        if y_in.shape[0] != n:
+            raise ValueError(f"y has {y_in.shape[0]} samples but the views have {n}")
+        w_in = check_sample_weight(sample_weight, n)
+        rows = positive_rows(w_in, n)
+        y_split = column_or_1d(y_in) if is_classifier(self) else None
+        splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
+        splits = [
+            (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
+        ]
+        Xs, y_kept, w = Xs_in, y_in, w_in
+        if w is not None and rows is None and (w == 1.0).all():
+            w = None  # unit weights: the unweighted statistics
+        labels_seen = np.unique(column_or_1d(y_in)) if is_classifier(self) else None
+        if rows is not None:
+            Xs, y_kept, w = take_rows(Xs_in, rows), y_in[rows], w_in[rows]
+        Y, _, y_score = self._encode(y_kept)  # classifiers: at least 2 classes kept
+        if self._searched_losses() != ("squared",):
+            raise ValueError(
+                "sample_weight and class_weight are not supported by the hinge loss yet"
+            )
+        if rows is not None:
+            if isinstance(self.kernel, str) and self.kernel == "precomputed":
+                raise ValueError(
+                    "sample_weight with zero weights is not supported with "
+                    "kernel='precomputed': drop those rows and columns of the kernels"
+                )
+            new = np.full(n, -1)
+            new[rows] = np.arange(rows.size)
+            splits = [(new[tr][new[tr] >= 0], new[te][new[te] >= 0]) for tr, te in splits]
+            if any(tr.size < 2 or te.size == 0 for tr, te in splits):
+                raise ValueError(
+                    "a fold has no held-out row or fewer than 2 training rows of positive "
+                    "sample_weight"
+                )
+        self._cv_rows, self._cv_n_in = rows, n
+        lw = w
+        cw = None
+        if is_classifier(self):
+            yi = np.searchsorted(self.classes_, column_or_1d(y_kept))
+            cw = class_weight_of_rows(
+                getattr(self, "class_weight", None), self.classes_, yi, w, labels_seen
+            )
+        if cw is not None and not (cw == 1.0).all():
+            lw = cw if w is None else cw * w
+        scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+        if not (isinstance(self.feature_relevance, str) and self.feature_relevance == "none"):
+            raise ValueError(
+                f"{type(self).__name__}: feature_relevance with sample_weight or class_weight "
+                "is not supported yet; use feature_relevance='none'"
+            )
+        self.feature_relevance_ = None
+        data = _SearchData(
+            Xs,
+            y_kept,
+            None,
+            Y,
+            y_score,
+            splits,
+            scorer,
+            Xs_input=Xs,
+            relevance=None,
+            sample_weight=w,
+            loss_weight=lw,
+            given=(Xs_in, y_in, w_in),
+        )
+        self._loss = "squared"
+        self._search_and_store(data)
+        if self.refit:
+            self._refit(data)
+            self.n_iter_ = self.best_estimator_.n_iter_
+        else:
+            self.n_iter_ = int(self.best_params_.get("max_iter", 1))
+        self.cv_time_ = time.perf_counter() - t_start
+        return self
+
     def _search_and_store(self, data: _SearchData) -> None:
         """Run the search of this estimator's loss (``_loss``) on ``data``'s folds and
         store ``cv_results_``, the best candidate and (classifiers with ``refit``) the
@@ -358,6 +474,7 @@ class _MVMLCVBase(BaseEstimator):
             and not dask_input
             and mask is None
             and not (isinstance(self.kernel, str) and self.kernel == "precomputed")
+            and data.sample_weight is None
         )
         joints = joint_candidates(self.joint_view, v, joint_only=only_ok)
         self._joints = joints
@@ -387,7 +504,12 @@ class _MVMLCVBase(BaseEstimator):
         # thin products: one BLAS thread up to SERIAL_BLAS_MAX_SIZE rows (as MVMLSVC's fit)
         with nullcontext() if dask_input else serial_blas(n):
             base_params = resolve_bandwidths(
-                kernel, kernel_params, bandwidth_views, 1.0, self.random_state
+                kernel,
+                kernel_params,
+                bandwidth_views,
+                1.0,
+                self.random_state,
+                sample_weight=data.sample_weight,
             )
 
         if self.n_landmarks is None:
@@ -423,6 +545,8 @@ class _MVMLCVBase(BaseEstimator):
             n_landmarks_only=n_landmarks_only,
             missing=mask is not None,
             learned=self._learned(),
+            sample_weight=data.sample_weight,
+            loss_weight=data.loss_weight,
         )
         scores = np.full(search.score_shape, np.nan)
         if n_landmarks is None:
@@ -464,7 +588,13 @@ class _MVMLCVBase(BaseEstimator):
             est.set_params(max_iter=best["max_iter"])
         if data.relevance is not None:  # fixed: the refitted model scales the input views
             est.set_params(feature_relevance=data.relevance)
-        self.best_estimator_ = est.fit(data.Xs_input, y)  # the views validated above
+        if data.given is not None:  # weighted: the rows as given, zero weights included
+            if is_classifier(self):
+                est.set_params(class_weight=getattr(self, "class_weight", None))
+            Xs_in, y_in, w_in = data.given
+            self.best_estimator_ = est.fit(Xs_in, y_in, sample_weight=w_in)
+        else:
+            self.best_estimator_ = est.fit(data.Xs_input, y)  # the views validated above
         for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
             if hasattr(self, name):
                 setattr(self.best_estimator_, name, getattr(self, name))
@@ -544,11 +674,17 @@ class _MVMLCVBase(BaseEstimator):
                     Uj, n_blocks = U, len(S.Xs)
                 else:
                     Uj, n_blocks = U[:, :d_in], S.v_in
-                loo = ridge_loo_outputs(Uj, Y, screen_alphas, n_blocks, self.fit_intercept)
+                loo = ridge_loo_outputs(
+                    Uj, Y, screen_alphas, n_blocks, self.fit_intercept, S.loss_weight
+                )
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
                 with np.errstate(invalid="ignore", over="ignore"):
-                    close = -np.mean((loo - Y[None]) ** 2, axis=(1, 2))
+                    if S.sample_weight is None:
+                        close = -np.mean((loo - Y[None]) ** 2, axis=(1, 2))
+                    else:  # the weighted mean over the rows
+                        sq = np.mean((loo - Y[None]) ** 2, axis=2) @ S.sample_weight
+                        close = -sq / S.sample_weight.sum()
                 close[~np.isfinite(close)] = -np.inf
                 best_alpha[ji, fi] = best_index(per_alpha, close)
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
@@ -628,7 +764,9 @@ class _MVMLCVBase(BaseEstimator):
         row has none)."""
         if not np.all(np.isfinite(D)):
             return -np.inf
-        return _score_outputs(D, S.y_score, getattr(self, "classes_", None), S.scorer)
+        return _score_outputs(
+            D, S.y_score, getattr(self, "classes_", None), S.scorer, S.sample_weight
+        )
 
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(
@@ -638,6 +776,7 @@ class _MVMLCVBase(BaseEstimator):
         GW: np.ndarray,
         scorer: Any,
         offsets: np.ndarray | None = None,
+        sample_weight: np.ndarray | None = None,
     ) -> np.ndarray:
         """Scores of every candidate on one held-out part.
 
@@ -645,7 +784,8 @@ class _MVMLCVBase(BaseEstimator):
         ``(n_cand, T)`` their intercepts (None: none); decision values
         ``U @ GW[c].T + offsets[c]``. Default scoring (accuracy / R^2) is accumulated over row
         chunks (Dask blocks run on the workers); a custom ``scoring`` materialises one
-        candidate's outputs at a time.
+        candidate's outputs at a time. ``sample_weight``: the held-out rows' weights
+        (weighted accuracy / R^2; passed to ``scoring``).
         """
         n_cand, T, d = GW.shape
         classes = getattr(self, "classes_", None)
@@ -654,7 +794,17 @@ class _MVMLCVBase(BaseEstimator):
             if is_dask_collection(U):
                 U = np.asarray(U.compute())
             return np.array(
-                [_score_outputs(U @ GW[c].T + b[c], y_te, classes, scorer) for c in range(n_cand)]
+                [
+                    _score_outputs(U @ GW[c].T + b[c], y_te, classes, scorer, sample_weight)
+                    for c in range(n_cand)
+                ]
+            )
+        if sample_weight is not None:  # in memory (Dask input is refused with weights)
+            return np.array(
+                [
+                    _score_outputs(U @ GW[c].T + b[c], y_te, classes, None, sample_weight)
+                    for c in range(n_cand)
+                ]
             )
         flat = GW.reshape(n_cand * T, d).T
 
@@ -703,7 +853,9 @@ class _MVMLCVBase(BaseEstimator):
             kernel=self._search_kernel if kernel is None else kernel,
             kernel_params=kernel_params,
             n_landmarks=S.n_landmarks if n_landmarks is None else n_landmarks,
-            landmarks=self.landmarks,
+            landmarks=landmarks_of_rows(
+                self.landmarks, self.__dict__.get("_cv_rows"), self.__dict__.get("_cv_n_in")
+            ),
             eig_floor=self.eig_floor,
             chunk_size=self.chunk_size,
             random_state=self.random_state,
@@ -742,7 +894,8 @@ class _MVMLCVBase(BaseEstimator):
             else:
                 U = U_all[te]
                 test_U.append(U)
-                test_mom.append(FeatureMoments.from_features(U, Y[te]))
+                lw_te = None if S.loss_weight is None else S.loss_weight[te]
+                test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
         all_te = np.sort(np.concatenate([te for _, te in splits]))
         partition = (
             all_te.size == n
@@ -762,10 +915,12 @@ class _MVMLCVBase(BaseEstimator):
 
         def fold(k: int, tr: np.ndarray, te: np.ndarray) -> list[tuple]:
             """Scores of every candidate on fold ``k`` (and what the held-out keeper needs)."""
+            lw_tr = None if S.loss_weight is None else S.loss_weight[tr]
+            sw_te = None if S.sample_weight is None else S.sample_weight[te]
             if partition:
                 mom_all = complement_moments(total, test_mom[k])
             else:
-                mom_all = nys.moments(take_rows(Xs, tr), Y[tr]).symmetrize()
+                mom_all = nys.moments(take_rows(Xs, tr), Y[tr], sample_weight=lw_tr).symmetrize()
             results = []
             for ji, joint in enumerate(S.joints):
                 if not joint_mask[ji]:
@@ -775,7 +930,7 @@ class _MVMLCVBase(BaseEstimator):
                 else:  # the same features without the joint block
                     mom, nys_j, Xj = leading_moments(mom_all, d_in), small, Xs[:v_in]
                     U_te = test_U[k][:, :d_in]
-                problem = MVMLProblem.from_moments(mom, nys_j, Y[tr])
+                problem = MVMLProblem.from_moments(mom, nys_j, Y[tr], sample_weight=lw_tr)
                 Xtr = take_rows(Xj, tr)
                 if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
                     problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
@@ -788,13 +943,14 @@ class _MVMLCVBase(BaseEstimator):
                         problem, Xs=Xtr, U=None if U_all is None else U_all[tr, :width]
                     )
                 rows = None
-                if U_all is not None and tr.size < U_te.shape[1]:  # fewer rows than features
+                if U_all is not None and tr.size < U_te.shape[1] and lw_tr is None:
+                    # fewer rows than features (weighted: the d x d statistics instead)
                     rows = U_all[tr] if U_te.shape[1] == U_all.shape[1] else U_all[tr, :d_in]
                 GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
                 U = U_te if basis is None else U_te @ basis
                 GW = GW.reshape(-1, *GW.shape[-2:])
                 b = loss.intercepts(problem, GW, basis)  # each candidate's offsets
-                sc = self._candidate_scores(U, y_score[te], GW, scorer, b)
+                sc = self._candidate_scores(U, y_score[te], GW, scorer, b, sw_te)
                 results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
             return results
 
@@ -865,6 +1021,8 @@ class _MVMLCVBase(BaseEstimator):
                 kernel_params=kernel_params, n_landmarks=None, views=None, joint_view=joint
             )
             est._check_params()
+            if S.loss_weight is not None:  # the fold's rows' loss weights
+                est._loss_weight = S.loss_weight[tr]
             problem = est._build_problem(Xtr, Y[tr])
             loss = est._make_loss()
             centred = loss.with_intercept(problem)  # for the offsets
@@ -890,7 +1048,8 @@ class _MVMLCVBase(BaseEstimator):
                         )
                         b = loss.intercepts(centred, Gw.reshape(Gw.shape[0], -1))
                         D = est._full_outputs(Gw, offset=b).outputs(Xte)
-                        out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer)
+                        sw_te = None if S.sample_weight is None else S.sample_weight[te]
+                        out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer, sw_te)
                         if kept is not None:
                             kept[-1][1][ai, ei, it] = D
         if kept is not None:
