@@ -36,8 +36,10 @@ from ..nystrom import (
     resolve_n_landmarks,
 )
 from ..nystrom._missing import ConditionalViews
+from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._driver import reference_path
+from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
 from ._losses import Loss, SquareLoss
 from ._lowrank import MetricStack
@@ -119,7 +121,7 @@ def _mvml_constraints() -> dict:
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "views": "no_validation",
         "random_state": ["random_state"],
-        "solver": [StrOptions({"auto", "dense"})],
+        "solver": [StrOptions({"auto", "dense", "cg"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
         "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
         "fit_intercept": ["boolean"],
@@ -348,13 +350,41 @@ class _BaseMVML(BaseEstimator):
         """Nystrom-mode problem from the fitted map: the sufficient statistics in one
         chunked pass (a Dask reduction on Dask input); the features are not kept. With
         complete training rows (``complete``) the same moments give the map's missing-view
-        statistics (:meth:`BlockNystrom.set_missing_model`)."""
+        statistics (:meth:`BlockNystrom.set_missing_model`).
+
+        ``solver="cg"`` on in-memory views with a metric that needs no statistics
+        (identity, dense) and one-vs-all targets: ``C`` is not formed
+        (:func:`~mvkernels.mvml._iterative.row_statistics_problem`, one ``O(n d T)``
+        pass); the missing-view model then comes from the moments of the CG
+        preconditioner's subsample of rows."""
+        if self._cg_without_statistics(Xs, Y):
+            problem = row_statistics_problem(nys, Xs, Y)
+            if complete:
+                m = preconditioner_rows(problem.n_samples, problem.dim)
+                US, _ = subsample_features(problem, m)
+                nys.set_missing_model(
+                    ConditionalViews.from_moments(
+                        FeatureMoments.from_features(US), int(nys.n_views_), int(nys.n_landmarks_)
+                    )
+                )
+            return problem
         mom = self._training_moments(nys, Xs, Y)
         if complete:
             nys.set_missing_model(
                 ConditionalViews.from_moments(mom, int(nys.n_views_), int(nys.n_landmarks_))
             )
         return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs)
+
+    def _cg_without_statistics(self, Xs: list, Y: Any) -> bool:
+        """Whether this fit builds its problem without ``C`` (see :meth:`_nystrom_problem`)."""
+        return (
+            self.solver == "cg"
+            and views_kind(Xs) != "dask"
+            and not is_dask_collection(Y)
+            and not metric_kind(self.metric).needs_statistics
+            and not self.learn_weights
+            and not self.__dict__.get("_ovo_pairs")
+        )
 
     def _training_moments(self, nys: BlockNystrom, Xs: list, Y: Any) -> Any:
         """The training rows' :class:`~mvkernels.nystrom.FeatureMoments` with targets."""

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._arrays import is_dask_collection
 from .._threads import serial_blas
@@ -249,6 +249,7 @@ mode_, nystrom_, kernels_, n_views_
 
     _parameter_constraints: dict = {
         **_mvml_constraints(),
+        "solver": [StrOptions({"auto", "dense"})],  # "cg": the square loss only
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "svm_max_epochs": [Interval(Integral, 1, None, closed="left")],
