@@ -13,11 +13,18 @@ distribution. Side by side in one run, each fit in its own process (its peak res
 memory is reported; it includes the data): ``HistGradientBoostingClassifier()``,
 ``make_pipeline(Nystroem(n_components=2000), RidgeClassifier())``, ``MVMLClassifier()``,
 ``MVMLClassifier(joint_view=True)`` and ``MVMLClassifierCV()`` (the CV estimator at the
-smaller sizes only, ``--cv-max``).
+smaller sizes only, ``--cv-max``). With ``--capacity``, the landmarks that grow with ``n``
+(``n_landmarks="grow"``: ``sqrt(n)`` per view above 40,000 rows) with the direct structured
+solver and the conjugate-gradient one (``solver="cg"``), for the learned dense metric and
+the identity metric (the Falkon setting: ridge on the features); the CG fits report their
+CG iterations and products with the data (``cg``, ``passes``).
 
 Run:  .venv/bin/python benchmarks/bench_scale.py                # 20,000 rows (about 2 min)
       .venv/bin/python benchmarks/bench_scale.py --n 20000 200000 1000000
-Writes docs/results/benchmarks/scale.md (``--out`` to change).
+      .venv/bin/python benchmarks/bench_scale.py --n 20000 200000 --capacity --variants \
+          sparse --only Hist "joint_view=True" --out docs/results/benchmarks/scale_capacity.md
+Writes docs/results/benchmarks/scale.md (``--out`` to change); ``--only TEXT...`` keeps
+the estimators whose name contains one of the TEXTs.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import datetime
 import multiprocessing as mp
 import os
 import resource
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -70,7 +78,46 @@ def _estimator(name: str):
             views=[20, 20, 20], joint_view=True, random_state=0
         ),
         "MVMLClassifierCV()": lambda: MVMLClassifierCV(views=[20, 20, 20], random_state=0),
+        **{
+            f"MVMLClassifier(joint_view=True, n_landmarks='grow'{m}{s})": (
+                lambda m=m, s=s: MVMLClassifier(
+                    views=[20, 20, 20],
+                    joint_view=True,
+                    n_landmarks="grow",
+                    random_state=0,
+                    **({"metric": "identity"} if m else {}),
+                    **({"solver": "cg"} if s else {}),
+                )
+            )
+            for m in ("", ", metric='identity'")
+            for s in ("", ", solver='cg'")
+        },
     }[name]()
+
+
+CAPACITY = [
+    f"MVMLClassifier(joint_view=True, n_landmarks='grow'{m}{s})"
+    for m in ("", ", metric='identity'")
+    for s in ("", ", solver='cg'")
+]
+
+
+def _count_cg() -> dict:
+    """Counts of the CG iterations and products of a fit (solver='cg')."""
+    from mvkernels.mvml import _iterative
+
+    counts = {"cg": 0, "passes": 0}
+    solve = _iterative.CGStep.solve
+
+    def counted(self, *args, **kwargs):
+        before = self.operator.n_products
+        out = solve(self, *args, **kwargs)
+        counts["cg"] += self.n_iter[-1]
+        counts["passes"] += self.operator.n_products - before
+        return out
+
+    _iterative.CGStep.solve = counted
+    return counts
 
 
 def _fit_one(name: str, n: int, variant: str, queue: mp.Queue) -> None:
@@ -79,15 +126,20 @@ def _fit_one(name: str, n: int, variant: str, queue: mp.Queue) -> None:
     Xt, yt = make_problem(N_TEST, variant, seed=2)
     X, T = np.hstack(Xs), np.hstack(Xt)
     est = _estimator(name)
+    counts = _count_cg()
     t = time.perf_counter()
     est.fit(X, y)
     fit_s = time.perf_counter() - t
     acc = float(np.mean(est.predict(T) == yt))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    queue.put((acc, fit_s, peak_mb))
+    extra = getattr(est, "n_landmarks_", None)
+    info = "" if extra is None else f"p={extra}"
+    if counts["passes"]:
+        info += f", cg={counts['cg']}, passes={counts['passes']}"
+    queue.put((acc, fit_s, peak_mb, info))
 
 
-def run(name: str, n: int, variant: str) -> tuple[float, float, float]:
+def run(name: str, n: int, variant: str) -> tuple[float, float, float, str]:
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=_fit_one, args=(name, n, variant, queue))
@@ -102,6 +154,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[20_000], help="training rows")
     parser.add_argument("--cv-max", type=int, default=20_000, help="largest n for the CV")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--capacity", action="store_true", help="add n_landmarks='grow' fits")
+    parser.add_argument(
+        "--only", nargs="+", default=[""], help="estimators whose name contains one of these"
+    )
+    parser.add_argument("--variants", nargs="+", default=["sparse", "dense"])
     args = parser.parse_args()
     names = [
         "HistGradientBoostingClassifier()",
@@ -109,31 +166,39 @@ def main() -> None:
         "MVMLClassifier()",
         "MVMLClassifier(joint_view=True)",
         "MVMLClassifierCV()",
-    ]
+    ] + (CAPACITY if args.capacity else [])
+    names = [name for name in names if any(part in name for part in args.only)]
     rows = []
-    for variant in ("sparse", "dense"):
+    for variant in args.variants:
         for n in args.n:
             for name in names:
                 if name == "MVMLClassifierCV()" and n > args.cv_max:
                     continue
-                acc, fit_s, peak = run(name, n, variant)
-                rows.append((variant, n, name, acc, fit_s, peak))
-                print(f"{variant:6s} {n:>8d} {name:36s} {acc:.3f} {fit_s:8.1f} s {peak:7.0f} MB")
+                acc, fit_s, peak, info = run(name, n, variant)
+                rows.append((variant, n, name, acc, fit_s, peak, info))
+                print(
+                    f"{variant:6s} {n:>8d} {name:36s} {acc:.3f} {fit_s:8.1f} s {peak:7.0f} MB "
+                    f"{info}",
+                    flush=True,
+                )
     load = os.getloadavg()[0]
     lines = [
         "# Large multi-view data with irrelevant features",
         "",
-        f"Generated by `python benchmarks/bench_scale.py --n {' '.join(map(str, args.n))}` on "
+        f"Generated by `python benchmarks/bench_scale.py {' '.join(sys.argv[1:])}` on "
         f"{datetime.date.today()} ({os.cpu_count()} cores, load {load:.1f} at the end). "
         f"`sparse`: 5 of the 60 columns relevant; `dense`: every column relevant. Test set: "
         f"{N_TEST:,} rows. Fit time in wall seconds; peak resident memory of the fitting "
-        "process (data included).",
+        "process (data included). Notes: `p` landmarks per view; with `solver='cg'`, the CG "
+        "iterations (`cg`, all g-steps) and the products with the data (`passes`).",
         "",
-        "| variant | rows | estimator | test accuracy | fit (s) | peak memory (MB) |",
-        "|---|---|---|---|---|---|",
+        "| variant | rows | estimator | test accuracy | fit (s) | peak memory (MB) | notes |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for variant, n, name, acc, fit_s, peak in rows:
-        lines.append(f"| {variant} | {n:,} | `{name}` | {acc:.3f} | {fit_s:.1f} | {peak:.0f} |")
+    for variant, n, name, acc, fit_s, peak, info in rows:
+        lines.append(
+            f"| {variant} | {n:,} | `{name}` | {acc:.3f} | {fit_s:.1f} | {peak:.0f} | {info} |"
+        )
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
 

@@ -6,11 +6,13 @@ the direct solver's to 1e-6 relative (coefficients, decision values, objective v
 The preconditioner's subsample is cut to 40 rows (``PRECONDITIONER_MIN_ROWS``) so that
 the CG iterates instead of solving with an exact preconditioner."""
 
+import math
+
 import numpy as np
 import pytest
 
-from mvkernels import MVMLClassifier, MVMLRegressor
-from mvkernels.mvml import _iterative
+from mvkernels import MVMLClassifier, MVMLRegressor, MVMLRegressorCV
+from mvkernels.mvml import AUTO_FEATURE_BUDGET, _iterative, auto_n_landmarks, grown_n_landmarks
 from mvkernels.mvml._iterative import (
     CGStep,
     DesignOperator,
@@ -194,3 +196,25 @@ def test_cg_refuses_what_it_does_not_cover(rng, kw):
     Xs, y = _data(rng, n=40)
     with pytest.raises(ValueError, match="solver='cg' needs"):
         MVMLRegressor(solver="cg", **kw).fit(Xs, y)
+
+
+# ------------------------------------------------------------------ n_landmarks="grow"
+@pytest.mark.parametrize("n", [10, 150, 1000, 40_000, 40_001, 200_000, 10**6])
+@pytest.mark.parametrize("v", [1, 3, 4])
+def test_grown_landmarks_follow_their_formula(n, v):
+    p = grown_n_landmarks(n, v)
+    assert p == min(n, max(math.ceil(AUTO_FEATURE_BUDGET / v), math.ceil(math.sqrt(n))))
+    assert p >= auto_n_landmarks(n, v)
+    if math.sqrt(n) <= AUTO_FEATURE_BUDGET / v:  # "auto" below the crossover
+        assert p == auto_n_landmarks(n, v)
+
+
+def test_grow_sets_the_landmarks(rng):
+    Xs, y = _data(rng, n=150)
+    est = MVMLRegressor(n_landmarks="grow", random_state=0).fit(Xs, y)
+    ref = MVMLRegressor(n_landmarks="auto", random_state=0).fit(Xs, y)
+    assert est.n_landmarks_ == ref.n_landmarks_ == grown_n_landmarks(150, 3)
+    np.testing.assert_array_equal(est.predict(Xs), ref.predict(Xs))
+    # the CV estimators resolve it the same way
+    cv = MVMLRegressorCV(n_landmarks="grow", alphas=[0.1], etas=[1.0], max_iter=2, cv=2)
+    assert cv.fit(Xs, y).best_estimator_.n_landmarks_ == grown_n_landmarks(150, 3)

@@ -47,7 +47,6 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._arrays import views_kind
 from .._linalg import robust_eigh, sym
-from ..nystrom import default_chunk_size
 from ..nystrom._missing import block_mask
 from ._lowrank import _g_step_rows, _solve_spd
 from ._problem import MVMLProblem
@@ -73,6 +72,9 @@ CACHE_BYTES = 512 * 2**20
 #: PRECONDITIONER_ROWS_PER_FEATURE * d)`` (all rows when ``n`` is smaller)
 PRECONDITIONER_ROWS_PER_FEATURE = 2
 PRECONDITIONER_MIN_ROWS = 1000
+#: a row chunk of the products holds about this many numbers (2 MiB: its second read, by
+#: ``U^T (U x)``, then comes from the processor's cache; the products are bound by memory)
+CHUNK_ELEMENTS = 2**18
 #: seed of the preconditioner's subsample (it changes the iterations, not the solution)
 SUBSAMPLE_SEED = 0
 
@@ -121,7 +123,7 @@ def _row_chunks(
     kernel blocks of complete rows and the completed features of rows with a missing view."""
     n = Xs[0].shape[0] if U is None else U.shape[0]
     dim = nys.n_views_ * nys.n_landmarks_
-    step = chunk_size or default_chunk_size(dim)
+    step = chunk_size or max(16, CHUNK_ELEMENTS // dim)
     precomputed = nys.kernels_[0].precomputed
     for start in range(0, n, step):
         rows = slice(start, min(n, start + step))
