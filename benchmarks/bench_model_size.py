@@ -1,18 +1,24 @@
-"""What a fitted MVML model weighs: pickled size with the structured metric storage.
+"""What a fitted MVML model weighs: pickled size, part by part.
 
-scikit-learn's handwritten digits (1797 rows, 10 classes) cut into two views (top and
-bottom half of the image, 32 pixels each); every estimator with its defaults
-(``n_landmarks="auto"``: 300 landmarks per view, ``d = v p = 600``), seeded.
+The issue's case (issue 30): scikit-learn's handwritten digits (1797 rows, 10 classes),
+the training part of ``train_test_split(random_state=0)`` (1347 rows), cut into two views
+(top and bottom half of the image, 32 pixels each); every estimator with its defaults
+(``n_landmarks="auto"``: 300 landmarks per view, ``d = v p = 600``), seeded; ``SVC()`` on
+the 64 pixels for reference, and one fit on training views with missing rows.
 
 For each model, side by side in one run:
 
-* ``pickled``: ``len(pickle.dumps(model))`` as stored now (the structured solver keeps each
-  class's metric as ``A~ = s I + V V^T`` with one column of ``V`` per A-step, fixed metrics
-  once; ``metric_`` is built on access);
+* ``pickled``: ``len(pickle.dumps(model))`` as stored now, and ``load``: the time of
+  ``pickle.loads`` (it recomputes the Nystrom normalizers);
+* ``before``: that size plus the arrays no longer stored (the normalizers, and the
+  completion statistics that the compact outputs replace), i.e. the size a pickle had
+  before they were dropped;
 * ``dense metric_``: the same model with the metrics stored as the dense ``(T, d, d)``
-  stack (what a pickle held before), i.e. the size the structured storage saves;
-* the parts: the Nystrom map (``nystrom_``: landmarks and per-view ``p x p`` maps), the
-  metric storage and the coefficients.
+  stack (what a pickle held before the structured metric storage);
+* the parts: the Nystrom map as pickled (landmark rows), the normalizers it recomputes on
+  load (not stored), the completion of missing views (kept: the compact outputs, or the
+  statistics after a fit on incomplete rows; not kept: the ``vp x vp`` statistics), the
+  metric storage, the coefficients and ``cv_results_``.
 
 Run:  .venv/bin/python benchmarks/bench_model_size.py [--out docs/results/benchmarks/model_size.md]
 """
@@ -27,10 +33,14 @@ import pickle
 import time
 from pathlib import Path
 
+import numpy as np
 from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+from sklearn.svm import SVC
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLClassifierCV, MVMLRegressor
 from mvkernels.mvml._lowrank import MetricStack
+from mvkernels.nystrom._map import _recomputable
 
 MB = 1e6
 
@@ -52,28 +62,84 @@ def _dense_copy(model):
     return out
 
 
+def _parts(inner) -> dict[str, float]:
+    """Sizes (MB) of the parts of a fitted MVML model (``inner``: not a CV wrapper)."""
+    nys = inner.nystrom_
+    normalizers = sum(
+        S.nbytes for kern, S in zip(nys.kernels_, nys.normalizers_) if _recomputable(kern)
+    )
+    completed = getattr(inner, "_completed_outputs", None)
+    stats = getattr(nys, "missing_model_", None)
+    d = nys.n_views_ * nys.n_landmarks_
+    dropped = 0.0 if completed is None and nys.n_views_ > 1 else 8 * (d * d + d)
+    return {
+        "map": _mb(nys),
+        "normalizers": normalizers / MB,
+        "kept": (completed.nbytes if completed is not None else 0)
+        + (stats.nbytes if stats is not None else 0),
+        "dropped": dropped / MB,
+        "metric": _mb(inner._metric_store),
+        "coef": _mb(inner._coefs),
+    }
+
+
+def _with_missing(Xs: list, seed: int = 0) -> list:
+    """One view missing (NaN row) in a third of the rows."""
+    rng = np.random.RandomState(seed)
+    out = [X.astype(np.float64) for X in Xs]
+    for i in range(out[0].shape[0]):
+        k = rng.randint(3 * len(out))
+        if k < len(out):
+            out[k][i] = np.nan
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="docs/results/benchmarks/model_size.md")
     args = ap.parse_args()
     X, y = load_digits(return_X_y=True)
+    X, _, y, _ = train_test_split(X, y, random_state=0)
     views = [X[:, :32], X[:, 32:]]
     cases = [
-        ("MVMLClassifier()", MVMLClassifier(random_state=0), y),
-        ('MVMLClassifier(metric="identity")', MVMLClassifier(metric="identity", random_state=0), y),
-        ('MVMLClassifier(metric="cov")', MVMLClassifier(metric="cov", random_state=0), y),
-        ("MVMLRegressor() (digit value as target)", MVMLRegressor(random_state=0), y * 1.0),
-        ("MVMLClassifierCV(cv=3)", MVMLClassifierCV(cv=3, random_state=0), y),
-        ("MVMLSVC(max_iter=3)", MVMLSVC(max_iter=3, random_state=0), y),
+        ("MVMLClassifier()", MVMLClassifier(random_state=0), views, y),
+        (
+            'MVMLClassifier(metric="identity")',
+            MVMLClassifier(metric="identity", random_state=0),
+            views,
+            y,
+        ),
+        ('MVMLClassifier(metric="cov")', MVMLClassifier(metric="cov", random_state=0), views, y),
+        ("MVMLRegressor() (digit value as target)", MVMLRegressor(random_state=0), views, y * 1.0),
+        ("MVMLClassifierCV()", MVMLClassifierCV(random_state=0), views, y),
+        ("MVMLSVC(max_iter=3)", MVMLSVC(max_iter=3, random_state=0), views, y),
+        (
+            "MVMLClassifier(), a third of the rows missing a view",
+            MVMLClassifier(random_state=0),
+            _with_missing(views),
+            y,
+        ),
     ]
+    t0 = time.perf_counter()
+    svc = SVC().fit(X, y)
+    svc_row = ("SVC() (64 pixels, for reference)", _mb(svc), time.perf_counter() - t0)
     rows = []
-    for name, est, target in cases:
+    for name, est, Xs, target in cases:
         t0 = time.perf_counter()
-        est.fit(views, target)
+        est.fit(Xs, target)
         fit_s = time.perf_counter() - t0
         inner = getattr(est, "best_estimator_", est)
-        size = _mb(est)
-        dense = _mb(_dense_copy(est))
+        blob = pickle.dumps(est, protocol=pickle.HIGHEST_PROTOCOL)
+        t0 = time.perf_counter()
+        pickle.loads(blob)
+        load_s = time.perf_counter() - t0
+        size = len(blob) / MB
+        parts = _parts(inner)
+        kept = parts["kept"] / MB
+        before = (
+            size + parts["normalizers"] + parts["dropped"] - (kept if parts["dropped"] else 0.0)
+        )
+        results = _mb(est.cv_results_) if hasattr(est, "cv_results_") else 0.0
         rows.append(
             (
                 name,
@@ -81,18 +147,25 @@ def main() -> None:
                 inner._coefs.shape[0],
                 inner._coefs.shape[1],
                 size,
-                dense,
-                dense / size,
-                _mb(inner.nystrom_),
-                _mb(inner._metric_store),
-                _mb(inner._coefs),
+                before,
+                _mb(_dense_copy(est)),
+                parts["map"],
+                parts["normalizers"],
+                kept,
+                parts["dropped"],
+                parts["metric"],
+                parts["coef"],
+                results,
                 fit_s,
+                load_s,
             )
         )
-        print(f"{name}: {size:.2f} MB (dense metric_: {dense:.2f} MB)", flush=True)
+        print(f"{name}: {size:.2f} MB (before: {before:.2f} MB), load {load_s:.3f} s", flush=True)
     head = (
-        "| model | solver_ | T | d | pickled (MB) | with dense metric_ (MB) | ratio "
-        "| Nystrom map (MB) | metric storage (MB) | coef (MB) | fit (s) |"
+        "| model | solver_ | T | d | pickled (MB) | before (MB) | with dense metric_ (MB) "
+        "| Nystrom map (MB) | normalizers, recomputed on load (MB) | completion kept (MB) "
+        "| completion statistics not kept (MB) | metric (MB) | coef (MB) | cv_results_ (MB) "
+        "| fit (s) | load (s) |"
     )
     lines = [
         "# Model size",
@@ -100,18 +173,26 @@ def main() -> None:
         f"Generated by `python benchmarks/bench_model_size.py` on "
         f"{datetime.date.today().isoformat()} ({os.cpu_count()} cores).",
         "",
-        "Data: digits (1797 rows, 10 classes), two views of 32 pixels (top / bottom half); "
-        "defaults (`n_landmarks='auto'`: 300 landmarks per view, d = 600). T: problems "
-        "(classes; 1 for the regressor). `pickled`: `len(pickle.dumps(model))`; "
-        "`with dense metric_`: the same model storing its T metrics as dense d x d matrices.",
+        "Data: the training part of digits (`train_test_split(random_state=0)`: 1347 rows, "
+        "10 classes), two views of 32 pixels (top / bottom half); defaults "
+        "(`n_landmarks='auto'`: 300 landmarks per view, d = 600). T: problems (classes; 1 for "
+        "the regressor). `pickled`: `len(pickle.dumps(model))`; `before`: that plus the "
+        "arrays no longer stored (the normalizers `S_l`, recomputed on load, and the "
+        "`vp x vp` completion statistics that a fit on complete views replaces by the "
+        "compact outputs of rows with missing views); `with dense metric_`: the model "
+        "storing its T metrics as dense d x d matrices. `load`: `pickle.loads`, which "
+        "recomputes the normalizers (one `p x p` eigendecomposition per view).",
+        "",
+        f"Reference: {svc_row[0]}: {svc_row[1]:.2f} MB pickled (fit {svc_row[2]:.2f} s).",
         "",
         head,
-        "|" + "---|" * 11,
+        "|" + "---|" * 16,
     ]
     for r in rows:
         lines.append(
-            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.2f} | {r[5]:.2f} | {r[6]:.1f}x "
-            f"| {r[7]:.2f} | {r[8]:.3f} | {r[9]:.3f} | {r[10]:.2f} |"
+            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.2f} | {r[5]:.2f} | {r[6]:.2f} "
+            f"| {r[7]:.2f} | {r[8]:.2f} | {r[9]:.3f} | {r[10]:.2f} | {r[11]:.3f} | {r[12]:.3f} "
+            f"| {r[13]:.2f} | {r[14]:.2f} | {r[15]:.3f} |"
         )
     text = "\n".join(lines) + "\n"
     print(text)

@@ -388,10 +388,12 @@ def test_kpca_missing_views_need_a_primal_solver():
 
 @pytest.mark.parametrize("metric", ["dense", "cov"])
 def test_complete_fit_statistics_are_the_features_moments(metric):
-    """A fit on complete rows sets the map's missing-view statistics from the training
-    features' own moments (MVMLSVC from its kept features, MVMLClassifier from its pass),
-    so both complete a missing test view with the same mean and covariance."""
+    """A fit on complete rows completes missing views from the training features' own
+    moments (MVMLSVC from its kept features, MVMLClassifier from its pass); it keeps
+    them in the compact form of its outputs, which equals that form built from the
+    mean and covariance of the features."""
     from mvkernels import MVMLSVC
+    from mvkernels.nystrom._missing import ConditionalViews
 
     X, y = load_digits(return_X_y=True)
     Xs = [X[:600, :32], X[:600, 32:]]
@@ -400,13 +402,15 @@ def test_complete_fit_statistics_are_the_features_moments(metric):
     for m in models:
         # each model's own features: the single-precision bandwidth heuristic depends on
         # the BLAS threads (MVMLSVC runs it on one, MVMLClassifier on all) by about 1e-9
-        # relative, which moves the features by as much; the models are compared below
+        # relative, which moves the features by as much
         U = m.nystrom_.transform(Xs)
-        mm = m.nystrom_.missing_model_
-        np.testing.assert_allclose(mm.mean, U.mean(axis=0), rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(mm.cov, np.cov(U.T, bias=True), rtol=1e-8, atol=1e-10)
-    means = [m.nystrom_.missing_model_.mean for m in models]
-    np.testing.assert_allclose(means[0], means[1], rtol=1e-7, atol=1e-10)
+        assert not hasattr(m.nystrom_, "missing_model_")  # the compact form instead
+        own = ConditionalViews(U.mean(axis=0), np.cov(U.T, bias=True), n_views=2, block=40)
+        want = own.completed_outputs(m._decision_block().Gw)
+        got = m._completed_outputs
+        np.testing.assert_array_equal(got.patterns, want.patterns)
+        for a, b in zip(got.coefs + [got.offsets], want.coefs + [want.offsets]):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-8 * np.abs(b).max())
     Xt = [X[600:900, :32].copy(), X[600:900, 32:].copy()]
     Xt[0][:100] = np.nan  # view 0 missing for a third of the test rows
     for m in models:

@@ -63,13 +63,14 @@ def gaussian_gram(X: np.ndarray, Z: np.ndarray, gamma: float) -> np.ndarray:
     >>> bool(np.allclose(gaussian_gram(X, X[:2], 0.3), rbf_kernel(X, X[:2], gamma=0.3)))
     True
     """
+    same = Z is X  # before asarray: an unpickled array's asarray is a new view of it
     X = np.asarray(X, dtype=np.float64)
-    Z = X if Z is X else np.asarray(Z, dtype=np.float64)
+    Z = X if same else np.asarray(Z, dtype=np.float64)
     K = X @ Z.T
     K *= 2.0 * gamma
     K -= gamma * row_sq_norms(X)[:, None]
     K -= gamma * row_sq_norms(Z)[None, :]
-    if Z is X:
+    if same:
         K.flat[:: K.shape[0] + 1] = 0.0
     np.minimum(K, 0.0, out=K)
     return np.exp(K, out=K)

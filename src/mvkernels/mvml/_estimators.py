@@ -35,7 +35,7 @@ from ..nystrom import (
     map_views,
     resolve_n_landmarks,
 )
-from ..nystrom._missing import ConditionalViews
+from ..nystrom._missing import CompletedOutputs, ConditionalViews
 from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._driver import reference_path
@@ -544,6 +544,7 @@ class _BaseMVML(BaseEstimator):
         self.mode_ = problem.mode
         self.n_samples_fit_ = problem.n_samples
         self._fit_states = [r["state"] for r in results]
+        self._completed_outputs = self._compact_missing_model()
         if np.any(self._min_eigs < -1e-8 * self._metric_store.max_abs()):
             warnings.warn(
                 f"the learned metric is indefinite (smallest eigenvalue "
@@ -560,6 +561,17 @@ class _BaseMVML(BaseEstimator):
             [r["A"] for r in results],
             [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
             fixed=not metric_kind(self.metric).learned,
+        )
+
+    def _compact_missing_model(self) -> CompletedOutputs | None:
+        """Fitted on complete views, the map keeps instead of its ``v p x v p`` completion
+        statistics the compact form of this model's outputs on rows with missing views
+        (:meth:`BlockNystrom.compact_missing_model`; predictions the same to rounding)."""
+        if self.mode_ != "nystrom":
+            return None
+        joint = self.joint_view and self.joint_view != JOINT_ONLY  # missing where any view is
+        return self.nystrom_.compact_missing_model(
+            self._decision_block().Gw, always_missing=self.n_views_ - 1 if joint else None
         )
 
     def _set_public_attributes(self) -> None:
@@ -594,7 +606,10 @@ class _BaseMVML(BaseEstimator):
         if self.mode_ == "nystrom":
             p = self.nystrom_.n_landmarks_
             Gw = self._coefs * np.repeat(self._weights, p, axis=1)  # (T, vp)
-            return _MVMLOutputs(Gw=Gw, nystrom=self.nystrom_, classes=classes, offset=offset)
+            completed = getattr(self, "_completed_outputs", None)
+            return _MVMLOutputs(
+                Gw=Gw, nystrom=self.nystrom_, classes=classes, offset=offset, completed=completed
+            )
         n = self.n_samples_fit_
         G = self._coefs.reshape(T, self.n_views_, n) * self._weights[:, :, None]
         return self._full_outputs(G, classes, offset)
@@ -696,6 +711,8 @@ class _MVMLOutputs:
     ``g~_t * w`` (Nystrom) or ``(T, v, n)`` ``g_t,l * w_t,l`` (full). With ``classes``
     it returns labels (binary: ``classes[1]`` where the output is > 0; else argmax).
     ``offset``: (T,) the intercepts added to the outputs (None: bias-free).
+    ``completed``: the outputs of rows with missing views when the map keeps no
+    completion statistics (:meth:`BlockNystrom.compact_missing_model`).
     """
 
     Gw: np.ndarray
@@ -704,6 +721,7 @@ class _MVMLOutputs:
     X_fit: list | None = None
     classes: np.ndarray | None = None
     offset: np.ndarray | None = None
+    completed: CompletedOutputs | None = None
 
     handles_missing_views = True  # NaN rows: completed by the Nystrom map (see features)
 
@@ -714,13 +732,11 @@ class _MVMLOutputs:
         return D
 
     def _outputs(self, blocks: list) -> np.ndarray:
+        if self.nystrom is not None:
+            return self.nystrom.linear_outputs(blocks, self.Gw, self.completed)
         m = blocks[0].shape[0]
         T = self.Gw.shape[0]
         out = np.empty((m, T))
-        if self.nystrom is not None:
-            for rows, U in self.nystrom.iter_features(blocks):
-                out[rows] = U @ self.Gw.T
-            return out
         n = self.Gw.shape[2]
         chunk = default_chunk_size(n)
         for start in range(0, m, chunk):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Sequence
 from numbers import Real
 from typing import Any
@@ -22,6 +23,7 @@ from .._arrays import (
 from .._kernel_families import kernel_takes_sparse
 from .._linalg import psd_sqrt
 from .._sparse import is_sparse
+from .._threads import serial_blas
 from .._validation import (
     check_precomputed_kernel,
     check_psd_gram,
@@ -39,14 +41,21 @@ from ._landmarks import (
     resolve_n_landmarks,
     select_landmarks_numpy,
 )
-from ._missing import ConditionalViews, block_mask
+from ._missing import CompletedOutputs, ConditionalViews, block_mask, missing_patterns
 from ._moments import (
     FeatureMoments,
     _as_targets,
     numpy_feature_moments,
 )
 
-__all__ = ["select_landmarks", "sqrt_pinv_psd", "feature_moments", "map_views", "BlockNystrom"]
+__all__ = [
+    "select_landmarks",
+    "sqrt_pinv_psd",
+    "landmark_normalizer",
+    "feature_moments",
+    "map_views",
+    "BlockNystrom",
+]
 
 
 def select_landmarks(
@@ -197,6 +206,54 @@ def map_views(
     return fn(Xs)
 
 
+def landmark_normalizer(
+    kern: ViewKernel,
+    Z: Any,
+    eig_floor: float,
+    *,
+    W: np.ndarray | None = None,
+    view: int = 0,
+) -> tuple[np.ndarray, int]:
+    """``S_l = (W_l^+)^{1/2}`` of one view from its landmark rows, and the rank of ``W_l``.
+
+    ``W_l = k_l(Z, Z)`` (``W``: the landmark block of a precomputed Gram matrix instead).
+    The Gram matrix and its eigendecomposition run on one BLAS thread whatever ``p``, so
+    that the same landmark rows always give the same ``S_l`` bit for bit: a fit and every
+    load of a pickled map (:meth:`BlockNystrom.__setstate__`, which recomputes ``S_l``
+    instead of storing it) compute it the same way.
+
+    Parameters
+    ----------
+    kern : ViewKernel
+        The fitted kernel of the view.
+    Z : ndarray or sparse matrix of shape (p, n_features)
+        The landmark rows of the view (ignored when ``W`` is given).
+    eig_floor : float
+        Relative eigenvalue floor (:func:`sqrt_pinv_psd`).
+    W : ndarray of shape (p, p) or None, default=None
+        The landmark Gram matrix, when it is not computed from ``Z`` (precomputed kernels).
+    view : int, default=0
+        The view's index, for error messages.
+
+    Returns
+    -------
+    S : ndarray of shape (p, p)
+    rank : int
+    """
+    with serial_blas(int(Z.shape[0]) if W is None else int(W.shape[0]), max_size=None):
+        if W is None:
+            W = kern(Z, Z)
+            if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
+                check_psd_gram(W, view, what="the kernel callable's landmark Gram matrix")
+        return sqrt_pinv_psd(W, eig_floor)
+
+
+def _recomputable(kern: ViewKernel) -> bool:
+    """Whether ``S_l`` is a function of what a pickled map keeps: a named kernel family and
+    the landmark rows (not a precomputed Gram matrix, not a user's callable)."""
+    return not kern.precomputed and kern.name != "callable"
+
+
 class BlockNystrom(TransformerMixin, BaseEstimator):
     """Block-wise Nystrom feature map with landmarks shared across views.
 
@@ -238,7 +295,9 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     missing_model_ : ConditionalViews
         Mean and pairwise-complete covariance of the feature blocks, used to complete
         the features of samples with missing views (see below). Not set by a fit on
-        complete Dask views.
+        complete Dask views, nor on a single view (nothing to complete from); not kept
+        by an MVML estimator fitted on complete views (:meth:`compact_missing_model`);
+        :meth:`fit_missing_model` computes it.
 
     See Also
     --------
@@ -311,6 +370,46 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
         return tags
+
+    # -- pickling ----------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """The state without the normalizers ``S_l`` that the landmark rows and kernels
+        determine (:func:`landmark_normalizer`): ``v p^2`` numbers, the largest part of a
+        map (``p = 1347`` landmarks of a 64-column view: 14.5 MB against 0.7 MB of
+        landmark rows). Those of precomputed kernels and callables are kept."""
+        state = dict(super().__getstate__())  # object's state is the instance dict itself
+        kernels, normalizers = state.get("kernels_"), state.get("normalizers_")
+        if kernels is not None and normalizers is not None:
+            state["normalizers_"] = [
+                None if _recomputable(kern) else S for kern, S in zip(kernels, normalizers)
+            ]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Restore a pickled map, recomputing each dropped ``S_l`` from its landmark rows
+        exactly as the fit computed it (one eigendecomposition of ``W_l`` per view, on one
+        BLAS thread: bit for bit the fitted ``S_l``)."""
+        super().__setstate__(state)
+        normalizers = self.__dict__.get("normalizers_")
+        if normalizers is not None and any(S is None for S in normalizers):
+            self.normalizers_ = [
+                landmark_normalizer(kern, Z, self.eig_floor, view=l)[0] if S is None else S
+                for l, (kern, Z, S) in enumerate(zip(self.kernels_, self.landmarks_, normalizers))
+            ]
+
+    def __copy__(self) -> BlockNystrom:
+        """A shallow copy that shares the normalizers (``copy.copy`` would go through
+        :meth:`__getstate__` and recompute them)."""
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def __deepcopy__(self, memo: dict) -> BlockNystrom:
+        """A deep copy of the state, normalizers included (no recomputation)."""
+        out = type(self).__new__(type(self))
+        memo[id(self)] = out
+        out.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return out
 
     # -- fitting -----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -391,16 +490,14 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             idx = select_landmarks(Xs, kernels, p, self.landmarks, rng)
         normalizers, ranks, landmark_rows = [], [], []
         for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
+            W = None
             if kern.precomputed:
                 W = Xv[np.ix_(idx, idx)]
                 landmark_rows.append(idx.copy())
             else:
                 Z = gathered[l] if dask_input or mask is not None else Xv[idx]
-                W = kern(Z, Z)
-                if kern.name == "callable":  # like precomputed kernels: must be a valid Gram
-                    check_psd_gram(W, l, what="the kernel callable's landmark Gram matrix")
                 landmark_rows.append(Z.copy() if is_sparse(Z) else np.array(Z))
-            S, r = sqrt_pinv_psd(W, self.eig_floor)
+            S, r = landmark_normalizer(kern, landmark_rows[l], self.eig_floor, W=W, view=l)
             normalizers.append(S)
             ranks.append(r)
         self.kernels_ = kernels
@@ -412,13 +509,16 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         self.n_landmarks_ = p
         self.n_samples_fit_ = n
         self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
-        if mask is not None or (view_statistics and not dask_input):
-            self.missing_model_ = ConditionalViews.from_augmented(
-                feature_moments(self._observed_features, Xs, chunk_size=self.chunk_size).gram,
-                self.n_views_,
-                p,
-            )
+        if len(Xs) > 1 and (mask is not None or (view_statistics and not dask_input)):
+            self._fit_missing_model(Xs)
         return self
+
+    def _fit_missing_model(self, Xs: list) -> None:
+        """:attr:`missing_model_` from one pass over validated training views."""
+        mom = feature_moments(self._observed_features, Xs, chunk_size=self.chunk_size)
+        self.missing_model_ = ConditionalViews.from_augmented(
+            mom.gram, self.n_views_, self.n_landmarks_
+        )
 
     def _fit_missing_landmarks(
         self,
@@ -486,6 +586,108 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         own moments of complete training features, :meth:`ConditionalViews.from_moments`)."""
         self.missing_model_ = model
 
+    def fit_missing_model(self, X: Any) -> BlockNystrom:
+        """Compute the statistics that complete missing views (:attr:`missing_model_`).
+
+        For a map whose statistics were not kept (an MVML estimator fitted on complete
+        views keeps only the compact form its predictions need,
+        :meth:`compact_missing_model`) or never computed (a fit on complete Dask views):
+        one pass over the training views ``X`` (NaN rows for missing views), the pass a
+        fit makes.
+
+        Parameters
+        ----------
+        X : list of arrays or one array cut by ``views``
+            The training views (the rows the map was fitted on).
+
+        Returns
+        -------
+        self : BlockNystrom
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from mvkernels import MVMLRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> Xs = [rng.normal(size=(60, 3)), rng.normal(size=(60, 2))]
+        >>> reg = MVMLRegressor(n_landmarks=10, random_state=0).fit(Xs, Xs[0][:, 0])
+        >>> hasattr(reg.nystrom_, "missing_model_")  # complete views: not kept
+        False
+        >>> Xt = [Xs[0][:3].copy(), Xs[1][:3]]
+        >>> Xt[0][0] = np.nan  # view 0 of the first row missing
+        >>> reg.nystrom_.fit_missing_model(Xs).transform(Xt).shape
+        (3, 20)
+        """
+        self._fit_missing_model(self.check_views(X))
+        return self
+
+    def compact_missing_model(
+        self, G: np.ndarray, always_missing: int | None = None
+    ) -> CompletedOutputs | None:
+        """Replace :attr:`missing_model_` by the outputs of the linear model ``u G^T``.
+
+        Applies to statistics estimated on complete training rows (no view can be found
+        missing in the training data) when the compact form
+        (:meth:`ConditionalViews.completed_outputs`, ``|O| p x T`` numbers per pattern of
+        observed views ``O``) is smaller than the ``v p x v p`` covariance: then the map
+        keeps no statistics (``transform`` refuses rows with a missing view until
+        :meth:`fit_missing_model`) and the returned form predicts those rows, through
+        :meth:`linear_outputs`, as the statistics did (to rounding). Otherwise nothing
+        changes.
+
+        Parameters
+        ----------
+        G : ndarray of shape (T, v p)
+            The coefficients of the model's ``T`` linear outputs.
+        always_missing : int or None, default=None
+            A view missing in every pattern that has a missing view (the joint view).
+
+        Returns
+        -------
+        CompletedOutputs or None
+            The compact form; None if the statistics are kept, absent, or if no row can
+            have a missing view (a single view: such a row is refused).
+        """
+        model = getattr(self, "missing_model_", None)
+        if model is None or not model.from_complete_rows:
+            return None
+        patterns = missing_patterns(self.n_views_, always_missing)
+        T, p = int(np.shape(G)[0]), self.n_landmarks_
+        size = 8 * int((patterns.sum(axis=1) * p + 1).sum()) * T
+        if size >= model.nbytes:
+            return None
+        completed = model.completed_outputs(G, patterns) if len(patterns) else None
+        del self.missing_model_
+        return completed
+
+    def linear_outputs(
+        self, blocks: list[np.ndarray], G: np.ndarray, completed: CompletedOutputs | None = None
+    ) -> np.ndarray:
+        """``U G^T`` of the features ``U`` of per-view NumPy row blocks, shape (m, T).
+
+        Rows with missing views: completed by :attr:`missing_model_` (:meth:`features`)
+        or, given ``completed`` (:meth:`compact_missing_model`), by its compact form.
+        Computed in chunks of rows (:meth:`iter_features`).
+        """
+        m, T = blocks[0].shape[0], G.shape[0]
+        out = np.empty((m, T))
+        if completed is None or self.kernels_[0].precomputed:
+            for rows, U in self.iter_features(blocks):
+                out[rows] = U @ G.T
+            return out
+        chunk = self._chunk()
+        for start in range(0, m, chunk):
+            rows = slice(start, min(m, start + chunk))
+            part = [Xv[rows] for Xv in blocks]
+            mask = block_mask(part, start)
+            if mask is None:
+                U = np.hstack([self.view_features(Xv, l) for l, Xv in enumerate(part)])
+                out[rows] = U @ G.T
+            else:
+                U = self._masked_features(part, mask)
+                out[rows] = completed.fill(U @ G.T, U, mask)
+        return out
+
     # -- features ------------------------------------------------------------
     def check_views(self, X: Any) -> list[np.ndarray]:
         """Validate views for transform against what was seen in fit.
@@ -550,10 +752,11 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         model = getattr(self, "missing_model_", None)
         if model is None:
             raise ValueError(
-                "samples with missing views (NaN rows) cannot be completed: the feature "
-                "statistics of the training data are not available (a BlockNystrom fitted "
-                "on complete Dask views does not compute them); fit on NumPy views, on Dask "
-                "views with missing rows, or use an MVML estimator (which sets them)"
+                "samples with missing views (NaN rows) cannot be completed: this map keeps "
+                "no statistics of its training features (an MVML estimator fitted on "
+                "complete views keeps only the compact form its predictions need, and a "
+                "BlockNystrom fitted on complete Dask views does not compute them); call "
+                "fit_missing_model(X_train) on the map with its training views first"
             )
         return model.complete(self._masked_features(blocks, mask), mask)
 

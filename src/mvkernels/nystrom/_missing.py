@@ -26,12 +26,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import linalg
 
 from .._arrays import check_whole_rows, observed_rows, refuse_all_missing
-from .._linalg import robust_eigh
+from .._linalg import robust_cholesky, robust_eigh, sym
 from .._sparse import is_sparse
 
-__all__ = ["MISSING_RIDGE", "ConditionalViews", "block_mask", "pairwise_statistics"]
+__all__ = [
+    "MISSING_RIDGE",
+    "CompletedOutputs",
+    "ConditionalViews",
+    "block_mask",
+    "missing_patterns",
+    "pairwise_statistics",
+]
 
 #: relative ridge of the conditional expectation (fraction of the mean variance of the
 #: observed feature blocks)
@@ -149,6 +157,80 @@ class ConditionalViews:
             U[np.ix_(rows, m)] = self.mean[m] + (coef @ V.T) @ self.cov[np.ix_(o, m)]
         return U
 
+    def completed_outputs(
+        self, G: np.ndarray, patterns: np.ndarray | None = None
+    ) -> CompletedOutputs:
+        """The exact compact form of the outputs ``u G^T`` of completed rows.
+
+        For a pattern with observed blocks ``O`` and missing blocks ``M``, the completed
+        row gives ``u G^T = z_O G_O^T + (mu_M + Sigma_MO (Sigma_OO + eps I)^{-1}
+        (z_O - mu_O)) G_M^T = z_O B_O + b_O`` with
+
+        ``B_O = G_O^T + (Sigma_OO + eps I)^{-1} Sigma_OM G_M^T`` and
+        ``b_O = mu_M G_M^T - mu_O (B_O - G_O^T)``:
+
+        ``|O| p x T`` numbers per pattern instead of the ``(v p)^2`` of ``Sigma``, for a
+        linear model's ``T`` outputs (the same to rounding as :meth:`complete` followed
+        by the product).
+
+        Parameters
+        ----------
+        G : ndarray of shape (T, v p)
+            The linear outputs' coefficients.
+        patterns : ndarray of bool, shape (k, v), or None
+            The patterns of observed views to cover (each with an observed and a missing
+            view); None: every one (:func:`missing_patterns`).
+
+        Returns
+        -------
+        CompletedOutputs
+        """
+        G = np.asarray(G, dtype=np.float64)
+        if patterns is None:
+            patterns = missing_patterns(self.n_views)
+        coefs, offsets = [], []
+        for pat in patterns:
+            o, m = self._index(np.flatnonzero(pat)), self._index(np.flatnonzero(~pat))
+            Gm = G[:, m].T  # (|M| p, T)
+            corr = self._solve(pat, self.cov[np.ix_(o, m)] @ Gm)  # (|O| p, T)
+            coefs.append(G[:, o].T + corr)
+            offsets.append(self.mean[m] @ Gm - self.mean[o] @ corr)
+        T = G.shape[0]
+        return CompletedOutputs(
+            patterns=np.asarray(patterns, dtype=bool).reshape(-1, self.n_views),
+            coefs=coefs,
+            offsets=np.asarray(offsets, dtype=np.float64).reshape(-1, T),
+            block=self.block,
+        )
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the stored arrays."""
+        return int(self.mean.nbytes + self.cov.nbytes)
+
+    @property
+    def from_complete_rows(self) -> bool:
+        """Whether the statistics were estimated on rows where every view is observed."""
+        return self.counts is None or bool(np.all(self.counts == self.counts[0, 0]))
+
+    def _solve(self, pat: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``(Sigma_OO + eps I)^{-1} B`` for the observed views of ``pat``.
+
+        Statistics of complete rows (a covariance, positive semi-definite): one Cholesky
+        factorisation (``eps`` is the mean eigenvalue, so the matrix is well conditioned;
+        the eigenvalues that :meth:`_regression` clips at 0 are then rounding errors).
+        Pairwise statistics: the clipped eigendecomposition of :meth:`_regression`.
+        """
+        if self.from_complete_rows:
+            o = self._index(np.flatnonzero(pat))
+            S_oo = sym(self.cov[np.ix_(o, o)])
+            eps = self.ridge * max(float(np.trace(S_oo)) / o.size, np.finfo(float).tiny)
+            L = robust_cholesky(S_oo + eps * np.eye(o.size))
+            if L is not None:
+                return linalg.cho_solve((L, True), B, check_finite=False)
+        _, _, V, d = self._regression(pat)
+        return V @ ((V.T @ B) / d[:, None])
+
     def _regression(self, pat: np.ndarray) -> tuple:
         """Observed / missing indices, eigenvectors ``V`` and ``s + eps`` of ``Sigma_OO``."""
         o = self._index(np.flatnonzero(pat))
@@ -158,6 +240,75 @@ class ConditionalViews:
         s = np.maximum(s, 0.0)
         eps = self.ridge * max(float(s.sum()) / o.size, np.finfo(float).tiny)
         return o, m, V, s + eps
+
+
+def missing_patterns(n_views: int, always_missing: int | None = None) -> np.ndarray:
+    """Every pattern of observed views with an observed and a missing view, shape (k, v).
+
+    ``always_missing``: a view that is missing in every such pattern (the joint view,
+    observed exactly where every other view is): ``2^(v-1) - 2`` patterns instead of
+    ``2^v - 2``.
+    """
+    grid = np.array(np.meshgrid(*[[False, True]] * n_views, indexing="ij")).reshape(n_views, -1).T
+    keep = grid.any(axis=1) & ~grid.all(axis=1)
+    if always_missing is not None:
+        others = np.delete(grid, always_missing, axis=1)
+        keep &= ~grid[:, always_missing] & others.any(axis=1) & ~others.all(axis=1)
+    return grid[keep]
+
+
+@dataclass
+class CompletedOutputs:
+    """Linear outputs of rows with missing views, exact and without the covariance.
+
+    What a linear model ``u -> u G^T`` of the completed features needs of
+    :class:`ConditionalViews` to predict a row with missing views: for each pattern of
+    observed views ``O``, the outputs are ``z_O B_O + b_O`` (see
+    :meth:`ConditionalViews.completed_outputs`), the same to rounding as completing the
+    row's features and multiplying.
+
+    Attributes
+    ----------
+    patterns : ndarray of bool, shape (k, v)
+        The patterns of observed views covered.
+    coefs : list of ndarray, shape (|O| p, T)
+        ``B_O`` of each pattern.
+    offsets : ndarray of shape (k, T)
+        ``b_O`` of each pattern.
+    block : int
+        ``p``, the width of a view's feature block.
+    """
+
+    patterns: np.ndarray
+    coefs: list
+    offsets: np.ndarray
+    block: int
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the stored arrays."""
+        return int(sum(B.nbytes for B in self.coefs) + self.offsets.nbytes + self.patterns.nbytes)
+
+    def fill(self, out: np.ndarray, U: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Overwrite the outputs ``out`` (m, T) of the rows with a missing view.
+
+        ``U`` (m, v p): the feature blocks of the observed views (the missing ones are
+        not read); ``mask`` (m, v): observed views per row. A pattern not covered raises
+        a ValueError naming it.
+        """
+        p = self.block
+        for pat, rows in _patterns(mask):
+            hit = np.flatnonzero((self.patterns == pat).all(axis=1))
+            if hit.size == 0:
+                raise ValueError(
+                    f"rows with observed views {np.flatnonzero(pat).tolist()} (and the "
+                    "others missing) cannot be predicted: this pattern of missing views "
+                    "was not prepared at fit"
+                )
+            k = int(hit[0])
+            o = (np.flatnonzero(pat)[:, None] * p + np.arange(p)[None, :]).ravel()
+            out[rows] = U[np.ix_(rows, o)] @ self.coefs[k] + self.offsets[k]
+        return out
 
 
 def _patterns(mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
