@@ -218,3 +218,21 @@ def test_grow_sets_the_landmarks(rng):
     # the CV estimators resolve it the same way
     cv = MVMLRegressorCV(n_landmarks="grow", alphas=[0.1], etas=[1.0], max_iter=2, cv=2)
     assert cv.fit(Xs, y).best_estimator_.n_landmarks_ == grown_n_landmarks(150, 3)
+
+
+@pytest.mark.parametrize("kind", ["precomputed", "sparse"])
+def test_cg_on_precomputed_kernels_and_sparse_views(rng, small_subsample, kind):
+    """The streamed kernel blocks of precomputed Gram matrices (landmark columns) and of
+    sparse views give the direct solver's model."""
+    import scipy.sparse as sp
+
+    Xs, y = _data(rng, n=120)
+    if kind == "precomputed":
+        views = [np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / X.shape[1]) for X in Xs]
+        kw = dict(kernel="precomputed")
+    else:
+        views = [sp.random(120, 15, density=0.3, random_state=i, format="csr") for i in range(2)]
+        kw = {}
+    ref = MVMLRegressor(n_landmarks=30, alpha=0.1, random_state=0, **kw).fit(views, y)
+    got = MVMLRegressor(n_landmarks=30, alpha=0.1, random_state=0, solver="cg", **kw)
+    assert _rel(got.fit(views, y).coef_, ref.coef_) < RTOL
