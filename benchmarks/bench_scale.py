@@ -163,8 +163,7 @@ def main() -> None:
         "MVMLClassifier(joint_view=True)",
         "MVMLClassifierCV()",
     ] + (CAPACITY if args.capacity else [])
-    names += args.extra
-    names = [name for name in names if any(part in name for part in args.only)]
+    names = [name for name in names if any(part in name for part in args.only)] + args.extra
     rows = []
     for variant in args.variants:
         for n in args.n:
