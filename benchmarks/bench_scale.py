@@ -16,11 +16,19 @@ memory is reported; it includes the data): ``HistGradientBoostingClassifier()``,
 smaller sizes only, ``--cv-max``), and the same three MVML estimators with the learned
 per-column relevance ``feature_relevance="ard"`` (:mod:`mvkernels.mvml._relevance`). A
 figure of the relevance learned on each variant's training rows (one panel per view) is
-written beside the table.
+written beside the table (unless ``--no-figure``). With ``--capacity``, the landmarks that
+grow with ``n`` (``n_landmarks="grow"``: ``sqrt(n)`` per view above 40,000 rows) with the
+direct structured solver and the conjugate-gradient one (``solver="cg"``), for the learned
+dense metric and the identity metric (the Falkon setting: ridge on the features); the CG
+fits report their CG iterations and products with the data (``cg``, ``passes``).
 
 Run:  .venv/bin/python benchmarks/bench_scale.py                # 20,000 rows (about 2 min)
       .venv/bin/python benchmarks/bench_scale.py --n 20000 200000 1000000
-Writes docs/results/benchmarks/scale.md (``--out`` to change) and scale_relevance.png.
+      .venv/bin/python benchmarks/bench_scale.py --n 20000 200000 --capacity --variants \
+          sparse --only Hist "joint_view=True" --out docs/results/benchmarks/scale_capacity.md
+Writes docs/results/benchmarks/scale.md (``--out`` to change) and scale_relevance.png; ``--only TEXT...`` keeps
+the estimators whose name contains one of the TEXTs; ``--extra SPEC...`` adds MVML
+configurations written as calls (``mvkernels.demo.estimator_from_spec``).
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ import datetime
 import multiprocessing as mp
 import os
 import resource
+import shlex
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -62,8 +72,9 @@ def _estimator(name: str):
     from sklearn.pipeline import make_pipeline
 
     from mvkernels import MVMLClassifier, MVMLClassifierCV
+    from mvkernels.demo import estimator_from_spec
 
-    return {
+    make = {
         "HistGradientBoostingClassifier()": lambda: HistGradientBoostingClassifier(random_state=0),
         "Nystroem(2000) + RidgeClassifier()": lambda: make_pipeline(
             Nystroem(n_components=2000, random_state=0), RidgeClassifier()
@@ -82,7 +93,33 @@ def _estimator(name: str):
         "MVMLClassifierCV(feature_relevance='ard')": lambda: MVMLClassifierCV(
             views=[20, 20, 20], feature_relevance="ard", random_state=0
         ),
-    }[name]()
+    }.get(name) or (lambda: estimator_from_spec(name, views=[20, 20, 20], random_state=0))
+    return make()
+
+
+CAPACITY = [
+    f"MVMLClassifier(joint_view=True, n_landmarks='grow'{m}{s})"
+    for m in ("", ", metric='identity'")
+    for s in ("", ", solver='cg'")
+]
+
+
+def _count_cg() -> dict:
+    """Counts of the CG iterations and products of a fit (solver='cg')."""
+    from mvkernels.mvml import _iterative
+
+    counts = {"cg": 0, "passes": 0}
+    solve = _iterative.CGStep.solve
+
+    def counted(self, *args, **kwargs):
+        before = self.operator.n_products
+        out = solve(self, *args, **kwargs)
+        counts["cg"] += self.n_iter[-1]
+        counts["passes"] += self.operator.n_products - before
+        return out
+
+    _iterative.CGStep.solve = counted
+    return counts
 
 
 def _fit_one(name: str, n: int, variant: str, queue: mp.Queue) -> None:
@@ -91,15 +128,20 @@ def _fit_one(name: str, n: int, variant: str, queue: mp.Queue) -> None:
     Xt, yt = make_problem(N_TEST, variant, seed=2)
     X, T = np.hstack(Xs), np.hstack(Xt)
     est = _estimator(name)
-    t = time.perf_counter()
+    counts = _count_cg()
+    t, cpu = time.perf_counter(), time.process_time()
     est.fit(X, y)
-    fit_s = time.perf_counter() - t
+    fit_s, cpu_s = time.perf_counter() - t, time.process_time() - cpu
     acc = float(np.mean(est.predict(T) == yt))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    queue.put((acc, fit_s, peak_mb))
+    extra = getattr(est, "n_landmarks_", None)
+    info = f"cpu={cpu_s:.1f} s" + ("" if extra is None else f", p={extra}")
+    if counts["passes"]:
+        info += f", cg={counts['cg']}, passes={counts['passes']}"
+    queue.put((acc, fit_s, peak_mb, info))
 
 
-def run(name: str, n: int, variant: str) -> tuple[float, float, float]:
+def run(name: str, n: int, variant: str) -> tuple[float, float, float, str]:
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=_fit_one, args=(name, n, variant, queue))
@@ -114,6 +156,20 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[20_000], help="training rows")
     parser.add_argument("--cv-max", type=int, default=20_000, help="largest n for the CV")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--capacity", action="store_true", help="add n_landmarks='grow' fits")
+    parser.add_argument(
+        "--no-figure", action="store_true", help="no figure of the learned relevance"
+    )
+    parser.add_argument(
+        "--only", nargs="+", default=[""], help="estimators whose name contains one of these"
+    )
+    parser.add_argument("--variants", nargs="+", default=["sparse", "dense"])
+    parser.add_argument(
+        "--extra",
+        nargs="+",
+        default=[],
+        help='extra MVML estimators on the views, e.g. "MVMLClassifier(n_landmarks=800)"',
+    )
     args = parser.parse_args()
     names = [
         "HistGradientBoostingClassifier()",
@@ -124,44 +180,61 @@ def main() -> None:
         "MVMLClassifier(feature_relevance='ard')",
         "MVMLClassifier(joint_view=True, feature_relevance='ard')",
         "MVMLClassifierCV(feature_relevance='ard')",
-    ]
+    ] + (CAPACITY if args.capacity else [])
+    names = [name for name in names if any(part in name for part in args.only)] + args.extra
     rows = []
-    for variant in ("sparse", "dense"):
+    for variant in args.variants:
         for n in args.n:
             for name in names:
                 if name.startswith("MVMLClassifierCV(") and n > args.cv_max:
                     continue
-                acc, fit_s, peak = run(name, n, variant)
-                rows.append((variant, n, name, acc, fit_s, peak))
-                print(f"{variant:6s} {n:>8d} {name:56s} {acc:.3f} {fit_s:8.1f} s {peak:7.0f} MB")
+                acc, fit_s, peak, info = run(name, n, variant)
+                rows.append((variant, n, name, acc, fit_s, peak, info))
+                print(
+                    f"{variant:6s} {n:>8d} {name:36s} {acc:.3f} {fit_s:8.1f} s {peak:7.0f} MB "
+                    f"{info}",
+                    flush=True,
+                )
+                _write(args.out, rows, None)  # after every fit: a stopped run keeps its rows
+    figure = None
+    if not args.no_figure:
+        figure = (args.out.with_name(args.out.stem + "_relevance.png"), max(args.n))
+        relevance_figure(figure[1], figure[0])
+        print(f"wrote {figure[0]}")
+    _write(args.out, rows, figure)
+    print(f"wrote {args.out}")
+
+
+def _write(out: Path, rows: list, figure: tuple[Path, int] | None) -> None:
     load = os.getloadavg()[0]
     lines = [
         "# Large multi-view data with irrelevant features",
         "",
-        f"Generated by `python benchmarks/bench_scale.py --n {' '.join(map(str, args.n))}` on "
-        f"{datetime.date.today()} ({os.cpu_count()} cores, load {load:.1f} at the end). "
+        f"Generated by `python benchmarks/bench_scale.py {shlex.join(sys.argv[1:])}` on "
+        f"{datetime.date.today()} ({os.cpu_count()} cores, load {load:.1f} at the last fit). "
         f"`sparse`: 5 of the 60 columns relevant; `dense`: every column relevant. Test set: "
         f"{N_TEST:,} rows. Fit time in wall seconds; peak resident memory of the fitting "
-        "process (data included).",
+        "process (data included). Notes: `cpu` the fit's processor time (the wall "
+        "time on a loaded machine is mostly waiting), `p` landmarks per view; with "
+        "`solver='cg'`, the CG iterations (`cg`, all g-steps) and the products with the "
+        "data (`passes`).",
         "",
-        "| variant | rows | estimator | test accuracy | fit (s) | peak memory (MB) |",
-        "|---|---|---|---|---|---|",
+        "| variant | rows | estimator | test accuracy | fit (s) | peak memory (MB) | notes |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for variant, n, name, acc, fit_s, peak in rows:
-        lines.append(f"| {variant} | {n:,} | `{name}` | {acc:.3f} | {fit_s:.1f} | {peak:.0f} |")
-    figure = args.out.with_name(args.out.stem + "_relevance.png")
-    lines += [
-        "",
-        f"The relevance `feature_relevance='ard'` learns on the {max(args.n):,} training "
-        "rows of each variant (as `MVMLClassifier(feature_relevance='ard', random_state=0)`"
-        "; root mean square 1 in each view; the relevant columns of `sparse` are a0, a3, "
-        "b1, b4, c2): "
-        f"![learned relevance]({figure.name})",
-    ]
-    args.out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
-    relevance_figure(max(args.n), figure)
-    print(f"wrote {figure}")
+    for variant, n, name, acc, fit_s, peak, info in rows:
+        lines.append(
+            f"| {variant} | {n:,} | `{name}` | {acc:.3f} | {fit_s:.1f} | {peak:.0f} | {info} |"
+        )
+    if figure is not None:
+        lines += [
+            "",
+            f"The relevance `feature_relevance='ard'` learns on the {figure[1]:,} training "
+            "rows of each variant (as `MVMLClassifier(feature_relevance='ard', "
+            "random_state=0)`; root mean square 1 in each view; the relevant columns of "
+            f"`sparse` are a0, a3, b1, b4, c2): ![learned relevance]({figure[0].name})",
+        ]
+    out.write_text("\n".join(lines) + "\n")
 
 
 def relevance_figure(n: int, path: Path) -> None:

@@ -61,6 +61,9 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     ),
     (MVMLRegressor(fit_intercept=True, max_iter=3), _SHORT),
     (MVMLClassifier(fit_intercept=True, max_iter=3), _SHORT),
+    (MVMLRegressor(solver="cg", max_iter=3), _SHORT),
+    (MVMLClassifier(solver="cg", fit_intercept=True, max_iter=3), _SHORT),
+    (MVMLClassifier(solver="cg", metric="cov", multi_class="ovo", max_iter=3), _SHORT),
     # --- MVML (hinge loss); eta small enough that the sparse proximal step keeps the metric
     (MVMLSVC(max_iter=3), _SHORT),
     (

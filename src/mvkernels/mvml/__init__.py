@@ -57,7 +57,13 @@ How to add
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """
 
-from ._estimators import AUTO_FEATURE_BUDGET, MVMLClassifier, MVMLRegressor, auto_n_landmarks
+from ._estimators import (
+    AUTO_FEATURE_BUDGET,
+    MVMLClassifier,
+    MVMLRegressor,
+    auto_n_landmarks,
+    grown_n_landmarks,
+)
 from ._metric import (
     LEARNED_METRICS,
     METRICS,
@@ -105,5 +111,6 @@ __all__ = [
     "MVMLSVCCV",
     "complement_moments",
     "auto_n_landmarks",
+    "grown_n_landmarks",
     "AUTO_FEATURE_BUDGET",
 ]

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._linalg import robust_eigh, sym
-from ._lowrank import LowRankMetrics, _data_loss, _frob2, _g_step_rows
+from ._lowrank import LowRankMetrics, _frob2, _g_step_rows
 from ._metric import PSDFactor, metric_step, objective_converged
 from ._problem import MVMLProblem
 
@@ -40,6 +40,7 @@ __all__ = [
     "reference_path",
     "objective",
     "initial_step",
+    "ExactGStep",
 ]
 
 
@@ -178,6 +179,7 @@ def dense_metric_path(
     step_size: float | str = "auto",
     record_path: bool = False,
     dim: int | None = None,
+    gstep: Any = None,
 ) -> LowRankPath:
     """Algorithm 1 with the dense metric (eq. 15-16) for a batch of problems.
 
@@ -201,6 +203,12 @@ def dense_metric_path(
         ``b``, hence every ``g`` and ``q = A^{-1} g``, lies in their span, so the path runs
         in that basis and the metric is ``s I`` on the null space of ``M``, whose
         ``dim - d`` directions still count in ``||A||_F^2``. None: ``d``.
+    gstep : object, optional
+        The g-step: ``gstep.solve(idx, s, WT, sc, alpha, Bb)`` returns ``g``, ``W^T A^{-1}
+        g``, ``A^{-1} g`` and ``g^T M g`` for the problems ``idx`` (as
+        :class:`ExactGStep`, the default: the exact solve with ``lam``);
+        :class:`~mvkernels.mvml._iterative.CGStep` solves it by conjugate gradient, ``lam``
+        then being its preconditioner's spectrum.
 
     Notes
     -----
@@ -215,33 +223,59 @@ def dense_metric_path(
     )
     mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps, full_dim=dim)
     state = PathState.start(n, d, max_iter, record_path)
+    step = ExactGStep(lam) if gstep is None else gstep
 
     def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
-        g, s_obj = _outer_iteration(
-            mets, lam, Bb[idx], idx, alpha[idx], eta[idx], n_a_steps, step_size
+        g, gMg, s_obj = _outer_iteration(
+            mets, step, Bb[idx], idx, alpha[idx], eta[idx], n_a_steps, step_size
         )
-        return g, _data_loss(lam, Bb[idx], yy[idx], g) + s_obj
+        return g, _data_term(Bb[idx], yy[idx], g, gMg) + s_obj
 
     alternate(state, max_iter, tol, iteration)
-    return _final_path(mets, lam, Bb, yy, alpha, eta, state)
+    return _final_path(mets, step, Bb, yy, alpha, eta, state)
+
+
+@dataclass
+class ExactGStep:
+    """The structured path's exact g-step in the eigenbasis of ``M`` (eigenvalues ``lam``):
+    :func:`~mvkernels.mvml._lowrank._g_step_rows`, ``g^T M g = sum lam g^2``."""
+
+    lam: np.ndarray
+
+    def solve(
+        self,
+        idx: Any,
+        s: np.ndarray,
+        WT: np.ndarray,
+        sc: np.ndarray,
+        alpha: np.ndarray,
+        Bb: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        g, v, z = _g_step_rows(self.lam, s, WT, sc, alpha, Bb)
+        return g, v, z, (g * g) @ self.lam
+
+
+def _data_term(Bb: np.ndarray, yy: np.ndarray, G: np.ndarray, gMg: np.ndarray) -> np.ndarray:
+    """``||y - U D_w g||^2 = y^T y - 2 b^T g + g^T M g`` (clipped at 0), stacked."""
+    return np.maximum(yy - 2.0 * np.einsum("bd,bd->b", Bb, G) + gMg, 0.0)
 
 
 def _outer_iteration(
     mets: LowRankMetrics,
-    lam: np.ndarray,
+    gstep: Any,
     Bb: np.ndarray,
     idx: Any,
     alpha: np.ndarray,
     eta: np.ndarray,
     n_a_steps: int,
     step_size: float | str,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One outer iteration of the problems ``idx``: the g-step, then ``n_a_steps``
-    A-steps (the metrics updated in place). Returns ``g`` and the metric part of the
-    objective."""
+    A-steps (the metrics updated in place). Returns ``g``, ``g^T M g`` and the metric
+    part of the objective."""
     r = mets.r
     sa = mets.s[idx]
-    g, v, z = _g_step_rows(lam, sa, mets.WT[idx, :r], mets.sc[idx, :r], alpha, Bb)
+    g, v, z, gMg = gstep.solve(idx, sa, mets.WT[idx, :r], mets.sc[idx, :r], alpha, Bb)
     s_obj = np.zeros(g.shape[0])
     for step in range(n_a_steps):
         if step == 0:  # q = A^{-1} g = z, W^T q = v, W^T g = s v + W^T W v (g-step)
@@ -251,12 +285,12 @@ def _outer_iteration(
         else:
             q, Wq, xg = mets.solve(idx, g)
         s_obj = mets.a_step(idx, g, q, Wq, xg, alpha, eta, step_size)
-    return g, s_obj
+    return g, gMg, s_obj
 
 
 def _final_path(
     mets: LowRankMetrics,
-    lam: np.ndarray,
+    step: Any,
     Bb: np.ndarray,
     yy: np.ndarray,
     alpha: np.ndarray,
@@ -269,12 +303,12 @@ def _final_path(
     r = mets.r
     WT, sc, gram = mets.WT[:, :r], mets.sc[:, :r], mets.gram[:, :r, :r]
     s = mets.s
-    G, _, Z = _g_step_rows(lam, s, WT, sc, alpha, Bb)
+    G, _, Z, gMg = step.solve(slice(None), s, WT, sc, alpha, Bb)
     if state.path is not None:
         state.path[np.arange(n), state.n_iter - 1] = G
     W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
     quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
-    obj = _data_loss(lam, Bb, yy, G) + alpha * quad + eta * _frob2(s, gram, mets.dim)
+    obj = _data_term(Bb, yy, G, gMg) + alpha * quad + eta * _frob2(s, gram, mets.dim)
     for i in range(n):
         state.histories[i].append(float(obj[i]))
     return LowRankPath(

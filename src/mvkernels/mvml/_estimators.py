@@ -40,8 +40,10 @@ from ..nystrom import (
 )
 from ..nystrom._landmarks import check_landmark_indices, is_index_landmarks
 from ..nystrom._missing import CompletedOutputs, ConditionalViews
+from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._driver import reference_path
+from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
 from ._losses import Loss, SquareLoss
 from ._lowrank import MetricStack
@@ -100,6 +102,45 @@ def auto_n_landmarks(n_samples: int, n_views: int, budget: int = AUTO_FEATURE_BU
     return int(min(n_samples, -(-int(budget) // max(1, n_views))))
 
 
+def grown_n_landmarks(n_samples: int, n_views: int, budget: int = AUTO_FEATURE_BUDGET) -> int:
+    """Landmarks per view chosen by ``n_landmarks="grow"``: capacity that grows with ``n``.
+
+    ``p = min(n, max(ceil(budget / v), ceil(sqrt(n))))``: the count of
+    :func:`auto_n_landmarks` while ``sqrt(n) <= budget / v`` (e.g. up to 40,000 rows for
+    three views), then ``sqrt(n)`` per view, the number of Nystrom centres with which
+    kernel ridge regression keeps its optimal learning rate (Rudi, Camoriano & Rosasco,
+    NeurIPS 2015), as in Falkon. A fit then costs ``O(n^2 v^2)`` to form ``C`` (direct
+    solvers) or ``O(n^{3/2} v)`` per conjugate-gradient pass (``solver="cg"``).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training samples ``n``.
+    n_views : int
+        Number of views ``v``.
+    budget : int, default=600
+        As :func:`auto_n_landmarks`.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from mvkernels.mvml import grown_n_landmarks
+    >>> grown_n_landmarks(20_000, 3), grown_n_landmarks(200_000, 3), grown_n_landmarks(10**6, 3)
+    (200, 448, 1000)
+    """
+    grown = max(-(-int(budget) // max(1, n_views)), int(np.ceil(np.sqrt(n_samples))))
+    return int(min(n_samples, grown))
+
+
+def named_n_landmarks(name: str, n_samples: int, n_views: int, budget: int) -> int:
+    """The landmarks per view of ``n_landmarks="auto"`` or ``"grow"``."""
+    rule = grown_n_landmarks if name == "grow" else auto_n_landmarks
+    return rule(n_samples, n_views, budget)
+
+
 def _mvml_constraints() -> dict:
     return {
         "alpha": [Interval(Real, 0, None, closed="neither")],
@@ -107,7 +148,7 @@ def _mvml_constraints() -> dict:
         "metric": [StrOptions(set(METRICS))],
         "learn_weights": ["boolean"],
         "n_landmarks": [
-            StrOptions({"auto"}),
+            StrOptions({"auto", "grow"}),
             None,
             Interval(Integral, 1, None, closed="left"),
             Interval(Real, 0, 1, closed="right"),
@@ -124,7 +165,7 @@ def _mvml_constraints() -> dict:
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "views": "no_validation",
         "random_state": ["random_state"],
-        "solver": [StrOptions({"auto", "dense"})],
+        "solver": [StrOptions({"auto", "dense", "cg"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
         "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
         "feature_relevance": [StrOptions(set(FEATURE_RELEVANCE)), list],
@@ -373,8 +414,10 @@ class _BaseMVML(BaseEstimator):
             self.n_landmarks_ = None
             return MVMLProblem.full(Ks, Y, sw)
         n_landmarks = self.n_landmarks
-        if isinstance(n_landmarks, str):  # "auto" (validated by _parameter_constraints)
-            n_landmarks = auto_n_landmarks(n, n_input_views, self._auto_feature_budget)
+        if isinstance(n_landmarks, str):  # "auto" / "grow" (validated by the constraints)
+            n_landmarks = named_n_landmarks(
+                n_landmarks, n, n_input_views, self._auto_feature_budget
+            )
         nys = BlockNystrom(
             kernel=kernel,
             kernel_params=kernel_params,
@@ -473,7 +516,24 @@ class _BaseMVML(BaseEstimator):
         """Nystrom-mode problem from the fitted map: the sufficient statistics in one
         chunked pass (a Dask reduction on Dask input); the features are not kept. With
         complete training rows (``complete``) the same moments give the map's missing-view
-        statistics (:meth:`BlockNystrom.set_missing_model`)."""
+        statistics (:meth:`BlockNystrom.set_missing_model`).
+
+        ``solver="cg"`` on in-memory views with a metric that needs no statistics
+        (identity, dense) and one-vs-all targets: ``C`` is not formed
+        (:func:`~mvkernels.mvml._iterative.row_statistics_problem`, one ``O(n d T)``
+        pass); the missing-view model then comes from the moments of the CG
+        preconditioner's subsample of rows."""
+        if self._cg_without_statistics(Xs, Y):
+            problem = row_statistics_problem(nys, Xs, Y)
+            if complete:
+                m = preconditioner_rows(problem.n_samples, problem.dim)
+                US, _ = subsample_features(problem, m)
+                nys.set_missing_model(
+                    ConditionalViews.from_moments(
+                        FeatureMoments.from_features(US), int(nys.n_views_), int(nys.n_landmarks_)
+                    )
+                )
+            return problem
         mom = self._training_moments(nys, Xs, Y)
         if complete:
             nys.set_missing_model(
@@ -481,6 +541,17 @@ class _BaseMVML(BaseEstimator):
             )
         return MVMLProblem.from_moments(
             mom, nys, Y, Xs=Xs, sample_weight=self.__dict__.get("_loss_weight")
+        )
+
+    def _cg_without_statistics(self, Xs: list, Y: Any) -> bool:
+        """Whether this fit builds its problem without ``C`` (see :meth:`_nystrom_problem`)."""
+        return (
+            self.solver == "cg"
+            and views_kind(Xs) != "dask"
+            and not is_dask_collection(Y)
+            and not metric_kind(self.metric).needs_statistics
+            and not self.learn_weights
+            and not self.__dict__.get("_ovo_pairs")
         )
 
     def _training_moments(self, nys: BlockNystrom, Xs: list, Y: Any) -> Any:
@@ -855,10 +926,13 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         In Nystrom mode the metric is ``A~`` (vp x vp), e.g. ``A~ = I`` for "identity".
     learn_weights : bool, default=False
         Learn the view weights ``w`` (eq. 10 / 17); otherwise ``w = 1/v``.
-    n_landmarks : "auto", None, int or float in (0, 1], default="auto"
+    n_landmarks : "auto", "grow", None, int or float in (0, 1], default="auto"
         ``"auto"``: block Nystrom with ``p = min(n, ceil(600 / v))`` landmarks per view
         (:func:`~mvkernels.mvml.auto_n_landmarks`; every sample while ``n <= 600 / v``,
-        where the map is exact). None: full kernels (``O((nv)^3)`` per iteration and
+        where the map is exact). ``"grow"``: the same up to ``sqrt(n) = 600 / v``, then
+        ``sqrt(n)`` per view (:func:`~mvkernels.mvml.grown_n_landmarks`; capacity that
+        grows with the data, for large ``n``; ``solver="cg"`` avoids forming the
+        ``vp x vp`` statistics). None: full kernels (``O((nv)^3)`` per iteration and
         class, for small n). Otherwise the block Nystrom approximation with this many
         landmarks (or fraction of n), fitted from sufficient statistics.
     landmarks : {"uniform", "kmeans++", "leverage"} or array-like of int, default="uniform"
@@ -894,12 +968,18 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         How to cut a single 2-D array into views (:func:`mvkernels.check_views`).
     random_state : int, RandomState or None
         Landmarks and bandwidth subsampling.
-    solver : {"auto", "dense"}, default="auto"
+    solver : {"auto", "dense", "cg"}, default="auto"
         ``"auto"``: the structured solver (:mod:`mvkernels.mvml._lowrank`: one
         eigendecomposition of ``D_w C D_w`` per fit, metric kept as ``s I + W W^T``) when
         the fit allows it (Nystrom mode, square loss, fixed weights, dense / identity / Cov
         metric), else the dense reference path; ``"dense"`` forces the reference path
         (``O((vp)^3)`` per outer iteration and class). Both give the same results to rounding.
+        ``"cg"``: the structured solver's path with preconditioned conjugate-gradient
+        g-steps (:mod:`mvkernels.mvml._iterative`; Nystrom mode, fixed weights, dense /
+        identity / Cov metric, else a ValueError): products with the statistics streamed
+        over the training rows, ``O(n vp)`` each, ``C`` never formed for the identity and
+        dense metrics on in-memory views; the same results to the CG's relative residual
+        ``1e-8`` (about 1e-6 relative on the coefficients). MVMLSVC: "auto" or "dense".
     bandwidth_factor : float, default=4.0
         Multiplies the data-driven bandwidth parameter of Gaussian / Laplacian views whose
         ``gamma`` is not given: ``gamma_l = f / (2 sigma_l^2)``, ``sigma_l`` the mean

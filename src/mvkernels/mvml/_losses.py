@@ -33,6 +33,7 @@ from scipy import linalg
 
 from .._threads import serial_blas
 from ._driver import dense_metric_path
+from ._iterative import CGStep
 from ._lowrank import SharedSpectrum, fixed_metric_solve
 from ._metric import MetricKind, PSDFactor, _sym, least_squares_weights, metric_kind
 from ._problem import MVMLProblem
@@ -259,15 +260,22 @@ class SquareLoss(Loss):
         It needs the square loss (no overridden ``g_step``), Nystrom mode, fixed view
         weights, and a dense learned metric started at ``A~ = I`` or a fixed metric.
         Other fits (sparse metric, learned weights, full kernels) take the dense reference
-        path, which is also what ``solver="dense"`` forces. :class:`~mvkernels.MVMLSVC`
-        overrides this test and :meth:`fit_structured` with its own low-rank path.
+        path, which is also what ``solver="dense"`` forces; ``solver="cg"`` (the same
+        structure with conjugate-gradient g-steps, :mod:`mvkernels.mvml._iterative`)
+        raises on them. :class:`~mvkernels.MVMLSVC` overrides this test and
+        :meth:`fit_structured` with its own low-rank path.
         """
-        return (
-            self.solver == "auto"
-            and problem.mode == "nystrom"
-            and not self.learn_weights
-            and self.metric_kind.structured
+        applies = (
+            problem.mode == "nystrom" and not self.learn_weights and self.metric_kind.structured
         )
+        if self.solver == "cg" and not applies:
+            raise ValueError(
+                "solver='cg' needs the Nystrom mode (n_landmarks not None), fixed view "
+                "weights (learn_weights=False) and metric='dense', 'identity' or 'cov'; got "
+                f"n_landmarks mode {problem.mode!r}, learn_weights={self.learn_weights}, "
+                f"metric={self.metric!r}"
+            )
+        return self.solver in ("auto", "cg") and applies
 
     def fit_structured(
         self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
@@ -276,8 +284,10 @@ class SquareLoss(Loss):
         :func:`~mvkernels.mvml._driver.reference_path`, see :mod:`mvkernels.mvml._lowrank`)."""
         v, T = problem.n_views, problem.n_targets
         w = np.full(v, 1.0 / v)
-        M, B = problem.weighted_statistics(w)
         yy = np.asarray(problem.target_sq, dtype=np.float64)
+        if self.solver == "cg":
+            return self._fit_cg(problem, A0, w, yy, record_path)
+        M, B = problem.weighted_statistics(w)
         if not self.metric_kind.learned:
             if self.metric_kind.identity:  # A = I: ridge on the weighted features
                 G = ridge_solve(M, B, float(self.alpha))
@@ -286,25 +296,8 @@ class SquareLoss(Loss):
                 factor = PSDFactor(A0, eig_floor=self.eig_floor)
                 G = fixed_metric_solve(M, factor.F, B, np.array([self.alpha]))[0]
                 quad = factor.quad
-            out = []
-            for t in range(T):
-                g = G[t]
-                obj = self.data_loss(problem, t, g, w) + self.alpha * quad(g)
-                out.append(
-                    dict(
-                        A=A0,
-                        g=g,
-                        w=w,
-                        history=np.array([obj]),
-                        n_iter=1,
-                        converged=True,
-                        state=None,
-                        path=g[None],
-                        path_w=w[None],
-                        **({"min_eig": 1.0} if self.metric_kind.identity else {}),
-                    )
-                )
-            return out
+            data = [self.data_loss(problem, t, G[t], w) for t in range(T)]
+            return self._fixed_results(A0, G, w, data, quad)
         spec = SharedSpectrum.from_matrix(M)
         path = dense_metric_path(
             spec.lam,
@@ -318,6 +311,86 @@ class SquareLoss(Loss):
             step_size=self.step_size,
             record_path=record_path,
         )
+        return self._lowrank_results(path, spec, w, record_path)
+
+    def _fit_cg(
+        self,
+        problem: MVMLProblem,
+        A0: np.ndarray,
+        w: np.ndarray,
+        yy: np.ndarray,
+        record_path: bool,
+    ) -> list[dict]:
+        """:meth:`fit_structured` with conjugate-gradient g-steps
+        (:class:`~mvkernels.mvml._iterative.CGStep`): the same path, the products with
+        ``M`` streamed over the rows (or on the statistics when the problem has them)."""
+        T = problem.n_targets
+        kind = self.metric_kind
+        factor = None if kind.learned or kind.identity else PSDFactor(A0, eig_floor=self.eig_floor)
+        step = CGStep.build(problem, w, None if factor is None else factor.F)
+        B = (problem.cross * problem.weight_vector(w)[:, None]).T
+        Bb = B @ step.V
+        alpha = np.full(T, float(self.alpha))
+        if kind.learned:
+            path = dense_metric_path(
+                step.lam,
+                Bb,
+                yy,
+                alpha,
+                np.full(T, float(self.eta)),
+                max_iter=self.max_iter,
+                n_a_steps=self.n_a_steps,
+                tol=self.tol,
+                step_size=self.step_size,
+                record_path=record_path,
+                gstep=step,
+            )
+            out = self._lowrank_results(
+                path, SharedSpectrum(Q=step.V, lam=step.lam), w, record_path
+            )
+        else:
+            k = step.V.shape[1]
+            X, _, _, gMg = step.solve(
+                slice(None), np.ones(T), np.zeros((T, 0, k)), np.zeros((T, 0)), alpha, Bb
+            )
+            data = np.maximum(yy - 2.0 * np.einsum("tk,tk->t", Bb, X) + gMg, 0.0)
+            quad: Any = (lambda g: float(g @ g)) if factor is None else factor.quad
+            out = self._fixed_results(A0, X @ step.V.T, w, list(data), quad)
+        for r in out:
+            r["cg_iter"] = int(sum(step.n_iter))
+            r["cg_products"] = int(step.operator.n_products)
+        return out
+
+    def _fixed_results(
+        self, A0: np.ndarray, G: np.ndarray, w: np.ndarray, data: list, quad: Any
+    ) -> list[dict]:
+        """The results of a fixed metric's single g-step ``G`` (T, d) with data terms ``data``."""
+        out = []
+        for t in range(G.shape[0]):
+            g = G[t]
+            obj = data[t] + self.alpha * quad(g)
+            out.append(
+                dict(
+                    A=A0,
+                    g=g,
+                    w=w,
+                    history=np.array([obj]),
+                    n_iter=1,
+                    converged=True,
+                    state=None,
+                    path=g[None],
+                    path_w=w[None],
+                    **({"min_eig": 1.0} if self.metric_kind.identity else {}),
+                )
+            )
+        return out
+
+    def _lowrank_results(
+        self, path: Any, spec: SharedSpectrum, w: np.ndarray, record_path: bool
+    ) -> list[dict]:
+        """The results of a learned dense metric's path (:class:`LowRankPath` in the basis
+        ``spec.Q``)."""
+        T = path.G.shape[0]
         G = spec.unrotate(path.G)
         out = [
             dict(

@@ -104,12 +104,6 @@ def _frob2(s: np.ndarray, gram: np.ndarray, d: int) -> np.ndarray:
     )
 
 
-def _data_loss(lam: np.ndarray, Bb: np.ndarray, yy: np.ndarray, G: np.ndarray) -> np.ndarray:
-    """``||y - U D_w g||^2 = y^T y - 2 b^T g + g^T M g`` (clipped at 0), stacked."""
-    val = yy - 2.0 * np.einsum("bd,bd->b", Bb, G) + (G * G) @ lam
-    return np.maximum(val, 0.0)
-
-
 def fixed_metric_solve(
     M: np.ndarray, F: np.ndarray, B: np.ndarray, alpha: np.ndarray
 ) -> np.ndarray:

@@ -37,7 +37,10 @@ class MVMLProblem:
         Full mode: the per-view training kernel matrices.
     gram, cross, feature_sum : ndarray or None
         Nystrom mode: ``C = sum u u^T`` (dim, dim), ``c = sum u y^T`` (dim, T) and
-        ``sum u`` from :meth:`BlockNystrom.moments`.
+        ``sum u`` from :meth:`BlockNystrom.moments`. ``gram`` is None on a problem built
+        for ``solver="cg"`` without the statistics
+        (:func:`~mvkernels.mvml._iterative.row_statistics_problem`): the products with
+        ``C`` then stream the rows.
     feature_scatter : ndarray or None
         Nystrom mode: ``sum (u - mean)(u - mean)^T`` accumulated stably
         (:attr:`FeatureMoments.scatter`), for the MVML_Cov metric.
@@ -207,7 +210,7 @@ class MVMLProblem:
         ybar = np.asarray(total, dtype=np.float64).reshape(-1) / n
         mean = np.asarray(self.feature_sum, dtype=np.float64) / n
         scatter = self.feature_scatter
-        if scatter is None:
+        if scatter is None and self.gram is not None:  # (no statistics: solver="cg")
             scatter = _sym(self.gram - n * np.outer(mean, mean))
         target_sq = None
         if self.target_sq is not None:

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._arrays import is_dask_collection
 from .._threads import serial_blas
@@ -102,11 +102,12 @@ class MVMLSVC(MVMLClassifier):
     learn_weights : bool, default=False
         Learn the view weights ``w`` by minimising the hinge loss over the simplex;
         otherwise ``w = 1/v``.
-    n_landmarks : "auto", None, int or float in (0, 1], default="auto"
+    n_landmarks : "auto", "grow", None, int or float in (0, 1], default="auto"
         As :class:`~mvkernels.MVMLClassifier`, but ``"auto"`` aims at about 200 Nystrom
         features in all (``p = min(n, ceil(200 / v))`` landmarks per view,
-        :data:`~mvkernels.mvml._svm.HINGE_FEATURE_BUDGET`): every g-step runs the dual solver
-        over all ``n x v p`` features.
+        :data:`~mvkernels.mvml._svm.HINGE_FEATURE_BUDGET`; ``"grow"``: at least
+        ``sqrt(n)`` per view): every g-step runs the dual solver over all ``n x v p``
+        features.
     max_iter : int, default=2
         Outer iterations of Algorithm 1 (each: g-step, A-step), then a final g-step. Two
         are as accurate as ten on the benchmark data (``docs/mvml_svm.md``) at a fraction of
@@ -262,6 +263,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
 
     _parameter_constraints: dict = {
         **_mvml_constraints(),
+        "solver": [StrOptions({"auto", "dense"})],  # "cg": the square loss only
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "svm_max_epochs": [Interval(Integral, 1, None, closed="left")],

@@ -739,14 +739,16 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             observed_mask(Xs)  # samples with every view missing: refused here
         return Xs
 
+    def kernel_block(self, Xv: np.ndarray, view: int) -> np.ndarray:
+        """Kernel values ``k_l(X, landmarks)`` of one (validated, complete) view chunk,
+        shape (rows, n_landmarks): the features before the normaliser ``S_l``."""
+        if self.kernels_[view].precomputed:
+            return Xv[:, self.landmark_indices_]
+        return self.kernels_[view](Xv, self.landmarks_[view])
+
     def view_features(self, Xv: np.ndarray, view: int) -> np.ndarray:
         """Features ``U_l = k_l(X, landmarks) S_l`` of one (validated) view chunk."""
-        kern = self.kernels_[view]
-        if kern.precomputed:
-            Q = Xv[:, self.landmark_indices_]
-        else:
-            Q = kern(Xv, self.landmarks_[view])
-        return Q @ self.normalizers_[view]
+        return self.kernel_block(Xv, view) @ self.normalizers_[view]
 
     def features(self, blocks: list[np.ndarray]) -> np.ndarray:
         """Concatenated features ``(u_1, ..., u_v)`` of a list of per-view NumPy row blocks.

@@ -32,6 +32,7 @@ from .._estimators import (
     _BaseMVML,
     auto_n_landmarks,
     landmarks_of_rows,
+    named_n_landmarks,
     regression_targets,
 )
 from .._joint import (
@@ -519,7 +520,9 @@ class _MVMLCVBase(BaseEstimator):
                 )
             n_landmarks: Any = None
         elif isinstance(self.n_landmarks, str):
-            n_landmarks = auto_n_landmarks(n, v, self._base_class._auto_feature_budget)
+            n_landmarks = named_n_landmarks(
+                self.n_landmarks, n, v, self._base_class._auto_feature_budget
+            )
         else:
             n_landmarks = self.n_landmarks
         K = self.max_iter if self._learned() or self.learn_weights else 1
