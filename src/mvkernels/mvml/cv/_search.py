@@ -30,7 +30,6 @@ from .._estimators import (
     MVMLClassifier,
     MVMLRegressor,
     _BaseMVML,
-    auto_n_landmarks,
     landmarks_of_rows,
     named_n_landmarks,
     regression_targets,
