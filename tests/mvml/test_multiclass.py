@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import _ovr_decision_function
 
 from mvkernels import MVMLSVC, MVMLClassifier
-from mvkernels.mvml._estimators import _BaseMVML
+from mvkernels.mvml._base import _BaseMVML
 from mvkernels.mvml._multiclass import (
     class_moments,
     couple_pairwise,

@@ -17,7 +17,7 @@ import inspect
 import pytest
 
 from mvkernels import MVMLSVC, MVMLSVCCV, MVMLClassifier, MVMLClassifierCV, MVMLRegressor
-from mvkernels.mvml._estimators import _BaseMVML
+from mvkernels.mvml._base import _BaseMVML
 from mvkernels.mvml.cv._search import _MVMLCVBase
 
 #: (subclass, base) -> the defaults the subclass changes on purpose

@@ -30,8 +30,9 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   the structured solvers, one eigendecomposition per fit);
 * Algorithm 1: :mod:`._driver` (the outer loop: the dense reference path for any loss
   and metric, the square loss's structured path, and the bookkeeping every path shares);
-* the estimators: :mod:`._estimators` (``_BaseMVML``: problem data, the choice of path,
-  fitted attributes; :class:`MVMLRegressor`, :class:`MVMLClassifier`), :mod:`._svm`
+* the estimators: :mod:`._base` (``_BaseMVML``: problem data, the choice of path,
+  fitted attributes), :mod:`._estimators` (:class:`MVMLRegressor`,
+  :class:`MVMLClassifier`), :mod:`._svm`
   (:class:`MVMLSVC`: the hinge loss and its final multipliers), :mod:`._proba`
   (probabilities), :mod:`._reduced` (models of the observed views, missing views);
 * model selection: :mod:`.cv` (:class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`,
@@ -57,13 +58,8 @@ How to add
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """
 
-from ._estimators import (
-    AUTO_FEATURE_BUDGET,
-    MVMLClassifier,
-    MVMLRegressor,
-    auto_n_landmarks,
-    grown_n_landmarks,
-)
+from ._base import AUTO_FEATURE_BUDGET, auto_n_landmarks, grown_n_landmarks
+from ._estimators import MVMLClassifier, MVMLRegressor
 from ._metric import (
     LEARNED_METRICS,
     METRICS,

@@ -26,7 +26,7 @@ kernel ridge regression on the concatenated views with the same ``alpha`` (sciki
 joint-only candidate has its own, larger one (:func:`joint_only_landmarks`).
 
 Everything here is a small, stateless helper used as a hook by the estimators
-(``_estimators.py``) and the cross-validated estimators (``cv/``).
+(``_base.py``) and the cross-validated estimators (``cv/``).
 """
 
 from __future__ import annotations

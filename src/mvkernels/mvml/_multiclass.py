@@ -6,7 +6,7 @@ in scikit-learn's ``SVC`` order ``(0, 1), (0, 2), ..., (0, K-1), (1, 2), ...``, 
 the rows of those two classes with targets ``+1`` for class ``i`` and ``-1`` for class
 ``j`` (so a positive pairwise decision value votes for ``i``, as in ``SVC``). Each pair is
 an ordinary binary problem of the shared machinery (:meth:`_BaseMVML._solve
-<mvkernels.mvml._estimators._BaseMVML._solve>`: its own metric ``A``, weights ``w`` and
+<mvkernels.mvml._base._BaseMVML._solve>`: its own metric ``A``, weights ``w`` and
 coefficients ``g``, any loss and metric); what does not depend on the pair is computed
 once on all training rows:
 

@@ -58,7 +58,8 @@ from .._arrays import is_dask_collection
 from .._threads import serial_blas
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
-from ._estimators import MVMLClassifier, _mvml_constraints
+from ._base import _mvml_constraints
+from ._estimators import MVMLClassifier
 from ._hinge_loss import HingeLoss
 from ._metric import metric_kind
 from ._multiclass import multiclass_constraints

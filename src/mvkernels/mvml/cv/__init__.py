@@ -32,12 +32,14 @@ candidate without it uses the leading blocks of the same features and statistics
 (:mod:`._joint`). The third candidate of ``"auto"``, the joint view alone with the identity
 metric (kernel ridge on the concatenation, ``joint_view="only"``), has a capacity of its
 own (:func:`~._joint.joint_only_landmarks`: every row a landmark up to 3000 rows) and is
-cross-validated apart (:meth:`_MVMLCVBase._score_joint_only`).
+cross-validated apart (``_FoldScoring._score_joint_only`` in :mod:`._folds`).
 By default (``search="screen"``) the search runs in two named steps: every
 (joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
 MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
-pairs (:meth:`_MVMLCVBase._screened_search`; :class:`MVMLSVCCV`: the best pair, at every
-``alpha``).
+pairs (``_FoldScoring._screened_search``; :class:`MVMLSVCCV`: the best pair, at every
+``alpha``). Layout: the grid of named axes and the per-loss search settings in
+:mod:`._grid`, the search and its results in :mod:`._search`, how candidates are scored
+(screen, folds, held-out scores) in :mod:`._folds`, the estimators in :mod:`._estimators`.
 """
 
 from ._estimators import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from .._bandwidth import scale_bandwidths
-from .._estimators import _mvml_constraints
+from .._base import _mvml_constraints
 from .._joint import JOINT_ONLY
 from .._screen import N_FINALISTS
 

@@ -1,0 +1,888 @@
+"""The shared machinery of the MVML estimators (:class:`_BaseMVML`): validated views to
+problem data (kernels or block Nystrom features and their statistics), the choice of path
+for Algorithm 1, the fitted attributes and the row-wise output function used at
+prediction; the default landmark budget and the parameter constraints. The public
+estimators are in :mod:`._estimators`."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
+from .._kernel_families import kernel_takes_sparse
+from .._targets import predicted_classes
+from .._threads import serial_blas
+from .._validation import (
+    check_precomputed_kernel,
+    check_real_targets,
+    check_targets_finite,
+    check_views,
+    observed_mask,
+    take_rows,
+    validate_array_input,
+)
+from .._weights import check_sample_weight, class_weight_of_rows, positive_rows
+from ..kernels import make_view_kernels
+from ..nystrom import (
+    BlockNystrom,
+    default_chunk_size,
+    feature_moments,
+    map_views,
+    resolve_n_landmarks,
+)
+from ..nystrom._landmarks import check_landmark_indices, is_index_landmarks
+from ..nystrom._missing import CompletedOutputs, ConditionalViews
+from ..nystrom._moments import FeatureMoments
+from ._bandwidth import resolve_bandwidths
+from ._driver import reference_path
+from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
+from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
+from ._losses import Loss, SquareLoss
+from ._lowrank import MetricStack
+from ._metric import (
+    METRICS,
+    _sym,
+    metric_kind,
+    min_eigenvalue,
+)
+from ._problem import MVMLProblem
+from ._reduced import reduced_outputs
+from ._relevance import FEATURE_RELEVANCE, resolve_feature_relevance, scale_views
+
+#: ``n_landmarks="auto"``: landmarks per view ``p = min(n, ceil(AUTO_FEATURE_BUDGET / v))``,
+#: i.e. about 600 Nystrom features in all (``v p``) whatever the number of views
+AUTO_FEATURE_BUDGET = 600
+
+
+def auto_n_landmarks(n_samples: int, n_views: int, budget: int = AUTO_FEATURE_BUDGET) -> int:
+    """Landmarks per view chosen by ``n_landmarks="auto"``.
+
+    ``p = min(n, ceil(budget / v))`` (``budget = 600`` by default): every sample is a
+    landmark while ``n <= budget / v`` (the Nystrom map is then exact, ``U_l U_l^T = K_l``
+    up to the eigenvalue floor), else a budget of about ``budget`` features in all, so that
+    a fit costs one ``O(n (vp)^2)`` pass over the data and one ``(vp) x (vp)``
+    eigendecomposition whatever ``n`` is.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training samples ``n``.
+    n_views : int
+        Number of views ``v``.
+    budget : int, default=600
+        Total number of Nystrom features aimed at (``AUTO_FEATURE_BUDGET``; the hinge-loss
+        estimators use ``HINGE_FEATURE_BUDGET``).
+
+    Returns
+    -------
+    int
+    """
+    return int(min(n_samples, -(-int(budget) // max(1, n_views))))
+
+
+def grown_n_landmarks(n_samples: int, n_views: int, budget: int = AUTO_FEATURE_BUDGET) -> int:
+    """Landmarks per view chosen by ``n_landmarks="grow"``: capacity that grows with ``n``.
+
+    ``p = min(n, max(ceil(budget / v), ceil(sqrt(n))))``: the count of
+    :func:`auto_n_landmarks` while ``sqrt(n) <= budget / v`` (e.g. up to 40,000 rows for
+    three views), then ``sqrt(n)`` per view, the number of Nystrom centres with which
+    kernel ridge regression keeps its optimal learning rate (Rudi, Camoriano & Rosasco,
+    NeurIPS 2015), as in Falkon. A fit then costs ``O(n^2 v^2)`` to form ``C`` (direct
+    solvers) or ``O(n^{3/2} v)`` per conjugate-gradient pass (``solver="cg"``).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training samples ``n``.
+    n_views : int
+        Number of views ``v``.
+    budget : int, default=600
+        As :func:`auto_n_landmarks`.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from mvkernels.mvml import grown_n_landmarks
+    >>> grown_n_landmarks(20_000, 3), grown_n_landmarks(200_000, 3), grown_n_landmarks(10**6, 3)
+    (200, 448, 1000)
+    """
+    grown = max(-(-int(budget) // max(1, n_views)), int(np.ceil(np.sqrt(n_samples))))
+    return int(min(n_samples, grown))
+
+
+def named_n_landmarks(name: str, n_samples: int, n_views: int, budget: int) -> int:
+    """The landmarks per view of ``n_landmarks="auto"`` or ``"grow"``."""
+    rule = grown_n_landmarks if name == "grow" else auto_n_landmarks
+    return rule(n_samples, n_views, budget)
+
+
+def _mvml_constraints() -> dict:
+    return {
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "eta": [Interval(Real, 0, None, closed="left")],
+        "metric": [StrOptions(set(METRICS))],
+        "learn_weights": ["boolean"],
+        "n_landmarks": [
+            StrOptions({"auto", "grow"}),
+            None,
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0, 1, closed="right"),
+        ],
+        "landmarks": [StrOptions({"uniform", "kmeans++", "leverage"}), "array-like"],
+        "kernel": [str, callable, list, tuple],
+        "kernel_params": [dict, list, tuple, None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "step_size": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "n_a_steps": [Interval(Integral, 1, None, closed="left")],
+        "sparse_threshold": [StrOptions({"mu_eta", "eta"})],
+        "eig_floor": [Interval(Real, 0, 1, closed="left")],
+        "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "views": "no_validation",
+        "random_state": ["random_state"],
+        "solver": [StrOptions({"auto", "dense", "cg"})],
+        "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
+        "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
+        "feature_relevance": [StrOptions(set(FEATURE_RELEVANCE)), list],
+        "fit_intercept": ["boolean"],
+    }
+
+
+def landmarks_of_rows(landmarks: Any, rows: np.ndarray | None, n_in: int | None) -> Any:
+    """``landmarks`` for the rows kept (``rows`` of ``n_in``; None: all): row indices are
+    rows of the ``X`` given to ``fit``, renumbered among the rows of positive weight (a
+    landmark row of zero weight is an error); a strategy name is returned as is."""
+    if rows is None or not is_index_landmarks(landmarks):
+        return landmarks
+    idx = check_landmark_indices(landmarks, int(n_in))
+    pos = np.minimum(np.searchsorted(rows, idx), rows.size - 1)
+    dropped = idx[rows[pos] != idx]
+    if dropped.size:
+        raise ValueError(
+            f"landmarks: rows {dropped[:5].tolist()} have sample_weight 0 (rows of zero "
+            "weight are dropped before the landmarks are taken)"
+        )
+    return pos
+
+
+def _weighted_missing_model(nys: BlockNystrom, Xs: list, sample_weight: np.ndarray) -> None:
+    """Missing views: the completion statistics of ``nys`` from the weighted moments of
+    the observed features (the map's own are unweighted)."""
+    gram = feature_moments(
+        nys._observed_features, Xs, chunk_size=nys.chunk_size, sample_weight=sample_weight
+    ).gram
+    nys.set_missing_model(
+        ConditionalViews.from_augmented(gram, int(nys.n_views_), int(nys.n_landmarks_))
+    )
+
+
+# ============================================================================ estimators
+def _dask_column(y: Any) -> Any:
+    """A Dask target as 1-D (an (n, 1) column is raveled with sklearn's warning)."""
+    if y.ndim == 2 and y.shape[1] == 1:
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples, ), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        return y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got a Dask array of shape {y.shape}")
+    return y
+
+
+def regression_targets(y: Any) -> tuple[Any, bool]:
+    """Real targets as an (n, k) float64 array (NumPy or lazy Dask) and whether ``y`` was 1-D.
+
+    ``y`` of shape (n,) is one problem; (n, k) is k problems (one per output) that share
+    the kernels, the Nystrom map, ``C`` and its factorisation (as the one-vs-all classes).
+    """
+    if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
+        if y.ndim not in (1, 2):
+            raise ValueError(f"y should be a 1d or 2d array, got a Dask array of shape {y.shape}")
+        if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+            raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
+        y = y.astype(np.float64)
+        return (y[:, None], True) if y.ndim == 1 else (y, False)
+    y = check_real_targets(np.asarray(y))
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y should be a 1d or 2d array, got an array of shape {y.shape}")
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError("y has 0 outputs (shape (n, 0)); give at least one target column")
+    check_targets_finite(y)
+    return (y[:, None], True) if y.ndim == 1 else (y, False)
+
+
+class _BaseMVML(BaseEstimator):
+    """Shared MVML machinery (Algorithm 1 of the paper, both versions a and b).
+
+    Subclasses choose the targets (regression: y; classification: one-vs-all +-1
+    columns) and the loss, through ``_make_loss``: a :class:`~mvkernels.mvml._losses.Loss`
+    (square loss here, :class:`~mvkernels.mvml._losses.SquareLoss`) owns the g-step, the
+    data term, the w-step, the structured solver and its solver state
+    (:mod:`mvkernels.mvml._losses`). The A-step (:func:`metric_step`), the metric variants
+    and the stopping rule do not depend on the loss and are reused unchanged.
+    """
+
+    #: total Nystrom features aimed at by ``n_landmarks="auto"`` (:func:`auto_n_landmarks`)
+    _auto_feature_budget: int = AUTO_FEATURE_BUDGET
+
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        eta: float = 1.0,
+        metric: str = "dense",
+        learn_weights: bool = False,
+        n_landmarks: int | float | str | None = "auto",
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        kernel_params: Any = None,
+        max_iter: int = 10,
+        tol: float | None = None,
+        step_size: float | str = "auto",
+        n_a_steps: int = 1,
+        sparse_threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+        chunk_size: int | None = None,
+        views: Any = None,
+        random_state: Any = None,
+        solver: str = "auto",
+        bandwidth_factor: float = 4.0,
+        joint_view: bool | str = False,
+        fit_intercept: bool = False,
+        feature_relevance: Any = "none",
+    ):
+        self.alpha = alpha
+        self.eta = eta
+        self.metric = metric
+        self.learn_weights = learn_weights
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.max_iter = max_iter
+        self.tol = tol
+        self.step_size = step_size
+        self.n_a_steps = n_a_steps
+        self.sparse_threshold = sparse_threshold
+        self.eig_floor = eig_floor
+        self.chunk_size = chunk_size
+        self.views = views
+        self.random_state = random_state
+        self.solver = solver
+        self.bandwidth_factor = bandwidth_factor
+        self.joint_view = joint_view
+        self.fit_intercept = fit_intercept
+        self.feature_relevance = feature_relevance
+
+    _parameter_constraints: dict = _mvml_constraints()
+
+    # ------------------------------------------------------------------ tags
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
+        return tags
+
+    # ------------------------------------------------------------------ params
+    def _check_params(self) -> None:
+        """Checks that the declarative constraints cannot express (run once, at fit,
+        after :meth:`_validate_params`)."""
+        if metric_kind(self.metric).learned and not self.eta > 0:
+            raise ValueError(
+                f"eta must be > 0 for a learned metric (metric={self.metric!r}), got {self.eta!r}"
+            )
+        for name in ("alpha", "eta", "tol", "eig_floor", "step_size"):
+            val = getattr(self, name)
+            if isinstance(val, Real) and not isinstance(val, bool) and not np.isfinite(float(val)):
+                raise ValueError(f"{name} must be finite, got {val!r}")
+
+    # ------------------------------------------------------------------ fitting
+    def _build_problem(self, X: Any, Y: np.ndarray) -> MVMLProblem:
+        """Validate the views, fit kernels / Nystrom map, build the problem data.
+
+        Dask views and/or targets (Nystrom mode only): the Nystrom map is fitted from
+        sampled rows and ``C``, ``c``, ``y^T y`` come from one Dask reduction
+        (:meth:`BlockNystrom.moments`); ``Y`` stays lazy. The rows' loss weights are
+        ``self._loss_weight`` (set by :meth:`_weighted_rows`; None: unweighted): the
+        weighted statistics (Nystrom) or the rows scaled by their square roots (full
+        mode), see :class:`MVMLProblem`.
+        """
+        sw = self.__dict__.get("_loss_weight")
+        check_known_lengths(X)
+        Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
+        n = Xs[0].shape[0]
+        dask_input = views_kind(Xs) == "dask" or is_dask_collection(Y)
+        # the observed rows of each view (Dask views: one pass over their blocks)
+        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
+        if is_dask_collection(Y) and np.isnan(Y.shape[0]):
+            raise ValueError(
+                "y is a Dask array with unknown chunk sizes; call y.compute_chunk_sizes() first"
+            )
+        if Y.shape[0] != n:
+            raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        self.feature_relevance_ = resolve_feature_relevance(
+            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+        )
+        Xs = scale_views(Xs, self.feature_relevance_)
+        n_input_views = len(Xs)
+        self._input_view_widths = [int(Xv.shape[1]) for Xv in Xs]
+        kernel, kernel_params = self.kernel, self.kernel_params
+        if self.joint_view:  # one more view: all views together (see _joint.py)
+            Xs = joint_views(Xs, kernel)
+            kernel, kernel_params = joint_kernel_spec(kernel, kernel_params, n_input_views)
+            if mask is not None:  # the joint view is observed where every view is
+                mask = np.column_stack([mask, mask.all(axis=1)])
+            if self.joint_view == JOINT_ONLY:  # the joint view alone
+                if mask is not None and not mask[:, -1].all():
+                    rows = np.flatnonzero(~mask[:, -1])[:5].tolist()
+                    raise ValueError(
+                        f"joint_view='only' needs every view observed (the joint view is "
+                        f"missing where any view is): rows {rows} miss a view; drop them, "
+                        "or use joint_view=True"
+                    )
+                Xs = Xs[-1:]
+                kernel, kernel_params = joint_only_kernel_spec(
+                    self.kernel, self.kernel_params, n_input_views
+                )
+                mask = None if mask is None else mask[:, -1:]
+        v = len(Xs)
+        bw = self.__dict__.get("_bandwidth_weight")  # frequency weights (no class weight)
+        kernel_params = resolve_bandwidths(
+            kernel,
+            kernel_params,
+            Xs if mask is None else [Xv[mask[:, l]] for l, Xv in enumerate(Xs)],
+            self.bandwidth_factor,
+            self.random_state,
+            sample_weight=(
+                None
+                if bw is None
+                else (bw if mask is None else [bw[mask[:, l]] for l in range(len(Xs))])
+            ),
+        )
+        self.kernel_params_ = kernel_params
+        self._completion: tuple[BlockNystrom, np.ndarray] | None = None
+        if self.n_landmarks is None and mask is not None:
+            return self._completed_full_problem(Xs, Y, mask, kernel, kernel_params)
+        if self.n_landmarks is None:
+            kernels = make_view_kernels(kernel, kernel_params, v)
+            if dask_input:
+                raise ValueError(
+                    f"{type(self).__name__}: Dask input needs the Nystrom mode; "
+                    "n_landmarks=None is the full-kernel mode, which builds the n x n "
+                    "kernel matrices in memory. Set n_landmarks (e.g. 200 or 0.1)."
+                )
+            if kernels[0].precomputed:
+                Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
+            rng = check_random_state(self.random_state)
+            for Xv, kern in zip(Xs, kernels):
+                kern.fit(Xv, random_state=rng)
+            Ks = [Xv if kern.precomputed else kern(Xv, Xv) for Xv, kern in zip(Xs, kernels)]
+            Ks = [_sym(K) for K in Ks]
+            self.kernels_ = kernels
+            self.X_fit_ = None if kernels[0].precomputed else Xs
+            self.nystrom_ = None
+            self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
+            self.n_landmarks_ = None
+            return MVMLProblem.full(Ks, Y, sw)
+        n_landmarks = self.n_landmarks
+        if isinstance(n_landmarks, str):  # "auto" / "grow" (validated by the constraints)
+            n_landmarks = named_n_landmarks(
+                n_landmarks, n, n_input_views, self._auto_feature_budget
+            )
+        nys = BlockNystrom(
+            kernel=kernel,
+            kernel_params=kernel_params,
+            n_landmarks=n_landmarks,
+            landmarks=self._fit_landmarks(),
+            eig_floor=self.eig_floor,
+            chunk_size=self.chunk_size,
+            views=None,
+            random_state=self.random_state,
+        )
+        with serial_blas(resolve_n_landmarks(n_landmarks, n)):  # p x p eighs
+            nys._fit_views(Xs, mask, view_statistics=False)
+        if mask is not None and sw is not None:
+            _weighted_missing_model(nys, Xs, sw)
+        self.nystrom_ = nys
+        self.n_landmarks_ = int(nys.n_landmarks_)
+        self.kernels_ = nys.kernels_
+        self.X_fit_ = None
+        self.n_features_view_ = list(nys.n_features_view_)
+        return self._nystrom_problem(nys, Xs, Y, complete=mask is None)
+
+    # ------------------------------------------------------------------ weights
+    def _weighted_rows(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+        """Validate ``sample_weight`` and drop the rows of zero weight (before anything
+        else, :mod:`mvkernels._weights`). Returns the views (validated when weighted), the
+        targets of the rows kept and their weights (None: all 1). Sets ``_fit_rows`` (the
+        rows kept, None: all), ``_bandwidth_weight`` (the frequency weights, which the
+        default bandwidths take) and ``_loss_weight`` (the same; a classifier multiplies
+        it by ``class_weight`` once its classes are known)."""
+        self._fit_rows = None
+        self._bandwidth_weight = self._loss_weight = None
+        if sample_weight is None:
+            return X, y, None
+        dask_views = is_dask_collection(X) or (
+            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
+        )
+        if dask_views or is_dask_collection(y):
+            raise ValueError(
+                f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
+            )
+        if not isinstance(self._make_loss(), SquareLoss):
+            raise ValueError("sample_weight is not supported by the hinge loss yet")
+        Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
+        n = Xs[0].shape[0]
+        y = np.asarray(y)
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} samples but the views have {n}")
+        w = check_sample_weight(sample_weight, n)
+        rows = positive_rows(w, n)
+        if rows is not None:
+            if isinstance(self.kernel, str) and self.kernel == "precomputed":
+                raise ValueError(
+                    "sample_weight with zero weights is not supported with "
+                    "kernel='precomputed': drop those rows and columns of the kernels"
+                )
+            if rows.size < 2:
+                raise ValueError(
+                    f"only {rows.size} sample has a positive weight; at least 2 are needed"
+                )
+            self._fit_rows = rows
+            self._n_rows_in = n
+            Xs, y, w = take_rows(Xs, rows), y[rows], w[rows]
+        if (w == 1.0).all():  # unit weights: the unweighted fit, exactly
+            w = None
+        self._bandwidth_weight = self._loss_weight = w
+        return Xs, y, w
+
+    def _fit_landmarks(self) -> Any:
+        """``landmarks`` for the rows kept (:func:`landmarks_of_rows`)."""
+        return landmarks_of_rows(
+            self.landmarks, self.__dict__.get("_fit_rows"), self.__dict__.get("_n_rows_in")
+        )
+
+    def _apply_class_weight(self, yi: np.ndarray, labels_seen: np.ndarray | None) -> None:
+        """Multiply the rows' loss weights by their class's ``class_weight``."""
+        cw = class_weight_of_rows(
+            getattr(self, "class_weight", None),
+            self.classes_,
+            yi,
+            self.__dict__.get("_bandwidth_weight"),
+            labels_seen,
+        )
+        if cw is None or (cw == 1.0).all():
+            return
+        if not isinstance(self._make_loss(), SquareLoss):
+            raise ValueError("class_weight is not supported by the hinge loss yet")
+        w = self.__dict__.get("_loss_weight")
+        w = cw if w is None else w * cw
+        if not (w > 0).any():
+            raise ValueError("class_weight gives every sample a zero weight")
+        # a class weight 0 leaves rows of loss weight 0 in the problem: they add nothing
+        # to the statistics or the loss (the data choices were made with them)
+        self._loss_weight = w
+
+    def _nystrom_problem(self, nys: BlockNystrom, Xs: list, Y: Any, complete: bool) -> MVMLProblem:
+        """Nystrom-mode problem from the fitted map: the sufficient statistics in one
+        chunked pass (a Dask reduction on Dask input); the features are not kept. With
+        complete training rows (``complete``) the same moments give the map's missing-view
+        statistics (:meth:`BlockNystrom.set_missing_model`).
+
+        ``solver="cg"`` on in-memory views with a metric that needs no statistics
+        (identity, dense) and one-vs-all targets: ``C`` is not formed
+        (:func:`~mvkernels.mvml._iterative.row_statistics_problem`, one ``O(n d T)``
+        pass); the missing-view model then comes from the moments of the CG
+        preconditioner's subsample of rows."""
+        if self._cg_without_statistics(Xs, Y):
+            problem = row_statistics_problem(nys, Xs, Y)
+            if complete:
+                m = preconditioner_rows(problem.n_samples, problem.dim)
+                US, _ = subsample_features(problem, m)
+                nys.set_missing_model(
+                    ConditionalViews.from_moments(
+                        FeatureMoments.from_features(US), int(nys.n_views_), int(nys.n_landmarks_)
+                    )
+                )
+            return problem
+        mom = self._training_moments(nys, Xs, Y)
+        if complete:
+            nys.set_missing_model(
+                ConditionalViews.from_moments(mom, int(nys.n_views_), int(nys.n_landmarks_))
+            )
+        return MVMLProblem.from_moments(
+            mom, nys, Y, Xs=Xs, sample_weight=self.__dict__.get("_loss_weight")
+        )
+
+    def _cg_without_statistics(self, Xs: list, Y: Any) -> bool:
+        """Whether this fit builds its problem without ``C`` (see :meth:`_nystrom_problem`)."""
+        return (
+            self.solver == "cg"
+            and views_kind(Xs) != "dask"
+            and not is_dask_collection(Y)
+            and not metric_kind(self.metric).needs_statistics
+            and not self.learn_weights
+            and not self.__dict__.get("_ovo_pairs")
+        )
+
+    def _training_moments(self, nys: BlockNystrom, Xs: list, Y: Any) -> Any:
+        """The training rows' :class:`~mvkernels.nystrom.FeatureMoments` with targets
+        (weighted by the rows' loss weights)."""
+        sw = self.__dict__.get("_loss_weight")
+        return nys.moments(Xs, Y) if sw is None else nys.moments(Xs, Y, sample_weight=sw)
+
+    def _completed_full_problem(
+        self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel: Any, kernel_params: list
+    ) -> MVMLProblem:
+        """Full-kernel mode with missing views: the completed low-rank kernels.
+
+        Each view's kernel is replaced by ``K^_l = U^_l U^_l^T``, with ``U^`` the block
+        Nystrom features (``n_landmarks="auto"`` budget, landmarks from the rows where the
+        view is observed) whose missing blocks are completed by their conditional
+        expectation (:class:`~mvkernels.nystrom.BlockNystrom`); test kernel rows are
+        ``u^_l(x) U^_l^T``. The n x n problem is then solved as in full mode.
+        """
+        if is_dask_collection(Y) or views_kind(Xs) == "dask":
+            raise ValueError(
+                f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks"
+            )
+        n, v = Xs[0].shape[0], len(Xs)
+        nys = BlockNystrom(
+            kernel=kernel,
+            kernel_params=kernel_params,
+            n_landmarks=auto_n_landmarks(n, v),
+            landmarks=self.landmarks,
+            eig_floor=self.eig_floor,
+            chunk_size=self.chunk_size,
+            random_state=self.random_state,
+        )._fit_views(Xs, mask)
+        sw = self.__dict__.get("_loss_weight")
+        if sw is not None:
+            _weighted_missing_model(nys, Xs, sw)
+        U = nys.transform(Xs)
+        p = nys.n_landmarks_
+        Ks = [_sym(U[:, l * p : (l + 1) * p] @ U[:, l * p : (l + 1) * p].T) for l in range(v)]
+        self._completion = (nys, U)
+        self.kernels_ = nys.kernels_
+        self.X_fit_ = None
+        self.nystrom_ = None
+        self.n_features_view_ = list(nys.n_features_view_)
+        self.n_landmarks_ = None
+        return MVMLProblem.full(Ks, Y, sw)
+
+    def _full_outputs(
+        self,
+        G: np.ndarray,
+        classes: np.ndarray | None = None,
+        offset: np.ndarray | None = None,
+    ) -> _MVMLOutputs:
+        """Full-mode output function for weighted coefficients ``G`` (T, v, n) and the
+        offsets ``offset`` (T,) (None: none)."""
+        completion = getattr(self, "_completion", None)
+        if completion is None:
+            return _MVMLOutputs(
+                Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes, offset=offset
+            )
+        nys, U = completion  # kernel rows u^_l(x) U^_l^T: a Nystrom-space model
+        p = nys.n_landmarks_
+        Gw = np.hstack([G[:, l, :] @ U[:, l * p : (l + 1) * p] for l in range(G.shape[1])])
+        return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes, offset=offset)
+
+    def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
+        """``A0``: identity for learned and identity metrics, the Cov metric for "cov"
+        (:meth:`MetricKind.initial <mvkernels.mvml._metric.MetricKind.initial>`), from
+        the data as given (a centred problem's ``uncentred`` one)."""
+        return metric_kind(self.metric).initial(problem.uncentred or problem)
+
+    # -- algorithm 1 -------------------------------------------------------------
+    def _make_loss(self) -> Loss:
+        """The loss of this estimator, built from its parameters once per fit."""
+        return SquareLoss(self)
+
+    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
+        """Run Algorithm 1 on ``problem`` for every target column; sets ``solver_``."""
+        loss = self._make_loss()
+        with serial_blas(problem.dim):
+            A0 = self._initial_metric(problem)
+            problem = loss.with_intercept(problem)
+            if loss.structured_applies(problem):
+                self.solver_ = "structured"
+                results = loss.fit_structured(problem, A0, record_path)
+            else:
+                self.solver_ = "dense"
+                results = [
+                    reference_path(loss, problem, t, A0, record_path)
+                    for t in range(problem.n_targets)
+                ]
+        GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
+        for r, b in zip(results, loss.intercepts(problem, GW)):  # 0 without intercept
+            r["intercept"] = float(b)
+        return results
+
+    def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
+        """Fit one independent MVML problem per column of ``Y`` (shared kernels / C);
+        the rows' loss weights: ``_loss_weight`` (see :meth:`_weighted_rows`)."""
+        self._check_params()
+        problem = self._build_problem(X, Y)
+        results = self._solve(problem)
+        with serial_blas(problem.dim):
+            min_eigs = np.array(
+                [r["min_eig"] if "min_eig" in r else min_eigenvalue(r["A"]) for r in results]
+            )
+        learned = metric_kind(self.metric).learned or self.learn_weights
+        if learned and self.tol is not None and not all(r["converged"] for r in results):
+            warnings.warn(
+                f"{type(self).__name__} stopped after max_iter={self.max_iter} outer "
+                f"iterations before the relative objective decrease fell below tol={self.tol}",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        self._metric_store = self._metric_stack(results)
+        self._coefs = np.stack([r["g"] for r in results])
+        self._intercepts = np.array([r["intercept"] for r in results])
+        self._weights = np.stack([r["w"] for r in results])
+        self._histories = [r["history"] for r in results]
+        self._n_iters = np.array([r["n_iter"] for r in results])
+        self._min_eigs = min_eigs
+        self.n_views_ = problem.n_views
+        self.mode_ = problem.mode
+        self.n_samples_fit_ = problem.n_samples
+        self._fit_states = [r["state"] for r in results]
+        self._completed_outputs = self._compact_missing_model()
+        if np.any(self._min_eigs < -1e-8 * self._metric_store.max_abs()):
+            warnings.warn(
+                f"the learned metric is indefinite (smallest eigenvalue "
+                f"{self._min_eigs.min():.3g}); see metric_min_eigenvalue_",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        self._set_public_attributes()
+        return self
+
+    def _metric_stack(self, results: list[dict]) -> Any:
+        """The fitted metrics of ``results`` in their compact form (:class:`MetricStack`)."""
+        return MetricStack.from_results(
+            [r["A"] for r in results],
+            [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
+            fixed=not metric_kind(self.metric).learned,
+        )
+
+    def _compact_missing_model(self) -> CompletedOutputs | None:
+        """Fitted on complete views, the map keeps instead of its ``v p x v p`` completion
+        statistics the compact form of this model's outputs on rows with missing views
+        (:meth:`BlockNystrom.compact_missing_model`; predictions the same to rounding)."""
+        if self.mode_ != "nystrom":
+            return None
+        joint = self.joint_view and self.joint_view != JOINT_ONLY  # missing where any view is
+        return self.nystrom_.compact_missing_model(
+            self._decision_block().Gw, always_missing=self.n_views_ - 1 if joint else None
+        )
+
+    def _set_public_attributes(self) -> None:
+        single = self._coefs.shape[0] == 1
+        self.coef_ = self._coefs[0] if single else self._coefs
+        self.intercept_ = float(self._intercepts[0]) if single else self._intercepts.copy()
+        self.weights_ = self._weights[0] if single else self._weights
+        self.objective_ = self._histories[0] if single else list(self._histories)
+        self.n_iter_ = int(self._n_iters[0]) if single else self._n_iters
+        self.metric_min_eigenvalue_ = float(self._min_eigs[0]) if single else self._min_eigs
+
+    @property
+    def metric_(self) -> np.ndarray:
+        """The fitted metric(s) ``A`` / ``A~``, built on access from the stored form.
+
+        The structured solver keeps ``A~ = s I + V V^T`` (``V`` of one column per A-step)
+        and fixed metrics are stored once, so a pickled model does not hold ``T`` dense
+        ``d x d`` matrices; each access builds them (``O(T d^2)``).
+        """
+        store = self.__dict__.get("_metric_store")
+        if store is None:
+            raise AttributeError(f"{type(self).__name__} has no attribute 'metric_' (not fitted)")
+        A = store.toarray()
+        return A[0] if store.n_problems == 1 else A
+
+    # ------------------------------------------------------------------ prediction
+    def _decision_block(self, classes: np.ndarray | None = None) -> _MVMLOutputs:
+        """The fitted model's row-wise output function (picklable, small)."""
+        T = self._coefs.shape[0]
+        b = getattr(self, "_intercepts", None)
+        offset = b if b is not None and np.any(b != 0) else None
+        if self.mode_ == "nystrom":
+            p = self.nystrom_.n_landmarks_
+            Gw = self._coefs * np.repeat(self._weights, p, axis=1)  # (T, vp)
+            completed = getattr(self, "_completed_outputs", None)
+            return _MVMLOutputs(
+                Gw=Gw, nystrom=self.nystrom_, classes=classes, offset=offset, completed=completed
+            )
+        n = self.n_samples_fit_
+        G = self._coefs.reshape(T, self.n_views_, n) * self._weights[:, :, None]
+        return self._full_outputs(G, classes, offset)
+
+    def _check_test_views(self, X: Any) -> list:
+        check_is_fitted(self, "_coefs")
+        check_known_lengths(X)
+        X = validate_array_input(self, X, reset=False)
+        relevance = getattr(self, "feature_relevance_", None)
+        if relevance is not None:  # the input views' columns scaled as at fit
+            X = scale_views(
+                check_views(
+                    X,
+                    views=self.views,
+                    n_views=len(self._input_view_widths),
+                    n_features=self._input_view_widths,
+                    allow_missing=True,
+                ),
+                relevance,
+            )
+        joint = bool(self.joint_view)
+        if self.joint_view == JOINT_ONLY:  # the input views, then their joint view alone
+            widths = None if self.kernels_[0].precomputed else self._input_view_widths
+            Xs = check_views(
+                X,
+                views=self.views,
+                n_views=len(self._input_view_widths),
+                n_features=widths,
+                allow_missing=self.mode_ == "nystrom",
+            )
+            if self.X_fit_ is None and self.mode_ == "full":
+                n = self.n_samples_fit_
+                Xs = [
+                    check_precomputed_kernel(K, i, n_train=n, square=False)
+                    for i, K in enumerate(Xs)
+                ]
+            J = joint_views(Xs, self.kernel)[-1:]
+            return self.nystrom_.check_views(J) if self.mode_ == "nystrom" else J
+        if self.mode_ == "nystrom":  # the same container rules as at fit
+            if not joint:
+                return self.nystrom_.check_views(
+                    check_views(X, views=self.views, allow_missing=True)
+                )
+            Xs = check_views(
+                X,
+                views=self.views,
+                n_views=self.n_views_ - 1,
+                n_features=self._input_widths(),
+                allow_missing=True,
+            )
+            return self.nystrom_.check_views(joint_views(Xs, self.kernel))
+        n_in = self.n_views_ - joint
+        completion = getattr(self, "_completion", None)
+        if completion is not None:
+            Xs = check_views(X, views=self.views, n_views=n_in, allow_missing=True)
+            return completion[0].check_views(joint_views(Xs, self.kernel) if joint else Xs)
+        Xs = check_views(
+            X,
+            views=self.views,
+            n_views=n_in,
+            n_features=None if self.X_fit_ is None else self.n_features_view_[:n_in],
+        )
+        if self.X_fit_ is None:  # precomputed (Dask cross-kernels: shape checked only)
+            n = self.n_samples_fit_
+            out = []
+            for i, K in enumerate(Xs):
+                if is_dask_collection(K):
+                    if K.shape[1] != n:
+                        raise ValueError(
+                            f"view {i}: precomputed test kernel must have one column per "
+                            f"training sample ({n}), got shape {K.shape}"
+                        )
+                    out.append(K)
+                else:
+                    out.append(check_precomputed_kernel(K, i, n_train=n, square=False))
+            Xs = out
+        return joint_views(Xs, self.kernel) if joint else Xs
+
+    def _input_widths(self) -> list | None:
+        """Column counts of the input views (without the joint view), None if precomputed."""
+        if self.kernels_[0].precomputed:
+            return None
+        if self.joint_view == JOINT_ONLY:
+            return list(self._input_view_widths)
+        return list(self.n_features_view_[: self.n_views_ - bool(self.joint_view)])
+
+    def _decision(self, X: Any, classes: np.ndarray | None = None) -> Any:
+        """Outputs ``sum_l w_l f^l(x)`` for every target, shape (n_test, T).
+
+        With ``classes``: the predicted labels instead, shape (n_test,). On Dask views
+        (chunked by rows) the result is a lazy Dask array with the views' row chunks,
+        computed block by block on the workers (:func:`mvkernels.nystrom.map_views`).
+        """
+        Xs = self._check_test_views(X)
+        fn = self._decision_block(classes)
+        if views_kind(Xs) == "dask":
+            if classes is None:
+                return map_views(fn, Xs, n_out=self._coefs.shape[0])
+            return map_views(fn, Xs, n_out=None, dtype=classes.dtype)
+        if getattr(self, "reduced_models_", None):  # set by the CV estimators (_reduced.py)
+            return reduced_outputs(self, Xs, fn, classes)
+        return fn(Xs)
+
+
+@dataclass
+class _MVMLOutputs:
+    """Row-wise output function of a fitted MVML model: ``(rows of each view) -> outputs``.
+
+    Holds only what prediction needs (weighted coefficients, feature map or training
+    views) so that it can be shipped once to Dask workers. ``Gw``: ``(T, vp)``
+    ``g~_t * w`` (Nystrom) or ``(T, v, n)`` ``g_t,l * w_t,l`` (full). With ``classes``
+    it returns labels (binary: ``classes[1]`` where the output is > 0; else argmax).
+    ``offset``: (T,) the intercepts added to the outputs (None: bias-free).
+    ``completed``: the outputs of rows with missing views when the map keeps no
+    completion statistics (:meth:`BlockNystrom.compact_missing_model`).
+    """
+
+    Gw: np.ndarray
+    nystrom: BlockNystrom | None = None
+    kernels: list | None = None
+    X_fit: list | None = None
+    classes: np.ndarray | None = None
+    offset: np.ndarray | None = None
+    completed: CompletedOutputs | None = None
+
+    handles_missing_views = True  # NaN rows: completed by the Nystrom map (see features)
+
+    def outputs(self, blocks: list) -> np.ndarray:
+        D = self._outputs(blocks)
+        if self.offset is not None:
+            D += self.offset
+        return D
+
+    def _outputs(self, blocks: list) -> np.ndarray:
+        if self.nystrom is not None:
+            return self.nystrom.linear_outputs(blocks, self.Gw, self.completed)
+        m = blocks[0].shape[0]
+        T = self.Gw.shape[0]
+        out = np.empty((m, T))
+        n = self.Gw.shape[2]
+        chunk = default_chunk_size(n)
+        for start in range(0, m, chunk):
+            rows = slice(start, min(m, start + chunk))
+            acc = np.zeros((rows.stop - rows.start, T))
+            for l, (Xv, kern) in enumerate(zip(blocks, self.kernels)):
+                Kt = Xv[rows] if self.X_fit is None else kern(Xv[rows], self.X_fit[l])
+                acc += Kt @ self.Gw[:, l, :].T
+            out[rows] = acc
+        return out
+
+    def __call__(self, blocks: list) -> np.ndarray:
+        D = self.outputs(blocks)
+        if self.classes is None:
+            return D
+        return predicted_classes(D, self.classes)

@@ -1,0 +1,508 @@
+"""How the candidates of a cross-validated search are scored (:class:`_FoldScoring`, a
+part of the CV estimators' base :class:`~._search._MVMLCVBase`): the leave-one-out screen
+of the (joint view, bandwidth factor) pairs, the folds of the block Nystrom search (one map
+per bandwidth, fold statistics as the total minus the held-out part, the paths of every
+candidate through the loss's :meth:`~mvkernels.mvml._losses.Loss.fold_paths`), the
+joint-only candidate, the full-kernel search and the held-out scores."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.utils import check_random_state
+
+from ..._arrays import is_dask_collection, views_kind
+from ..._targets import predicted_class_indices
+from ..._validation import take_rows
+from ...kernels import make_view_kernels
+from ...nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
+from .._base import landmarks_of_rows
+from .._joint import (
+    JOINT_ONLY,
+    drop_joint_block,
+    joint_views,
+    leading_moments,
+)
+from .._problem import MVMLProblem
+from .._screen import (
+    MISSING_FINALISTS_FACTOR,
+    alpha_window,
+    best_index,
+    finalists,
+    kernel_ridge_fold_outputs,
+    ridge_fold_outputs,
+    ridge_loo_outputs,
+)
+from ._grid import _CVSearch
+from ._scoring import _r2_from_sums, _score_outputs, complement_moments
+
+__all__ = []
+
+
+class _FoldScoring:
+    """The scoring steps of :class:`~._search._MVMLCVBase` (see the module docstring).
+
+    A mixin: it reads the CV estimator's parameters and search state, declared below for
+    the type checker."""
+
+    search: str
+    fit_intercept: bool
+    n_landmarks: Any
+    landmarks: Any
+    kernel: Any
+    eig_floor: float
+    chunk_size: int | None
+    random_state: Any
+    verbose: int
+    n_jobs: int | None
+    _search_kernel: Any
+    _oof: Any
+    _loss_search: Any
+
+    def _base_estimator(self) -> Any:
+        raise NotImplementedError
+
+    def _learned(self) -> bool:
+        raise NotImplementedError
+
+    def _say(self, msg: str) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ screening
+    def _screens(self, S: _CVSearch) -> bool:
+        """Screening applies in Nystrom mode on in-memory views when the grid has more
+        (joint view, bandwidth factor) pairs than finalists (the joint-only candidate's
+        pairs not counted: it is cross-validated apart)."""
+        n_pairs = int(S.multi_view.sum()) * len(S.factors)
+        return (
+            self.search == "screen"
+            and S.n_landmarks is not None
+            and views_kind(S.Xs) != "dask"
+            and n_pairs > self._finalist_count(S)
+        )
+
+    def _finalist_count(self, S: _CVSearch) -> int:
+        """Pairs kept by the screen: the loss's ``n_finalists``, times ``MISSING_FINALISTS_FACTOR``
+        when training views have missing rows (:mod:`._screen`)."""
+        return self._loss_search.n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
+
+    def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
+        on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
+        loss's ``n_finalists`` best pairs (ties of the score broken by the smaller
+        leave-one-out squared error, :func:`finalists`) cross-validated in full, each at its
+        screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`), or at
+        every ``alpha`` when the screen has its own grid (``screen_alphas``). The
+        other candidates keep NaN scores."""
+        own_grid = self._loss_search.screen_alphas is not None
+        n_keep = self._finalist_count(S)
+        screen_alphas = np.asarray(self._loss_search.screen_alphas) if own_grid else S.alphas
+        screen = np.full((len(S.joints), len(S.factors)), -np.inf)
+        # ties on the score (leave-one-out accuracy ties often) go to the smaller
+        # leave-one-out squared error of the outputs
+        closeness = np.full(screen.shape, -np.inf)
+        tiebreak = closeness if self._loss_search.screen_tiebreak else None
+        best_alpha = np.zeros(screen.shape, dtype=int)
+        kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
+        Y = np.asarray(S.Y)
+        # the joint-only candidate is screened on the joint block of the same features
+        # (its factor and alpha window), then cross-validated apart (_score_joint_only)
+        only = ~S.multi_view
+        for fi, f in enumerate(S.factors):
+            nys = self._fit_map(S, S.kernel_params(self._search_kernel, f))
+            U = nys.transform(S.Xs)
+            d_in = S.v_in * nys.n_landmarks_
+            for ji, joint in enumerate(S.joints):
+                if joint == JOINT_ONLY:
+                    Uj, n_blocks = U[:, d_in:], 1
+                elif joint or len(S.Xs) == S.v_in:
+                    Uj, n_blocks = U, len(S.Xs)
+                else:
+                    Uj, n_blocks = U[:, :d_in], S.v_in
+                loo = ridge_loo_outputs(
+                    Uj, Y, screen_alphas, n_blocks, self.fit_intercept, S.loss_weight
+                )
+                per_alpha = np.array([self._loo_score(D, S) for D in loo])
+                per_alpha[~np.isfinite(per_alpha)] = -np.inf
+                with np.errstate(invalid="ignore", over="ignore"):
+                    if S.sample_weight is None:
+                        close = -np.mean((loo - Y[None]) ** 2, axis=(1, 2))
+                    else:  # the weighted mean over the rows
+                        sq = np.mean((loo - Y[None]) ** 2, axis=2) @ S.sample_weight
+                        close = -sq / S.sample_weight.sum()
+                close[~np.isfinite(close)] = -np.inf
+                best_alpha[ji, fi] = best_index(per_alpha, close)
+                screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
+                closeness[ji, fi] = close[best_alpha[ji, fi]]
+            self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
+            kept[fi] = (nys, U)  # features of the factors that are finalists so far
+            so_far = np.asarray(
+                finalists(np.where(only[:, None], -np.inf, screen), n_keep, tiebreak).any(axis=0)
+            )
+            for k in [k for k in kept if not so_far[k]]:
+                del kept[k]
+        best = finalists(np.where(only[:, None], -np.inf, screen), n_keep, tiebreak)
+        for fi in map(int, np.flatnonzero(best.any(axis=0))):
+            sel = (
+                np.ones(S.alphas.size, dtype=bool)
+                if own_grid
+                else alpha_window(S.alphas, best_alpha[best[:, fi], fi])
+            )
+            self._say(f"cross-validating bandwidth factor {S.factors[fi]:g}")
+            part = self._score_nystrom(
+                replace(S, alphas=S.alphas[sel]),
+                S.kernel_params(self._search_kernel, S.factors[fi]),
+                joint_mask=best[:, fi],
+                fitted=kept[fi],
+            )
+            scores[:, fi][:, sel] = part
+        for ji in map(int, np.flatnonzero(only)):
+            fi = best_index(screen[ji], closeness[ji])
+            self._say(f"cross-validating the joint view alone, bandwidth factor {S.factors[fi]:g}")
+            self._score_joint_only(S, fi, alpha_window(S.alphas, best_alpha[ji, fi]), scores)
+        return screen, -closeness
+
+    def _score_joint_only(self, S: _CVSearch, fi: int, sel: np.ndarray, scores: np.ndarray) -> None:
+        """Cross-validate the joint-only candidate (``joint_view="only"``, identity metric:
+        kernel ridge on the concatenated views, :mod:`._joint`) at bandwidth factor
+        ``S.factors[fi]`` and the ``alphas`` selected by ``sel``, on the search's folds.
+
+        Its own Nystrom map of ``S.n_landmarks_only`` landmarks on the joint view (every
+        row up to 3000 rows, then a cost-bounded count), fitted once on all rows as
+        the other candidates' maps; per fold and ``alpha`` one Cholesky factorisation of
+        the training Gram matrix (:func:`~._screen.ridge_fold_outputs`). The scores go to
+        the first ``eta`` and iteration of its row of ``scores`` (the identity metric has
+        neither); the other entries of that row stay NaN."""
+        ji = S.joints.index(JOINT_ONLY)
+        kernel = self._search_kernel
+        kernel = kernel[-1] if isinstance(kernel, (list, tuple)) else kernel
+        kernel_params = S.kernel_params(self._search_kernel, S.factors[fi])[-1:]
+        Xj, Y, alphas = S.Xs[-1:], np.asarray(S.Y), S.alphas[sel]
+        n = Xj[0].shape[0]
+        if resolve_n_landmarks(S.n_landmarks_only, n) >= n:
+            # every row a landmark: U U^T = K, so the kernel form (no factorisation of K)
+            kern = make_view_kernels(kernel, kernel_params, 1)[0]
+            kern.fit(Xj[0], random_state=check_random_state(self.random_state))
+            outs = kernel_ridge_fold_outputs(
+                kern(Xj[0], Xj[0]), Y, S.splits, alphas, self.fit_intercept
+            )
+        else:
+            nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
+            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas, self.fit_intercept)
+        classes = getattr(self, "classes_", None)
+        part = np.array(
+            [
+                [
+                    _score_outputs(D[ai], S.y_score[te], classes, S.scorer)
+                    for D, (_, te) in zip(outs, S.splits)
+                ]
+                for ai in range(alphas.size)
+            ]
+        )  # (n_alpha_sel, n_splits)
+        block = scores[ji, fi, :, 0, 0]
+        block[sel] = part
+        if getattr(self, "_oof", None) is not None:
+            self._oof.offer(part, lambda c: [(te, D[c]) for D, (_, te) in zip(outs, S.splits)])
+
+    def _loo_score(self, D: np.ndarray, S: _CVSearch) -> float:
+        """Score of the leave-one-out outputs ``D`` (n, T) of all the rows (-inf when a
+        row has none)."""
+        if not np.all(np.isfinite(D)):
+            return -np.inf
+        return _score_outputs(
+            D, S.y_score, getattr(self, "classes_", None), S.scorer, S.sample_weight
+        )
+
+    # ------------------------------------------------------------------ scoring
+    def _candidate_scores(
+        self,
+        U: Any,
+        y_te: np.ndarray,
+        GW: np.ndarray,
+        scorer: Any,
+        offsets: np.ndarray | None = None,
+        sample_weight: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Scores of every candidate on one held-out part.
+
+        ``GW``: ``(n_cand, T, d)`` weighted coefficients ``w (.) g`` and ``offsets``
+        ``(n_cand, T)`` their intercepts (None: none); decision values
+        ``U @ GW[c].T + offsets[c]``. Default scoring (accuracy / R^2) is accumulated over row
+        chunks (Dask blocks run on the workers); a custom ``scoring`` materialises one
+        candidate's outputs at a time. ``sample_weight``: the held-out rows' weights
+        (weighted accuracy / R^2; passed to ``scoring``).
+        """
+        n_cand, T, d = GW.shape
+        classes = getattr(self, "classes_", None)
+        b = np.zeros((n_cand, T)) if offsets is None else offsets
+        if scorer is not None:
+            if is_dask_collection(U):
+                U = np.asarray(U.compute())
+            return np.array(
+                [
+                    _score_outputs(U @ GW[c].T + b[c], y_te, classes, scorer, sample_weight)
+                    for c in range(n_cand)
+                ]
+            )
+        if sample_weight is not None:  # in memory (Dask input is refused with weights)
+            return np.array(
+                [
+                    _score_outputs(U @ GW[c].T + b[c], y_te, classes, None, sample_weight)
+                    for c in range(n_cand)
+                ]
+            )
+        flat = GW.reshape(n_cand * T, d).T
+
+        def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
+            D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
+            if offsets is not None:
+                D += offsets
+            if classes is not None:
+                pred = predicted_class_indices(D)
+                yi = np.searchsorted(classes, yb)
+                return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
+            r = yb.reshape(yb.shape[0], 1, -1) - D
+            return (r * r).sum(axis=0)  # (n_cand, T)
+
+        if is_dask_collection(U):
+            import dask
+
+            bounds = np.cumsum((0,) + U.chunks[0])
+            parts = [
+                dask.delayed(stats)(blk, y_te[bounds[i] : bounds[i + 1]])
+                for i, blk in enumerate(U.to_delayed().ravel())
+            ]
+            acc = np.sum(dask.compute(*parts), axis=0)
+        else:
+            chunk = default_chunk_size(max(n_cand * T, d))
+            acc = np.zeros(n_cand if classes is not None else (n_cand, T))
+            for s in range(0, U.shape[0], chunk):
+                acc += stats(U[s : s + chunk], y_te[s : s + chunk])
+        m = y_te.shape[0]
+        if classes is not None:
+            return acc / m
+        return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
+
+    # ------------------------------------------------------------------ Nystrom CV
+    def _fit_map(
+        self,
+        S: _CVSearch,
+        kernel_params: list,
+        Xs: list | None = None,
+        kernel: Any = None,
+        n_landmarks: Any = None,
+    ) -> BlockNystrom:
+        """The Nystrom map of one bandwidth (all training rows, every fold); by default of
+        the searched views with the search's kernel and landmark count."""
+        nys = BlockNystrom(
+            kernel=self._search_kernel if kernel is None else kernel,
+            kernel_params=kernel_params,
+            n_landmarks=S.n_landmarks if n_landmarks is None else n_landmarks,
+            landmarks=landmarks_of_rows(
+                self.landmarks, self.__dict__.get("_cv_rows"), self.__dict__.get("_cv_n_in")
+            ),
+            eig_floor=self.eig_floor,
+            chunk_size=self.chunk_size,
+            random_state=self.random_state,
+        )
+        nys._fit_views(S.Xs if Xs is None else Xs, view_statistics=False)
+        return nys
+
+    def _score_nystrom(
+        self,
+        S: _CVSearch,
+        kernel_params: list,
+        joint_mask: np.ndarray | None = None,
+        fitted: tuple[BlockNystrom, np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """Scores ``(n_joint, n_alpha, n_eta, K, n_splits)`` of one bandwidth. With a
+        joint-view candidate ``S.Xs`` holds the joint view last; the candidate without it
+        uses the same features minus the joint block (same landmarks, statistics
+        restricted). ``joint_mask``: the joint-view candidates to score (others: NaN);
+        ``fitted``: the map and the features of all rows, when already computed."""
+        Xs, Y, y_score, splits = S.Xs, S.Y, S.y_score, S.splits
+        alphas, etas, K, scorer, v_in = S.alphas, S.etas, S.K, S.scorer, S.v_in
+        # the joint-only candidate is scored apart
+        joint_mask = S.multi_view if joint_mask is None else joint_mask & S.multi_view
+        nys, U_all = fitted if fitted is not None else (self._fit_map(S, kernel_params), None)
+        dask_input = views_kind(Xs) == "dask"
+        n = Xs[0].shape[0]
+        if U_all is None and not dask_input:  # in memory: every row's features, once
+            U_all = nys.transform(Xs)
+        # held-out parts: features (for scoring) and statistics, each row read once
+        test_U, test_mom = [], []
+        for _, te in splits:
+            if U_all is None:  # Dask views
+                Xte = take_rows(Xs, te)
+                test_U.append(nys.transform(Xte))
+                test_mom.append(nys.moments(Xte, Y[te]).symmetrize())
+            else:
+                U = U_all[te]
+                test_U.append(U)
+                lw_te = None if S.loss_weight is None else S.loss_weight[te]
+                test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
+        all_te = np.sort(np.concatenate([te for _, te in splits]))
+        partition = (
+            all_te.size == n
+            and np.array_equal(all_te, np.arange(n))
+            and all(tr.size + te.size == n for tr, te in splits)
+        )
+        total = None
+        if partition:
+            total = test_mom[0]
+            for mom in test_mom[1:]:
+                total = total.merge(mom)
+        out = np.full((len(S.joints), alphas.size, etas.size, K, len(splits)), np.nan)
+        kept: list | None = [] if getattr(self, "_oof", None) is not None else None
+        small = drop_joint_block(nys, v_in)
+        d_in = v_in * int(nys.n_landmarks_)
+        loss = self._base_estimator()._make_loss()
+
+        def fold(k: int, tr: np.ndarray, te: np.ndarray) -> list[tuple]:
+            """Scores of every candidate on fold ``k`` (and what the held-out keeper needs)."""
+            lw_tr = None if S.loss_weight is None else S.loss_weight[tr]
+            sw_te = None if S.sample_weight is None else S.sample_weight[te]
+            if partition:
+                mom_all = complement_moments(total, test_mom[k])
+            else:
+                mom_all = nys.moments(take_rows(Xs, tr), Y[tr], sample_weight=lw_tr).symmetrize()
+            results = []
+            for ji, joint in enumerate(S.joints):
+                if not joint_mask[ji]:
+                    continue
+                if joint or len(Xs) == v_in:
+                    mom, nys_j, Xj, U_te = mom_all, nys, Xs, test_U[k]
+                else:  # the same features without the joint block
+                    mom, nys_j, Xj = leading_moments(mom_all, d_in), small, Xs[:v_in]
+                    U_te = test_U[k][:, :d_in]
+                problem = MVMLProblem.from_moments(mom, nys_j, Y[tr], sample_weight=lw_tr)
+                Xtr = take_rows(Xj, tr)
+                if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
+                    problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
+                # fit_intercept: the fold's centred problem (means of its training rows);
+                # a loss that fits its offsets from the rows (the hinge loss) reads them
+                problem = loss.with_intercept(problem)
+                if self.fit_intercept and loss.needs_rows and problem.U is None:
+                    width = U_te.shape[1]
+                    problem = replace(
+                        problem, Xs=Xtr, U=None if U_all is None else U_all[tr, :width]
+                    )
+                rows = None
+                if U_all is not None and tr.size < U_te.shape[1] and lw_tr is None:
+                    # fewer rows than features (weighted: the d x d statistics instead)
+                    rows = U_all[tr] if U_te.shape[1] == U_all.shape[1] else U_all[tr, :d_in]
+                GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
+                U = U_te if basis is None else U_te @ basis
+                GW = GW.reshape(-1, *GW.shape[-2:])
+                b = loss.intercepts(problem, GW, basis)  # each candidate's offsets
+                sc = self._candidate_scores(U, y_score[te], GW, scorer, b, sw_te)
+                results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
+            return results
+
+        # folds in parallel threads (n_jobs; BLAS is single-threaded inside the search);
+        # Dask views keep one fold at a time (their work is already parallel), and so does
+        # a loss whose solver is not thread-safe (the hinge loss: liblinear's random number
+        # generator is process-wide, so threads would make its coordinate order, hence the
+        # last digits, depend on scheduling)
+        n_jobs = 1 if dask_input or not loss.thread_safe else self.n_jobs
+        per_fold = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(fold)(k, tr, te) for k, (tr, te) in enumerate(splits)
+        )
+        for k, results in enumerate(per_fold):
+            for ji, sc, item in results:
+                out[ji, ..., k] = sc
+                if kept is not None:
+                    kept.append(item)
+        if kept is not None:  # held-out decision values of this block's best candidate
+            per_joint = alphas.size * etas.size * K  # candidates are joint-major
+            self._oof.offer(
+                out.reshape(-1, len(splits)),
+                lambda c: [
+                    (te, U @ GW[c % per_joint].T + b[c % per_joint])
+                    for ji, te, U, GW, b in kept
+                    if ji == c // per_joint
+                ],
+            )
+        return out
+
+    def _fold_paths(
+        self,
+        problem: MVMLProblem,
+        nys: BlockNystrom,
+        Xtr: list,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+        rows: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Weighted coefficients ``w (.) g`` of every candidate on one fold, shape
+        ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in: the one seam
+        through which the estimator's loss supplies fold paths
+        (:meth:`~mvkernels.mvml._losses.Loss.fold_paths`; ``nys``, the fold's map, is not
+        read there). ``rows``: the fold's training features when it has fewer rows than
+        features."""
+        est = self._base_estimator()
+        return est._make_loss().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
+
+    # ------------------------------------------------------------------ full-kernel CV
+    def _score_full(self, S: _CVSearch, kernel_params: list, joint: bool = False) -> np.ndarray:
+        """Full-kernel mode: per fold, the kernels are built once and every candidate
+        runs the reference solver on them (its path scored at every iteration)."""
+        Xs, Y, y_score, splits = S.Xs[: S.v_in], S.Y, S.y_score, S.splits
+        alphas, etas, K, scorer = S.alphas, S.etas, S.K, S.scorer
+        out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
+        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        classes = getattr(self, "classes_", None)
+        kept: list | None = [] if getattr(self, "_oof", None) is not None else None
+        for k, (tr, te) in enumerate(splits):
+            if precomputed:
+                Xtr = [Kv[np.ix_(tr, tr)] for Kv in Xs]
+                Xte = [Kv[np.ix_(te, tr)] for Kv in Xs]
+            else:
+                Xtr, Xte = take_rows(Xs, tr), take_rows(Xs, te)
+            if joint:
+                Xte = joint_views(Xte, self.kernel)
+            est = self._base_estimator().set_params(
+                kernel_params=kernel_params, n_landmarks=None, views=None, joint_view=joint
+            )
+            est._check_params()
+            if S.loss_weight is not None:  # the fold's rows' loss weights
+                est._loss_weight = S.loss_weight[tr]
+            problem = est._build_problem(Xtr, Y[tr])
+            loss = est._make_loss()
+            centred = loss.with_intercept(problem)  # for the offsets
+            if kept is not None:
+                kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, Y.shape[1]))))
+            for ai, a in enumerate(alphas):
+                for ei, e in enumerate(etas):
+                    est.set_params(alpha=float(a))
+                    if self._learned():
+                        est.set_params(eta=float(e))
+                    res = est._solve(problem, record_path=True)
+                    for it in range(K):
+                        Gw = np.stack(
+                            [
+                                (
+                                    r["path"][min(it, len(r["path"]) - 1)].reshape(
+                                        problem.n_views, -1
+                                    )
+                                    * r["path_w"][min(it, len(r["path"]) - 1)][:, None]
+                                )
+                                for r in res
+                            ]
+                        )
+                        b = loss.intercepts(centred, Gw.reshape(Gw.shape[0], -1))
+                        D = est._full_outputs(Gw, offset=b).outputs(Xte)
+                        sw_te = None if S.sample_weight is None else S.sample_weight[te]
+                        out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer, sw_te)
+                        if kept is not None:
+                            kept[-1][1][ai, ei, it] = D
+        if kept is not None:
+            self._oof.offer(
+                out.reshape(-1, len(splits)),
+                lambda c: [(te, D.reshape(-1, *D.shape[-2:])[c]) for te, D in kept],
+            )
+        return out
