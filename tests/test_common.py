@@ -30,6 +30,7 @@ from mvkernels import (
     VVRLSRegressor,
 )
 from mvkernels import baselines as B
+from mvkernels.mvml.cv._search import _MVMLCVBase
 
 B_CLASSIFIERS = (
     B.SingleViewClassifier,
@@ -177,8 +178,11 @@ _SAMPLE_WEIGHT_CHECKS = (
     "check_sample_weights_list",
     "check_sample_weights_shape",
     "check_sample_weights_not_overwritten",
+    "check_all_zero_sample_weights_error",
+    "check_classifiers_one_label_sample_weights",
     *_WEIGHT_CHECKS,
 )
+_RELEVANCE_WEIGHTS = "sample weights with a learned feature_relevance are not supported yet"
 # check_class_weight_classifiers sets max_iter=1000: 1000 outer iterations of Algorithm 1
 # (with tol=None, every one runs) per fit, minutes per configuration (a CV estimator:
 # per candidate and fold). tests/mvml/test_mvml_weights.py runs the same check's data
@@ -203,6 +207,8 @@ def _expected_failed(est):
     if isinstance(est, (MVMLRegressor, MVMLClassifier, MVMLRegressorCV, MVMLClassifierCV)):
         if hinge:
             failed.update(dict.fromkeys(_SAMPLE_WEIGHT_CHECKS, _HINGE_WEIGHTS))
+        elif isinstance(est, _MVMLCVBase) and getattr(est, "feature_relevance", "none") != "none":
+            failed.update(dict.fromkeys(_SAMPLE_WEIGHT_CHECKS, _RELEVANCE_WEIGHTS))
         else:
             failed.update(dict.fromkeys(_WEIGHT_CHECKS, _MVML_WEIGHTS))
     if getattr(est, "multi_class", None) == "ovo" and getattr(est, "probability", False):
