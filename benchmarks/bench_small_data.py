@@ -6,12 +6,14 @@ default can be far off. One run, side by side, on the same draws: ``SVC()`` and 
 ``bench_vs_sklearn.py``) on the concatenated views, ``MVMLClassifier()`` and
 ``MVMLClassifierCV()`` on the views.
 
-Sets: 40 training rows (10 per class of the first 4 classes), the rest of those classes as
-test rows, several seeded draws; mean and min test accuracy over the draws.
+Sets: 10 (or 20) training rows a class drawn from the training split, the rest of those
+classes as test rows, several seeded draws; mean and min test accuracy over the draws.
 
-* uWave (3 views of 315 values: x, y, z accelerations), classes 1-4 of the UCR split;
-* scikit-learn digits cut into 2 views (top and bottom halves of the image), classes 0-3,
-  standardised on the training rows.
+* uWave (3 views of 315 values: x, y, z accelerations): classes 1-4, and all 8 classes;
+* scikit-learn digits cut into 2 views (top and bottom halves of the image), standardised on
+  the training rows: classes 0-3, and all 10 classes at 10 and 20 rows a class;
+* nutrimouse (genes and lipids of 40 mice): genotype (2 classes) and diet (5 classes), 30
+  training mice a draw (stratified), 10 test mice.
 
 Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_small_data.py
 ``--extra "MVMLClassifier(multi_class='ovo')" ...`` adds MVML configurations (on the views).
@@ -28,11 +30,12 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_digits
+from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from mvkernels import MVMLClassifier, MVMLClassifierCV
-from mvkernels.datasets import load_uwave
+from mvkernels.datasets import load_nutrimouse, load_uwave
 from mvkernels.demo import aligned_markdown_table, estimator_from_spec, tuned_svc
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / "small_data.md"
@@ -40,33 +43,56 @@ PER_CLASS = 10
 CLASSES = 4
 
 
-def _draws_uwave(n_draws: int):
+def _draws_uwave(n_draws: int, per_class: int = PER_CLASS, n_classes: int = CLASSES):
     d = load_uwave()
     Xtr, ytr = np.hstack(d["Xs_train"]), np.asarray(d["y_train"])
     Xte, yte = np.hstack(d["Xs_test"]), np.asarray(d["y_test"])
-    classes = np.unique(ytr)[:CLASSES]
+    classes = np.unique(ytr)[:n_classes]
     widths = [X.shape[1] for X in d["Xs_train"]]
     test = np.isin(yte, classes)
     for seed in range(n_draws):
         rng = np.random.default_rng(seed)
         tr = np.concatenate(
-            [rng.choice(np.flatnonzero(ytr == c), PER_CLASS, replace=False) for c in classes]
+            [rng.choice(np.flatnonzero(ytr == c), per_class, replace=False) for c in classes]
         )
         yield Xtr[tr], ytr[tr], Xte[test], yte[test], widths
 
 
-def _draws_digits(n_draws: int):
+def _draws_digits(n_draws: int, per_class: int = PER_CLASS, n_classes: int = CLASSES):
     X, y = load_digits(return_X_y=True)
-    keep = y < CLASSES
+    keep = y < n_classes
     X, y = X[keep], y[keep]
     for seed in range(n_draws):
         rng = np.random.default_rng(seed)
         tr = np.concatenate(
-            [rng.choice(np.flatnonzero(y == c), PER_CLASS, replace=False) for c in range(CLASSES)]
+            [rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in range(n_classes)]
         )
         te = np.setdiff1d(np.arange(y.size), tr)
         scaler = StandardScaler().fit(X[tr])
         yield scaler.transform(X[tr]), y[tr], scaler.transform(X[te]), y[te], [32, 32]
+
+
+def _draws_nutrimouse(n_draws: int, target: str):
+    """Nutrimouse (40 mice; genes and lipids), 30 training and 10 test mice a draw,
+    stratified by ``target`` ("genotype": 2 classes, "diet": 5)."""
+    d = load_nutrimouse()
+    X, y = np.hstack(d["Xs"]), np.asarray(d[target])
+    widths = [V.shape[1] for V in d["Xs"]]
+    split = StratifiedShuffleSplit(n_splits=n_draws, test_size=10, random_state=0)
+    for tr, te in split.split(X, y):
+        yield X[tr], y[tr], X[te], y[te], widths
+
+
+#: (name, draws(n_draws)): the sets, 10 (or 20) training rows a class
+SETS = [
+    ("uWave, classes 1-4, 10 a class", lambda k: _draws_uwave(k)),
+    ("uWave, 8 classes, 10 a class", lambda k: _draws_uwave(k, n_classes=8)),
+    ("digits (2 views), classes 0-3, 10 a class", lambda k: _draws_digits(k)),
+    ("digits (2 views), 10 classes, 10 a class", lambda k: _draws_digits(k, n_classes=10)),
+    ("digits (2 views), 10 classes, 20 a class", lambda k: _draws_digits(k, 20, 10)),
+    ("nutrimouse genotype (30 mice)", lambda k: _draws_nutrimouse(k, "genotype")),
+    ("nutrimouse diet (30 mice)", lambda k: _draws_nutrimouse(k, "diet")),
+]
 
 
 def _views(X: np.ndarray, widths: list[int]) -> list[np.ndarray]:
@@ -124,16 +150,17 @@ def main() -> int:
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # tiny folds: the tuned SVC's CV may warn
     extra = tuple(args.extra)
-    rows = _run("uWave, classes 1-4", _draws_uwave(args.draws), extra)
-    rows += _run("digits (2 views), classes 0-3", _draws_digits(args.draws), extra)
-    head = ["Data set (40 train rows)", "draws", "Method", "mean acc.", "min acc.", "fit (s)"]
+    rows = []
+    for name, draws in SETS:
+        rows += _run(name, draws(args.draws), extra)
+    head = ["Data set", "draws", "Method", "mean acc.", "min acc.", "fit (s)"]
     table = aligned_markdown_table(head, rows)
     print(table)
     text = (
-        "# Small data: 10 training rows per class\n\n"
+        "# Small data: 10 or 20 training rows per class\n\n"
         "Generated by `benchmarks/bench_small_data.py`; every fit side by side in one run on "
-        f"the same draws ({os.cpu_count()} CPUs). Test accuracy over seeded draws of 10 "
-        "training rows for each of 4 classes.\n\n" + table + "\n"
+        f"the same draws ({os.cpu_count()} CPUs). Test accuracy over seeded draws of 10 (or "
+        "20) training rows a class (nutrimouse: 30 of its 40 mice, stratified).\n\n" + table + "\n"
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
