@@ -119,8 +119,8 @@ def grown_n_landmarks(n_samples: int, n_views: int, budget: int = AUTO_FEATURE_B
     >>> grown_n_landmarks(20_000, 3), grown_n_landmarks(200_000, 3), grown_n_landmarks(10**6, 3)
     (200, 448, 1000)
     """
-    grown = max(-(-int(budget) // max(1, n_views)), int(np.ceil(np.sqrt(n_samples))))
-    return int(min(n_samples, grown))
+    root = int(np.ceil(np.sqrt(n_samples)))  # <= n_samples for n_samples >= 1
+    return max(auto_n_landmarks(n_samples, n_views, budget), min(n_samples, root))
 
 
 def named_n_landmarks(name: str, n_samples: int, n_views: int, budget: int) -> int:

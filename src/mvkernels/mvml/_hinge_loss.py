@@ -365,27 +365,13 @@ class HingeLoss(Loss):
         w = np.full(v, 1.0 / v)
         Phi = self.phi(problem, w)
         states = [HingeState() for _ in range(T)]
-        alpha = float(self.alpha)
         if not self.metric_kind.learned:
             factor = PSDFactor(A0, eig_floor=self.eig_floor)
-            out = []
+            G, data = [], []
             for t in range(T):
-                g = self.g_step(problem, t, factor, w, states[t])
-                obj = self.data_loss(problem, t, g, w) + alpha * factor.quad(g)
-                out.append(
-                    dict(
-                        A=A0,
-                        g=g,
-                        w=w,
-                        history=np.array([obj]),
-                        n_iter=1,
-                        converged=True,
-                        state=states[t],
-                        path=g[None],
-                        path_w=w[None],
-                    )
-                )
-            return out
+                G.append(self.g_step(problem, t, factor, w, states[t]))
+                data.append(self.data_loss(problem, t, G[t], w))
+            return self._fixed_results(A0, G, w, data, factor.quad, states)
         return self.dense_paths(problem, Phi, w, [float(self.eta)])
 
     def dense_paths(

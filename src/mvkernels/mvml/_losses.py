@@ -147,6 +147,37 @@ class Loss:
     ) -> list[dict]:
         raise NotImplementedError
 
+    def _fixed_results(
+        self,
+        A0: np.ndarray,
+        G: Any,
+        w: np.ndarray,
+        data: list,
+        quad: Any,
+        states: list | None = None,
+    ) -> list[dict]:
+        """The results of a fixed metric's single g-step ``G`` (T rows of ``d``) with data
+        terms ``data`` (and, for a loss with solver state, each target's state)."""
+        out = []
+        for t in range(len(G)):
+            g = G[t]
+            obj = data[t] + self.alpha * quad(g)
+            out.append(
+                dict(
+                    A=A0,
+                    g=g,
+                    w=w,
+                    history=np.array([obj]),
+                    n_iter=1,
+                    converged=True,
+                    state=None if states is None else states[t],
+                    path=g[None],
+                    path_w=w[None],
+                    **({"min_eig": 1.0} if self.metric_kind.identity else {}),
+                )
+            )
+        return out
+
     def fold_paths(
         self,
         est: Any,
@@ -359,30 +390,6 @@ class SquareLoss(Loss):
         for r in out:
             r["cg_iter"] = int(sum(step.n_iter))
             r["cg_products"] = int(step.operator.n_products)
-        return out
-
-    def _fixed_results(
-        self, A0: np.ndarray, G: np.ndarray, w: np.ndarray, data: list, quad: Any
-    ) -> list[dict]:
-        """The results of a fixed metric's single g-step ``G`` (T, d) with data terms ``data``."""
-        out = []
-        for t in range(G.shape[0]):
-            g = G[t]
-            obj = data[t] + self.alpha * quad(g)
-            out.append(
-                dict(
-                    A=A0,
-                    g=g,
-                    w=w,
-                    history=np.array([obj]),
-                    n_iter=1,
-                    converged=True,
-                    state=None,
-                    path=g[None],
-                    path_w=w[None],
-                    **({"min_eig": 1.0} if self.metric_kind.identity else {}),
-                )
-            )
         return out
 
     def _lowrank_results(

@@ -271,8 +271,6 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         weighted leave-one-out error, and the refit is weighted. In-memory views without
         missing rows, square loss; the joint view alone is not a candidate then.
         """
-        if sample_weight is not None or getattr(self, "class_weight", None) is not None:
-            return self._fit_weighted(X, y, sample_weight)
         t_start = time.perf_counter()
         if y is None:
             raise ValueError(
@@ -281,33 +279,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         X = validate_array_input(self, X, reset=True)
         self._base_estimator()._check_params()
         check_known_lengths(X)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
-        n = Xs[0].shape[0]
-        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)  # Dask: one pass
-        Y, y_split, y_score = self._encode(y)
-        if Y.shape[0] != n:
-            raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
-        splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
-        splits = [
-            (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
-        ]
-        scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
-        # the column scales, learned once on all the training rows (not per fold), before
-        # the search of every loss
-        self.feature_relevance_ = resolve_feature_relevance(
-            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
-        )
-        data = _SearchData(
-            scale_views(Xs, self.feature_relevance_),
-            y,
-            mask,
-            Y,
-            y_score,
-            splits,
-            scorer,
-            Xs_input=Xs,
-            relevance=self.feature_relevance_,
-        )
+        if sample_weight is not None or getattr(self, "class_weight", None) is not None:
+            data = self._weighted_data(X, y, sample_weight)
+        else:
+            data = self._search_data(X, y)
         losses = self._searched_losses()
         if losses == (self._native_loss,):  # the class's own loss: this estimator searches
             self._loss = losses[0]
@@ -329,16 +304,41 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         self.cv_time_ = time.perf_counter() - t_start
         return self
 
-    def _fit_weighted(self, X: Any, y: Any, sample_weight: Any) -> _MVMLCVBase:
-        """:meth:`fit` with ``sample_weight`` or ``class_weight`` (see there)."""
-        t_start = time.perf_counter()
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None"
-            )
-        X = validate_array_input(self, X, reset=True)
-        self._base_estimator()._check_params()
-        check_known_lengths(X)
+    def _search_data(self, X: Any, y: Any) -> _SearchData:
+        """The search's data without weights: the validated views, the encoded targets,
+        the folds, the scorer and the learned column scales."""
+        Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
+        n = Xs[0].shape[0]
+        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)  # Dask: one pass
+        Y, y_split, y_score = self._encode(y)
+        if Y.shape[0] != n:
+            raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
+        splits = [
+            (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
+        ]
+        scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+        # the column scales, learned once on all the training rows (not per fold), before
+        # the search of every loss
+        self.feature_relevance_ = resolve_feature_relevance(
+            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+        )
+        return _SearchData(
+            scale_views(Xs, self.feature_relevance_),
+            y,
+            mask,
+            Y,
+            y_score,
+            splits,
+            scorer,
+            Xs_input=Xs,
+            relevance=self.feature_relevance_,
+        )
+
+    def _weighted_data(self, X: Any, y: Any, sample_weight: Any) -> _SearchData:
+        """The search's data with ``sample_weight`` or ``class_weight`` (see :meth:`fit`):
+        the rows of positive weight, their weights and the folds renumbered among them;
+        square loss only, no learned column scales."""
         dask_views = is_dask_collection(X) or (
             isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
         )
@@ -404,7 +404,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 "is not supported yet; use feature_relevance='none'"
             )
         self.feature_relevance_ = None
-        data = _SearchData(
+        return _SearchData(
             Xs,
             y_kept,
             None,
@@ -418,15 +418,6 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             loss_weight=lw,
             given=(Xs_in, y_in, w_in),
         )
-        self._loss = "squared"
-        self._search_and_store(data)
-        if self.refit:
-            self._refit(data)
-            self.n_iter_ = self.best_estimator_.n_iter_
-        else:
-            self.n_iter_ = int(self.best_params_.get("max_iter", 1))
-        self.cv_time_ = time.perf_counter() - t_start
-        return self
 
     def _search_and_store(self, data: _SearchData) -> None:
         """Run the search of this estimator's loss (``_loss``) on ``data``'s folds and
