@@ -8,6 +8,7 @@ from mvkernels import BlockNystrom, MVMLClassifierCV, MVMLRegressorCV
 from mvkernels.mvml._screen import (
     MISSING_FINALISTS_FACTOR,
     N_FINALISTS,
+    ScreenGrams,
     alpha_window,
     best_index,
     finalists,
@@ -21,11 +22,11 @@ def _views(rng, n=90):
     return Xs, y
 
 
-@pytest.mark.parametrize("n, d", [(25, 8), (12, 30)])
+@pytest.mark.parametrize("n, d", [(25, 8), (12, 30), (15, 15)])
 def test_ridge_loo_outputs_equal_refits_without_each_row(rng, n, d):
     """The leave-one-out identity: every row's output equals a refit without that row of
     MVML_I's g-step, g = (M + alpha I)^{-1} b with M = C / v^2, b = c / v, output u g / v
-    (more rows than features, and fewer: the n x n factorisation)."""
+    (more rows than features, fewer and as many: the n x n factorisation)."""
     v = 2
     U, Y = rng.standard_normal((n, d)), rng.standard_normal((n, 3))
     alphas = np.array([1e-3, 0.3, 5.0])
@@ -37,6 +38,29 @@ def test_ridge_loo_outputs_equal_refits_without_each_row(rng, n, d):
             M = U[keep].T @ U[keep] / v**2
             g = np.linalg.solve(M + a * np.eye(d), U[keep].T @ Y[keep] / v)
             np.testing.assert_allclose(loo[j, i], U[i] @ g / v, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [5, 9, 12, 20])
+def test_screen_grams_equal_the_direct_products(rng, n):
+    """ScreenGrams gives each column set's Gram matrix on the side ridge_loo_outputs
+    factors (rows when n <= d, else features), whether computed directly, as a block of
+    the feature-side Gram matrix or as a sum over the views' and the joint view's blocks,
+    and ridge_loo_outputs gives the same outputs with it as without (every n between the
+    joint block's 4, the views' 8 and all 12 columns)."""
+    U, Y = rng.standard_normal((n, 12)), rng.standard_normal((n, 2))
+    grams = ScreenGrams(U, 8)
+    alphas = np.array([1e-3, 0.5])
+    for cols in (slice(0, 8), slice(None), slice(8, None)):  # the search's order
+        B = U[:, cols]
+        want = B @ B.T if n <= B.shape[1] else B.T @ B
+        np.testing.assert_allclose(grams.of(cols), want, rtol=1e-13, atol=1e-13)
+        assert grams.of(cols) is grams.of(cols)  # computed once
+        np.testing.assert_allclose(
+            ridge_loo_outputs(B, Y, alphas, 2, gram=grams.of(cols)),
+            ridge_loo_outputs(B, Y, alphas, 2),
+            rtol=1e-10,
+            atol=1e-12,
+        )
 
 
 def test_finalists_and_alpha_window():

@@ -29,6 +29,7 @@ from .._joint import (
 from .._problem import MVMLProblem
 from .._screen import (
     MISSING_FINALISTS_FACTOR,
+    ScreenGrams,
     alpha_window,
     best_index,
     finalists,
@@ -115,15 +116,23 @@ class _FoldScoring:
             nys = self._fit_map(S, S.kernel_params(self._search_kernel, f))
             U = nys.transform(S.Xs)
             d_in = S.v_in * nys.n_landmarks_
+            grams = ScreenGrams(U, d_in)  # shared by the joint-view variants
             for ji, joint in enumerate(S.joints):
                 if joint == JOINT_ONLY:
-                    Uj, n_blocks = U[:, d_in:], 1
+                    cols, n_blocks = slice(d_in, None), 1
                 elif joint or len(S.Xs) == S.v_in:
-                    Uj, n_blocks = U, len(S.Xs)
+                    cols, n_blocks = slice(None), len(S.Xs)
                 else:
-                    Uj, n_blocks = U[:, :d_in], S.v_in
+                    cols, n_blocks = slice(0, d_in), S.v_in
+                plain = not self.fit_intercept and S.loss_weight is None
                 loo = ridge_loo_outputs(
-                    Uj, Y, screen_alphas, n_blocks, self.fit_intercept, S.loss_weight
+                    U[:, cols],
+                    Y,
+                    screen_alphas,
+                    n_blocks,
+                    self.fit_intercept,
+                    S.loss_weight,
+                    gram=grams.of(cols) if plain else None,
                 )
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
