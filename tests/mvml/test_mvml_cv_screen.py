@@ -222,32 +222,45 @@ def test_screen_score_is_the_best_leave_one_out_score(rng, estimator):
 
 
 def test_no_screening_when_the_pairs_fit_in_the_finalists(rng):
-    """With at most N_FINALISTS (joint, factor) pairs the screened search is exhaustive."""
+    """With at most n_finalists (joint, factor) pairs the screened search is exhaustive;
+    with more it screens and cross-validates n_finalists of them."""
     Xs, y = _views(rng, n=60)
     kw = dict(alphas=[0.01, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3)
-    a = MVMLRegressorCV(**kw).fit(Xs, y)
+    a = MVMLRegressorCV(n_finalists=2, **kw).fit(Xs, y)  # 2 pairs: with, without joint view
     b = MVMLRegressorCV(search="exhaustive", **kw).fit(Xs, y)
     assert "screen_score" not in a.cv_results_
     np.testing.assert_array_equal(
         a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"]
     )
+    c = MVMLRegressorCV(**kw).fit(Xs, y)  # the default: one finalist of the 2 pairs
+    assert "screen_score" in c.cv_results_
+    scored = ~np.isnan(c.cv_results_["mean_test_score"])
+    pairs = {str(p["joint_view"]) for p, ok in zip(c.cv_results_["params"], scored) if ok}
+    assert len(pairs - {"only"}) == N_FINALISTS == 1
 
 
 @pytest.mark.slow
 def test_screening_keeps_the_exhaustive_quality_on_digits():
-    """On digits cut into 2 views (400 rows), the screened default search's best candidate
-    scores within half a point of the exhaustive search's best, with far fewer candidates
-    cross-validated."""
+    """On digits cut into 2 views (400 rows), the screened search's best candidate scores
+    within half a point of the exhaustive search's best with 2 finalist pairs, within one
+    point with the default single pair (measured: 0.9600 exhaustive, 0.9600 with 2 pairs,
+    0.9526 with 1; test accuracy on the other 1397 rows 0.9406, 0.9406, 0.9384), with far
+    fewer candidates cross-validated."""
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
     X, y = X[:400], y[:400]
     kw = dict(views=[32, 32], cv=3, max_iter=3, etas=[0.1, 10.0], random_state=0)
     full = MVMLClassifierCV(search="exhaustive", **kw).fit(X, y)
+    two = MVMLClassifierCV(n_finalists=2, **kw).fit(X, y)
+    assert two.best_score_ >= full.best_score_ - 0.005
     scr = MVMLClassifierCV(**kw).fit(X, y)
-    assert scr.best_score_ >= full.best_score_ - 0.005
+    assert scr.best_score_ >= full.best_score_ - 0.01
     n_scored = np.isfinite(scr.cv_results_["mean_test_score"]).sum()
-    assert n_scored <= len(full.cv_results_["params"]) / 5
+    assert n_scored < np.isfinite(two.cv_results_["mean_test_score"]).sum()
+    assert (
+        np.isfinite(two.cv_results_["mean_test_score"]).sum() <= len(full.cv_results_["params"]) / 5
+    )
 
 
 def test_bad_search_value():

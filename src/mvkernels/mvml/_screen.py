@@ -45,8 +45,13 @@ __all__ = [
     "alpha_window",
 ]
 
-#: (joint view, bandwidth factor) pairs cross-validated in full after screening
-N_FINALISTS = 2
+#: (joint view, bandwidth factor) pairs cross-validated in full after screening (the CV
+#: estimators' default ``n_finalists``). One, not two (the default up to 0.1.0): on the
+#: 12 sets of ``bench_vs_sklearn.py --quick`` and ``bench_small_data.py`` one pair scored
+#: higher on 6 (0.04 to 0.5 point), the same on 5 and 0.1 point lower on one, in 10 to
+#: 41 % less CPU time (``benchmarks/bench_cv_speed.py``): each pair costs one
+#: eigendecomposition and one batched metric path per fold
+N_FINALISTS = 1
 #: with missing views in the training rows the screen keeps this many times as many
 #: pairs: MVML_I on completed features ranks the pairs less like the learned metric (a
 #: completed block is a linear function of the observed ones, and the learned metric

@@ -50,6 +50,7 @@ class _FoldScoring:
     the type checker."""
 
     search: str
+    n_finalists: int | None
     fit_intercept: bool
     n_landmarks: Any
     landmarks: Any
@@ -86,9 +87,10 @@ class _FoldScoring:
         )
 
     def _finalist_count(self, S: _CVSearch) -> int:
-        """Pairs kept by the screen: the loss's ``n_finalists``, times ``MISSING_FINALISTS_FACTOR``
-        when training views have missing rows (:mod:`._screen`)."""
-        return self._loss_search.n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
+        """Pairs kept by the screen: ``n_finalists`` (None: the loss's), times
+        ``MISSING_FINALISTS_FACTOR`` when training views have missing rows (:mod:`._screen`)."""
+        k = self._loss_search.n_finalists if self.n_finalists is None else self.n_finalists
+        return k * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
