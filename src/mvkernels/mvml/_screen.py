@@ -36,6 +36,7 @@ __all__ = [
     "MISSING_FINALISTS_FACTOR",
     "ALPHA_WINDOW",
     "ridge_loo_outputs",
+    "ScreenGrams",
     "ridge_solve",
     "ridge_fold_outputs",
     "kernel_ridge_fold_outputs",
@@ -44,8 +45,13 @@ __all__ = [
     "alpha_window",
 ]
 
-#: (joint view, bandwidth factor) pairs cross-validated in full after screening
-N_FINALISTS = 2
+#: (joint view, bandwidth factor) pairs cross-validated in full after screening (the CV
+#: estimators' default ``n_finalists``). One, not two (the default up to 0.1.0): on the
+#: 12 sets of ``bench_vs_sklearn.py --quick`` and ``bench_small_data.py`` one pair scored
+#: higher on 6 (0.04 to 0.5 point), the same on 5 and 0.1 point lower on one, in 10 to
+#: 41 % less CPU time (``benchmarks/bench_cv_speed.py``): each pair costs one
+#: eigendecomposition and one batched metric path per fold
+N_FINALISTS = 1
 #: with missing views in the training rows the screen keeps this many times as many
 #: pairs: MVML_I on completed features ranks the pairs less like the learned metric (a
 #: completed block is a linear function of the observed ones, and the learned metric
@@ -63,6 +69,7 @@ def ridge_loo_outputs(
     n_blocks: int,
     fit_intercept: bool = False,
     sample_weight: np.ndarray | None = None,
+    gram: np.ndarray | None = None,
 ) -> np.ndarray:
     """Leave-one-out outputs of MVML_I (uniform weights) for every ``alpha``.
 
@@ -84,6 +91,11 @@ def ridge_loo_outputs(
         means, the hat matrix gains ``r r^T / sum s``); a row is left out with its whole
         weight (its held-out residual ``e_i / (1 - H_ii)`` in the scaled problem is
         ``r_i`` times the unscaled one).
+    gram : ndarray or None, default=None
+        The Gram matrix this function factors, when the caller has it already
+        (:class:`ScreenGrams`): ``U U^T`` (n x n) if ``n <= d``, else ``U^T U`` (d x d).
+        Only read without ``fit_intercept`` and ``sample_weight`` (which transform the rows
+        first).
 
     Returns
     -------
@@ -118,15 +130,18 @@ def ridge_loo_outputs(
     elif fit_intercept:  # centred features and targets; fitted values gain ybar, H gains 1/n
         base, H0 = Y.mean(axis=0, keepdims=True), 1.0 / n
         U, Y = U - U.mean(axis=0), Y - base
-    if n < d:
-        # fewer rows than features: the same P from the n x n side, U U^T = V diag(s) V^T
+    if fit_intercept or sample_weight is not None:
+        gram = None  # the Gram matrix of the transformed rows
+    if n <= d:
+        # no more rows than features: the same P from the n x n side, U U^T = V diag(s) V^T
         # and U Q = V diag(sqrt(s)) (the directions of U^T U's null space give zero columns
-        # of P, which add nothing to the hat matrix): an n^3 instead of a d^3 factorisation
-        s, V = robust_eigh(U @ U.T, what="row Gram matrix U U^T")
+        # of P, which add nothing to the hat matrix): an n^3 instead of a d^3 factorisation,
+        # and no product U Q
+        s, V = robust_eigh(U @ U.T if gram is None else gram, what="row Gram matrix U U^T")
         s = np.maximum(s, 0.0)
         P = V * np.sqrt(s)
     else:
-        s, Q = robust_eigh(U.T @ U, what="feature Gram matrix U^T U")
+        s, Q = robust_eigh(U.T @ U if gram is None else gram, what="feature Gram matrix U^T U")
         s = np.maximum(s, 0.0)
         P = U @ Q
     PY = P.T @ Y  # (min(n, d), T)
@@ -139,6 +154,66 @@ def ridge_loo_outputs(
     if r is not None:  # back to the unscaled rows
         return base[None] + (Y[None] - resid) / r[None]
     return base[None] + Y[None] - resid
+
+
+class ScreenGrams:
+    """The Gram matrices that :func:`ridge_loo_outputs` factors for the screen's feature
+    sets at one bandwidth, each computed once and, where the algebra allows, from another.
+
+    The sets are column ranges of the features ``U = [U_v, U_J]`` of all the rows (the
+    input views' blocks ``U_v``, the first ``d_in`` columns, then the joint view's block
+    ``U_J``): ``U`` (joint view with the views), ``U_v`` (without it) and ``U_J`` (the
+    joint view alone). A set with ``n <= d`` columns is factored on the row side
+    (``U U^T``), else on the feature side (``U^T U``), as :func:`ridge_loo_outputs` does.
+    On the row side ``U U^T = U_v U_v^T + U_J U_J^T``, so with both on the row side the
+    product over the ``d_in`` columns of the views is not repeated; on the feature side
+    ``U_v^T U_v`` and ``U_J^T U_J`` are the diagonal blocks of ``U^T U``. The matrices
+    agree with the direct products to rounding.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n, d)
+        Features of all the rows.
+    d_in : int
+        Columns of the input views' blocks (``d``: no joint block).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.random.default_rng(0).normal(size=(5, 7))
+    >>> grams = ScreenGrams(U, 4)
+    >>> bool(np.allclose(grams.of(slice(None)), U @ U.T))
+    True
+    >>> bool(np.allclose(grams.of(slice(4, None)), U[:, 4:].T @ U[:, 4:]))
+    True
+    """
+
+    def __init__(self, U: np.ndarray, d_in: int) -> None:
+        self.U, self.d_in = U, int(d_in)
+        self._done: dict[tuple[int, int], np.ndarray] = {}
+
+    def _key(self, cols: slice) -> tuple[int, int]:
+        start, stop, _ = cols.indices(self.U.shape[1])
+        return start, stop
+
+    def of(self, cols: slice) -> np.ndarray:
+        """The Gram matrix of ``U[:, cols]`` on the side :func:`ridge_loo_outputs` uses."""
+        key = self._key(cols)
+        if key not in self._done:
+            self._done[key] = self._compute(*key)
+        return self._done[key]
+
+    def _compute(self, start: int, stop: int) -> np.ndarray:
+        n, d = self.U.shape
+        B = self.U[:, start:stop]
+        if n <= stop - start:  # row side
+            if (start, stop) == (0, d) and 0 < self.d_in < d and n <= self.d_in:
+                J = self.U[:, self.d_in :]
+                return self.of(slice(0, self.d_in)) + J @ J.T
+            return B @ B.T
+        if (start, stop) != (0, d) and n > d:  # a diagonal block of the feature side's
+            return self.of(slice(0, d))[start:stop, start:stop]
+        return B.T @ B
 
 
 def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:

@@ -79,14 +79,21 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out score of the fixed metric ``A = I`` on all the rows (one
-        factorisation per pair, every ``alpha``), then the 2 best pairs are
+        factorisation per pair, every ``alpha``), then the ``n_finalists`` best pairs are
         cross-validated in full at their screening-best ``alpha`` and its grid neighbours
         (see :mod:`mvkernels.mvml._screen`); the other candidates get NaN scores in
-        ``cv_results_``. With missing views in the training rows the 4 best pairs are
+        ``cv_results_``. With missing views in the training rows twice as many pairs are
         kept (the screen's fixed metric ranks the pairs less reliably on completed
         features). Applies in Nystrom mode on in-memory views when there are more pairs
         than kept ones; otherwise, and with ``"exhaustive"``, every candidate is
         cross-validated.
+    n_finalists : int >= 1 or None, default=None
+        Pairs cross-validated in full after the screen (``search="screen"``); None: 1.
+        Each pair costs one eigendecomposition and one batched metric path per fold. The
+        default was 2 up to 0.1.0: on the 12 sets of ``bench_vs_sklearn.py --quick`` and
+        ``bench_small_data.py`` one pair scored higher on 6 sets (0.04 to 0.5 point), the
+        same on 5 and 0.1 point lower on one, in 10 to 41 % less time
+        (``benchmarks/bench_cv_speed.py``).
     missing_views : {"reduced", "complete"}, default="reduced"
         How samples with missing views (NaN rows) are predicted when the training rows
         have missing views. ``"reduced"``: a sample whose observed views are ``O`` is
@@ -191,7 +198,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-missing_views, fit_intercept, feature_relevance
+n_finalists, missing_views, fit_intercept, feature_relevance
         As :class:`MVMLRegressorCV`.
     class_weight : None, "balanced" or dict, default=None
         As :class:`~mvkernels.MVMLClassifier`: multiplies the loss weight of the rows of
@@ -275,6 +282,7 @@ n_splits_, cv_time_, feature_relevance_
         verbose: int = 0,
         joint_view: bool | str = "auto",
         search: str = "screen",
+        n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "squared",
         fit_intercept: bool = False,
@@ -306,6 +314,7 @@ n_splits_, cv_time_, feature_relevance_
             verbose=verbose,
             joint_view=joint_view,
             search=search,
+            n_finalists=n_finalists,
             missing_views=missing_views,
             loss=loss,
             fit_intercept=fit_intercept,
@@ -365,11 +374,14 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_rele
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
         all the rows at its best ``alpha`` of the square loss's grid (``logspace(-4, 1,
-        6)``: the hinge loss's ``alpha`` is on another scale), then the best pair only
-        (the 2 best with missing views in the training rows) is cross-validated, at every
-        ``alpha``, ``eta`` and iteration (the other candidates: NaN scores,
-        ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on in-memory views
-        with more pairs than kept ones; ``"exhaustive"`` cross-validates every candidate.
+        6)``: the hinge loss's ``alpha`` is on another scale), then the ``n_finalists``
+        best pairs (default 1; twice as many with missing views in the training rows) are
+        cross-validated, at every ``alpha``, ``eta`` and iteration (the other candidates:
+        NaN scores, ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on
+        in-memory views with more pairs than kept ones; ``"exhaustive"`` cross-validates
+        every candidate.
+    n_finalists : int >= 1 or None, default=None
+        Pairs cross-validated after the screen; None: 1.
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with
@@ -438,6 +450,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         verbose: int = 0,
         joint_view: bool | str = False,
         search: str = "screen",
+        n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "hinge",
         fit_intercept: bool = False,
@@ -469,6 +482,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
             verbose=verbose,
             joint_view=joint_view,
             search=search,
+            n_finalists=n_finalists,
             missing_views=missing_views,
             loss=loss,
             fit_intercept=fit_intercept,

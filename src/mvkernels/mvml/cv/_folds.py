@@ -29,6 +29,7 @@ from .._joint import (
 from .._problem import MVMLProblem
 from .._screen import (
     MISSING_FINALISTS_FACTOR,
+    ScreenGrams,
     alpha_window,
     best_index,
     finalists,
@@ -49,6 +50,7 @@ class _FoldScoring:
     the type checker."""
 
     search: str
+    n_finalists: int | None
     fit_intercept: bool
     n_landmarks: Any
     landmarks: Any
@@ -85,9 +87,10 @@ class _FoldScoring:
         )
 
     def _finalist_count(self, S: _CVSearch) -> int:
-        """Pairs kept by the screen: the loss's ``n_finalists``, times ``MISSING_FINALISTS_FACTOR``
-        when training views have missing rows (:mod:`._screen`)."""
-        return self._loss_search.n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
+        """Pairs kept by the screen: ``n_finalists`` (None: the loss's), times
+        ``MISSING_FINALISTS_FACTOR`` when training views have missing rows (:mod:`._screen`)."""
+        k = self._loss_search.n_finalists if self.n_finalists is None else self.n_finalists
+        return k * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
@@ -115,15 +118,23 @@ class _FoldScoring:
             nys = self._fit_map(S, S.kernel_params(self._search_kernel, f))
             U = nys.transform(S.Xs)
             d_in = S.v_in * nys.n_landmarks_
+            grams = ScreenGrams(U, d_in)  # shared by the joint-view variants
             for ji, joint in enumerate(S.joints):
                 if joint == JOINT_ONLY:
-                    Uj, n_blocks = U[:, d_in:], 1
+                    cols, n_blocks = slice(d_in, None), 1
                 elif joint or len(S.Xs) == S.v_in:
-                    Uj, n_blocks = U, len(S.Xs)
+                    cols, n_blocks = slice(None), len(S.Xs)
                 else:
-                    Uj, n_blocks = U[:, :d_in], S.v_in
+                    cols, n_blocks = slice(0, d_in), S.v_in
+                plain = not self.fit_intercept and S.loss_weight is None
                 loo = ridge_loo_outputs(
-                    Uj, Y, screen_alphas, n_blocks, self.fit_intercept, S.loss_weight
+                    U[:, cols],
+                    Y,
+                    screen_alphas,
+                    n_blocks,
+                    self.fit_intercept,
+                    S.loss_weight,
+                    gram=grams.of(cols) if plain else None,
                 )
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf

@@ -10,7 +10,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._bandwidth import scale_bandwidths
 from .._base import _mvml_constraints
@@ -127,6 +127,7 @@ def _cv_constraints() -> dict:
             "refit": ["boolean"],
             "verbose": ["verbose"],
             "search": [StrOptions({"screen", "exhaustive"})],
+            "n_finalists": [Interval(Integral, 1, None, closed="left"), None],
             "missing_views": [StrOptions({"reduced", "complete"})],
             "loss": [StrOptions({"squared"})],
         }

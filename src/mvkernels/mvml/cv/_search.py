@@ -106,6 +106,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         verbose: int = 0,
         joint_view: bool | str = "auto",
         search: str = "screen",
+        n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "squared",
         fit_intercept: bool = False,
@@ -135,6 +136,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         self.verbose = verbose
         self.joint_view = joint_view
         self.search = search
+        self.n_finalists = n_finalists
         self.missing_views = missing_views
         self.loss = loss
         self.fit_intercept = fit_intercept
