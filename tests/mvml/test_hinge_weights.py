@@ -177,6 +177,17 @@ def test_class_weight_is_a_row_weight(data, multi_class):
     )
 
 
+@pytest.mark.parametrize("multi_class", ["ovr", "ovo"])
+def test_zero_class_weight_rows_have_zero_multipliers(data, multi_class):
+    """A class weight 0 leaves rows of loss weight 0 in the problem: their box is 0, so
+    their multipliers are 0 in every problem (the active sets never free them)."""
+    Xs, labels, _, _ = data
+    est = MVMLSVC(class_weight={"a": 0.0}, multi_class=multi_class, max_iter=3, random_state=0)
+    est = _fit(est, Xs, labels)
+    assert np.all(est.dual_coef_[labels == "a"] == 0.0)
+    assert np.any(est.dual_coef_[labels != "a"] > 0.0)
+
+
 def test_balanced_class_weight_raises_balanced_accuracy():
     """An imbalanced split (about 16% positives): "balanced" raises the held-out balanced
     accuracy of the hinge loss (measured 0.50 -> 0.83 at alpha=1e-2)."""
