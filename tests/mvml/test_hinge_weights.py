@@ -87,6 +87,25 @@ def test_integer_weights_equal_repeated_rows_nystrom(data, kw):
     assert weighted.C_ == pytest.approx(1.0 / w.sum())
 
 
+def test_missing_views_integer_weights_equal_repeated_rows(data):
+    """Missing views (Nystrom mode, fixed landmarks of complete rows): the completion
+    statistics are weighted as the loss, so the weighted fit is still the repeated rows',
+    on test rows with a missing view too."""
+    Xs, labels, w, test = data
+    lm, lm_rep, rep = _landmarks(w)
+    Xm = [X.copy() for X in Xs]
+    Xm[1][[5, 9, 21]] = np.nan  # view 1 missing in three rows
+    ok = ~np.isin(lm, [5, 9, 21])
+    common = dict(kernel_params=KP, max_iter=3, **TIGHT)
+    a = _fit(MVMLSVC(landmarks=lm[ok], **common), Xm, labels, sample_weight=w)
+    b = _fit(MVMLSVC(landmarks=lm_rep[ok], **common), [X[rep] for X in Xm], labels[rep])
+    test_m = [test[0], test[1].copy()]
+    test_m[1][:3] = np.nan
+    np.testing.assert_allclose(
+        a.decision_function(test_m), b.decision_function(test_m), rtol=0, atol=1e-8
+    )
+
+
 @pytest.mark.parametrize("n_landmarks", [None, 8], ids=["full", "nystrom"])
 @pytest.mark.parametrize(
     "kw", [dict(metric="dense"), dict(metric="identity", fit_intercept=True)], ids=str
