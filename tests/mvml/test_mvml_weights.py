@@ -13,8 +13,6 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import KFold
 
 from mvkernels import (
-    MVMLSVC,
-    MVMLSVCCV,
     MVMLClassifier,
     MVMLClassifierCV,
     MVMLRegressor,
@@ -202,14 +200,6 @@ def test_bad_class_weight_and_zero_weight_landmark(data):
         MVMLRegressor(landmarks=np.array([0, 1, 2])).fit(Xs, r, sample_weight=w)
 
 
-def test_hinge_loss_refuses_weights(data):
-    Xs, _, labels, w, _ = data
-    with pytest.raises(ValueError, match="not supported by the hinge loss yet"):
-        MVMLSVC(class_weight="balanced").fit(Xs, labels)
-    with pytest.raises(ValueError, match="not supported by the hinge loss yet"):
-        MVMLSVC().fit(Xs, labels, sample_weight=w)
-
-
 # ------------------------------------------------------------------ CV estimators
 def _folds(n, w, n_splits=4):
     """Explicit folds of the rows given, the same folds without the rows of zero weight,
@@ -317,17 +307,13 @@ def test_weighted_complement_moments():
         np.testing.assert_allclose(getattr(got, name), getattr(want, name), atol=1e-12)
 
 
-def test_cv_class_weight_and_hinge(data):
+def test_cv_class_weight(data):
     Xs, _, labels, w, _ = data
     cw = {"a": 2.0, "b": 0.5}
     per_row = np.array([cw.get(c, 1.0) for c in labels])
     params = dict(CV_GRID, kernel_params=KP, cv=3)
     a = MVMLClassifierCV(class_weight=cw, **params).fit(Xs, labels, sample_weight=w)
     assert a.best_estimator_.class_weight == cw
-    with pytest.raises(ValueError, match="hinge loss yet"):
-        MVMLSVCCV(**params).fit(Xs, labels, sample_weight=w)
-    with pytest.raises(ValueError, match="hinge loss yet"):
-        MVMLSVCCV(class_weight="balanced", **params).fit(Xs, labels)
     b = MVMLClassifierCV(**params).fit(Xs, labels, sample_weight=w * per_row)
     assert a.best_estimator_.predict(Xs).shape == b.best_estimator_.predict(Xs).shape
 

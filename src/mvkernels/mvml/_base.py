@@ -407,7 +407,7 @@ class _BaseMVML(BaseEstimator):
             self.nystrom_ = None
             self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
             self.n_landmarks_ = None
-            return MVMLProblem.full(Ks, Y, sw)
+            return MVMLProblem.full(Ks, Y, sw, scale_rows=self._make_loss().scales_rows)
         n_landmarks = self.n_landmarks
         if isinstance(n_landmarks, str):  # "auto" / "grow" (validated by the constraints)
             n_landmarks = named_n_landmarks(
@@ -453,8 +453,6 @@ class _BaseMVML(BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
             )
-        if not isinstance(self._make_loss(), SquareLoss):
-            raise ValueError("sample_weight is not supported by the hinge loss yet")
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
         y = np.asarray(y)
@@ -497,8 +495,6 @@ class _BaseMVML(BaseEstimator):
         )
         if cw is None or (cw == 1.0).all():
             return
-        if not isinstance(self._make_loss(), SquareLoss):
-            raise ValueError("class_weight is not supported by the hinge loss yet")
         w = self.__dict__.get("_loss_weight")
         w = cw if w is None else w * cw
         if not (w > 0).any():
@@ -592,7 +588,7 @@ class _BaseMVML(BaseEstimator):
         self.nystrom_ = None
         self.n_features_view_ = list(nys.n_features_view_)
         self.n_landmarks_ = None
-        return MVMLProblem.full(Ks, Y, sw)
+        return MVMLProblem.full(Ks, Y, sw, scale_rows=self._make_loss().scales_rows)
 
     def _full_outputs(
         self,

@@ -96,6 +96,11 @@ class Loss:
     #: folds of a cross-validation may run in parallel threads
     thread_safe: bool = True
 
+    #: full mode with row weights ``s_i``: the problem holds the rows scaled by
+    #: ``sqrt(s_i)`` (the weighted square loss), or as given (False: a loss that weighs
+    #: each row itself, the hinge loss), see :class:`~mvkernels.mvml._problem.MVMLProblem`
+    scales_rows: bool = True
+
     def __init__(self, params: Any):
         for name in self.param_names:
             setattr(self, name, getattr(params, name))

@@ -214,18 +214,26 @@ def pair_problem(
     sw = None if problem.sample_weight is None else problem.sample_weight[rows]
     if problem.mode == "full":
         Ks = [K[np.ix_(rows, rows)] for K in problem.Ks]
-        return MVMLProblem.full(Ks, y, sw), rows
+        return MVMLProblem.full(Ks, y, sw, scale_rows=problem.scale_rows), rows
     Xs = None if problem.Xs is None else take_rows(problem.Xs, rows)
     U = None if problem.U is None else problem.U[rows]
     if problem.gram is None:  # a loss that reads the rows only (the hinge loss)
         sub = MVMLProblem(
-            "nystrom", m, v, problem.block_size, y, feature_map=problem.feature_map, Xs=Xs, U=U
+            "nystrom",
+            m,
+            v,
+            problem.block_size,
+            y,
+            feature_map=problem.feature_map,
+            Xs=Xs,
+            U=U,
+            sample_weight=sw,
         )
         return sub, rows
     if moments is not None:
         mom = _labelled(moments[i], 1.0).merge(_labelled(moments[j], -1.0)).symmetrize()
     elif U is not None:
-        mom = FeatureMoments.from_features(U, y).symmetrize()
+        mom = FeatureMoments.from_features(U, y, sw).symmetrize()
     elif sw is None:
         mom = problem.feature_map.moments(Xs, y)
     else:

@@ -203,8 +203,8 @@ n_finalists, missing_views, fit_intercept, feature_relevance
     class_weight : None, "balanced" or dict, default=None
         As :class:`~mvkernels.MVMLClassifier`: multiplies the loss weight of the rows of
         each class in every fold's fit and in the refit (``"balanced"`` from the class
-        counts of all the rows); the held-out scores take ``sample_weight`` only. Square
-        loss only.
+        counts of all the rows); the held-out scores take ``sample_weight`` only. Either
+        loss (the hinge loss: per-row dual boxes, :class:`~mvkernels.MVMLSVC`).
     loss : {"squared", "hinge", "auto"}, default="squared"
         The loss searched. ``"squared"``: :class:`~mvkernels.MVMLClassifier` (MVML's
         square loss, eq. 8 / 15). ``"hinge"``: :class:`~mvkernels.MVMLSVC` (MVML-SVM),
@@ -368,8 +368,9 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_rele
         each candidate's offset minimises its data term on the fold's training rows and
         is added to its held-out outputs; the refitted ``best_estimator_`` has it.
     class_weight : None, "balanced" or dict, default=None
-        Not available for the hinge loss yet: anything but None raises a ``ValueError``
-        at ``fit`` (as ``sample_weight``).
+        As :class:`MVMLClassifierCV`: multiplies the loss weight (the dual box,
+        :class:`~mvkernels.MVMLSVC`) of the rows of each class in every fold's fit and in
+        the refit; the held-out scores take ``sample_weight`` only.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on

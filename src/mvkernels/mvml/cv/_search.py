@@ -342,7 +342,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     def _weighted_data(self, X: Any, y: Any, sample_weight: Any) -> _SearchData:
         """The search's data with ``sample_weight`` or ``class_weight`` (see :meth:`fit`):
         the rows of positive weight, their weights and the folds renumbered among them;
-        square loss only, no learned column scales."""
+        either loss, no learned column scales."""
         dask_views = is_dask_collection(X) or (
             isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
         )
@@ -373,10 +373,6 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         if rows is not None:
             Xs, y_kept, w = take_rows(Xs_in, rows), y_in[rows], w_in[rows]
         Y, _, y_score = self._encode(y_kept)  # classifiers: at least 2 classes kept
-        if self._searched_losses() != ("squared",):
-            raise ValueError(
-                "sample_weight and class_weight are not supported by the hinge loss yet"
-            )
         if rows is not None:
             if isinstance(self.kernel, str) and self.kernel == "precomputed":
                 raise ValueError(
