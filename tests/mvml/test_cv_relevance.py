@@ -47,6 +47,9 @@ def test_picks_ard_with_pure_noise_columns():
         np.testing.assert_array_equal(a, b)
     Xt, yt = _noise_columns(seed=10, n=400)
     assert auto.score(Xt, yt) > none.score(Xt, yt) + 0.05
+    # probabilities: the calibration of the chosen search's held-out decision values
+    proba = auto.predict_proba(Xt)
+    np.testing.assert_array_equal(auto.classes_[proba.argmax(axis=1)], auto.predict(Xt))
 
 
 def test_picks_none_when_every_column_counts_the_same():
