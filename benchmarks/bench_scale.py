@@ -28,6 +28,9 @@ Run:  .venv/bin/python benchmarks/bench_scale.py                # 20,000 rows (a
       .venv/bin/python benchmarks/bench_scale.py --n 20000 200000 1000000
       .venv/bin/python benchmarks/bench_scale.py --n 20000 200000 --capacity --variants \
           sparse --only Hist "joint_view=True" --out docs/results/benchmarks/scale_capacity.md
+      OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_scale.py \
+          --n 200000 --variants sparse --cv-max 200000 --only Hist "MVMLClassifierCV()" \
+          "'auto'" --no-figure --out /tmp/scale_200k.md   # a section of scale_cv.md
 Writes docs/results/benchmarks/scale.md (``--out`` to change) and scale_relevance.png;
 ``--only TEXT...`` keeps the estimators whose name contains one of the TEXTs; ``--extra
 SPEC...`` adds MVML configurations written as calls (``mvkernels.demo.estimator_from_spec``).
