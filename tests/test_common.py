@@ -78,6 +78,7 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     (MVMLRegressorCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID, feature_relevance="ard", random_state=0), _ANY),
+    (MVMLClassifierCV(**_SMALL_GRID, feature_relevance="auto", random_state=0), _ANY),
     (MVMLClassifierCV(loss="auto", **_SMALL_GRID), _ANY),
     (MVMLClassifierCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     (MVMLSVCCV(**_SMALL_GRID), _ANY),
@@ -212,7 +213,10 @@ def _expected_failed(est):
     if isinstance(est, (MVMLRegressor, MVMLClassifier, MVMLRegressorCV, MVMLClassifierCV)):
         if hinge:
             failed.update(dict.fromkeys(_WEIGHT_CHECKS, _HINGE_WEIGHTS))
-        elif isinstance(est, _MVMLCVBase) and getattr(est, "feature_relevance", "none") != "none":
+        elif isinstance(est, _MVMLCVBase) and getattr(est, "feature_relevance", "none") not in (
+            "none",
+            "auto",  # with sample weights: "none" alone
+        ):
             failed.update(dict.fromkeys(_SAMPLE_WEIGHT_CHECKS, _RELEVANCE_WEIGHTS))
         else:
             failed.update(dict.fromkeys(_WEIGHT_CHECKS, _MVML_WEIGHTS))

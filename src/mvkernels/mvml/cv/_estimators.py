@@ -114,19 +114,32 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         means (from the total-minus-held-out statistics), the held-out outputs add each
         candidate's offset, the leave-one-out screen uses ridge with the intercept, and
         the refitted ``best_estimator_`` has it.
-    feature_relevance : {"none", "ard"} or list of array-like, default="none"
+    feature_relevance : {"none", "ard", "auto"} or list of array-like, default="none"
         As :class:`~mvkernels.MVMLRegressor`. ``"ard"`` learns the column scales once, on
-        all the training rows before the search (not per fold: the held-out rows of the
-        folds took part in learning these few scales, a mild optimism of the CV scores
-        traded for one learning instead of one per fold); every candidate is fitted on
-        the scaled views and ``best_estimator_`` gets the scales as a fixed
-        ``feature_relevance``.
+        all the training rows before the search (not per fold: the folds' statistics are
+        those of all the rows minus the held-out ones, which needs one feature space for
+        every fold, so per-fold scales would cost one search per fold; the held-out rows
+        of the folds thus took part in learning these few scales, an optimism of the CV
+        scores); every candidate is fitted on the scaled views and ``best_estimator_``
+        gets the scales as a fixed ``feature_relevance``. ``"auto"``: a search along the
+        relevance axis, ``"none"`` and ``"ard"`` (scales learned once, as for ``"ard"``)
+        on the same folds, their candidates side by side in ``cv_results_`` (column
+        ``param_feature_relevance``) and the better one kept (ties to ``"none"``;
+        ``best_params_["feature_relevance"]``); about the cost of ``"ard"`` plus one
+        search, and one search when the learned relevance is flat (its candidates are
+        then those of ``"none"``, with their scores). The optimism above favours
+        ``"ard"`` when the learning's subsample (at most 1,000 rows) holds many of the
+        rows: on digits (600 rows) ``"auto"`` chose ``"ard"``, 0.5 to 0.8 points below
+        ``"none"`` in test accuracy (``docs/results/benchmarks/relevance.md``), hence the
+        default ``"none"``. With ``sample_weight`` or ``class_weight`` (no learned scales
+        yet) and precomputed kernels (no columns), ``"auto"`` searches ``"none"`` alone.
 
     Attributes
     ----------
     best_params_ : dict
-        ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``, and
-        ``joint_view`` when both candidates were searched.
+        ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``,
+        ``joint_view`` when both candidates were searched, and ``feature_relevance``
+        when ``"auto"`` searched both.
     best_score_ : float
         Mean held-out score of the best candidate.
     best_kernel_params_ : list of dict
@@ -148,8 +161,8 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     n_iter_ : int or ndarray
         Outer iterations of ``best_estimator_`` (the selected ``max_iter`` without refit).
     feature_relevance_ : list of ndarray or None
-        The column scales the search and ``best_estimator_`` use (see
-        ``feature_relevance``); None for ``"none"``.
+        The column scales ``best_estimator_`` uses (see ``feature_relevance``); None for
+        ``"none"`` (and for ``"auto"`` when ``"none"`` was chosen).
     best_index_, n_splits_, cv_time_
 
     See Also
@@ -246,6 +259,21 @@ n_splits_, cv_time_, feature_relevance_
     array(['a', 'b'], dtype='<U1')
     >>> clf.best_estimator_.predict([X1, X2]).shape
     (40,)
+
+    The relevance axis: "none" and "ard" on the same folds (here 3 of the 4 columns of
+    each view are noise, and "ard" wins):
+
+    >>> X1, X2 = rng.normal(size=(150, 4)), rng.normal(size=(150, 4))
+    >>> y = np.where(np.sin(2 * X1[:, 0]) + X2[:, 0] > 0, "a", "b")
+    >>> clf = MVMLClassifierCV(
+    ...     feature_relevance="auto", cv=3, alphas=[0.01, 0.1], bandwidth_factors=[1.0, 4.0],
+    ...     random_state=0,
+    ... ).fit([X1, X2], y)
+    >>> searched = sorted(set(clf.cv_results_["param_feature_relevance"]))
+    >>> clf.best_params_["feature_relevance"], searched
+    ('ard', ['ard', 'none'])
+    >>> [int(r.argmax()) for r in clf.feature_relevance_]  # the relevant column of each view
+    [0, 0]
     """
 
     _base_classes = {"squared": MVMLClassifier, "hinge": MVMLSVC}

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._bandwidth import scale_bandwidths
 from .._base import _mvml_constraints
 from .._joint import JOINT_ONLY
+from .._relevance import FEATURE_RELEVANCE
 from .._screen import N_FINALISTS
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "LossSearch",
     "LOSS_SEARCHES",
     "union_results",
+    "RELEVANCE_SEARCH",
     "DEFAULT_ALPHAS",
     "DEFAULT_ETAS",
     "DEFAULT_BANDWIDTH_FACTORS",
@@ -42,6 +44,8 @@ DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
 SVC_DEFAULT_ALPHAS = (1e-5, 1e-4, 1e-3)
 SVC_DEFAULT_ETAS = (1e-2, 1.0)
 SVC_DEFAULT_BANDWIDTH_FACTORS = (2.0, 8.0)
+#: the values of the relevance axis of ``feature_relevance="auto"`` (ties go to the first)
+RELEVANCE_SEARCH = ("none", "ard")
 #: the longest path of the hinge-loss candidates of a search over both losses
 HINGE_MAX_ITER = 2
 
@@ -132,6 +136,7 @@ def _cv_constraints() -> dict:
             "loss": [StrOptions({"squared"})],
         }
     )
+    base["feature_relevance"] = [StrOptions({*FEATURE_RELEVANCE, "auto"}), list]
     return base
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
 
@@ -38,7 +38,14 @@ from .._proba import BestOutOfFold
 from .._reduced import fit_reduced_models
 from .._relevance import resolve_feature_relevance, scale_views
 from ._folds import _FoldScoring
-from ._grid import LOSS_SEARCHES, LossSearch, _cv_constraints, _CVSearch, union_results
+from ._grid import (
+    LOSS_SEARCHES,
+    RELEVANCE_SEARCH,
+    LossSearch,
+    _cv_constraints,
+    _CVSearch,
+    union_results,
+)
 
 __all__ = []
 
@@ -65,6 +72,12 @@ class _SearchData:
     given: tuple | None = None
 
 
+def _precomputed(kernel: Any) -> bool:
+    """Whether some view's kernel is precomputed (no columns to scale)."""
+    kernels = kernel if isinstance(kernel, (list, tuple)) else [kernel]
+    return any(isinstance(k, str) and k == "precomputed" for k in kernels)
+
+
 class _MVMLCVBase(_FoldScoring, BaseEstimator):
     """Shared cross-validation machinery (see the module docstring)."""
 
@@ -77,6 +90,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     cv_results_: dict[str, Any]
     best_score_: float
     best_estimator_: Any
+    _loss: str
     _parameter_constraints: dict = _cv_constraints()
 
     def __init__(
@@ -170,33 +184,40 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         """Default grids and screen of the current loss (:data:`LOSS_SEARCHES`)."""
         return LOSS_SEARCHES[self._current_loss]
 
+    def _part(self, **params: Any) -> _MVMLCVBase:
+        """A copy of this estimator with ``params`` set, searching on the same folds: one
+        part of a search along a union axis (the loss, the feature relevance)."""
+        part = clone(self).set_params(**params)
+        for name in ("classes_", "n_features_in_", "feature_names_in_"):
+            if hasattr(self, name):
+                setattr(part, name, getattr(self, name))
+        return part
+
     def _loss_part(self, loss: str) -> _MVMLCVBase:
         """A copy of this estimator searching ``loss`` alone, on the same folds: the part of
         a search along the loss axis. A loss other than the class's own takes its
         :class:`LossSearch` path length and joint-view candidates."""
         ls = LOSS_SEARCHES[loss]
-        part = clone(self).set_params(loss=loss)
+        part = self._part(loss=loss)
         if loss != self._native_loss:
             if ls.max_iter is not None:
                 part.set_params(max_iter=min(self.max_iter, ls.max_iter))
             if self.joint_view == "auto":
                 part.set_params(joint_view=ls.auto_joint_view)
         part._loss = loss
-        for name in ("classes_", "n_features_in_", "feature_names_in_"):
-            if hasattr(self, name):
-                setattr(part, name, getattr(self, name))
         return part
 
-    def _adopt_union(self, parts: list[_MVMLCVBase], losses: tuple[str, ...]) -> None:
-        """``cv_results_`` and the best candidate of a search along the loss axis, from
-        the searches of each loss (:func:`union_results`): the best part's choices."""
-        results, best, which = union_results([p.cv_results_ for p in parts], "loss", losses)
+    def _adopt_union(self, parts: list[_MVMLCVBase], name: str, values: tuple) -> int:
+        """``cv_results_`` and the best candidate of a search along the union axis ``name``
+        (the loss, the feature relevance), from the searches of each of its ``values``
+        (:func:`union_results`): the best part's choices. Returns the best part's index."""
+        results, best, which = union_results([p.cv_results_ for p in parts], name, values)
         winner = parts[which]
-        self.cv_results_, self.best_index_, self._best_loss_index = results, best, which
+        self.cv_results_, self.best_index_ = results, best
         self.best_params_ = dict(results["params"][best])
         self.best_score_ = winner.best_score_
-        self._loss = losses[which]
-        for name in (
+        self._loss = winner._loss
+        for attr in (
             "best_kernel_params_",
             "best_joint_view_",
             "n_splits_",
@@ -204,8 +225,60 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             "_joints",
             "_search_kernel",
         ):
-            if hasattr(winner, name):
-                setattr(self, name, getattr(winner, name))
+            if hasattr(winner, attr):
+                setattr(self, attr, getattr(winner, attr))
+        return which
+
+    def _search_losses(self, data: _SearchData) -> _MVMLCVBase:
+        """Search every loss searched (:meth:`_searched_losses`) on ``data``'s folds and
+        store the results here; return the estimator whose search holds the best candidate
+        (this one, or the part of its loss), the one to refit."""
+        losses = self._searched_losses()
+        if losses == (self._native_loss,):  # the class's own loss: this estimator searches
+            self._loss = losses[0]
+            self._search_and_store(data)
+            return self
+        # the loss axis: one search per loss on the same folds, then their union
+        parts = [self._loss_part(loss) for loss in losses]
+        for part in parts:
+            part._search_and_store(data)
+        return parts[self._adopt_union(parts, "loss", losses)]
+
+    # ------------------------------------------------------------------ relevance
+    def _searched_relevances(self, data: _SearchData) -> tuple[str, ...]:
+        """The values of the relevance axis: ``("none", "ard")`` for
+        ``feature_relevance="auto"`` when column scales were learned (``data.relevance``),
+        else the one relevance the views of ``data`` carry."""
+        if isinstance(self.feature_relevance, str) and self.feature_relevance == "auto":
+            return ("none",) if data.relevance is None else RELEVANCE_SEARCH
+        return (self.feature_relevance,) if isinstance(self.feature_relevance, str) else ("",)
+
+    def _search_relevances(
+        self, data: _SearchData, relevances: tuple[str, ...]
+    ) -> tuple[_MVMLCVBase, _SearchData]:
+        """The relevance axis (``feature_relevance="auto"``): the search of every loss on
+        the views as given (``"none"``) and on the views scaled by the learned column
+        scales (``"ard"``, :func:`~.._relevance.learn_feature_relevance`, learned once
+        before), on the same folds, and their union (ties to ``"none"``). A flat learned
+        relevance (all ones: nothing learned) scales nothing, so ``"ard"``'s candidates are
+        those of ``"none"`` with the same scores, not searched again. Returns the
+        estimator to refit and the data of the best relevance; ``feature_relevance_`` is
+        that relevance's scales (None for ``"none"``)."""
+        datas = {"none": replace(data, Xs=data.Xs_input, relevance=None), "ard": data}
+        flat = all(np.all(r == 1.0) for r in data.relevance or ())
+        parts: dict[str, _MVMLCVBase] = {}
+        winners: dict[str, _MVMLCVBase] = {}
+        for value in relevances:
+            if flat and value != relevances[0]:  # the same views: the same candidates
+                parts[value], winners[value] = parts[relevances[0]], winners[relevances[0]]
+                continue
+            parts[value] = self._part(feature_relevance=value)
+            self._say(f"feature_relevance={value!r}")
+            winners[value] = parts[value]._search_losses(datas[value])
+        which = self._adopt_union([parts[r] for r in relevances], "feature_relevance", relevances)
+        chosen = relevances[which]
+        self.feature_relevance_ = datas[chosen].relevance
+        return winners[chosen], datas[chosen]
 
     # ------------------------------------------------------------------ grids
     def _base_estimator(self) -> Any:
@@ -287,17 +360,11 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             data = self._weighted_data(X, y, sample_weight)
         else:
             data = self._search_data(X, y)
-        losses = self._searched_losses()
-        if losses == (self._native_loss,):  # the class's own loss: this estimator searches
-            self._loss = losses[0]
-            self._search_and_store(data)
-            winner = self
-        else:  # the loss axis: one search per loss on the same folds, then their union
-            parts = [self._loss_part(loss) for loss in losses]
-            for part in parts:
-                part._search_and_store(data)
-            self._adopt_union(parts, losses)
-            winner = parts[int(self._best_loss_index)]
+        relevances = self._searched_relevances(data)
+        if len(relevances) == 1:
+            winner = self._search_losses(data)
+        else:  # the relevance axis: a search on the views as given, one on the scaled views
+            winner, data = self._search_relevances(data, relevances)
         if self.refit:
             winner._refit(data)
             if winner is not self:
@@ -324,8 +391,11 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
         # the column scales, learned once on all the training rows (not per fold), before
         # the search of every loss
+        spec = self.feature_relevance
+        if isinstance(spec, str) and spec == "auto":  # learned where there are columns
+            spec = "none" if _precomputed(self.kernel) else "ard"
         self.feature_relevance_ = resolve_feature_relevance(
-            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+            spec, Xs, Y, mask, self.kernel, self.random_state
         )
         return _SearchData(
             scale_views(Xs, self.feature_relevance_),
@@ -398,10 +468,13 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         if cw is not None and not (cw == 1.0).all():
             lw = cw if w is None else cw * w
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
-        if not (isinstance(self.feature_relevance, str) and self.feature_relevance == "none"):
+        if not (
+            isinstance(self.feature_relevance, str) and self.feature_relevance in ("none", "auto")
+        ):
             raise ValueError(
                 f"{type(self).__name__}: feature_relevance with sample_weight or class_weight "
-                "is not supported yet; use feature_relevance='none'"
+                "is not supported yet; use feature_relevance='none' (or 'auto', which then "
+                "searches 'none' alone)"
             )
         self.feature_relevance_ = None
         return _SearchData(
