@@ -7,10 +7,12 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
+from mvkernels.mvml._screen import kernel_ridge_fold_outputs, ridge_fold_outputs
 
 KP = [{"gamma": 0.3}, {"gamma": 0.5}]
 GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], max_iter=3, random_state=0)
@@ -133,3 +135,108 @@ def test_cv_missing_views_integer_weights_equal_repeated_rows(data, cls, fit_int
     test_m = [test[0], test[1].copy()]
     test_m[1][:4] = np.nan  # completed by the weighted statistics
     np.testing.assert_allclose(_out(a, test_m), _out(b, test_m), rtol=0, atol=1e-8)
+
+
+# ------------------------------------------------------------------ joint-only candidate
+def _weighted_ridge(U_tr, Y_tr, s, alpha, fit_intercept):
+    """The weighted ridge by a direct solve: coefficients and offset."""
+    mu, ybar = np.zeros(U_tr.shape[1]), np.zeros(Y_tr.shape[1])
+    if fit_intercept:
+        mu, ybar = s @ U_tr / s.sum(), s @ Y_tr / s.sum()
+    Uc, Yc = U_tr - mu, Y_tr - ybar
+    G = np.linalg.solve(
+        Uc.T @ (s[:, None] * Uc) + alpha * np.eye(U_tr.shape[1]), Uc.T @ (s[:, None] * Yc)
+    )
+    return G, ybar - mu @ G
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("partition", [True, False])
+def test_weighted_ridge_fold_outputs_direct_formula(fit_intercept, partition):
+    """The joint-only candidate's weighted fold outputs, feature and kernel forms, equal
+    the weighted ridge solved directly on each fold's training rows."""
+    rng = np.random.default_rng(3)
+    n, d = 14, 5
+    U, Y = rng.normal(size=(n, d)), rng.normal(size=(n, 2))
+    s = rng.uniform(0.2, 3.0, size=n)
+    splits = list(KFold(3, shuffle=True, random_state=1).split(U))
+    if not partition:  # a training part that leaves rows out
+        splits = [(tr[1:], te) for tr, te in splits]
+    alphas = np.array([0.05, 0.7])
+    feat = ridge_fold_outputs(U, Y, splits, alphas, fit_intercept, s)
+    kern = kernel_ridge_fold_outputs(U @ U.T, Y, splits, alphas, fit_intercept, s)
+    for (tr, te), Df, Dk in zip(splits, feat, kern):
+        for ai, a in enumerate(alphas):
+            G, b = _weighted_ridge(U[tr], Y[tr], s[tr], a, fit_intercept)
+            np.testing.assert_allclose(Df[ai], U[te] @ G + b, rtol=0, atol=1e-10)
+            np.testing.assert_allclose(Dk[ai], U[te] @ G + b, rtol=0, atol=1e-10)
+    ones = ridge_fold_outputs(U, Y, splits, alphas, fit_intercept, np.ones(n))
+    plain = ridge_fold_outputs(U, Y, splits, alphas, fit_intercept)
+    np.testing.assert_allclose(np.concatenate(ones, 1), np.concatenate(plain, 1), atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_cv_joint_only_integer_weights_equal_repeated_rows(data, cls, fit_intercept):
+    """The weighted search has the joint-only candidate, and its weighted scores (kernel
+    ridge on the concatenated views, every row a landmark) are those of the repeated rows;
+    so is the refit of the best candidate."""
+    Xs, r, labels, w, test = data
+    y = labels if cls is MVMLClassifierCV else r
+    splits, _, repeated = _folds(len(y), w)
+    lm = np.array([1, 3, 4, 6, 8, 12, 14, 17, 20])
+    rep = np.repeat(np.arange(len(w)), w)
+    lm_rep = np.array([np.flatnonzero(rep == i)[0] for i in lm])
+    params = dict(
+        GRID,
+        kernel_params=[*KP, {"gamma": 0.2}],  # the joint view's bandwidth fixed too
+        bandwidth_factors=[1.0],
+        search="exhaustive",
+        fit_intercept=fit_intercept,
+    )
+    a = _fit(cls(cv=splits, landmarks=lm, **params), Xs, y, sample_weight=w)
+    b = _fit(cls(cv=repeated, landmarks=lm_rep, **params), [X[rep] for X in Xs], y[rep])
+    only = np.array([p["joint_view"] == "only" for p in a.cv_results_["params"]])
+    # scored at every alpha (at the first eta and iteration: the identity metric has neither)
+    assert np.isfinite(a.cv_results_["mean_test_score"][only]).sum() == 3
+    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
+    assert a.best_params_ == b.best_params_
+    np.testing.assert_allclose(_out(a, test), _out(b, test), rtol=0, atol=1e-8)
+
+
+def _digits_views():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    keep = np.flatnonzero(y < 4)[:160]
+    X, y = X[keep] / 16.0, y[keep]
+    return [X[:, :32], X[:, 32:]], y
+
+
+@pytest.mark.parametrize("case", ["synthetic-regression", "digits-classification"])
+def test_cv_unit_weights_are_the_unweighted_search(data, case):
+    """With every weight 1 the weighted search is the unweighted one: the same grid (the
+    joint view alone included), the same scores and the same choice."""
+    if case == "digits-classification":
+        Xs, y = _digits_views()
+        est = MVMLClassifierCV(alphas=[1e-3, 1e-2, 1e-1], etas=[0.1], max_iter=2, random_state=0)
+    else:
+        Xs, y = data[0], data[1]
+        est = MVMLRegressorCV(**GRID)
+    a = _fit(est, Xs, y, sample_weight=np.ones(len(y)))
+    b = _fit(clone(est), Xs, y)
+    assert a.cv_results_["params"] == b.cv_results_["params"]
+    assert any(p["joint_view"] == "only" for p in a.cv_results_["params"])
+    for key in [k for k in b.cv_results_ if k.endswith("_test_score") or "screen" in k]:
+        np.testing.assert_allclose(a.cv_results_[key], b.cv_results_[key], rtol=0, atol=1e-8)
+    assert a.best_params_ == b.best_params_
+    np.testing.assert_allclose(_out(a, Xs), _out(b, Xs), rtol=0, atol=1e-8)
+
+
+def test_cv_weighted_screen_has_the_joint_only_candidate(data):
+    """Weighted and screened (the default search): the joint view alone is screened on
+    the weighted leave-one-out error and cross-validated with weights."""
+    Xs, r, _, w, _ = data
+    a = _fit(MVMLRegressorCV(**GRID), Xs, r, sample_weight=w)
+    only = np.array([p["joint_view"] == "only" for p in a.cv_results_["params"]])
+    assert only.any() and np.isfinite(a.cv_results_["mean_test_score"][only]).any()

@@ -187,16 +187,21 @@ class _FoldScoring:
             kern = make_view_kernels(kernel, kernel_params, 1)[0]
             kern.fit(Xj[0], random_state=check_random_state(self.random_state))
             outs = kernel_ridge_fold_outputs(
-                kern(Xj[0], Xj[0]), Y, S.splits, alphas, self.fit_intercept
+                kern(Xj[0], Xj[0]), Y, S.splits, alphas, self.fit_intercept, S.loss_weight
             )
         else:
             nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
-            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas, self.fit_intercept)
+            outs = ridge_fold_outputs(
+                nys.transform(Xj), Y, S.splits, alphas, self.fit_intercept, S.loss_weight
+            )
         classes = getattr(self, "classes_", None)
+        sw = S.sample_weight
         part = np.array(
             [
                 [
-                    _score_outputs(D[ai], S.y_score[te], classes, S.scorer)
+                    _score_outputs(
+                        D[ai], S.y_score[te], classes, S.scorer, None if sw is None else sw[te]
+                    )
                     for D, (_, te) in zip(outs, S.splits)
                 ]
                 for ai in range(alphas.size)

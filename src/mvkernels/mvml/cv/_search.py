@@ -270,7 +270,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         accuracy / R^2 (a ``scoring`` is called with ``sample_weight``), the screen is the
         weighted leave-one-out error, and the refit is weighted. With missing views the
         completion statistics are weighted too, and so are the searches of the reduced
-        models. In-memory views, square loss; the joint view alone is not a candidate then.
+        models. The grid is the unweighted one (the joint view alone included: weighted
+        kernel ridge on the concatenated views). In-memory views, square loss.
         """
         t_start = time.perf_counter()
         if y is None:
@@ -445,7 +446,6 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             and not dask_input
             and mask is None
             and not (isinstance(self.kernel, str) and self.kernel == "precomputed")
-            and data.sample_weight is None
         )
         joints = joint_candidates(self.joint_view, v, joint_only=only_ok)
         self._joints = joints
