@@ -216,15 +216,20 @@ def _digits_views():
 @pytest.mark.parametrize("case", ["synthetic-regression", "digits-classification"])
 def test_cv_unit_weights_are_the_unweighted_search(data, case):
     """With every weight 1 the weighted search is the unweighted one: the same grid (the
-    joint view alone included), the same scores and the same choice."""
+    joint view alone included), the same scores and the same choice. (One more row of
+    weight 0, dropped first, makes the search take its weighted path: unit weights alone
+    are the unweighted search by construction.)"""
     if case == "digits-classification":
         Xs, y = _digits_views()
         est = MVMLClassifierCV(alphas=[1e-3, 1e-2, 1e-1], etas=[0.1], max_iter=2, random_state=0)
     else:
         Xs, y = data[0], data[1]
         est = MVMLRegressorCV(**GRID)
-    a = _fit(est, Xs, y, sample_weight=np.ones(len(y)))
-    b = _fit(clone(est), Xs, y)
+    w = np.ones(len(y), dtype=int)
+    w[0] = 0
+    splits, removed, _ = _folds(len(y), w, n_splits=3)
+    a = _fit(clone(est).set_params(cv=splits), Xs, y, sample_weight=w)
+    b = _fit(clone(est).set_params(cv=removed), [X[1:] for X in Xs], y[1:])
     assert a.cv_results_["params"] == b.cv_results_["params"]
     assert any(p["joint_view"] == "only" for p in a.cv_results_["params"])
     for key in [k for k in b.cv_results_ if k.endswith("_test_score") or "screen" in k]:
