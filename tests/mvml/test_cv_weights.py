@@ -11,7 +11,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
-from mvkernels import MVMLClassifierCV, MVMLRegressorCV
+from mvkernels import MVMLClassifier, MVMLClassifierCV, MVMLRegressor, MVMLRegressorCV
 from mvkernels.mvml._screen import kernel_ridge_fold_outputs, ridge_fold_outputs
 
 KP = [{"gamma": 0.3}, {"gamma": 0.5}]
@@ -69,6 +69,7 @@ def _out(est, X):
 
 
 # ------------------------------------------------------------------ missing views
+@pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true")
 @pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
 @pytest.mark.parametrize(
     "kw",
@@ -245,3 +246,100 @@ def test_cv_weighted_screen_has_the_joint_only_candidate(data):
     a = _fit(MVMLRegressorCV(**GRID), Xs, r, sample_weight=w)
     only = np.array([p["joint_view"] == "only" for p in a.cv_results_["params"]])
     assert only.any() and np.isfinite(a.cv_results_["mean_test_score"][only]).any()
+
+
+# ------------------------------------------------------------------ Dask views
+DASK_VARIANTS = [
+    dict(),
+    dict(fit_intercept=True),
+    dict(metric="identity"),
+    dict(metric="cov"),
+    dict(metric="sparse", eta=0.1),
+    dict(learn_weights=True),
+    dict(kernel_params=None, landmarks="kmeans++"),  # weighted default bandwidths
+]
+
+
+def _dask(arrays, chunks=13):
+    da = pytest.importorskip("dask.array")
+    return [da.from_array(A, chunks=(chunks,) + A.shape[1:]) for A in arrays]
+
+
+def test_dask_weighted_moments_in_one_pass(data):
+    """The weighted moments of Dask views (weights a Dask array too) are the NumPy ones."""
+    from mvkernels.nystrom import BlockNystrom
+
+    Xs, r, _, w, _ = data
+    nys = BlockNystrom(n_landmarks=8, random_state=0).fit(Xs)
+    a = nys.moments(Xs, r, sample_weight=w)
+    (wd,) = _dask([w.astype(float)])
+    b = nys.moments(_dask(Xs), r, sample_weight=wd)
+    assert b.weight == pytest.approx(a.weight)
+    for name in ("sum", "gram", "cross", "target_sum", "target_gram", "scatter"):
+        np.testing.assert_allclose(getattr(b, name), getattr(a, name), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("cls", [MVMLRegressor, MVMLClassifier])
+@pytest.mark.parametrize("kw", DASK_VARIANTS, ids=lambda kw: "-".join(map(str, kw.values())))
+def test_dask_weighted_fit_equals_numpy(data, cls, kw):
+    """Nystrom mode on Dask views with sample_weight (zero weights included, the weights
+    and labels Dask arrays too): the NumPy fit's predictions to 1e-8."""
+    Xs, r, labels, w, test = data
+    y = labels if cls is MVMLClassifier else r
+    params = dict(n_landmarks=8, kernel_params=KP, random_state=0, max_iter=3)
+    est = cls(**{**params, **kw})
+    a = _fit(est, Xs, y, sample_weight=w)
+    yd, wd = _dask([y, w.astype(float)])
+    b = _fit(clone(est), _dask(Xs), yd, sample_weight=wd)
+    np.testing.assert_allclose(_out(a, test), np.asarray(_out(b, test)), rtol=0, atol=1e-8)
+
+
+def test_dask_class_weight_and_missing_views_equal_numpy(data):
+    """class_weight on Dask labels, and weights on Dask views with missing rows (the
+    weighted completion statistics from the Dask pass): the NumPy fits."""
+    Xs, _, labels, w, test = data
+    (yd,) = _dask([labels])
+    est = MVMLClassifier(n_landmarks=8, class_weight="balanced", random_state=0, max_iter=3)
+    a = _fit(est, Xs, labels)
+    b = _fit(clone(est), _dask(Xs), yd)
+    np.testing.assert_allclose(a.decision_function(test), b.decision_function(test), atol=1e-8)
+    Xm = _missing(Xs)
+    test_m = [test[0], test[1].copy()]
+    test_m[1][:4] = np.nan
+    est = MVMLClassifier(n_landmarks=8, kernel_params=KP, random_state=0, max_iter=3)
+    a = _fit(est, Xm, labels, sample_weight=w)
+    b = _fit(clone(est), _dask(Xm), yd, sample_weight=w)
+    np.testing.assert_allclose(
+        a.decision_function(test_m), np.asarray(b.decision_function(test_m)), atol=1e-8
+    )
+
+
+@pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true")
+@pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(fit_intercept=True),
+        dict(metric="identity", joint_view=False),
+        dict(scoring="r2"),
+    ],
+    ids=["dense", "intercept", "identity", "scoring"],
+)
+def test_dask_weighted_cv_equals_numpy(data, cls, kw):
+    """The weighted CV on Dask views (held-out statistics and weighted scores from Dask
+    reductions): the NumPy search's scores to 1e-8, its choice and its refit. The grid
+    of Dask input (no screen, no joint-only candidate) is given to both."""
+    Xs, r, labels, w, test = data
+    y = labels if cls is MVMLClassifierCV else r
+    if cls is MVMLClassifierCV and "scoring" in kw:
+        kw = dict(scoring="balanced_accuracy")
+    splits, _, _ = _folds(len(y), w)
+    params = dict(GRID, n_landmarks=8, cv=splits, search="exhaustive", joint_view=True)
+    params.update(kw)
+    a = _fit(cls(**params), Xs, y, sample_weight=w)
+    b = _fit(cls(**params), _dask(Xs), y, sample_weight=w)
+    assert a.cv_results_["params"] == b.cv_results_["params"]
+    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
+    assert a.best_params_ == b.best_params_
+    np.testing.assert_allclose(_out(a, test), np.asarray(_out(b, test)), rtol=0, atol=1e-8)

@@ -430,7 +430,11 @@ feature_relevance_
             )
         X = validate_array_input(self, X, reset=True)
         labels_seen = None
-        if sample_weight is not None and not is_dask_collection(y):
+        if is_dask_collection(y) and (
+            sample_weight is not None or getattr(self, "class_weight", None) is not None
+        ):  # weighted: the labels come to the client (one value per row)
+            y = np.asarray(y.compute())
+        if sample_weight is not None:
             labels_seen = np.unique(column_or_1d(np.asarray(y)))
         X, y, _ = self._weighted_rows(X, y, sample_weight)
         self._labels_seen = labels_seen
@@ -478,10 +482,6 @@ feature_relevance_
             self.classes_ = np.asarray(da.unique(y).compute())
             check_classification_targets(self.classes_)
             self._check_n_classes()
-            if getattr(self, "class_weight", None) is not None:
-                raise ValueError(
-                    f"{type(self).__name__}: class_weight is not supported on Dask input yet"
-                )
             Y = self._encode_targets_lazy(y, self.classes_)
             return self._fit_targets(X, Y)
         y = column_or_1d(np.asarray(y), warn=True)

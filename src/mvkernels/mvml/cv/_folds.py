@@ -252,7 +252,7 @@ class _FoldScoring:
                     for c in range(n_cand)
                 ]
             )
-        if sample_weight is not None:  # in memory (Dask input is refused with weights)
+        if sample_weight is not None and not is_dask_collection(U):
             return np.array(
                 [
                     _score_outputs(U @ GW[c].T + b[c], y_te, classes, None, sample_weight)
@@ -261,15 +261,20 @@ class _FoldScoring:
             )
         flat = GW.reshape(n_cand * T, d).T
 
-        def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
+        def stats(Ub: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None) -> np.ndarray:
             D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
             if offsets is not None:
                 D += offsets
             if classes is not None:
                 pred = predicted_class_indices(D)
                 yi = np.searchsorted(classes, yb)
-                return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
+                hit = pred == yi[:, None]
+                if wb is not None:  # the held-out weight of the rows predicted right
+                    return wb @ hit
+                return hit.sum(axis=0).astype(np.float64)
             r = yb.reshape(yb.shape[0], 1, -1) - D
+            if wb is not None:
+                return np.einsum("i,ict->ct", wb, r * r)
             return (r * r).sum(axis=0)  # (n_cand, T)
 
         if is_dask_collection(U):
@@ -277,7 +282,11 @@ class _FoldScoring:
 
             bounds = np.cumsum((0,) + U.chunks[0])
             parts = [
-                dask.delayed(stats)(blk, y_te[bounds[i] : bounds[i + 1]])
+                dask.delayed(stats)(
+                    blk,
+                    y_te[bounds[i] : bounds[i + 1]],
+                    None if sample_weight is None else sample_weight[bounds[i] : bounds[i + 1]],
+                )
                 for i, blk in enumerate(U.to_delayed().ravel())
             ]
             acc = np.sum(dask.compute(*parts), axis=0)
@@ -286,10 +295,11 @@ class _FoldScoring:
             acc = np.zeros(n_cand if classes is not None else (n_cand, T))
             for s in range(0, U.shape[0], chunk):
                 acc += stats(U[s : s + chunk], y_te[s : s + chunk])
-        m = y_te.shape[0]
+        m = y_te.shape[0] if sample_weight is None else sample_weight.sum()
         if classes is not None:
             return acc / m
-        return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
+        # uniform average over outputs
+        return _r2_from_sums(acc, y_te, sample_weight).mean(axis=1)
 
     # ------------------------------------------------------------------ Nystrom CV
     def _fit_map(
@@ -343,14 +353,14 @@ class _FoldScoring:
         # held-out parts: features (for scoring) and statistics, each row read once
         test_U, test_mom = [], []
         for _, te in splits:
+            lw_te = None if S.loss_weight is None else S.loss_weight[te]
             if U_all is None:  # Dask views
                 Xte = take_rows(Xs, te)
                 test_U.append(nys.transform(Xte))
-                test_mom.append(nys.moments(Xte, Y[te]).symmetrize())
+                test_mom.append(nys.moments(Xte, Y[te], sample_weight=lw_te).symmetrize())
             else:
                 U = U_all[te]
                 test_U.append(U)
-                lw_te = None if S.loss_weight is None else S.loss_weight[te]
                 test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
         all_te = np.sort(np.concatenate([te for _, te in splits]))
         partition = (

@@ -344,16 +344,13 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         """The search's data with ``sample_weight`` or ``class_weight`` (see :meth:`fit`):
         the rows of positive weight, their weights and the folds renumbered among them;
         square loss only, no learned column scales."""
-        dask_views = is_dask_collection(X) or (
-            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
-        )
-        if dask_views or is_dask_collection(y):
-            raise ValueError(
-                f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
-            )
+        # Dask views stay lazy (the rows of zero weight dropped by a lazy row selection);
+        # the labels and the weights, one value per row, come to the client
         Xs_in = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs_in[0].shape[0]
-        y_in = np.asarray(y)
+        y_in = np.asarray(y.compute() if is_dask_collection(y) else y)
+        if is_dask_collection(sample_weight):
+            sample_weight = sample_weight.compute()
         if y_in.shape[0] != n:
             raise ValueError(f"y has {y_in.shape[0]} samples but the views have {n}")
         w_in = check_sample_weight(sample_weight, n)
