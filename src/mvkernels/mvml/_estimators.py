@@ -231,7 +231,9 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
 
         ``sample_weight`` (n,): frequency weights of the rows (None: 1 each), for the
         weighted square loss ``sum_i s_i (y_i - f(x_i))^2``; rows of weight 0 are dropped
-        first (user guide, "Sample and class weights").
+        first (user guide, "Sample and class weights"). On Dask views (Nystrom mode) the
+        weighted statistics are one pass over the blocks; ``y`` and the weights come to
+        the client.
         """
         if y is None:
             raise ValueError(
@@ -422,7 +424,8 @@ feature_relevance_
 
         ``sample_weight`` (n,): frequency weights of the rows (None: 1 each), multiplied
         by ``class_weight``; rows of weight 0 are dropped first (user guide, "Sample and
-        class weights").
+        class weights"). On Dask views (Nystrom mode) the weighted statistics are one pass
+        over the blocks; with weights the labels come to the client.
         """
         if y is None:
             raise ValueError(

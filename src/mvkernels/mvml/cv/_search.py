@@ -271,7 +271,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         weighted leave-one-out error, and the refit is weighted. With missing views the
         completion statistics are weighted too, and so are the searches of the reduced
         models. The grid is the unweighted one (the joint view alone included: weighted
-        kernel ridge on the concatenated views). In-memory views, square loss.
+        kernel ridge on the concatenated views). Square loss; Dask views in Nystrom mode
+        (weighted Dask reductions; the labels and weights come to the client).
         """
         t_start = time.perf_counter()
         if y is None:
