@@ -323,8 +323,9 @@ def test_dask_class_weight_and_missing_views_equal_numpy(data):
         dict(fit_intercept=True),
         dict(metric="identity", joint_view=False),
         dict(scoring="r2"),
+        dict(missing_views="complete"),  # with missing rows (no reduced models on Dask)
     ],
-    ids=["dense", "intercept", "identity", "scoring"],
+    ids=["dense", "intercept", "identity", "scoring", "missing"],
 )
 def test_dask_weighted_cv_equals_numpy(data, cls, kw):
     """The weighted CV on Dask views (held-out statistics and weighted scores from Dask
@@ -337,6 +338,8 @@ def test_dask_weighted_cv_equals_numpy(data, cls, kw):
     splits, _, _ = _folds(len(y), w)
     params = dict(GRID, n_landmarks=8, cv=splits, search="exhaustive", joint_view=True)
     params.update(kw)
+    if "missing_views" in kw:
+        Xs = _missing(Xs)
     a = _fit(cls(**params), Xs, y, sample_weight=w)
     b = _fit(cls(**params), _dask(Xs), y, sample_weight=w)
     assert a.cv_results_["params"] == b.cv_results_["params"]
