@@ -40,7 +40,11 @@ from ..nystrom import (
     map_views,
     resolve_n_landmarks,
 )
-from ..nystrom._landmarks import check_landmark_indices, is_index_landmarks
+from ..nystrom._landmarks import (
+    check_landmark_count,
+    check_landmark_indices,
+    is_index_landmarks,
+)
 from ..nystrom._missing import CompletedOutputs, ConditionalViews
 from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
@@ -337,6 +341,9 @@ class _BaseMVML(BaseEstimator):
             )
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        if self.n_landmarks is not None:  # a count beside landmark indices must agree
+            n_in = self.__dict__.get("_n_rows_in") or n  # rows given to fit
+            check_landmark_count(self.n_landmarks, self.landmarks, n_in)
         self.feature_relevance_ = resolve_feature_relevance(
             self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
         )

@@ -76,7 +76,8 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         landmarks (or fraction of n), fitted from sufficient statistics.
     landmarks : {"uniform", "kmeans++", "leverage"} or array-like of int, default="uniform"
         Landmark strategy (:func:`mvkernels.nystrom.select_landmarks`), or training row
-        indices used as the landmarks (they override ``n_landmarks``; with missing views
+        indices used as the landmarks (they fix the count: a numeric ``n_landmarks`` that
+        disagrees is a ValueError, ``"auto"`` is ignored; with missing views
         they must be rows where every view is observed; see
         :class:`~mvkernels.nystrom.BlockNystrom`). Unused with full kernels. The CV
         estimators fit one map on all their training rows, so the indices are rows of

@@ -35,6 +35,7 @@ from .._validation import (
 )
 from ..kernels import ViewKernel, make_view_kernels
 from ._landmarks import (
+    check_landmark_count,
     check_landmark_indices,
     default_chunk_size,
     is_index_landmarks,
@@ -277,9 +278,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     landmarks : {"uniform", "kmeans++", "leverage"} or array-like of int, default="uniform"
         Landmark strategy (:func:`select_landmarks`), or the landmarks themselves: row
         indices of the training data (distinct integers in ``[0, n_samples)``, in the
-        order given). An index array fixes the number of landmarks: it overrides
-        ``n_landmarks``. With missing views every listed row must be observed in every
-        view (ValueError otherwise).
+        order given). An index array fixes the number of landmarks: an integer
+        ``n_landmarks`` that disagrees is a ValueError, a fraction is ignored. With
+        missing views every listed row must be observed in every view (ValueError
+        otherwise).
     eig_floor : float, default=1e-10
         Relative eigenvalue floor of the pseudo-inverse square root (:func:`sqrt_pinv_psd`).
     chunk_size : int or None
@@ -437,6 +439,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             feature_names=getattr(self, "feature_names_in_", None),
             allow_missing=True,
         )
+        # an explicit count beside an index array must agree (the 0.1 default is a fraction)
+        check_landmark_count(self.n_landmarks, self.landmarks, Xs[0].shape[0], fractions=False)
         self._fit_views(Xs)
         return self
 

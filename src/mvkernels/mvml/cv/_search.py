@@ -21,6 +21,8 @@ from ..._threads import serial_blas
 from ..._validation import check_views, observed_mask, take_rows, validate_array_input
 from ..._weights import check_sample_weight, class_weight_of_rows, positive_rows
 from ...kernels import make_view_kernels
+from ...nystrom import check_landmark_count
+from ...nystrom._landmarks import is_index_landmarks
 from .._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from .._base import _BaseMVML, named_n_landmarks, regression_targets
 from .._estimators import MVMLClassifier, MVMLRegressor
@@ -496,11 +498,17 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             )
         else:
             n_landmarks = self.n_landmarks
+        if n_landmarks is not None and is_index_landmarks(self.landmarks):
+            n_in = self.__dict__.get("_cv_n_in") or n  # rows given to fit (weights drop some)
+            check_landmark_count(self.n_landmarks, self.landmarks, n_in)
+            n_landmarks = int(np.asarray(self.landmarks).size)  # the indices fix the count
         K = self.max_iter if self._learned() or self.learn_weights else 1
         n_landmarks_only = None
         if JOINT_ONLY in joints:  # its own capacity under "auto" (joint_only_landmarks)
             n_landmarks_only = (
-                joint_only_landmarks(n) if isinstance(self.n_landmarks, str) else n_landmarks
+                joint_only_landmarks(n)
+                if isinstance(self.n_landmarks, str) and not is_index_landmarks(self.landmarks)
+                else n_landmarks
             )
         search = _CVSearch(
             Xs=Xs_search,
