@@ -179,9 +179,9 @@ def test_weighted_ridge_fold_outputs_direct_formula(fit_intercept, partition):
 @pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_cv_joint_only_integer_weights_equal_repeated_rows(data, cls, fit_intercept):
-    """The weighted search has the joint-only candidate, and its weighted scores (kernel
-    ridge on the concatenated views, every row a landmark) are those of the repeated rows;
-    so is the refit of the best candidate."""
+    """The weighted search has the joint-only candidate, and its weighted scores (ridge on
+    the Nystrom features of the concatenated views, the given landmark rows) are those of
+    the repeated rows; so is the refit of the best candidate."""
     Xs, r, labels, w, test = data
     y = labels if cls is MVMLClassifierCV else r
     splits, _, repeated = _folds(len(y), w)
@@ -203,6 +203,32 @@ def test_cv_joint_only_integer_weights_equal_repeated_rows(data, cls, fit_interc
     np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
     assert a.best_params_ == b.best_params_
     np.testing.assert_allclose(_out(a, test), _out(b, test), rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_cv_joint_only_kernel_form_integer_weights(data, cls, fit_intercept):
+    """Every row a landmark (``n_landmarks="auto"`` on few rows): the joint-only
+    candidate's weighted kernel ridge scores are those of the repeated rows (the other
+    candidates draw their landmarks among other rows here, so only its scores compare)."""
+    Xs, r, labels, w, _ = data
+    y = labels if cls is MVMLClassifierCV else r
+    splits, _, repeated = _folds(len(y), w)
+    rep = np.repeat(np.arange(len(w)), w)
+    params = dict(
+        GRID,
+        kernel_params=[*KP, {"gamma": 0.2}],
+        bandwidth_factors=[1.0],
+        search="exhaustive",
+        fit_intercept=fit_intercept,
+        refit=False,
+    )
+    a = _fit(cls(cv=splits, **params), Xs, y, sample_weight=w)
+    b = _fit(cls(cv=repeated, **params), [X[rep] for X in Xs], y[rep])
+    only = np.array([p["joint_view"] == "only" for p in a.cv_results_["params"]])
+    sa, sb = _split_scores(a)[:, only], _split_scores(b)[:, only]
+    assert np.isfinite(sa).sum() == 3 * a.n_splits_
+    np.testing.assert_allclose(sa, sb, rtol=0, atol=1e-8)
 
 
 def _digits_views():
