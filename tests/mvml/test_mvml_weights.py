@@ -343,16 +343,6 @@ def test_sklearn_class_weight_check_with_short_paths(est, n_centers):
     assert np.mean(clf.predict(X_te) == 0) > 0.87
 
 
-def test_dask_input_refuses_weights(data):
-    da = pytest.importorskip("dask.array")
-    Xs, r, labels, w, _ = data
-    Xd = [da.from_array(X, chunks=10) for X in Xs]
-    with pytest.raises(ValueError, match="not supported on Dask input"):
-        MVMLRegressor().fit(Xd, r, sample_weight=w)
-    with pytest.raises(ValueError, match="not supported on Dask input"):
-        MVMLRegressorCV(cv=3).fit(Xd, r, sample_weight=w)
-
-
 @pytest.mark.parametrize("n_landmarks", [8, None], ids=["nystrom", "full"])
 def test_missing_views_weighted_completion(data, n_landmarks):
     """Missing views: the completion statistics are weighted as the loss (Nystrom mode:

@@ -446,16 +446,15 @@ class _BaseMVML(BaseEstimator):
         self._bandwidth_weight = self._loss_weight = None
         if sample_weight is None:
             return X, y, None
-        dask_views = is_dask_collection(X) or (
-            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
-        )
-        if dask_views or is_dask_collection(y):
-            raise ValueError(
-                f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
-            )
+        # Dask views stay lazy (the rows of zero weight are a lazy row selection, the
+        # weighted statistics one pass over the blocks); the labels and the weights, one
+        # value per row, come to the client
+        check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
-        y = np.asarray(y)
+        y = np.asarray(y.compute() if is_dask_collection(y) else y)
+        if is_dask_collection(sample_weight):
+            sample_weight = sample_weight.compute()
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} samples but the views have {n}")
         w = check_sample_weight(sample_weight, n)

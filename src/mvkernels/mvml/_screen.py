@@ -255,7 +255,12 @@ def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def ridge_fold_outputs(
-    U: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray, fit_intercept: bool = False
+    U: np.ndarray,
+    Y: np.ndarray,
+    splits: list,
+    alphas: np.ndarray,
+    fit_intercept: bool = False,
+    sample_weight: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Held-out outputs of ridge regression on the features ``U`` for every fold and
     ``alpha``: fold ``k``'s model is ``g = (U_tr^T U_tr + alpha I)^{-1} U_tr^T y_tr``
@@ -276,6 +281,10 @@ def ridge_fold_outputs(
     fit_intercept : bool, default=False
         An unpenalised offset per target: the fold's Gram matrix and cross moments are
         centred by its training means (from the same sums), ``b = ybar - m^T g``.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Row weights ``s_i >= 0`` of the weighted ridge ``sum_i s_i (y_i - f(x_i))^2``:
+        ``g = (U_tr^T S U_tr + alpha I)^{-1} U_tr^T S y_tr``, ``S = diag(s_tr)``, and
+        weighted means with ``fit_intercept``.
 
     Returns
     -------
@@ -298,22 +307,27 @@ def ridge_fold_outputs(
     partition = np.array_equal(covered, np.arange(n)) and all(
         tr.size + te.size == n for tr, te in splits
     )
-    C = U.T @ U if partition else None
-    B = U.T @ Y if partition else None
-    u_sum, y_sum = U.sum(axis=0), Y.sum(axis=0)
+    # the rows weighted on one side of each product (unweighted: the rows themselves)
+    sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    Us = U if sw is None else U * sw[:, None]
+    Ys = Y if sw is None else Y * sw[:, None]
+    C = U.T @ Us if partition else None
+    B = U.T @ Ys if partition else None
+    u_sum, y_sum = Us.sum(axis=0), Ys.sum(axis=0)
     out = []
     for tr, te in splits:
         U_te = U[te]
         if C is not None and B is not None:
-            C_tr, B_tr = C - U_te.T @ U_te, B - U_te.T @ Y[te]
+            C_tr, B_tr = C - U_te.T @ Us[te], B - U_te.T @ Ys[te]
         else:
-            C_tr, B_tr = U[tr].T @ U[tr], U[tr].T @ Y[tr]
+            C_tr, B_tr = U[tr].T @ Us[tr], U[tr].T @ Ys[tr]
         if not fit_intercept:
             out.append(np.stack([U_te @ ridge_solve(C_tr, B_tr.T, float(a)).T for a in alphas]))
             continue
-        m = tr.size  # the fold's means from the sums: total minus the held-out part
-        su = u_sum - U_te.sum(axis=0) if partition else U[tr].sum(axis=0)
-        sy = y_sum - Y[te].sum(axis=0) if partition else Y[tr].sum(axis=0)
+        # the fold's (weighted) means from the sums: total minus the held-out part
+        m = tr.size if sw is None else float(sw[tr].sum())
+        su = u_sum - Us[te].sum(axis=0) if partition else Us[tr].sum(axis=0)
+        sy = y_sum - Ys[te].sum(axis=0) if partition else Ys[tr].sum(axis=0)
         mu, ybar = su / m, sy / m
         C_c, B_c = C_tr - np.outer(su, mu), B_tr - np.outer(su, ybar)
         U_c = U_te - mu
@@ -322,7 +336,12 @@ def ridge_fold_outputs(
 
 
 def kernel_ridge_fold_outputs(
-    K: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray, fit_intercept: bool = False
+    K: np.ndarray,
+    Y: np.ndarray,
+    splits: list,
+    alphas: np.ndarray,
+    fit_intercept: bool = False,
+    sample_weight: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """:func:`ridge_fold_outputs` in kernel form, for features with ``U U^T = K``: by the
     push-through identity fold ``k``'s outputs are ``K_te,tr (K_tr,tr + alpha I)^{-1} y_tr``
@@ -341,6 +360,11 @@ def kernel_ridge_fold_outputs(
         An unpenalised offset per target: with ``J = I - 11^T / n_tr`` the outputs are
         ``(K_te,tr - 1 k^T) J (J K_tr,tr J + alpha I)^{-1} (y_tr - ybar) + ybar``, ``k``
         the column means of ``K_tr,tr`` (ridge on the centred features, push-through).
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Row weights ``s_i >= 0`` (the weighted ridge of :func:`ridge_fold_outputs`): with
+        ``R = diag(sqrt(s_tr))`` the outputs are ``K_te,tr R (R K_tr,tr R + alpha I)^{-1}
+        R y_tr`` (push-through of the weighted normal equations), the centring by
+        weighted means.
 
     Returns
     -------
@@ -360,6 +384,11 @@ def kernel_ridge_fold_outputs(
     out = []
     for tr, te in splits:
         K_tr, K_te, Y_tr = K[np.ix_(tr, tr)], K[np.ix_(te, tr)], Y[tr]
+        if sample_weight is not None:
+            out.append(
+                _weighted_kernel_ridge(K_tr, K_te, Y_tr, sample_weight[tr], alphas, fit_intercept)
+            )
+            continue
         ybar = np.zeros(Y.shape[1])
         if fit_intercept:  # double-centred training kernel, centred test rows
             k_mean = K_tr.mean(axis=0)
@@ -371,6 +400,31 @@ def kernel_ridge_fold_outputs(
             Y_tr = Y_tr - ybar
         out.append(np.stack([K_te @ ridge_solve(K_tr, Y_tr.T, float(a)).T + ybar for a in alphas]))
     return out
+
+
+def _weighted_kernel_ridge(
+    K_tr: np.ndarray,
+    K_te: np.ndarray,
+    Y_tr: np.ndarray,
+    s: np.ndarray,
+    alphas: np.ndarray,
+    fit_intercept: bool,
+) -> np.ndarray:
+    """One fold of :func:`kernel_ridge_fold_outputs` with row weights ``s`` (m, n_te, T)."""
+    s = np.asarray(s, dtype=np.float64)
+    ybar = np.zeros(Y_tr.shape[1])
+    if fit_intercept:  # centred by the weighted means of the training features
+        total = float(s.sum())
+        k_mean = s @ K_tr / total
+        K_te = K_te - k_mean
+        K_te = K_te - (K_te @ s / total)[:, None]
+        K_tr = K_tr - k_mean
+        K_tr = K_tr - (K_tr @ s / total)[:, None]
+        ybar = s @ Y_tr / total
+        Y_tr = Y_tr - ybar
+    r = np.sqrt(s)
+    K_tr, K_te, Y_tr = K_tr * r[:, None] * r[None, :], K_te * r[None, :], Y_tr * r[:, None]
+    return np.stack([K_te @ ridge_solve(K_tr, Y_tr.T, float(a)).T + ybar for a in alphas])
 
 
 def finalists(

@@ -151,9 +151,9 @@ def feature_moments(
         ~32 MB of features (the width D is found from the first chunk).
     symmetrize : bool
         Symmetrise ``gram`` at the end (always done on the Dask path).
-    sample_weight : None or ndarray of shape (n,)
-        Frequency weights of the rows (weighted moments, :class:`FeatureMoments`);
-        NumPy views only.
+    sample_weight : None or array of shape (n,), NumPy or Dask
+        Frequency weights of the rows (weighted moments, :class:`FeatureMoments`); on
+        the Dask path each block's weights travel with its rows (the same single pass).
 
     Returns
     -------
@@ -166,15 +166,12 @@ def feature_moments(
         Xs = list(Xs) if isinstance(Xs, tuple) else [Xs]
     n = Xs[0].shape[0]
     Y = _as_targets(Y, n)
-    if views_kind(Xs) == "dask" or is_dask_collection(Y):
-        if sample_weight is not None:
-            raise ValueError(
-                "sample_weight is not supported on Dask input yet; compute the views (or "
-                "drop the weights)"
-            )
+    if views_kind(Xs) == "dask" or is_dask_collection(Y) or is_dask_collection(sample_weight):
         from ._dask import dask_feature_moments
 
-        return dask_feature_moments(feature_fn, Xs, Y, chunk_size=chunk_size)
+        return dask_feature_moments(
+            feature_fn, Xs, Y, chunk_size=chunk_size, sample_weight=sample_weight
+        )
     if sample_weight is not None:
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
     return numpy_feature_moments(

@@ -19,7 +19,7 @@ from ..._targets import predicted_class_indices
 from ..._validation import take_rows
 from ...kernels import make_view_kernels
 from ...nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
-from .._base import landmarks_of_rows
+from .._base import _weighted_missing_model, landmarks_of_rows
 from .._joint import (
     JOINT_ONLY,
     drop_joint_block,
@@ -198,16 +198,21 @@ class _FoldScoring:
             kern = make_view_kernels(kernel, kernel_params, 1)[0]
             kern.fit(Xj[0], random_state=check_random_state(self.random_state))
             outs = kernel_ridge_fold_outputs(
-                kern(Xj[0], Xj[0]), Y, S.splits, alphas, self.fit_intercept
+                kern(Xj[0], Xj[0]), Y, S.splits, alphas, self.fit_intercept, S.loss_weight
             )
         else:
             nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
-            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas, self.fit_intercept)
+            outs = ridge_fold_outputs(
+                nys.transform(Xj), Y, S.splits, alphas, self.fit_intercept, S.loss_weight
+            )
         classes = getattr(self, "classes_", None)
+        sw = S.sample_weight
         part = np.array(
             [
                 [
-                    _score_outputs(D[ai], S.y_score[te], classes, S.scorer)
+                    _score_outputs(
+                        D[ai], S.y_score[te], classes, S.scorer, None if sw is None else sw[te]
+                    )
                     for D, (_, te) in zip(outs, S.splits)
                 ]
                 for ai in range(alphas.size)
@@ -258,7 +263,7 @@ class _FoldScoring:
                     for c in range(n_cand)
                 ]
             )
-        if sample_weight is not None:  # in memory (Dask input is refused with weights)
+        if sample_weight is not None and not is_dask_collection(U):
             return np.array(
                 [
                     _score_outputs(U @ GW[c].T + b[c], y_te, classes, None, sample_weight)
@@ -267,15 +272,20 @@ class _FoldScoring:
             )
         flat = GW.reshape(n_cand * T, d).T
 
-        def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
+        def stats(Ub: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None) -> np.ndarray:
             D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
             if offsets is not None:
                 D += offsets
             if classes is not None:
                 pred = predicted_class_indices(D)
                 yi = np.searchsorted(classes, yb)
-                return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
+                hit = pred == yi[:, None]
+                if wb is not None:  # the held-out weight of the rows predicted right
+                    return wb @ hit
+                return hit.sum(axis=0).astype(np.float64)
             r = yb.reshape(yb.shape[0], 1, -1) - D
+            if wb is not None:
+                return np.einsum("i,ict->ct", wb, r * r)
             return (r * r).sum(axis=0)  # (n_cand, T)
 
         if is_dask_collection(U):
@@ -283,7 +293,11 @@ class _FoldScoring:
 
             bounds = np.cumsum((0,) + U.chunks[0])
             parts = [
-                dask.delayed(stats)(blk, y_te[bounds[i] : bounds[i + 1]])
+                dask.delayed(stats)(
+                    blk,
+                    y_te[bounds[i] : bounds[i + 1]],
+                    None if sample_weight is None else sample_weight[bounds[i] : bounds[i + 1]],
+                )
                 for i, blk in enumerate(U.to_delayed().ravel())
             ]
             acc = np.sum(dask.compute(*parts), axis=0)
@@ -292,10 +306,11 @@ class _FoldScoring:
             acc = np.zeros(n_cand if classes is not None else (n_cand, T))
             for s in range(0, U.shape[0], chunk):
                 acc += stats(U[s : s + chunk], y_te[s : s + chunk])
-        m = y_te.shape[0]
+        m = y_te.shape[0] if sample_weight is None else sample_weight.sum()
         if classes is not None:
             return acc / m
-        return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
+        # uniform average over outputs
+        return _r2_from_sums(acc, y_te, sample_weight).mean(axis=1)
 
     # ------------------------------------------------------------------ Nystrom CV
     def _fit_map(
@@ -320,6 +335,9 @@ class _FoldScoring:
             random_state=self.random_state,
         )
         nys._fit_views(S.Xs if Xs is None else Xs, view_statistics=False)
+        if S.missing and Xs is None and S.loss_weight is not None:
+            # missing views: the completion statistics weighted as the loss (as the refit's)
+            _weighted_missing_model(nys, S.Xs, S.loss_weight)
         return nys
 
     def _score_nystrom(
@@ -346,14 +364,14 @@ class _FoldScoring:
         # held-out parts: features (for scoring) and statistics, each row read once
         test_U, test_mom = [], []
         for _, te in splits:
+            lw_te = None if S.loss_weight is None else S.loss_weight[te]
             if U_all is None:  # Dask views
                 Xte = take_rows(Xs, te)
                 test_U.append(nys.transform(Xte))
-                test_mom.append(nys.moments(Xte, Y[te]).symmetrize())
+                test_mom.append(nys.moments(Xte, Y[te], sample_weight=lw_te).symmetrize())
             else:
                 U = U_all[te]
                 test_U.append(U)
-                lw_te = None if S.loss_weight is None else S.loss_weight[te]
                 test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
         all_te = np.sort(np.concatenate([te for _, te in splits]))
         partition = (

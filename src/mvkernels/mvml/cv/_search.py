@@ -345,8 +345,11 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         name rows of ``X``), then the rows of zero weight are dropped from every fold;
         each fold's statistics and fits are weighted, its held-out score is the weighted
         accuracy / R^2 (a ``scoring`` is called with ``sample_weight``), the screen is the
-        weighted leave-one-out error, and the refit is weighted. In-memory views without
-        missing rows, square loss; the joint view alone is not a candidate then.
+        weighted leave-one-out error, and the refit is weighted. With missing views the
+        completion statistics are weighted too, and so are the searches of the reduced
+        models. The grid is the unweighted one (the joint view alone included: weighted
+        kernel ridge on the concatenated views). Square loss; Dask views in Nystrom mode
+        (weighted Dask reductions; the labels and weights come to the client).
         """
         t_start = time.perf_counter()
         if y is None:
@@ -380,6 +383,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         the folds, the scorer and the learned column scales."""
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
+        # every row kept (see _weighted_data)
+        self._cv_rows: np.ndarray | None = None
+        self._cv_n_in = n
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)  # Dask: one pass
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
@@ -413,20 +419,13 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         """The search's data with ``sample_weight`` or ``class_weight`` (see :meth:`fit`):
         the rows of positive weight, their weights and the folds renumbered among them;
         either loss, no learned column scales."""
-        dask_views = is_dask_collection(X) or (
-            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
-        )
-        if dask_views or is_dask_collection(y):
-            raise ValueError(
-                f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
-            )
+        # Dask views stay lazy (the rows of zero weight dropped by a lazy row selection);
+        # the labels and the weights, one value per row, come to the client
         Xs_in = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs_in[0].shape[0]
-        if observed_mask(Xs_in, min_observed=MIN_OBSERVED_ROWS) is not None:
-            raise ValueError(
-                f"{type(self).__name__}: sample_weight with missing views is not supported yet"
-            )
-        y_in = np.asarray(y)
+        y_in = np.asarray(y.compute() if is_dask_collection(y) else y)
+        if is_dask_collection(sample_weight):
+            sample_weight = sample_weight.compute()
         if y_in.shape[0] != n:
             raise ValueError(f"y has {y_in.shape[0]} samples but the views have {n}")
         w_in = check_sample_weight(sample_weight, n)
@@ -442,6 +441,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         labels_seen = np.unique(column_or_1d(y_in)) if is_classifier(self) else None
         if rows is not None:
             Xs, y_kept, w = take_rows(Xs_in, rows), y_in[rows], w_in[rows]
+        # missing views: the observed rows of each view among the rows kept
+        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         Y, _, y_score = self._encode(y_kept)  # classifiers: at least 2 classes kept
         if rows is not None:
             if isinstance(self.kernel, str) and self.kernel == "precomputed":
@@ -480,7 +481,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         return _SearchData(
             Xs,
             y_kept,
-            None,
+            mask,
             Y,
             y_score,
             splits,
@@ -516,7 +517,6 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             and not dask_input
             and mask is None
             and not (isinstance(self.kernel, str) and self.kernel == "precomputed")
-            and data.sample_weight is None
         )
         joints = joint_candidates(self.joint_view, v, joint_only=only_ok)
         self._joints = joints
@@ -536,6 +536,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             if has_bandwidth
             else np.array([1.0])
         )
+        bandwidth_weight: Any = data.sample_weight
         if mask is None:
             bandwidth_views = Xs_search
         else:  # each view's bandwidth from its observed rows (the joint view: complete rows)
@@ -543,6 +544,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             if len(Xs_search) > v:
                 search_mask = np.column_stack([mask, mask.all(axis=1)])
             bandwidth_views = [Xv[search_mask[:, l]] for l, Xv in enumerate(Xs_search)]
+            if bandwidth_weight is not None:  # each view's observed rows' weights
+                bandwidth_weight = [bandwidth_weight[m] for m in search_mask.T]
         # thin products: one BLAS thread up to SERIAL_BLAS_MAX_SIZE rows (as MVMLSVC's fit)
         with nullcontext() if dask_input else serial_blas(n):
             base_params = resolve_bandwidths(
@@ -551,7 +554,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 bandwidth_views,
                 1.0,
                 self.random_state,
-                sample_weight=data.sample_weight,
+                sample_weight=bandwidth_weight,
             )
 
         if self.n_landmarks is None:
@@ -649,7 +652,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             if hasattr(self, name):
                 setattr(self.best_estimator_, name, getattr(self, name))
         if mask is not None and self.missing_views == "reduced" and not dask_input:
-            self.best_estimator_.reduced_models_ = fit_reduced_models(self, Xs, y, mask)
+            self.best_estimator_.reduced_models_ = fit_reduced_models(
+                self, Xs, y, mask, data.sample_weight
+            )
 
     def _search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """Fill ``scores`` (``S.score_shape``); return the screening scores and
