@@ -30,11 +30,11 @@ def _blobs(seed=0, n_per=20, k=4):
     return [X[:, :2], np.c_[X[:, 2:], rng.randn(y.size, 1)]], y
 
 
-def _true_class_score(est, X, y):
+def _true_class_score(est, X, y, sample_weight=None):
     """A continuous score (the mean decision value of the true class), so that fold
     scores compare to 1e-8 rather than as accuracies."""
     D = est.decision_function(X)
-    return float(np.mean(D[np.arange(len(y)), np.asarray(y)]))
+    return float(np.average(D[np.arange(len(y)), np.asarray(y)], weights=sample_weight))
 
 
 def test_picks_ovo_where_one_vs_rest_cannot_separate():
@@ -75,16 +75,31 @@ def test_picks_ovr_where_it_is_better():
         dict(n_landmarks=None, kernel_params=None),  # full kernels
         dict(n_landmarks=20, kernel="linear"),  # Nystrom: the pairs' fold statistics
         dict(n_landmarks=20, kernel="linear", fit_intercept=True),
+        dict(n_landmarks=20, kernel="linear", fit_intercept=True, weighted=True),
+        dict(n_landmarks=None, hinge=True),
+        dict(n_landmarks=20, kernel="linear", fit_intercept=True, hinge=True),
     ],
-    ids=["full", "nystrom", "nystrom-intercept"],
+    ids=[
+        "full",
+        "nystrom",
+        "nystrom-intercept",
+        "nystrom-weighted",
+        "hinge-full",
+        "hinge-nystrom-intercept",
+    ],
 )
 def test_ovo_fold_scores_equal_fits_on_each_fold(mode):
     """Every candidate's held-out score is that of MVMLClassifier(multi_class="ovo")
-    fitted on the fold's training rows (a linear kernel in Nystrom mode: the features
+    (MVMLSVC's for MVMLSVCCV) fitted on the fold's training rows (a linear kernel in
+    Nystrom mode: the features
     of the fold's own map span the same space as the search's map of all rows)."""
     Xs, y = _blobs(1, n_per=12, k=3)
+    mode = dict(mode)
+    w = np.random.RandomState(7).uniform(0.5, 2.0, y.size) if mode.pop("weighted", False) else None
+    hinge = mode.pop("hinge", False)
+    CV, Est = (MVMLSVCCV, MVMLSVC) if hinge else (MVMLClassifierCV, MVMLClassifier)
     kw = dict(
-        alphas=[1e-2, 1.0],
+        alphas=[1e-4, 1e-3] if hinge else [1e-2, 1.0],
         etas=[0.1],
         bandwidth_factors=[2.0],
         max_iter=2,
@@ -94,13 +109,14 @@ def test_ovo_fold_scores_equal_fits_on_each_fold(mode):
         random_state=0,
         **mode,
     )
-    cv = MVMLClassifierCV(multi_class="ovo", scoring=_true_class_score, **kw).fit(Xs, y)
+    cv = CV(multi_class="ovo", scoring=_true_class_score, **kw)
+    cv.fit(Xs, y, sample_weight=w)
     splits = list(StratifiedKFold(3).split(Xs[0], y))
     res = cv.cv_results_
     checked = 0
     for c, params in enumerate(res["params"]):
         for k, (tr, te) in enumerate(splits):
-            est = MVMLClassifier(
+            est = Est(
                 multi_class="ovo",
                 alpha=params["alpha"],
                 eta=params["eta"],
@@ -111,8 +127,9 @@ def test_ovo_fold_scores_equal_fits_on_each_fold(mode):
                 n_landmarks=mode["n_landmarks"],
                 fit_intercept=mode.get("fit_intercept", False),
                 random_state=0,
-            ).fit([X[tr] for X in Xs], y[tr])
-            direct = _true_class_score(est, [X[te] for X in Xs], y[te])
+            ).fit([X[tr] for X in Xs], y[tr], sample_weight=None if w is None else w[tr])
+            w_te = None if w is None else w[te]
+            direct = _true_class_score(est, [X[te] for X in Xs], y[te], w_te)
             assert_allclose(res[f"split{k}_test_score"][c], direct, rtol=1e-8, atol=1e-10)
             checked += 1
     assert checked == 4 * 3
