@@ -81,7 +81,10 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     (MVMLClassifierCV(**_SMALL_GRID, feature_relevance="auto", random_state=0), _ANY),
     (MVMLClassifierCV(loss="auto", **_SMALL_GRID), _ANY),
     (MVMLClassifierCV(fit_intercept=True, **_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(multi_class="ovo", **_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(multi_class="auto", **_SMALL_GRID), _ANY),
     (MVMLSVCCV(**_SMALL_GRID), _ANY),
+    (MVMLSVCCV(multi_class="auto", **_SMALL_GRID), _ANY),
     (MVMLSVCCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     # --- OLOK: exact, and in an explicit feature space
     (OLOKRegressor(random_state=0), _QUIET),
@@ -220,7 +223,8 @@ def _expected_failed(est):
             failed.update(dict.fromkeys(_SAMPLE_WEIGHT_CHECKS, _RELEVANCE_WEIGHTS))
         else:
             failed.update(dict.fromkeys(_WEIGHT_CHECKS, _MVML_WEIGHTS))
-    if getattr(est, "multi_class", None) == "ovo" and getattr(est, "probability", False):
+    proba = getattr(est, "probability", False) or isinstance(est, _MVMLCVBase)
+    if getattr(est, "multi_class", None) == "ovo" and proba:
         failed["check_classifiers_train"] = _OVO_PROBA
     return failed
 

@@ -53,7 +53,10 @@ How to add
   ``KERNEL_FAMILIES`` (its name, parameters, default bandwidth, evaluation and sparse
   support), which validation, ``ViewKernel``, the bandwidth grid and Dask read;
 * a CV axis: one :class:`~.cv._grid.Axis` in ``_CVSearch.grid`` (``cv_results_`` and
-  ``best_params_`` follow from it), and the search code that fills its scores.
+  ``best_params_`` follow from it), and the search code that fills its scores; an axis
+  whose values are whole searches on the same folds (the loss, the multi-class
+  decomposition): one :class:`~.cv._grid.PartAxis` in ``PART_AXES``, the parameter of
+  the CV estimators it names, and what the search reads of it.
 
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """

@@ -204,7 +204,9 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     ``predict_proba`` / ``predict_log_proba`` (with ``refit=True``): ``softmax(a D(x))``
     of ``best_estimator_``'s decision values, the slope ``a`` (``calibration_``) fitted on
     the held-out decision values of the selected candidate, which the search computed
-    anyway (no extra fit). The most probable class is the predicted one.
+    anyway (no extra fit). The most probable class is the predicted one. One-vs-one
+    (``multi_class="ovo"``): Platt sigmoids of the pairs coupled as ``SVC`` does (see
+    ``multi_class``), whose most probable class usually, not always, is the voted one.
 
     Parameters
     ----------
@@ -230,6 +232,24 @@ n_finalists, missing_views, fit_intercept, feature_relevance
         masked in its rows) and the best of either chosen (ties to the square loss).
         ``best_params_`` then holds ``"loss"``, and ``best_estimator_`` is a
         :class:`~mvkernels.MVMLClassifier` or a :class:`~mvkernels.MVMLSVC`.
+    multi_class : {"ovr", "ovo", "auto"}, default="ovr"
+        The multi-class decomposition searched (K > 2 classes; the same model for two).
+        ``"ovr"``: one-vs-rest, K problems sharing each fold's statistics.
+        ``"ovo"``: one-vs-one (:class:`~mvkernels.MVMLClassifier`'s
+        ``multi_class="ovo"``): every candidate is scored by its K(K-1)/2 pairwise
+        decision values on all the held-out rows, aggregated by ``SVC``'s vote rule
+        (votes, ties by the summed values); each pair is solved on its fold's training
+        rows, in Nystrom mode from the pair's fold statistics (the sums of its two
+        classes' statistics, each the total minus the held-out part); the joint view alone
+        is one kernel ridge per pair; the leave-one-out screen of the (joint view,
+        bandwidth factor) pairs stays the one-vs-rest ridge's. The refit
+        ``best_estimator_`` is one-vs-one and ``predict_proba`` couples one Platt sigmoid
+        per pair, fitted on the selected candidate's held-out pairwise values.
+        ``"auto"``: both, on the same folds, their candidates side by side in
+        ``cv_results_`` (column ``param_multi_class``; with ``loss="auto"`` the four
+        searches of both losses and both decompositions) and the best chosen (ties to
+        "ovr"); ``best_params_`` then holds ``"multi_class"``. In-memory views only for
+        "ovo" (as the estimator).
 
     Attributes
     ----------
@@ -281,6 +301,7 @@ n_splits_, cv_time_, feature_relevance_
         **_cv_constraints(),
         "loss": [StrOptions({"squared", "hinge", "auto"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "multi_class": [StrOptions({"ovr", "ovo", "auto"})],
     }
 
     def __init__(
@@ -316,6 +337,7 @@ n_splits_, cv_time_, feature_relevance_
         fit_intercept: bool = False,
         feature_relevance: Any = "none",
         class_weight: Any = None,
+        multi_class: str = "ovr",
     ):
         super().__init__(
             alphas=alphas,
@@ -349,6 +371,7 @@ n_splits_, cv_time_, feature_relevance_
             feature_relevance=feature_relevance,
         )
         self.class_weight = class_weight
+        self.multi_class = multi_class
 
     def _check_proba(self) -> None:
         """Probabilities are always available (they need ``refit=True`` at prediction)."""
@@ -395,6 +418,9 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_rele
         ``fit_intercept``: the g-step's augmented constant feature) for every candidate:
         each candidate's offset minimises its data term on the fold's training rows and
         is added to its held-out outputs; the refitted ``best_estimator_`` has it.
+    multi_class : {"ovr", "ovo", "auto"}, default="ovr"
+        As :class:`MVMLClassifierCV` (one-vs-one: the hinge loss's paths on each pair's
+        training rows of the fold).
     class_weight : None, "balanced" or dict, default=None
         As :class:`MVMLClassifierCV`: multiplies the loss weight (the dual box,
         :class:`~mvkernels.MVMLSVC`) of the rows of each class in every fold's fit and in
@@ -450,6 +476,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         **_cv_constraints(),
         "loss": [StrOptions({"hinge"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "multi_class": [StrOptions({"ovr", "ovo", "auto"})],
     }
 
     def __init__(
@@ -485,6 +512,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         fit_intercept: bool = False,
         feature_relevance: Any = "none",
         class_weight: Any = None,
+        multi_class: str = "ovr",
     ):
         super().__init__(
             alphas=alphas,
@@ -517,4 +545,5 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
             fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
             class_weight=class_weight,
+            multi_class=multi_class,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -34,12 +35,14 @@ from .._joint import (
     joint_views,
 )
 from .._metric import metric_kind
-from .._proba import BestOutOfFold
+from .._multiclass import fit_pairwise_calibration, ovo_pairs
+from .._proba import BestOutOfFold, fit_softmax_calibration
 from .._reduced import fit_reduced_models
 from .._relevance import resolve_feature_relevance, scale_views
 from ._folds import _FoldScoring
 from ._grid import (
     LOSS_SEARCHES,
+    PART_AXES,
     RELEVANCE_SEARCH,
     LossSearch,
     _cv_constraints,
@@ -165,10 +168,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     # ------------------------------------------------------------------ losses
     def _searched_losses(self) -> tuple[str, ...]:
         """The losses searched: ``loss``, or every loss of ``_base_classes`` for "auto"
-        (the class's own loss first: ties go to it)."""
-        if self.loss != "auto":
-            return (self.loss,)
-        return (self._native_loss, *(k for k in self._base_classes if k != self._native_loss))
+        (the class's own loss first: ties go to it; :data:`PART_AXES`)."""
+        return PART_AXES[0].searched(self)
 
     @property
     def _current_loss(self) -> str:
@@ -184,40 +185,65 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         """Default grids and screen of the current loss (:data:`LOSS_SEARCHES`)."""
         return LOSS_SEARCHES[self._current_loss]
 
-    def _part(self, **params: Any) -> _MVMLCVBase:
-        """A copy of this estimator with ``params`` set, searching on the same folds: one
-        part of a search along a union axis (the loss, the feature relevance)."""
-        part = clone(self).set_params(**params)
-        for name in ("classes_", "n_features_in_", "feature_names_in_"):
-            if hasattr(self, name):
-                setattr(part, name, getattr(self, name))
-        return part
+    @property
+    def _current_multi_class(self) -> str | None:
+        """The decomposition of the search being run (after ``fit``: of the best
+        candidate); None for a regressor."""
+        if not hasattr(self, "multi_class"):
+            return None
+        value = self.__dict__.get("_multi_class") or self.multi_class
+        return "ovr" if value == "auto" else value
 
-    def _loss_part(self, loss: str) -> _MVMLCVBase:
-        """A copy of this estimator searching ``loss`` alone, on the same folds: the part of
-        a search along the loss axis. A loss other than the class's own takes its
-        :class:`LossSearch` path length and joint-view candidates."""
+    def _search_parts(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The part axes this search reports (:data:`PART_AXES`) and, when it reports
+        any, the values of every part (their product, in order); no reported axis: this
+        estimator searches itself (one part, ``[{}]``)."""
+        axes = [a for a in PART_AXES if a.searched(self)]
+        reported = tuple(a.name for a in axes if a.reported(self))
+        if not reported:
+            return (), [{}]
+        values = [a.searched(self) for a in axes]
+        return reported, [
+            {a.name: val for a, val in zip(axes, combo)} for combo in itertools.product(*values)
+        ]
+
+    def _part(self, values: dict[str, Any]) -> _MVMLCVBase:
+        """A copy of this estimator searching one value of each part axis (``values``), on
+        the same folds. A loss other than the class's own takes its :class:`LossSearch`
+        path length and joint-view candidates."""
+        loss = values.get("loss", self._current_loss)
         ls = LOSS_SEARCHES[loss]
-        part = self._part(loss=loss)
+        part = clone(self).set_params(**values)
         if loss != self._native_loss:
             if ls.max_iter is not None:
                 part.set_params(max_iter=min(self.max_iter, ls.max_iter))
             if self.joint_view == "auto":
                 part.set_params(joint_view=ls.auto_joint_view)
         part._loss = loss
+        if "multi_class" in values:
+            part._multi_class = values["multi_class"]
+        for name in ("classes_", "n_features_in_", "feature_names_in_"):
+            if hasattr(self, name):
+                setattr(part, name, getattr(self, name))
         return part
 
-    def _adopt_union(self, parts: list[_MVMLCVBase], name: str, values: tuple) -> int:
-        """``cv_results_`` and the best candidate of a search along the union axis ``name``
-        (the loss, the feature relevance), from the searches of each of its ``values``
-        (:func:`union_results`): the best part's choices. Returns the best part's index."""
-        results, best, which = union_results([p.cv_results_ for p in parts], name, values)
+    def _adopt_union(
+        self, parts: list[_MVMLCVBase], names: tuple[str, ...], values: list[dict[str, Any]]
+    ) -> None:
+        """``cv_results_`` and the best candidate of a search along the part axes
+        ``names``, from the searches of each part (:func:`union_results`): the best
+        part's choices."""
+        results, best, which = union_results(
+            [p.cv_results_ for p in parts], names, [tuple(v[k] for k in names) for v in values]
+        )
         winner = parts[which]
-        self.cv_results_, self.best_index_ = results, best
+        self.cv_results_, self.best_index_, self._best_part_index = results, best, which
         self.best_params_ = dict(results["params"][best])
         self.best_score_ = winner.best_score_
-        self._loss = winner._loss
-        for attr in (
+        self._loss = winner._current_loss
+        if winner._current_multi_class is not None:
+            self._multi_class = winner._current_multi_class
+        for name in (
             "best_kernel_params_",
             "best_joint_view_",
             "n_splits_",
@@ -225,24 +251,24 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             "_joints",
             "_search_kernel",
         ):
-            if hasattr(winner, attr):
-                setattr(self, attr, getattr(winner, attr))
-        return which
+            if hasattr(winner, name):
+                setattr(self, name, getattr(winner, name))
 
-    def _search_losses(self, data: _SearchData) -> _MVMLCVBase:
-        """Search every loss searched (:meth:`_searched_losses`) on ``data``'s folds and
-        store the results here; return the estimator whose search holds the best candidate
-        (this one, or the part of its loss), the one to refit."""
-        losses = self._searched_losses()
-        if losses == (self._native_loss,):  # the class's own loss: this estimator searches
-            self._loss = losses[0]
+    def _search_part_axes(self, data: _SearchData) -> _MVMLCVBase:
+        """Search the part axes (:data:`PART_AXES`: the loss, the decomposition) on
+        ``data``'s folds and store the results here; return the estimator whose search
+        holds the best candidate (this one, or the best part), the one to refit."""
+        names, values = self._search_parts()
+        if not names:  # the class's own loss and decomposition: this estimator searches
+            self._loss = self._searched_losses()[0]
             self._search_and_store(data)
             return self
-        # the loss axis: one search per loss on the same folds, then their union
-        parts = [self._loss_part(loss) for loss in losses]
+        # one search per part (their product) on the same folds, then their union
+        parts = [self._part(v) for v in values]
         for part in parts:
             part._search_and_store(data)
-        return parts[self._adopt_union(parts, "loss", losses)]
+        self._adopt_union(parts, names, values)
+        return parts[int(self._best_part_index)]
 
     # ------------------------------------------------------------------ relevance
     def _searched_relevances(self, data: _SearchData) -> tuple[str, ...]:
@@ -272,11 +298,15 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             if flat and value != relevances[0]:  # the same views: the same candidates
                 parts[value], winners[value] = parts[relevances[0]], winners[relevances[0]]
                 continue
-            parts[value] = self._part(feature_relevance=value)
+            parts[value] = self._part({"feature_relevance": value})
             self._say(f"feature_relevance={value!r}")
-            winners[value] = parts[value]._search_losses(datas[value])
-        which = self._adopt_union([parts[r] for r in relevances], "feature_relevance", relevances)
-        chosen = relevances[which]
+            winners[value] = parts[value]._search_part_axes(datas[value])
+        self._adopt_union(
+            [parts[r] for r in relevances],
+            ("feature_relevance",),
+            [{"feature_relevance": r} for r in relevances],
+        )
+        chosen = relevances[int(self._best_part_index)]
         self.feature_relevance_ = datas[chosen].relevance
         return winners[chosen], datas[chosen]
 
@@ -299,7 +329,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             "random_state",
             "fit_intercept",
         )
-        return self._base_class(tol=None, **{k: getattr(self, k) for k in names})
+        est = self._base_class(tol=None, **{k: getattr(self, k) for k in names})
+        if self._current_multi_class is not None:
+            est.set_params(multi_class=self._current_multi_class)
+        return est
 
     @staticmethod
     def _grid(values: Any, default: tuple, name: str) -> np.ndarray:
@@ -356,7 +389,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
+        self._loss = self._multi_class = None  # the searched values, set below
         X = validate_array_input(self, X, reset=True)
+        for name in ("_loss", "_multi_class"):  # the choices of an earlier fit
+            self.__dict__.pop(name, None)
         self._base_estimator()._check_params()
         check_known_lengths(X)
         if sample_weight is not None or getattr(self, "class_weight", None) is not None:
@@ -365,7 +401,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             data = self._search_data(X, y)
         relevances = self._searched_relevances(data)
         if len(relevances) == 1:
-            winner = self._search_losses(data)
+            winner = self._search_part_axes(data)
         else:  # the relevance axis: a search on the views as given, one on the scaled views
             winner, data = self._search_relevances(data, relevances)
         if self.refit:
@@ -518,6 +554,14 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             and mask is None
             and not (isinstance(self.kernel, str) and self.kernel == "precomputed")
         )
+        pairs = None
+        if self._current_multi_class == "ovo" and len(self.classes_) > 2:
+            pairs = ovo_pairs(len(self.classes_))
+            if dask_input:
+                raise ValueError(
+                    f"{type(self).__name__}(multi_class='ovo') does not support Dask input "
+                    "(the pairs' row subsets); use multi_class='ovr'"
+                )
         joints = joint_candidates(self.joint_view, v, joint_only=only_ok)
         self._joints = joints
         kernel, kernel_params = self.kernel, self.kernel_params
@@ -600,6 +644,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             learned=self._learned(),
             sample_weight=data.sample_weight,
             loss_weight=data.loss_weight,
+            pairs=pairs,
         )
         scores = np.full(search.score_shape, np.nan)
         if n_landmarks is None:
@@ -617,7 +662,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         if oof is not None:
             if oof.score != self.best_score_:  # the search's and the keeper's best differ
                 raise RuntimeError("internal: out-of-fold values kept for another candidate")
-            self.calibration_ = oof.calibration(y_score, self.classes_)
+            # one-vs-one: the pairs' held-out values, one Platt sigmoid per pair (as the
+            # estimator's own probability=True)
+            fit = fit_pairwise_calibration if pairs else fit_softmax_calibration
+            self.calibration_ = oof.calibration(y_score, self.classes_, fit)
         self._n_landmarks_search = (n_landmarks, n_landmarks_only)
 
     def _refit(self, data: _SearchData) -> None:
