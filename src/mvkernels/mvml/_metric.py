@@ -56,6 +56,22 @@ class PSDFactor:
         Raise :class:`NotPSDError` when the Cholesky factorisation fails.
     """
 
+    #: the factor of the identity matrix (:meth:`identity`): ``F = I``, which a g-step
+    #: may leave out of its products (multiplying by ``I`` changes no digit)
+    is_identity: bool = False
+
+    @classmethod
+    def identity(cls, d: int) -> PSDFactor:
+        """The factor of ``I_d``: what ``PSDFactor(np.eye(d))`` computes (``L = I``),
+        marked :attr:`is_identity`, without the factorisation."""
+        out = cls.__new__(cls)
+        out.shape = (d, d)
+        out._min_eig = None
+        out.L = out.F = np.eye(d)
+        out.kind = "cholesky"
+        out.is_identity = True
+        return out
+
     def __init__(
         self,
         A: np.ndarray,
