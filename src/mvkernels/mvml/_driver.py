@@ -5,9 +5,12 @@ histories, iteration counts, the stopping rule and the recorded path along the
 iterations), run by the three paths, which supply only the body of an outer iteration
 (their g-steps, w-steps and A-steps) and their final g-step:
 
-* :func:`reference_path`: the dense reference path, one target column at a time, any
-  loss (:class:`~mvkernels.mvml._losses.Loss`: its g-step, data term and w-step) and any
-  metric (dense matrices, :func:`~mvkernels.mvml._metric.metric_step`);
+* :func:`reference_paths`: the dense reference path, any loss
+  (:class:`~mvkernels.mvml._losses.Loss`: its g-step, data term and w-step) and any
+  metric (dense matrices, :func:`~mvkernels.mvml._metric.metric_step`), the target
+  columns as one batch: g-steps shared while the targets share the metric and the
+  weights (the first one always), A-steps and w-steps per target
+  (:func:`reference_path`: one target);
 * :func:`dense_metric_path`: the square loss's structured path, a batch of problems with
   the low-rank dense metric ``s I + W W^T`` (:mod:`mvkernels.mvml._lowrank`) and one
   shared eigendecomposition;

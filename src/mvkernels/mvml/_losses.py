@@ -19,8 +19,9 @@ An estimator builds its loss once per fit from its own parameters
 (``_BaseMVML._make_loss``); the loss reads them as attributes of the same names. A new
 loss is a subclass of :class:`Loss` implementing ``g_step``, ``data_loss`` and ``w_step``
 (``structured_applies`` returns False by default, so the dense reference path,
-:func:`~mvkernels.mvml._driver.reference_path`, runs it with any metric), returned by an estimator's
-``_make_loss``.
+:func:`~mvkernels.mvml._driver.reference_paths`, runs it with any metric; ``g_steps``
+batches the g-steps of targets that share the metric, by default one ``g_step`` each),
+returned by an estimator's ``_make_loss``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 These act on one metric matrix at a time (``nv x nv`` in full-kernel mode, ``vp x vp`` in
 block Nystrom mode) and are shared by every MVML estimator (square and hinge loss): the
-dense reference path of Algorithm 1 (:func:`mvkernels.mvml._driver.reference_path`) and
+dense reference path of Algorithm 1 (:func:`mvkernels.mvml._driver.reference_paths`) and
 the structured solvers of :mod:`mvkernels.mvml._lowrank`, whose low-rank A-step follows
 :func:`metric_step`.
 """
