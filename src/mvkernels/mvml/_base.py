@@ -48,7 +48,7 @@ from ..nystrom._landmarks import (
 from ..nystrom._missing import CompletedOutputs, ConditionalViews
 from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
-from ._driver import reference_path
+from ._driver import reference_paths
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
 from ._losses import Loss, SquareLoss
@@ -629,10 +629,7 @@ class _BaseMVML(BaseEstimator):
                 results = loss.fit_structured(problem, A0, record_path)
             else:
                 self.solver_ = "dense"
-                results = [
-                    reference_path(loss, problem, t, A0, record_path)
-                    for t in range(problem.n_targets)
-                ]
+                results = reference_paths(loss, problem, A0, record_path=record_path)
         GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
         for r, b in zip(results, loss.intercepts(problem, GW)):  # 0 without intercept
             r["intercept"] = float(b)
