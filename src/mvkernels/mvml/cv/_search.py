@@ -222,7 +222,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             "random_state",
             "fit_intercept",
         )
-        return self._base_class(tol=None, **{k: getattr(self, k) for k in names})
+        est = self._base_class(tol=None, **{k: getattr(self, k) for k in names})
+        if "multi_class" in est.get_params(deep=False):  # the search is one-vs-rest
+            est.set_params(multi_class="ovr")  # (MVMLSVC's default "auto" may not be)
+        return est
 
     @staticmethod
     def _grid(values: Any, default: tuple, name: str) -> np.ndarray:
