@@ -63,26 +63,36 @@ CANDIDATES: list[tuple[type, str, dict]] = [
     ),
     (
         MVMLSVC,
-        "MVMLSVC() (default: multi_class='auto', alpha=1e-5, max_iter=2, bandwidth_factor=4)",
+        "MVMLSVC() (default: joint_view='auto', multi_class='auto', alpha=1e-5, max_iter=2, "
+        "bandwidth_factor=4)",
         {},
     ),
-    (MVMLSVC, "MVMLSVC(multi_class='ovr') (the former default)", dict(multi_class="ovr")),
     (
         MVMLSVC,
-        "MVMLSVC(multi_class='ovr', fit_intercept=True)",
-        dict(multi_class="ovr", fit_intercept=True),
+        "MVMLSVC(joint_view=False, multi_class='ovr') (the former defaults)",
+        dict(joint_view=False, multi_class="ovr"),
+    ),
+    (MVMLSVC, "MVMLSVC(joint_view=False)", dict(joint_view=False)),
+    (MVMLSVC, "MVMLSVC(multi_class='ovr')", dict(multi_class="ovr")),
+    (
+        MVMLSVC,
+        "MVMLSVC(joint_view=False, multi_class='ovr', fit_intercept=True)",
+        dict(joint_view=False, multi_class="ovr", fit_intercept=True),
     ),
     (
         MVMLSVC,
-        "MVMLSVC(multi_class='ovr', joint_view=True)",
-        dict(multi_class="ovr", joint_view=True),
+        "MVMLSVC(joint_view=False, fit_intercept=True)",
+        dict(joint_view=False, fit_intercept=True),
     ),
     (MVMLSVC, "MVMLSVC(fit_intercept=True)", dict(fit_intercept=True)),
-    (MVMLSVC, "MVMLSVC(joint_view=True)", dict(joint_view=True)),
-    (MVMLSVC, "MVMLSVC(alpha=3e-5)", dict(alpha=3e-5)),
-    (MVMLSVC, "MVMLSVC(alpha=1e-4)", dict(alpha=1e-4)),
-    (MVMLSVC, "MVMLSVC(max_iter=5)", dict(max_iter=5)),
-    (MVMLSVC, "MVMLSVC(bandwidth_factor=3)", dict(bandwidth_factor=3.0)),
+    (MVMLSVC, "MVMLSVC(joint_view=False, alpha=3e-5)", dict(joint_view=False, alpha=3e-5)),
+    (MVMLSVC, "MVMLSVC(joint_view=False, alpha=1e-4)", dict(joint_view=False, alpha=1e-4)),
+    (MVMLSVC, "MVMLSVC(joint_view=False, max_iter=5)", dict(joint_view=False, max_iter=5)),
+    (
+        MVMLSVC,
+        "MVMLSVC(joint_view=False, bandwidth_factor=3)",
+        dict(joint_view=False, bandwidth_factor=3.0),
+    ),
 ]
 
 

@@ -105,6 +105,7 @@ def test_uwave_classifier_equals_in_memory_fit(client, uwave, metric):
         eta=0.01,
         learn_weights=True,
         max_iter=4,
+        joint_view=False,
         random_state=0,
     )
     ref = fit_quiet(MVMLClassifier(**kw), Xs, y)
