@@ -158,8 +158,9 @@ joint_view, feature_relevance
         available). The hinge loss's pairs are cheap (each pair's g-steps run on its own
         rows only, ``K - 1`` times the rows of one one-vs-rest problem in all) and
         one-vs-one, ``SVC``'s decomposition, is the more accurate on the benchmark sets:
-        one-vs-rest lost to ``SVC()`` by 1.9 points on uWave and 2.9 on uWave with 8
-        classes x 10 rows (user guide, "Defaults").
+        the former default (one-vs-rest, no joint view) lost to ``SVC()`` by 1.9 points on
+        uWave and 2.9 on uWave with 8 classes x 10 rows; ``"ovr"`` with
+        ``joint_view=False`` is the paper's model (user guide, "Defaults").
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         As :class:`~mvkernels.MVMLClassifier` (one-vs-one only).
     class_weight : None, default=None
