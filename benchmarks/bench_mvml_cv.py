@@ -11,10 +11,11 @@ which is what ``MVMLClassifierCV(cv=5)`` uses for a classifier):
   ``best_kernel_params_`` divided by the chosen factor), one list per factor.
 
 Full run: the CV estimator's defaults (the default grid with and without the joint view,
-screened: every (joint view, bandwidth factor) pair scored by leave-one-out, the two best
-cross-validated); a GridSearchCV over that grid is long on 2 cores. ``--quick``: a sub-grid
-(3 x 3 x 3 x 10 = 270 candidates) searched in full by both (``search="exhaustive"``,
-``joint_view=False``), so the two searches score the same candidates.
+screened: every (joint view, bandwidth factor) pair scored by leave-one-out, the best one
+cross-validated, ``n_finalists``); a GridSearchCV over that grid is long on 2 cores.
+``--quick``: a sub-grid (3 x 3 x 3 x 10 = 270 candidates) searched in full by both
+(``search="exhaustive"``, ``joint_view=False``), so the two searches score the same
+candidates.
 
 Also printed: one default ``MVMLClassifier(n_landmarks=0.12)`` fit and the ratio
 CV time / default fit time (the issue's target: ``MVMLClassifierCV(n_landmarks=0.12,

@@ -13,8 +13,10 @@ distribution. Side by side in one run, each fit in its own process (its peak res
 memory is reported; it includes the data): ``HistGradientBoostingClassifier()``,
 ``make_pipeline(Nystroem(n_components=2000), RidgeClassifier())``, ``MVMLClassifier()``,
 ``MVMLClassifier(joint_view=True)`` and ``MVMLClassifierCV()`` (the CV estimator at the
-smaller sizes only, ``--cv-max``), and the same three MVML estimators with the learned
-per-column relevance ``feature_relevance="ard"`` (:mod:`mvkernels.mvml._relevance`). A
+smaller sizes only, ``--cv-max``), the same three MVML estimators with the learned
+per-column relevance ``feature_relevance="ard"`` (:mod:`mvkernels.mvml._relevance`), and
+``MVMLClassifierCV(feature_relevance="auto")``, which searches "none" and "ard" on the same
+folds (the notes say which it chose). A
 figure of the relevance learned on each variant's training rows (one panel per view) is
 written beside the table (unless ``--no-figure``). With ``--capacity``, the landmarks that
 grow with ``n`` (``n_landmarks="grow"``: ``sqrt(n)`` per view above 40,000 rows) with the
@@ -26,6 +28,9 @@ Run:  .venv/bin/python benchmarks/bench_scale.py                # 20,000 rows (a
       .venv/bin/python benchmarks/bench_scale.py --n 20000 200000 1000000
       .venv/bin/python benchmarks/bench_scale.py --n 20000 200000 --capacity --variants \
           sparse --only Hist "joint_view=True" --out docs/results/benchmarks/scale_capacity.md
+      OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_scale.py \
+          --n 200000 --variants sparse --cv-max 200000 --only Hist "MVMLClassifierCV()" \
+          "'auto'" --no-figure --out /tmp/scale_200k.md   # a section of scale_cv.md
 Writes docs/results/benchmarks/scale.md (``--out`` to change) and scale_relevance.png;
 ``--only TEXT...`` keeps the estimators whose name contains one of the TEXTs; ``--extra
 SPEC...`` adds MVML configurations written as calls (``mvkernels.demo.estimator_from_spec``).
@@ -93,6 +98,9 @@ def _estimator(name: str):
         "MVMLClassifierCV(feature_relevance='ard')": lambda: MVMLClassifierCV(
             views=[20, 20, 20], feature_relevance="ard", random_state=0
         ),
+        "MVMLClassifierCV(feature_relevance='auto')": lambda: MVMLClassifierCV(
+            views=[20, 20, 20], feature_relevance="auto", random_state=0
+        ),
     }.get(name) or (lambda: estimator_from_spec(name, views=[20, 20, 20], random_state=0))
     return make()
 
@@ -136,6 +144,9 @@ def _fit_one(name: str, n: int, variant: str, queue: mp.Queue) -> None:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     extra = getattr(est, "n_landmarks_", None)
     info = f"cpu={cpu_s:.1f} s" + ("" if extra is None else f", p={extra}")
+    chosen = getattr(est, "best_params_", {}).get("feature_relevance")
+    if chosen is not None:
+        info += f", chose {chosen}"
     if counts["passes"]:
         info += f", cg={counts['cg']}, passes={counts['passes']}"
     queue.put((acc, fit_s, peak_mb, info))
@@ -180,6 +191,7 @@ def main() -> None:
         "MVMLClassifier(feature_relevance='ard')",
         "MVMLClassifier(joint_view=True, feature_relevance='ard')",
         "MVMLClassifierCV(feature_relevance='ard')",
+        "MVMLClassifierCV(feature_relevance='auto')",
     ] + (CAPACITY if args.capacity else [])
     names = [name for name in names if any(part in name for part in args.only)] + args.extra
     rows = []
@@ -217,7 +229,7 @@ def _write(out: Path, rows: list, figure: tuple[Path, int] | None) -> None:
         "process (data included). Notes: `cpu` the fit's processor time (the wall "
         "time on a loaded machine is mostly waiting), `p` landmarks per view; with "
         "`solver='cg'`, the CG iterations (`cg`, all g-steps) and the products with the "
-        "data (`passes`).",
+        "data (`passes`); `chose`: the relevance `feature_relevance='auto'` chose.",
         "",
         "| variant | rows | estimator | test accuracy | fit (s) | peak memory (MB) | notes |",
         "|---|---|---|---|---|---|---|",

@@ -79,9 +79,13 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     (MVMLRegressorCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID), _ANY),
     (MVMLClassifierCV(**_SMALL_GRID, feature_relevance="ard", random_state=0), _ANY),
+    (MVMLClassifierCV(**_SMALL_GRID, feature_relevance="auto", random_state=0), _ANY),
     (MVMLClassifierCV(loss="auto", **_SMALL_GRID), _ANY),
     (MVMLClassifierCV(fit_intercept=True, **_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(multi_class="ovo", **_SMALL_GRID), _ANY),
+    (MVMLClassifierCV(multi_class="auto", **_SMALL_GRID), _ANY),
     (MVMLSVCCV(**_SMALL_GRID), _ANY),
+    (MVMLSVCCV(multi_class="auto", **_SMALL_GRID), _ANY),
     (MVMLSVCCV(fit_intercept=True, **_SMALL_GRID), _ANY),
     # --- OLOK: exact, and in an explicit feature space
     (OLOKRegressor(random_state=0), _QUIET),
@@ -170,9 +174,14 @@ _MVML_WEIGHTS = (
     "space, another learned metric); tests/mvml/test_mvml_weights.py checks the "
     "equivalence with fixed landmarks and bandwidths"
 )
-# The hinge loss (MVMLSVC, MVMLSVCCV, MVMLClassifierCV(loss="auto")) takes no sample or
-# class weights yet: a weight other than None / uniform raises a ValueError.
-_HINGE_WEIGHTS = "sample and class weights are not supported by the hinge loss yet"
+# The hinge loss (MVMLSVC, MVMLSVCCV, MVMLClassifierCV(loss="auto")): the same reason, and
+# the repeated rows make the active-set solves singular (two copies on the margin), so
+# their g-steps fall back to liblinear at svm_tol (1e-3); tests/mvml/test_hinge_weights.py
+# checks the equivalence with fixed landmarks and bandwidths at svm_tol=1e-12 (1e-8).
+_HINGE_WEIGHTS = (
+    _MVML_WEIGHTS + "; the repeated rows' hinge g-steps are solved to svm_tol only "
+    "(tests/mvml/test_hinge_weights.py)"
+)
 _SAMPLE_WEIGHT_CHECKS = (
     "check_sample_weights_pandas_series",
     "check_sample_weights_not_an_array",
@@ -207,13 +216,19 @@ def _expected_failed(est):
     hinge = isinstance(est, (MVMLSVC, MVMLSVCCV)) or getattr(est, "loss", None) == "auto"
     if isinstance(est, (MVMLRegressor, MVMLClassifier, MVMLRegressorCV, MVMLClassifierCV)):
         if hinge:
-            failed.update(dict.fromkeys(_SAMPLE_WEIGHT_CHECKS, _HINGE_WEIGHTS))
-        elif isinstance(est, _MVMLCVBase) and getattr(est, "feature_relevance", "none") != "none":
+            failed.update(dict.fromkeys(_WEIGHT_CHECKS, _HINGE_WEIGHTS))
+        elif isinstance(est, _MVMLCVBase) and getattr(est, "feature_relevance", "none") not in (
+            "none",
+            "auto",  # with sample weights: "none" alone
+        ):
             failed.update(dict.fromkeys(_SAMPLE_WEIGHT_CHECKS, _RELEVANCE_WEIGHTS))
         else:
             failed.update(dict.fromkeys(_WEIGHT_CHECKS, _MVML_WEIGHTS))
-    # MVMLSVC's default multi_class="auto" is one-vs-one on the checks' 3-class data
-    if getattr(est, "multi_class", None) in ("ovo", "auto") and getattr(est, "probability", False):
+    proba = getattr(est, "probability", False) or isinstance(est, _MVMLCVBase)
+    # MVMLSVC's default multi_class="auto" is one-vs-one on the checks' 3-class data (the
+    # CV estimators' "auto" is searched, the folds one-vs-rest)
+    auto_ovo = isinstance(est, MVMLSVC) and est.multi_class == "auto"
+    if (getattr(est, "multi_class", None) == "ovo" or auto_ovo) and proba:
         failed["check_classifiers_train"] = _OVO_PROBA
     return failed
 

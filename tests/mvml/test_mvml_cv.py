@@ -76,6 +76,7 @@ def test_classifier_cv_scores_equal_brute_force(rng):
         max_iter=4,
         cv=3,
         n_landmarks=15,
+        n_finalists=2,  # both (joint view, factor) pairs: no screen, every candidate scored
         random_state=0,
     ).fit(Xs, yc)
     splits = list(StratifiedKFold(3).split(Xs[0], yc))

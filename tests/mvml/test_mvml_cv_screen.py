@@ -8,6 +8,7 @@ from mvkernels import BlockNystrom, MVMLClassifierCV, MVMLRegressorCV
 from mvkernels.mvml._screen import (
     MISSING_FINALISTS_FACTOR,
     N_FINALISTS,
+    ScreenGrams,
     alpha_window,
     best_index,
     finalists,
@@ -21,11 +22,11 @@ def _views(rng, n=90):
     return Xs, y
 
 
-@pytest.mark.parametrize("n, d", [(25, 8), (12, 30)])
+@pytest.mark.parametrize("n, d", [(25, 8), (12, 30), (15, 15)])
 def test_ridge_loo_outputs_equal_refits_without_each_row(rng, n, d):
     """The leave-one-out identity: every row's output equals a refit without that row of
     MVML_I's g-step, g = (M + alpha I)^{-1} b with M = C / v^2, b = c / v, output u g / v
-    (more rows than features, and fewer: the n x n factorisation)."""
+    (more rows than features, fewer and as many: the n x n factorisation)."""
     v = 2
     U, Y = rng.standard_normal((n, d)), rng.standard_normal((n, 3))
     alphas = np.array([1e-3, 0.3, 5.0])
@@ -37,6 +38,29 @@ def test_ridge_loo_outputs_equal_refits_without_each_row(rng, n, d):
             M = U[keep].T @ U[keep] / v**2
             g = np.linalg.solve(M + a * np.eye(d), U[keep].T @ Y[keep] / v)
             np.testing.assert_allclose(loo[j, i], U[i] @ g / v, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [5, 9, 12, 20])
+def test_screen_grams_equal_the_direct_products(rng, n):
+    """ScreenGrams gives each column set's Gram matrix on the side ridge_loo_outputs
+    factors (rows when n <= d, else features), whether computed directly, as a block of
+    the feature-side Gram matrix or as a sum over the views' and the joint view's blocks,
+    and ridge_loo_outputs gives the same outputs with it as without (every n between the
+    joint block's 4, the views' 8 and all 12 columns)."""
+    U, Y = rng.standard_normal((n, 12)), rng.standard_normal((n, 2))
+    grams = ScreenGrams(U, 8)
+    alphas = np.array([1e-3, 0.5])
+    for cols in (slice(0, 8), slice(None), slice(8, None)):  # the search's order
+        B = U[:, cols]
+        want = B @ B.T if n <= B.shape[1] else B.T @ B
+        np.testing.assert_allclose(grams.of(cols), want, rtol=1e-13, atol=1e-13)
+        assert grams.of(cols) is grams.of(cols)  # computed once
+        np.testing.assert_allclose(
+            ridge_loo_outputs(B, Y, alphas, 2, gram=grams.of(cols)),
+            ridge_loo_outputs(B, Y, alphas, 2),
+            rtol=1e-10,
+            atol=1e-12,
+        )
 
 
 def test_finalists_and_alpha_window():
@@ -198,32 +222,45 @@ def test_screen_score_is_the_best_leave_one_out_score(rng, estimator):
 
 
 def test_no_screening_when_the_pairs_fit_in_the_finalists(rng):
-    """With at most N_FINALISTS (joint, factor) pairs the screened search is exhaustive."""
+    """With at most n_finalists (joint, factor) pairs the screened search is exhaustive;
+    with more it screens and cross-validates n_finalists of them."""
     Xs, y = _views(rng, n=60)
     kw = dict(alphas=[0.01, 1.0], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, cv=3)
-    a = MVMLRegressorCV(**kw).fit(Xs, y)
+    a = MVMLRegressorCV(n_finalists=2, **kw).fit(Xs, y)  # 2 pairs: with, without joint view
     b = MVMLRegressorCV(search="exhaustive", **kw).fit(Xs, y)
     assert "screen_score" not in a.cv_results_
     np.testing.assert_array_equal(
         a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"]
     )
+    c = MVMLRegressorCV(**kw).fit(Xs, y)  # the default: one finalist of the 2 pairs
+    assert "screen_score" in c.cv_results_
+    scored = ~np.isnan(c.cv_results_["mean_test_score"])
+    pairs = {str(p["joint_view"]) for p, ok in zip(c.cv_results_["params"], scored) if ok}
+    assert len(pairs - {"only"}) == N_FINALISTS == 1
 
 
 @pytest.mark.slow
 def test_screening_keeps_the_exhaustive_quality_on_digits():
-    """On digits cut into 2 views (400 rows), the screened default search's best candidate
-    scores within half a point of the exhaustive search's best, with far fewer candidates
-    cross-validated."""
+    """On digits cut into 2 views (400 rows), the screened search's best candidate scores
+    within half a point of the exhaustive search's best with 2 finalist pairs, within one
+    point with the default single pair (measured: 0.9600 exhaustive, 0.9600 with 2 pairs,
+    0.9526 with 1; test accuracy on the other 1397 rows 0.9406, 0.9406, 0.9384), with far
+    fewer candidates cross-validated."""
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
     X, y = X[:400], y[:400]
     kw = dict(views=[32, 32], cv=3, max_iter=3, etas=[0.1, 10.0], random_state=0)
     full = MVMLClassifierCV(search="exhaustive", **kw).fit(X, y)
+    two = MVMLClassifierCV(n_finalists=2, **kw).fit(X, y)
+    assert two.best_score_ >= full.best_score_ - 0.005
     scr = MVMLClassifierCV(**kw).fit(X, y)
-    assert scr.best_score_ >= full.best_score_ - 0.005
+    assert scr.best_score_ >= full.best_score_ - 0.01
     n_scored = np.isfinite(scr.cv_results_["mean_test_score"]).sum()
-    assert n_scored <= len(full.cv_results_["params"]) / 5
+    assert n_scored < np.isfinite(two.cv_results_["mean_test_score"]).sum()
+    assert (
+        np.isfinite(two.cv_results_["mean_test_score"]).sum() <= len(full.cv_results_["params"]) / 5
+    )
 
 
 def test_bad_search_value():

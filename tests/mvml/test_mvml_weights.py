@@ -13,8 +13,6 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import KFold
 
 from mvkernels import (
-    MVMLSVC,
-    MVMLSVCCV,
     MVMLClassifier,
     MVMLClassifierCV,
     MVMLRegressor,
@@ -207,14 +205,6 @@ def test_bad_class_weight_and_zero_weight_landmark(data):
         MVMLRegressor(landmarks=np.array([0, 1, 2])).fit(Xs, r, sample_weight=w)
 
 
-def test_hinge_loss_refuses_weights(data):
-    Xs, _, labels, w, _ = data
-    with pytest.raises(ValueError, match="not supported by the hinge loss yet"):
-        MVMLSVC(**SVC_PAPER, class_weight="balanced").fit(Xs, labels)
-    with pytest.raises(ValueError, match="not supported by the hinge loss yet"):
-        MVMLSVC(**SVC_PAPER).fit(Xs, labels, sample_weight=w)
-
-
 # ------------------------------------------------------------------ CV estimators
 def _folds(n, w, n_splits=4):
     """Explicit folds of the rows given, the same folds without the rows of zero weight,
@@ -322,17 +312,13 @@ def test_weighted_complement_moments():
         np.testing.assert_allclose(getattr(got, name), getattr(want, name), atol=1e-12)
 
 
-def test_cv_class_weight_and_hinge(data):
+def test_cv_class_weight(data):
     Xs, _, labels, w, _ = data
     cw = {"a": 2.0, "b": 0.5}
     per_row = np.array([cw.get(c, 1.0) for c in labels])
     params = dict(CV_GRID, kernel_params=KP, cv=3)
     a = MVMLClassifierCV(class_weight=cw, **params).fit(Xs, labels, sample_weight=w)
     assert a.best_estimator_.class_weight == cw
-    with pytest.raises(ValueError, match="hinge loss yet"):
-        MVMLSVCCV(**params).fit(Xs, labels, sample_weight=w)
-    with pytest.raises(ValueError, match="hinge loss yet"):
-        MVMLSVCCV(class_weight="balanced", **params).fit(Xs, labels)
     b = MVMLClassifierCV(**params).fit(Xs, labels, sample_weight=w * per_row)
     assert a.best_estimator_.predict(Xs).shape == b.best_estimator_.predict(Xs).shape
 
@@ -360,16 +346,6 @@ def test_sklearn_class_weight_check_with_short_paths(est, n_centers):
     cw = {0: 1000, 1: 0.0001} if n_centers == 2 else {0: 1000, 1: 0.0001, 2: 0.0001}
     clf = _fit(clone(est).set_params(class_weight=cw, random_state=0), X_tr, y_tr)
     assert np.mean(clf.predict(X_te) == 0) > 0.87
-
-
-def test_dask_input_refuses_weights(data):
-    da = pytest.importorskip("dask.array")
-    Xs, r, labels, w, _ = data
-    Xd = [da.from_array(X, chunks=10) for X in Xs]
-    with pytest.raises(ValueError, match="not supported on Dask input"):
-        MVMLRegressor().fit(Xd, r, sample_weight=w)
-    with pytest.raises(ValueError, match="not supported on Dask input"):
-        MVMLRegressorCV(cv=3).fit(Xd, r, sample_weight=w)
 
 
 @pytest.mark.parametrize("n_landmarks", [8, None], ids=["nystrom", "full"])

@@ -42,7 +42,7 @@ def test_index_landmarks_are_exactly_those_rows(rng):
     Xs = two_views(rng)
     given = np.array([17, 3, 60, 41, 8])
     nys = BlockNystrom(n_landmarks=0.5, landmarks=given, random_state=0).fit(Xs)
-    # the array overrides n_landmarks (0.5 would be 40 rows)
+    # the array fixes the count; BlockNystrom ignores a fraction (its default is one)
     assert nys.n_landmarks_ == 5
     np.testing.assert_array_equal(nys.landmark_indices_, given)
     U = nys.transform(Xs)
@@ -122,6 +122,43 @@ def test_index_landmarks_in_mvml_estimators(rng):
     np.testing.assert_array_equal(cv.best_estimator_.nystrom_.landmark_indices_, given)
     with pytest.raises(ValueError, match=r"in \[0, 70\)"):
         MVMLRegressor(landmarks=[3, 70]).fit(Xs, y)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n, idx: BlockNystrom(n_landmarks=n, landmarks=idx),
+        lambda n, idx: MVMLRegressor(n_landmarks=n, landmarks=idx, max_iter=1),
+        lambda n, idx: MVMLRegressorCV(
+            n_landmarks=n, landmarks=idx, cv=3, alphas=[0.1], bandwidth_factors=[1.0]
+        ),
+    ],
+)
+def test_landmark_count_disagreeing_with_indices_is_refused(rng, make):
+    """A count set beside landmark indices is checked, never silently replaced: the same
+    number is accepted (the same map as without it), another is a ValueError."""
+    Xs = two_views(rng, n=60)
+    y = Xs[0][:, 0]
+    given = np.arange(0, 60, 6)  # 10 rows
+    with pytest.raises(ValueError, match=r"n_landmarks=4 disagrees with the 10 landmark"):
+        make(4, given).fit(Xs, y)
+    agreeing = make(10, given).fit(Xs, y)
+    nys = getattr(agreeing, "nystrom_", None) or getattr(agreeing, "best_estimator_", agreeing)
+    nys = getattr(nys, "nystrom_", nys)
+    np.testing.assert_array_equal(nys.landmark_indices_, given)
+
+
+def test_landmark_fraction_beside_indices():
+    """The MVML estimators read a fraction as a count too (their default is "auto");
+    BlockNystrom, whose default is the fraction 0.1, leaves a fraction to the indices."""
+    rng = np.random.default_rng(3)
+    Xs = two_views(rng, n=50)
+    y = Xs[1][:, 0]
+    given = np.arange(5)  # 5 of 50 rows: the fraction 0.1
+    assert MVMLRegressor(n_landmarks=0.1, landmarks=given).fit(Xs, y).n_landmarks_ == 5
+    with pytest.raises(ValueError, match="n_landmarks=0.5 disagrees"):
+        MVMLRegressor(n_landmarks=0.5, landmarks=given).fit(Xs, y)
+    assert BlockNystrom(n_landmarks=0.5, landmarks=given).fit(Xs).n_landmarks_ == 5
 
 
 def test_index_landmarks_follow_rows_in_reduced_models(rng):
@@ -236,11 +273,12 @@ def test_dask_views_give_the_numpy_landmarks(rng, landmarks):
 
     Xs = two_views(rng, n=240)
     Xs[1][[10, 11]] = np.nan  # missing rows: the per-view path
+    p = 12 if isinstance(landmarks, str) else len(landmarks)  # indices fix the count
     for views in (Xs[:1] + [np.nan_to_num(Xs[1])], Xs):
-        ref = BlockNystrom(n_landmarks=12, landmarks=landmarks, random_state=3).fit(views)
+        ref = BlockNystrom(n_landmarks=p, landmarks=landmarks, random_state=3).fit(views)
         with dask.config.set(scheduler="synchronous"):
             lazy = [da.from_array(X, chunks=(70, X.shape[1])) for X in views]
-            got = BlockNystrom(n_landmarks=12, landmarks=landmarks, random_state=3).fit(lazy)
+            got = BlockNystrom(n_landmarks=p, landmarks=landmarks, random_state=3).fit(lazy)
             U = np.asarray(got.transform(lazy))
         np.testing.assert_array_equal(got.landmark_indices_, ref.landmark_indices_)
         for a, b in zip(got.landmarks_, ref.landmarks_):

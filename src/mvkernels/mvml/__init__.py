@@ -29,7 +29,8 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   weights, eq. 10/17) and :mod:`._lowrank` (the low-rank dense metric ``s I + W W^T`` of
   the structured solvers, one eigendecomposition per fit);
 * Algorithm 1: :mod:`._driver` (the outer loop: the dense reference path for any loss
-  and metric, the square loss's structured path, and the bookkeeping every path shares);
+  and metric, batched over the targets, the square loss's structured path, and the
+  bookkeeping every path shares);
 * the estimators: :mod:`._base` (``_BaseMVML``: problem data, the choice of path,
   fitted attributes), :mod:`._estimators` (:class:`MVMLRegressor`,
   :class:`MVMLClassifier`), :mod:`._svm`
@@ -43,7 +44,8 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 How to add
 
 * a loss: a subclass of :class:`~._losses.Loss` (``g_step``, ``data_loss``, ``w_step``;
-  optionally ``structured_applies`` / ``fit_structured`` and ``fold_paths``) returned by an
+  optionally ``g_steps`` (several targets on one factorisation), ``structured_applies`` /
+  ``fit_structured`` and ``fold_paths``) returned by an
   estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
 * a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is
   learned, its initial value, its penalty, the :func:`metric_step` kind that moves it,
@@ -53,7 +55,10 @@ How to add
   ``KERNEL_FAMILIES`` (its name, parameters, default bandwidth, evaluation and sparse
   support), which validation, ``ViewKernel``, the bandwidth grid and Dask read;
 * a CV axis: one :class:`~.cv._grid.Axis` in ``_CVSearch.grid`` (``cv_results_`` and
-  ``best_params_`` follow from it), and the search code that fills its scores.
+  ``best_params_`` follow from it), and the search code that fills its scores; an axis
+  whose values are whole searches on the same folds (the loss, the multi-class
+  decomposition): one :class:`~.cv._grid.PartAxis` in ``PART_AXES``, the parameter of
+  the CV estimators it names, and what the search reads of it.
 
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """

@@ -40,11 +40,15 @@ from ..nystrom import (
     map_views,
     resolve_n_landmarks,
 )
-from ..nystrom._landmarks import check_landmark_indices, is_index_landmarks
+from ..nystrom._landmarks import (
+    check_landmark_count,
+    check_landmark_indices,
+    is_index_landmarks,
+)
 from ..nystrom._missing import CompletedOutputs, ConditionalViews
 from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
-from ._driver import reference_path
+from ._driver import reference_paths
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import (
     JOINT_AUTO,
@@ -349,6 +353,9 @@ class _BaseMVML(BaseEstimator):
             )
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        if self.n_landmarks is not None:  # a count beside landmark indices must agree
+            n_in = self.__dict__.get("_n_rows_in") or n  # rows given to fit
+            check_landmark_count(self.n_landmarks, self.landmarks, n_in)
         self.feature_relevance_ = resolve_feature_relevance(
             self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
         )
@@ -414,7 +421,7 @@ class _BaseMVML(BaseEstimator):
             self.nystrom_ = None
             self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
             self.n_landmarks_ = None
-            return MVMLProblem.full(Ks, Y, sw)
+            return MVMLProblem.full(Ks, Y, sw, scale_rows=self._make_loss().scales_rows)
         n_landmarks = self.n_landmarks
         if isinstance(n_landmarks, str):  # "auto" / "grow" (validated by the constraints)
             n_landmarks = named_n_landmarks(
@@ -453,18 +460,15 @@ class _BaseMVML(BaseEstimator):
         self._bandwidth_weight = self._loss_weight = None
         if sample_weight is None:
             return X, y, None
-        dask_views = is_dask_collection(X) or (
-            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
-        )
-        if dask_views or is_dask_collection(y):
-            raise ValueError(
-                f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
-            )
-        if not isinstance(self._make_loss(), SquareLoss):
-            raise ValueError("sample_weight is not supported by the hinge loss yet")
+        # Dask views stay lazy (the rows of zero weight are a lazy row selection, the
+        # weighted statistics one pass over the blocks); the labels and the weights, one
+        # value per row, come to the client
+        check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
-        y = np.asarray(y)
+        y = np.asarray(y.compute() if is_dask_collection(y) else y)
+        if is_dask_collection(sample_weight):
+            sample_weight = sample_weight.compute()
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} samples but the views have {n}")
         w = check_sample_weight(sample_weight, n)
@@ -504,8 +508,6 @@ class _BaseMVML(BaseEstimator):
         )
         if cw is None or (cw == 1.0).all():
             return
-        if not isinstance(self._make_loss(), SquareLoss):
-            raise ValueError("class_weight is not supported by the hinge loss yet")
         w = self.__dict__.get("_loss_weight")
         w = cw if w is None else w * cw
         if not (w > 0).any():
@@ -599,7 +601,7 @@ class _BaseMVML(BaseEstimator):
         self.nystrom_ = None
         self.n_features_view_ = list(nys.n_features_view_)
         self.n_landmarks_ = None
-        return MVMLProblem.full(Ks, Y, sw)
+        return MVMLProblem.full(Ks, Y, sw, scale_rows=self._make_loss().scales_rows)
 
     def _full_outputs(
         self,
@@ -641,10 +643,7 @@ class _BaseMVML(BaseEstimator):
                 results = loss.fit_structured(problem, A0, record_path)
             else:
                 self.solver_ = "dense"
-                results = [
-                    reference_path(loss, problem, t, A0, record_path)
-                    for t in range(problem.n_targets)
-                ]
+                results = reference_paths(loss, problem, A0, record_path=record_path)
         GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
         for r, b in zip(results, loss.intercepts(problem, GW)):  # 0 without intercept
             r["intercept"] = float(b)

@@ -5,9 +5,12 @@ histories, iteration counts, the stopping rule and the recorded path along the
 iterations), run by the three paths, which supply only the body of an outer iteration
 (their g-steps, w-steps and A-steps) and their final g-step:
 
-* :func:`reference_path`: the dense reference path, one target column at a time, any
-  loss (:class:`~mvkernels.mvml._losses.Loss`: its g-step, data term and w-step) and any
-  metric (dense matrices, :func:`~mvkernels.mvml._metric.metric_step`);
+* :func:`reference_paths`: the dense reference path, any loss
+  (:class:`~mvkernels.mvml._losses.Loss`: its g-step, data term and w-step) and any
+  metric (dense matrices, :func:`~mvkernels.mvml._metric.metric_step`), the target
+  columns as one batch: g-steps shared while the targets share the metric and the
+  weights (the first one always), A-steps and w-steps per target
+  (:func:`reference_path`: one target);
 * :func:`dense_metric_path`: the square loss's structured path, a batch of problems with
   the low-rank dense metric ``s I + W W^T`` (:mod:`mvkernels.mvml._lowrank`) and one
   shared eigendecomposition;
@@ -38,6 +41,7 @@ __all__ = [
     "LowRankPath",
     "dense_metric_path",
     "reference_path",
+    "reference_paths",
     "objective",
     "initial_step",
     "ExactGStep",
@@ -363,86 +367,154 @@ def reference_path(
     A0: np.ndarray,
     record_path: bool = False,
 ) -> dict:
-    """Alternate g-, w- and A-steps for target column ``t`` (Algorithm 1).
+    """Algorithm 1 for target column ``t`` alone: :func:`reference_paths` with one
+    target (the same result as that target's entry of a batch, to rounding)."""
+    return reference_paths(loss, problem, A0, [t], record_path)[0]
+
+
+@dataclass
+class _Target:
+    """The running state of one target column on the dense reference path."""
+
+    A: np.ndarray
+    factor: PSDFactor
+    w: np.ndarray
+    state: Any
+    g: np.ndarray
+    path_w: list = field(default_factory=list)
+    mu_next: float | None = None
+    s_lr: float = 1.0
+    cols: np.ndarray | None = None
+
+
+def _shared_g_steps(
+    loss: Any, problem: MVMLProblem, targets: list[int], runs: list[_Target]
+) -> np.ndarray:
+    """The g-steps of the targets ``runs`` (one row each), batched where they share
+    the metric's factor and the view weights (the same objects: every target before its
+    first A-step and w-step, and all of them throughout with a fixed metric and fixed
+    weights): one :meth:`Loss.g_steps` call per group, in first-appearance order."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for j, r in enumerate(runs):
+        groups.setdefault((id(r.factor), id(r.w)), []).append(j)
+    G = np.empty((len(runs), runs[0].g.shape[0]))
+    for js in groups.values():
+        r0 = runs[js[0]]
+        G[js] = loss.g_steps(
+            problem, [targets[j] for j in js], r0.factor, r0.w, [runs[j].state for j in js]
+        )
+    return G
+
+
+def reference_paths(
+    loss: Any,
+    problem: MVMLProblem,
+    A0: np.ndarray,
+    targets: Any = None,
+    record_path: bool = False,
+) -> list[dict]:
+    """Alternate g-, w- and A-steps for the target columns ``targets`` (Algorithm 1).
 
     The dense reference path: any loss, any metric (``A0`` its initial value), learned or
     fixed weights; the hyperparameters are the loss's (the estimator's, copied). A fixed
     metric with fixed weights needs one g-step. With ``record_path``, ``path[k]`` is the
     g-step solution for the metric after ``k + 1`` outer iterations (the final ``g`` of a
     fit with ``max_iter = k + 1``, ``tol=None``), with its weights ``path_w[k]``.
+
+    The targets are independent problems run as one batch of :func:`alternate` (one
+    :class:`PathState`): their g-steps are batched while they share the metric and the
+    weights (:meth:`~mvkernels.mvml._losses.Loss.g_steps`: every target's first g-step,
+    whose ``A0`` and ``w = 1/v`` are common, and every g-step of a fixed metric with
+    fixed weights, e.g. full-kernel MVML_I / MVML_Cov: one factorisation, all right-hand
+    sides at once); their w-steps and A-steps, on metrics that differ after the first
+    step, run one target at a time. Each target's result is the one of a run on it
+    alone, to rounding. ``targets``: None, every column of ``problem``.
     """
-    v = problem.n_views
+    targets = list(range(problem.n_targets) if targets is None else targets)
+    n, v, d = len(targets), problem.n_views, A0.shape[0]
     kind = loss.metric_kind
     learned = kind.learned
     alternates = learned or loss.learn_weights
-    A = A0.copy()
-    factor = PSDFactor(A, eig_floor=loss.eig_floor)
-    w = np.full(v, 1.0 / v)
-    state = loss.new_state()
-    run = PathState.start(1, A0.shape[0], loss.max_iter, record_path)
-    path_w: list[np.ndarray] = []
-    mu_next: float | None = None
+    # A0 = I: its factor is I exactly, which the g-steps may skip (the same numbers)
+    identity = np.array_equal(A0, np.eye(d))
+    factor0 = PSDFactor.identity(d) if identity else PSDFactor(A0, eig_floor=loss.eig_floor)
+    w0 = np.full(v, 1.0 / v)
+    runs = [
+        _Target(A=A0, factor=factor0, w=w0, state=loss.new_state(), g=np.zeros(d)) for _ in targets
+    ]
+    run = PathState.start(n, d, loss.max_iter, record_path)
     # the dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
     # tracked so that the fitted model stores V, not A (see MetricStack)
-    lowrank = kind.low_rank and np.array_equal(A0, np.eye(A0.shape[0]))
-    s_lr, cols = 1.0, np.zeros((A0.shape[0], 0))
-    g = np.zeros(A0.shape[0])
+    lowrank = kind.low_rank and identity
+
+    def a_steps(r: _Target) -> None:
+        for _ in range(loss.n_a_steps):
+            mu0 = initial_step(loss, r.A, r.factor, r.g) if r.mu_next is None else r.mu_next
+            q = r.factor.solve(r.g) if lowrank else None
+            r.A, r.factor, mu = metric_step(
+                r.A,
+                r.factor,
+                r.g,
+                loss.alpha,
+                loss.eta,
+                kind.step,
+                v,
+                mu0,
+                threshold=loss.sparse_threshold,
+                eig_floor=loss.eig_floor,
+            )
+            if mu > 0 and lowrank:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
+                c = 1.0 - 2.0 * mu * loss.eta
+                r.s_lr *= c
+                cols = np.zeros((d, 0)) if r.cols is None else r.cols
+                r.cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * loss.alpha) * q])
+            if mu > 0:  # next step starts from twice the accepted one
+                r.mu_next = 2.0 * mu
+            else:
+                r.mu_next = None if r.mu_next is None else 0.5 * r.mu_next
 
     def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
-        nonlocal A, factor, w, g, mu_next, s_lr, cols
-        g = loss.g_step(problem, t, factor, w, state)
-        if it > 0:
-            path_w.append(w)
-        if loss.learn_weights:
-            w = loss.w_step(problem, t, g, w)
-        if learned:
-            for _ in range(loss.n_a_steps):
-                mu0 = initial_step(loss, A, factor, g) if mu_next is None else mu_next
-                q = factor.solve(g) if lowrank else None
-                A, factor, mu = metric_step(
-                    A,
-                    factor,
-                    g,
-                    loss.alpha,
-                    loss.eta,
-                    kind.step,
-                    v,
-                    mu0,
-                    threshold=loss.sparse_threshold,
-                    eig_floor=loss.eig_floor,
-                )
-                if mu > 0 and lowrank:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
-                    c = 1.0 - 2.0 * mu * loss.eta
-                    s_lr *= c
-                    cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * loss.alpha) * q])
-                if mu > 0:  # next step starts from twice the accepted one
-                    mu_next = 2.0 * mu
-                else:
-                    mu_next = None if mu_next is None else 0.5 * mu_next
-        return g[None], np.array([objective(loss, problem, t, A, factor, g, w)])
+        rows = range(n) if isinstance(idx, slice) else idx
+        live = [runs[i] for i in rows]
+        G = _shared_g_steps(loss, problem, [targets[i] for i in rows], live)
+        obj = np.empty(len(live))
+        for j, (i, r) in enumerate(zip(rows, live)):
+            r.g = G[j]
+            if it > 0:
+                r.path_w.append(r.w)
+            if loss.learn_weights:
+                r.w = loss.w_step(problem, targets[i], r.g, r.w)
+            if learned:
+                a_steps(r)
+            obj[j] = objective(loss, problem, targets[i], r.A, r.factor, r.g, r.w)
+        return G, obj
 
     # a fixed metric with fixed weights: one g-step is the minimiser
     alternate(run, loss.max_iter if alternates else 1, loss.tol, iteration)
-    # final g-step: coef_ is the exact minimiser for the returned metric and weights
-    if alternates:
-        g = loss.g_step(problem, t, factor, w, state)
-        run.finish(0, g, objective(loss, problem, t, A, factor, g, w))
+    if alternates:  # final g-step: coef_ is the exact minimiser for the metric and weights
+        G = _shared_g_steps(loss, problem, targets, runs)
+        for i, r in enumerate(runs):
+            r.g = G[i]
+            run.finish(i, r.g, objective(loss, problem, targets[i], r.A, r.factor, r.g, r.w))
     elif run.path is not None:
-        run.path[0, 0] = g
-    path_w.append(w)
-    n_iter = int(run.n_iter[0])
-    out = dict(
-        A=A,
-        g=g,
-        w=w,
-        history=np.asarray(run.histories[0]),
-        n_iter=n_iter,
-        converged=bool(run.converged[0]) or not alternates,
-        state=state,
-    )
-    if lowrank:
-        out["metric_lowrank"] = (s_lr, cols)
-    if run.path is not None:
-        out["path"] = run.path[0, :n_iter].copy()
-        out["path_w"] = np.asarray(path_w)
+        run.path[:, 0] = [r.g for r in runs]
+    out = []
+    for i, r in enumerate(runs):
+        r.path_w.append(r.w)
+        n_iter = int(run.n_iter[i])
+        res = dict(
+            A=A0.copy() if r.A is A0 else r.A,
+            g=r.g,
+            w=r.w,
+            history=np.asarray(run.histories[i]),
+            n_iter=n_iter,
+            converged=bool(run.converged[i]) or not alternates,
+            state=r.state,
+        )
+        if lowrank:
+            res["metric_lowrank"] = (r.s_lr, np.zeros((d, 0)) if r.cols is None else r.cols)
+        if run.path is not None:
+            res["path"] = run.path[i, :n_iter].copy()
+            res["path_w"] = np.asarray(r.path_w)
+        out.append(res)
     return out

@@ -76,7 +76,8 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         landmarks (or fraction of n), fitted from sufficient statistics.
     landmarks : {"uniform", "kmeans++", "leverage"} or array-like of int, default="uniform"
         Landmark strategy (:func:`mvkernels.nystrom.select_landmarks`), or training row
-        indices used as the landmarks (they override ``n_landmarks``; with missing views
+        indices used as the landmarks (they fix the count: a numeric ``n_landmarks`` that
+        disagrees is a ValueError, ``"auto"`` is ignored; with missing views
         they must be rows where every view is observed; see
         :class:`~mvkernels.nystrom.BlockNystrom`). Unused with full kernels. The CV
         estimators fit one map on all their training rows, so the indices are rows of
@@ -233,7 +234,9 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
 
         ``sample_weight`` (n,): frequency weights of the rows (None: 1 each), for the
         weighted square loss ``sum_i s_i (y_i - f(x_i))^2``; rows of weight 0 are dropped
-        first (user guide, "Sample and class weights").
+        first (user guide, "Sample and class weights"). On Dask views (Nystrom mode) the
+        weighted statistics are one pass over the blocks; ``y`` and the weights come to
+        the client.
         """
         if y is None:
             raise ValueError(
@@ -429,7 +432,8 @@ feature_relevance_
 
         ``sample_weight`` (n,): frequency weights of the rows (None: 1 each), multiplied
         by ``class_weight``; rows of weight 0 are dropped first (user guide, "Sample and
-        class weights").
+        class weights"). On Dask views (Nystrom mode) the weighted statistics are one pass
+        over the blocks; with weights the labels come to the client.
         """
         if y is None:
             raise ValueError(
@@ -437,7 +441,11 @@ feature_relevance_
             )
         X = validate_array_input(self, X, reset=True)
         labels_seen = None
-        if sample_weight is not None and not is_dask_collection(y):
+        if is_dask_collection(y) and (
+            sample_weight is not None or getattr(self, "class_weight", None) is not None
+        ):  # weighted: the labels come to the client (one value per row)
+            y = np.asarray(y.compute())
+        if sample_weight is not None:
             labels_seen = np.unique(column_or_1d(np.asarray(y)))
         X, y, _ = self._weighted_rows(X, y, sample_weight)
         self._labels_seen = labels_seen
@@ -488,10 +496,6 @@ feature_relevance_
             self.classes_ = np.asarray(da.unique(y).compute())
             check_classification_targets(self.classes_)
             self._check_n_classes()
-            if getattr(self, "class_weight", None) is not None:
-                raise ValueError(
-                    f"{type(self).__name__}: class_weight is not supported on Dask input yet"
-                )
             Y = self._encode_targets_lazy(y, self.classes_)
             return self._fit_targets(X, Y)
         y = column_or_1d(np.asarray(y), warn=True)

@@ -60,6 +60,15 @@ iterations of MVML-SVM, from the previous g-step's solution (the estimator's war
 :func:`active_set_svm` needs no guess: it grows the active set from scratch, for several
 problems on the same rows at once (the first g-step's one-vs-all problems), and no
 liblinear run is needed when it settles.
+Row weights
+-----------
+With loss weights ``s_i >= 0`` (``sample_weight`` times ``class_weight``) the data term
+is ``C sum_i s_i max(0, 1 - y_i <phi_i, g>)``; the same derivation gives the box
+``0 <= alpha_i <= C_i = s_i C`` (``0 <= a_i <= s_i C'``) and nothing else changes. Every
+solver here takes the rows' weights as ``weight`` (None: 1 each, the unweighted code
+path): liblinear's per-row weights (its ``C_i = s_i C'``), the per-row bounds of the
+active sets, and the KKT recovery; a row of weight 0 has ``a_i = 0`` whatever its margin.
+
 libsvm (``SVC(kernel="precomputed")``) is not used: its dual always carries the
 equality constraint ``sum_i a_i y_i = 0`` of the bias, which this problem does not have.
 The full-kernel variant therefore also runs liblinear, on ``x_i = F^T H_{x_i}^T w``.
@@ -196,6 +205,7 @@ def linear_svm(
     tol: float = 1e-3,
     max_iter: int = 1000,
     random_state: Any = None,
+    weight: np.ndarray | None = None,
 ) -> LinearSVMResult:
     """Bias-free L1-loss linear SVM by liblinear's dual coordinate descent.
 
@@ -218,6 +228,9 @@ def linear_svm(
         Maximum liblinear iterations.
     random_state : int, RandomState or None
         Seeds liblinear's coordinate order.
+    weight : ndarray of shape (n,) or None
+        The rows' weights ``s_i >= 0``: the problem ``min_v 1/2 ||v||^2 + C sum_i s_i
+        max(0, 1 - y_i <x_i, v>)``, whose dual box is ``0 <= a_i <= s_i C`` (None: 1 each).
 
     Returns
     -------
@@ -262,7 +275,7 @@ def linear_svm(
         int(max_iter),
         seed,
         0.1,
-        np.ones(n),
+        np.ones(n) if weight is None else np.ascontiguousarray(weight, dtype=np.float64),
     )
     if single:
         w = w * y[0]
@@ -280,6 +293,7 @@ def linear_svm_working_set(
     tol: float = 1e-3,
     max_iter: int = 1000,
     random_state: Any = None,
+    weight: np.ndarray | None = None,
 ) -> tuple[LinearSVMResult, np.ndarray]:
     """:func:`linear_svm` on a working set of rows chosen from previous margins, exact.
 
@@ -293,7 +307,8 @@ def linear_svm_working_set(
     and a zero projected gradient, so liblinear's stopping test holds on all rows).
 
     Returns the result (``n_iter`` summed over the solves) and the margins of all rows.
-    ``margins=None`` solves on all rows.
+    ``margins=None`` solves on all rows. ``weight``: the rows' weights (as
+    :func:`linear_svm`; a row of weight 0 never violates a condition).
     """
     y = np.asarray(y, dtype=np.float64).ravel()
     rng = check_random_state(random_state)
@@ -307,11 +322,19 @@ def linear_svm_working_set(
     total = 0
     while True:
         res = linear_svm(
-            X[S] if not S.all() else X, y[S], C, tol=tol, max_iter=max_iter, random_state=rng
+            X[S] if not S.all() else X,
+            y[S],
+            C,
+            tol=tol,
+            max_iter=max_iter,
+            random_state=rng,
+            weight=None if weight is None else weight[S],
         )
         total += res.n_iter
         m = y * (X @ res.coef)
         viol = ~S & (m < 1.0)
+        if weight is not None:
+            viol &= weight > 0
         if not viol.any() or not res.converged:
             return LinearSVMResult(res.coef, total, res.converged), m
         S |= viol
@@ -327,6 +350,7 @@ def polish_active_set(
     rounds: int = POLISH_ROUNDS,
     slack: float = POLISH_SLACK,
     max_add: int | None = None,
+    weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The exact solution of a bias-free L1-loss SVM from an approximate one, or None.
 
@@ -348,7 +372,8 @@ def polish_active_set(
     checked once they settle, and a violating row of the rest joins ``F`` (one more
     correction). Returns ``(v, a, m)`` (``a`` in ``[0, C]``, ``m`` the margins of all
     rows) when the conditions hold on every row, None otherwise (singular system, or not
-    settled within ``rounds``).
+    settled within ``rounds``). ``weight`` (n,): the rows' weights, boxes ``C s_i``
+    (None: 1 each); a row of weight 0 stays in ``Z``.
 
     Examples
     --------
@@ -374,12 +399,15 @@ def polish_active_set(
     while True:
         sub = np.flatnonzero(checked)
         at_s, free_s = at_c[sub], free[sub]
-        settled = _settle_active_set(X[sub], y[sub], C, at_s, free_s, rounds, eps, max_add)
+        w_s = None if weight is None else weight[sub]
+        settled = _settle_active_set(X[sub], y[sub], C, at_s, free_s, rounds, eps, max_add, w_s)
         if settled is None:
             return None
         v, a_s, used = settled
         m = y * (X @ v)
         grow = ~checked & (m < 1.0 - eps)  # rows of Z outside S that break a condition
+        if weight is not None:
+            grow &= weight > 0
         if not grow.any():
             a = np.zeros(n)
             a[sub] = a_s
@@ -401,12 +429,15 @@ def _settle_active_set(
     rounds: int,
     eps: float,
     max_add: int | None = None,
+    weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """:func:`polish_active_set` on the rows given: ``(v, a, corrections used)`` once the
     KKT conditions hold on these rows within ``rounds`` corrections, else None (see
     :func:`_correct_sets` for ``max_add``): :func:`_settle_active_sets` for one problem
     (``at_c`` and ``free`` updated in place through their row views)."""
-    [settled] = _settle_active_sets(X, y[:, None], C, at_c[None], free[None], rounds, eps, max_add)
+    [settled] = _settle_active_sets(
+        X, y[:, None], C, at_c[None], free[None], rounds, eps, max_add, weight=weight
+    )
     return None if settled is None else settled[:3]
 
 
@@ -481,16 +512,19 @@ def _solve_sets(
     free: np.ndarray,
     E: np.ndarray | None = None,
     prev: _FreeGram | None = None,
+    weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, _FreeGram | None] | None:
     """``v`` of the sets (``B`` = ``at_c`` at ``C``, ``F`` = ``free`` on the margin), the
     free rows, their multipliers and their Gram matrix (for the next solve, see
     :func:`_free_rows_gram` for ``prev``), or None when ``X_F X_F^T`` is singular. With
     ``E`` (n, r) the features are ``[X, E]`` (``v`` has ``d + r`` entries; ``[X, E]`` is
-    not formed)."""
+    not formed). ``weight``: the rows' weights (``B``'s rows at ``C s_i``)."""
     d = X.shape[1]
     nb = at_c.nonzero()[0]
     if nb.size:
         cy = C * y[nb]
+        if weight is not None:
+            cy = cy * weight[nb]
         v = cy @ X[nb] if E is None else np.concatenate([cy @ X[nb], cy @ E[nb]])
     else:
         v = np.zeros(d if E is None else d + E.shape[1])
@@ -517,6 +551,7 @@ def _correct_sets(
     max_add: int | None,
     max_free: np.ndarray,
     cautious: np.ndarray,
+    weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """One correction of the sets of ``J`` problems at once, from the margins ``m``
     (J, n) of their solutions; ``free_rows[j]`` holds problem ``j``'s free rows and their
@@ -530,15 +565,18 @@ def _correct_sets(
     ``Z``, ``F`` to ``B``, ``B`` to ``F``, ``Z`` to ``F``) only the :data:`CYCLE_MOVES`
     rows that break their condition most move. Every test is one operation over all the
     problems' rows (a round of the lockstep corrections costs a few array passes, not a
-    few per problem)."""
+    few per problem). ``weight`` (n,): the rows' weights, row ``i``'s box ``C[j] s_i`` (a
+    row of weight 0 never moves: it stays in ``Z``)."""
     a = np.zeros(m.shape)
     for j, (idx, a_free) in enumerate(free_rows):
         a[j, idx] = a_free
-    Cc = C[:, None]
+    Cc = C[:, None] if weight is None else C[:, None] * weight[None, :]
     ill = (free & (np.abs(m - 1.0) > eps)).any(axis=1)  # ill-conditioned X_F X_F^T
     low = free & (a < -eps * Cc)
     high = free & (a > Cc * (1.0 + eps))
     viol_zero = (m < 1.0 - eps) & ~(at_c | free)
+    if weight is not None:
+        viol_zero &= weight > 0
     viol_c = at_c & (m > 1.0 + eps)
     moved = (low | high | viol_zero | viol_c).any(axis=1)
     status = np.where(ill, -1, np.where(moved, 0, 1)).astype(np.int8)
@@ -576,10 +614,22 @@ def _most_violating(mask: np.ndarray, values: np.ndarray, largest: bool) -> np.n
     return few
 
 
-def _multipliers(at_c: np.ndarray, idx: np.ndarray, a_free: np.ndarray, C: float) -> np.ndarray:
-    """All rows' multipliers: ``C`` on ``B``, the free ones (clipped to the box), 0."""
-    a = np.where(at_c, C, 0.0)
-    a[idx] = np.clip(a_free, 0.0, C)
+def _multipliers(
+    at_c: np.ndarray,
+    idx: np.ndarray,
+    a_free: np.ndarray,
+    C: float,
+    weight: np.ndarray | None = None,
+) -> np.ndarray:
+    """All rows' multipliers: ``C`` (``C s_i`` with ``weight``) on ``B``, the free ones
+    (clipped to the box), 0."""
+    if weight is None:
+        a = np.where(at_c, C, 0.0)
+        a[idx] = np.clip(a_free, 0.0, C)
+        return a
+    box = C * weight
+    a = np.where(at_c, box, 0.0)
+    a[idx] = np.clip(a_free, 0.0, box[idx])
     return a
 
 
@@ -593,6 +643,7 @@ def _settle_active_sets(
     eps: float,
     max_add: int | None = None,
     extras: list[np.ndarray] | None = None,
+    weight: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None]:
     """The KKT corrections for the columns of ``Y`` (problems on the same rows ``X``) in
     lockstep: one product ``X V`` gives the margins of every problem per correction.
@@ -603,8 +654,13 @@ def _settle_active_sets(
     ``rounds`` corrections, else None (see :func:`_correct_sets` for ``max_add``; ``F``
     never has more rows than the features have columns). A problem whose corrections
     return to sets it had before (they cycle) moves at most :data:`CYCLE_MOVES` rows of
-    each kind per correction from then on, and gives up when they cycle again."""
+    each kind per correction from then on, and gives up when they cycle again.
+    ``weight`` (n,): the rows' weights (boxes ``C s_i``; rows of weight 0 are in ``Z``)."""
     K = Y.shape[1]
+    if weight is not None:  # a row of weight 0 has a_i = 0: never at the bound or free
+        zero = weight <= 0
+        at_c &= ~zero
+        free &= ~zero
     YT = np.ascontiguousarray(Y.T)
     Cs = np.broadcast_to(np.asarray(C, dtype=np.float64), (K,))
     d = X.shape[1]
@@ -618,7 +674,7 @@ def _settle_active_sets(
         sol = {}
         for k in live:
             E = None if extras is None else extras[k]
-            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k])
+            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], weight)
             if solved is not None:  # else singular: this problem gives up (None)
                 sol[k] = solved[:3]
                 grams[k] = solved[3]
@@ -642,6 +698,7 @@ def _settle_active_sets(
             max_add,
             widths[ks],
             cautious[ks],
+            weight,
         )
         moved = status == 0
         at_c[ks[moved]] = sets_c[moved]
@@ -650,7 +707,8 @@ def _settle_active_sets(
         for j, k in enumerate(solved_ks):
             v, idx, a_free = sol[k]
             if status[j] == 1:
-                out[k] = (v, _multipliers(at_c[k], idx, a_free, float(Cs[k])), used, M[j].copy())
+                a = _multipliers(at_c[k], idx, a_free, float(Cs[k]), weight)
+                out[k] = (v, a, used, M[j].copy())
             elif status[j] == 0:
                 state = hash(at_c[k].tobytes() + free[k].tobytes())
                 if state not in seen[k]:
@@ -675,6 +733,7 @@ def polish_active_sets(
     extras: list[np.ndarray] | None = None,
     rounds: int = WARM_ROUNDS,
     max_add: int | None = COLD_ADD,
+    weight: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """:func:`polish_active_set` for several problems on the same rows, in lockstep.
 
@@ -687,7 +746,8 @@ def polish_active_sets(
     ``eta``). Returns per problem ``(v, a, m)`` (``v`` of length ``d + r``), or None
     (singular, or not settled within ``rounds`` corrections of at most ``max_add`` new
     free rows each). A problem that settles here may fail :func:`polish_active_set` and
-    the reverse (that one checks the rows near its margin first).
+    the reverse (that one checks the rows near its margin first). ``weight`` (n,): the
+    rows' weights, shared by the problems (boxes ``C[k] s_i``).
 
     Examples
     --------
@@ -708,7 +768,7 @@ def polish_active_sets(
     X = np.asarray(X, dtype=np.float64)
     M = np.asarray(margins, dtype=np.float64)
     at_c, free = M < 1.0 - band, np.abs(M - 1.0) <= band
-    res = _settle_active_sets(X, Y, C, at_c, free, rounds, 1e-9, max_add, extras)
+    res = _settle_active_sets(X, Y, C, at_c, free, rounds, 1e-9, max_add, extras, weight)
     return [None if r is None else (r[0], r[1], r[3]) for r in res]
 
 
@@ -719,6 +779,7 @@ def active_set_svm(
     *,
     rounds: int = COLD_ROUNDS,
     max_add: int = COLD_ADD,
+    weight: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """Exact bias-free L1-loss SVMs by an active-set method from scratch (or None each).
 
@@ -734,7 +795,8 @@ def active_set_svm(
     :func:`polish_active_set` (KKT-verified on every row), or None (a singular free set,
     or not settled within ``rounds`` corrections). Suited to problems with fewer support
     vectors on the margin than features (the g-steps of MVML-SVM at its default ``alpha``);
-    with more, the free set outgrows the features and it gives up.
+    with more, the free set outgrows the features and it gives up. ``weight`` (n,): the
+    rows' weights (boxes ``C s_i``; rows of weight 0 never join ``F``).
 
     Examples
     --------
@@ -752,12 +814,22 @@ def active_set_svm(
     Y = np.asarray(Y, dtype=np.float64)
     n, K = Y.shape
     M0 = Y * (X @ (X.T @ Y))
+    if weight is not None:
+        M0[weight <= 0] = np.inf  # rows of weight 0 are not among the first free rows
     free = np.zeros((K, n), dtype=bool)
     k = min(max_add, n)
     first = np.argpartition(M0, k - 1, axis=0)[:k]  # each column's k smallest margins
     free[np.arange(K), first] = True
     res = _settle_active_sets(
-        X, Y, float(C), np.zeros((K, n), dtype=bool), free, rounds, 1e-9, max_add=max_add
+        X,
+        Y,
+        float(C),
+        np.zeros((K, n), dtype=bool),
+        free,
+        rounds,
+        1e-9,
+        max_add=max_add,
+        weight=weight,
     )
     return [None if r is None else (r[0], r[1], r[3]) for r in res]
 
@@ -768,18 +840,22 @@ def polish_applies(
     tol: float,
     presolve_tol: float = PRESOLVE_TOL,
     min_box: float = POLISH_MIN_BOX,
+    weight: np.ndarray | None = None,
 ) -> bool:
     """Whether :func:`linear_svm_polished` tries the exact active-set solutions: when
     ``presolve_tol`` is looser than ``tol`` and ``C mean_i ||x_i||^2 >= min_box``
     (:data:`POLISH_MIN_BOX` for the polish of liblinear's loose solution, a regime where
     the active set settles early; :data:`COLD_MIN_BOX` for :func:`active_set_svm` from
-    scratch)."""
-    return presolve_tol > tol and _box(X, C) >= min_box
+    scratch); with ``weight``, ``C mean_i s_i ||x_i||^2``."""
+    return presolve_tol > tol and _box(X, C, weight) >= min_box
 
 
-def _box(X: np.ndarray, C: float) -> float:
-    """``C mean_i ||x_i||^2``: how far one row at the bound reaches towards margin 1."""
-    return C * float(np.vdot(X, X)) / max(X.shape[0], 1)
+def _box(X: np.ndarray, C: float, weight: np.ndarray | None = None) -> float:
+    """``C mean_i ||x_i||^2`` (``C mean_i s_i ||x_i||^2`` with the rows' weights): how
+    far one row at the bound reaches towards margin 1."""
+    if weight is None:
+        return C * float(np.vdot(X, X)) / max(X.shape[0], 1)
+    return C * float(np.einsum("ij,ij,i->", X, X, weight)) / max(X.shape[0], 1)
 
 
 def linear_svm_polished(
@@ -792,6 +868,7 @@ def linear_svm_polished(
     max_iter: int = 1000,
     random_state: Any = None,
     presolve_tol: float = PRESOLVE_TOL,
+    weight: np.ndarray | None = None,
 ) -> tuple[LinearSVMResult, np.ndarray, np.ndarray | None]:
     """Exact bias-free L1-loss SVM: liblinear at a loose tolerance, then the active set.
 
@@ -809,7 +886,8 @@ def linear_svm_polished(
 
     Returns the result (``n_iter`` summed over the liblinear runs), the margins of all
     rows and the multipliers ``a`` (``[0, C]``, all rows) when the polish succeeded, else
-    None (recover them with :func:`dual_from_primal`).
+    None (recover them with :func:`dual_from_primal`). ``weight`` (n,): the rows' weights
+    (boxes ``C s_i``, None: 1 each), passed to every solver.
 
     Examples
     --------
@@ -824,19 +902,20 @@ def linear_svm_polished(
     """
     rng = check_random_state(random_state)
     y = np.asarray(y, dtype=np.float64).ravel()
-    box, loose = _box(X, C), presolve_tol > tol  # (polish_applies, one pass over X)
+    box, loose = _box(X, C, weight), presolve_tol > tol  # (polish_applies, one pass over X)
     if margins is None and loose and box >= COLD_MIN_BOX:
-        [exact] = active_set_svm(X, y[:, None], C)  # nothing to start from: from scratch
+        # nothing to start from: from scratch
+        [exact] = active_set_svm(X, y[:, None], C, weight=weight)
         if exact is not None:
             v, a, m = exact
             return LinearSVMResult(v, 0, True), m, a
     polish = loose and box >= POLISH_MIN_BOX
     if polish:
         res, m = linear_svm_working_set(
-            X, y, C, margins, tol=presolve_tol, max_iter=max_iter, random_state=rng
+            X, y, C, margins, tol=presolve_tol, max_iter=max_iter, random_state=rng, weight=weight
         )
         if res.converged:
-            exact = polish_active_set(X, y, C, m, presolve_tol)
+            exact = polish_active_set(X, y, C, m, presolve_tol, weight=weight)
             if exact is not None:
                 v, a, m = exact
                 return LinearSVMResult(v, res.n_iter, True), m, a
@@ -844,10 +923,12 @@ def linear_svm_polished(
         first = res.n_iter
     else:
         first = 0
-    res, m = linear_svm_working_set(X, y, C, margins, tol=tol, max_iter=max_iter, random_state=rng)
+    res, m = linear_svm_working_set(
+        X, y, C, margins, tol=tol, max_iter=max_iter, random_state=rng, weight=weight
+    )
     total = first + res.n_iter
     if res.converged:  # the active set at liblinear's own tolerance
-        exact = polish_active_set(X, y, C, m, FALLBACK_BAND * tol)
+        exact = polish_active_set(X, y, C, m, FALLBACK_BAND * tol, weight=weight)
         if exact is not None:
             v, a, m = exact
             return LinearSVMResult(v, total, True), m, a
@@ -862,6 +943,7 @@ def dual_from_primal(
     *,
     band: float = 1e-6,
     margins: np.ndarray | None = None,
+    weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """Dual multipliers ``a`` (in ``[0, C]``) of a bias-free L1-loss SVM from its ``v``.
 
@@ -871,15 +953,19 @@ def dual_from_primal(
     sense (minimum norm), clipped to the box. Exact when ``v`` is optimal and the free
     rows are linearly independent (the generic case). ``margins`` (``y_i <x_i, v>``) may be
     given; rows with a margin above ``1 + band`` have ``a_i = 0`` and may be left out of
-    ``X`` by the caller.
+    ``X`` by the caller. ``weight`` (n,): the rows' weights, boxes ``C s_i`` (a row of
+    weight 0 has ``a_i = 0``).
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     m = y * (X @ v) if margins is None else np.asarray(margins)
-    a = np.where(m < 1.0 - band, float(C), 0.0)
+    box: Any = float(C) if weight is None else float(C) * np.asarray(weight, dtype=np.float64)
+    a = np.where(m < 1.0 - band, box, 0.0)
     free = np.abs(m - 1.0) <= band
+    if weight is not None:
+        free &= box > 0
     if free.any():
-        rhs = v - X[a > 0].T @ (C * y[a > 0])
+        rhs = v - X[a > 0].T @ ((C if weight is None else a[a > 0]) * y[a > 0])
         XF = X[free]
         b = None
         if XF.shape[0] <= XF.shape[1]:  # normal equations on the (smaller) free side
@@ -891,14 +977,17 @@ def dual_from_primal(
                 b = None
         if b is None or not np.all(np.isfinite(b)):
             b = linalg.lstsq(XF.T, rhs, lapack_driver="gelsy", check_finite=False)[0]
-        a[free] = np.clip(y[free] * b, 0.0, C)
+        a[free] = np.clip(y[free] * b, 0.0, C if weight is None else box[free])
     return a
 
 
-def hinge_offsets(F: np.ndarray, Y: np.ndarray, kappa: float) -> tuple[np.ndarray, np.ndarray]:
+def hinge_offsets(
+    F: np.ndarray, Y: np.ndarray, kappa: float, weight: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The offsets ``b`` minimising ``sum_i max(0, 1 - y_i (f_i + b)) + b^2 / (2 kappa)``,
     one per column of the decision values ``F`` (n, m) and labels ``Y`` (n, m), and the
-    minimum values (m,).
+    minimum values (m,). ``weight`` (n,): the rows' weights, ``sum_i s_i max(...)`` (the
+    counts below become sums of weights).
 
     The function of ``b`` is convex and piecewise quadratic, with kinks at
     ``k_i = y_i - f_i`` (where row ``i`` reaches margin 1); its derivative between two
@@ -926,13 +1015,21 @@ def hinge_offsets(F: np.ndarray, Y: np.ndarray, kappa: float) -> tuple[np.ndarra
     ks = np.take_along_axis(kinks, order, axis=0)
     ys = np.take_along_axis(Y, order, axis=0)
     zero = np.zeros((1, m))
-    neg_left = np.concatenate([zero, np.cumsum(ys < 0, axis=0)])  # (n + 1, m)
-    pos_left = np.concatenate([zero, np.cumsum(ys > 0, axis=0)])
+    neg: np.ndarray
+    pos: np.ndarray
+    if weight is None:
+        neg, pos = ys < 0, ys > 0
+    else:
+        ws = np.asarray(weight, dtype=np.float64)[order]  # (n, m): each column's order
+        neg, pos = (ys < 0) * ws, (ys > 0) * ws
+    neg_left = np.concatenate([zero, np.cumsum(neg, axis=0)])  # (n + 1, m)
+    pos_left = np.concatenate([zero, np.cumsum(pos, axis=0)])
     count = neg_left - (pos_left[-1] - pos_left)  # slope count on each interval
     cand = -float(kappa) * count
     inf = np.full((1, m), np.inf)
     lo, hi = np.concatenate([-inf, ks]), np.concatenate([ks, inf])
     j = np.sum(cand > hi, axis=0)[None]  # intervals wholly left of the root
     b = np.clip(*(np.take_along_axis(a, j, axis=0)[0] for a in (cand, lo, hi)))
-    vals = np.maximum(0.0, 1.0 - Y * (F + b)).sum(axis=0) + b**2 / (2.0 * float(kappa))
+    hinge = np.maximum(0.0, 1.0 - Y * (F + b))
+    vals = (hinge.sum(axis=0) if weight is None else weight @ hinge) + b**2 / (2.0 * float(kappa))
     return b, vals

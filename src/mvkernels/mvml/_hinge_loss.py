@@ -10,6 +10,13 @@ With ``fit_intercept`` every g-step also fits an offset ``b`` per target: the
 coefficient of a constant feature appended to the features, penalised lightly
 (``C b^2 / (2 kappa)``, ``kappa =`` :data:`OFFSET_KAPPA`, see
 :meth:`HingeLoss.offset_column`); the solvers need no change.
+
+Row weights (``sample_weight`` times ``class_weight``, the problem's ``sample_weight``
+``s_i``): the data term is ``C sum_i s_i max(0, 1 - y_i f(x_i))``, so every g-step's
+SVM has the per-row box ``0 <= a_i <= s_i C'`` (:mod:`mvkernels.mvml._hinge`, "Row
+weights"), and the objective, the offsets and the w-step's linear program weigh each
+row's hinge by ``s_i``; the problem keeps the rows as given (``scale_rows=False``). With
+``C=None`` the weight ``C`` is ``1 / sum_i s_i`` (``1 / n`` unweighted).
 """
 
 from __future__ import annotations
@@ -120,6 +127,9 @@ class HingeLoss(Loss):
     needs_rows = True
     thread_safe = False
 
+    #: weighted rows: the problem keeps them as given (the hinge weighs each row itself)
+    scales_rows = False
+
     #: warm-start each g-step from the previous exact one (see :meth:`svm_g`); tests and
     #: the benchmark switch it off to compare with cold solves
     warm_start = True
@@ -166,7 +176,18 @@ class HingeLoss(Loss):
         return self.hinge_weight(problem) * float(b) ** 2 / (2.0 * float(self.offset_kappa))
 
     def hinge_weight(self, problem: MVMLProblem) -> float:
-        return 1.0 / problem.n_samples if self.C is None else float(self.C)
+        """``C``: ``C`` as given, or ``1 / n`` (``1 / sum_i s_i`` with row weights)."""
+        if self.C is not None:
+            return float(self.C)
+        if problem.sample_weight is None:
+            return 1.0 / problem.n_samples
+        return 1.0 / problem.total_weight
+
+    @staticmethod
+    def row_weight(problem: MVMLProblem) -> np.ndarray | None:
+        """The rows' loss weights ``s_i`` (None: 1 each): row ``i``'s box is ``s_i C'``."""
+        sw = problem.sample_weight
+        return None if sw is None else np.asarray(sw, dtype=np.float64)
 
     def phi(self, problem: MVMLProblem, w: np.ndarray) -> np.ndarray:
         """Rows ``phi_i``: ``z_i = D_w u(x_i)`` (Nystrom) or the rows of ``W H`` (full).
@@ -245,6 +266,7 @@ class HingeLoss(Loss):
             return (vv, 0.0) if col is None else (vv[:-1], col * float(vv[-1]))
 
         tol = float(self.svm_tol)
+        sw = self.row_weight(problem)
         warm = cold = state.cold
         state.cold = None  # solved with the other targets (first g-step)
         polished = state.polished
@@ -255,7 +277,14 @@ class HingeLoss(Loss):
             # warm start: the previous exact g-step's active set (rows at the bound, on
             # the margin, inactive) solved on the new features, KKT-verified on every row
             warm = polish_active_set(
-                X, y, Cp, state.margins, WARM_BAND, rounds=WARM_ROUNDS, max_add=COLD_ADD
+                X,
+                y,
+                Cp,
+                state.margins,
+                WARM_BAND,
+                rounds=WARM_ROUNDS,
+                max_add=COLD_ADD,
+                weight=sw,
             )
         if warm is not None:
             v, dual, margins = warm
@@ -276,6 +305,7 @@ class HingeLoss(Loss):
                 # after one failed active-set solve (e.g. a noisy, low-dimensional
                 # problem), this target's g-steps run liblinear at svm_tol directly
                 presolve_tol=tol if state.no_polish else PRESOLVE_TOL,
+                weight=sw,
             )
             state.no_polish = state.no_polish or dual is None
             state.epochs += res.n_iter
@@ -309,6 +339,7 @@ class HingeLoss(Loss):
             band=band,
             c_scale=c_scale,
             margins=margins[rows],
+            weight=None if sw is None else sw[rows],
         )
         return g
 
@@ -574,6 +605,7 @@ class HingeLoss(Loss):
             extras=extras,
             rounds=WARM_ROUNDS,
             max_add=COLD_ADD,
+            weight=self.row_weight(problem),
         )
         for b, res in zip(warm, solved):
             if res is not None:
@@ -591,16 +623,21 @@ class HingeLoss(Loss):
         active set fails takes the usual path.
         """
         Cp = svm_c_prime(self.hinge_weight(problem), self.alpha)
-        if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX):
+        sw = self.row_weight(problem)
+        if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX, weight=sw):
             return
-        for state, exact in zip(states, active_set_svm(X, problem.Y, Cp)):
+        for state, exact in zip(states, active_set_svm(X, problem.Y, Cp, weight=sw)):
             if exact is not None:
                 state.cold = exact
 
     # ------------------------------------------------------------------ hooks
     def hinge_from_margins(self, problem: MVMLProblem, m: np.ndarray) -> float:
-        """``C sum_i max(0, 1 - m_i)`` for the margins ``m_i = y_i f(x_i)``."""
-        return float(self.hinge_weight(problem) * np.maximum(0.0, 1.0 - m).sum())
+        """``C sum_i s_i max(0, 1 - m_i)`` for the margins ``m_i = y_i f(x_i)`` (``s_i``:
+        the rows' weights, 1 without)."""
+        sw = self.row_weight(problem)
+        if sw is None:
+            return float(self.hinge_weight(problem) * np.maximum(0.0, 1.0 - m).sum())
+        return float(self.hinge_weight(problem) * (sw @ np.maximum(0.0, 1.0 - m)))
 
     def margin_loss(self, problem: MVMLProblem, state: HingeState) -> float:
         """The data term at a g-step's solution: the hinge loss of its margins (which
@@ -622,8 +659,9 @@ class HingeLoss(Loss):
         return self.offset_loss(problem, f, problem.Y[:, t])
 
     def offset_loss(self, problem: MVMLProblem, f: np.ndarray, y: np.ndarray) -> float:
-        """``min_b C sum_i max(0, 1 - y_i (f_i + b)) + C b^2 / (2 kappa)``."""
-        _, val = hinge_offsets(f[:, None], y[:, None], float(self.offset_kappa))
+        """``min_b C sum_i s_i max(0, 1 - y_i (f_i + b)) + C b^2 / (2 kappa)``."""
+        sw = self.row_weight(problem)
+        _, val = hinge_offsets(f[:, None], y[:, None], float(self.offset_kappa), sw)
         return self.hinge_weight(problem) * float(val[0])
 
     def intercepts(
@@ -648,28 +686,29 @@ class HingeLoss(Loss):
         else:
             F = problem.features() @ flat.T
         Y = np.asarray(problem.Y, dtype=np.float64)[:, np.arange(flat.shape[0]) % T]
-        b, _ = hinge_offsets(F, Y, float(self.offset_kappa))
+        b, _ = hinge_offsets(F, Y, float(self.offset_kappa), self.row_weight(problem))
         return b.reshape(coef.shape[:-1])
 
     def w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Hinge-loss view weights: ``min_w sum_i max(0, 1 - y_i Z_i w)`` over the simplex.
+        """Hinge-loss view weights: ``min_w sum_i s_i max(0, 1 - y_i Z_i w)`` over the simplex.
 
         ``Z`` (n x v) holds the per-view outputs (column ``l`` = ``K_l g_l`` or
         ``U_l g~_l``, as in eq. 10 / 17). Only the loss depends on ``w``, so this is the
-        exact w-minimiser; it is the linear program ``min sum xi`` s.t.
+        exact w-minimiser; it is the linear program ``min sum s_i xi_i`` s.t.
         ``xi_i >= 1 - y_i Z_i w``, ``xi >= 0``, ``w >= 0``, ``sum w = 1`` (HiGHS).
         The simplex fixes the scale as MVML's ``sum w = 1`` does (see
         :func:`mvkernels.mvml.least_squares_weights`), and ``w >= 0`` keeps the LP's
         vertex solutions from flipping the sign of a view. The current ``w`` is kept
         if the LP fails or does not improve the loss. With ``fit_intercept`` the LP has a
         free offset too, and the losses compared are minimised over the offset
-        (:meth:`data_loss`).
+        (:meth:`data_loss`). ``s_i``: the rows' weights (1 without).
         """
         Z = problem.view_outputs(g)
         y = problem.Y[:, t]
         n, v = Z.shape
+        sw = self.row_weight(problem)
         k = v + bool(self.fit_intercept)  # the weights (and the offset)
-        c = np.concatenate([np.zeros(k), np.ones(n)])
+        c = np.concatenate([np.zeros(k), np.ones(n) if sw is None else sw])
         cols = [-(y[:, None] * Z)] + ([-y[:, None]] if self.fit_intercept else [])
         A_ub = np.hstack([*cols, -np.eye(n)])
         A_eq = np.concatenate([np.ones(v), np.zeros(n + k - v)])[None, :]
@@ -683,9 +722,12 @@ class HingeLoss(Loss):
         if self.fit_intercept:
             old = self.offset_loss(problem, Z @ w, y)
             new = self.offset_loss(problem, Z @ w_new, y)
-        else:
+        elif sw is None:
             old = np.maximum(0.0, 1.0 - y * (Z @ w)).sum()
             new = np.maximum(0.0, 1.0 - y * (Z @ w_new)).sum()
+        else:
+            old = float(sw @ np.maximum(0.0, 1.0 - y * (Z @ w)))
+            new = float(sw @ np.maximum(0.0, 1.0 - y * (Z @ w_new)))
         return w_new if new <= old else w
 
     def final_dual(self, state: HingeState) -> np.ndarray:
@@ -699,7 +741,13 @@ class HingeLoss(Loss):
         a = np.zeros(state.margins.shape[0])
         X = last["X"](last["rows"]) if callable(last["X"]) else last["X"]
         a[last["rows"]] = dual_from_primal(
-            X, last["y"], last["v"], last["Cp"], band=last["band"], margins=last["margins"]
+            X,
+            last["y"],
+            last["v"],
+            last["Cp"],
+            band=last["band"],
+            margins=last["margins"],
+            weight=last["weight"],
         )
         return 2.0 * self.alpha * a / last["c_scale"]
 

@@ -19,8 +19,9 @@ An estimator builds its loss once per fit from its own parameters
 (``_BaseMVML._make_loss``); the loss reads them as attributes of the same names. A new
 loss is a subclass of :class:`Loss` implementing ``g_step``, ``data_loss`` and ``w_step``
 (``structured_applies`` returns False by default, so the dense reference path,
-:func:`~mvkernels.mvml._driver.reference_path`, runs it with any metric), returned by an estimator's
-``_make_loss``.
+:func:`~mvkernels.mvml._driver.reference_paths`, runs it with any metric; ``g_steps``
+batches the g-steps of targets that share the metric, by default one ``g_step`` each),
+returned by an estimator's ``_make_loss``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import blas
 
 from .._threads import serial_blas
 from ._driver import dense_metric_path
@@ -96,6 +98,11 @@ class Loss:
     #: folds of a cross-validation may run in parallel threads
     thread_safe: bool = True
 
+    #: full mode with row weights ``s_i``: the problem holds the rows scaled by
+    #: ``sqrt(s_i)`` (the weighted square loss), or as given (False: a loss that weighs
+    #: each row itself, the hinge loss), see :class:`~mvkernels.mvml._problem.MVMLProblem`
+    scales_rows: bool = True
+
     def __init__(self, params: Any):
         for name in self.param_names:
             setattr(self, name, getattr(params, name))
@@ -131,6 +138,20 @@ class Loss:
         self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray, state: Any
     ) -> np.ndarray:
         raise NotImplementedError
+
+    def g_steps(
+        self,
+        problem: MVMLProblem,
+        targets: list[int],
+        factor: PSDFactor,
+        w: np.ndarray,
+        states: list,
+    ) -> np.ndarray:
+        """The g-steps of several target columns for one metric factor and one set of
+        view weights (one row per target; ``states``: their solver states), as the
+        reference path batches them (:func:`~mvkernels.mvml._driver.reference_paths`).
+        Here :meth:`g_step` per target; a loss whose g-steps share work overrides it."""
+        return np.stack([self.g_step(problem, t, factor, w, s) for t, s in zip(targets, states)])
 
     def data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         raise NotImplementedError
@@ -217,6 +238,21 @@ class Loss:
         return out, None
 
 
+def _times_factor(X: np.ndarray, factor: PSDFactor) -> np.ndarray:
+    """``X F``: a triangular product (BLAS ``trmm``, half the flops of a general one)
+    for a Cholesky factor ``F = L``."""
+    if factor.kind != "cholesky":
+        return X @ factor.F
+    return blas.dtrmm(1.0, factor.L, X, side=1, lower=1)
+
+
+def _factor_t_times(factor: PSDFactor, X: np.ndarray) -> np.ndarray:
+    """``F^T X`` (``trmm`` for a Cholesky factor, see :func:`_times_factor`)."""
+    if factor.kind != "cholesky":
+        return factor.F.T @ X
+    return blas.dtrmm(1.0, factor.L, X, side=0, lower=1, trans_a=1, overwrite_b=1)
+
+
 class SquareLoss(Loss):
     """The square loss ``||y - W H g||^2`` of MVML (regression and one-vs-all +-1 targets).
 
@@ -233,7 +269,19 @@ class SquareLoss(Loss):
     def g_step(
         self, problem: MVMLProblem, t: int, factor: PSDFactor, w: np.ndarray, state: Any
     ) -> np.ndarray:
-        """Square-loss g-step for target column ``t`` (override for another loss).
+        """Square-loss g-step for target column ``t``: :meth:`g_steps` of one target."""
+        return self.g_steps(problem, [t], factor, w, [state])[0]
+
+    def g_steps(
+        self,
+        problem: MVMLProblem,
+        targets: list[int],
+        factor: PSDFactor,
+        w: np.ndarray,
+        states: list,
+    ) -> np.ndarray:
+        """Square-loss g-steps of the target columns ``targets`` for one metric factor
+        and one set of view weights: one factorisation, every right-hand side at once.
 
         Full mode, eq. (8) by the push-through identity (an n x n solve):
         ``g = A P^T (P A P^T + alpha I_n)^{-1} y`` with ``P = W H``; with ``A = F F^T``
@@ -243,26 +291,35 @@ class SquareLoss(Loss):
         ``g~ = F (F^T M F + alpha I)^{-1} F^T b``, ``M = D_w C D_w``, ``b = D_w c``
         (valid for any factor ``A~ = F F^T``, also of a singular metric; ``O((vp)^3)``).
         Both forms are valid for a singular PSD ``A`` (``g`` then lies in its range).
+        The factor of ``A0 = I`` (:meth:`PSDFactor.identity`) is left out of the
+        products. Returns one row per target.
         """
-        F = factor.F
+        F = None if factor.is_identity else factor.F
+        cols: Any = targets[0] if len(targets) == 1 else list(targets)  # one: vectors
         if problem.mode == "full":
-            PF = problem.design(w) @ F
+            P = problem.design(w)
+            PF = P if F is None else _times_factor(P, factor)
             G = PF @ PF.T
             G[np.diag_indices_from(G)] += self.alpha
             beta = linalg.cho_solve(
                 linalg.cho_factor(G, lower=True, check_finite=False),
-                problem.Y[:, t],
+                problem.Y[:, cols],
                 check_finite=False,
             )
-            return F @ (PF.T @ beta)
-        M, B = problem.weighted_statistics(w)
-        b = B[t]
-        S = _sym(F.T @ M @ F)
-        S[np.diag_indices_from(S)] += self.alpha
-        x = linalg.cho_solve(
-            linalg.cho_factor(S, lower=True, check_finite=False), F.T @ b, check_finite=False
-        )
-        return F @ x
+            X = PF.T @ beta
+        else:
+            M, B = problem.weighted_statistics(w)
+            # F^T M F; M is symmetric, so M^T (its F-ordered view) serves as M
+            S = _sym(M if F is None else _factor_t_times(factor, _times_factor(M.T, factor)))
+            S[np.diag_indices_from(S)] += self.alpha
+            rhs = B[cols].T
+            X = linalg.cho_solve(
+                linalg.cho_factor(S, lower=True, check_finite=False),
+                rhs if F is None else F.T @ rhs,
+                check_finite=False,
+            )
+        X = X if F is None else F @ X
+        return X[None] if X.ndim == 1 else X.T
 
     def data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """Square loss ``||y - W H g||^2`` (Nystrom: ``y^T y - 2 b^T g + g^T M g``)."""

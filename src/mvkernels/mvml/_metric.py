@@ -3,7 +3,7 @@
 
 These act on one metric matrix at a time (``nv x nv`` in full-kernel mode, ``vp x vp`` in
 block Nystrom mode) and are shared by every MVML estimator (square and hinge loss): the
-dense reference path of Algorithm 1 (:func:`mvkernels.mvml._driver.reference_path`) and
+dense reference path of Algorithm 1 (:func:`mvkernels.mvml._driver.reference_paths`) and
 the structured solvers of :mod:`mvkernels.mvml._lowrank`, whose low-rank A-step follows
 :func:`metric_step`.
 """
@@ -55,6 +55,22 @@ class PSDFactor:
     require_pd : bool, default=False
         Raise :class:`NotPSDError` when the Cholesky factorisation fails.
     """
+
+    #: the factor of the identity matrix (:meth:`identity`): ``F = I``, which a g-step
+    #: may leave out of its products (multiplying by ``I`` changes no digit)
+    is_identity: bool = False
+
+    @classmethod
+    def identity(cls, d: int) -> PSDFactor:
+        """The factor of ``I_d``: what ``PSDFactor(np.eye(d))`` computes (``L = I``),
+        marked :attr:`is_identity`, without the factorisation."""
+        out = cls.__new__(cls)
+        out.shape = (d, d)
+        out._min_eig = None
+        out.L = out.F = np.eye(d)
+        out.kind = "cholesky"
+        out.is_identity = True
+        return out
 
     def __init__(
         self,

@@ -50,6 +50,7 @@ __all__ = [
     "ovo_vote_scores",
     "ovo_predicted_indices",
     "pair_problem",
+    "pair_moments",
     "couple_pairwise",
     "PairwiseCalibration",
     "fit_pairwise_calibration",
@@ -177,6 +178,13 @@ def merged_targets(moms: list[FeatureMoments], Y_rows: np.ndarray) -> FeatureMom
     return total.symmetrize()
 
 
+def pair_moments(moments: list[FeatureMoments], i: int, j: int) -> FeatureMoments:
+    """The moments of the pair ``(i, j)`` with targets ``+1`` (class ``i``) and ``-1``
+    (``j``) from the class moments ``moments`` (no targets): ``C = C_i + C_j``,
+    ``c = s_i - s_j``, ``y^T y = n_i + n_j``."""
+    return _labelled(moments[i], 1.0).merge(_labelled(moments[j], -1.0)).symmetrize()
+
+
 def pair_problem(
     problem: MVMLProblem,
     yi: np.ndarray,
@@ -214,18 +222,26 @@ def pair_problem(
     sw = None if problem.sample_weight is None else problem.sample_weight[rows]
     if problem.mode == "full":
         Ks = [K[np.ix_(rows, rows)] for K in problem.Ks]
-        return MVMLProblem.full(Ks, y, sw), rows
+        return MVMLProblem.full(Ks, y, sw, scale_rows=problem.scale_rows), rows
     Xs = None if problem.Xs is None else take_rows(problem.Xs, rows)
     U = None if problem.U is None else problem.U[rows]
     if problem.gram is None:  # a loss that reads the rows only (the hinge loss)
         sub = MVMLProblem(
-            "nystrom", m, v, problem.block_size, y, feature_map=problem.feature_map, Xs=Xs, U=U
+            "nystrom",
+            m,
+            v,
+            problem.block_size,
+            y,
+            feature_map=problem.feature_map,
+            Xs=Xs,
+            U=U,
+            sample_weight=sw,
         )
         return sub, rows
     if moments is not None:
-        mom = _labelled(moments[i], 1.0).merge(_labelled(moments[j], -1.0)).symmetrize()
+        mom = pair_moments(moments, i, j)
     elif U is not None:
-        mom = FeatureMoments.from_features(U, y).symmetrize()
+        mom = FeatureMoments.from_features(U, y, sw).symmetrize()
     elif sw is None:
         mom = problem.feature_map.moments(Xs, y)
     else:

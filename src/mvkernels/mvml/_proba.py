@@ -226,13 +226,14 @@ class BestOutOfFold:
                 for te, D in decisions(c)
             ]
 
-    def calibration(self, y: np.ndarray, classes: np.ndarray) -> SoftmaxCalibration | None:
-        """The calibration fitted on the kept held-out values (None if none were kept)."""
+    def calibration(self, y: np.ndarray, classes: np.ndarray, fit: Callable | None = None) -> Any:
+        """The calibration fitted on the kept held-out values (None if none were kept) by
+        ``fit(D, yi, n_classes)`` (None: :func:`fit_softmax_calibration`)."""
         if self.parts is None:
             return None
         D = np.concatenate([D.reshape(len(te), -1) for te, D in self.parts])
         yi = np.searchsorted(classes, np.concatenate([np.asarray(y)[te] for te, _ in self.parts]))
-        return fit_softmax_calibration(D, yi, len(classes))
+        return (fit or fit_softmax_calibration)(D, yi, len(classes))
 
 
 def _proba_available(estimator: Any) -> bool:

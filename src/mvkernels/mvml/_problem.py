@@ -74,7 +74,13 @@ class MVMLProblem:
         (:class:`~mvkernels.nystrom.FeatureMoments` with weights). Full mode: the loss
         sees the rows scaled by ``sqrt(s_i)``: ``Y`` holds ``sqrt(s_i) y_i`` and
         :meth:`design` / :meth:`view_outputs` scale their rows the same way, while ``Ks``
-        stay the kernels (the coefficients are indexed by the training rows).
+        stay the kernels (the coefficients are indexed by the training rows), unless
+        ``scale_rows`` is False.
+    scale_rows : bool
+        Full mode with ``sample_weight``: whether ``Y``, :meth:`design` and
+        :meth:`view_outputs` hold the rows scaled by ``sqrt(s_i)`` (True, the square
+        loss) or the rows as given (False: the hinge loss, which weighs each row's hinge
+        by ``s_i`` itself and needs the labels +-1).
     """
 
     mode: str
@@ -97,14 +103,25 @@ class MVMLProblem:
     uncentred: MVMLProblem | None = field(default=None, repr=False)
     _design_cache: dict = field(default_factory=dict, repr=False)
     sample_weight: np.ndarray | None = field(default=None, repr=False)
+    scale_rows: bool = True
 
     @classmethod
-    def full(cls, Ks: list, Y: np.ndarray, sample_weight: np.ndarray | None = None) -> MVMLProblem:
+    def full(
+        cls,
+        Ks: list,
+        Y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        scale_rows: bool = True,
+    ) -> MVMLProblem:
         """Full-kernel problem of the kernels ``Ks`` and targets ``Y`` (n, T), with the
-        rows' loss weights ``sample_weight`` (None: unweighted)."""
+        rows' loss weights ``sample_weight`` (None: unweighted; ``scale_rows``: see the
+        class)."""
         n, v = Ks[0].shape[0], len(Ks)
         if sample_weight is None:
             return cls("full", n, v, n, Y, Ks=Ks)
+        if not scale_rows:
+            sw = np.asarray(sample_weight, dtype=np.float64)
+            return cls("full", n, v, n, Y, Ks=Ks, sample_weight=sw, scale_rows=False)
         s = np.sqrt(np.asarray(sample_weight, dtype=np.float64))
         Ys = np.asarray(Y, dtype=np.float64) * s[:, None]
         return cls("full", n, v, n, Ys, Ks=Ks, sample_weight=np.asarray(sample_weight))
@@ -117,8 +134,10 @@ class MVMLProblem:
         return float(np.sum(self.sample_weight))
 
     def _row_scale(self) -> np.ndarray | None:
-        """Full mode: ``sqrt(s_i)`` per row (None: unweighted)."""
-        return None if self.sample_weight is None else np.sqrt(self.sample_weight)
+        """Full mode: ``sqrt(s_i)`` per row (None: unweighted or ``scale_rows`` False)."""
+        if self.sample_weight is None or not self.scale_rows:
+            return None
+        return np.sqrt(self.sample_weight)
 
     @classmethod
     def from_moments(

@@ -85,7 +85,9 @@ def reduced_search_params(cv_est: Any, n_views: int) -> dict:
     return params
 
 
-def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
+def fit_reduced_models(
+    cv_est: Any, Xs: list, y: Any, mask: np.ndarray, sample_weight: np.ndarray | None = None
+) -> dict:
     """One refitted model per strict pattern of observed views among the training rows.
 
     At most :data:`MAX_REDUCED_MODELS` patterns, the most frequent first (ties in the
@@ -103,6 +105,10 @@ def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
     y : array of shape (n,) or (n, k)
     mask : ndarray of bool (n, v)
         Observed views per training row.
+    sample_weight : ndarray of shape (n,), optional
+        The rows' frequency weights (all positive: the rows of zero weight were dropped
+        before the search); each pattern's search is weighted by those of its rows (and
+        by ``cv_est.class_weight``, which its clone keeps).
 
     Returns
     -------
@@ -132,11 +138,14 @@ def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
                 continue
         params = reduced_search_params(cv_est, views.size)
         if is_index_landmarks(cv_est.landmarks):
-            # training-row indices, renumbered among the rows kept (every given row is
-            # observed in every view: checked by the fit of all the views)
-            params["landmarks"] = np.searchsorted(
-                np.flatnonzero(rows), np.asarray(cv_est.landmarks, dtype=np.intp)
-            )
+            # training-row indices (among the rows of positive weight), renumbered among
+            # the rows kept (every given row is observed in every view: checked by the
+            # fit of all the views)
+            landmarks = np.asarray(cv_est.landmarks, dtype=np.intp)
+            kept = cv_est.__dict__.get("_cv_rows")  # the rows of positive weight (None: all)
+            if kept is not None:
+                landmarks = np.searchsorted(kept, landmarks)
+            params["landmarks"] = np.searchsorted(np.flatnonzero(rows), landmarks)
         sub = clone(cv_est).set_params(
             views=None,
             missing_views="complete",
@@ -146,14 +155,17 @@ def fit_reduced_models(cv_est: Any, Xs: list, y: Any, mask: np.ndarray) -> dict:
             n_jobs=None,
             **params,
         )
-        jobs.append((tuple(bool(b) for b in pat), sub, [Xs[l][rows] for l in views], y_sub))
+        w_sub = None if sample_weight is None else sample_weight[rows]
+        jobs.append((tuple(bool(b) for b in pat), sub, [Xs[l][rows] for l in views], y_sub, w_sub))
 
-    def fit_one(sub: Any, Xp: list, yp: np.ndarray) -> Any:
-        return sub.fit(Xp, yp).best_estimator_
+    def fit_one(sub: Any, Xp: list, yp: np.ndarray, wp: np.ndarray | None) -> Any:
+        if wp is None:
+            return sub.fit(Xp, yp).best_estimator_
+        return sub.fit(Xp, yp, sample_weight=wp).best_estimator_
 
     # patterns in parallel threads only when asked for (each search is then serial)
     fitted = Parallel(n_jobs=cv_est.n_jobs, prefer="threads")(
-        delayed(fit_one)(sub, Xp, yp) for _, sub, Xp, yp in jobs
+        delayed(fit_one)(sub, Xp, yp, wp) for _, sub, Xp, yp, wp in jobs
     )
     return {pat: est for (pat, *_), est in zip(jobs, fitted)}
 

@@ -36,6 +36,7 @@ __all__ = [
     "MISSING_FINALISTS_FACTOR",
     "ALPHA_WINDOW",
     "ridge_loo_outputs",
+    "ScreenGrams",
     "ridge_solve",
     "ridge_fold_outputs",
     "kernel_ridge_fold_outputs",
@@ -44,8 +45,13 @@ __all__ = [
     "alpha_window",
 ]
 
-#: (joint view, bandwidth factor) pairs cross-validated in full after screening
-N_FINALISTS = 2
+#: (joint view, bandwidth factor) pairs cross-validated in full after screening (the CV
+#: estimators' default ``n_finalists``). One, not two (the default up to 0.1.0): on the
+#: 12 sets of ``bench_vs_sklearn.py --quick`` and ``bench_small_data.py`` one pair scored
+#: higher on 6 (0.04 to 0.5 point), the same on 5 and 0.1 point lower on one, in 10 to
+#: 41 % less CPU time (``benchmarks/bench_cv_speed.py``): each pair costs one
+#: eigendecomposition and one batched metric path per fold
+N_FINALISTS = 1
 #: with missing views in the training rows the screen keeps this many times as many
 #: pairs: MVML_I on completed features ranks the pairs less like the learned metric (a
 #: completed block is a linear function of the observed ones, and the learned metric
@@ -63,6 +69,7 @@ def ridge_loo_outputs(
     n_blocks: int,
     fit_intercept: bool = False,
     sample_weight: np.ndarray | None = None,
+    gram: np.ndarray | None = None,
 ) -> np.ndarray:
     """Leave-one-out outputs of MVML_I (uniform weights) for every ``alpha``.
 
@@ -84,6 +91,11 @@ def ridge_loo_outputs(
         means, the hat matrix gains ``r r^T / sum s``); a row is left out with its whole
         weight (its held-out residual ``e_i / (1 - H_ii)`` in the scaled problem is
         ``r_i`` times the unscaled one).
+    gram : ndarray or None, default=None
+        The Gram matrix this function factors, when the caller has it already
+        (:class:`ScreenGrams`): ``U U^T`` (n x n) if ``n <= d``, else ``U^T U`` (d x d).
+        Only read without ``fit_intercept`` and ``sample_weight`` (which transform the rows
+        first).
 
     Returns
     -------
@@ -118,15 +130,18 @@ def ridge_loo_outputs(
     elif fit_intercept:  # centred features and targets; fitted values gain ybar, H gains 1/n
         base, H0 = Y.mean(axis=0, keepdims=True), 1.0 / n
         U, Y = U - U.mean(axis=0), Y - base
-    if n < d:
-        # fewer rows than features: the same P from the n x n side, U U^T = V diag(s) V^T
+    if fit_intercept or sample_weight is not None:
+        gram = None  # the Gram matrix of the transformed rows
+    if n <= d:
+        # no more rows than features: the same P from the n x n side, U U^T = V diag(s) V^T
         # and U Q = V diag(sqrt(s)) (the directions of U^T U's null space give zero columns
-        # of P, which add nothing to the hat matrix): an n^3 instead of a d^3 factorisation
-        s, V = robust_eigh(U @ U.T, what="row Gram matrix U U^T")
+        # of P, which add nothing to the hat matrix): an n^3 instead of a d^3 factorisation,
+        # and no product U Q
+        s, V = robust_eigh(U @ U.T if gram is None else gram, what="row Gram matrix U U^T")
         s = np.maximum(s, 0.0)
         P = V * np.sqrt(s)
     else:
-        s, Q = robust_eigh(U.T @ U, what="feature Gram matrix U^T U")
+        s, Q = robust_eigh(U.T @ U if gram is None else gram, what="feature Gram matrix U^T U")
         s = np.maximum(s, 0.0)
         P = U @ Q
     PY = P.T @ Y  # (min(n, d), T)
@@ -139,6 +154,66 @@ def ridge_loo_outputs(
     if r is not None:  # back to the unscaled rows
         return base[None] + (Y[None] - resid) / r[None]
     return base[None] + Y[None] - resid
+
+
+class ScreenGrams:
+    """The Gram matrices that :func:`ridge_loo_outputs` factors for the screen's feature
+    sets at one bandwidth, each computed once and, where the algebra allows, from another.
+
+    The sets are column ranges of the features ``U = [U_v, U_J]`` of all the rows (the
+    input views' blocks ``U_v``, the first ``d_in`` columns, then the joint view's block
+    ``U_J``): ``U`` (joint view with the views), ``U_v`` (without it) and ``U_J`` (the
+    joint view alone). A set with ``n <= d`` columns is factored on the row side
+    (``U U^T``), else on the feature side (``U^T U``), as :func:`ridge_loo_outputs` does.
+    On the row side ``U U^T = U_v U_v^T + U_J U_J^T``, so with both on the row side the
+    product over the ``d_in`` columns of the views is not repeated; on the feature side
+    ``U_v^T U_v`` and ``U_J^T U_J`` are the diagonal blocks of ``U^T U``. The matrices
+    agree with the direct products to rounding.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n, d)
+        Features of all the rows.
+    d_in : int
+        Columns of the input views' blocks (``d``: no joint block).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.random.default_rng(0).normal(size=(5, 7))
+    >>> grams = ScreenGrams(U, 4)
+    >>> bool(np.allclose(grams.of(slice(None)), U @ U.T))
+    True
+    >>> bool(np.allclose(grams.of(slice(4, None)), U[:, 4:].T @ U[:, 4:]))
+    True
+    """
+
+    def __init__(self, U: np.ndarray, d_in: int) -> None:
+        self.U, self.d_in = U, int(d_in)
+        self._done: dict[tuple[int, int], np.ndarray] = {}
+
+    def _key(self, cols: slice) -> tuple[int, int]:
+        start, stop, _ = cols.indices(self.U.shape[1])
+        return start, stop
+
+    def of(self, cols: slice) -> np.ndarray:
+        """The Gram matrix of ``U[:, cols]`` on the side :func:`ridge_loo_outputs` uses."""
+        key = self._key(cols)
+        if key not in self._done:
+            self._done[key] = self._compute(*key)
+        return self._done[key]
+
+    def _compute(self, start: int, stop: int) -> np.ndarray:
+        n, d = self.U.shape
+        B = self.U[:, start:stop]
+        if n <= stop - start:  # row side
+            if (start, stop) == (0, d) and 0 < self.d_in < d and n <= self.d_in:
+                J = self.U[:, self.d_in :]
+                return self.of(slice(0, self.d_in)) + J @ J.T
+            return B @ B.T
+        if (start, stop) != (0, d) and n > d:  # a diagonal block of the feature side's
+            return self.of(slice(0, d))[start:stop, start:stop]
+        return B.T @ B
 
 
 def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
@@ -180,7 +255,12 @@ def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def ridge_fold_outputs(
-    U: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray, fit_intercept: bool = False
+    U: np.ndarray,
+    Y: np.ndarray,
+    splits: list,
+    alphas: np.ndarray,
+    fit_intercept: bool = False,
+    sample_weight: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Held-out outputs of ridge regression on the features ``U`` for every fold and
     ``alpha``: fold ``k``'s model is ``g = (U_tr^T U_tr + alpha I)^{-1} U_tr^T y_tr``
@@ -201,6 +281,10 @@ def ridge_fold_outputs(
     fit_intercept : bool, default=False
         An unpenalised offset per target: the fold's Gram matrix and cross moments are
         centred by its training means (from the same sums), ``b = ybar - m^T g``.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Row weights ``s_i >= 0`` of the weighted ridge ``sum_i s_i (y_i - f(x_i))^2``:
+        ``g = (U_tr^T S U_tr + alpha I)^{-1} U_tr^T S y_tr``, ``S = diag(s_tr)``, and
+        weighted means with ``fit_intercept``.
 
     Returns
     -------
@@ -223,22 +307,27 @@ def ridge_fold_outputs(
     partition = np.array_equal(covered, np.arange(n)) and all(
         tr.size + te.size == n for tr, te in splits
     )
-    C = U.T @ U if partition else None
-    B = U.T @ Y if partition else None
-    u_sum, y_sum = U.sum(axis=0), Y.sum(axis=0)
+    # the rows weighted on one side of each product (unweighted: the rows themselves)
+    sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    Us = U if sw is None else U * sw[:, None]
+    Ys = Y if sw is None else Y * sw[:, None]
+    C = U.T @ Us if partition else None
+    B = U.T @ Ys if partition else None
+    u_sum, y_sum = Us.sum(axis=0), Ys.sum(axis=0)
     out = []
     for tr, te in splits:
         U_te = U[te]
         if C is not None and B is not None:
-            C_tr, B_tr = C - U_te.T @ U_te, B - U_te.T @ Y[te]
+            C_tr, B_tr = C - U_te.T @ Us[te], B - U_te.T @ Ys[te]
         else:
-            C_tr, B_tr = U[tr].T @ U[tr], U[tr].T @ Y[tr]
+            C_tr, B_tr = U[tr].T @ Us[tr], U[tr].T @ Ys[tr]
         if not fit_intercept:
             out.append(np.stack([U_te @ ridge_solve(C_tr, B_tr.T, float(a)).T for a in alphas]))
             continue
-        m = tr.size  # the fold's means from the sums: total minus the held-out part
-        su = u_sum - U_te.sum(axis=0) if partition else U[tr].sum(axis=0)
-        sy = y_sum - Y[te].sum(axis=0) if partition else Y[tr].sum(axis=0)
+        # the fold's (weighted) means from the sums: total minus the held-out part
+        m = tr.size if sw is None else float(sw[tr].sum())
+        su = u_sum - Us[te].sum(axis=0) if partition else Us[tr].sum(axis=0)
+        sy = y_sum - Ys[te].sum(axis=0) if partition else Ys[tr].sum(axis=0)
         mu, ybar = su / m, sy / m
         C_c, B_c = C_tr - np.outer(su, mu), B_tr - np.outer(su, ybar)
         U_c = U_te - mu
@@ -247,7 +336,12 @@ def ridge_fold_outputs(
 
 
 def kernel_ridge_fold_outputs(
-    K: np.ndarray, Y: np.ndarray, splits: list, alphas: np.ndarray, fit_intercept: bool = False
+    K: np.ndarray,
+    Y: np.ndarray,
+    splits: list,
+    alphas: np.ndarray,
+    fit_intercept: bool = False,
+    sample_weight: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """:func:`ridge_fold_outputs` in kernel form, for features with ``U U^T = K``: by the
     push-through identity fold ``k``'s outputs are ``K_te,tr (K_tr,tr + alpha I)^{-1} y_tr``
@@ -266,6 +360,11 @@ def kernel_ridge_fold_outputs(
         An unpenalised offset per target: with ``J = I - 11^T / n_tr`` the outputs are
         ``(K_te,tr - 1 k^T) J (J K_tr,tr J + alpha I)^{-1} (y_tr - ybar) + ybar``, ``k``
         the column means of ``K_tr,tr`` (ridge on the centred features, push-through).
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Row weights ``s_i >= 0`` (the weighted ridge of :func:`ridge_fold_outputs`): with
+        ``R = diag(sqrt(s_tr))`` the outputs are ``K_te,tr R (R K_tr,tr R + alpha I)^{-1}
+        R y_tr`` (push-through of the weighted normal equations), the centring by
+        weighted means.
 
     Returns
     -------
@@ -285,6 +384,11 @@ def kernel_ridge_fold_outputs(
     out = []
     for tr, te in splits:
         K_tr, K_te, Y_tr = K[np.ix_(tr, tr)], K[np.ix_(te, tr)], Y[tr]
+        if sample_weight is not None:
+            out.append(
+                _weighted_kernel_ridge(K_tr, K_te, Y_tr, sample_weight[tr], alphas, fit_intercept)
+            )
+            continue
         ybar = np.zeros(Y.shape[1])
         if fit_intercept:  # double-centred training kernel, centred test rows
             k_mean = K_tr.mean(axis=0)
@@ -296,6 +400,31 @@ def kernel_ridge_fold_outputs(
             Y_tr = Y_tr - ybar
         out.append(np.stack([K_te @ ridge_solve(K_tr, Y_tr.T, float(a)).T + ybar for a in alphas]))
     return out
+
+
+def _weighted_kernel_ridge(
+    K_tr: np.ndarray,
+    K_te: np.ndarray,
+    Y_tr: np.ndarray,
+    s: np.ndarray,
+    alphas: np.ndarray,
+    fit_intercept: bool,
+) -> np.ndarray:
+    """One fold of :func:`kernel_ridge_fold_outputs` with row weights ``s`` (m, n_te, T)."""
+    s = np.asarray(s, dtype=np.float64)
+    ybar = np.zeros(Y_tr.shape[1])
+    if fit_intercept:  # centred by the weighted means of the training features
+        total = float(s.sum())
+        k_mean = s @ K_tr / total
+        K_te = K_te - k_mean
+        K_te = K_te - (K_te @ s / total)[:, None]
+        K_tr = K_tr - k_mean
+        K_tr = K_tr - (K_tr @ s / total)[:, None]
+        ybar = s @ Y_tr / total
+        Y_tr = Y_tr - ybar
+    r = np.sqrt(s)
+    K_tr, K_te, Y_tr = K_tr * r[:, None] * r[None, :], K_te * r[None, :], Y_tr * r[:, None]
+    return np.stack([K_te @ ridge_solve(K_tr, Y_tr.T, float(a)).T + ybar for a in alphas])
 
 
 def finalists(

@@ -163,8 +163,13 @@ joint_view, feature_relevance
         ``joint_view=False`` is the paper's model (user guide, "Defaults").
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         As :class:`~mvkernels.MVMLClassifier` (one-vs-one only).
-    class_weight : None, default=None
-        Not available for the hinge loss yet: anything but None raises a ``ValueError``.
+    class_weight : None, "balanced" or dict, default=None
+        Multiplies the loss weight of every row of a class, as in ``SVC``: a dict
+        ``{label: weight}`` (other classes 1) or ``"balanced"``,
+        ``n / (n_classes n_c)`` (``sample_weight``-weighted counts). The weighted hinge
+        loss is ``C sum_i s_i c_{y_i} max(0, 1 - y_i f(x_i))``: row ``i``'s dual box is
+        ``0 <= alpha_i <= s_i c_{y_i} C`` (``C=None``: ``C = 1 / sum_i s_i c_{y_i}``).
+        See ``docs/mvml.md``, "Sample and class weights".
 
     Attributes
     ----------
@@ -175,13 +180,15 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
     intercept_ : float or ndarray of shape (K,) or (K(K-1)/2,)
         The offset ``b`` per problem (0.0 with ``fit_intercept=False``).
     dual_coef_ : ndarray of shape (n_samples,), (n_samples, K) or (n_samples, K(K-1)/2)
-        The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``:
+        The paper's multipliers ``alpha_i`` of the final g-step, ``0 <= alpha_i <= C``
+        (``<= s_i C`` with the rows' weights ``s_i``):
         those of its active-set solve, or, after liblinear alone, recovered from its
         solution by the KKT conditions (:func:`mvkernels.mvml._hinge.dual_from_primal`;
         liblinear returns ``v`` only). One-vs-one: one column per pair, zero off the
         pair's rows. With ``fit_intercept``, ``b = (kappa / C) sum_i alpha_i y_i``.
     C_ : float
-        The hinge weight used (``1 / n`` when ``C=None``).
+        The hinge weight used (``1 / n`` when ``C=None``; ``1 / sum_i s_i`` with the
+        rows' weights).
     objective_increase_ : float or ndarray of shape (K,)
         Largest relative increase of ``objective_`` between consecutive entries (0 when
         it is non-increasing). A ``ConvergenceWarning`` reports any increase above 1e-6.
@@ -343,23 +350,25 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         """NumPy input: the features ``U`` are computed once and kept (every g-step needs
         them). The hinge loss needs no sufficient statistics: only the Cov metric's
         initial metric and, with complete training rows, the map's missing-view
-        statistics read them (from ``U``, not from a second pass over the data)."""
+        statistics read them (from ``U``, not from a second pass over the data), weighted
+        by the rows' loss weights (``_loss_weight``), which the problem keeps."""
         if is_dask_collection(Y) or any(is_dask_collection(V) for V in Xs):
             return super()._nystrom_problem(nys, Xs, Y, complete)
         Xs = nys.check_views(Xs)
         Y = np.asarray(Y, dtype=np.float64)
         U = nys.features(Xs)
         n, v, p = U.shape[0], int(nys.n_views_), int(nys.n_landmarks_)
+        sw = self.__dict__.get("_loss_weight")
         stats = metric_kind(self.metric).needs_statistics  # the Cov metric's A0
         if complete or stats:
             # the target moments only for the Cov metric's problem (the missing-view model
             # reads the feature moments alone)
-            mom = FeatureMoments.from_features(U, Y.reshape(n, -1) if stats else None)
+            mom = FeatureMoments.from_features(U, Y.reshape(n, -1) if stats else None, sw)
             if complete:
                 nys.set_missing_model(ConditionalViews.from_moments(mom, v, p))
             if stats:
-                return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U)
-        return MVMLProblem("nystrom", n, v, p, Y, feature_map=nys, Xs=Xs, U=U)
+                return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U, sample_weight=sw)
+        return MVMLProblem("nystrom", n, v, p, Y, feature_map=nys, Xs=Xs, U=U, sample_weight=sw)
 
     # ------------------------------------------------------------------ loss
     def _make_loss(self) -> HingeLoss:
@@ -371,12 +380,18 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> MVMLSVC:
         """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and labels ``y``.
 
-        ``sample_weight`` is not supported by the hinge loss yet: anything but None raises
-        a ``ValueError``."""
+        ``sample_weight`` (n,): frequency weights of the rows (None: 1 each), multiplied
+        by ``class_weight``; rows of weight 0 are dropped first. Row ``i``'s hinge is
+        weighted by its weight ``s_i``: its dual box is ``0 <= alpha_i <= s_i C`` (user
+        guide, "Sample and class weights"; ``C=None``: ``C = 1 / sum_i s_i``)."""
         super().fit(X, y, sample_weight=sample_weight)
         states = self._fit_states
         n = self.n_samples_fit_
-        self.C_ = 1.0 / n if self.C is None else float(self.C)
+        lw = self.__dict__.get("_loss_weight")
+        if self.C is not None:
+            self.C_ = float(self.C)
+        else:
+            self.C_ = 1.0 / n if lw is None else 1.0 / float(np.sum(lw))
         with serial_blas(n):
             loss = self._make_loss()
             duals = self._rows_to_columns([loss.final_dual(s) for s in states])

@@ -34,6 +34,7 @@ the features), ``_map`` (:class:`BlockNystrom` and the NumPy/Dask dispatch) and 
 
 from ._landmarks import (
     LANDMARK_STRATEGIES,
+    check_landmark_count,
     check_landmark_indices,
     default_chunk_size,
     leverage_indices,
@@ -47,6 +48,7 @@ __all__ = [
     "LANDMARK_STRATEGIES",
     "resolve_n_landmarks",
     "check_landmark_indices",
+    "check_landmark_count",
     "leverage_indices",
     "select_landmarks",
     "sqrt_pinv_psd",

@@ -9,7 +9,8 @@ What runs where
 * **Sufficient statistics** (:func:`dask_feature_moments`): every row block of the views
   (row chunks aligned across views, one chunk along columns) becomes one task that maps
   the feature function over the block, in sub-chunks of ``chunk_size`` rows, and returns
-  its :class:`~mvkernels.nystrom.FeatureMoments` (``D x D`` Gram, sum, cross moments).
+  its :class:`~mvkernels.nystrom.FeatureMoments` (``D x D`` Gram, sum, cross moments;
+  weighted moments when the rows have weights, which travel block by block with them).
   The per-block moments are added in a tree (fan-in ``split_every``) on the workers; only
   the final ``D x D`` (and ``D x k``) result comes to the client.
 * **Transform / predict** (:func:`map_view_rows`): a row-wise NumPy function mapped over
@@ -60,8 +61,10 @@ def _block_moments(
     start: int,
     Y: np.ndarray | None,
     *blocks: np.ndarray,
+    sample_weight: np.ndarray | None = None,
 ) -> Any:
-    """FeatureMoments of one row block, in sub-chunks of ``chunk_size`` rows."""
+    """FeatureMoments of one row block, in sub-chunks of ``chunk_size`` rows (weighted by
+    the block's ``sample_weight``, None: unweighted)."""
     from ._moments import _as_targets, numpy_feature_moments
 
     check_block_finite(blocks, start, Y, fn=feature_fn)
@@ -72,6 +75,7 @@ def _block_moments(
         _as_targets(Y, blocks_[0].shape[0]),
         chunk_size=chunk_size,
         symmetrize=False,
+        sample_weight=None if sample_weight is None else np.asarray(sample_weight, np.float64),
     )
 
 
@@ -90,6 +94,7 @@ def dask_feature_moments(
     chunk_size: int | None = None,
     split_every: int = SPLIT_EVERY,
     compute: bool = True,
+    sample_weight: Any = None,
 ) -> Any:
     """:class:`~mvkernels.nystrom.FeatureMoments` of a row-wise feature map over Dask views.
 
@@ -107,6 +112,10 @@ def dask_feature_moments(
         Fan-in of the tree sum of per-block moments.
     compute : bool
         If False, return the Delayed result instead of computing it.
+    sample_weight : None, NumPy or Dask array of shape (n,)
+        Frequency weights of the rows (weighted moments, as
+        :meth:`FeatureMoments.from_features`): aligned with the views' row blocks, each
+        block's task weighs its own rows (still one pass).
 
     Returns
     -------
@@ -118,13 +127,16 @@ def dask_feature_moments(
 
     if Y is not None and not is_dask_collection(Y):
         Y = np.asarray(Y, dtype=np.float64)
-    extra = [None if Y is None else (Y.reshape(-1, 1) if Y.ndim == 1 else Y)]
-    views, (Yd,) = as_aligned_views(Xs, extra)
+    if sample_weight is not None and not is_dask_collection(sample_weight):
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    extra = [None if Y is None else (Y.reshape(-1, 1) if Y.ndim == 1 else Y), sample_weight]
+    views, (Yd, Wd) = as_aligned_views(Xs, extra)
     if Yd is not None:
         Yd = Yd.astype(np.float64)
     fn = delayed(feature_fn, pure=True)
     blocks = [V.to_delayed().ravel() for V in views]
     yblocks = None if Yd is None else Yd.to_delayed().ravel()
+    wblocks = None if Wd is None else Wd.to_delayed().ravel()
     starts = np.concatenate([[0], np.cumsum(views[0].chunks[0])[:-1]]).astype(int)
     per_block = delayed(_block_moments, pure=True)
     parts = [
@@ -134,6 +146,7 @@ def dask_feature_moments(
             int(starts[b]),
             None if yblocks is None else yblocks[b],
             *[bl[b] for bl in blocks],
+            **({} if wblocks is None else {"sample_weight": wblocks[b]}),
         )
         for b in range(len(starts))
     ]

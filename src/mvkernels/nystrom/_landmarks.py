@@ -82,6 +82,58 @@ def check_landmark_indices(landmarks: Any, n_samples: int) -> np.ndarray:
     return idx.astype(np.intp)
 
 
+def check_landmark_count(
+    n_landmarks: Any, landmarks: Any, n_samples: int, fractions: bool = True
+) -> None:
+    """Refuse an explicit landmark count that disagrees with the landmark indices given.
+
+    An index array fixes the number of landmarks. A count passed beside it is either the
+    same number (accepted) or a contradiction, which is an error rather than silently
+    ignored. Strategy names, ``None`` and non-numeric counts (``"auto"``) are not checked;
+    nor are fractions when ``fractions=False`` (e.g. :class:`BlockNystrom`, whose default
+    ``0.1`` cannot be told apart from a chosen value).
+
+    Parameters
+    ----------
+    n_landmarks : int, float, str or None
+        The count the user set.
+    landmarks : str or array-like of int
+        A strategy name or row indices.
+    n_samples : int
+        Training rows the indices refer to (a fraction is read against them).
+    fractions : bool, default=True
+        Check a fractional ``n_landmarks`` too.
+
+    Raises
+    ------
+    ValueError
+        The count and the number of indices differ.
+
+    Examples
+    --------
+    >>> check_landmark_count(3, [0, 4, 7], 10)
+    >>> check_landmark_count(5, [0, 4, 7], 10)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_landmarks=5 disagrees with the 3 landmark indices given in landmarks: ...
+    """
+    if not is_index_landmarks(landmarks) or isinstance(n_landmarks, bool):
+        return
+    if isinstance(n_landmarks, Integral):
+        count = int(n_landmarks)
+    elif fractions and isinstance(n_landmarks, Real) and 0.0 < float(n_landmarks) <= 1.0:
+        count = max(1, int(round(float(n_landmarks) * n_samples)))
+    else:
+        return
+    given = int(np.asarray(landmarks).size)
+    if count != given:
+        raise ValueError(
+            f"n_landmarks={n_landmarks!r} disagrees with the {given} landmark indices given "
+            f"in landmarks: the indices fix the count; set n_landmarks={given} or leave "
+            "n_landmarks at its default"
+        )
+
+
 def resolve_n_landmarks(n_landmarks: int | float, n_samples: int) -> int:
     """Number of landmarks from an int or a fraction of ``n_samples`` in (0, 1].
 

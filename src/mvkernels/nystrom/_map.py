@@ -35,6 +35,7 @@ from .._validation import (
 )
 from ..kernels import ViewKernel, make_view_kernels
 from ._landmarks import (
+    check_landmark_count,
     check_landmark_indices,
     default_chunk_size,
     is_index_landmarks,
@@ -150,9 +151,9 @@ def feature_moments(
         ~32 MB of features (the width D is found from the first chunk).
     symmetrize : bool
         Symmetrise ``gram`` at the end (always done on the Dask path).
-    sample_weight : None or ndarray of shape (n,)
-        Frequency weights of the rows (weighted moments, :class:`FeatureMoments`);
-        NumPy views only.
+    sample_weight : None or array of shape (n,), NumPy or Dask
+        Frequency weights of the rows (weighted moments, :class:`FeatureMoments`); on
+        the Dask path each block's weights travel with its rows (the same single pass).
 
     Returns
     -------
@@ -165,15 +166,12 @@ def feature_moments(
         Xs = list(Xs) if isinstance(Xs, tuple) else [Xs]
     n = Xs[0].shape[0]
     Y = _as_targets(Y, n)
-    if views_kind(Xs) == "dask" or is_dask_collection(Y):
-        if sample_weight is not None:
-            raise ValueError(
-                "sample_weight is not supported on Dask input yet; compute the views (or "
-                "drop the weights)"
-            )
+    if views_kind(Xs) == "dask" or is_dask_collection(Y) or is_dask_collection(sample_weight):
         from ._dask import dask_feature_moments
 
-        return dask_feature_moments(feature_fn, Xs, Y, chunk_size=chunk_size)
+        return dask_feature_moments(
+            feature_fn, Xs, Y, chunk_size=chunk_size, sample_weight=sample_weight
+        )
     if sample_weight is not None:
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
     return numpy_feature_moments(
@@ -280,9 +278,10 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
     landmarks : {"uniform", "kmeans++", "leverage"} or array-like of int, default="uniform"
         Landmark strategy (:func:`select_landmarks`), or the landmarks themselves: row
         indices of the training data (distinct integers in ``[0, n_samples)``, in the
-        order given). An index array fixes the number of landmarks: it overrides
-        ``n_landmarks``. With missing views every listed row must be observed in every
-        view (ValueError otherwise).
+        order given). An index array fixes the number of landmarks: an integer
+        ``n_landmarks`` that disagrees is a ValueError, a fraction is ignored. With
+        missing views every listed row must be observed in every view (ValueError
+        otherwise).
     eig_floor : float, default=1e-10
         Relative eigenvalue floor of the pseudo-inverse square root (:func:`sqrt_pinv_psd`).
     chunk_size : int or None
@@ -440,6 +439,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             feature_names=getattr(self, "feature_names_in_", None),
             allow_missing=True,
         )
+        # an explicit count beside an index array must agree (the 0.1 default is a fraction)
+        check_landmark_count(self.n_landmarks, self.landmarks, Xs[0].shape[0], fractions=False)
         self._fit_views(Xs)
         return self
 

@@ -79,14 +79,21 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out score of the fixed metric ``A = I`` on all the rows (one
-        factorisation per pair, every ``alpha``), then the 2 best pairs are
+        factorisation per pair, every ``alpha``), then the ``n_finalists`` best pairs are
         cross-validated in full at their screening-best ``alpha`` and its grid neighbours
         (see :mod:`mvkernels.mvml._screen`); the other candidates get NaN scores in
-        ``cv_results_``. With missing views in the training rows the 4 best pairs are
+        ``cv_results_``. With missing views in the training rows twice as many pairs are
         kept (the screen's fixed metric ranks the pairs less reliably on completed
         features). Applies in Nystrom mode on in-memory views when there are more pairs
         than kept ones; otherwise, and with ``"exhaustive"``, every candidate is
         cross-validated.
+    n_finalists : int >= 1 or None, default=None
+        Pairs cross-validated in full after the screen (``search="screen"``); None: 1.
+        Each pair costs one eigendecomposition and one batched metric path per fold. The
+        default was 2 up to 0.1.0: on the 12 sets of ``bench_vs_sklearn.py --quick`` and
+        ``bench_small_data.py`` one pair scored higher on 6 sets (0.04 to 0.5 point), the
+        same on 5 and 0.1 point lower on one, in 10 to 41 % less time
+        (``benchmarks/bench_cv_speed.py``).
     missing_views : {"reduced", "complete"}, default="reduced"
         How samples with missing views (NaN rows) are predicted when the training rows
         have missing views. ``"reduced"``: a sample whose observed views are ``O`` is
@@ -107,19 +114,32 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         means (from the total-minus-held-out statistics), the held-out outputs add each
         candidate's offset, the leave-one-out screen uses ridge with the intercept, and
         the refitted ``best_estimator_`` has it.
-    feature_relevance : {"none", "ard"} or list of array-like, default="none"
+    feature_relevance : {"none", "ard", "auto"} or list of array-like, default="none"
         As :class:`~mvkernels.MVMLRegressor`. ``"ard"`` learns the column scales once, on
-        all the training rows before the search (not per fold: the held-out rows of the
-        folds took part in learning these few scales, a mild optimism of the CV scores
-        traded for one learning instead of one per fold); every candidate is fitted on
-        the scaled views and ``best_estimator_`` gets the scales as a fixed
-        ``feature_relevance``.
+        all the training rows before the search (not per fold: the folds' statistics are
+        those of all the rows minus the held-out ones, which needs one feature space for
+        every fold, so per-fold scales would cost one search per fold; the held-out rows
+        of the folds thus took part in learning these few scales, an optimism of the CV
+        scores); every candidate is fitted on the scaled views and ``best_estimator_``
+        gets the scales as a fixed ``feature_relevance``. ``"auto"``: a search along the
+        relevance axis, ``"none"`` and ``"ard"`` (scales learned once, as for ``"ard"``)
+        on the same folds, their candidates side by side in ``cv_results_`` (column
+        ``param_feature_relevance``) and the better one kept (ties to ``"none"``;
+        ``best_params_["feature_relevance"]``); about the cost of ``"ard"`` plus one
+        search, and one search when the learned relevance is flat (its candidates are
+        then those of ``"none"``, with their scores). The optimism above favours
+        ``"ard"`` when the learning's subsample (at most 1,000 rows) holds many of the
+        rows: on digits (600 rows) ``"auto"`` chose ``"ard"``, 0.5 to 0.8 points below
+        ``"none"`` in test accuracy (``docs/results/benchmarks/relevance.md``), hence the
+        default ``"none"``. With ``sample_weight`` or ``class_weight`` (no learned scales
+        yet) and precomputed kernels (no columns), ``"auto"`` searches ``"none"`` alone.
 
     Attributes
     ----------
     best_params_ : dict
-        ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``, and
-        ``joint_view`` when both candidates were searched.
+        ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``,
+        ``joint_view`` when both candidates were searched, and ``feature_relevance``
+        when ``"auto"`` searched both.
     best_score_ : float
         Mean held-out score of the best candidate.
     best_kernel_params_ : list of dict
@@ -141,8 +161,8 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     n_iter_ : int or ndarray
         Outer iterations of ``best_estimator_`` (the selected ``max_iter`` without refit).
     feature_relevance_ : list of ndarray or None
-        The column scales the search and ``best_estimator_`` use (see
-        ``feature_relevance``); None for ``"none"``.
+        The column scales ``best_estimator_`` uses (see ``feature_relevance``); None for
+        ``"none"`` (and for ``"auto"`` when ``"none"`` was chosen).
     best_index_, n_splits_, cv_time_
 
     See Also
@@ -184,20 +204,22 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     ``predict_proba`` / ``predict_log_proba`` (with ``refit=True``): ``softmax(a D(x))``
     of ``best_estimator_``'s decision values, the slope ``a`` (``calibration_``) fitted on
     the held-out decision values of the selected candidate, which the search computed
-    anyway (no extra fit). The most probable class is the predicted one.
+    anyway (no extra fit). The most probable class is the predicted one. One-vs-one
+    (``multi_class="ovo"``): Platt sigmoids of the pairs coupled as ``SVC`` does (see
+    ``multi_class``), whose most probable class usually, not always, is the voted one.
 
     Parameters
     ----------
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-missing_views, fit_intercept, feature_relevance
+n_finalists, missing_views, fit_intercept, feature_relevance
         As :class:`MVMLRegressorCV`.
     class_weight : None, "balanced" or dict, default=None
         As :class:`~mvkernels.MVMLClassifier`: multiplies the loss weight of the rows of
         each class in every fold's fit and in the refit (``"balanced"`` from the class
-        counts of all the rows); the held-out scores take ``sample_weight`` only. Square
-        loss only.
+        counts of all the rows); the held-out scores take ``sample_weight`` only. Either
+        loss (the hinge loss: per-row dual boxes, :class:`~mvkernels.MVMLSVC`).
     loss : {"squared", "hinge", "auto"}, default="squared"
         The loss searched. ``"squared"``: :class:`~mvkernels.MVMLClassifier` (MVML's
         square loss, eq. 8 / 15). ``"hinge"``: :class:`~mvkernels.MVMLSVC` (MVML-SVM),
@@ -210,6 +232,24 @@ missing_views, fit_intercept, feature_relevance
         masked in its rows) and the best of either chosen (ties to the square loss).
         ``best_params_`` then holds ``"loss"``, and ``best_estimator_`` is a
         :class:`~mvkernels.MVMLClassifier` or a :class:`~mvkernels.MVMLSVC`.
+    multi_class : {"ovr", "ovo", "auto"}, default="ovr"
+        The multi-class decomposition searched (K > 2 classes; the same model for two).
+        ``"ovr"``: one-vs-rest, K problems sharing each fold's statistics.
+        ``"ovo"``: one-vs-one (:class:`~mvkernels.MVMLClassifier`'s
+        ``multi_class="ovo"``): every candidate is scored by its K(K-1)/2 pairwise
+        decision values on all the held-out rows, aggregated by ``SVC``'s vote rule
+        (votes, ties by the summed values); each pair is solved on its fold's training
+        rows, in Nystrom mode from the pair's fold statistics (the sums of its two
+        classes' statistics, each the total minus the held-out part); the joint view alone
+        is one kernel ridge per pair; the leave-one-out screen of the (joint view,
+        bandwidth factor) pairs stays the one-vs-rest ridge's. The refit
+        ``best_estimator_`` is one-vs-one and ``predict_proba`` couples one Platt sigmoid
+        per pair, fitted on the selected candidate's held-out pairwise values.
+        ``"auto"``: both, on the same folds, their candidates side by side in
+        ``cv_results_`` (column ``param_multi_class``; with ``loss="auto"`` the four
+        searches of both losses and both decompositions) and the best chosen (ties to
+        "ovr"); ``best_params_`` then holds ``"multi_class"``. In-memory views only for
+        "ovo" (as the estimator).
 
     Attributes
     ----------
@@ -239,6 +279,21 @@ n_splits_, cv_time_, feature_relevance_
     array(['a', 'b'], dtype='<U1')
     >>> clf.best_estimator_.predict([X1, X2]).shape
     (40,)
+
+    The relevance axis: "none" and "ard" on the same folds (here 3 of the 4 columns of
+    each view are noise, and "ard" wins):
+
+    >>> X1, X2 = rng.normal(size=(150, 4)), rng.normal(size=(150, 4))
+    >>> y = np.where(np.sin(2 * X1[:, 0]) + X2[:, 0] > 0, "a", "b")
+    >>> clf = MVMLClassifierCV(
+    ...     feature_relevance="auto", cv=3, alphas=[0.01, 0.1], bandwidth_factors=[1.0, 4.0],
+    ...     random_state=0,
+    ... ).fit([X1, X2], y)
+    >>> searched = sorted(set(clf.cv_results_["param_feature_relevance"]))
+    >>> clf.best_params_["feature_relevance"], searched
+    ('ard', ['ard', 'none'])
+    >>> [int(r.argmax()) for r in clf.feature_relevance_]  # the relevant column of each view
+    [0, 0]
     """
 
     _base_classes = {"squared": MVMLClassifier, "hinge": MVMLSVC}
@@ -246,6 +301,7 @@ n_splits_, cv_time_, feature_relevance_
         **_cv_constraints(),
         "loss": [StrOptions({"squared", "hinge", "auto"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "multi_class": [StrOptions({"ovr", "ovo", "auto"})],
     }
 
     def __init__(
@@ -275,11 +331,13 @@ n_splits_, cv_time_, feature_relevance_
         verbose: int = 0,
         joint_view: bool | str = "auto",
         search: str = "screen",
+        n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "squared",
         fit_intercept: bool = False,
         feature_relevance: Any = "none",
         class_weight: Any = None,
+        multi_class: str = "ovr",
     ):
         super().__init__(
             alphas=alphas,
@@ -306,12 +364,14 @@ n_splits_, cv_time_, feature_relevance_
             verbose=verbose,
             joint_view=joint_view,
             search=search,
+            n_finalists=n_finalists,
             missing_views=missing_views,
             loss=loss,
             fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
         )
         self.class_weight = class_weight
+        self.multi_class = multi_class
 
     def _check_proba(self) -> None:
         """Probabilities are always available (they need ``refit=True`` at prediction)."""
@@ -358,18 +418,25 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_rele
         ``fit_intercept``: the g-step's augmented constant feature) for every candidate:
         each candidate's offset minimises its data term on the fold's training rows and
         is added to its held-out outputs; the refitted ``best_estimator_`` has it.
+    multi_class : {"ovr", "ovo", "auto"}, default="ovr"
+        As :class:`MVMLClassifierCV` (one-vs-one: the hinge loss's paths on each pair's
+        training rows of the fold).
     class_weight : None, "balanced" or dict, default=None
-        Not available for the hinge loss yet: anything but None raises a ``ValueError``
-        at ``fit`` (as ``sample_weight``).
+        As :class:`MVMLClassifierCV`: multiplies the loss weight (the dual box,
+        :class:`~mvkernels.MVMLSVC`) of the rows of each class in every fold's fit and in
+        the refit; the held-out scores take ``sample_weight`` only.
     search : {"screen", "exhaustive"}, default="screen"
         ``"screen"``: every (``joint_view``, bandwidth factor) pair is first scored by the
         exact leave-one-out accuracy of the fixed-metric ridge (MVML_I, square loss) on
         all the rows at its best ``alpha`` of the square loss's grid (``logspace(-4, 1,
-        6)``: the hinge loss's ``alpha`` is on another scale), then the best pair only
-        (the 2 best with missing views in the training rows) is cross-validated, at every
-        ``alpha``, ``eta`` and iteration (the other candidates: NaN scores,
-        ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on in-memory views
-        with more pairs than kept ones; ``"exhaustive"`` cross-validates every candidate.
+        6)``: the hinge loss's ``alpha`` is on another scale), then the ``n_finalists``
+        best pairs (default 1; twice as many with missing views in the training rows) are
+        cross-validated, at every ``alpha``, ``eta`` and iteration (the other candidates:
+        NaN scores, ``screen_score`` in ``cv_results_``). Applies in Nystrom mode on
+        in-memory views with more pairs than kept ones; ``"exhaustive"`` cross-validates
+        every candidate.
+    n_finalists : int >= 1 or None, default=None
+        Pairs cross-validated after the screen; None: 1.
     joint_view : bool or "auto", default=False
         As :class:`MVMLClassifierCV`, but off by default: every hinge-loss candidate runs
         its own solver (there are no sufficient statistics to share), so searching with
@@ -409,6 +476,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         **_cv_constraints(),
         "loss": [StrOptions({"hinge"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "multi_class": [StrOptions({"ovr", "ovo", "auto"})],
     }
 
     def __init__(
@@ -438,11 +506,13 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         verbose: int = 0,
         joint_view: bool | str = False,
         search: str = "screen",
+        n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "hinge",
         fit_intercept: bool = False,
         feature_relevance: Any = "none",
         class_weight: Any = None,
+        multi_class: str = "ovr",
     ):
         super().__init__(
             alphas=alphas,
@@ -469,9 +539,11 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
             verbose=verbose,
             joint_view=joint_view,
             search=search,
+            n_finalists=n_finalists,
             missing_views=missing_views,
             loss=loss,
             fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
             class_weight=class_weight,
+            multi_class=multi_class,
         )

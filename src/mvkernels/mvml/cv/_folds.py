@@ -19,16 +19,18 @@ from ..._targets import predicted_class_indices
 from ..._validation import take_rows
 from ...kernels import make_view_kernels
 from ...nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
-from .._base import landmarks_of_rows
+from .._base import _weighted_missing_model, landmarks_of_rows
 from .._joint import (
     JOINT_ONLY,
     drop_joint_block,
     joint_views,
     leading_moments,
 )
+from .._multiclass import pair_moments, pair_problem
 from .._problem import MVMLProblem
 from .._screen import (
     MISSING_FINALISTS_FACTOR,
+    ScreenGrams,
     alpha_window,
     best_index,
     finalists,
@@ -42,6 +44,25 @@ from ._scoring import _r2_from_sums, _score_outputs, complement_moments
 __all__ = []
 
 
+def _class_moments(
+    U: np.ndarray, yi: np.ndarray, n_classes: int, sample_weight: np.ndarray | None = None
+) -> list[FeatureMoments]:
+    """The feature moments (no targets) of the rows of each class (one-vs-one folds)."""
+    out = []
+    for c in range(n_classes):
+        rows = yi == c
+        sw = None if sample_weight is None else sample_weight[rows]
+        out.append(FeatureMoments.from_features(U[rows], None, sw))
+    return out
+
+
+def _path_point(r: dict, it: int, n_views: int) -> np.ndarray:
+    """The weighted coefficients ``w (.) g`` (v, m) of the ``it``-th iterate of a
+    recorded path ``r`` (its last iterate past its end)."""
+    at = min(it, len(r["path"]) - 1)
+    return r["path"][at].reshape(n_views, -1) * r["path_w"][at][:, None]
+
+
 class _FoldScoring:
     """The scoring steps of :class:`~._search._MVMLCVBase` (see the module docstring).
 
@@ -49,6 +70,7 @@ class _FoldScoring:
     the type checker."""
 
     search: str
+    n_finalists: int | None
     fit_intercept: bool
     n_landmarks: Any
     landmarks: Any
@@ -85,9 +107,10 @@ class _FoldScoring:
         )
 
     def _finalist_count(self, S: _CVSearch) -> int:
-        """Pairs kept by the screen: the loss's ``n_finalists``, times ``MISSING_FINALISTS_FACTOR``
-        when training views have missing rows (:mod:`._screen`)."""
-        return self._loss_search.n_finalists * (MISSING_FINALISTS_FACTOR if S.missing else 1)
+        """Pairs kept by the screen: ``n_finalists`` (None: the loss's), times
+        ``MISSING_FINALISTS_FACTOR`` when training views have missing rows (:mod:`._screen`)."""
+        k = self._loss_search.n_finalists if self.n_finalists is None else self.n_finalists
+        return k * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
     def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
@@ -115,15 +138,23 @@ class _FoldScoring:
             nys = self._fit_map(S, S.kernel_params(self._search_kernel, f))
             U = nys.transform(S.Xs)
             d_in = S.v_in * nys.n_landmarks_
+            grams = ScreenGrams(U, d_in)  # shared by the joint-view variants
             for ji, joint in enumerate(S.joints):
                 if joint == JOINT_ONLY:
-                    Uj, n_blocks = U[:, d_in:], 1
+                    cols, n_blocks = slice(d_in, None), 1
                 elif joint or len(S.Xs) == S.v_in:
-                    Uj, n_blocks = U, len(S.Xs)
+                    cols, n_blocks = slice(None), len(S.Xs)
                 else:
-                    Uj, n_blocks = U[:, :d_in], S.v_in
+                    cols, n_blocks = slice(0, d_in), S.v_in
+                plain = not self.fit_intercept and S.loss_weight is None
                 loo = ridge_loo_outputs(
-                    Uj, Y, screen_alphas, n_blocks, self.fit_intercept, S.loss_weight
+                    U[:, cols],
+                    Y,
+                    screen_alphas,
+                    n_blocks,
+                    self.fit_intercept,
+                    S.loss_weight,
+                    gram=grams.of(cols) if plain else None,
                 )
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
@@ -186,17 +217,41 @@ class _FoldScoring:
             # every row a landmark: U U^T = K, so the kernel form (no factorisation of K)
             kern = make_view_kernels(kernel, kernel_params, 1)[0]
             kern.fit(Xj[0], random_state=check_random_state(self.random_state))
-            outs = kernel_ridge_fold_outputs(
-                kern(Xj[0], Xj[0]), Y, S.splits, alphas, self.fit_intercept
-            )
+            Kj = kern(Xj[0], Xj[0])
+
+            def fold_outputs(Yc: np.ndarray, splits: list) -> list[np.ndarray]:
+                return kernel_ridge_fold_outputs(
+                    Kj, Yc, splits, alphas, self.fit_intercept, S.loss_weight
+                )
         else:
             nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
-            outs = ridge_fold_outputs(nys.transform(Xj), Y, S.splits, alphas, self.fit_intercept)
+            Uj = nys.transform(Xj)
+
+            def fold_outputs(Yc: np.ndarray, splits: list) -> list[np.ndarray]:
+                return ridge_fold_outputs(Uj, Yc, splits, alphas, self.fit_intercept, S.loss_weight)
+
+        if S.pairs:  # a ridge per pair on its training rows, outputs on every held-out row
+            yi = np.argmax(Y, axis=1)
+            per_pair = []
+            for i, j in S.pairs:
+                keep = (yi == i) | (yi == j)
+                y_pair = np.where(yi == i, 1.0, -1.0)[:, None]
+                per_pair.append(fold_outputs(y_pair, [(tr[keep[tr]], te) for tr, te in S.splits]))
+            outs = [np.concatenate(D_k, axis=2) for D_k in zip(*per_pair)]
+        else:
+            outs = fold_outputs(Y, S.splits)
         classes = getattr(self, "classes_", None)
+        sw = S.sample_weight
         part = np.array(
             [
                 [
-                    _score_outputs(D[ai], S.y_score[te], classes, S.scorer)
+                    _score_outputs(
+                        S.decode(D[ai]),
+                        S.y_score[te],
+                        classes,
+                        S.scorer,
+                        None if sw is None else sw[te],
+                    )
                     for D, (_, te) in zip(outs, S.splits)
                 ]
                 for ai in range(alphas.size)
@@ -225,6 +280,7 @@ class _FoldScoring:
         scorer: Any,
         offsets: np.ndarray | None = None,
         sample_weight: np.ndarray | None = None,
+        decode: Any = None,
     ) -> np.ndarray:
         """Scores of every candidate on one held-out part.
 
@@ -233,38 +289,46 @@ class _FoldScoring:
         ``U @ GW[c].T + offsets[c]``. Default scoring (accuracy / R^2) is accumulated over row
         chunks (Dask blocks run on the workers); a custom ``scoring`` materialises one
         candidate's outputs at a time. ``sample_weight``: the held-out rows' weights
-        (weighted accuracy / R^2; passed to ``scoring``).
+        (weighted accuracy / R^2; passed to ``scoring``). ``decode``: maps decision values
+        (..., T) to the values scored (:meth:`_CVSearch.decode`; None: as they are).
         """
         n_cand, T, d = GW.shape
         classes = getattr(self, "classes_", None)
         b = np.zeros((n_cand, T)) if offsets is None else offsets
+        dec = (lambda D: D) if decode is None else decode
         if scorer is not None:
             if is_dask_collection(U):
                 U = np.asarray(U.compute())
             return np.array(
                 [
-                    _score_outputs(U @ GW[c].T + b[c], y_te, classes, scorer, sample_weight)
+                    _score_outputs(dec(U @ GW[c].T + b[c]), y_te, classes, scorer, sample_weight)
                     for c in range(n_cand)
                 ]
             )
-        if sample_weight is not None:  # in memory (Dask input is refused with weights)
+        if sample_weight is not None and not is_dask_collection(U):
             return np.array(
                 [
-                    _score_outputs(U @ GW[c].T + b[c], y_te, classes, None, sample_weight)
+                    _score_outputs(dec(U @ GW[c].T + b[c]), y_te, classes, None, sample_weight)
                     for c in range(n_cand)
                 ]
             )
         flat = GW.reshape(n_cand * T, d).T
 
-        def stats(Ub: np.ndarray, yb: np.ndarray) -> np.ndarray:
+        def stats(Ub: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None) -> np.ndarray:
             D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
             if offsets is not None:
                 D += offsets
+            D = dec(D)
             if classes is not None:
                 pred = predicted_class_indices(D)
                 yi = np.searchsorted(classes, yb)
-                return (pred == yi[:, None]).sum(axis=0).astype(np.float64)
+                hit = pred == yi[:, None]
+                if wb is not None:  # the held-out weight of the rows predicted right
+                    return wb @ hit
+                return hit.sum(axis=0).astype(np.float64)
             r = yb.reshape(yb.shape[0], 1, -1) - D
+            if wb is not None:
+                return np.einsum("i,ict->ct", wb, r * r)
             return (r * r).sum(axis=0)  # (n_cand, T)
 
         if is_dask_collection(U):
@@ -272,7 +336,11 @@ class _FoldScoring:
 
             bounds = np.cumsum((0,) + U.chunks[0])
             parts = [
-                dask.delayed(stats)(blk, y_te[bounds[i] : bounds[i + 1]])
+                dask.delayed(stats)(
+                    blk,
+                    y_te[bounds[i] : bounds[i + 1]],
+                    None if sample_weight is None else sample_weight[bounds[i] : bounds[i + 1]],
+                )
                 for i, blk in enumerate(U.to_delayed().ravel())
             ]
             acc = np.sum(dask.compute(*parts), axis=0)
@@ -281,10 +349,11 @@ class _FoldScoring:
             acc = np.zeros(n_cand if classes is not None else (n_cand, T))
             for s in range(0, U.shape[0], chunk):
                 acc += stats(U[s : s + chunk], y_te[s : s + chunk])
-        m = y_te.shape[0]
+        m = y_te.shape[0] if sample_weight is None else sample_weight.sum()
         if classes is not None:
             return acc / m
-        return _r2_from_sums(acc, y_te).mean(axis=1)  # uniform average over outputs
+        # uniform average over outputs
+        return _r2_from_sums(acc, y_te, sample_weight).mean(axis=1)
 
     # ------------------------------------------------------------------ Nystrom CV
     def _fit_map(
@@ -309,6 +378,9 @@ class _FoldScoring:
             random_state=self.random_state,
         )
         nys._fit_views(S.Xs if Xs is None else Xs, view_statistics=False)
+        if S.missing and Xs is None and S.loss_weight is not None:
+            # missing views: the completion statistics weighted as the loss (as the refit's)
+            _weighted_missing_model(nys, S.Xs, S.loss_weight)
         return nys
 
     def _score_nystrom(
@@ -333,39 +405,79 @@ class _FoldScoring:
         if U_all is None and not dask_input:  # in memory: every row's features, once
             U_all = nys.transform(Xs)
         # held-out parts: features (for scoring) and statistics, each row read once
-        test_U, test_mom = [], []
+        # (one-vs-one: the statistics of each class, no targets; in memory only)
+        yi = np.argmax(np.asarray(Y), axis=1) if S.pairs else None
+        test_U: list = []
+        test_mom: list = []  # FeatureMoments, or (one-vs-one) a list of them per class
         for _, te in splits:
+            lw_te = None if S.loss_weight is None else S.loss_weight[te]
             if U_all is None:  # Dask views
                 Xte = take_rows(Xs, te)
                 test_U.append(nys.transform(Xte))
-                test_mom.append(nys.moments(Xte, Y[te]).symmetrize())
+                test_mom.append(nys.moments(Xte, Y[te], sample_weight=lw_te).symmetrize())
             else:
                 U = U_all[te]
                 test_U.append(U)
-                lw_te = None if S.loss_weight is None else S.loss_weight[te]
-                test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
+                if yi is None:
+                    test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
+                else:
+                    test_mom.append(_class_moments(U, yi[te], Y.shape[1], lw_te))
         all_te = np.sort(np.concatenate([te for _, te in splits]))
         partition = (
             all_te.size == n
             and np.array_equal(all_te, np.arange(n))
             and all(tr.size + te.size == n for tr, te in splits)
         )
-        total = None
+        total: Any = None
         if partition:
             total = test_mom[0]
             for mom in test_mom[1:]:
-                total = total.merge(mom)
+                total = total.merge(mom) if yi is None else [a.merge(b) for a, b in zip(total, mom)]
         out = np.full((len(S.joints), alphas.size, etas.size, K, len(splits)), np.nan)
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         small = drop_joint_block(nys, v_in)
         d_in = v_in * int(nys.n_landmarks_)
         loss = self._base_estimator()._make_loss()
 
+        def paths(
+            mom: FeatureMoments,
+            nys_j: BlockNystrom,
+            Xj: list,
+            tr: np.ndarray,
+            Y_tr: np.ndarray,
+            width: int,
+        ) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+            """Every candidate's weighted coefficients ``(n_cand, T, k)``, offsets
+            ``(n_cand, T)`` and basis on the training rows ``tr`` (targets ``Y_tr``) whose
+            statistics are ``mom``, in the first ``width`` features, and the problem."""
+            lw_tr = None if S.loss_weight is None else S.loss_weight[tr]
+            problem = MVMLProblem.from_moments(mom, nys_j, Y_tr, sample_weight=lw_tr)
+            Xtr = take_rows(Xj, tr)
+            if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
+                problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
+            # fit_intercept: the fold's centred problem (means of its training rows);
+            # a loss that fits its offsets from the rows (the hinge loss) reads them
+            problem = loss.with_intercept(problem)
+            if self.fit_intercept and loss.needs_rows and problem.U is None:
+                problem = replace(problem, Xs=Xtr, U=None if U_all is None else U_all[tr, :width])
+            rows = None
+            if U_all is not None and tr.size < width and lw_tr is None:
+                # fewer rows than features (weighted: the d x d statistics instead)
+                rows = U_all[tr, :width]
+            GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
+            GW = GW.reshape(-1, *GW.shape[-2:])
+            return GW, loss.intercepts(problem, GW, basis), basis, problem
+
         def fold(k: int, tr: np.ndarray, te: np.ndarray) -> list[tuple]:
             """Scores of every candidate on fold ``k`` (and what the held-out keeper needs)."""
             lw_tr = None if S.loss_weight is None else S.loss_weight[tr]
             sw_te = None if S.sample_weight is None else S.sample_weight[te]
-            if partition:
+            if yi is not None:  # one-vs-one: each class's fold statistics
+                if partition:
+                    moms = [complement_moments(a, b) for a, b in zip(total, test_mom[k])]
+                else:
+                    moms = _class_moments(U_all[tr], yi[tr], Y.shape[1], lw_tr)
+            elif partition:
                 mom_all = complement_moments(total, test_mom[k])
             else:
                 mom_all = nys.moments(take_rows(Xs, tr), Y[tr], sample_weight=lw_tr).symmetrize()
@@ -373,32 +485,25 @@ class _FoldScoring:
             for ji, joint in enumerate(S.joints):
                 if not joint_mask[ji]:
                     continue
-                if joint or len(Xs) == v_in:
-                    mom, nys_j, Xj, U_te = mom_all, nys, Xs, test_U[k]
-                else:  # the same features without the joint block
-                    mom, nys_j, Xj = leading_moments(mom_all, d_in), small, Xs[:v_in]
-                    U_te = test_U[k][:, :d_in]
-                problem = MVMLProblem.from_moments(mom, nys_j, Y[tr], sample_weight=lw_tr)
-                Xtr = take_rows(Xj, tr)
-                if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
-                    problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
-                # fit_intercept: the fold's centred problem (means of its training rows);
-                # a loss that fits its offsets from the rows (the hinge loss) reads them
-                problem = loss.with_intercept(problem)
-                if self.fit_intercept and loss.needs_rows and problem.U is None:
-                    width = U_te.shape[1]
-                    problem = replace(
-                        problem, Xs=Xtr, U=None if U_all is None else U_all[tr, :width]
-                    )
-                rows = None
-                if U_all is not None and tr.size < U_te.shape[1] and lw_tr is None:
-                    # fewer rows than features (weighted: the d x d statistics instead)
-                    rows = U_all[tr] if U_te.shape[1] == U_all.shape[1] else U_all[tr, :d_in]
-                GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
-                U = U_te if basis is None else U_te @ basis
-                GW = GW.reshape(-1, *GW.shape[-2:])
-                b = loss.intercepts(problem, GW, basis)  # each candidate's offsets
-                sc = self._candidate_scores(U, y_score[te], GW, scorer, b, sw_te)
+                full_width = joint or len(Xs) == v_in
+                nys_j, Xj = (nys, Xs) if full_width else (small, Xs[:v_in])
+                U_te = test_U[k] if full_width else test_U[k][:, :d_in]
+                width = U_te.shape[1]
+                if yi is None:
+                    mom = mom_all if full_width else leading_moments(mom_all, d_in)
+                    GW, b, basis, _ = paths(mom, nys_j, Xj, tr, Y[tr], width)
+                    U = U_te if basis is None else U_te @ basis
+                else:  # a problem per pair, its coefficients in the feature basis
+                    cls = moms if full_width else [leading_moments(m, d_in) for m in moms]
+                    GWs, bs = [], []
+                    for i, j in S.pairs:
+                        mom, keep = pair_moments(cls, i, j), (yi[tr] == i) | (yi[tr] == j)
+                        y_pair = np.where(yi[tr][keep] == i, 1.0, -1.0)[:, None]
+                        GW_p, b_p, basis, _ = paths(mom, nys_j, Xj, tr[keep], y_pair, width)
+                        GWs.append(GW_p if basis is None else GW_p @ basis.T)
+                        bs.append(b_p)
+                    GW, b, U = np.concatenate(GWs, axis=1), np.concatenate(bs, axis=1), U_te
+                sc = self._candidate_scores(U, y_score[te], GW, scorer, b, sw_te, S.decode)
                 results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
             return results
 
@@ -473,31 +578,38 @@ class _FoldScoring:
                 est._loss_weight = S.loss_weight[tr]
             problem = est._build_problem(Xtr, Y[tr])
             loss = est._make_loss()
-            centred = loss.with_intercept(problem)  # for the offsets
+            # the problems solved: all the rows (one-vs-rest), or one per pair on its rows
+            # (one-vs-one: the kernels' sub-blocks), each with its centred form (offsets)
+            pairs: list = [(problem, None)]
+            if S.pairs:
+                yi = np.argmax(np.asarray(Y[tr]), axis=1)
+                pairs = [pair_problem(problem, yi, i, j) for i, j in S.pairs]
+            subs = [(sub, rows, loss.with_intercept(sub)) for sub, rows in pairs]
+            sw_te = None if S.sample_weight is None else S.sample_weight[te]
             if kept is not None:
-                kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, Y.shape[1]))))
+                kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, S.n_outputs))))
             for ai, a in enumerate(alphas):
                 for ei, e in enumerate(etas):
                     est.set_params(alpha=float(a))
                     if self._learned():
                         est.set_params(eta=float(e))
-                    res = est._solve(problem, record_path=True)
+                    solved = [(est._solve(sub, record_path=True), rows, c) for sub, rows, c in subs]
                     for it in range(K):
-                        Gw = np.stack(
-                            [
-                                (
-                                    r["path"][min(it, len(r["path"]) - 1)].reshape(
-                                        problem.n_views, -1
-                                    )
-                                    * r["path_w"][min(it, len(r["path"]) - 1)][:, None]
-                                )
-                                for r in res
-                            ]
+                        Gws, bs = [], []
+                        for res, rows, centred in solved:
+                            Gw = np.stack([_path_point(r, it, problem.n_views) for r in res])
+                            bs.append(loss.intercepts(centred, Gw.reshape(Gw.shape[0], -1)))
+                            if rows is not None:  # g on the pair's rows -> the fold's rows
+                                on_rows = np.zeros((Gw.shape[0], problem.n_views, tr.size))
+                                on_rows[:, :, rows] = Gw
+                                Gw = on_rows
+                            Gws.append(Gw)
+                        D = est._full_outputs(
+                            np.concatenate(Gws), offset=np.concatenate(bs)
+                        ).outputs(Xte)
+                        out[ai, ei, it, k] = _score_outputs(
+                            S.decode(D), y_score[te], classes, scorer, sw_te
                         )
-                        b = loss.intercepts(centred, Gw.reshape(Gw.shape[0], -1))
-                        D = est._full_outputs(Gw, offset=b).outputs(Xte)
-                        sw_te = None if S.sample_weight is None else S.sample_weight[te]
-                        out[ai, ei, it, k] = _score_outputs(D, y_score[te], classes, scorer, sw_te)
                         if kept is not None:
                             kept[-1][1][ai, ei, it] = D
         if kept is not None:

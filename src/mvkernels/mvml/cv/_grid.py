@@ -10,11 +10,13 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._bandwidth import scale_bandwidths
 from .._base import _mvml_constraints
 from .._joint import JOINT_ONLY
+from .._multiclass import ovo_vote_scores
+from .._relevance import FEATURE_RELEVANCE
 from .._screen import N_FINALISTS
 
 __all__ = [
@@ -22,7 +24,10 @@ __all__ = [
     "SearchGrid",
     "LossSearch",
     "LOSS_SEARCHES",
+    "PartAxis",
+    "PART_AXES",
     "union_results",
+    "RELEVANCE_SEARCH",
     "DEFAULT_ALPHAS",
     "DEFAULT_ETAS",
     "DEFAULT_BANDWIDTH_FACTORS",
@@ -42,6 +47,8 @@ DEFAULT_BANDWIDTH_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0)
 SVC_DEFAULT_ALPHAS = (1e-5, 1e-4, 1e-3)
 SVC_DEFAULT_ETAS = (1e-2, 1.0)
 SVC_DEFAULT_BANDWIDTH_FACTORS = (2.0, 8.0)
+#: the values of the relevance axis of ``feature_relevance="auto"`` (ties go to the first)
+RELEVANCE_SEARCH = ("none", "ard")
 #: the longest path of the hinge-loss candidates of a search over both losses
 HINGE_MAX_ITER = 2
 
@@ -111,6 +118,67 @@ LOSS_SEARCHES: dict[str, LossSearch] = {
 }
 
 
+@dataclass(frozen=True)
+class PartAxis:
+    """An axis of the search whose values are whole searches, each with its own grid, run
+    on the same folds and joined by :func:`union_results` (the loss: each loss has its own
+    ``alpha`` scale; the multi-class decomposition: its own problems per fold).
+
+    Attributes
+    ----------
+    name : str
+        The CV estimator's parameter, its key in ``best_params_`` and its
+        ``param_<name>`` column (reported when the estimator does not search the value
+        itself, e.g. under ``"auto"``).
+    auto : callable
+        The values ``"auto"`` searches for a CV estimator (after its labels are encoded),
+        in the order ties are broken.
+    own : callable
+        The value a CV estimator searches itself (other values: a search apart each).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> est = SimpleNamespace(multi_class="auto", classes_=[0, 1, 2])
+    >>> PART_AXES[1].searched(est)
+    ('ovr', 'ovo')
+    """
+
+    name: str
+    auto: Callable[[Any], tuple]
+    own: Callable[[Any], Any]
+
+    def searched(self, est: Any) -> tuple:
+        """The values of this axis that ``est`` searches (none: it has no such parameter)."""
+        if not hasattr(est, self.name):
+            return ()
+        value = getattr(est, self.name)
+        return tuple(self.auto(est)) if value == "auto" else (value,)
+
+    def reported(self, est: Any) -> bool:
+        """Whether ``est``'s search reports the axis (``"auto"``, or a value searched apart)."""
+        values = self.searched(est)
+        return bool(values) and (getattr(est, self.name) == "auto" or values != (self.own(est),))
+
+
+#: The axes whose values are whole searches, in the order of their product (ties go to
+#: the first value of the first axis): the loss (``MVMLClassifierCV(loss="auto")``: the
+#: class's own loss first) and the multi-class decomposition (``multi_class="auto"``:
+#: one-vs-rest first; with two classes one-vs-one is the same model, so only "ovr").
+PART_AXES: tuple[PartAxis, ...] = (
+    PartAxis(
+        "loss",
+        auto=lambda est: tuple(sorted(est._base_classes, key=lambda k: k != est._native_loss)),
+        own=lambda est: est._native_loss,
+    ),
+    PartAxis(
+        "multi_class",
+        auto=lambda est: ("ovr", "ovo") if len(est.classes_) > 2 else ("ovr",),
+        own=lambda est: est.multi_class,
+    ),
+)
+
+
 def _cv_constraints() -> dict:
     base = _mvml_constraints()
     for name in ("alpha", "eta", "tol", "solver"):
@@ -127,10 +195,12 @@ def _cv_constraints() -> dict:
             "refit": ["boolean"],
             "verbose": ["verbose"],
             "search": [StrOptions({"screen", "exhaustive"})],
+            "n_finalists": [Interval(Integral, 1, None, closed="left"), None],
             "missing_views": [StrOptions({"reduced", "complete"})],
             "loss": [StrOptions({"squared"})],
         }
     )
+    base["feature_relevance"] = [StrOptions({*FEATURE_RELEVANCE, "auto"}), list]
     return base
 
 
@@ -257,13 +327,17 @@ def _ranks(mean: np.ndarray) -> tuple[np.ndarray, int]:
     return rank, int(order[0])
 
 
-def union_results(parts: list[dict], name: str, values: tuple) -> tuple[dict[str, Any], int, int]:
-    """``cv_results_`` of a search along an axis whose values are whole searches, each with
-    its own grid (the loss: each loss has its own ``alpha`` scale), on the same folds.
+def union_results(
+    parts: list[dict], name: str | tuple[str, ...], values: tuple | list
+) -> tuple[dict[str, Any], int, int]:
+    """``cv_results_`` of a search along axes whose values are whole searches, each with
+    its own grid (:class:`PartAxis`: the loss, the multi-class decomposition), on the
+    same folds.
 
     The candidates are those of ``parts`` (the ``cv_results_`` of each search, in the
     order of ``values``), each with its value of the axis ``name`` in ``params`` and in
-    ``param_<name>``. A parameter that a part does not report is masked in its rows (as
+    ``param_<name>``; several axes: ``name`` a tuple of names and each value a tuple
+    (one per name). A parameter that a part does not report is masked in its rows (as
     ``GridSearchCV`` does for a list of grids); another per-candidate column that a part
     lacks is NaN there. Ranks are recomputed over the union. Returns the results, the
     index of the best candidate (the first of the best mean score: ties go to the first
@@ -279,10 +353,20 @@ def union_results(parts: list[dict], name: str, values: tuple) -> tuple[dict[str
     >>> res, best, part = union_results([a, b], "loss", ("squared", "hinge"))
     >>> res["params"][best], part, res["rank_test_score"].tolist()
     ({'loss': 'hinge', 'alpha': 1.0}, 1, [2, 1])
+    >>> res, best, part = union_results(
+    ...     [a, b], ("loss", "multi_class"), (("squared", "ovr"), ("squared", "ovo")))
+    >>> res["params"][best]
+    {'loss': 'squared', 'multi_class': 'ovo', 'alpha': 1.0}
     """
-    params = [{name: val, **p} for val, part in zip(values, parts) for p in part["params"]]
+    names = (name,) if isinstance(name, str) else tuple(name)
+    combos = [(val,) if isinstance(name, str) else tuple(val) for val in values]
+    params = [
+        {**dict(zip(names, combo)), **p}
+        for combo, part in zip(combos, parts)
+        for p in part["params"]
+    ]
     results: dict[str, Any] = {"params": params}
-    keys = [name] + list(dict.fromkeys(k for p in params for k in p if k != name))
+    keys = list(names) + list(dict.fromkeys(k for p in params for k in p if k not in names))
     for key in keys:
         results[f"param_{key}"] = np.ma.MaskedArray(
             [p.get(key) for p in params], mask=[key not in p for p in params], dtype=object
@@ -340,6 +424,10 @@ class _CVSearch:
     #: weights: statistics, fits); None: unweighted
     sample_weight: np.ndarray | None = None
     loss_weight: np.ndarray | None = None
+    #: one-vs-one (``multi_class="ovo"``, more than two classes): the class pairs in
+    #: ``SVC``'s order (each fold solves one binary problem per pair and the held-out
+    #: scores use the pairs' votes); None: one-vs-rest, the columns of ``Y``
+    pairs: list | None = None
 
     @property
     def n_splits(self) -> int:
@@ -374,6 +462,21 @@ class _CVSearch:
                 Axis("max_iter", tuple(range(self.K)), reported=self.K > 1, as_param=_iterations),
             )
         )
+
+    @property
+    def n_outputs(self) -> int:
+        """Decision values per row of one candidate: the pairs, or the columns of ``Y``."""
+        return len(self.pairs) if self.pairs else int(np.shape(self.Y)[1])
+
+    def decode(self, D: np.ndarray) -> np.ndarray:
+        """Held-out decision values ``D`` (..., n_outputs) as scored: one-vs-one, the
+        per-class vote scores of the pairs (:func:`~mvkernels.mvml._multiclass.ovo_vote_scores`:
+        ``SVC``'s rule, whose argmax is the predicted class); one-vs-rest, ``D`` itself."""
+        if not self.pairs:
+            return D
+        n_classes = int(np.shape(self.Y)[1])
+        flat = np.reshape(D, (-1, D.shape[-1]))
+        return ovo_vote_scores(flat, n_classes).reshape(*D.shape[:-1], n_classes)
 
     @property
     def score_shape(self) -> tuple[int, ...]:

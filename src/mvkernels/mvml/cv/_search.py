@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
 
@@ -21,6 +22,8 @@ from ..._threads import serial_blas
 from ..._validation import check_views, observed_mask, take_rows, validate_array_input
 from ..._weights import check_sample_weight, class_weight_of_rows, positive_rows
 from ...kernels import make_view_kernels
+from ...nystrom import check_landmark_count
+from ...nystrom._landmarks import is_index_landmarks
 from .._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from .._base import _BaseMVML, named_n_landmarks, regression_targets
 from .._estimators import MVMLClassifier, MVMLRegressor
@@ -32,11 +35,20 @@ from .._joint import (
     joint_views,
 )
 from .._metric import metric_kind
-from .._proba import BestOutOfFold
+from .._multiclass import fit_pairwise_calibration, ovo_pairs
+from .._proba import BestOutOfFold, fit_softmax_calibration
 from .._reduced import fit_reduced_models
 from .._relevance import resolve_feature_relevance, scale_views
 from ._folds import _FoldScoring
-from ._grid import LOSS_SEARCHES, LossSearch, _cv_constraints, _CVSearch, union_results
+from ._grid import (
+    LOSS_SEARCHES,
+    PART_AXES,
+    RELEVANCE_SEARCH,
+    LossSearch,
+    _cv_constraints,
+    _CVSearch,
+    union_results,
+)
 
 __all__ = []
 
@@ -63,6 +75,12 @@ class _SearchData:
     given: tuple | None = None
 
 
+def _precomputed(kernel: Any) -> bool:
+    """Whether some view's kernel is precomputed (no columns to scale)."""
+    kernels = kernel if isinstance(kernel, (list, tuple)) else [kernel]
+    return any(isinstance(k, str) and k == "precomputed" for k in kernels)
+
+
 class _MVMLCVBase(_FoldScoring, BaseEstimator):
     """Shared cross-validation machinery (see the module docstring)."""
 
@@ -75,6 +93,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     cv_results_: dict[str, Any]
     best_score_: float
     best_estimator_: Any
+    _loss: str
     _parameter_constraints: dict = _cv_constraints()
 
     def __init__(
@@ -104,6 +123,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         verbose: int = 0,
         joint_view: bool | str = "auto",
         search: str = "screen",
+        n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "squared",
         fit_intercept: bool = False,
@@ -133,6 +153,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         self.verbose = verbose
         self.joint_view = joint_view
         self.search = search
+        self.n_finalists = n_finalists
         self.missing_views = missing_views
         self.loss = loss
         self.fit_intercept = fit_intercept
@@ -147,10 +168,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     # ------------------------------------------------------------------ losses
     def _searched_losses(self) -> tuple[str, ...]:
         """The losses searched: ``loss``, or every loss of ``_base_classes`` for "auto"
-        (the class's own loss first: ties go to it)."""
-        if self.loss != "auto":
-            return (self.loss,)
-        return (self._native_loss, *(k for k in self._base_classes if k != self._native_loss))
+        (the class's own loss first: ties go to it; :data:`PART_AXES`)."""
+        return PART_AXES[0].searched(self)
 
     @property
     def _current_loss(self) -> str:
@@ -166,32 +185,64 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         """Default grids and screen of the current loss (:data:`LOSS_SEARCHES`)."""
         return LOSS_SEARCHES[self._current_loss]
 
-    def _loss_part(self, loss: str) -> _MVMLCVBase:
-        """A copy of this estimator searching ``loss`` alone, on the same folds: the part of
-        a search along the loss axis. A loss other than the class's own takes its
-        :class:`LossSearch` path length and joint-view candidates."""
+    @property
+    def _current_multi_class(self) -> str | None:
+        """The decomposition of the search being run (after ``fit``: of the best
+        candidate); None for a regressor."""
+        if not hasattr(self, "multi_class"):
+            return None
+        value = self.__dict__.get("_multi_class") or self.multi_class
+        return "ovr" if value == "auto" else value
+
+    def _search_parts(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The part axes this search reports (:data:`PART_AXES`) and, when it reports
+        any, the values of every part (their product, in order); no reported axis: this
+        estimator searches itself (one part, ``[{}]``)."""
+        axes = [a for a in PART_AXES if a.searched(self)]
+        reported = tuple(a.name for a in axes if a.reported(self))
+        if not reported:
+            return (), [{}]
+        values = [a.searched(self) for a in axes]
+        return reported, [
+            {a.name: val for a, val in zip(axes, combo)} for combo in itertools.product(*values)
+        ]
+
+    def _part(self, values: dict[str, Any]) -> _MVMLCVBase:
+        """A copy of this estimator searching one value of each part axis (``values``), on
+        the same folds. A loss other than the class's own takes its :class:`LossSearch`
+        path length and joint-view candidates."""
+        loss = values.get("loss", self._current_loss)
         ls = LOSS_SEARCHES[loss]
-        part = clone(self).set_params(loss=loss)
+        part = clone(self).set_params(**values)
         if loss != self._native_loss:
             if ls.max_iter is not None:
                 part.set_params(max_iter=min(self.max_iter, ls.max_iter))
             if self.joint_view == "auto":
                 part.set_params(joint_view=ls.auto_joint_view)
         part._loss = loss
+        if "multi_class" in values:
+            part._multi_class = values["multi_class"]
         for name in ("classes_", "n_features_in_", "feature_names_in_"):
             if hasattr(self, name):
                 setattr(part, name, getattr(self, name))
         return part
 
-    def _adopt_union(self, parts: list[_MVMLCVBase], losses: tuple[str, ...]) -> None:
-        """``cv_results_`` and the best candidate of a search along the loss axis, from
-        the searches of each loss (:func:`union_results`): the best part's choices."""
-        results, best, which = union_results([p.cv_results_ for p in parts], "loss", losses)
+    def _adopt_union(
+        self, parts: list[_MVMLCVBase], names: tuple[str, ...], values: list[dict[str, Any]]
+    ) -> None:
+        """``cv_results_`` and the best candidate of a search along the part axes
+        ``names``, from the searches of each part (:func:`union_results`): the best
+        part's choices."""
+        results, best, which = union_results(
+            [p.cv_results_ for p in parts], names, [tuple(v[k] for k in names) for v in values]
+        )
         winner = parts[which]
-        self.cv_results_, self.best_index_, self._best_loss_index = results, best, which
+        self.cv_results_, self.best_index_, self._best_part_index = results, best, which
         self.best_params_ = dict(results["params"][best])
         self.best_score_ = winner.best_score_
-        self._loss = losses[which]
+        self._loss = winner._current_loss
+        if winner._current_multi_class is not None:
+            self._multi_class = winner._current_multi_class
         for name in (
             "best_kernel_params_",
             "best_joint_view_",
@@ -202,6 +253,62 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         ):
             if hasattr(winner, name):
                 setattr(self, name, getattr(winner, name))
+
+    def _search_part_axes(self, data: _SearchData) -> _MVMLCVBase:
+        """Search the part axes (:data:`PART_AXES`: the loss, the decomposition) on
+        ``data``'s folds and store the results here; return the estimator whose search
+        holds the best candidate (this one, or the best part), the one to refit."""
+        names, values = self._search_parts()
+        if not names:  # the class's own loss and decomposition: this estimator searches
+            self._loss = self._searched_losses()[0]
+            self._search_and_store(data)
+            return self
+        # one search per part (their product) on the same folds, then their union
+        parts = [self._part(v) for v in values]
+        for part in parts:
+            part._search_and_store(data)
+        self._adopt_union(parts, names, values)
+        return parts[int(self._best_part_index)]
+
+    # ------------------------------------------------------------------ relevance
+    def _searched_relevances(self, data: _SearchData) -> tuple[str, ...]:
+        """The values of the relevance axis: ``("none", "ard")`` for
+        ``feature_relevance="auto"`` when column scales were learned (``data.relevance``),
+        else the one relevance the views of ``data`` carry."""
+        if isinstance(self.feature_relevance, str) and self.feature_relevance == "auto":
+            return ("none",) if data.relevance is None else RELEVANCE_SEARCH
+        return (self.feature_relevance,) if isinstance(self.feature_relevance, str) else ("",)
+
+    def _search_relevances(
+        self, data: _SearchData, relevances: tuple[str, ...]
+    ) -> tuple[_MVMLCVBase, _SearchData]:
+        """The relevance axis (``feature_relevance="auto"``): the search of every loss on
+        the views as given (``"none"``) and on the views scaled by the learned column
+        scales (``"ard"``, :func:`~.._relevance.learn_feature_relevance`, learned once
+        before), on the same folds, and their union (ties to ``"none"``). A flat learned
+        relevance (all ones: nothing learned) scales nothing, so ``"ard"``'s candidates are
+        those of ``"none"`` with the same scores, not searched again. Returns the
+        estimator to refit and the data of the best relevance; ``feature_relevance_`` is
+        that relevance's scales (None for ``"none"``)."""
+        datas = {"none": replace(data, Xs=data.Xs_input, relevance=None), "ard": data}
+        flat = all(np.all(r == 1.0) for r in data.relevance or ())
+        parts: dict[str, _MVMLCVBase] = {}
+        winners: dict[str, _MVMLCVBase] = {}
+        for value in relevances:
+            if flat and value != relevances[0]:  # the same views: the same candidates
+                parts[value], winners[value] = parts[relevances[0]], winners[relevances[0]]
+                continue
+            parts[value] = self._part({"feature_relevance": value})
+            self._say(f"feature_relevance={value!r}")
+            winners[value] = parts[value]._search_part_axes(datas[value])
+        self._adopt_union(
+            [parts[r] for r in relevances],
+            ("feature_relevance",),
+            [{"feature_relevance": r} for r in relevances],
+        )
+        chosen = relevances[int(self._best_part_index)]
+        self.feature_relevance_ = datas[chosen].relevance
+        return winners[chosen], datas[chosen]
 
     # ------------------------------------------------------------------ grids
     def _base_estimator(self) -> Any:
@@ -223,8 +330,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             "fit_intercept",
         )
         est = self._base_class(tol=None, **{k: getattr(self, k) for k in names})
-        if "multi_class" in est.get_params(deep=False):  # the search is one-vs-rest
-            est.set_params(multi_class="ovr")  # (MVMLSVC's default "auto" may not be)
+        if self._current_multi_class is not None:
+            est.set_params(multi_class=self._current_multi_class)
         return est
 
     @staticmethod
@@ -271,32 +378,32 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         name rows of ``X``), then the rows of zero weight are dropped from every fold;
         each fold's statistics and fits are weighted, its held-out score is the weighted
         accuracy / R^2 (a ``scoring`` is called with ``sample_weight``), the screen is the
-        weighted leave-one-out error, and the refit is weighted. In-memory views without
-        missing rows, square loss; the joint view alone is not a candidate then.
+        weighted leave-one-out error, and the refit is weighted. With missing views the
+        completion statistics are weighted too, and so are the searches of the reduced
+        models. The grid is the unweighted one (the joint view alone included: weighted
+        kernel ridge on the concatenated views). Square loss; Dask views in Nystrom mode
+        (weighted Dask reductions; the labels and weights come to the client).
         """
         t_start = time.perf_counter()
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
+        self._loss = self._multi_class = None  # the searched values, set below
         X = validate_array_input(self, X, reset=True)
+        for name in ("_loss", "_multi_class"):  # the choices of an earlier fit
+            self.__dict__.pop(name, None)
         self._base_estimator()._check_params()
         check_known_lengths(X)
         if sample_weight is not None or getattr(self, "class_weight", None) is not None:
             data = self._weighted_data(X, y, sample_weight)
         else:
             data = self._search_data(X, y)
-        losses = self._searched_losses()
-        if losses == (self._native_loss,):  # the class's own loss: this estimator searches
-            self._loss = losses[0]
-            self._search_and_store(data)
-            winner = self
-        else:  # the loss axis: one search per loss on the same folds, then their union
-            parts = [self._loss_part(loss) for loss in losses]
-            for part in parts:
-                part._search_and_store(data)
-            self._adopt_union(parts, losses)
-            winner = parts[int(self._best_loss_index)]
+        relevances = self._searched_relevances(data)
+        if len(relevances) == 1:
+            winner = self._search_part_axes(data)
+        else:  # the relevance axis: a search on the views as given, one on the scaled views
+            winner, data = self._search_relevances(data, relevances)
         if self.refit:
             winner._refit(data)
             if winner is not self:
@@ -312,6 +419,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         the folds, the scorer and the learned column scales."""
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
+        # every row kept (see _weighted_data)
+        self._cv_rows: np.ndarray | None = None
+        self._cv_n_in = n
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)  # Dask: one pass
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
@@ -323,8 +433,11 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
         # the column scales, learned once on all the training rows (not per fold), before
         # the search of every loss
+        spec = self.feature_relevance
+        if isinstance(spec, str) and spec == "auto":  # learned where there are columns
+            spec = "none" if _precomputed(self.kernel) else "ard"
         self.feature_relevance_ = resolve_feature_relevance(
-            self.feature_relevance, Xs, Y, mask, self.kernel, self.random_state
+            spec, Xs, Y, mask, self.kernel, self.random_state
         )
         return _SearchData(
             scale_views(Xs, self.feature_relevance_),
@@ -341,21 +454,14 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     def _weighted_data(self, X: Any, y: Any, sample_weight: Any) -> _SearchData:
         """The search's data with ``sample_weight`` or ``class_weight`` (see :meth:`fit`):
         the rows of positive weight, their weights and the folds renumbered among them;
-        square loss only, no learned column scales."""
-        dask_views = is_dask_collection(X) or (
-            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
-        )
-        if dask_views or is_dask_collection(y):
-            raise ValueError(
-                f"{type(self).__name__}: sample_weight is not supported on Dask input yet"
-            )
+        either loss, no learned column scales."""
+        # Dask views stay lazy (the rows of zero weight dropped by a lazy row selection);
+        # the labels and the weights, one value per row, come to the client
         Xs_in = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs_in[0].shape[0]
-        if observed_mask(Xs_in, min_observed=MIN_OBSERVED_ROWS) is not None:
-            raise ValueError(
-                f"{type(self).__name__}: sample_weight with missing views is not supported yet"
-            )
-        y_in = np.asarray(y)
+        y_in = np.asarray(y.compute() if is_dask_collection(y) else y)
+        if is_dask_collection(sample_weight):
+            sample_weight = sample_weight.compute()
         if y_in.shape[0] != n:
             raise ValueError(f"y has {y_in.shape[0]} samples but the views have {n}")
         w_in = check_sample_weight(sample_weight, n)
@@ -371,11 +477,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         labels_seen = np.unique(column_or_1d(y_in)) if is_classifier(self) else None
         if rows is not None:
             Xs, y_kept, w = take_rows(Xs_in, rows), y_in[rows], w_in[rows]
+        # missing views: the observed rows of each view among the rows kept
+        mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         Y, _, y_score = self._encode(y_kept)  # classifiers: at least 2 classes kept
-        if self._searched_losses() != ("squared",):
-            raise ValueError(
-                "sample_weight and class_weight are not supported by the hinge loss yet"
-            )
         if rows is not None:
             if isinstance(self.kernel, str) and self.kernel == "precomputed":
                 raise ValueError(
@@ -401,16 +505,19 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         if cw is not None and not (cw == 1.0).all():
             lw = cw if w is None else cw * w
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
-        if not (isinstance(self.feature_relevance, str) and self.feature_relevance == "none"):
+        if not (
+            isinstance(self.feature_relevance, str) and self.feature_relevance in ("none", "auto")
+        ):
             raise ValueError(
                 f"{type(self).__name__}: feature_relevance with sample_weight or class_weight "
-                "is not supported yet; use feature_relevance='none'"
+                "is not supported yet; use feature_relevance='none' (or 'auto', which then "
+                "searches 'none' alone)"
             )
         self.feature_relevance_ = None
         return _SearchData(
             Xs,
             y_kept,
-            None,
+            mask,
             Y,
             y_score,
             splits,
@@ -446,8 +553,15 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             and not dask_input
             and mask is None
             and not (isinstance(self.kernel, str) and self.kernel == "precomputed")
-            and data.sample_weight is None
         )
+        pairs = None
+        if self._current_multi_class == "ovo" and len(self.classes_) > 2:
+            pairs = ovo_pairs(len(self.classes_))
+            if dask_input:
+                raise ValueError(
+                    f"{type(self).__name__}(multi_class='ovo') does not support Dask input "
+                    "(the pairs' row subsets); use multi_class='ovr'"
+                )
         joints = joint_candidates(self.joint_view, v, joint_only=only_ok)
         self._joints = joints
         kernel, kernel_params = self.kernel, self.kernel_params
@@ -466,6 +580,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             if has_bandwidth
             else np.array([1.0])
         )
+        bandwidth_weight: Any = data.sample_weight
         if mask is None:
             bandwidth_views = Xs_search
         else:  # each view's bandwidth from its observed rows (the joint view: complete rows)
@@ -473,6 +588,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             if len(Xs_search) > v:
                 search_mask = np.column_stack([mask, mask.all(axis=1)])
             bandwidth_views = [Xv[search_mask[:, l]] for l, Xv in enumerate(Xs_search)]
+            if bandwidth_weight is not None:  # each view's observed rows' weights
+                bandwidth_weight = [bandwidth_weight[m] for m in search_mask.T]
         # thin products: one BLAS thread up to SERIAL_BLAS_MAX_SIZE rows (as MVMLSVC's fit)
         with nullcontext() if dask_input else serial_blas(n):
             base_params = resolve_bandwidths(
@@ -481,7 +598,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 bandwidth_views,
                 1.0,
                 self.random_state,
-                sample_weight=data.sample_weight,
+                sample_weight=bandwidth_weight,
             )
 
         if self.n_landmarks is None:
@@ -496,11 +613,17 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             )
         else:
             n_landmarks = self.n_landmarks
+        if n_landmarks is not None and is_index_landmarks(self.landmarks):
+            n_in = self.__dict__.get("_cv_n_in") or n  # rows given to fit (weights drop some)
+            check_landmark_count(self.n_landmarks, self.landmarks, n_in)
+            n_landmarks = int(np.asarray(self.landmarks).size)  # the indices fix the count
         K = self.max_iter if self._learned() or self.learn_weights else 1
         n_landmarks_only = None
         if JOINT_ONLY in joints:  # its own capacity under "auto" (joint_only_landmarks)
             n_landmarks_only = (
-                joint_only_landmarks(n) if isinstance(self.n_landmarks, str) else n_landmarks
+                joint_only_landmarks(n)
+                if isinstance(self.n_landmarks, str) and not is_index_landmarks(self.landmarks)
+                else n_landmarks
             )
         search = _CVSearch(
             Xs=Xs_search,
@@ -521,6 +644,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             learned=self._learned(),
             sample_weight=data.sample_weight,
             loss_weight=data.loss_weight,
+            pairs=pairs,
         )
         scores = np.full(search.score_shape, np.nan)
         if n_landmarks is None:
@@ -538,7 +662,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         if oof is not None:
             if oof.score != self.best_score_:  # the search's and the keeper's best differ
                 raise RuntimeError("internal: out-of-fold values kept for another candidate")
-            self.calibration_ = oof.calibration(y_score, self.classes_)
+            # one-vs-one: the pairs' held-out values, one Platt sigmoid per pair (as the
+            # estimator's own probability=True)
+            fit = fit_pairwise_calibration if pairs else fit_softmax_calibration
+            self.calibration_ = oof.calibration(y_score, self.classes_, fit)
         self._n_landmarks_search = (n_landmarks, n_landmarks_only)
 
     def _refit(self, data: _SearchData) -> None:
@@ -573,7 +700,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             if hasattr(self, name):
                 setattr(self.best_estimator_, name, getattr(self, name))
         if mask is not None and self.missing_views == "reduced" and not dask_input:
-            self.best_estimator_.reduced_models_ = fit_reduced_models(self, Xs, y, mask)
+            self.best_estimator_.reduced_models_ = fit_reduced_models(
+                self, Xs, y, mask, data.sample_weight
+            )
 
     def _search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """Fill ``scores`` (``S.score_shape``); return the screening scores and

@@ -1,0 +1,179 @@
+"""The dense reference path of Algorithm 1 before and after its batching over targets,
+side by side in one run, and its share of the CV time.
+
+The fits that take the dense reference path (``reference_paths`` in
+``mvkernels/mvml/_driver.py``): the learned block-sparse metric (``metric="sparse"``),
+learned view weights (``learn_weights=True``) and full-kernel mode (``n_landmarks=None``),
+on many-class and multi-output problems: scikit-learn's digits (300 training rows, two
+32-column views, 10 classes), uWave (8 classes, 15 rows a class, three views; from
+``MVKERNELS_DATA``, skipped without it) and 1,000 rows of two Gaussian views with four
+regression outputs; and the CV estimators on such paths, on a small grid (three alphas,
+two etas, one bandwidth factor, 3 folds, 5 outer iterations; digits: 150 rows, 10
+classes), for which the table also gives the share of the CV's CPU time spent inside the
+reference path. As ``bench_engine.py``, the package of an earlier commit (``--against``, default
+``main``) is exported with ``git archive`` and each tree runs every case in a subprocess,
+the trees alternating, ``--repeat`` times (minimum CPU time kept), BLAS on one thread.
+
+Run:  .venv/bin/python benchmarks/bench_reference_path.py [--against main] [--repeat 3]
+          [--out docs/results/benchmarks/reference_path.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_engine import export
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the timed cases, run in a subprocess against one tree (prints a JSON dict name ->
+#: [CPU s of the fit, CPU s inside the reference path])
+CASES = r"""
+import json, os, time, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+import mvkernels.mvml._base as base
+from mvkernels import MVMLClassifier, MVMLClassifierCV, MVMLRegressor, MVMLRegressorCV
+inside = [0.0]
+name = "reference_paths" if hasattr(base, "reference_paths") else "reference_path"
+inner = getattr(base, name)
+def timed(*a, **k):
+    t = time.process_time()
+    try:
+        return inner(*a, **k)
+    finally:
+        inside[0] += time.process_time() - t
+setattr(base, name, timed)
+X, y = load_digits(return_X_y=True)
+tr, _ = train_test_split(np.arange(len(y)), train_size=300, random_state=0, stratify=y)
+Xs, yy = [X[tr, :32], X[tr, 32:]], y[tr]
+Xc, yc = [V[:150] for V in Xs], yy[:150]
+grid = dict(alphas=[0.1, 1.0, 10.0], etas=[0.1, 1.0], bandwidth_factors=[4.0], cv=3)
+grid.update(joint_view=False, max_iter=5, random_state=0)
+rng = np.random.RandomState(0)
+R = [rng.randn(1000, 20), rng.randn(1000, 30)]
+Yr = np.column_stack([np.sin(R[0][:, k]) + R[1][:, k] for k in range(4)])
+old = dict(alpha=1.0, bandwidth_factor=4.0, random_state=0)
+cases = {
+    "digits 10 cl., metric='sparse'": lambda: MVMLClassifier(metric="sparse", **old).fit(Xs, yy),
+    "digits 10 cl., learn_weights=True": lambda: MVMLClassifier(learn_weights=True, **old).fit(
+        Xs, yy
+    ),
+    "digits 10 cl., learn_weights=True, metric='identity'": lambda: MVMLClassifier(
+        learn_weights=True, metric="identity", **old
+    ).fit(Xs, yy),
+    "digits 10 cl., full, metric='dense'": lambda: MVMLClassifier(n_landmarks=None, **old).fit(
+        Xs, yy
+    ),
+    "digits 10 cl., full, metric='sparse'": lambda: MVMLClassifier(
+        n_landmarks=None, metric="sparse", **old
+    ).fit(Xs, yy),
+    "digits 10 cl., full, metric='cov'": lambda: MVMLClassifier(
+        n_landmarks=None, metric="cov", **old
+    ).fit(Xs, yy),
+    "regression 4 outputs, metric='sparse'": lambda: MVMLRegressor(
+        metric="sparse", random_state=0
+    ).fit(R, Yr),
+    "regression 4 outputs, learn_weights=True": lambda: MVMLRegressor(
+        learn_weights=True, random_state=0
+    ).fit(R, Yr),
+    "CV digits 150 rows, metric='sparse'": lambda: MVMLClassifierCV(metric="sparse", **grid).fit(
+        Xc, yc
+    ),
+    "CV digits 150 rows, learn_weights=True": lambda: MVMLClassifierCV(
+        learn_weights=True, **grid
+    ).fit(Xc, yc),
+    "CV digits 150 rows, full, metric='dense'": lambda: MVMLClassifierCV(
+        n_landmarks=None, **grid
+    ).fit(Xc, yc),
+    "CV regression 4 outputs, learn_weights=True": lambda: MVMLRegressorCV(
+        learn_weights=True, **grid
+    ).fit([V[:300] for V in R], Yr[:300]),
+}
+if os.environ.get("MVKERNELS_DATA"):
+    from mvkernels.datasets import load_uwave
+    d = load_uwave()
+    Xu, yu = d["Xs_train"], np.asarray(d["y_train"])
+    rows = np.concatenate([np.flatnonzero(yu == c)[:15] for c in np.unique(yu)[:8]])
+    Xu, yu = [np.asarray(V)[rows] for V in Xu], yu[rows]
+    cases["uWave 8 cl., metric='sparse'"] = lambda: MVMLClassifier(
+        metric="sparse", **old
+    ).fit(Xu, yu)
+    cases["uWave 8 cl., full, learn_weights=True"] = lambda: MVMLClassifier(
+        n_landmarks=None, learn_weights=True, **old
+    ).fit(Xu, yu)
+out = {}
+for case, fit in cases.items():
+    inside[0] = 0.0
+    t = time.process_time()
+    fit()
+    out[case] = [time.process_time() - t, inside[0]]
+print(json.dumps(out))
+"""
+
+
+def run(src: Path) -> dict[str, list[float]]:
+    env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run(
+        [sys.executable, "-c", CASES], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", default="main", help="commit to compare with")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per tree (minimum kept)")
+    parser.add_argument("--out", type=Path, help="also write the table (Markdown) here")
+    args = parser.parse_args()
+    base = subprocess.run(
+        ["git", "rev-parse", "--short", args.against], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            old_src = export(args.against, Path(tmp))
+        except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+            sys.exit(f"cannot export {args.against} from this repository's history: {exc}")
+        trees = {"before": old_src, "now": ROOT / "src"}
+        best: dict[str, dict[str, list[float]]] = {k: {} for k in trees}
+        for _ in range(args.repeat):
+            for key, src in trees.items():
+                for name, t in run(src).items():
+                    if name not in best[key] or t[0] < best[key][name][0]:
+                        best[key][name] = t
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [
+        "# The dense reference path, batched over targets",
+        "",
+        f"Generated by `python benchmarks/bench_reference_path.py --against {args.against}` "
+        f"on {datetime.date.today()} ({os.cpu_count()} cores, load {load:.1f}; one BLAS "
+        f"thread; minimum CPU seconds of {args.repeat} runs per tree, trees alternating). "
+        f"`before`: {base}; `now`: {head}. `path share`: the part of the fit's CPU time "
+        "spent inside the reference path (`now`).",
+        "",
+        "| fit | before (s) | now (s) | now / before | path share |",
+        "|---|---|---|---|---|",
+    ]
+    for name, (n, inside) in best["now"].items():
+        b = best["before"].get(name, [float("nan")])[0]
+        lines.append(f"| `{name}` | {b:.3f} | {n:.3f} | {n / b:.2f} | {inside / n:.0%} |")
+    table = "\n".join(lines) + "\n"
+    print(table)
+    if args.out:
+        args.out.write_text(table)
+
+
+if __name__ == "__main__":
+    main()

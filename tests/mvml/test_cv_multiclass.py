@@ -1,0 +1,214 @@
+"""The multi-class decomposition axis of the CV estimators:
+``MVMLClassifierCV(multi_class="ovr" | "ovo" | "auto")`` and ``MVMLSVCCV``'s."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.model_selection import StratifiedKFold
+
+from mvkernels import MVMLSVC, MVMLSVCCV, MVMLClassifier, MVMLClassifierCV
+from mvkernels.mvml.cv._grid import PART_AXES
+
+
+def _line(seed=0, n=90):
+    """Three classes on a line, the middle one between the others (a second view of
+    noise): a least-squares one-vs-rest fit masks the middle class (its +-1 target is
+    not linear along the line), the pairs separate it."""
+    rng = np.random.RandomState(seed)
+    t = rng.uniform(-3, 3, n)
+    y = np.digitize(t, [-1.0, 1.0])
+    return [np.c_[t + 0.1 * rng.randn(n), rng.randn(n)], rng.randn(n, 2)], y
+
+
+def _blobs(seed=0, n_per=20, k=4):
+    rng = np.random.RandomState(seed)
+    centres = rng.randn(k, 3) * 2.0
+    y = np.repeat(np.arange(k), n_per)
+    X = centres[y] + rng.randn(y.size, 3)
+    return [X[:, :2], np.c_[X[:, 2:], rng.randn(y.size, 1)]], y
+
+
+def _true_class_score(est, X, y, sample_weight=None):
+    """A continuous score (the mean decision value of the true class), so that fold
+    scores compare to 1e-8 rather than as accuracies."""
+    D = est.decision_function(X)
+    return float(np.average(D[np.arange(len(y)), np.asarray(y)], weights=sample_weight))
+
+
+def test_picks_ovo_where_one_vs_rest_cannot_separate():
+    Xs, y = _line()
+    kw = dict(kernel="linear", fit_intercept=True, cv=3, random_state=0)
+    auto = MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
+    ovr = MVMLClassifierCV(**kw).fit(Xs, y)
+    ovo = MVMLClassifierCV(multi_class="ovo", **kw).fit(Xs, y)
+    assert auto.best_params_["multi_class"] == "ovo"
+    assert ovo.best_score_ > 0.9 and ovo.best_score_ > ovr.best_score_ + 0.09
+    assert auto.best_score_ == ovo.best_score_
+    assert auto.best_estimator_.multi_class == "ovo"
+    assert_allclose(auto.decision_function(Xs), ovo.decision_function(Xs), rtol=1e-12)
+    assert auto.score(Xs, y) > 0.9
+
+
+def test_picks_ovr_where_it_is_better():
+    """Eight overlapping classes of 6 rows: each pair trains on 8 rows of a fold, and 21
+    of the 28 pairs do not involve a row's class (their votes are noise); one-vs-rest
+    trains every class on all the fold's rows."""
+    rng = np.random.RandomState(1)
+    k, n_per = 8, 6
+    centres = rng.randn(k, 4)
+    y = np.repeat(np.arange(k), n_per)
+    X = centres[y] + 0.8 * rng.randn(y.size, 4)
+    Xs = [X[:, :2], X[:, 2:]]
+    kw = dict(cv=3, random_state=0, bandwidth_factors=[1.0, 4.0])
+    auto = MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
+    ovo = MVMLClassifierCV(multi_class="ovo", **kw).fit(Xs, y)
+    assert auto.best_params_["multi_class"] == "ovr"
+    assert auto.best_score_ > ovo.best_score_ + 0.03
+    assert auto.best_estimator_.multi_class == "ovr"
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        dict(n_landmarks=None, kernel_params=None),  # full kernels
+        dict(n_landmarks=20, kernel="linear"),  # Nystrom: the pairs' fold statistics
+        dict(n_landmarks=20, kernel="linear", fit_intercept=True),
+        dict(n_landmarks=20, kernel="linear", fit_intercept=True, weighted=True),
+        dict(n_landmarks=None, hinge=True),
+        dict(n_landmarks=20, kernel="linear", fit_intercept=True, hinge=True),
+    ],
+    ids=[
+        "full",
+        "nystrom",
+        "nystrom-intercept",
+        "nystrom-weighted",
+        "hinge-full",
+        "hinge-nystrom-intercept",
+    ],
+)
+def test_ovo_fold_scores_equal_fits_on_each_fold(mode):
+    """Every candidate's held-out score is that of MVMLClassifier(multi_class="ovo")
+    (MVMLSVC's for MVMLSVCCV) fitted on the fold's training rows (a linear kernel in
+    Nystrom mode: the features
+    of the fold's own map span the same space as the search's map of all rows)."""
+    Xs, y = _blobs(1, n_per=12, k=3)
+    mode = dict(mode)
+    w = np.random.RandomState(7).uniform(0.5, 2.0, y.size) if mode.pop("weighted", False) else None
+    hinge = mode.pop("hinge", False)
+    CV, Est = (MVMLSVCCV, MVMLSVC) if hinge else (MVMLClassifierCV, MVMLClassifier)
+    kw = dict(
+        alphas=[1e-4, 1e-3] if hinge else [1e-2, 1.0],
+        etas=[0.1],
+        bandwidth_factors=[2.0],
+        max_iter=2,
+        cv=3,
+        search="exhaustive",
+        joint_view=False,
+        random_state=0,
+        **mode,
+    )
+    cv = CV(multi_class="ovo", scoring=_true_class_score, **kw)
+    cv.fit(Xs, y, sample_weight=w)
+    splits = list(StratifiedKFold(3).split(Xs[0], y))
+    res = cv.cv_results_
+    checked = 0
+    for c, params in enumerate(res["params"]):
+        for k, (tr, te) in enumerate(splits):
+            est = Est(
+                multi_class="ovo",
+                alpha=params["alpha"],
+                eta=params["eta"],
+                max_iter=params["max_iter"],
+                tol=None,
+                kernel=mode.get("kernel", "rbf"),
+                kernel_params=cv.best_kernel_params_,
+                n_landmarks=mode["n_landmarks"],
+                fit_intercept=mode.get("fit_intercept", False),
+                joint_view=False,
+                random_state=0,
+            ).fit([X[tr] for X in Xs], y[tr], sample_weight=None if w is None else w[tr])
+            w_te = None if w is None else w[te]
+            direct = _true_class_score(est, [X[te] for X in Xs], y[te], w_te)
+            assert_allclose(res[f"split{k}_test_score"][c], direct, rtol=1e-8, atol=1e-10)
+            checked += 1
+    assert checked == 4 * 3
+
+
+def test_auto_is_the_union_of_both_searches_on_the_same_folds():
+    Xs, y = _blobs(2)
+    kw = dict(cv=3, random_state=0, bandwidth_factors=[1.0, 4.0])
+    auto = MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
+    ovr = MVMLClassifierCV(**kw).fit(Xs, y)
+    ovo = MVMLClassifierCV(multi_class="ovo", **kw).fit(Xs, y)
+    dec = np.asarray(auto.cv_results_["param_multi_class"])
+    n_ovr = len(ovr.cv_results_["params"])
+    assert_array_equal(dec, ["ovr"] * n_ovr + ["ovo"] * len(ovo.cv_results_["params"]))
+    mean = auto.cv_results_["mean_test_score"]
+    assert_array_equal(mean[dec == "ovr"], ovr.cv_results_["mean_test_score"])
+    assert_array_equal(mean[dec == "ovo"], ovo.cv_results_["mean_test_score"])
+    for key in ("params", "split0_test_score", "rank_test_score", "screen_score"):
+        assert len(auto.cv_results_[key]) == len(dec)
+    assert auto.best_score_ == max(ovr.best_score_, ovo.best_score_)
+    winner = ovr if ovr.best_score_ >= ovo.best_score_ else ovo
+    assert auto.best_params_ == {"multi_class": winner.multi_class, **winner.best_params_}
+    assert auto.cv_results_["rank_test_score"][auto.best_index_] == 1
+    assert_allclose(auto.predict_proba(Xs), winner.predict_proba(Xs), rtol=1e-12)
+
+
+def test_ovo_refit_and_probabilities():
+    Xs, y = _blobs(4)
+    cv = MVMLClassifierCV(multi_class="ovo", cv=3, random_state=0).fit(Xs, y)
+    est = cv.best_estimator_
+    assert isinstance(est, MVMLClassifier) and est.multi_class == "ovo"
+    assert est.coef_.shape[0] == 4 * 3 // 2  # one problem per pair
+    P = cv.predict_proba(Xs)
+    assert_allclose(P.sum(axis=1), 1.0)
+    assert cv.calibration_.slopes.shape == (6,)  # one Platt sigmoid per pair
+    assert_array_equal(cv.predict(Xs), est.predict(Xs))
+    # two classes: one-vs-one is one-vs-rest, "auto" searches "ovr" only
+    y2 = (y > 1).astype(int)
+    a = MVMLClassifierCV(multi_class="auto", cv=3, random_state=0).fit(Xs, y2)
+    b = MVMLClassifierCV(cv=3, random_state=0).fit(Xs, y2)
+    assert set(np.asarray(a.cv_results_["param_multi_class"])) == {"ovr"}
+    assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+
+
+def test_both_part_axes_together():
+    Xs, y = _line(5, n=60)
+    cv = MVMLClassifierCV(
+        loss="auto", multi_class="auto", cv=3, random_state=0, bandwidth_factors=[2.0]
+    ).fit(Xs, y)
+    pairs = set(zip(cv.cv_results_["param_loss"], cv.cv_results_["param_multi_class"]))
+    assert pairs == {("squared", "ovr"), ("squared", "ovo"), ("hinge", "ovr"), ("hinge", "ovo")}
+    assert {"loss", "multi_class"} <= set(cv.best_params_)
+    best = cv.best_params_
+    expected = MVMLSVC if best["loss"] == "hinge" else MVMLClassifier
+    assert type(cv.best_estimator_) is expected
+    assert cv.best_estimator_.multi_class == best["multi_class"]
+
+
+def test_svc_cv_ovo():
+    Xs, y = _line(6, n=60)
+    cv = MVMLSVCCV(multi_class="ovo", fit_intercept=True, kernel="linear").fit(Xs, y)
+    assert isinstance(cv.best_estimator_, MVMLSVC)
+    assert cv.best_estimator_.multi_class == "ovo"
+    assert "multi_class" not in cv.best_params_
+    assert cv.score(Xs, y) > 0.9
+
+
+def test_ovr_is_the_default_and_unchanged():
+    Xs, y = _blobs(5)
+    a = MVMLClassifierCV(cv=3, random_state=0).fit(Xs, y)
+    b = MVMLClassifierCV(multi_class="ovr", cv=3, random_state=0).fit(Xs, y)
+    assert "multi_class" not in a.best_params_ and "param_multi_class" not in a.cv_results_
+    assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+    assert a.best_estimator_.multi_class == "ovr"
+
+
+def test_multi_class_is_validated_and_declared():
+    Xs, y = _blobs(0)
+    with pytest.raises(ValueError, match="multi_class"):
+        MVMLClassifierCV(multi_class="ova").fit(Xs, y)
+    assert [a.name for a in PART_AXES] == ["loss", "multi_class"]

@@ -1,0 +1,146 @@
+"""The relevance axis of the CV estimators (``feature_relevance="auto"``, mvml/cv/_search.py):
+"none" and "ard" searched on the same folds, the better one kept."""
+
+import numpy as np
+import pytest
+
+from mvkernels import MVMLClassifierCV, MVMLRegressorCV
+from mvkernels.mvml._relevance import learn_feature_relevance
+from mvkernels.mvml.cv._grid import RELEVANCE_SEARCH
+
+GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0, 4.0], max_iter=2, cv=3)
+
+
+def _noise_columns(seed=0, n=200):
+    """Two views of 6 columns, one relevant in each (the other 10 pure noise)."""
+    rng = np.random.default_rng(seed)
+    X1, X2 = rng.normal(size=(n, 6)), rng.normal(size=(n, 6))
+    y = np.where(np.sin(2 * X1[:, 0]) + X2[:, 1] > 0, "a", "b")
+    return [X1, X2], y
+
+
+def _all_relevant(seed=1, n=200):
+    """Two views of 4 columns, the label a function of the norm of all 8 (isotropic)."""
+    rng = np.random.default_rng(seed)
+    X1, X2 = rng.normal(size=(n, 4)), rng.normal(size=(n, 4))
+    y = np.where(np.sum(X1**2, 1) + np.sum(X2**2, 1) > 8, "a", "b")
+    return [X1, X2], y
+
+
+def _part(results, value):
+    """The rows of ``cv_results_`` of one relevance."""
+    return np.asarray(results["param_feature_relevance"]) == value
+
+
+def test_picks_ard_with_pure_noise_columns():
+    Xs, y = _noise_columns()
+    auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
+    none = MVMLClassifierCV(feature_relevance="none", random_state=0, **GRID).fit(Xs, y)
+    assert auto.best_params_["feature_relevance"] == "ard"
+    assert auto.best_score_ > none.best_score_ + 0.05
+    # the noise columns get scales near zero, the relevant ones the largest
+    r = auto.feature_relevance_
+    assert r[0].argmax() == 0 and r[1].argmax() == 1
+    assert max(np.delete(r[0], 0).max(), np.delete(r[1], 1).max()) < 0.3 * min(r[0][0], r[1][1])
+    # the refitted model is the "ard" model, with the scales fixed
+    for a, b in zip(auto.feature_relevance_, auto.best_estimator_.feature_relevance_):
+        np.testing.assert_array_equal(a, b)
+    Xt, yt = _noise_columns(seed=10, n=400)
+    assert auto.score(Xt, yt) > none.score(Xt, yt) + 0.05
+    # probabilities: the calibration of the chosen search's held-out decision values
+    proba = auto.predict_proba(Xt)
+    np.testing.assert_array_equal(auto.classes_[proba.argmax(axis=1)], auto.predict(Xt))
+
+
+def test_picks_none_when_every_column_counts_the_same():
+    # the learned relevance is flat (the held-out shrinkage keeps the flat scale): the
+    # "ard" candidates are the "none" ones, with the same scores, and ties go to "none"
+    Xs, y = _all_relevant()
+    r = learn_feature_relevance(Xs, np.where(y == "a", 1.0, -1.0)[:, None], random_state=0)
+    assert all(np.all(rv == 1.0) for rv in r)
+    auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
+    none = MVMLClassifierCV(feature_relevance="none", random_state=0, **GRID).fit(Xs, y)
+    assert auto.best_params_["feature_relevance"] == "none"
+    assert auto.feature_relevance_ is None
+    res = auto.cv_results_
+    np.testing.assert_array_equal(
+        res["mean_test_score"][_part(res, "none")], res["mean_test_score"][_part(res, "ard")]
+    )
+    np.testing.assert_array_equal(auto.decision_function(Xs), none.decision_function(Xs))
+
+
+def test_each_half_of_the_results_is_the_search_of_its_relevance():
+    # the same folds: the "none" rows are feature_relevance="none"'s search, the "ard" rows
+    # feature_relevance="ard"'s (its scales learned once, as "auto" learns them)
+    Xs, y = _noise_columns(seed=3, n=150)
+    auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
+    res = auto.cv_results_
+    assert set(np.asarray(res["param_feature_relevance"])) == set(RELEVANCE_SEARCH)
+    assert "param_feature_relevance" in res and len(res["params"]) == 2 * _part(res, "ard").sum()
+    for value in RELEVANCE_SEARCH:
+        alone = MVMLClassifierCV(feature_relevance=value, random_state=0, **GRID).fit(Xs, y)
+        rows = _part(res, value)
+        np.testing.assert_array_equal(
+            res["mean_test_score"][rows], alone.cv_results_["mean_test_score"]
+        )
+        for k in range(3):
+            np.testing.assert_array_equal(
+                res[f"split{k}_test_score"][rows], alone.cv_results_[f"split{k}_test_score"]
+            )
+        assert [
+            {k: v for k, v in p.items() if k != "feature_relevance"}
+            for p in np.asarray(res["params"])[rows]
+        ] == alone.cv_results_["params"]
+        if value == auto.best_params_["feature_relevance"]:
+            assert auto.best_score_ == alone.best_score_
+            np.testing.assert_allclose(
+                auto.decision_function(Xs), alone.decision_function(Xs), atol=1e-12
+            )
+    # ranks over the union: the best candidate ranks first
+    assert res["rank_test_score"][auto.best_index_] == 1
+    assert res["params"][auto.best_index_] == auto.best_params_
+
+
+def test_with_the_loss_axis_and_for_regression():
+    Xs, y = _noise_columns(seed=4, n=120)
+    both = MVMLClassifierCV(feature_relevance="auto", loss="auto", random_state=0, **GRID).fit(
+        Xs, y
+    )
+    res = both.cv_results_
+    pairs = {
+        (p["feature_relevance"], p["loss"]) for p in res["params"]
+    }  # the four searches, side by side
+    assert pairs == {(r, l) for r in RELEVANCE_SEARCH for l in ("squared", "hinge")}
+    assert {"feature_relevance", "loss"} <= set(both.best_params_)
+    np.testing.assert_array_equal(both.predict(Xs), both.best_estimator_.predict(Xs))
+    rng = np.random.default_rng(0)
+    X1, X2 = rng.normal(size=(150, 5)), rng.normal(size=(150, 5))
+    target = np.sin(2 * X1[:, 0]) + X2[:, 1]
+    reg = MVMLRegressorCV(feature_relevance="auto", random_state=0, **GRID).fit([X1, X2], target)
+    assert reg.best_params_["feature_relevance"] == "ard"
+    assert reg.score([X1, X2], target) > 0.9
+
+
+def test_auto_searches_none_alone_where_nothing_is_learned():
+    Xs, y = _noise_columns(seed=5, n=90)
+    none = MVMLClassifierCV(feature_relevance="none", random_state=0, **GRID)
+    auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID)
+    # sample weights: no learned relevance yet, "auto" is "none"
+    w = np.ones(90)
+    w[:10] = 2.0
+    a = auto.fit(Xs, y, sample_weight=w)
+    b = none.fit(Xs, y, sample_weight=w)
+    assert "feature_relevance" not in a.best_params_ and a.feature_relevance_ is None
+    np.testing.assert_array_equal(
+        a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"]
+    )
+    # precomputed kernels: no columns to scale
+    K = [Xv @ Xv.T for Xv in Xs]
+    pre = dict(kernel="precomputed", n_landmarks=None, random_state=0, **GRID)
+    a = MVMLClassifierCV(feature_relevance="auto", **pre).fit(K, y)
+    b = MVMLClassifierCV(feature_relevance="none", **pre).fit(K, y)
+    assert a.feature_relevance_ is None and a.best_params_ == b.best_params_
+    with pytest.raises(ValueError, match="feature_relevance"):
+        MVMLClassifierCV(feature_relevance="ard", **pre).fit(K, y)
+    with pytest.raises(ValueError, match="feature_relevance"):
+        MVMLClassifierCV(feature_relevance="lasso").fit(Xs, y)
