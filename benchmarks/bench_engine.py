@@ -8,7 +8,8 @@ then times every case below in a subprocess per tree, the trees alternating, eac
 ``--repeat`` times (the minimum CPU time is kept: the least disturbed run on a shared
 machine). BLAS runs on one thread in both, so the times compare the code, not the
 scheduling. ``MVMLClassifier`` runs at the defaults of 9946e0c in both trees (``alpha=1``,
-``bandwidth_factor=4``), so that both fit the same problems. The cases: scikit-learn's
+``bandwidth_factor=4``, ``joint_view=False``) and ``MVMLSVC`` at those of 9946e0c
+(``joint_view=False``, one-vs-rest), so that both fit the same problems. The cases: scikit-learn's
 digits (1,347 training rows, two 32-column views, 10 classes) for the default classifiers,
 the learned block-sparse metric and the dense metric on the dense reference path
 (``solver="dense"``), and the CV estimators; 3,000 rows of two Gaussian views for the
@@ -50,12 +51,16 @@ Xs, yy = [X[tr, :32], X[tr, 32:]], y[tr]
 rng = np.random.RandomState(0)
 R = [rng.randn(3000, 20), rng.randn(3000, 30)]
 yr = np.sin(R[0][:, 0]) + R[1][:, 1]
-# MVMLClassifier at the defaults of 9946e0c (alpha 1, bandwidth factor 4; they changed
-# later): both trees fit the same problems
-old = dict(alpha=1.0, bandwidth_factor=4.0, random_state=0)
+# MVMLClassifier at the defaults of 9946e0c (alpha 1, bandwidth factor 4, no joint view;
+# they changed later) and MVMLSVC without the joint view, one-vs-rest (9946e0c has no
+# multi_class; the defaults are "auto" since): both trees fit the same problems
+old = dict(alpha=1.0, bandwidth_factor=4.0, joint_view=False, random_state=0)
+svc = dict(joint_view=False, random_state=0)
+if "multi_class" in MVMLSVC().get_params():
+    svc["multi_class"] = "ovr"
 cases = {
     "MVMLClassifier()": lambda: MVMLClassifier(**old).fit(Xs, yy),
-    "MVMLSVC()": lambda: MVMLSVC(random_state=0).fit(Xs, yy),
+    "MVMLSVC()": lambda: MVMLSVC(**svc).fit(Xs, yy),
     "MVMLClassifier(metric='sparse')": lambda: MVMLClassifier(metric="sparse", **old).fit(Xs, yy),
     "MVMLClassifier(solver='dense', n_landmarks=0.2)": lambda: MVMLClassifier(
         solver="dense", n_landmarks=0.2, **old

@@ -67,6 +67,7 @@ CHECKED: list[tuple[BaseEstimator, tuple[type[Warning], ...]]] = [
     (MVMLClassifier(solver="cg", metric="cov", multi_class="ovo", max_iter=3), _SHORT),
     # --- MVML (hinge loss); eta small enough that the sparse proximal step keeps the metric
     (MVMLSVC(max_iter=3), _SHORT),
+    (MVMLSVC(multi_class="ovr", joint_view=False, max_iter=3), _SHORT),
     (
         MVMLSVC(alpha=0.1, eta=0.1, n_landmarks=0.5, metric="sparse", max_iter=3, random_state=0),
         _SHORT,
@@ -224,7 +225,10 @@ def _expected_failed(est):
         else:
             failed.update(dict.fromkeys(_WEIGHT_CHECKS, _MVML_WEIGHTS))
     proba = getattr(est, "probability", False) or isinstance(est, _MVMLCVBase)
-    if getattr(est, "multi_class", None) == "ovo" and proba:
+    # MVMLSVC's default multi_class="auto" is one-vs-one on the checks' 3-class data (the
+    # CV estimators' "auto" is searched, the folds one-vs-rest)
+    auto_ovo = isinstance(est, MVMLSVC) and est.multi_class == "auto"
+    if (getattr(est, "multi_class", None) == "ovo" or auto_ovo) and proba:
         failed["check_classifiers_train"] = _OVO_PROBA
     return failed
 

@@ -46,9 +46,9 @@ def test_corrupted_views_are_built_as_documented():
 def test_learned_block_norms_match_the_direct_formula():
     Xs, y = load_digits_views(return_X_y=True)
     idx = np.arange(0, len(y), 6)
-    est = MVMLClassifier(n_landmarks=20, max_iter=3, alpha=1e-2, eta=1e-2, random_state=0).fit(
-        [X[idx] for X in Xs], y[idx]
-    )
+    est = MVMLClassifier(
+        n_landmarks=20, max_iter=3, alpha=1e-2, eta=1e-2, joint_view=False, random_state=0
+    ).fit([X[idx] for X in Xs], y[idx])
     N = learned_block_norms(est)
     assert N.shape == (3, 3)
     np.testing.assert_allclose(N, N.T)

@@ -126,6 +126,7 @@ def test_ovo_fold_scores_equal_fits_on_each_fold(mode):
                 kernel_params=cv.best_kernel_params_,
                 n_landmarks=mode["n_landmarks"],
                 fit_intercept=mode.get("fit_intercept", False),
+                joint_view=False,
                 random_state=0,
             ).fit([X[tr] for X in Xs], y[tr], sample_weight=None if w is None else w[tr])
             w_te = None if w is None else w[te]

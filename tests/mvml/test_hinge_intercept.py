@@ -18,6 +18,10 @@ from mvkernels.mvml import MVMLProblem
 from mvkernels.mvml._hinge import hinge_offsets
 from mvkernels.mvml._hinge_loss import OFFSET_KAPPA, HingeLoss
 
+#: MVMLSVC as the paper has it (one-vs-all, additive over the views), its defaults before
+#: issue 32 (item 4) made them joint_view="auto", multi_class="auto": what these tests check
+SVC_PAPER = dict(joint_view=False, multi_class="ovr")
+
 GAMMA = 0.3
 
 
@@ -31,6 +35,7 @@ def _shifted(rng, n=60, threshold=1.0):
 def _full_identity(Xs, y, alpha, **kw):
     """Full kernels, the identity metric, fixed weights 1/2: one g-step."""
     return MVMLSVC(
+        **SVC_PAPER,
         alpha=alpha,
         metric="identity",
         n_landmarks=None,
@@ -134,8 +139,8 @@ def test_intercept_fixes_a_shifted_problem(rng):
     Xs, y = _shifted(rng, n=200, threshold=1.5)
     Xt, yt = _shifted(rng, n=400, threshold=1.5)
     kw = dict(kernel="linear", n_landmarks=None, alpha=1e-4, random_state=0)
-    a = MVMLSVC(**kw).fit(Xs, y)
-    b = MVMLSVC(fit_intercept=True, **kw).fit(Xs, y)
+    a = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
+    b = MVMLSVC(**SVC_PAPER, fit_intercept=True, **kw).fit(Xs, y)
     assert b.score(Xt, yt) >= 0.95
     assert a.score(Xt, yt) <= b.score(Xt, yt) - 0.05
     assert b.intercept_ < -1.0  # the boundary x_1 + x_2 = 1.5 (decision x_1 + x_2 - 1.5)
@@ -145,8 +150,8 @@ def test_far_rows_take_the_majority_class_with_the_offset(rng):
     """RBF kernels: far from the training rows the decision is the offset alone."""
     Xs, y = _shifted(rng, n=80, threshold=-0.6)  # class 1 is the majority
     far = [X + 50.0 for X in Xs]
-    a = MVMLSVC(alpha=1e-3, random_state=0).fit(Xs, y)
-    b = MVMLSVC(alpha=1e-3, random_state=0, fit_intercept=True).fit(Xs, y)
+    a = MVMLSVC(**SVC_PAPER, alpha=1e-3, random_state=0).fit(Xs, y)
+    b = MVMLSVC(**SVC_PAPER, alpha=1e-3, random_state=0, fit_intercept=True).fit(Xs, y)
     assert np.abs(a.decision_function(far)).max() < 1e-8
     np.testing.assert_allclose(b.decision_function(far), b.intercept_, atol=1e-8)
     assert b.intercept_ > 0 and np.all(b.predict(far) == 1)
@@ -166,7 +171,7 @@ def test_far_rows_take_the_majority_class_with_the_offset(rng):
 )
 def test_objective_decreases_and_offset_is_the_profile_minimiser(rng, kw):
     Xs, y = _shifted(rng, n=70)
-    est = MVMLSVC(max_iter=3, random_state=0, fit_intercept=True, **kw).fit(Xs, y)
+    est = MVMLSVC(**SVC_PAPER, max_iter=3, random_state=0, fit_intercept=True, **kw).fit(Xs, y)
     h = np.asarray(est.objective_)
     assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
     f = est.decision_function(Xs) - est.intercept_
@@ -180,8 +185,8 @@ def test_structured_and_dense_paths_agree_with_intercept(rng):
     Xs, y = _shifted(rng, n=70)
     yc = np.digitize(Xs[0][:, 1], [-0.4, 0.4])
     kw = dict(max_iter=3, random_state=0, fit_intercept=True, n_landmarks=10)
-    a = MVMLSVC(**kw).fit(Xs, yc)
-    b = MVMLSVC(solver="dense", **kw).fit(Xs, yc)
+    a = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, yc)
+    b = MVMLSVC(**SVC_PAPER, solver="dense", **kw).fit(Xs, yc)
     assert (a.solver_, b.solver_) == ("structured", "dense")
     np.testing.assert_allclose(a.intercept_, b.intercept_, atol=1e-7)
     np.testing.assert_allclose(a.decision_function(Xs), b.decision_function(Xs), atol=1e-7)
@@ -192,9 +197,9 @@ def test_cold_solver_without_warm_start_gives_the_same_model(rng, monkeypatch):
     Xs, y = _shifted(rng, n=70)
     yc = np.digitize(Xs[0][:, 1], [-0.4, 0.4])
     kw = dict(max_iter=3, random_state=0, fit_intercept=True, n_landmarks=10)
-    a = MVMLSVC(**kw).fit(Xs, yc)
+    a = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, yc)
     monkeypatch.setattr(HingeLoss, "warm_start", False)
-    b = MVMLSVC(**kw).fit(Xs, yc)
+    b = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, yc)
     np.testing.assert_allclose(a.decision_function(Xs), b.decision_function(Xs), atol=1e-7)
 
 
@@ -252,6 +257,7 @@ def test_svc_cv_fold_scores_equal_direct_refits(rng):
                 U=nys.transform([X[tr] for X in Xs]),
             )
             est = MVMLSVC(
+                **SVC_PAPER,
                 alpha=params["alpha"],
                 eta=params["eta"],
                 max_iter=params["max_iter"],
@@ -286,6 +292,7 @@ def test_svc_cv_full_kernels_fold_scores_equal_direct_refits(rng):
     for i, params in enumerate(res["params"]):
         for k, (tr, te) in enumerate(KFold(3).split(Xs[0])):
             est = MVMLSVC(
+                **SVC_PAPER,
                 alpha=1e-2,
                 eta=1.0,
                 max_iter=params["max_iter"],
@@ -325,9 +332,9 @@ def test_dask_views_give_the_in_memory_fit_with_intercept(rng):
     da = pytest.importorskip("dask.array")
     Xs, y = _shifted(rng, n=60)
     kw = dict(max_iter=2, n_landmarks=12, random_state=0, fit_intercept=True)
-    ref = MVMLSVC(**kw).fit(Xs, y)
+    ref = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
     dX = [da.from_array(X, chunks=(20, -1)) for X in Xs]
-    got = MVMLSVC(**kw).fit(dX, da.from_array(y, chunks=20))
+    got = MVMLSVC(**SVC_PAPER, **kw).fit(dX, da.from_array(y, chunks=20))
     assert got.intercept_ == pytest.approx(ref.intercept_, abs=1e-9)
     np.testing.assert_allclose(
         np.asarray(got.decision_function(dX)), ref.decision_function(Xs), atol=1e-9
@@ -339,7 +346,9 @@ def test_missing_views_with_intercept(rng, n_landmarks):
     Xs, y = _shifted(rng, n=60, threshold=-0.6)
     Xs[0][:6] = np.nan
     Xs[1][40:44] = np.nan
-    est = MVMLSVC(max_iter=2, n_landmarks=n_landmarks, random_state=0, fit_intercept=True)
+    est = MVMLSVC(
+        **SVC_PAPER, max_iter=2, n_landmarks=n_landmarks, random_state=0, fit_intercept=True
+    )
     est.fit(Xs, y)
     D = est.decision_function(Xs)
     assert np.all(np.isfinite(D)) and est.intercept_ != 0.0
@@ -350,6 +359,6 @@ def test_sparse_views_equal_dense_views_with_intercept(rng):
     sp = pytest.importorskip("scipy.sparse")
     Xs, y = _shifted(rng, n=60)
     kw = dict(max_iter=2, n_landmarks=12, random_state=0, fit_intercept=True)
-    ref = MVMLSVC(**kw).fit(Xs, y)
-    got = MVMLSVC(**kw).fit([sp.csr_matrix(X) for X in Xs], y)
+    ref = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
+    got = MVMLSVC(**SVC_PAPER, **kw).fit([sp.csr_matrix(X) for X in Xs], y)
     assert got.intercept_ == pytest.approx(ref.intercept_, abs=1e-6)

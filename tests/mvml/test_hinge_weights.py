@@ -24,6 +24,17 @@ from mvkernels.mvml._hinge import (
     polish_active_sets,
 )
 
+#: MVMLSVC as the paper has it (one-vs-all, additive over the views), its defaults before
+#: issue 32 (item 4) made them joint_view="auto", multi_class="auto": what these tests check
+SVC_PAPER = dict(joint_view=False, multi_class="ovr")
+
+
+def _paper(**kw: object) -> MVMLSVC:
+    """MVMLSVC with :data:`SVC_PAPER`, unless ``kw`` sets the decomposition or the joint
+    view."""
+    return MVMLSVC(**{**SVC_PAPER, **kw})
+
+
 KP = [{"gamma": 0.3}, {"gamma": 0.5}]
 #: the repeated rows make the active-set solves singular (two copies on the margin):
 #: their g-steps run liblinear, solved tightly here so that both fits are exact
@@ -79,8 +90,8 @@ def test_integer_weights_equal_repeated_rows_nystrom(data, kw):
     Xs, labels, w, test = data
     lm, lm_rep, rep = _landmarks(w)
     common = dict(kernel_params=KP, max_iter=3, **TIGHT, **kw)
-    weighted = _fit(MVMLSVC(landmarks=lm, **common), Xs, labels, sample_weight=w)
-    repeated = _fit(MVMLSVC(landmarks=lm_rep, **common), [X[rep] for X in Xs], labels[rep])
+    weighted = _fit(_paper(landmarks=lm, **common), Xs, labels, sample_weight=w)
+    repeated = _fit(_paper(landmarks=lm_rep, **common), [X[rep] for X in Xs], labels[rep])
     np.testing.assert_allclose(
         weighted.decision_function(test), repeated.decision_function(test), rtol=0, atol=1e-8
     )
@@ -97,8 +108,8 @@ def test_missing_views_integer_weights_equal_repeated_rows(data):
     Xm[1][[5, 9, 21]] = np.nan  # view 1 missing in three rows
     ok = ~np.isin(lm, [5, 9, 21])
     common = dict(kernel_params=KP, max_iter=3, **TIGHT)
-    a = _fit(MVMLSVC(landmarks=lm[ok], **common), Xm, labels, sample_weight=w)
-    b = _fit(MVMLSVC(landmarks=lm_rep[ok], **common), [X[rep] for X in Xm], labels[rep])
+    a = _fit(_paper(landmarks=lm[ok], **common), Xm, labels, sample_weight=w)
+    b = _fit(_paper(landmarks=lm_rep[ok], **common), [X[rep] for X in Xm], labels[rep])
     test_m = [test[0], test[1].copy()]
     test_m[1][:3] = np.nan
     np.testing.assert_allclose(
@@ -115,7 +126,7 @@ def test_zero_weights_equal_removed_rows(data, n_landmarks, kw):
     bandwidths included); the other rows' unit weights are the unweighted fit, exactly."""
     Xs, labels, w, test = data
     keep = w > 0
-    est = MVMLSVC(n_landmarks=n_landmarks, random_state=0, max_iter=3, **kw)
+    est = _paper(n_landmarks=n_landmarks, random_state=0, max_iter=3, **kw)
     weighted = _fit(est, Xs, labels, sample_weight=keep.astype(float))
     removed = _fit(est, [X[keep] for X in Xs], labels[keep])
     np.testing.assert_array_equal(weighted.decision_function(test), removed.decision_function(test))
@@ -133,7 +144,14 @@ def test_full_mode_weighted_g_step_is_weighted_linear_svc(data, C):
     s = w.astype(float)
     s[s == 0] = 0.5  # fractional weights, no row removed
     alpha = 0.05
-    est = MVMLSVC(n_landmarks=None, metric="identity", kernel_params=KP, alpha=alpha, C=C, **TIGHT)
+    est = _paper(
+        n_landmarks=None,
+        metric="identity",
+        kernel_params=KP,
+        alpha=alpha,
+        C=C,
+        **TIGHT,
+    )
     est = _fit(est, Xs, y01, sample_weight=s)
     Cw = 1.0 / s.sum() if C is None else C
     assert est.C_ == pytest.approx(Cw)
@@ -168,14 +186,14 @@ def test_full_mode_integer_weight_is_not_a_repeated_row(data):
     Xs, labels, w, test = data
     rep = np.repeat(np.arange(len(w)), w)
     kw = dict(n_landmarks=None, metric="identity", kernel_params=KP, alpha=0.1, **TIGHT)
-    weighted = _fit(MVMLSVC(**kw), Xs, labels, sample_weight=w).decision_function(test)
-    repeated = _fit(MVMLSVC(**kw), [X[rep] for X in Xs], labels[rep]).decision_function(test)
+    weighted = _fit(_paper(**kw), Xs, labels, sample_weight=w).decision_function(test)
+    repeated = _fit(_paper(**kw), [X[rep] for X in Xs], labels[rep]).decision_function(test)
     assert np.abs(weighted - repeated).max() > 0.05  # 0.28 measured (docs/mvml.md)
 
 
 def test_unit_weights_are_the_unweighted_fit(data):
     Xs, labels, _, test = data
-    est = MVMLSVC(max_iter=3, random_state=0)
+    est = _paper(max_iter=3, random_state=0)
     a = _fit(est, Xs, labels, sample_weight=np.ones(len(labels))).decision_function(test)
     b = _fit(est, Xs, labels).decision_function(test)
     np.testing.assert_array_equal(a, b)
@@ -189,8 +207,8 @@ def test_class_weight_is_a_row_weight(data, multi_class):
     cw = {"a": 2.0, "b": 0.5}
     per_row = np.array([cw.get(c, 1.0) for c in labels])
     kw = dict(kernel_params=KP, max_iter=3, random_state=0, multi_class=multi_class)
-    a = _fit(MVMLSVC(class_weight=cw, **kw), Xs, labels, sample_weight=w)
-    b = _fit(MVMLSVC(**kw), Xs, labels, sample_weight=w * per_row)
+    a = _fit(_paper(class_weight=cw, **kw), Xs, labels, sample_weight=w)
+    b = _fit(_paper(**kw), Xs, labels, sample_weight=w * per_row)
     np.testing.assert_allclose(
         a.decision_function(test), b.decision_function(test), rtol=0, atol=1e-10
     )
@@ -201,7 +219,13 @@ def test_zero_class_weight_rows_have_zero_multipliers(data, multi_class):
     """A class weight 0 leaves rows of loss weight 0 in the problem: their box is 0, so
     their multipliers are 0 in every problem (the active sets never free them)."""
     Xs, labels, _, _ = data
-    est = MVMLSVC(class_weight={"a": 0.0}, multi_class=multi_class, max_iter=3, random_state=0)
+    est = MVMLSVC(
+        joint_view=False,
+        class_weight={"a": 0.0},
+        multi_class=multi_class,
+        max_iter=3,
+        random_state=0,
+    )
     est = _fit(est, Xs, labels)
     assert np.all(est.dual_coef_[labels == "a"] == 0.0)
     assert np.any(est.dual_coef_[labels != "a"] > 0.0)
@@ -218,7 +242,7 @@ def test_balanced_class_weight_raises_balanced_accuracy():
     tr, te = np.arange(300), np.arange(300, n)
     acc = {}
     for cw in (None, "balanced"):
-        est = MVMLSVC(class_weight=cw, alpha=1e-2, random_state=0, max_iter=3)
+        est = _paper(class_weight=cw, alpha=1e-2, random_state=0, max_iter=3)
         est = _fit(est, [X1[tr], X2[tr]], y[tr])
         acc[cw] = balanced_accuracy_score(y[te], est.predict([X1[te], X2[te]]))
     assert acc["balanced"] > acc[None] + 0.2, acc
@@ -227,11 +251,11 @@ def test_balanced_class_weight_raises_balanced_accuracy():
 def test_bad_weights_are_refused(data):
     Xs, labels, w, _ = data
     with pytest.raises(ValueError, match="sample_weight must be >= 0"):
-        MVMLSVC().fit(Xs, labels, sample_weight=-np.ones(len(labels)))
+        _paper().fit(Xs, labels, sample_weight=-np.ones(len(labels)))
     with pytest.raises(ValueError, match="sample_weight must be >= 0"):
         MVMLSVCCV(cv=3).fit(Xs, labels, sample_weight=w - 1.0)
     with pytest.raises(ValueError, match=r"class_weight\['a'\] must be a finite number >= 0"):
-        MVMLSVC(class_weight={"a": -1.0}).fit(Xs, labels)
+        _paper(class_weight={"a": -1.0}).fit(Xs, labels)
 
 
 # ------------------------------------------------------------------ the solvers

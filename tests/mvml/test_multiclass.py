@@ -74,7 +74,9 @@ def test_pair_statistics_are_sums_of_class_moments(metric):
     """Nystrom mode: the pair's C, c, y^T y, feature sum and scatter from the per-class
     moments equal those of one pass over the pair's rows; the pair fit solves that problem."""
     Xs, y = _blobs(n_per=10, K=3)
-    clf = MVMLClassifier(multi_class="ovo", n_landmarks=6, metric=metric, random_state=0)
+    clf = MVMLClassifier(
+        multi_class="ovo", n_landmarks=6, metric=metric, joint_view=False, random_state=0
+    )
     clf.fit(Xs, y)
     nys = clf.nystrom_
     problem = clf._build_problem(Xs, np.where(y[:, None] == np.arange(3), 1.0, -1.0))
@@ -202,6 +204,31 @@ def test_dask_fit_is_refused_and_predict_is_lazy():
     )
 
 
+def test_svc_auto_is_one_vs_one_with_more_than_two_classes():
+    """MVMLSVC's default ``multi_class="auto"``: the one-vs-one model in memory with
+    K > 2 classes, the one binary problem with two; the square-loss classifier keeps
+    "ovr" / "ovo" only. The CV's folds and refit stay one-vs-rest."""
+    from mvkernels import MVMLSVCCV
+
+    Xs, y = _blobs(n_per=8, K=3)
+    kw = dict(alpha=1e-2, max_iter=2, n_landmarks=10, random_state=0)
+    ctx = _quiet()
+    auto = MVMLSVC(**kw).fit(Xs, y)
+    ovo = MVMLSVC(multi_class="ovo", **kw).fit(Xs, y)
+    assert auto.multi_class == "auto" and auto._ovo_active()
+    np.testing.assert_array_equal(auto.decision_function(Xs), ovo.decision_function(Xs))
+    binary = y < 2
+    auto2 = MVMLSVC(**kw).fit([X[binary] for X in Xs], y[binary])
+    ovr2 = MVMLSVC(multi_class="ovr", **kw).fit([X[binary] for X in Xs], y[binary])
+    np.testing.assert_array_equal(auto2.decision_function(Xs), ovr2.decision_function(Xs))
+    cv = MVMLSVCCV(alphas=[1e-2], etas=[1.0], bandwidth_factors=[2.0], cv=2, random_state=0)
+    cv.fit(Xs, y)
+    ctx.__exit__(None, None, None)
+    assert cv.best_estimator_.multi_class == "ovr" and not cv.best_estimator_._ovo_active()
+    with pytest.raises(ValueError, match="multi_class"):
+        MVMLClassifier(multi_class="auto").fit(Xs, y)
+
+
 def test_invalid_multi_class():
     Xs, y = _blobs(n_per=5, K=3)
     with pytest.raises(ValueError, match="multi_class"):
@@ -212,7 +239,8 @@ def test_unequal_classes_full_mode_attributes():
     Xs, y = _blobs(n_per=10, K=3)
     keep = np.r_[0:10, 10:16, 20:30]  # 10, 6 and 10 rows
     Xs, y = [X[keep] for X in Xs], y[keep]
-    clf = MVMLClassifier(multi_class="ovo", n_landmarks=None, random_state=0).fit(Xs, y)
+    clf = MVMLClassifier(multi_class="ovo", n_landmarks=None, joint_view=False, random_state=0)
+    clf.fit(Xs, y)
     v = len(Xs)
     assert [A.shape[0] for A in clf.metric_] == [v * 16, v * 20, v * 16]
     assert clf.coef_.shape == (3, v * y.size)

@@ -441,7 +441,9 @@ def test_cov_metric_construction(rng):
 def test_classifier_binary_and_multiclass_api(rng):
     Xs = views(rng, n=60)
     yb = np.where(Xs[0][:, 0] + Xs[1][:, 0] > 0, "yes", "no")
-    clf = quiet(lambda: MVMLClassifier(alpha=0.1, eta=0.5, max_iter=3).fit(Xs, yb))
+    clf = quiet(
+        lambda: MVMLClassifier(alpha=0.1, eta=0.5, max_iter=3, joint_view=False).fit(Xs, yb)
+    )
     assert list(clf.classes_) == ["no", "yes"]
     assert clf.decision_function(Xs).shape == (60,)
     assert clf.metric_.shape == (120, 120) and clf.coef_.shape == (120,)
@@ -451,9 +453,9 @@ def test_classifier_binary_and_multiclass_api(rng):
     )
     y3 = np.digitize(Xs[0][:, 0], [-0.5, 0.5])
     clf3 = quiet(
-        lambda: MVMLClassifier(alpha=0.1, eta=0.5, max_iter=3, n_landmarks=15, random_state=0).fit(
-            Xs, y3
-        )
+        lambda: MVMLClassifier(
+            alpha=0.1, eta=0.5, max_iter=3, n_landmarks=15, joint_view=False, random_state=0
+        ).fit(Xs, y3)
     )
     D = clf3.decision_function(Xs)
     assert D.shape == (60, 3)
@@ -606,7 +608,8 @@ def test_errors_name_the_problem(rng):
 def test_default_bandwidth_follows_a_views_scale_not_its_columns_ranges():
     """As docs/mvml.md ("Scaling the views") says: a whole view multiplied by a constant
     gives the same model (the mean-distance bandwidth follows it); columns of very
-    different ranges inside a view are not fixed by it, a scaler is."""
+    different ranges inside a view are not fixed by it, a scaler is. The additive model
+    (``joint_view=False``): the joint view's kernel reads the views' relative scales."""
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
@@ -614,11 +617,12 @@ def test_default_bandwidth_follows_a_views_scale_not_its_columns_ranges():
     X = rng.standard_normal((200, 6)) * [1.0, 100.0, 0.01, 5.0, 0.1, 1000.0]
     y = (X[:, 0] / 1.0 + X[:, 2] / 0.01 + X[:, 4] / 0.1 > 0).astype(int)
     tr, te = slice(0, 150), slice(150, None)
-    raw = MVMLClassifier(views=[3, 3], random_state=0).fit(X[tr], y[tr])
+    kw = dict(views=[3, 3], joint_view=False, random_state=0)
+    raw = MVMLClassifier(**kw).fit(X[tr], y[tr])
     Xs = np.hstack([X[:, :3] * 1000.0, X[:, 3:]])
-    big = MVMLClassifier(views=[3, 3], random_state=0).fit(Xs[tr], y[tr])
+    big = MVMLClassifier(**kw).fit(Xs[tr], y[tr])
     np.testing.assert_allclose(
         big.decision_function(Xs[te]), raw.decision_function(X[te]), rtol=1e-6, atol=1e-8
     )
-    scaled = make_pipeline(StandardScaler(), MVMLClassifier(views=[3, 3], random_state=0))
+    scaled = make_pipeline(StandardScaler(), MVMLClassifier(**kw))
     assert scaled.fit(X[tr], y[tr]).score(X[te], y[te]) >= raw.score(X[te], y[te]) + 0.3

@@ -105,6 +105,7 @@ def test_uwave_classifier_equals_in_memory_fit(client, uwave, metric):
         eta=0.01,
         learn_weights=True,
         max_iter=4,
+        joint_view=False,
         random_state=0,
     )
     ref = fit_quiet(MVMLClassifier(**kw), Xs, y)
@@ -228,6 +229,20 @@ def test_svc_on_dask_gathers_features_and_equals_in_memory(client, monkeypatch):
     monkeypatch.setattr(mvml_svm, "DASK_GATHER_MAX_BYTES", 1000)
     with pytest.raises(ValueError, match="gathers the training features.*MVMLClassifier"):
         MVMLSVC(**kw).fit(to_dask(Xs), y)
+
+
+def test_svc_auto_decomposition_is_one_vs_rest_on_dask(client):
+    """MVMLSVC's default ``multi_class="auto"`` is one-vs-rest on Dask input (one-vs-one
+    needs the pairs' row subsets): the model of ``multi_class="ovr"`` in memory."""
+    rng = np.random.default_rng(3)
+    n = 150
+    Xs = [rng.standard_normal((n, 3)), rng.standard_normal((n, 2))]
+    y = np.digitize(Xs[0][:, 0] + Xs[1][:, 1], [-0.6, 0.6])  # 3 classes
+    kw = dict(n_landmarks=15, alpha=1e-2, max_iter=2, random_state=0)
+    ref = fit_quiet(MVMLSVC(multi_class="ovr", **kw), Xs, y)
+    est = fit_quiet(MVMLSVC(**kw), to_dask(Xs, rows=(50, 100)), da.from_array(y, chunks=60))
+    assert not est._ovo_active() and len(est.classes_) == 3
+    assert_same_model(est, ref, rtol=1e-8)
 
 
 # ------------------------------------------------------------------- errors

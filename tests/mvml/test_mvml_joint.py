@@ -29,10 +29,12 @@ def _regression_views(n=60, seed=0):
 def test_xor_across_views_needs_the_joint_view():
     Xs, y = _xor_views(200, 0)
     Xt, yt = _xor_views(500, 1)
-    additive = MVMLClassifier(random_state=0).fit(Xs, y).score(Xt, yt)
+    additive = MVMLClassifier(joint_view=False, random_state=0).fit(Xs, y).score(Xt, yt)
     joint = MVMLClassifier(joint_view=True, random_state=0).fit(Xs, y).score(Xt, yt)
     assert additive < 0.6, additive
     assert joint > 0.9, joint
+    # the classifier's default "auto" is the joint view on two views of one kernel
+    assert MVMLClassifier(random_state=0).fit(Xs, y).score(Xt, yt) == joint
     cv = MVMLClassifierCV(
         random_state=0, cv=3, bandwidth_factors=[2.0, 4.0], alphas=[0.01, 0.1, 1.0]
     ).fit(Xs, y)
@@ -92,6 +94,34 @@ def test_joint_view_needs_two_views():
     # "auto" in the CV estimators searches only the additive model then
     cv = MVMLRegressorCV(alphas=[1.0], bandwidth_factors=[1.0], max_iter=1, cv=3).fit([X], y)
     assert "joint_view" not in cv.best_params_ and cv.best_joint_view_ is False
+
+
+@pytest.mark.parametrize("n_landmarks", [20, None])
+def test_auto_joint_view_is_true_or_false_by_the_views_and_kernel(n_landmarks):
+    """``joint_view="auto"`` (MVMLClassifier's default) fits exactly the model of
+    ``joint_view=True`` on two views of one kernel, and of ``False`` on one view, with a
+    per-view kernel list or precomputed kernels; the fitted model predicts as it."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    Xs, y = _xor_views(80, 0)
+    Xt, _ = _xor_views(30, 1)
+    cases = [
+        ([Xs, Xt], {}, True),
+        ([[np.hstack(Xs)], [np.hstack(Xt)]], {}, False),
+        ([Xs, Xt], {"kernel": ["rbf", "rbf"]}, False),
+    ]
+    if n_landmarks is None:  # precomputed kernels: full-kernel mode only
+        train = [rbf_kernel(X, X, gamma=0.5) for X in Xs]
+        test = [rbf_kernel(T, X, gamma=0.5) for T, X in zip(Xt, Xs)]
+        cases.append(([train, test], {"kernel": "precomputed"}, False))
+    for (fit_views, test_views), kw, joint in cases:
+        kw = dict(kw, n_landmarks=n_landmarks, random_state=0)
+        auto = MVMLClassifier(**kw).fit(fit_views, y)
+        fixed = MVMLClassifier(joint_view=joint, **kw).fit(fit_views, y)
+        assert auto.joint_view == "auto" and auto.n_views_ == fixed.n_views_
+        np.testing.assert_array_equal(
+            auto.decision_function(test_views), fixed.decision_function(test_views)
+        )
 
 
 @pytest.mark.parametrize("n_landmarks", [20, None])
@@ -186,5 +216,5 @@ def test_joint_view_with_a_missing_view():
     D = clf.decision_function([X1m, X2])
     assert np.isfinite(D).all()
     # the interaction across views is still learned from the complete rows
-    plain = MVMLClassifier(n_landmarks=30, random_state=0).fit([X1m, X2], y)
+    plain = MVMLClassifier(joint_view=False, n_landmarks=30, random_state=0).fit([X1m, X2], y)
     assert clf.score([X1, X2], y) > plain.score([X1, X2], y) + 0.05

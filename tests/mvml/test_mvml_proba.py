@@ -11,6 +11,10 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLClassifierCV
 from mvkernels.mvml._proba import cross_val_decisions, fit_softmax_calibration
 
+#: MVMLSVC as the paper has it (one-vs-all, additive over the views), its defaults before
+#: issue 32 (item 4) made them joint_view="auto", multi_class="auto": what these tests check
+SVC_PAPER = dict(joint_view=False, multi_class="ovr")
+
 
 def _views(A):
     return [A[:, :32], A[:, 32:]]
@@ -66,7 +70,7 @@ def test_probability_is_opt_in():
     with pytest.raises(AttributeError, match="predict_proba") as exc:
         est.predict_proba(_views(X))
     assert "probability=False" in str(exc.value.__cause__)
-    assert not hasattr(MVMLSVC(), "predict_proba")
+    assert not hasattr(MVMLSVC(**SVC_PAPER), "predict_proba")
     assert hasattr(MVMLClassifierCV(), "predict_proba")
 
 
@@ -134,6 +138,7 @@ def test_cv_calibration_uses_the_selected_candidates_held_out_values():
     for tr, te in StratifiedKFold(3).split(Xs[0], y):
         fold = MVMLClassifier(
             n_landmarks=None,
+            joint_view=cv.best_joint_view_,
             alpha=best["alpha"],
             eta=best["eta"],
             max_iter=best["max_iter"],
@@ -155,7 +160,7 @@ def test_cv_without_refit_has_no_probabilities():
 def test_svc_probabilities():
     X, y = load_digits(n_class=3, return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=150, random_state=0, stratify=y)
-    est = MVMLSVC(probability=True, max_iter=2, random_state=0).fit(_views(Xtr), ytr)
+    est = MVMLSVC(**SVC_PAPER, probability=True, max_iter=2, random_state=0).fit(_views(Xtr), ytr)
     P = est.predict_proba(_views(Xte))
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_array_equal(est.classes_[P.argmax(axis=1)], est.predict(_views(Xte)))
@@ -200,7 +205,7 @@ def _with_missing_views(Xs, frac, seed):
     [
         lambda: MVMLClassifier(probability=True, max_iter=3, random_state=0),
         lambda: MVMLClassifier(probability=True, n_landmarks=None, max_iter=3, random_state=0),
-        lambda: MVMLSVC(probability=True, max_iter=2, random_state=0),
+        lambda: MVMLSVC(**SVC_PAPER, probability=True, max_iter=2, random_state=0),
     ],
     ids=["square-nystrom", "square-full", "svc"],
 )

@@ -260,6 +260,10 @@ from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
 from mvkernels import MVMLSVC, MVMLClassifier  # noqa: E402
 from mvkernels import mvml as M  # noqa: E402
 
+#: MVMLSVC as the paper has it (one-vs-all, additive over the views), its defaults before
+#: issue 32 (item 4) made them joint_view="auto", multi_class="auto": what these tests check
+SVC_PAPER = dict(joint_view=False, multi_class="ovr")
+
 
 def _views(n=40, seed=0, n_classes=2):
     rng = np.random.RandomState(seed)
@@ -293,6 +297,7 @@ def _primal_full(est, Xs, y):
 def test_primal_objective_decreases_over_outer_iterations(mode, metric, learn_weights):
     Xs, y = _views(n=36, seed=1)
     est = MVMLSVC(
+        **SVC_PAPER,
         alpha=1e-2,
         eta=0.5 if metric == "dense" else 0.02,
         metric=metric,
@@ -324,6 +329,7 @@ def test_final_coef_is_the_hinge_gstep_solution():
     """coef_ and dual_coef_ satisfy eq. 8 and the KKT conditions of the final g-step."""
     Xs, y = _views(n=30, seed=2)
     est = MVMLSVC(
+        **SVC_PAPER,
         alpha=1e-2,
         eta=1.0,
         metric="dense",
@@ -354,8 +360,8 @@ def test_final_coef_is_the_hinge_gstep_solution():
 def test_nystrom_with_all_landmarks_equals_full_model_for_the_cov_metric():
     Xs, y = _views(n=30, seed=3)
     kw = dict(alpha=1e-2, metric="cov", svm_tol=1e-10, svm_max_epochs=100000, random_state=0)
-    full = MVMLSVC(**kw).fit(Xs, y)
-    nys = MVMLSVC(n_landmarks=30, **kw).fit(Xs, y)
+    full = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
+    nys = MVMLSVC(**SVC_PAPER, n_landmarks=30, **kw).fit(Xs, y)
     Xt, _ = _views(n=25, seed=4)
     np.testing.assert_allclose(
         nys.decision_function(Xt), full.decision_function(Xt), rtol=1e-5, atol=1e-6
@@ -368,13 +374,13 @@ def test_only_the_ratio_C_over_alpha_enters_the_gstep():
     kw = dict(
         metric="identity", n_landmarks=12, svm_tol=1e-10, svm_max_epochs=100000, random_state=0
     )
-    a = MVMLSVC(alpha=1e-2, C=None, **kw).fit(Xs, y)
-    b = MVMLSVC(alpha=1e-2, C=1 / 30, **kw).fit(Xs, y)
-    c = MVMLSVC(alpha=3e-2, C=3 / 30, **kw).fit(Xs, y)
+    a = MVMLSVC(**SVC_PAPER, alpha=1e-2, C=None, **kw).fit(Xs, y)
+    b = MVMLSVC(**SVC_PAPER, alpha=1e-2, C=1 / 30, **kw).fit(Xs, y)
+    c = MVMLSVC(**SVC_PAPER, alpha=3e-2, C=3 / 30, **kw).fit(Xs, y)
     np.testing.assert_allclose(a.coef_, b.coef_)
     np.testing.assert_allclose(c.coef_, a.coef_, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(c.dual_coef_, 3 * a.dual_coef_, rtol=1e-6, atol=1e-9)
-    d = MVMLSVC(alpha=1e-2, C=10 / 30, **kw).fit(Xs, y)  # a different problem
+    d = MVMLSVC(**SVC_PAPER, alpha=1e-2, C=10 / 30, **kw).fit(Xs, y)  # a different problem
     assert not np.allclose(d.coef_, a.coef_, rtol=1e-3)
 
 
@@ -382,6 +388,7 @@ def test_multiclass_one_vs_all_and_api():
     Xs, y = _views(n=60, seed=6, n_classes=3)
     labels = np.array(["a", "b", "c"])[y]
     est = MVMLSVC(
+        **SVC_PAPER,
         alpha=1e-3,
         eta=0.1,
         n_landmarks=0.5,
@@ -403,6 +410,7 @@ def test_multiclass_one_vs_all_and_api():
     assert est.score(Xs, labels) > 0.8
     # one-vs-all: each column equals the binary problem of that class
     one = MVMLSVC(
+        **SVC_PAPER,
         alpha=1e-3,
         eta=0.1,
         n_landmarks=0.5,
@@ -443,6 +451,7 @@ def test_single_array_with_views_works_in_grid_search():
 
     ref = {a: qp_accuracies(a) for a in alphas}
     est = MVMLSVC(
+        **SVC_PAPER,
         views=[3, 2],
         metric="identity",
         n_landmarks=1.0,
@@ -469,10 +478,10 @@ def test_single_array_with_views_works_in_grid_search():
         d = est.set_params(alpha=1e-1).fit(X, y).decision_function(X)
     np.testing.assert_allclose(d, K @ (a * s) / 0.2, rtol=0, atol=1e-6)
     np.testing.assert_allclose(
-        MVMLSVC(views=[3, 2], metric="identity", n_landmarks=0.5, random_state=0)
+        MVMLSVC(**SVC_PAPER, views=[3, 2], metric="identity", n_landmarks=0.5, random_state=0)
         .fit(X, y)
         .decision_function(X),
-        MVMLSVC(metric="identity", n_landmarks=0.5, random_state=0)
+        MVMLSVC(**SVC_PAPER, metric="identity", n_landmarks=0.5, random_state=0)
         .fit(Xs, y)
         .decision_function(Xs),
     )
@@ -487,7 +496,13 @@ def test_sparse_metric_shrinks_view_pair_blocks_and_never_collapses():
     off = []
     for eta in (0.01, 0.03, 0.05):
         est = MVMLSVC(
-            alpha=1e-2, eta=eta, metric="sparse", n_landmarks=10, max_iter=20, random_state=0
+            **SVC_PAPER,
+            alpha=1e-2,
+            eta=eta,
+            metric="sparse",
+            n_landmarks=10,
+            max_iter=20,
+            random_state=0,
         )
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "MVMLSVC stopped", ConvergenceWarning)
@@ -498,7 +513,13 @@ def test_sparse_metric_shrinks_view_pair_blocks_and_never_collapses():
     assert off[0] > off[1] > off[2] > 0
     for eta in (0.2, 1.0):
         est = MVMLSVC(
-            alpha=1e-2, eta=eta, metric="sparse", n_landmarks=10, max_iter=20, random_state=0
+            **SVC_PAPER,
+            alpha=1e-2,
+            eta=eta,
+            metric="sparse",
+            n_landmarks=10,
+            max_iter=20,
+            random_state=0,
         )
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "MVMLSVC stopped", ConvergenceWarning)
@@ -517,7 +538,9 @@ def test_reports_an_early_stopped_dual_solver():
     # a soft margin (large alpha: C' mean ||x||^2 below POLISH_MIN_BOX), where liblinear
     # runs (with a hard margin the exact active-set solution needs no liblinear run)
     with pytest.warns(ConvergenceWarning, match="svm_max_epochs=1"):
-        MVMLSVC(alpha=1e-1, metric="identity", svm_max_epochs=1, svm_tol=1e-12).fit(Xs, y)
+        MVMLSVC(**SVC_PAPER, alpha=1e-1, metric="identity", svm_max_epochs=1, svm_tol=1e-12).fit(
+            Xs, y
+        )
 
 
 def test_reports_an_objective_increase(monkeypatch):
@@ -538,7 +561,7 @@ def test_reports_an_objective_increase(monkeypatch):
             return BadLoss(self)
 
     with pytest.warns(ConvergenceWarning, match="objective increased"):
-        est = Bad(alpha=1e-2, eta=1.0, max_iter=5, tol=0.0).fit(Xs, y)
+        est = Bad(**SVC_PAPER, alpha=1e-2, eta=1.0, max_iter=5, tol=0.0).fit(Xs, y)
     assert est.objective_increase_ > 1e-6
 
 
@@ -553,16 +576,16 @@ def test_estimator_errors():
         ({"metric": "full"}, "metric"),
     ]:
         with pytest.raises(ValueError, match=msg):
-            MVMLSVC(**kw).fit(Xs, y)
+            MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
     with pytest.raises(ValueError, match="one class"):
-        MVMLSVC().fit(Xs, np.zeros(20))
+        MVMLSVC(**SVC_PAPER).fit(Xs, np.zeros(20))
     bad = [Xs[0], Xs[1].copy()]
     bad[1][3, 0] = np.nan
     with pytest.raises(ValueError, match="view 1 contains NaN"):
-        MVMLSVC().fit(bad, y)
+        MVMLSVC(**SVC_PAPER).fit(bad, y)
     with pytest.raises(ValueError, match="view 1 has 19 samples"):
-        MVMLSVC().fit([Xs[0], Xs[1][:19]], y)
-    est = MVMLSVC(metric="identity").fit(Xs, y)
+        MVMLSVC(**SVC_PAPER).fit([Xs[0], Xs[1][:19]], y)
+    est = MVMLSVC(**SVC_PAPER, metric="identity").fit(Xs, y)
     with pytest.raises(ValueError, match="expected 2 view"):
         est.predict([Xs[0]])
 
@@ -606,8 +629,8 @@ def test_compiled_solver_agrees_with_reference(metric, n_landmarks, n_classes):
         svm_max_epochs=100000,
         random_state=0,
     )
-    new = MVMLSVC(**kw).fit(Xs, y)
-    ref = ReferenceMVMLSVC(**kw).fit(Xs, y)
+    new = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
+    ref = ReferenceMVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
     assert new.solver_ == ("dense" if metric == "sparse" else "structured")
     assert ref.solver_ == "dense"
     np.testing.assert_allclose(
@@ -627,8 +650,8 @@ def test_structured_and_dense_paths_agree():
     same model with the same g-step solver."""
     Xs, y = _views(n=40, seed=14, n_classes=3)
     kw = dict(alpha=1e-2, eta=0.1, n_landmarks=12, max_iter=5, svm_tol=1e-10, random_state=0)
-    a = MVMLSVC(**kw).fit(Xs, y)
-    b = MVMLSVC(solver="dense", **kw).fit(Xs, y)
+    a = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
+    b = MVMLSVC(**SVC_PAPER, solver="dense", **kw).fit(Xs, y)
     assert (a.solver_, b.solver_) == ("structured", "dense")
     np.testing.assert_allclose(a.metric_, b.metric_, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-5, atol=1e-8)
@@ -662,7 +685,7 @@ def test_default_fit_does_not_warn():
     Xs, y = _views(n=80, seed=16, n_classes=3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        MVMLSVC(random_state=0).fit(Xs, y)
+        MVMLSVC(**SVC_PAPER, random_state=0).fit(Xs, y)
 
 
 @pytest.mark.parametrize("slack", [0.0, 0.5])
@@ -787,7 +810,7 @@ def test_default_tolerance_fit_has_no_duality_gap(n_landmarks, n_classes):
     primal (eq. 6 without R(A)) equals the dual (eq. 7) at dual_coef_ to 1e-9 relative;
     liblinear stopped at 1e-3 alone leaves a gap of about the tolerance."""
     Xs, y = _views(n=60, seed=21, n_classes=n_classes)
-    est = MVMLSVC(n_landmarks=n_landmarks, random_state=0).fit(Xs, y)
+    est = MVMLSVC(**SVC_PAPER, n_landmarks=n_landmarks, random_state=0).fit(Xs, y)
     dual = _dual_objectives(est, Xs, y)
     U = est.nystrom_.transform(Xs)
     Y = MVMLSVC._encode_targets(np.searchsorted(est.classes_, y), len(est.classes_))
@@ -807,9 +830,9 @@ def test_warm_start_is_taken_and_equals_cold_solves(monkeypatch, n_landmarks, n_
     to 1e-9."""
     Xs, y = _views(n=80, seed=22, n_classes=n_classes)
     kw = dict(alpha=alpha, n_landmarks=n_landmarks, max_iter=3, random_state=0)
-    warm = MVMLSVC(**kw).fit(Xs, y)
+    warm = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
     monkeypatch.setattr(HingeLoss, "warm_start", False)
-    cold = MVMLSVC(**kw).fit(Xs, y)
+    cold = MVMLSVC(**SVC_PAPER, **kw).fit(Xs, y)
     n_warm = [s.warm_starts for s in warm._fit_states]
     # of the 3 g-steps after the first (outer iterations 2, 3 and the final one), at least
     # one per target warm-started (the others fell back to liblinear)
@@ -912,10 +935,10 @@ def test_default_fit_solves_the_first_g_step_without_liblinear():
 
     X, y = load_digits(return_X_y=True)
     Xs, y = [X[:200, :32], X[:200, 32:]], y[:200]
-    est = MVMLSVC(n_landmarks=40, random_state=0).fit(Xs, y)
+    est = MVMLSVC(**SVC_PAPER, n_landmarks=40, random_state=0).fit(Xs, y)
     assert all(s.exact for s in est._fit_states)
     assert np.all(est.svm_epochs_ == 0)
-    ref = ReferenceMVMLSVC(n_landmarks=40, random_state=0, svm_tol=1e-9).fit(Xs, y)
+    ref = ReferenceMVMLSVC(**SVC_PAPER, n_landmarks=40, random_state=0, svm_tol=1e-9).fit(Xs, y)
     np.testing.assert_array_equal(est.predict(Xs), ref.predict(Xs))
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
 
@@ -988,7 +1011,7 @@ def test_default_fit_warm_starts_every_later_g_step_in_lockstep():
 
     X, y = load_digits(return_X_y=True)
     Xs, y = [X[:300, :32], X[:300, 32:]], y[:300]
-    est = MVMLSVC(n_landmarks=40, random_state=0).fit(Xs, y)
+    est = MVMLSVC(**SVC_PAPER, n_landmarks=40, random_state=0).fit(Xs, y)
     assert all(s.warm_starts == 2 for s in est._fit_states)
     assert np.all(est.svm_epochs_ == 0)
 
@@ -1000,7 +1023,7 @@ def test_default_fit_warm_starts_every_later_g_step_in_lockstep():
         def _make_loss(self):
             return OneAtATimeLoss(self)
 
-    one = OneAtATime(n_landmarks=40, random_state=0).fit(Xs, y)
+    one = OneAtATime(**SVC_PAPER, n_landmarks=40, random_state=0).fit(Xs, y)
     assert all(s.warm_starts == 2 for s in one._fit_states)
     np.testing.assert_allclose(est.coef_, one.coef_, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(est.dual_coef_, one.dual_coef_, rtol=1e-9, atol=1e-11)
@@ -1032,7 +1055,7 @@ def test_active_set_corrections_that_cycle_are_damped():
 
     S.polish_active_sets = capture
     try:
-        MVMLSVC(random_state=0).fit(Xs, y[tr])
+        MVMLSVC(**SVC_PAPER, random_state=0).fit(Xs, y[tr])
     finally:
         S.polish_active_sets = batch
     Xf, Y, C, M, band, E = captured[0]

@@ -22,9 +22,14 @@ from mvkernels.mvml.cv._search import _MVMLCVBase
 
 #: (subclass, base) -> the defaults the subclass changes on purpose
 INTENDED = {
-    (MVMLClassifier, _BaseMVML): {"alpha": 0.1, "bandwidth_factor": 6.0},
+    (MVMLClassifier, _BaseMVML): {"alpha": 0.1, "bandwidth_factor": 6.0, "joint_view": "auto"},
     (MVMLRegressor, _BaseMVML): {},
-    (MVMLSVC, MVMLClassifier): {"alpha": 1e-5, "max_iter": 2, "bandwidth_factor": 4.0},
+    (MVMLSVC, MVMLClassifier): {
+        "alpha": 1e-5,
+        "max_iter": 2,
+        "bandwidth_factor": 4.0,
+        "multi_class": "auto",
+    },
     (MVMLClassifierCV, _MVMLCVBase): {},
     (MVMLSVCCV, _MVMLCVBase): {"cv": 3, "max_iter": 2, "joint_view": False, "loss": "hinge"},
 }

@@ -50,7 +50,14 @@ from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._driver import reference_paths
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
-from ._joint import JOINT_ONLY, joint_kernel_spec, joint_only_kernel_spec, joint_views
+from ._joint import (
+    JOINT_AUTO,
+    JOINT_ONLY,
+    fitted_joint_view,
+    joint_kernel_spec,
+    joint_only_kernel_spec,
+    joint_views,
+)
 from ._losses import Loss, SquareLoss
 from ._lowrank import MetricStack
 from ._metric import (
@@ -159,7 +166,7 @@ def _mvml_constraints() -> dict:
         "random_state": ["random_state"],
         "solver": [StrOptions({"auto", "dense", "cg"})],
         "bandwidth_factor": [Interval(Real, 0, None, closed="neither")],
-        "joint_view": ["boolean", StrOptions({JOINT_ONLY})],
+        "joint_view": ["boolean", StrOptions({JOINT_ONLY, JOINT_AUTO})],
         "feature_relevance": [StrOptions(set(FEATURE_RELEVANCE)), list],
         "fit_intercept": ["boolean"],
     }
@@ -317,6 +324,11 @@ class _BaseMVML(BaseEstimator):
             if isinstance(val, Real) and not isinstance(val, bool) and not np.isfinite(float(val)):
                 raise ValueError(f"{name} must be finite, got {val!r}")
 
+    def _joint_view(self) -> bool | str:
+        """The fitted model's joint view: ``joint_view`` with ``"auto"`` resolved at fit
+        (:func:`~mvkernels.mvml._joint.fitted_joint_view`)."""
+        return self.__dict__.get("_joint_view_fitted", self.joint_view)
+
     # ------------------------------------------------------------------ fitting
     def _build_problem(self, X: Any, Y: np.ndarray) -> MVMLProblem:
         """Validate the views, fit kernels / Nystrom map, build the problem data.
@@ -351,12 +363,14 @@ class _BaseMVML(BaseEstimator):
         n_input_views = len(Xs)
         self._input_view_widths = [int(Xv.shape[1]) for Xv in Xs]
         kernel, kernel_params = self.kernel, self.kernel_params
-        if self.joint_view:  # one more view: all views together (see _joint.py)
+        # "auto": the joint view with 2 or more views and one kernel (kept: _joint_view)
+        self._joint_view_fitted = fitted_joint_view(self.joint_view, n_input_views, kernel)
+        if self._joint_view_fitted:  # one more view: all views together (see _joint.py)
             Xs = joint_views(Xs, kernel)
             kernel, kernel_params = joint_kernel_spec(kernel, kernel_params, n_input_views)
             if mask is not None:  # the joint view is observed where every view is
                 mask = np.column_stack([mask, mask.all(axis=1)])
-            if self.joint_view == JOINT_ONLY:  # the joint view alone
+            if self._joint_view_fitted == JOINT_ONLY:  # the joint view alone
                 if mask is not None and not mask[:, -1].all():
                     rows = np.flatnonzero(~mask[:, -1])[:5].tolist()
                     raise ValueError(
@@ -689,7 +703,8 @@ class _BaseMVML(BaseEstimator):
         (:meth:`BlockNystrom.compact_missing_model`; predictions the same to rounding)."""
         if self.mode_ != "nystrom":
             return None
-        joint = self.joint_view and self.joint_view != JOINT_ONLY  # missing where any view is
+        jv = self._joint_view()
+        joint = bool(jv) and jv != JOINT_ONLY  # missing where any view is
         return self.nystrom_.compact_missing_model(
             self._decision_block().Gw, always_missing=self.n_views_ - 1 if joint else None
         )
@@ -750,8 +765,8 @@ class _BaseMVML(BaseEstimator):
                 ),
                 relevance,
             )
-        joint = bool(self.joint_view)
-        if self.joint_view == JOINT_ONLY:  # the input views, then their joint view alone
+        joint = bool(self._joint_view())
+        if self._joint_view() == JOINT_ONLY:  # the input views, then their joint view alone
             widths = None if self.kernels_[0].precomputed else self._input_view_widths
             Xs = check_views(
                 X,
@@ -812,9 +827,9 @@ class _BaseMVML(BaseEstimator):
         """Column counts of the input views (without the joint view), None if precomputed."""
         if self.kernels_[0].precomputed:
             return None
-        if self.joint_view == JOINT_ONLY:
+        if self._joint_view() == JOINT_ONLY:
             return list(self._input_view_widths)
-        return list(self.n_features_view_[: self.n_views_ - bool(self.joint_view)])
+        return list(self.n_features_view_[: self.n_views_ - bool(self._joint_view())])
 
     def _decision(self, X: Any, classes: np.ndarray | None = None) -> Any:
         """Outputs ``sum_l w_l f^l(x)`` for every target, shape (n_test, T).

@@ -129,7 +129,7 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         follows each view's overall scale, not the ranges of its columns: scale the
         columns (e.g. ``StandardScaler`` in a pipeline) when they differ, as for ``SVC``
         (user guide, "Scaling the views").
-    joint_view : bool or "only", default=False
+    joint_view : bool, "only" or "auto", default=False
         Append one view, all views together: the predictor ``sum_l w_l f^l(x_l)`` is
         additive over views (the metric couples the views' coefficients, not their
         inputs), the joint view's kernel on the concatenation (for Gaussian views a
@@ -144,7 +144,9 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         regression on the concatenated views with the Nystrom kernel, exactly
         ``KernelRidge(alpha=alpha)`` when every training row is a landmark (the g-step
         ``g = (U^T U + alpha I)^{-1} U^T y`` gives ``k(x, X) (K + alpha I)^{-1} y`` by
-        the push-through identity); the CV estimators search it.
+        the push-through identity); the CV estimators search it. ``"auto"``: the joint
+        view (``True``) with at least 2 input views and one kernel name for all of them
+        (not ``"precomputed"``), else none (:class:`MVMLClassifier`'s default).
     feature_relevance : {"none", "ard"} or list of array-like, default="none"
         ``"ard"``: learn one scale per column of each input view (automatic relevance
         determination: the inverse length scales of a Gaussian kernel on all the views'
@@ -277,14 +279,19 @@ class MVMLClassifier(OneVsOneMixin, ProbaMixin, ClassifierMixin, _BaseMVML):
     alpha : float, default=0.1
         As :class:`MVMLRegressor` (whose default is 1.0).
     bandwidth_factor : float, default=6.0
-        As :class:`MVMLRegressor` (whose default is 4.0). The classifier's defaults
-        ``alpha=0.1``, ``bandwidth_factor=6`` were chosen on the classification
-        benchmark sets together (the user guide, "Defaults", and its generated table):
-        within half a point of ``SVC()`` or above it on each; the former 1.0 and 4 lost
-        to it on uWave.
+        As :class:`MVMLRegressor` (whose default is 4.0).
+    joint_view : bool, "only" or "auto", default="auto"
+        As :class:`MVMLRegressor` (whose default is False): ``"auto"`` appends the joint
+        view (all views together) when there are at least 2 views and one kernel name
+        for all of them. The classifier's
+        defaults ``joint_view="auto"``, ``alpha=0.1``, ``bandwidth_factor=6`` were chosen
+        on the classification benchmark sets together (the user guide, "Defaults", and
+        its generated table): within half a point of ``SVC()`` or above it on each; without
+        the joint view the classifier lost to ``SVC()`` on uWave with 8 classes and 10
+        rows a class, and the former ``alpha=1``, ``bandwidth_factor=4`` on uWave.
     eta, metric, learn_weights, n_landmarks, landmarks, kernel, kernel_params, \
 max_iter, tol, step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, \
-random_state, solver, joint_view, fit_intercept, feature_relevance
+random_state, solver, fit_intercept, feature_relevance
         As :class:`MVMLRegressor` (same defaults). With ``fit_intercept`` every
         one-vs-all problem has its own offset.
     probability : bool, default=False
@@ -375,7 +382,7 @@ feature_relevance_
         random_state: Any = None,
         solver: str = "auto",
         bandwidth_factor: float = 6.0,
-        joint_view: bool | str = False,
+        joint_view: bool | str = "auto",
         fit_intercept: bool = False,
         probability: bool = False,
         multi_class: str = "ovr",
@@ -472,7 +479,10 @@ feature_relevance_
         dask_views = is_dask_collection(X) or (
             isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
         )
-        if self.multi_class == "ovo" and (is_dask_collection(y) or dask_views):
+        dask_input = is_dask_collection(y) or dask_views
+        # "auto" (MVMLSVC's default): one-vs-one on in-memory data, one-vs-rest on Dask
+        ovo = self.multi_class == "ovo" or (self.multi_class == "auto" and not dask_input)
+        if self.multi_class == "ovo" and dask_input:
             raise ValueError(
                 f"{type(self).__name__}(multi_class='ovo') does not support Dask input "
                 "(the pairs' row subsets); use multi_class='ovr' (one Dask reduction)"
@@ -492,7 +502,7 @@ feature_relevance_
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         self._check_n_classes()
-        if self.multi_class == "ovo" and len(self.classes_) > 2:
+        if ovo and len(self.classes_) > 2:
             self._ovo_pairs = ovo_pairs(len(self.classes_))
         self._apply_class_weight(yi, self.__dict__.get("_labels_seen"))
         Y = self._encode_targets(yi, len(self.classes_))

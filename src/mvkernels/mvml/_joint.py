@@ -44,6 +44,8 @@ from ..nystrom import BlockNystrom, FeatureMoments
 
 __all__ = [
     "JOINT_ONLY",
+    "JOINT_AUTO",
+    "fitted_joint_view",
     "JOINT_ONLY_MAX_LANDMARKS",
     "joint_only_landmarks",
     "joint_only_kernel_spec",
@@ -61,6 +63,10 @@ def _is_precomputed(kernel: Any) -> bool:
 
 #: ``joint_view`` value of the model on the joint view alone
 JOINT_ONLY = "only"
+#: ``joint_view`` value of the plain estimators: the joint view when there are at least two
+#: views to join (``MVMLClassifier``'s default); the cross-validated estimators read
+#: ``"auto"`` as "searched" (:func:`joint_candidates`)
+JOINT_AUTO = "auto"
 #: the joint-only candidate's landmark rule: every row up to this many rows, above it a
 #: count that keeps one pass over the rows at ``n p_J^2 <= JOINT_ONLY_MAX_LANDMARKS^3``
 JOINT_ONLY_MAX_LANDMARKS = 3000
@@ -112,6 +118,24 @@ def joint_candidates(
             return (False,)
         return (False, True, JOINT_ONLY) if joint_only else (False, True)
     return (bool(joint_view),)
+
+
+def fitted_joint_view(joint_view: bool | str, n_views: int, kernel: Any) -> bool | str:
+    """The joint view a plain estimator fits: ``"auto"`` is ``True`` with at least two
+    input views and one kernel named for all of them (not ``"precomputed"``), else
+    ``False`` (a single view has nothing to join; with per-view kernels or precomputed
+    Gram matrices the joint view's kernel would be a guess); a bool or ``"only"`` is kept.
+
+    Examples
+    --------
+    >>> fitted_joint_view("auto", 3, "rbf"), fitted_joint_view("auto", 1, "rbf")
+    (True, False)
+    >>> fitted_joint_view("auto", 2, ["rbf", "linear"]), fitted_joint_view("only", 2, "rbf")
+    (False, 'only')
+    """
+    if joint_view == JOINT_AUTO:
+        return n_views >= 2 and isinstance(kernel, str) and not _is_precomputed(kernel)
+    return joint_view
 
 
 def joint_views(Xs: list, kernel: Any) -> list:

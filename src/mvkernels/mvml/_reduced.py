@@ -178,7 +178,7 @@ def reduced_outputs(
     a reduced model (``est.reduced_models_``) gets that model's outputs, and only the
     other rows go through ``fn``, the row-wise output function of the model of all the
     views."""
-    mask = observed_mask(Xs[: est.n_views_ - bool(est.joint_view)])
+    mask = observed_mask(Xs[: est.n_views_ - bool(est._joint_view())])
     if mask is None:
         return fn(Xs)
     routed = np.zeros(mask.shape[0], dtype=bool)

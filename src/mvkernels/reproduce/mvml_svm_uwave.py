@@ -94,6 +94,8 @@ def _estimator(metric: str, level: float, random_state: int) -> MVMLSVC:
         max_iter=MAX_ITER,
         tol=TOL,
         C=None,
+        multi_class="ovr",  # the paper's one-vs-all, additive model
+        joint_view=False,
         random_state=random_state,
     )
 

@@ -108,7 +108,9 @@ def _estimator(method: str, level: float, random_state: int, quick: bool) -> Any
     common: dict[str, Any] = dict(n_landmarks=level, views=VIEW_SIZES, random_state=random_state)
     metric = {"MVML": "dense", "MVMLsparse": "sparse", "MVML_Cov": "cov", "MVML_I": "identity"}
     if method in metric:
-        return MVMLClassifier(metric=metric[method], max_iter=MAX_ITER, tol=TOL, **common)
+        return MVMLClassifier(  # the paper's additive model: no joint view
+            metric=metric[method], max_iter=MAX_ITER, tol=TOL, joint_view=False, **common
+        )
     if method == "lpMKL":  # the paper applies lpMKL to kernel regression
         return LpMKLClassifier(loss="squared", p=2.0, **common)
     if method == "OKL":

@@ -185,8 +185,14 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
         return [da.from_array(v, chunks=40) for v in Xtr], da.from_array(Y, chunks=40), Xte
 
     rs = {"random_state": 0}
-    # MVMLClassifier's defaults at 9946e0c (they changed later: alpha 0.1, factor 6)
-    clf = {"alpha": 1.0, "bandwidth_factor": 4.0, **rs}
+    # MVMLClassifier's defaults at 9946e0c (they changed later: alpha 0.1, factor 6,
+    # joint_view "auto")
+    clf = {"alpha": 1.0, "bandwidth_factor": 4.0, "joint_view": False, **rs}
+    # MVMLSVC's defaults at 9946e0c: no joint view, one-vs-rest (later joint_view "auto" and
+    # multi_class "auto": one-vs-one; 9946e0c has no multi_class parameter)
+    svc = {"joint_view": False, **rs}
+    if "multi_class" in MVMLSVC().get_params():
+        svc["multi_class"] = "ovr"
     # ---- square loss, regression
     for metric in ("dense", "sparse", "identity", "cov"):
         for nl, tag in ((None, "full"), ("auto", "nys"), (24, "nys24")):
@@ -232,7 +238,7 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
             )
     add("cls_binary", lambda: MVMLClassifier(**clf), binary)
     add("cls_proba", lambda: MVMLClassifier(probability=True, **clf), cls)
-    add("cls_joint", lambda: MVMLClassifier(joint_view=True, **clf), cls)
+    add("cls_joint", lambda: MVMLClassifier(**{**clf, "joint_view": True}), cls)
     add("cls_missing", lambda: MVMLClassifier(**clf), missing_cls)
     add("cls_sparse_views", lambda: MVMLClassifier(**clf), sparse_cls)
     add(
@@ -250,16 +256,16 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
         for nl, tag in ((None, "full"), ("auto", "nys")):
             add(
                 f"svc_{metric}_{tag}",
-                lambda m=metric, n=nl: MVMLSVC(metric=m, n_landmarks=n, **rs),
+                lambda m=metric, n=nl: MVMLSVC(metric=m, n_landmarks=n, **svc),
                 cls,
             )
-    add("svc_binary", lambda: MVMLSVC(**rs), binary)
-    add("svc_C", lambda: MVMLSVC(C=10.0, max_iter=3, **rs), cls)
-    add("svc_proba", lambda: MVMLSVC(probability=True, **rs), cls)
-    add("svc_joint", lambda: MVMLSVC(joint_view=True, **rs), cls)
-    add("svc_missing", lambda: MVMLSVC(**rs), missing_cls)
-    add("svc_sparse_views", lambda: MVMLSVC(**rs), sparse_cls)
-    add("svc_weights", lambda: MVMLSVC(learn_weights=True, **rs), cls)
+    add("svc_binary", lambda: MVMLSVC(**svc), binary)
+    add("svc_C", lambda: MVMLSVC(C=10.0, max_iter=3, **svc), cls)
+    add("svc_proba", lambda: MVMLSVC(probability=True, **svc), cls)
+    add("svc_joint", lambda: MVMLSVC(**{**svc, "joint_view": True}), cls)
+    add("svc_missing", lambda: MVMLSVC(**svc), missing_cls)
+    add("svc_sparse_views", lambda: MVMLSVC(**svc), sparse_cls)
+    add("svc_weights", lambda: MVMLSVC(learn_weights=True, **svc), cls)
     # ---- cross-validation
     add("cv_reg_default", lambda: MVMLRegressorCV(**rs), reg, cv=True)
     add(
