@@ -189,6 +189,37 @@ def landmarks_of_rows(landmarks: Any, rows: np.ndarray | None, n_in: int | None)
     return pos
 
 
+def weighted_input(
+    X: Any, y: Any, sample_weight: Any, views: Any
+) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The views, targets and weights of a weighted fit, checked once (the plain
+    estimators' :meth:`_BaseMVML._weighted_rows` and the CV's weighted data): the views
+    validated (Dask views stay lazy), the targets and the weights, one value per row,
+    brought to the client, their lengths checked against the views, the weights validated
+    (:func:`~mvkernels._weights.check_sample_weight`). Returns ``(Xs, y, w, rows)``,
+    ``rows`` the rows of positive weight (None: every row)."""
+    check_known_lengths(X)
+    Xs = check_views(X, views=views, ensure_min_samples=2, allow_missing=True)
+    n = Xs[0].shape[0]
+    y = np.asarray(y.compute() if is_dask_collection(y) else y)
+    if is_dask_collection(sample_weight):
+        sample_weight = sample_weight.compute()
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} samples but the views have {n}")
+    w = check_sample_weight(sample_weight, n)
+    return Xs, y, w, positive_rows(w, n)
+
+
+def refuse_dropped_rows_of_kernels(kernel: Any) -> None:
+    """Rows of zero weight are dropped before a fit; precomputed kernels cannot drop them
+    (their columns are rows too): a clear error instead."""
+    if isinstance(kernel, str) and kernel == "precomputed":
+        raise ValueError(
+            "sample_weight with zero weights is not supported with "
+            "kernel='precomputed': drop those rows and columns of the kernels"
+        )
+
+
 def _weighted_missing_model(nys: BlockNystrom, Xs: list, sample_weight: np.ndarray) -> None:
     """Missing views: the completion statistics of ``nys`` from the weighted moments of
     the observed features (the map's own are unweighted)."""
@@ -461,24 +492,11 @@ class _BaseMVML(BaseEstimator):
         if sample_weight is None:
             return X, y, None
         # Dask views stay lazy (the rows of zero weight are a lazy row selection, the
-        # weighted statistics one pass over the blocks); the labels and the weights, one
-        # value per row, come to the client
-        check_known_lengths(X)
-        Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
+        # weighted statistics one pass over the blocks)
+        Xs, y, w, rows = weighted_input(X, y, sample_weight, self.views)
         n = Xs[0].shape[0]
-        y = np.asarray(y.compute() if is_dask_collection(y) else y)
-        if is_dask_collection(sample_weight):
-            sample_weight = sample_weight.compute()
-        if y.shape[0] != n:
-            raise ValueError(f"y has {y.shape[0]} samples but the views have {n}")
-        w = check_sample_weight(sample_weight, n)
-        rows = positive_rows(w, n)
         if rows is not None:
-            if isinstance(self.kernel, str) and self.kernel == "precomputed":
-                raise ValueError(
-                    "sample_weight with zero weights is not supported with "
-                    "kernel='precomputed': drop those rows and columns of the kernels"
-                )
+            refuse_dropped_rows_of_kernels(self.kernel)
             if rows.size < 2:
                 raise ValueError(
                     f"only {rows.size} sample has a positive weight; at least 2 are needed"

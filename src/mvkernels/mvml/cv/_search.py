@@ -20,12 +20,18 @@ from ..._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collectio
 from ..._kernel_families import kernel_takes_sparse
 from ..._threads import serial_blas
 from ..._validation import check_views, observed_mask, take_rows, validate_array_input
-from ..._weights import check_sample_weight, class_weight_of_rows, positive_rows
+from ..._weights import class_weight_of_rows
 from ...kernels import make_view_kernels
 from ...nystrom import check_landmark_count
 from ...nystrom._landmarks import is_index_landmarks
 from .._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
-from .._base import _BaseMVML, named_n_landmarks, regression_targets
+from .._base import (
+    _BaseMVML,
+    named_n_landmarks,
+    refuse_dropped_rows_of_kernels,
+    regression_targets,
+    weighted_input,
+)
 from .._estimators import MVMLClassifier, MVMLRegressor
 from .._joint import (
     JOINT_ONLY,
@@ -455,17 +461,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         """The search's data with ``sample_weight`` or ``class_weight`` (see :meth:`fit`):
         the rows of positive weight, their weights and the folds renumbered among them;
         either loss, no learned column scales."""
-        # Dask views stay lazy (the rows of zero weight dropped by a lazy row selection);
-        # the labels and the weights, one value per row, come to the client
-        Xs_in = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
+        # Dask views stay lazy (the rows of zero weight dropped by a lazy row selection)
+        Xs_in, y_in, w_in, rows = weighted_input(X, y, sample_weight, self.views)
         n = Xs_in[0].shape[0]
-        y_in = np.asarray(y.compute() if is_dask_collection(y) else y)
-        if is_dask_collection(sample_weight):
-            sample_weight = sample_weight.compute()
-        if y_in.shape[0] != n:
-            raise ValueError(f"y has {y_in.shape[0]} samples but the views have {n}")
-        w_in = check_sample_weight(sample_weight, n)
-        rows = positive_rows(w_in, n)
         y_split = column_or_1d(y_in) if is_classifier(self) else None
         splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
         splits = [
@@ -481,11 +479,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         Y, _, y_score = self._encode(y_kept)  # classifiers: at least 2 classes kept
         if rows is not None:
-            if isinstance(self.kernel, str) and self.kernel == "precomputed":
-                raise ValueError(
-                    "sample_weight with zero weights is not supported with "
-                    "kernel='precomputed': drop those rows and columns of the kernels"
-                )
+            refuse_dropped_rows_of_kernels(self.kernel)
             new = np.full(n, -1)
             new[rows] = np.arange(rows.size)
             splits = [(new[tr][new[tr] >= 0], new[te][new[te] >= 0]) for tr, te in splits]
