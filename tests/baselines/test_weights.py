@@ -2,14 +2,12 @@
 weights removed rows, ``class_weight`` as in ``sklearn.svm.SVC``, bad weights refused;
 and sparse views give the dense views' outputs."""
 
-import warnings
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import balanced_accuracy_score
 
+from _weighted import fit_quietly, outputs, weighted_data
 from mvkernels import baselines as B
 from mvkernels.baselines import _base
 from mvkernels.kernels import mean_pairwise_distance
@@ -17,24 +15,9 @@ from mvkernels.kernels import mean_pairwise_distance
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    n = 30
-    X1, X2 = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
-    r = X1[:, 0] + np.sin(X2[:, 1])
-    labels = np.where(r > 0.2, "a", np.where(r < -0.5, "b", "c"))
-    w = rng.integers(0, 4, size=n)
-    w[:2] = [0, 3]  # at least one removed and one tripled row
-    test = [rng.normal(size=(10, 3)), rng.normal(size=(10, 2))]
-    return [X1, X2], r, labels, w, test
+    return weighted_data()
 
 
-def _out(est, X):
-    return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
-
-
-# Every supervised baseline, with the data-dependent choices held fixed where the weighted
-# and the repeated data would make them differently (``view``: the folds of the view
-# selection are cut from different rows).
 EXACT = [
     B.SingleViewRegressor(view=1),
     B.SingleViewClassifier(view=0, loss="squared"),
@@ -61,12 +44,6 @@ def _ids(ests):
     return [f"{type(e).__name__}-{getattr(e, 'loss', '')}" for e in ests]
 
 
-def _fit(est, X, y, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return est.fit(X, y, **kw)
-
-
 @pytest.mark.parametrize("est", EXACT, ids=_ids(EXACT))
 def test_integer_weights_equal_repeated_rows(data, est):
     """Default bandwidths included: they are weighted as frequency weights. The repeated
@@ -76,8 +53,8 @@ def test_integer_weights_equal_repeated_rows(data, est):
     Xs, r, labels, w, test = data
     y = labels if est._is_classifier else r
     rep = np.repeat(np.arange(len(y)), w)
-    weighted = _out(_fit(est, Xs, y, sample_weight=w), test)
-    repeated = _out(_fit(est, [X[rep] for X in Xs], y[rep]), test)
+    weighted = outputs(fit_quietly(est, Xs, y, sample_weight=w), test)
+    repeated = outputs(fit_quietly(est, [X[rep] for X in Xs], y[rep]), test)
     np.testing.assert_allclose(weighted, repeated, rtol=1e-8, atol=1e-8)
 
 
@@ -87,11 +64,11 @@ def test_zero_weights_equal_removed_rows(data, est):
     Xs, r, labels, w, test = data
     y = labels if est._is_classifier else r
     keep = w > 0
-    weighted = _out(_fit(est, Xs, y, sample_weight=w), test)
-    removed = _out(_fit(est, [X[keep] for X in Xs], y[keep], sample_weight=w[keep]), test)
+    weighted = outputs(fit_quietly(est, Xs, y, sample_weight=w), test)
+    removed = outputs(fit_quietly(est, [X[keep] for X in Xs], y[keep], sample_weight=w[keep]), test)
     np.testing.assert_array_equal(weighted, removed)
-    ones = _out(_fit(est, Xs, y, sample_weight=np.ones(len(y))), test)
-    np.testing.assert_array_equal(ones, _out(_fit(est, Xs, y), test))
+    ones = outputs(fit_quietly(est, Xs, y, sample_weight=np.ones(len(y))), test)
+    np.testing.assert_array_equal(ones, outputs(fit_quietly(est, Xs, y), test))
 
 
 @pytest.mark.parametrize("est", HINGE, ids=_ids(HINGE))
@@ -106,8 +83,8 @@ def test_hinge_weights_equal_repeated_rows_when_solved_exactly(data, est, monkey
     )
     Xs, _, labels, w, test = data
     rep = np.repeat(np.arange(len(labels)), w)
-    weighted = _out(_fit(est, Xs, labels, sample_weight=w), test)
-    repeated = _out(_fit(est, [X[rep] for X in Xs], labels[rep]), test)
+    weighted = outputs(fit_quietly(est, Xs, labels, sample_weight=w), test)
+    repeated = outputs(fit_quietly(est, [X[rep] for X in Xs], labels[rep]), test)
     np.testing.assert_allclose(weighted, repeated, rtol=0, atol=1e-6)
 
 
@@ -132,8 +109,8 @@ def test_nystrom_zero_weights_equal_removed_rows(data):
         B.LateFusionClassifier(n_landmarks=12, random_state=0),
     ]:
         y = labels if est._is_classifier else r
-        a = _out(est.fit(Xs, y, sample_weight=w), test)
-        b = _out(est.fit([X[keep] for X in Xs], y[keep], sample_weight=w[keep]), test)
+        a = outputs(est.fit(Xs, y, sample_weight=w), test)
+        b = outputs(est.fit([X[keep] for X in Xs], y[keep], sample_weight=w[keep]), test)
         np.testing.assert_array_equal(a, b)
 
 
@@ -190,9 +167,9 @@ def _imbalanced():
 def test_balanced_class_weight_raises_balanced_accuracy(est):
     Xtr, ytr, Xte, yte = _imbalanced()
     assert 0.05 < ytr.mean() < 0.2
-    plain = balanced_accuracy_score(yte, _fit(est, Xtr, ytr).predict(Xte))
+    plain = balanced_accuracy_score(yte, fit_quietly(est, Xtr, ytr).predict(Xte))
     est_b = est.set_params(class_weight="balanced")
-    balanced = balanced_accuracy_score(yte, _fit(est_b, Xtr, ytr).predict(Xte))
+    balanced = balanced_accuracy_score(yte, fit_quietly(est_b, Xtr, ytr).predict(Xte))
     est.set_params(class_weight=None)
     assert balanced > plain + 0.05, (plain, balanced)
 
@@ -206,15 +183,21 @@ def test_class_weight_is_a_per_class_sample_weight(data, est):
     est = est.set_params(kernel_params={"gamma": 0.3})
     cw = {"a": 2.0, "c": 0.5}
     per_row = np.array([cw.get(c, 1.0) for c in labels])
-    a = _out(_fit(est.set_params(class_weight=cw), Xs, labels, sample_weight=w), test)
-    b = _out(_fit(est.set_params(class_weight=None), Xs, labels, sample_weight=w * per_row), test)
+    a = outputs(fit_quietly(est.set_params(class_weight=cw), Xs, labels, sample_weight=w), test)
+    b = outputs(
+        fit_quietly(est.set_params(class_weight=None), Xs, labels, sample_weight=w * per_row), test
+    )
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     classes = np.unique(labels)
     counts = np.array([w[labels == c].sum() for c in classes])
     bal = dict(zip(classes, w.sum() / (len(classes) * counts)))
     per_row = np.array([bal[c] for c in labels])
-    a = _out(_fit(est.set_params(class_weight="balanced"), Xs, labels, sample_weight=w), test)
-    b = _out(_fit(est.set_params(class_weight=None), Xs, labels, sample_weight=w * per_row), test)
+    a = outputs(
+        fit_quietly(est.set_params(class_weight="balanced"), Xs, labels, sample_weight=w), test
+    )
+    b = outputs(
+        fit_quietly(est.set_params(class_weight=None), Xs, labels, sample_weight=w * per_row), test
+    )
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 

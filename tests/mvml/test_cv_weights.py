@@ -3,14 +3,12 @@ views (weighted completion statistics, fold statistics and scores), the joint-on
 candidate (the weighted grid is the unweighted one) and Dask views (weighted moments in
 one pass over the blocks)."""
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
+from _weighted import fit_quietly, outputs, split_scores, weighted_data, weighted_folds
 from mvkernels import MVMLClassifier, MVMLClassifierCV, MVMLRegressor, MVMLRegressorCV
 from mvkernels.mvml._screen import kernel_ridge_fold_outputs, ridge_fold_outputs
 
@@ -21,51 +19,13 @@ MISSING_ROWS = [0, 5, 9, 21]  # view 1 missing (row 0 has weight 0)
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    n = 30
-    X1, X2 = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
-    r = X1[:, 0] + np.sin(X2[:, 1])
-    labels = np.where(r > 0.2, "a", np.where(r < -0.5, "b", "c"))
-    w = rng.integers(0, 4, size=n)
-    w[:2] = [0, 3]  # at least one removed and one tripled row
-    test = [rng.normal(size=(10, 3)), rng.normal(size=(10, 2))]
-    return [X1, X2], r, labels, w, test
+    return weighted_data()
 
 
 def _missing(Xs):
     Xm = [X.copy() for X in Xs]
     Xm[1][MISSING_ROWS] = np.nan
     return Xm
-
-
-def _fit(est, X, y, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return est.fit(X, y, **kw)
-
-
-def _folds(n, w, n_splits=4):
-    """Explicit folds of the rows given, the same folds without the rows of zero weight,
-    and of the repeated rows (every copy in its row's fold)."""
-    splits = list(KFold(n_splits, shuffle=True, random_state=0).split(np.zeros((n, 1))))
-    kept = np.flatnonzero(w > 0)
-    new = np.full(n, -1)
-    new[kept] = np.arange(kept.size)
-    removed = [(new[tr][new[tr] >= 0], new[te][new[te] >= 0]) for tr, te in splits]
-    rep = np.repeat(np.arange(n), w)
-    repeated = [
-        (np.flatnonzero(np.isin(rep, tr)), np.flatnonzero(np.isin(rep, te))) for tr, te in splits
-    ]
-    return splits, removed, repeated
-
-
-def _split_scores(cv_est):
-    k = cv_est.n_splits_
-    return np.array([cv_est.cv_results_[f"split{i}_test_score"] for i in range(k)])
-
-
-def _out(est, X):
-    return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
 
 
 # ------------------------------------------------------------------ missing views
@@ -89,21 +49,23 @@ def test_cv_missing_views_zero_weight_is_a_removed_row(data, cls, kw):
     Xm = _missing(Xs)
     y = labels if cls is MVMLClassifierCV else r
     keep = w > 0
-    splits, removed, _ = _folds(len(y), w)
+    splits, removed, _ = weighted_folds(len(y), w)
     params = {**GRID, **kw}
     lm_b = None
     if "landmarks" in kw:  # rows of X; the same rows among the rows kept
         lm_b = np.searchsorted(np.flatnonzero(keep), kw["landmarks"])
-    a = _fit(cls(cv=splits, **params), Xm, y, sample_weight=w)
+    a = fit_quietly(cls(cv=splits, **params), Xm, y, sample_weight=w)
     if lm_b is not None:
         params["landmarks"] = lm_b
-    b = _fit(cls(cv=removed, **params), [X[keep] for X in Xm], y[keep], sample_weight=w[keep])
-    np.testing.assert_array_equal(_split_scores(a), _split_scores(b))
+    b = fit_quietly(
+        cls(cv=removed, **params), [X[keep] for X in Xm], y[keep], sample_weight=w[keep]
+    )
+    np.testing.assert_array_equal(split_scores(a), split_scores(b))
     assert a.best_params_ == b.best_params_
     assert len(a.best_estimator_.reduced_models_) == 1
     test_m = [test[0], test[1].copy()]
     test_m[1][:4] = np.nan
-    np.testing.assert_array_equal(_out(a, test_m), _out(b, test_m))
+    np.testing.assert_array_equal(outputs(a, test_m), outputs(b, test_m))
 
 
 @pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
@@ -115,7 +77,7 @@ def test_cv_missing_views_integer_weights_equal_repeated_rows(data, cls, fit_int
     Xs, r, labels, w, test = data
     Xm = _missing(Xs)
     y = labels if cls is MVMLClassifierCV else r
-    splits, _, repeated = _folds(len(y), w)
+    splits, _, repeated = weighted_folds(len(y), w)
     lm = np.array([1, 3, 4, 6, 8, 10, 12, 14, 17, 20])
     lm = lm[(w[lm] > 0) & ~np.isin(lm, MISSING_ROWS)]
     rep = np.repeat(np.arange(len(w)), w)
@@ -129,13 +91,13 @@ def test_cv_missing_views_integer_weights_equal_repeated_rows(data, cls, fit_int
         fit_intercept=fit_intercept,
         missing_views="complete",
     )
-    a = _fit(cls(cv=splits, landmarks=lm, **params), Xm, y, sample_weight=w)
-    b = _fit(cls(cv=repeated, landmarks=lm_rep, **params), [X[rep] for X in Xm], y[rep])
-    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
+    a = fit_quietly(cls(cv=splits, landmarks=lm, **params), Xm, y, sample_weight=w)
+    b = fit_quietly(cls(cv=repeated, landmarks=lm_rep, **params), [X[rep] for X in Xm], y[rep])
+    np.testing.assert_allclose(split_scores(a), split_scores(b), rtol=0, atol=1e-8)
     assert a.best_params_ == b.best_params_
     test_m = [test[0], test[1].copy()]
     test_m[1][:4] = np.nan  # completed by the weighted statistics
-    np.testing.assert_allclose(_out(a, test_m), _out(b, test_m), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(outputs(a, test_m), outputs(b, test_m), rtol=0, atol=1e-8)
 
 
 # ------------------------------------------------------------------ joint-only candidate
@@ -184,7 +146,7 @@ def test_cv_joint_only_integer_weights_equal_repeated_rows(data, cls, fit_interc
     the repeated rows; so is the refit of the best candidate."""
     Xs, r, labels, w, test = data
     y = labels if cls is MVMLClassifierCV else r
-    splits, _, repeated = _folds(len(y), w)
+    splits, _, repeated = weighted_folds(len(y), w)
     lm = np.array([1, 3, 4, 6, 8, 12, 14, 17, 20])
     rep = np.repeat(np.arange(len(w)), w)
     lm_rep = np.array([np.flatnonzero(rep == i)[0] for i in lm])
@@ -195,14 +157,14 @@ def test_cv_joint_only_integer_weights_equal_repeated_rows(data, cls, fit_interc
         search="exhaustive",
         fit_intercept=fit_intercept,
     )
-    a = _fit(cls(cv=splits, landmarks=lm, **params), Xs, y, sample_weight=w)
-    b = _fit(cls(cv=repeated, landmarks=lm_rep, **params), [X[rep] for X in Xs], y[rep])
+    a = fit_quietly(cls(cv=splits, landmarks=lm, **params), Xs, y, sample_weight=w)
+    b = fit_quietly(cls(cv=repeated, landmarks=lm_rep, **params), [X[rep] for X in Xs], y[rep])
     only = np.array([p["joint_view"] == "only" for p in a.cv_results_["params"]])
     # scored at every alpha (at the first eta and iteration: the identity metric has neither)
     assert np.isfinite(a.cv_results_["mean_test_score"][only]).sum() == 3
-    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(split_scores(a), split_scores(b), rtol=0, atol=1e-8)
     assert a.best_params_ == b.best_params_
-    np.testing.assert_allclose(_out(a, test), _out(b, test), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(outputs(a, test), outputs(b, test), rtol=0, atol=1e-8)
 
 
 @pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])
@@ -213,7 +175,7 @@ def test_cv_joint_only_kernel_form_integer_weights(data, cls, fit_intercept):
     candidates draw their landmarks among other rows here, so only its scores compare)."""
     Xs, r, labels, w, _ = data
     y = labels if cls is MVMLClassifierCV else r
-    splits, _, repeated = _folds(len(y), w)
+    splits, _, repeated = weighted_folds(len(y), w)
     rep = np.repeat(np.arange(len(w)), w)
     params = dict(
         GRID,
@@ -223,10 +185,10 @@ def test_cv_joint_only_kernel_form_integer_weights(data, cls, fit_intercept):
         fit_intercept=fit_intercept,
         refit=False,
     )
-    a = _fit(cls(cv=splits, **params), Xs, y, sample_weight=w)
-    b = _fit(cls(cv=repeated, **params), [X[rep] for X in Xs], y[rep])
+    a = fit_quietly(cls(cv=splits, **params), Xs, y, sample_weight=w)
+    b = fit_quietly(cls(cv=repeated, **params), [X[rep] for X in Xs], y[rep])
     only = np.array([p["joint_view"] == "only" for p in a.cv_results_["params"]])
-    sa, sb = _split_scores(a)[:, only], _split_scores(b)[:, only]
+    sa, sb = split_scores(a)[:, only], split_scores(b)[:, only]
     assert np.isfinite(sa).sum() == 3 * a.n_splits_
     np.testing.assert_allclose(sa, sb, rtol=0, atol=1e-8)
 
@@ -254,22 +216,22 @@ def test_cv_unit_weights_are_the_unweighted_search(data, case):
         est = MVMLRegressorCV(**GRID)
     w = np.ones(len(y), dtype=int)
     w[0] = 0
-    splits, removed, _ = _folds(len(y), w, n_splits=3)
-    a = _fit(clone(est).set_params(cv=splits), Xs, y, sample_weight=w)
-    b = _fit(clone(est).set_params(cv=removed), [X[1:] for X in Xs], y[1:])
+    splits, removed, _ = weighted_folds(len(y), w, n_splits=3)
+    a = fit_quietly(clone(est).set_params(cv=splits), Xs, y, sample_weight=w)
+    b = fit_quietly(clone(est).set_params(cv=removed), [X[1:] for X in Xs], y[1:])
     assert a.cv_results_["params"] == b.cv_results_["params"]
     assert any(p["joint_view"] == "only" for p in a.cv_results_["params"])
     for key in [k for k in b.cv_results_ if k.endswith("_test_score") or "screen" in k]:
         np.testing.assert_allclose(a.cv_results_[key], b.cv_results_[key], rtol=0, atol=1e-8)
     assert a.best_params_ == b.best_params_
-    np.testing.assert_allclose(_out(a, Xs), _out(b, Xs), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(outputs(a, Xs), outputs(b, Xs), rtol=0, atol=1e-8)
 
 
 def test_cv_weighted_screen_has_the_joint_only_candidate(data):
     """Weighted and screened (the default search): the joint view alone is screened on
     the weighted leave-one-out error and cross-validated with weights."""
     Xs, r, _, w, _ = data
-    a = _fit(MVMLRegressorCV(**GRID), Xs, r, sample_weight=w)
+    a = fit_quietly(MVMLRegressorCV(**GRID), Xs, r, sample_weight=w)
     only = np.array([p["joint_view"] == "only" for p in a.cv_results_["params"]])
     assert only.any() and np.isfinite(a.cv_results_["mean_test_score"][only]).any()
 
@@ -314,10 +276,10 @@ def test_dask_weighted_fit_equals_numpy(data, cls, kw):
     y = labels if cls is MVMLClassifier else r
     params = dict(n_landmarks=8, kernel_params=KP, random_state=0, max_iter=3)
     est = cls(**{**params, **kw})
-    a = _fit(est, Xs, y, sample_weight=w)
+    a = fit_quietly(est, Xs, y, sample_weight=w)
     yd, wd = _dask([y, w.astype(float)])
-    b = _fit(clone(est), _dask(Xs), yd, sample_weight=wd)
-    np.testing.assert_allclose(_out(a, test), np.asarray(_out(b, test)), rtol=0, atol=1e-8)
+    b = fit_quietly(clone(est), _dask(Xs), yd, sample_weight=wd)
+    np.testing.assert_allclose(outputs(a, test), np.asarray(outputs(b, test)), rtol=0, atol=1e-8)
 
 
 def test_dask_class_weight_and_missing_views_equal_numpy(data):
@@ -326,15 +288,15 @@ def test_dask_class_weight_and_missing_views_equal_numpy(data):
     Xs, _, labels, w, test = data
     (yd,) = _dask([labels])
     est = MVMLClassifier(n_landmarks=8, class_weight="balanced", random_state=0, max_iter=3)
-    a = _fit(est, Xs, labels)
-    b = _fit(clone(est), _dask(Xs), yd)
+    a = fit_quietly(est, Xs, labels)
+    b = fit_quietly(clone(est), _dask(Xs), yd)
     np.testing.assert_allclose(a.decision_function(test), b.decision_function(test), atol=1e-8)
     Xm = _missing(Xs)
     test_m = [test[0], test[1].copy()]
     test_m[1][:4] = np.nan
     est = MVMLClassifier(n_landmarks=8, kernel_params=KP, random_state=0, max_iter=3)
-    a = _fit(est, Xm, labels, sample_weight=w)
-    b = _fit(clone(est), _dask(Xm), yd, sample_weight=w)
+    a = fit_quietly(est, Xm, labels, sample_weight=w)
+    b = fit_quietly(clone(est), _dask(Xm), yd, sample_weight=w)
     np.testing.assert_allclose(
         a.decision_function(test_m), np.asarray(b.decision_function(test_m)), atol=1e-8
     )
@@ -361,14 +323,14 @@ def test_dask_weighted_cv_equals_numpy(data, cls, kw):
     y = labels if cls is MVMLClassifierCV else r
     if cls is MVMLClassifierCV and "scoring" in kw:
         kw = dict(scoring="balanced_accuracy")
-    splits, _, _ = _folds(len(y), w)
+    splits, _, _ = weighted_folds(len(y), w)
     params = dict(GRID, n_landmarks=8, cv=splits, search="exhaustive", joint_view=True)
     params.update(kw)
     if "missing_views" in kw:
         Xs = _missing(Xs)
-    a = _fit(cls(**params), Xs, y, sample_weight=w)
-    b = _fit(cls(**params), _dask(Xs), y, sample_weight=w)
+    a = fit_quietly(cls(**params), Xs, y, sample_weight=w)
+    b = fit_quietly(cls(**params), _dask(Xs), y, sample_weight=w)
     assert a.cv_results_["params"] == b.cv_results_["params"]
-    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(split_scores(a), split_scores(b), rtol=0, atol=1e-8)
     assert a.best_params_ == b.best_params_
-    np.testing.assert_allclose(_out(a, test), np.asarray(_out(b, test)), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(outputs(a, test), np.asarray(outputs(b, test)), rtol=0, atol=1e-8)

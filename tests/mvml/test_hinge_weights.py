@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import balanced_accuracy_score
-from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC
 
+from _weighted import fit_quietly, fixed_landmarks, split_scores, weighted_data, weighted_folds
 from mvkernels import MVMLSVC, MVMLSVCCV, MVMLClassifierCV
 from mvkernels.mvml._hinge import (
     active_set_svm,
@@ -43,29 +43,8 @@ TIGHT = dict(svm_tol=1e-12, svm_max_epochs=100000)
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    n = 30
-    X1, X2 = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
-    r = X1[:, 0] + np.sin(X2[:, 1])
-    labels = np.where(r > 0.2, "a", np.where(r < -0.5, "b", "c"))
-    w = rng.integers(0, 4, size=n)
-    w[:2] = [0, 3]  # at least one removed and one tripled row
-    test = [rng.normal(size=(10, 3)), rng.normal(size=(10, 2))]
-    return [X1, X2], labels, w, test
-
-
-def _landmarks(w):
-    """Fixed landmark rows of positive weight, and the same rows among the repeated rows."""
-    lm = np.array([1, 3, 4, 6, 8, 10, 12, 14, 17, 20])
-    lm = lm[w[lm] > 0]
-    rep = np.repeat(np.arange(len(w)), w)
-    return lm, np.array([np.flatnonzero(rep == i)[0] for i in lm]), rep
-
-
-def _fit(est, X, y, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return est.fit(X, y, **kw)
+    views, _, labels, w, test = weighted_data()
+    return views, labels, w, test
 
 
 VARIANTS = [
@@ -88,10 +67,10 @@ def test_integer_weights_equal_repeated_rows_nystrom(data, kw):
     repeated rows' hinge, every g-step's SVM (box ``s_i C'``) the repeated rows' SVM, so
     every iterate (structured and reference paths, w-step, offsets, one-vs-one) is."""
     Xs, labels, w, test = data
-    lm, lm_rep, rep = _landmarks(w)
+    lm, lm_rep, rep = fixed_landmarks(w)
     common = dict(kernel_params=KP, max_iter=3, **TIGHT, **kw)
-    weighted = _fit(_paper(landmarks=lm, **common), Xs, labels, sample_weight=w)
-    repeated = _fit(_paper(landmarks=lm_rep, **common), [X[rep] for X in Xs], labels[rep])
+    weighted = fit_quietly(_paper(landmarks=lm, **common), Xs, labels, sample_weight=w)
+    repeated = fit_quietly(_paper(landmarks=lm_rep, **common), [X[rep] for X in Xs], labels[rep])
     np.testing.assert_allclose(
         weighted.decision_function(test), repeated.decision_function(test), rtol=0, atol=1e-8
     )
@@ -103,13 +82,13 @@ def test_missing_views_integer_weights_equal_repeated_rows(data):
     statistics are weighted as the loss, so the weighted fit is still the repeated rows',
     on test rows with a missing view too."""
     Xs, labels, w, test = data
-    lm, lm_rep, rep = _landmarks(w)
+    lm, lm_rep, rep = fixed_landmarks(w)
     Xm = [X.copy() for X in Xs]
     Xm[1][[5, 9, 21]] = np.nan  # view 1 missing in three rows
     ok = ~np.isin(lm, [5, 9, 21])
     common = dict(kernel_params=KP, max_iter=3, **TIGHT)
-    a = _fit(_paper(landmarks=lm[ok], **common), Xm, labels, sample_weight=w)
-    b = _fit(_paper(landmarks=lm_rep[ok], **common), [X[rep] for X in Xm], labels[rep])
+    a = fit_quietly(_paper(landmarks=lm[ok], **common), Xm, labels, sample_weight=w)
+    b = fit_quietly(_paper(landmarks=lm_rep[ok], **common), [X[rep] for X in Xm], labels[rep])
     test_m = [test[0], test[1].copy()]
     test_m[1][:3] = np.nan
     np.testing.assert_allclose(
@@ -127,8 +106,8 @@ def test_zero_weights_equal_removed_rows(data, n_landmarks, kw):
     Xs, labels, w, test = data
     keep = w > 0
     est = _paper(n_landmarks=n_landmarks, random_state=0, max_iter=3, **kw)
-    weighted = _fit(est, Xs, labels, sample_weight=keep.astype(float))
-    removed = _fit(est, [X[keep] for X in Xs], labels[keep])
+    weighted = fit_quietly(est, Xs, labels, sample_weight=keep.astype(float))
+    removed = fit_quietly(est, [X[keep] for X in Xs], labels[keep])
     np.testing.assert_array_equal(weighted.decision_function(test), removed.decision_function(test))
 
 
@@ -152,7 +131,7 @@ def test_full_mode_weighted_g_step_is_weighted_linear_svc(data, C):
         C=C,
         **TIGHT,
     )
-    est = _fit(est, Xs, y01, sample_weight=s)
+    est = fit_quietly(est, Xs, y01, sample_weight=s)
     Cw = 1.0 / s.sum() if C is None else C
     assert est.C_ == pytest.approx(Cw)
     Ks = [k(V, V) for k, V in zip(est.kernels_, Xs)]
@@ -186,16 +165,16 @@ def test_full_mode_integer_weight_is_not_a_repeated_row(data):
     Xs, labels, w, test = data
     rep = np.repeat(np.arange(len(w)), w)
     kw = dict(n_landmarks=None, metric="identity", kernel_params=KP, alpha=0.1, **TIGHT)
-    weighted = _fit(_paper(**kw), Xs, labels, sample_weight=w).decision_function(test)
-    repeated = _fit(_paper(**kw), [X[rep] for X in Xs], labels[rep]).decision_function(test)
+    weighted = fit_quietly(_paper(**kw), Xs, labels, sample_weight=w).decision_function(test)
+    repeated = fit_quietly(_paper(**kw), [X[rep] for X in Xs], labels[rep]).decision_function(test)
     assert np.abs(weighted - repeated).max() > 0.05  # 0.28 measured (docs/mvml.md)
 
 
 def test_unit_weights_are_the_unweighted_fit(data):
     Xs, labels, _, test = data
     est = _paper(max_iter=3, random_state=0)
-    a = _fit(est, Xs, labels, sample_weight=np.ones(len(labels))).decision_function(test)
-    b = _fit(est, Xs, labels).decision_function(test)
+    a = fit_quietly(est, Xs, labels, sample_weight=np.ones(len(labels))).decision_function(test)
+    b = fit_quietly(est, Xs, labels).decision_function(test)
     np.testing.assert_array_equal(a, b)
 
 
@@ -207,8 +186,8 @@ def test_class_weight_is_a_row_weight(data, multi_class):
     cw = {"a": 2.0, "b": 0.5}
     per_row = np.array([cw.get(c, 1.0) for c in labels])
     kw = dict(kernel_params=KP, max_iter=3, random_state=0, multi_class=multi_class)
-    a = _fit(_paper(class_weight=cw, **kw), Xs, labels, sample_weight=w)
-    b = _fit(_paper(**kw), Xs, labels, sample_weight=w * per_row)
+    a = fit_quietly(_paper(class_weight=cw, **kw), Xs, labels, sample_weight=w)
+    b = fit_quietly(_paper(**kw), Xs, labels, sample_weight=w * per_row)
     np.testing.assert_allclose(
         a.decision_function(test), b.decision_function(test), rtol=0, atol=1e-10
     )
@@ -226,7 +205,7 @@ def test_zero_class_weight_rows_have_zero_multipliers(data, multi_class):
         max_iter=3,
         random_state=0,
     )
-    est = _fit(est, Xs, labels)
+    est = fit_quietly(est, Xs, labels)
     assert np.all(est.dual_coef_[labels == "a"] == 0.0)
     assert np.any(est.dual_coef_[labels != "a"] > 0.0)
 
@@ -243,7 +222,7 @@ def test_balanced_class_weight_raises_balanced_accuracy():
     acc = {}
     for cw in (None, "balanced"):
         est = _paper(class_weight=cw, alpha=1e-2, random_state=0, max_iter=3)
-        est = _fit(est, [X1[tr], X2[tr]], y[tr])
+        est = fit_quietly(est, [X1[tr], X2[tr]], y[tr])
         acc[cw] = balanced_accuracy_score(y[te], est.predict([X1[te], X2[te]]))
     assert acc["balanced"] > acc[None] + 0.2, acc
 
@@ -309,26 +288,6 @@ def test_weighted_hinge_offsets_equal_repeated_rows():
 
 
 # ------------------------------------------------------------------ CV estimators
-def _folds(n, w, n_splits=3):
-    """Explicit folds of the rows given, without the rows of zero weight, and of the
-    repeated rows (every copy in its row's fold)."""
-    splits = list(KFold(n_splits, shuffle=True, random_state=0).split(np.zeros((n, 1))))
-    kept = np.flatnonzero(w > 0)
-    new = np.full(n, -1)
-    new[kept] = np.arange(kept.size)
-    removed = [(new[tr][new[tr] >= 0], new[te][new[te] >= 0]) for tr, te in splits]
-    rep = np.repeat(np.arange(n), w)
-    repeated = [
-        (np.flatnonzero(np.isin(rep, tr)), np.flatnonzero(np.isin(rep, te))) for tr, te in splits
-    ]
-    return splits, removed, repeated
-
-
-def _split_scores(cv_est):
-    k = cv_est.n_splits_
-    return np.array([cv_est.cv_results_[f"split{i}_test_score"] for i in range(k)])
-
-
 CV_GRID = dict(alphas=[1e-3, 1e-2], etas=[0.5], max_iter=2, random_state=0)
 
 
@@ -338,13 +297,13 @@ def test_cv_zero_weight_is_a_removed_row(data, kw):
     fold's score and in the refit."""
     Xs, labels, w, test = data
     keep = w > 0
-    splits, removed, _ = _folds(len(labels), w)
+    splits, removed, _ = weighted_folds(len(labels), w, n_splits=3)
     params = {**CV_GRID, **kw}
-    a = _fit(MVMLSVCCV(cv=splits, **params), Xs, labels, sample_weight=w)
-    b = _fit(
+    a = fit_quietly(MVMLSVCCV(cv=splits, **params), Xs, labels, sample_weight=w)
+    b = fit_quietly(
         MVMLSVCCV(cv=removed, **params), [X[keep] for X in Xs], labels[keep], sample_weight=w[keep]
     )
-    np.testing.assert_array_equal(_split_scores(a), _split_scores(b))
+    np.testing.assert_array_equal(split_scores(a), split_scores(b))
     assert a.best_params_ == b.best_params_
     np.testing.assert_array_equal(a.decision_function(test), b.decision_function(test))
 
@@ -356,8 +315,8 @@ def test_cv_integer_weights_equal_repeated_rows(data, fit_intercept):
     repeated rows' g-steps at the default ``svm_tol``: the held-out accuracies agree, the
     decision values to about ``svm_tol``)."""
     Xs, labels, w, _ = data
-    splits, _, repeated = _folds(len(labels), w)
-    lm, lm_rep, rep = _landmarks(w)
+    splits, _, repeated = weighted_folds(len(labels), w, n_splits=3)
+    lm, lm_rep, rep = fixed_landmarks(w)
     params = dict(
         CV_GRID,
         kernel_params=KP,
@@ -365,9 +324,11 @@ def test_cv_integer_weights_equal_repeated_rows(data, fit_intercept):
         search="exhaustive",
         fit_intercept=fit_intercept,
     )
-    a = _fit(MVMLSVCCV(cv=splits, landmarks=lm, **params), Xs, labels, sample_weight=w)
-    b = _fit(MVMLSVCCV(cv=repeated, landmarks=lm_rep, **params), [X[rep] for X in Xs], labels[rep])
-    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
+    a = fit_quietly(MVMLSVCCV(cv=splits, landmarks=lm, **params), Xs, labels, sample_weight=w)
+    b = fit_quietly(
+        MVMLSVCCV(cv=repeated, landmarks=lm_rep, **params), [X[rep] for X in Xs], labels[rep]
+    )
+    np.testing.assert_allclose(split_scores(a), split_scores(b), rtol=0, atol=1e-8)
 
 
 def test_cv_class_weight_with_the_loss_axis(data):
@@ -377,15 +338,17 @@ def test_cv_class_weight_with_the_loss_axis(data):
     Xs, labels, w, _ = data
     cw = {"a": 2.0, "b": 0.5}
     per_row = np.array([cw.get(c, 1.0) for c in labels])
-    splits, _, _ = _folds(len(labels), w)
+    splits, _, _ = weighted_folds(len(labels), w, n_splits=3)
     params = dict(CV_GRID, kernel_params=KP, bandwidth_factors=[1.0], cv=splits)
-    a = _fit(MVMLClassifierCV(loss="auto", class_weight=cw, **params), Xs, labels, sample_weight=w)
+    a = fit_quietly(
+        MVMLClassifierCV(loss="auto", class_weight=cw, **params), Xs, labels, sample_weight=w
+    )
     assert set(a.cv_results_["param_loss"]) == {"squared", "hinge"}
     assert a.best_estimator_.class_weight == cw
     # one candidate (the held-out scores take sample_weight only: compare the refits)
     one = dict(params, alphas=[1e-2], metric="identity")
-    b = _fit(MVMLSVCCV(class_weight=cw, **one), Xs, labels, sample_weight=w)
-    c = _fit(MVMLSVCCV(**one), Xs, labels, sample_weight=w * per_row)
+    b = fit_quietly(MVMLSVCCV(class_weight=cw, **one), Xs, labels, sample_weight=w)
+    c = fit_quietly(MVMLSVCCV(**one), Xs, labels, sample_weight=w * per_row)
     np.testing.assert_allclose(
         b.best_estimator_.decision_function(Xs),
         c.best_estimator_.decision_function(Xs),

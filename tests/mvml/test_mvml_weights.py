@@ -3,15 +3,19 @@ repeated rows and zero weights removed rows (Nystrom mode with fixed landmarks a
 bandwidths), the full-kernel mode's weighted loss against a direct formula,
 ``class_weight`` as in ``SVC``, and the ``_weights.py`` errors."""
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import balanced_accuracy_score
-from sklearn.model_selection import KFold
 
+from _weighted import (
+    fit_quietly,
+    fixed_landmarks,
+    outputs,
+    split_scores,
+    weighted_data,
+    weighted_folds,
+)
 from mvkernels import (
     MVMLClassifier,
     MVMLClassifierCV,
@@ -31,33 +35,7 @@ KP = [{"gamma": 0.3}, {"gamma": 0.5}]
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    n = 30
-    X1, X2 = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
-    r = X1[:, 0] + np.sin(X2[:, 1])
-    labels = np.where(r > 0.2, "a", np.where(r < -0.5, "b", "c"))
-    w = rng.integers(0, 4, size=n)
-    w[:2] = [0, 3]  # at least one removed and one tripled row
-    test = [rng.normal(size=(10, 3)), rng.normal(size=(10, 2))]
-    return [X1, X2], r, labels, w, test
-
-
-def _landmarks(w):
-    """Fixed landmark rows of positive weight, and the same rows among the repeated rows."""
-    lm = np.array([1, 3, 4, 6, 8, 10, 12, 14, 17, 20])
-    lm = lm[w[lm] > 0]
-    rep = np.repeat(np.arange(len(w)), w)
-    return lm, np.array([np.flatnonzero(rep == i)[0] for i in lm]), rep
-
-
-def _out(est, X):
-    return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
-
-
-def _fit(est, X, y, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return est.fit(X, y, **kw)
+    return weighted_data()
 
 
 VARIANTS = [
@@ -79,11 +57,11 @@ def test_integer_weights_equal_repeated_rows_nystrom(data, cls, kw):
     weighted sufficient statistics are those of the repeated rows, so every iterate is."""
     Xs, r, labels, w, test = data
     y = labels if cls is MVMLClassifier else r
-    lm, lm_rep, rep = _landmarks(w)
+    lm, lm_rep, rep = fixed_landmarks(w)
     est = cls(kernel_params=KP, landmarks=lm, max_iter=3, joint_view=False, **kw)
-    weighted = _out(_fit(est, Xs, y, sample_weight=w), test)
+    weighted = outputs(fit_quietly(est, Xs, y, sample_weight=w), test)
     est_rep = cls(kernel_params=KP, landmarks=lm_rep, max_iter=3, joint_view=False, **kw)
-    repeated = _out(_fit(est_rep, [X[rep] for X in Xs], y[rep]), test)
+    repeated = outputs(fit_quietly(est_rep, [X[rep] for X in Xs], y[rep]), test)
     np.testing.assert_allclose(weighted, repeated, rtol=0, atol=1e-8)
 
 
@@ -95,8 +73,8 @@ def test_zero_weights_equal_removed_rows(data, n_landmarks, kw):
     Xs, r, labels, w, test = data
     keep = w > 0
     est = MVMLClassifier(n_landmarks=n_landmarks, random_state=0, max_iter=3, **kw)
-    weighted = _out(_fit(est, Xs, labels, sample_weight=w * 0 + keep), test)
-    removed = _out(_fit(est, [X[keep] for X in Xs], labels[keep]), test)
+    weighted = outputs(fit_quietly(est, Xs, labels, sample_weight=w * 0 + keep), test)
+    removed = outputs(fit_quietly(est, [X[keep] for X in Xs], labels[keep]), test)
     np.testing.assert_array_equal(weighted, removed)
 
 
@@ -144,8 +122,8 @@ def test_full_mode_integer_weight_is_not_a_repeated_row(data):
 def test_unit_weights_are_the_unweighted_fit(data):
     Xs, r, _, _, test = data
     est = MVMLRegressor(max_iter=3, random_state=0)
-    a = _fit(est, Xs, r, sample_weight=np.ones(len(r))).predict(test)
-    b = _fit(est, Xs, r).predict(test)
+    a = fit_quietly(est, Xs, r, sample_weight=np.ones(len(r))).predict(test)
+    b = fit_quietly(est, Xs, r).predict(test)
     np.testing.assert_array_equal(a, b)
 
 
@@ -158,9 +136,9 @@ def test_class_weight_is_a_row_weight(data, multi_class):
     per_row = np.array([cw.get(c, 1.0) for c in labels])
     kw = dict(kernel_params=KP, max_iter=3, random_state=0, multi_class=multi_class)
     kw["joint_view"] = False  # KP fixes the views' bandwidths, not the joint view's
-    a = _fit(MVMLClassifier(class_weight=cw, **kw), Xs, labels, sample_weight=w)
-    b = _fit(MVMLClassifier(**kw), Xs, labels, sample_weight=w * per_row)
-    np.testing.assert_allclose(_out(a, test), _out(b, test), rtol=0, atol=1e-10)
+    a = fit_quietly(MVMLClassifier(class_weight=cw, **kw), Xs, labels, sample_weight=w)
+    b = fit_quietly(MVMLClassifier(**kw), Xs, labels, sample_weight=w * per_row)
+    np.testing.assert_allclose(outputs(a, test), outputs(b, test), rtol=0, atol=1e-10)
 
 
 def test_balanced_class_weight_raises_balanced_accuracy():
@@ -175,7 +153,7 @@ def test_balanced_class_weight_raises_balanced_accuracy():
     acc = {}
     for cw in (None, "balanced"):
         est = MVMLClassifier(class_weight=cw, alpha=1.0, random_state=0, max_iter=3)
-        est = _fit(est, [X1[tr], X2[tr]], y[tr])
+        est = fit_quietly(est, [X1[tr], X2[tr]], y[tr])
         acc[cw] = balanced_accuracy_score(y[te], est.predict([X1[te], X2[te]]))
     assert acc["balanced"] > acc[None] + 0.05, acc
 
@@ -206,26 +184,6 @@ def test_bad_class_weight_and_zero_weight_landmark(data):
 
 
 # ------------------------------------------------------------------ CV estimators
-def _folds(n, w, n_splits=4):
-    """Explicit folds of the rows given, the same folds without the rows of zero weight,
-    and of the repeated rows (every copy in its row's fold)."""
-    splits = list(KFold(n_splits, shuffle=True, random_state=0).split(np.zeros((n, 1))))
-    kept = np.flatnonzero(w > 0)
-    new = np.full(n, -1)
-    new[kept] = np.arange(kept.size)
-    removed = [(new[tr][new[tr] >= 0], new[te][new[te] >= 0]) for tr, te in splits]
-    rep = np.repeat(np.arange(n), w)
-    repeated = [
-        (np.flatnonzero(np.isin(rep, tr)), np.flatnonzero(np.isin(rep, te))) for tr, te in splits
-    ]
-    return splits, removed, repeated
-
-
-def _split_scores(cv_est):
-    k = cv_est.n_splits_
-    return np.array([cv_est.cv_results_[f"split{i}_test_score"] for i in range(k)])
-
-
 CV_GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], max_iter=3, random_state=0)
 CV_VARIANTS = [
     dict(),
@@ -243,11 +201,11 @@ def test_cv_zero_weight_is_a_removed_row(data, cls, kw):
     Xs, r, labels, w, test = data
     y = labels if cls is MVMLClassifierCV else r
     n, keep = len(y), w > 0
-    splits, removed, _ = _folds(n, w)
+    splits, removed, _ = weighted_folds(n, w)
     params = {**CV_GRID, **kw}
     a = cls(cv=splits, **params).fit(Xs, y, sample_weight=w)
     b = cls(cv=removed, **params).fit([X[keep] for X in Xs], y[keep], sample_weight=w[keep])
-    np.testing.assert_array_equal(_split_scores(a), _split_scores(b))
+    np.testing.assert_array_equal(split_scores(a), split_scores(b))
     assert a.best_params_ == b.best_params_
     np.testing.assert_array_equal(a.predict(test), b.predict(test))
 
@@ -260,8 +218,8 @@ def test_cv_integer_weights_equal_repeated_rows(data, cls, fit_intercept):
     and the weighted held-out accuracy / R^2 are those of the repeated rows."""
     Xs, r, labels, w, _ = data
     y = labels if cls is MVMLClassifierCV else r
-    splits, _, repeated = _folds(len(y), w)
-    lm, lm_rep, rep = _landmarks(w)
+    splits, _, repeated = weighted_folds(len(y), w)
+    lm, lm_rep, rep = fixed_landmarks(w)
     params = dict(
         CV_GRID,
         kernel_params=KP,
@@ -272,7 +230,7 @@ def test_cv_integer_weights_equal_repeated_rows(data, cls, fit_intercept):
     )
     a = cls(cv=splits, landmarks=lm, **params).fit(Xs, y, sample_weight=w)
     b = cls(cv=repeated, landmarks=lm_rep, **params).fit([X[rep] for X in Xs], y[rep])
-    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(split_scores(a), split_scores(b), rtol=0, atol=1e-8)
 
 
 @pytest.mark.parametrize("fit_intercept", [False, True])
@@ -344,7 +302,7 @@ def test_sklearn_class_weight_check_with_short_paths(est, n_centers):
     X, y = make_blobs(centers=n_centers, random_state=0, cluster_std=20)
     X_tr, X_te, y_tr, _ = train_test_split(X, y, test_size=0.5, random_state=0)
     cw = {0: 1000, 1: 0.0001} if n_centers == 2 else {0: 1000, 1: 0.0001, 2: 0.0001}
-    clf = _fit(clone(est).set_params(class_weight=cw, random_state=0), X_tr, y_tr)
+    clf = fit_quietly(clone(est).set_params(class_weight=cw, random_state=0), X_tr, y_tr)
     assert np.mean(clf.predict(X_te) == 0) > 0.87
 
 
@@ -359,16 +317,16 @@ def test_missing_views_weighted_completion(data, n_landmarks):
     if n_landmarks is None:
         keep = w > 0
         est = MVMLRegressor(n_landmarks=None, kernel_params=KP, random_state=0, max_iter=3)
-        a = _fit(est, Xm, r, sample_weight=keep.astype(float)).predict(test)
-        b = _fit(est, [X[keep] for X in Xm], r[keep]).predict(test)
+        a = fit_quietly(est, Xm, r, sample_weight=keep.astype(float)).predict(test)
+        b = fit_quietly(est, [X[keep] for X in Xm], r[keep]).predict(test)
         np.testing.assert_array_equal(a, b)
         return
-    lm, lm_rep, rep = _landmarks(w)
+    lm, lm_rep, rep = fixed_landmarks(w)
     lm_ok = ~np.isin(lm, [5, 9, 21])
-    a = _fit(
+    a = fit_quietly(
         MVMLRegressor(kernel_params=KP, landmarks=lm[lm_ok], max_iter=3), Xm, r, sample_weight=w
     )
-    b = _fit(
+    b = fit_quietly(
         MVMLRegressor(kernel_params=KP, landmarks=lm_rep[lm_ok], max_iter=3),
         [X[rep] for X in Xm],
         r[rep],
@@ -386,8 +344,8 @@ def test_cv_weighted_default_scores_equal_sklearn_scorers(data, cls, scoring):
     ``accuracy_score`` with ``sample_weight`` (the scorer gets the fold's weights)."""
     Xs, r, labels, w, _ = data
     y = labels if cls is MVMLClassifierCV else r
-    splits, _, _ = _folds(len(y), w)
+    splits, _, _ = weighted_folds(len(y), w)
     params = dict(CV_GRID, kernel_params=KP, bandwidth_factors=[1.0], cv=splits)
     a = cls(**params).fit(Xs, y, sample_weight=w)
     b = cls(scoring=scoring, **params).fit(Xs, y, sample_weight=w)
-    np.testing.assert_allclose(_split_scores(a), _split_scores(b), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(split_scores(a), split_scores(b), rtol=0, atol=1e-12)
