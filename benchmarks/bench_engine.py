@@ -31,6 +31,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,10 +96,12 @@ def export(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-def run(src: Path) -> dict[str, float]:
+def run(src: Path, cases: str = CASES) -> Any:
+    """Run the script ``cases`` on the package tree ``src`` (one BLAS thread, a subprocess)
+    and return the JSON its last line prints."""
     env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     out = subprocess.run(
-        [sys.executable, "-c", CASES], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", cases], env=env, capture_output=True, text=True, check=True
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 

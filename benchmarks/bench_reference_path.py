@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from bench_engine import export
+from bench_engine import export, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,14 +120,6 @@ print(json.dumps(out))
 """
 
 
-def run(src: Path) -> dict[str, list[float]]:
-    env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run(
-        [sys.executable, "-c", CASES], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", default="main", help="commit to compare with")
@@ -147,7 +138,7 @@ def main() -> None:
         best: dict[str, dict[str, list[float]]] = {k: {} for k in trees}
         for _ in range(args.repeat):
             for key, src in trees.items():
-                for name, t in run(src).items():
+                for name, t in run(src, CASES).items():
                     if name not in best[key] or t[0] < best[key][name][0]:
                         best[key][name] = t
     head = subprocess.run(
