@@ -74,7 +74,9 @@ def test_integer_weights_equal_repeated_rows_nystrom(data, kw):
     np.testing.assert_allclose(
         weighted.decision_function(test), repeated.decision_function(test), rtol=0, atol=1e-8
     )
-    assert weighted.C_ == pytest.approx(1.0 / w.sum())
+    np.testing.assert_allclose(weighted.C_, repeated.C_, rtol=1e-14)  # per pair under ovo
+    if kw.get("multi_class") != "ovo":
+        assert weighted.C_ == pytest.approx(1.0 / w.sum())
 
 
 def test_missing_views_integer_weights_equal_repeated_rows(data):

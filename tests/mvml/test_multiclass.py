@@ -248,3 +248,27 @@ def test_unequal_classes_full_mode_attributes():
     for k, (i, j) in enumerate(ovo_pairs(3)):
         assert np.all(G[k][:, (y != i) & (y != j)] == 0)
     assert clf.score(Xs, y) > 0.8
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_svc_ovo_hinge_weight_is_each_pairs_own(weighted):
+    """``C=None`` under one-vs-one: ``C_[k]`` is the weight the pair's own binary fit uses,
+    ``1 / n_ij`` (``1 / sum`` of the pair's row weights), and bounds its multipliers."""
+    Xs, y = _blobs(n_per=6, K=3, seed=2)
+    keep = np.r_[np.arange(12), np.arange(12, 16)]  # classes of 6, 6 and 4 rows
+    Xs, y = [X[keep] for X in Xs], y[keep]
+    sw = np.random.default_rng(1).integers(1, 4, size=y.size).astype(float) if weighted else None
+    common = dict(n_landmarks=None, kernel_params={"gamma": 0.3}, alpha=1e-2, max_iter=2)
+    ctx = _quiet()
+    ovo = MVMLSVC(multi_class="ovo", **common).fit(Xs, y, sample_weight=sw)
+    assert np.shape(ovo.C_) == (3,)
+    for k, (i, j) in enumerate(ovo_pairs(3)):
+        rows = (y == i) | (y == j)
+        sep = MVMLSVC(**common).fit(
+            [X[rows] for X in Xs], y[rows], sample_weight=None if sw is None else sw[rows]
+        )
+        assert ovo.C_[k] == pytest.approx(sep.C_, rel=1e-15)
+        box = ovo.C_[k] * (1.0 if sw is None else sw)
+        assert np.all(ovo.dual_coef_[:, k] <= box * (1 + 1e-9) + 1e-15)
+    ctx.__exit__(None, None, None)
+    assert not np.allclose(ovo.C_, ovo.C_[0])  # unequal pairs: the old single 1/n was wrong

@@ -186,9 +186,10 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         solution by the KKT conditions (:func:`mvkernels.mvml._hinge.dual_from_primal`;
         liblinear returns ``v`` only). One-vs-one: one column per pair, zero off the
         pair's rows. With ``fit_intercept``, ``b = (kappa / C) sum_i alpha_i y_i``.
-    C_ : float
+    C_ : float or ndarray of shape (K(K-1)/2,)
         The hinge weight used (``1 / n`` when ``C=None``; ``1 / sum_i s_i`` with the
-        rows' weights).
+        rows' weights). One-vs-one with ``C=None``: one value per pair, ``1 / n_ij`` over
+        the pair's own rows (``1 / sum`` of their weights).
     objective_increase_ : float or ndarray of shape (K,)
         Largest relative increase of ``objective_`` between consecutive entries (0 when
         it is non-increasing). A ``ConvergenceWarning`` reports any increase above 1e-6.
@@ -390,6 +391,10 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         lw = self.__dict__.get("_loss_weight")
         if self.C is not None:
             self.C_ = float(self.C)
+        elif self._ovo_active():  # each pair's own rows: 1 / n_ij (1 / their weight sum)
+            rows = self._ovo_rows
+            sums = [r.size if lw is None else float(np.sum(np.asarray(lw)[r])) for r in rows]
+            self.C_ = 1.0 / np.asarray(sums, dtype=np.float64)
         else:
             self.C_ = 1.0 / n if lw is None else 1.0 / float(np.sum(lw))
         with serial_blas(n):
