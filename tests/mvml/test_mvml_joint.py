@@ -218,3 +218,20 @@ def test_joint_view_with_a_missing_view():
     # the interaction across views is still learned from the complete rows
     plain = MVMLClassifier(joint_view=False, n_landmarks=30, random_state=0).fit([X1m, X2], y)
     assert clf.score([X1, X2], y) > plain.score([X1, X2], y) + 0.05
+
+
+def test_joint_view_bandwidth_under_given_kernel_params():
+    """One ``kernel_params`` dict applies to the joint view too; a list of ``v`` dicts sets
+    the views' bandwidths and leaves the joint view's to the heuristic (the value it gets
+    with no ``kernel_params``); a list of ``v + 1`` dicts sets it."""
+    Xs, y = _xor_views(60, 0)
+    kw = dict(joint_view=True, n_landmarks=20, random_state=0)
+    heuristic = MVMLClassifier(**kw).fit(Xs, y).kernel_params_[-1]["gamma"]
+    one = MVMLClassifier(kernel_params={"gamma": 0.4}, **kw).fit(Xs, y)
+    assert [p["gamma"] for p in one.kernel_params_] == [0.4, 0.4, 0.4]
+    per_view = [{"gamma": 0.5}, {"gamma": 0.2}]
+    listed = MVMLClassifier(kernel_params=per_view, **kw).fit(Xs, y)
+    assert [p["gamma"] for p in listed.kernel_params_[:2]] == [0.5, 0.2]
+    assert listed.kernel_params_[2]["gamma"] == pytest.approx(heuristic, rel=1e-12)
+    full = MVMLClassifier(kernel_params=per_view + [{"gamma": 0.1}], **kw).fit(Xs, y)
+    assert full.kernel_params_[2]["gamma"] == 0.1

@@ -136,7 +136,9 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         product of per-view kernels) models cross-view interactions. Its bandwidth comes
         from the same heuristic times ``bandwidth_factor``; it is the last view of the
         fitted model (``n_views_``, ``weights_``, ``kernel_params_``, the metric). A kernel
-        list gives it ``"rbf"`` unless ``v + 1`` kernels are listed; precomputed kernels:
+        list gives it ``"rbf"`` unless ``v + 1`` kernels are listed; one ``kernel_params``
+        dict applies to it too, a list of ``v`` dicts leaves its bandwidth to the
+        heuristic (list ``v + 1`` dicts to set it); precomputed kernels:
         the elementwise product of the view kernels (also at predict time). Needs at least
         2 views. Nystrom and full-kernel modes, NumPy and Dask views. ``"only"``: the
         joint view alone (one view, ``n_views_ == 1``; predict still takes the input
