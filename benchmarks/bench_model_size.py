@@ -13,7 +13,8 @@ For each model, side by side in one run:
   ``pickle.loads`` (it recomputes the Nystrom normalizers);
 * ``plain arrays``: the same model pickled with its arrays stored plainly (no
   :func:`mvkernels._packing.pack`: landmark rows in float64, the joint view's rows not
-  by reference, ``dual_coef_``, fixed metrics and completion statistics dense);
+  by reference, landmark indices in int64, ``dual_coef_``, fixed metrics and completion
+  statistics dense);
 * ``before``: ``plain arrays`` plus the arrays no longer stored (the normalizers, and
   the completion statistics that the compact outputs replace), i.e. the size a pickle
   had before they were dropped (without the fit-only arrays released since: the hinge
@@ -60,12 +61,12 @@ def _mb(obj: object) -> float:
 @contextlib.contextmanager
 def _plain_arrays():
     """Pickles store every array plainly (as before :mod:`mvkernels._packing`)."""
-    saved = (_map._stored_landmarks, _svm.pack, _packing.pack)
-    _map._stored_landmarks, _svm.pack, _packing.pack = list, _identity, _identity
+    saved = (_map._stored_landmarks, _map.pack, _svm.pack, _packing.pack)
+    _map._stored_landmarks, _map.pack, _svm.pack, _packing.pack = (list, *[_identity] * 3)
     try:
         yield
     finally:
-        _map._stored_landmarks, _svm.pack, _packing.pack = saved
+        _map._stored_landmarks, _map.pack, _svm.pack, _packing.pack = saved
 
 
 def _identity(a):

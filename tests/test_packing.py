@@ -55,6 +55,22 @@ def test_packed_arrays_rebuild_bit_for_bit_and_are_smaller(name):
     _same_bits(a, unpack(pickle.loads(pickle.dumps(packed))))
 
 
+@pytest.mark.parametrize(
+    "a, narrow",
+    [
+        (np.arange(1347), np.int16),
+        (np.array([[0, 5], [9, 200]], dtype=np.int64), np.uint8),
+        (np.array([-3, 100]), np.int8),
+        (np.arange(40000, dtype=np.uint64), np.uint16),
+        (np.asfortranarray(np.arange(12).reshape(3, 4)), np.int8),
+    ],
+)
+def test_integers_are_stored_in_the_narrowest_integer_type(a, narrow):
+    packed = pack(a)
+    assert packed.values.dtype == narrow
+    _same_bits(a, unpack(pickle.loads(pickle.dumps(packed))))
+
+
 def test_symmetric_stack_keeps_one_triangle():
     rng = np.random.RandomState(1)
     B = rng.randn(3, 40, 40)
@@ -69,7 +85,8 @@ def test_arrays_that_do_not_shrink_and_other_objects_are_returned_unchanged():
     almost[0, 0] = 0.0
     nearly_symmetric = dense[:6] @ dense[:6].T
     nearly_symmetric[0, 1] = np.nextafter(nearly_symmetric[0, 1], np.inf)
-    for obj in (dense, almost, nearly_symmetric, np.arange(10), None, [1.0, 2.0], np.zeros(0)):
+    wide = np.array([0, 2**40])  # needs int64
+    for obj in (dense, almost, nearly_symmetric, wide, None, [1.0, 2.0], np.zeros(0), "x"):
         assert pack(obj) is obj
         assert unpack(obj) is obj
 

@@ -25,6 +25,8 @@ __all__ = ["PackedArray", "PackedState", "pack", "unpack"]
 
 #: the floating types tried for the values, narrowest first
 _NARROW = (np.float16, np.float32)
+#: the integer types tried for integer arrays, narrowest first
+_NARROW_INT = (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32)
 
 
 @dataclass(frozen=True)
@@ -98,11 +100,12 @@ def _narrowest(values: np.ndarray) -> np.ndarray:
 def pack(a: Any) -> Any:
     """``a`` as a :class:`PackedArray` when that is smaller and exact, else ``a`` itself.
 
-    Only NumPy arrays of ``float64`` / ``float32`` are packed; any other object is
-    returned unchanged. The forms tried: every entry, the nonzero entries with their flat
-    positions, and for an exactly symmetric ``(..., d, d)`` stack the upper triangles,
-    each with its values in the narrowest exact floating type; the smallest is kept when
-    it saves at least a quarter of the bytes.
+    Only NumPy arrays of ``float64`` / ``float32`` and of integers are packed; any other
+    object is returned unchanged. Integers (row indices, labels) are stored in the
+    narrowest integer type that holds their range. For floats the forms tried are: every
+    entry, the nonzero entries with their flat positions, and for an exactly symmetric
+    ``(..., d, d)`` stack the upper triangles, each with its values in the narrowest exact
+    floating type; the smallest is kept when it saves at least a quarter of the bytes.
 
     Examples
     --------
@@ -115,10 +118,18 @@ def pack(a: Any) -> Any:
     >>> np.array_equal(unpack(packed), pixels)
     True
     """
-    if not isinstance(a, np.ndarray) or a.dtype not in (np.float64, np.float32) or a.size == 0:
+    if not isinstance(a, np.ndarray) or a.size == 0:
         return a
     order: Literal["C", "F"] = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
     flat = a.ravel(order=order)
+    if a.dtype.kind in "iu":
+        lo, hi = int(flat.min()), int(flat.max())
+        fits = [t for t in _NARROW_INT if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max]
+        if not fits or 4 * np.dtype(fits[0]).itemsize > 3 * a.dtype.itemsize:
+            return a
+        return PackedArray(a.shape, a.dtype.name, order, flat.astype(fits[0]))
+    if a.dtype not in (np.float64, np.float32):
+        return a
     nonzero = np.flatnonzero((flat != 0) | np.signbit(flat) | np.isnan(flat))
     dense = PackedArray(a.shape, a.dtype.name, order, _narrowest(flat))
     best = dense

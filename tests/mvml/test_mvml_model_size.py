@@ -129,7 +129,7 @@ def _with_missing_rows(Xs, seed=0):
 
 
 def test_default_classifier_pickles_under_one_megabyte():
-    """The default classifier (with the joint view) under 1 MB (0.89 MB measured), the
+    """The default classifier (with the joint view) under 1 MB (0.88 MB measured), the
     additive one under 0.8 MB; a pickled model predicts bit for bit as the fitted one."""
     Xs, y, Xt, _ = _digits_split()
     est = MVMLClassifier(joint_view=False, random_state=0).fit(Xs, y)

@@ -440,7 +440,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         landmark rows). Those of precomputed kernels and callables are kept. The
         landmark rows are stored compactly and exactly (:func:`_stored_landmarks`: a
         view whose rows are the other views' rows side by side, as the MVML estimators'
-        joint view, by reference; values in the narrowest exact floating type)."""
+        joint view, by reference; values in the narrowest exact floating type), and the
+        landmark indices in the narrowest integer type."""
         state = dict(super().__getstate__())  # object's state is the instance dict itself
         kernels, normalizers = state.get("kernels_"), state.get("normalizers_")
         if kernels is not None and normalizers is not None:
@@ -449,6 +450,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             ]
         if state.get("landmarks_") is not None:
             state["landmarks_"] = _stored_landmarks(state["landmarks_"])
+        if "landmark_indices_" in state:
+            state["landmark_indices_"] = pack(state["landmark_indices_"])
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -458,6 +461,8 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         BLAS thread: bit for bit the fitted ``S_l``)."""
         if state.get("landmarks_") is not None:
             state = {**state, "landmarks_": _restored_landmarks(state["landmarks_"])}
+        if "landmark_indices_" in state:
+            state = {**state, "landmark_indices_": unpack(state["landmark_indices_"])}
         super().__setstate__(state)
         normalizers = self.__dict__.get("normalizers_")
         if normalizers is not None and any(S is None for S in normalizers):
