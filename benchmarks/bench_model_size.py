@@ -11,11 +11,16 @@ For each model, side by side in one run:
 
 * ``pickled``: ``len(pickle.dumps(model))`` as stored now, and ``load``: the time of
   ``pickle.loads`` (it recomputes the Nystrom normalizers);
-* ``before``: that size plus the arrays no longer stored (the normalizers, and the
-  completion statistics that the compact outputs replace), i.e. the size a pickle had
-  before they were dropped;
-* ``dense metric_``: the same model with the metrics stored as the dense ``(T, d, d)``
-  stack (what a pickle held before the structured metric storage);
+* ``plain arrays``: the same model pickled with its arrays stored plainly (no
+  :func:`mvkernels._packing.pack`: landmark rows in float64, the joint view's rows not
+  by reference, landmark indices in int64, ``dual_coef_``, fixed metrics and completion
+  statistics dense);
+* ``before``: ``plain arrays`` plus the arrays no longer stored (the normalizers, and
+  the completion statistics that the compact outputs replace), i.e. the size a pickle
+  had before they were dropped (without the fit-only arrays released since: the hinge
+  solver states and the one-vs-one pairs' row lists);
+* ``dense metric_``: the same model with plain arrays and the metrics stored as the
+  dense ``(T, d, d)`` stack (what a pickle held before the structured metric storage);
 * the parts: the Nystrom map as pickled (landmark rows), the normalizers it recomputes on
   load (not stored), the completion of missing views (kept: the compact outputs, or the
   statistics after a fit on incomplete rows; not kept: the ``vp x vp`` statistics), the
@@ -27,6 +32,7 @@ Run:  .venv/bin/python benchmarks/bench_model_size.py [--out docs/results/benchm
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import datetime
 import os
@@ -39,8 +45,10 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 
-from mvkernels import MVMLSVC, MVMLClassifier, MVMLClassifierCV, MVMLRegressor
+from mvkernels import MVMLSVC, MVMLSVCCV, MVMLClassifier, MVMLClassifierCV, MVMLRegressor, _packing
+from mvkernels.mvml import _svm
 from mvkernels.mvml._lowrank import MetricStack
+from mvkernels.nystrom import _map
 from mvkernels.nystrom._map import _recomputable
 
 MB = 1e6
@@ -48,6 +56,21 @@ MB = 1e6
 
 def _mb(obj: object) -> float:
     return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)) / MB
+
+
+@contextlib.contextmanager
+def _plain_arrays():
+    """Pickles store every array plainly (as before :mod:`mvkernels._packing`)."""
+    saved = (_map._stored_landmarks, _map.pack, _svm.pack, _packing.pack)
+    _map._stored_landmarks, _map.pack, _svm.pack, _packing.pack = (list, *[_identity] * 3)
+    try:
+        yield
+    finally:
+        _map._stored_landmarks, _map.pack, _svm.pack, _packing.pack = saved
+
+
+def _identity(a):
+    return a
 
 
 def _dense_copy(model):
@@ -122,6 +145,7 @@ def main() -> None:
         ("MVMLRegressor() (digit value as target)", MVMLRegressor(random_state=0), views, y * 1.0),
         ("MVMLClassifierCV()", MVMLClassifierCV(random_state=0), views, y),
         ("MVMLSVC() (one-vs-one, joint view)", MVMLSVC(random_state=0), views, y),
+        ("MVMLSVCCV()", MVMLSVCCV(random_state=0), views, y),
         (
             "MVMLSVC(max_iter=3, joint_view=False, multi_class='ovr')",
             MVMLSVC(max_iter=3, joint_view=False, multi_class="ovr", random_state=0),
@@ -151,8 +175,11 @@ def main() -> None:
         size = len(blob) / MB
         parts = _parts(inner)
         kept = parts["kept"] / MB
+        with _plain_arrays():
+            plain = _mb(est)
+            dense = float("nan") if _dense_copy(est) is None else _mb(_dense_copy(est))
         before = (
-            size + parts["normalizers"] + parts["dropped"] - (kept if parts["dropped"] else 0.0)
+            plain + parts["normalizers"] + parts["dropped"] - (kept if parts["dropped"] else 0.0)
         )
         results = _mb(est.cv_results_) if hasattr(est, "cv_results_") else 0.0
         rows.append(
@@ -162,8 +189,9 @@ def main() -> None:
                 inner._coefs.shape[0],
                 inner._coefs.shape[1],
                 size,
+                plain,
                 before,
-                float("nan") if _dense_copy(est) is None else _mb(_dense_copy(est)),
+                dense,
                 parts["map"],
                 parts["normalizers"],
                 kept,
@@ -175,9 +203,10 @@ def main() -> None:
                 load_s,
             )
         )
-        print(f"{name}: {size:.2f} MB (before: {before:.2f} MB), load {load_s:.3f} s", flush=True)
+        print(f"{name}: {size:.3f} MB (before: {before:.2f} MB), load {load_s:.3f} s", flush=True)
     head = (
-        "| model | solver_ | T | d | pickled (MB) | before (MB) | with dense metric_ (MB) "
+        "| model | solver_ | T | d | pickled (MB) | plain arrays (MB) | before (MB) "
+        "| with dense metric_ (MB) "
         "| Nystrom map (MB) | normalizers, recomputed on load (MB) | completion kept (MB) "
         "| completion statistics not kept (MB) | metric (MB) | coef (MB) | cv_results_ (MB) "
         "| fit (s) | load (s) |"
@@ -191,24 +220,30 @@ def main() -> None:
         "Data: the training part of digits (`train_test_split(random_state=0)`: 1347 rows, "
         "10 classes), two views of 32 pixels (top / bottom half); defaults "
         "(`n_landmarks='auto'`: 300 landmarks per view, d = 600; 900 with the joint view that "
-        "the classifiers append by default). T: problems (classes or one-vs-one pairs; 1 for "
-        "the regressor). `pickled`: `len(pickle.dumps(model))`; `before`: that plus the "
-        "arrays no longer stored (the normalizers `S_l`, recomputed on load, and the "
-        "`vp x vp` completion statistics that a fit on complete views replaces by the "
-        "compact outputs of rows with missing views); `with dense metric_`: the model "
-        "storing its T metrics as dense d x d matrices. `load`: `pickle.loads`, which "
-        "recomputes the normalizers (one `p x p` eigendecomposition per view).",
+        "the classifiers append by default; the CV estimators' selected model). T: problems "
+        "(classes or one-vs-one pairs; 1 for the regressor). `pickled`: "
+        "`len(pickle.dumps(model))`; `plain arrays`: the same with every array stored "
+        "plainly (landmark rows in float64 and the joint view's rows repeated, `dual_coef_`, "
+        "fixed metrics and completion statistics dense), where the pickle stores them "
+        "exactly in fewer bytes (digits' pixels are integers 0-16: exact in float16; the "
+        "joint view's rows are the views' rows side by side; most multipliers are zero; a "
+        "fixed metric and a covariance are symmetric); "
+        "`before`: that plus the arrays no longer stored (the normalizers `S_l`, recomputed "
+        "on load, and the `vp x vp` completion statistics that a fit on complete views "
+        "replaces by the compact outputs of rows with missing views); `with dense metric_`: "
+        "the model storing its T metrics as dense d x d matrices. `load`: `pickle.loads`, "
+        "which recomputes the normalizers (one `p x p` eigendecomposition per view).",
         "",
         f"Reference: {svc_row[0]}: {svc_row[1]:.2f} MB pickled (fit {svc_row[2]:.2f} s).",
         "",
         head,
-        "|" + "---|" * 16,
+        "|" + "---|" * 17,
     ]
     for r in rows:
         lines.append(
-            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.2f} | {r[5]:.2f} | {r[6]:.2f} "
-            f"| {r[7]:.2f} | {r[8]:.2f} | {r[9]:.3f} | {r[10]:.2f} | {r[11]:.3f} | {r[12]:.3f} "
-            f"| {r[13]:.2f} | {r[14]:.2f} | {r[15]:.3f} |"
+            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.3f} | {r[5]:.2f} | {r[6]:.2f} "
+            f"| {r[7]:.2f} | {r[8]:.3f} | {r[9]:.2f} | {r[10]:.3f} | {r[11]:.2f} | {r[12]:.3f} "
+            f"| {r[13]:.3f} | {r[14]:.2f} | {r[15]:.2f} | {r[16]:.3f} |"
         )
     text = "\n".join(lines) + "\n"
     print(text)

@@ -25,6 +25,7 @@ FLOORS = {
     "_targets": 0,
     "_weights": 0,  # sample and class weights: their validation (NumPy only)
     "_pairwise": 0,  # squared distances, Laplacian form (MLKR, feature relevance)
+    "_packing": 0,  # lossless compact storage of arrays in a pickle
     "_arrays": 1,  # the NumPy / sparse / Dask seam and whole-row checks
     "_kernel_families": 1,  # the named kernels' registry
     "_validation": 2,

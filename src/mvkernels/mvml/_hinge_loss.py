@@ -106,6 +106,14 @@ class HingeState:
     warm_starts: int = 0
     converged: bool = True
 
+    def release(self) -> None:
+        """Drop what only the next g-step and the final multipliers read (solutions,
+        margins, warm starts, liblinear's seeds): after a fit the state keeps its flags
+        and counters, so a fitted (and pickled) model does not carry ``O(n)`` arrays per
+        target column."""
+        self.g = self.margins = self.cold = self.polished = None
+        self.last = self.dual = self.rng = None
+
 
 class HingeLoss(Loss):
     """The hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` of MVML-SVM (eq. 6-8).

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._linalg import robust_eigh, sym
+from .._packing import PackedState
 from ._metric import backtrack, dense_step_cap, sufficient_decrease
 
 __all__ = [
@@ -134,14 +135,16 @@ def fixed_metric_solve(
 
 
 @dataclass
-class MetricStack:
+class MetricStack(PackedState):
     """The fitted metrics of ``T`` problems in the most compact form the solver has.
 
     ``A_t = s_t I + V_t V_t^T`` (structured dense metric, ``V_t = Q W_t`` of shape (d, r):
     ``O(T d r)`` numbers instead of ``T d^2``), one ``shared`` matrix for every problem
     (fixed metrics: identity, Cov) or the ``dense`` (T, d, d) stack (reference path,
     sparse metric, learned weights). :meth:`toarray` builds the dense metrics on demand
-    (the estimators' ``metric_``), so a pickled model stays small.
+    (the estimators' ``metric_``), so a pickled model stays small; a pickle stores an
+    exactly symmetric ``shared`` / ``dense`` metric as one triangle
+    (:class:`~mvkernels._packing.PackedState`).
     """
 
     dim: int

@@ -440,7 +440,7 @@ class OneVsOneMixin:
             return solve(problem, record_path)
         yi = np.argmax(np.asarray(problem.Y), axis=1)
         n, v = problem.n_samples, problem.n_views
-        results, rows_list = [], []
+        results = []
         for i, j in self._ovo_pairs:
             sub, rows = pair_problem(problem, yi, i, j, moms)
             (r,) = solve(sub, record_path)
@@ -449,9 +449,17 @@ class OneVsOneMixin:
                 g[:, rows] = np.asarray(r["g"]).reshape(v, rows.size)
                 r = {**r, "g": g.ravel()}
             results.append(r)
-            rows_list.append(rows)
-        self._ovo_rows = rows_list
+        # the class index of every row (the pairs' rows follow: _ovo_rows), not the rows
+        self._ovo_labels = yi.astype(np.min_scalar_type(np.asarray(problem.Y).shape[1]))
         return results
+
+    @property
+    def _ovo_rows(self) -> list[np.ndarray]:
+        """The training rows of each pair (increasing), as :func:`pair_problem` took
+        them, from the class index of every training row (``n`` small integers instead
+        of ``K - 1`` times ``n`` row indices in the fitted model)."""
+        yi = self._ovo_labels
+        return [np.flatnonzero((yi == i) | (yi == j)) for i, j in self._ovo_pairs]
 
     def _metric_stack(self, results: list[dict]) -> Any:
         if not self._ovo_active():

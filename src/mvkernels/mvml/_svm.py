@@ -55,6 +55,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._arrays import is_dask_collection
+from .._packing import pack, unpack
 from .._threads import serial_blas
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
@@ -371,6 +372,23 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
                 return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U, sample_weight=sw)
         return MVMLProblem("nystrom", n, v, p, Y, feature_map=nys, Xs=Xs, U=U, sample_weight=sw)
 
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict:
+        """The state with ``dual_coef_`` stored compactly and exactly
+        (:func:`mvkernels._packing.pack`: its nonzero multipliers and their positions;
+        one-vs-one's columns are zero off each pair's rows, and most multipliers of a
+        pair are zero)."""
+        state = dict(super().__getstate__())
+        if "dual_coef_" in state:
+            state["dual_coef_"] = pack(state["dual_coef_"])
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Restore a pickled model, ``dual_coef_`` bit for bit as fitted."""
+        if "dual_coef_" in state:
+            state = {**state, "dual_coef_": unpack(state["dual_coef_"])}
+        super().__setstate__(state)
+
     # ------------------------------------------------------------------ loss
     def _make_loss(self) -> HingeLoss:
         """The hinge loss (:class:`~mvkernels.mvml._losses.HingeLoss`), built from this
@@ -400,6 +418,8 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         with serial_blas(n):
             loss = self._make_loss()
             duals = self._rows_to_columns([loss.final_dual(s) for s in states])
+        for s in states:
+            s.release()
         epochs = np.array([s.epochs for s in states])
         incr: list[float] = []
         for h in self._histories:

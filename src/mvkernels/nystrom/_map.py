@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
@@ -22,6 +23,7 @@ from .._arrays import (
 )
 from .._kernel_families import kernel_takes_sparse
 from .._linalg import psd_sqrt
+from .._packing import pack, unpack
 from .._sparse import is_sparse
 from .._threads import serial_blas
 from .._validation import (
@@ -258,6 +260,54 @@ def landmark_normalizer(
         return sqrt_pinv_psd(W, eig_floor)
 
 
+@dataclass(frozen=True)
+class _JoinedRows:
+    """A pickled view's landmark rows that are the rows of the views ``parts`` side by
+    side (``np.hstack``), stored by reference."""
+
+    parts: tuple[int, ...]
+
+
+def _joined_from(rows: list, l: int) -> _JoinedRows | None:
+    """The other views whose landmark rows, side by side, equal view ``l``'s bit for bit
+    (every other view, in order), or None."""
+    others = [j for j in range(len(rows)) if j != l]
+    arrays = [rows[j] for j in [l, *others]]
+    if not others or not all(
+        isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.dtype.kind == "f" for Z in arrays
+    ):
+        return None
+    Z, parts = arrays[0], arrays[1:]
+    if any(P.shape[0] != Z.shape[0] or P.dtype != Z.dtype for P in parts):
+        return None
+    if sum(P.shape[1] for P in parts) != Z.shape[1] or not Z.flags.c_contiguous:
+        return None
+    return _JoinedRows(tuple(others)) if np.hstack(parts).tobytes() == Z.tobytes() else None
+
+
+def _stored_landmarks(rows: list) -> list:
+    """The landmark rows of a map as pickled: a view whose rows are the other views'
+    rows side by side (the joint view) as a :class:`_JoinedRows` reference, the others
+    through :func:`mvkernels._packing.pack` (the narrowest exact floating type, e.g.
+    float16 for 8-bit pixel values). :func:`_restored_landmarks` gives them back bit
+    for bit."""
+    out = list(rows)
+    for l in range(len(rows)):
+        joined = _joined_from(rows, l)
+        if joined is not None:
+            out[l] = joined
+            break  # at most one view is all the others side by side
+    return [Z if isinstance(Z, _JoinedRows) else pack(Z) for Z in out]
+
+
+def _restored_landmarks(stored: list) -> list:
+    """The landmark rows that :func:`_stored_landmarks` stored."""
+    rows = [unpack(Z) for Z in stored]
+    return [
+        np.hstack([rows[j] for j in Z.parts]) if isinstance(Z, _JoinedRows) else Z for Z in rows
+    ]
+
+
 def _recomputable(kern: ViewKernel) -> bool:
     """Whether ``S_l`` is a function of what a pickled map keeps: a named kernel family and
     the landmark rows (not a precomputed Gram matrix, not a user's callable)."""
@@ -387,19 +437,32 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         """The state without the normalizers ``S_l`` that the landmark rows and kernels
         determine (:func:`landmark_normalizer`): ``v p^2`` numbers, the largest part of a
         map (``p = 1347`` landmarks of a 64-column view: 14.5 MB against 0.7 MB of
-        landmark rows). Those of precomputed kernels and callables are kept."""
+        landmark rows). Those of precomputed kernels and callables are kept. The
+        landmark rows are stored compactly and exactly (:func:`_stored_landmarks`: a
+        view whose rows are the other views' rows side by side, as the MVML estimators'
+        joint view, by reference; values in the narrowest exact floating type), and the
+        landmark indices in the narrowest integer type."""
         state = dict(super().__getstate__())  # object's state is the instance dict itself
         kernels, normalizers = state.get("kernels_"), state.get("normalizers_")
         if kernels is not None and normalizers is not None:
             state["normalizers_"] = [
                 None if _recomputable(kern) else S for kern, S in zip(kernels, normalizers)
             ]
+        if state.get("landmarks_") is not None:
+            state["landmarks_"] = _stored_landmarks(state["landmarks_"])
+        if "landmark_indices_" in state:
+            state["landmark_indices_"] = pack(state["landmark_indices_"])
         return state
 
     def __setstate__(self, state: dict) -> None:
-        """Restore a pickled map, recomputing each dropped ``S_l`` from its landmark rows
+        """Restore a pickled map: the landmark rows bit for bit as fitted
+        (:func:`_restored_landmarks`), then each dropped ``S_l`` recomputed from them
         exactly as the fit computed it (one eigendecomposition of ``W_l`` per view, on one
         BLAS thread: bit for bit the fitted ``S_l``)."""
+        if state.get("landmarks_") is not None:
+            state = {**state, "landmarks_": _restored_landmarks(state["landmarks_"])}
+        if "landmark_indices_" in state:
+            state = {**state, "landmark_indices_": unpack(state["landmark_indices_"])}
         super().__setstate__(state)
         normalizers = self.__dict__.get("normalizers_")
         if normalizers is not None and any(S is None for S in normalizers):

@@ -30,6 +30,7 @@ from scipy import linalg
 
 from .._arrays import check_whole_rows, observed_rows, refuse_all_missing
 from .._linalg import robust_cholesky, robust_eigh, sym
+from .._packing import PackedState
 from .._sparse import is_sparse
 
 __all__ = [
@@ -103,8 +104,11 @@ def pairwise_statistics(
 
 
 @dataclass
-class ConditionalViews:
+class ConditionalViews(PackedState):
     """Gaussian model of the concatenated feature blocks, for completing missing views.
+
+    A pickle stores the (exactly symmetric) covariance as one triangle
+    (:class:`~mvkernels._packing.PackedState`), restored bit for bit.
 
     Attributes
     ----------
