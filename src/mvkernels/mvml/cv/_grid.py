@@ -173,9 +173,9 @@ class PartAxis:
 #: the first value of the first axis): the loss (``MVMLClassifierCV(loss="auto")``: the
 #: class's own loss first) and the multi-class decomposition (``multi_class="auto"``:
 #: one-vs-rest first; with two classes one-vs-one is the same model, so only "ovr").
-#: The loss abandons: the hinge loss's candidates stop where they cannot beat the square
-#: loss's best (the choice unchanged; measured in ``docs/mvml.md``, "The loss is a search
-#: axis too").
+#: The loss abandons (``abandon``): the hinge loss's candidates stop where they can no
+#: longer beat the square loss's best (the same choice; ``docs/mvml.md``, "The loss is a
+#: search axis too").
 PART_AXES: tuple[PartAxis, ...] = (
     PartAxis(
         "loss",
