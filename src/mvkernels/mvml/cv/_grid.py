@@ -141,7 +141,8 @@ class PartAxis:
         fitted once even scores of 1 on them would not lift its mean above that best
         (default scoring only; :meth:`~._folds._FoldScoring._hopeless`). The choice is the
         full search's; ``cv_results_`` has NaN scores from the fold where a candidate was
-        abandoned (every fold when an earlier part scored 1).
+        abandoned (every fold when an earlier part scored 1). With several part axes,
+        every part after the first abandons when one of them does.
 
     Examples
     --------
