@@ -46,7 +46,9 @@ def test_auto_is_the_union_of_both_searches_on_the_same_folds():
     n_sq = len(sq.cv_results_["params"])
     assert_array_equal(loss, ["squared"] * n_sq + ["hinge"] * len(hi.cv_results_["params"]))
     assert_array_equal(_scores(auto, loss == "squared"), sq.cv_results_["mean_test_score"])
-    assert_array_equal(_scores(auto, loss == "hinge"), hi.cv_results_["mean_test_score"])
+    # the hinge loss's candidates: those scored on every fold as in the hinge search alone;
+    # the others were abandoned, as they could not beat the square loss's best
+    _check_abandoned(auto.cv_results_, loss == "hinge", hi.cv_results_, sq.best_score_)
     # the best candidate of the union, ties to the square loss (the first value)
     mean = np.nan_to_num(auto.cv_results_["mean_test_score"], nan=-np.inf)
     assert auto.best_index_ == int(np.argmax(mean))
@@ -60,6 +62,56 @@ def test_auto_is_the_union_of_both_searches_on_the_same_folds():
     assert auto.cv_results_["rank_test_score"][auto.best_index_] == 1
     joint = auto.cv_results_["param_joint_view"]
     assert joint.mask[loss == "hinge"].all() and not joint.mask[loss == "squared"].any()
+
+
+def _splits(res, mask=slice(None)):
+    k = sum(1 for key in res if key.startswith("split"))
+    return np.column_stack([np.asarray(res[f"split{j}_test_score"])[mask] for j in range(k)])
+
+
+def _check_abandoned(res, rows, alone, to_beat):
+    """The candidates ``rows`` of a search beside an earlier best ``to_beat`` against the
+    same search ``alone``: equal split scores up to the fold each was abandoned at, where
+    even scores of 1 on its other folds would not have lifted it above ``to_beat``."""
+    got, full = _splits(res, rows), _splits(alone)
+    n = got.shape[1]
+    for g, f in zip(got, full):
+        k = int(np.argmax(~np.isfinite(g))) if not np.isfinite(g).all() else n
+        assert_array_equal(g[:k], f[:k])
+        assert not np.isfinite(g[k:]).any()
+        if k < n and np.isfinite(f).all():  # abandoned: hopeless, and so it is
+            assert (g[:k].sum() + n - k) / n <= to_beat
+            assert f.mean() <= to_beat
+
+
+def test_abandoned_hinge_candidates_could_not_win():
+    """loss="auto": the hinge loss's candidates stop once they cannot beat the square
+    loss's best; its candidates still able to win are scored in full, so the choice is
+    that of the two searches apart. A square loss scoring 1 leaves nothing to search."""
+    for seed, n in ((2, 90), (5, 45)):  # the hinge loss's best beaten, then winning
+        Xs, y = _data(seed, n)
+        sq = MVMLClassifierCV(**GRID).fit(Xs, y)
+        hi = MVMLClassifierCV(loss="hinge", **GRID).fit(Xs, y)
+        auto = MVMLClassifierCV(loss="auto", **GRID).fit(Xs, y)
+        loss = np.asarray(auto.cv_results_["param_loss"])
+        _check_abandoned(auto.cv_results_, loss == "hinge", hi.cv_results_, sq.best_score_)
+        assert auto.best_score_ == max(sq.best_score_, hi.best_score_)
+        winner = sq if sq.best_score_ >= hi.best_score_ else hi
+        assert auto.best_params_ == {"loss": winner._current_loss, **winner.best_params_}
+        assert_allclose(auto.decision_function(Xs), winner.decision_function(Xs), rtol=1e-12)
+    assert auto.best_params_["loss"] == "hinge"
+    Xs, y = _data(2)
+    # separable classes: the square loss scores 1 on every fold, the hinge is not fitted
+    Xs_sep = [Xs[0] + 4.0 * np.eye(3)[y], Xs[1]]
+    auto = MVMLClassifierCV(loss="auto", **GRID).fit(Xs_sep, y)
+    loss = np.asarray(auto.cv_results_["param_loss"])
+    assert auto.best_score_ == 1.0 and auto.best_params_["loss"] == "squared"
+    assert np.isnan(_splits(auto.cv_results_, loss == "hinge")).all()
+    # a custom scoring has no known bound: nothing abandoned
+    auto = MVMLClassifierCV(loss="auto", scoring="accuracy", **GRID).fit(Xs, y)
+    loss = np.asarray(auto.cv_results_["param_loss"])
+    hi = MVMLClassifierCV(loss="hinge", **GRID).fit(Xs, y)
+    assert_array_equal(_scores(auto, loss == "hinge"), hi.cv_results_["mean_test_score"])
 
 
 def test_union_masks_missing_parameters_and_fills_missing_columns():

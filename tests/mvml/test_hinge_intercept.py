@@ -307,10 +307,12 @@ def test_svc_cv_full_kernels_fold_scores_equal_direct_refits(rng):
 
 
 def test_classifier_cv_auto_loss_with_intercept(rng):
-    """loss="auto" searches both losses with their offsets, on the same folds."""
+    """loss="auto" searches both losses with their offsets, on the same folds (a
+    ``scoring``: no hinge candidate abandoned, so every one is scored)."""
     Xs, y = _shifted(rng, n=60)
     cv = MVMLClassifierCV(
         loss="auto",
+        scoring="accuracy",
         alphas=[1e-2],
         etas=[1.0],
         bandwidth_factors=[2.0],

@@ -231,7 +231,12 @@ n_finalists, missing_views, fit_intercept, feature_relevance
         ``cv_results_`` (column ``param_loss``; a parameter one loss does not search is
         masked in its rows) and the best of either chosen (ties to the square loss).
         ``best_params_`` then holds ``"loss"``, and ``best_estimator_`` is a
-        :class:`~mvkernels.MVMLClassifier` or a :class:`~mvkernels.MVMLSVC`.
+        :class:`~mvkernels.MVMLClassifier` or a :class:`~mvkernels.MVMLSVC`. The hinge
+        loss's search, second, abandons the candidates that can no longer win: with the
+        default scoring, an ``alpha``'s paths stop on the remaining folds once even
+        scores of 1 there would not lift any of its candidates above the square loss's
+        best mean score (none is fitted when that score is 1); their later folds are NaN
+        in ``cv_results_``, and the choice is that of both searches in full.
     multi_class : {"ovr", "ovo", "auto"}, default="ovr"
         The multi-class decomposition searched (K > 2 classes; the same model for two).
         ``"ovr"``: one-vs-rest, K problems sharing each fold's statistics.

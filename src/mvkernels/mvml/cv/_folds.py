@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils import check_random_state
 
 from ..._arrays import is_dask_collection, views_kind
@@ -43,6 +43,12 @@ from ._scoring import _r2_from_sums, _score_outputs, complement_moments
 
 __all__ = []
 
+#: the largest score of one fold with the default scoring (accuracy, R^2)
+SCORE_CEILING = 1.0
+#: a candidate is abandoned when its best possible mean score is this much below the
+#: score to beat (:meth:`_FoldScoring._hopeless`; far above the rounding of a mean)
+ABANDON_TOL = 1e-9
+
 
 def _class_moments(
     U: np.ndarray, yi: np.ndarray, n_classes: int, sample_weight: np.ndarray | None = None
@@ -53,6 +59,14 @@ def _class_moments(
         rows = yi == c
         sw = None if sample_weight is None else sample_weight[rows]
         out.append(FeatureMoments.from_features(U[rows], None, sw))
+    return out
+
+
+def _on_grid(values: np.ndarray, live: np.ndarray, per_alpha: int) -> np.ndarray:
+    """Per-candidate ``values`` of the live ``alpha`` values (``per_alpha`` candidates
+    each) placed at their rows among every ``alpha``'s candidates (zeros elsewhere)."""
+    out = np.zeros((live.size * per_alpha, *values.shape[1:]), dtype=values.dtype)
+    out[np.repeat(live, per_alpha)] = values
     return out
 
 
@@ -83,6 +97,11 @@ class _FoldScoring:
     _search_kernel: Any
     _oof: Any
     _loss_search: Any
+
+    #: the best mean score of the earlier parts of a search along the part axes (None:
+    #: none, or an axis that does not abandon, :class:`~._grid.PartAxis`); a candidate
+    #: of this search is chosen only if it scores more (:meth:`_hopeless`)
+    _to_beat: float | None = None
 
     def _base_estimator(self) -> Any:
         raise NotImplementedError
@@ -271,6 +290,28 @@ class _FoldScoring:
             D, S.y_score, getattr(self, "classes_", None), S.scorer, S.sample_weight
         )
 
+    # ------------------------------------------------------------------ abandoning
+    def _hopeless(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
+        """Which candidates can no longer be chosen, from their scores ``scores`` (...,
+        k) on the first ``k`` folds (NaN: not scored, hence never chosen).
+
+        Beside earlier parts of the search (``_to_beat``, their best mean score; ties go
+        to them), a candidate is chosen only if its mean score over the ``S.n_splits``
+        folds exceeds ``_to_beat``. With the default scores (accuracy, R^2: at most 1 a
+        fold; a ``scoring`` has no known bound, so nothing is abandoned) its mean is at
+        most ``(sum of its k scores + (n_splits - k)) / n_splits``; where that is not
+        above ``_to_beat`` (by :data:`ABANDON_TOL`), the candidate is hopeless and its
+        remaining folds need not be fitted. Every candidate is hopeless when
+        ``_to_beat`` is 1 already. The choice is the one of the full search."""
+        if self._to_beat is None or S.scorer is not None:
+            return np.zeros(scores.shape[:-1], dtype=bool)
+        if self._to_beat >= SCORE_CEILING:
+            return np.ones(scores.shape[:-1], dtype=bool)
+        k = scores.shape[-1]
+        with np.errstate(invalid="ignore"):
+            best_case = (scores.sum(axis=-1) + (S.n_splits - k) * SCORE_CEILING) / S.n_splits
+            return ~(best_case > self._to_beat - ABANDON_TOL)
+
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(
         self,
@@ -446,10 +487,12 @@ class _FoldScoring:
             tr: np.ndarray,
             Y_tr: np.ndarray,
             width: int,
+            live: np.ndarray,
         ) -> tuple[np.ndarray, np.ndarray, Any, Any]:
-            """Every candidate's weighted coefficients ``(n_cand, T, k)``, offsets
-            ``(n_cand, T)`` and basis on the training rows ``tr`` (targets ``Y_tr``) whose
-            statistics are ``mom``, in the first ``width`` features, and the problem."""
+            """The weighted coefficients ``(n_cand, T, k)``, offsets ``(n_cand, T)`` and
+            basis of every candidate at the ``alphas`` still searched (``live``) on the
+            training rows ``tr`` (targets ``Y_tr``) whose statistics are ``mom``, in the
+            first ``width`` features, and the problem."""
             lw_tr = None if S.loss_weight is None else S.loss_weight[tr]
             problem = MVMLProblem.from_moments(mom, nys_j, Y_tr, sample_weight=lw_tr)
             Xtr = take_rows(Xj, tr)
@@ -464,12 +507,13 @@ class _FoldScoring:
             if U_all is not None and tr.size < width and lw_tr is None:
                 # fewer rows than features (weighted: the d x d statistics instead)
                 rows = U_all[tr, :width]
-            GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas, etas, K, rows)
+            GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas[live], etas, K, rows)
             GW = GW.reshape(-1, *GW.shape[-2:])
             return GW, loss.intercepts(problem, GW, basis), basis, problem
 
-        def fold(k: int, tr: np.ndarray, te: np.ndarray) -> list[tuple]:
-            """Scores of every candidate on fold ``k`` (and what the held-out keeper needs)."""
+        def fold(k: int, tr: np.ndarray, te: np.ndarray, live: np.ndarray) -> list[tuple]:
+            """Scores of every candidate on fold ``k`` (and what the held-out keeper needs);
+            the ``alphas`` not ``live`` are not fitted (NaN scores)."""
             lw_tr = None if S.loss_weight is None else S.loss_weight[tr]
             sw_te = None if S.sample_weight is None else S.sample_weight[te]
             if yi is not None:  # one-vs-one: each class's fold statistics
@@ -491,7 +535,7 @@ class _FoldScoring:
                 width = U_te.shape[1]
                 if yi is None:
                     mom = mom_all if full_width else leading_moments(mom_all, d_in)
-                    GW, b, basis, _ = paths(mom, nys_j, Xj, tr, Y[tr], width)
+                    GW, b, basis, _ = paths(mom, nys_j, Xj, tr, Y[tr], width, live)
                     U = U_te if basis is None else U_te @ basis
                 else:  # a problem per pair, its coefficients in the feature basis
                     cls = moms if full_width else [leading_moments(m, d_in) for m in moms]
@@ -499,11 +543,16 @@ class _FoldScoring:
                     for i, j in S.pairs:
                         mom, keep = pair_moments(cls, i, j), (yi[tr] == i) | (yi[tr] == j)
                         y_pair = np.where(yi[tr][keep] == i, 1.0, -1.0)[:, None]
-                        GW_p, b_p, basis, _ = paths(mom, nys_j, Xj, tr[keep], y_pair, width)
+                        GW_p, b_p, basis, _ = paths(mom, nys_j, Xj, tr[keep], y_pair, width, live)
                         GWs.append(GW_p if basis is None else GW_p @ basis.T)
                         bs.append(b_p)
                     GW, b, U = np.concatenate(GWs, axis=1), np.concatenate(bs, axis=1), U_te
-                sc = self._candidate_scores(U, y_score[te], GW, scorer, b, sw_te, S.decode)
+                sc = np.full((alphas.size, etas.size * K), np.nan)
+                sc[live] = self._candidate_scores(
+                    U, y_score[te], GW, scorer, b, sw_te, S.decode
+                ).reshape(-1, etas.size * K)
+                if kept is not None and not live.all():  # the keeper indexes every candidate
+                    GW, b = _on_grid(GW, live, etas.size * K), _on_grid(b, live, etas.size * K)
                 results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
             return results
 
@@ -513,14 +562,25 @@ class _FoldScoring:
         # generator is process-wide, so threads would make its coordinate order, hence the
         # last digits, depend on scheduling)
         n_jobs = 1 if dask_input or not loss.thread_safe else self.n_jobs
-        per_fold = Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(fold)(k, tr, te) for k, (tr, te) in enumerate(splits)
-        )
-        for k, results in enumerate(per_fold):
-            for ji, sc, item in results:
-                out[ji, ..., k] = sc
-                if kept is not None:
-                    kept.append(item)
+        # beside earlier parts of the search (:meth:`_hopeless`): the folds in batches of
+        # n_jobs, an alpha dropped once none of its candidates can win any more
+        batch = len(splits) if self._to_beat is None else effective_n_jobs(n_jobs)
+        live = np.ones(alphas.size, dtype=bool)
+        for start in range(0, len(splits), batch):
+            ks = range(start, min(start + batch, len(splits)))
+            per_fold = Parallel(n_jobs=n_jobs, prefer="threads")(
+                delayed(fold)(k, *splits[k], live.copy()) for k in ks
+            )
+            for k, results in zip(ks, per_fold):
+                for ji, sc, item in results:
+                    out[ji, ..., k] = sc
+                    if kept is not None:
+                        kept.append(item)
+            done = out[..., : ks[-1] + 1][joint_mask]  # (n_joint, n_alpha, n_eta, K, folds)
+            live &= ~self._hopeless(S, done).all(axis=(0, 2, 3))
+            if not live.any():
+                self._say(f"abandoned the rest of the folds after {ks[-1] + 1}")
+                break
         if kept is not None:  # held-out decision values of this block's best candidate
             per_joint = alphas.size * etas.size * K  # candidates are joint-major
             self._oof.offer(

@@ -135,6 +135,14 @@ class PartAxis:
         in the order ties are broken.
     own : callable
         The value a CV estimator searches itself (other values: a search apart each).
+    abandon : bool
+        Each part's candidates are abandoned once they cannot beat the best mean score
+        of the earlier parts (ties go to those): the folds a candidate has left are not
+        fitted once even scores of 1 on them would not lift its mean above that best
+        (default scoring only; :meth:`~._folds._FoldScoring._hopeless`). The choice is the
+        full search's; ``cv_results_`` has NaN scores from the fold where a candidate was
+        abandoned (every fold when an earlier part scored 1). With several part axes,
+        every part after the first abandons when one of them does.
 
     Examples
     --------
@@ -147,6 +155,7 @@ class PartAxis:
     name: str
     auto: Callable[[Any], tuple]
     own: Callable[[Any], Any]
+    abandon: bool = False
 
     def searched(self, est: Any) -> tuple:
         """The values of this axis that ``est`` searches (none: it has no such parameter)."""
@@ -165,11 +174,15 @@ class PartAxis:
 #: the first value of the first axis): the loss (``MVMLClassifierCV(loss="auto")``: the
 #: class's own loss first) and the multi-class decomposition (``multi_class="auto"``:
 #: one-vs-rest first; with two classes one-vs-one is the same model, so only "ovr").
+#: The loss abandons (``abandon``): the hinge loss's candidates stop where they can no
+#: longer beat the square loss's best (the same choice; ``docs/mvml.md``, "The loss is a
+#: search axis too").
 PART_AXES: tuple[PartAxis, ...] = (
     PartAxis(
         "loss",
         auto=lambda est: tuple(sorted(est._base_classes, key=lambda k: k != est._native_loss)),
         own=lambda est: est._native_loss,
+        abandon=True,
     ),
     PartAxis(
         "multi_class",

@@ -269,10 +269,17 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             self._loss = self._searched_losses()[0]
             self._search_and_store(data)
             return self
-        # one search per part (their product) on the same folds, then their union
+        # one search per part (their product) on the same folds, then their union; where
+        # an axis abandons, each part's candidates are abandoned once they cannot beat
+        # the earlier parts' best (_FoldScoring._hopeless): the same choice
         parts = [self._part(v) for v in values]
+        abandon = any(a.abandon for a in PART_AXES if a.name in names)
+        to_beat = self._to_beat
         for part in parts:
+            part._to_beat = to_beat if abandon else None
             part._search_and_store(data)
+            if abandon and np.isfinite(part.best_score_):
+                to_beat = max(part.best_score_, -np.inf if to_beat is None else to_beat)
         self._adopt_union(parts, names, values)
         return parts[int(self._best_part_index)]
 
@@ -653,7 +660,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             screen = self._search(search, scores)
         self._store_results(search, scores, screen)
         oof, self._oof = self._oof, None
-        if oof is not None:
+        if oof is not None and np.isfinite(self.best_score_):  # (else every one abandoned)
             if oof.score != self.best_score_:  # the search's and the keeper's best differ
                 raise RuntimeError("internal: out-of-fold values kept for another candidate")
             # one-vs-one: the pairs' held-out values, one Platt sigmoid per pair (as the
@@ -702,6 +709,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         """Fill ``scores`` (``S.score_shape``); return the screening scores and
         leave-one-out squared errors, each ``(n_joint, n_factor)``, when the grid was
         screened (None: searched in full)."""
+        if self._hopeless(S, np.zeros((1, 0))).all():  # an earlier part scored 1
+            self._say("abandoned: an earlier part of the search has the best possible score")
+            return None
         if self._screens(S):
             return self._screened_search(S, scores)
         for fi, f in enumerate(S.factors):
