@@ -269,10 +269,14 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             self._loss = self._searched_losses()[0]
             self._search_and_store(data)
             return self
-        # one search per part (their product) on the same folds, then their union
+        # one search per part (their product) on the same folds, then their union; the
+        # parts of one loss share its screen (_FoldScoring._screened_search)
         parts = [self._part(v) for v in values]
+        screens: dict = {}
         for part in parts:
+            part._screen_cache = screens
             part._search_and_store(data)
+            del part._screen_cache
         self._adopt_union(parts, names, values)
         return parts[int(self._best_part_index)]
 
