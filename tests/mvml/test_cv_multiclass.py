@@ -228,8 +228,10 @@ def test_batched_pair_paths_equal_per_pair_paths(params):
     from mvkernels.nystrom import FeatureMoments
 
     rng = np.random.RandomState(3)
-    v, p = 2, 12  # dim 24, more than the pairs' rows
-    U_tr, U_te = rng.rand(27, v * p), rng.rand(8, v * p)
+    v, p = 2, 12  # dim 24, more than the pairs' rows (two sizes: 16 and 18)
+    U = rng.rand(35, v * p)
+    tr, te = np.arange(2, 29), np.r_[0, 1, 29:35]
+    U_tr, U_te = U[tr], U[te]
     yi = np.repeat([0, 1, 2], [7, 9, 11])
     est = MVMLClassifier(max_iter=3, tol=None, **params)
     loss = SquareLoss(est)
@@ -240,7 +242,7 @@ def test_batched_pair_paths_equal_per_pair_paths(params):
         for i, j in [(0, 1), (0, 2), (1, 2)]
         for rows in [np.flatnonzero((yi == i) | (yi == j))]
     ]
-    D = loss.subset_fold_outputs(U_tr, U_te, subsets, alphas, etas, v)
+    D = loss.subset_fold_outputs(loss.row_gram(U), tr, te, subsets, alphas, etas, v, v * p)
     assert D.shape == (2, 2, 3, 8, 3)
     feature_map = type("Map", (), {"n_views_": v, "n_landmarks_": p})()
     for k, (rows, y) in enumerate(subsets):

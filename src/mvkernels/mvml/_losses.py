@@ -205,15 +205,23 @@ class Loss:
         problem."""
         return False
 
+    def row_gram(self, U: np.ndarray) -> np.ndarray:
+        """The Gram matrix of feature rows that :meth:`subset_fold_outputs` reads."""
+        raise NotImplementedError
+
     def subset_fold_outputs(
         self,
-        U_tr: np.ndarray,
-        U_te: np.ndarray,
+        gram: np.ndarray,
+        tr: np.ndarray,
+        te: np.ndarray,
         subsets: list[tuple[np.ndarray, np.ndarray]],
         alphas: np.ndarray,
         etas: np.ndarray,
         n_views: int,
+        dim: int,
     ) -> np.ndarray:
+        """Held-out decision values of problems on subsets of a fold's training rows in
+        one batch (see :meth:`SquareLoss.subset_fold_outputs`)."""
         raise NotImplementedError
 
     def fold_paths(
@@ -608,14 +616,25 @@ class SquareLoss(Loss):
         kind = self.metric_kind
         return not self.learn_weights and kind.structured and kind.learned
 
+    def row_gram(self, U: np.ndarray) -> np.ndarray:
+        """The Gram matrix ``U U^T`` of feature rows that :meth:`subset_fold_outputs`
+        reads (with ``fit_intercept``, of the rows minus their mean: a common shift
+        leaves every centred problem unchanged and keeps the entries small)."""
+        if self.fit_intercept:
+            U = U - U.mean(axis=0)
+        with serial_blas(U.shape[1]):
+            return U @ U.T
+
     def subset_fold_outputs(
         self,
-        U_tr: np.ndarray,
-        U_te: np.ndarray,
+        gram: np.ndarray,
+        tr: np.ndarray,
+        te: np.ndarray,
         subsets: list[tuple[np.ndarray, np.ndarray]],
         alphas: np.ndarray,
         etas: np.ndarray,
         n_views: int,
+        dim: int,
     ) -> np.ndarray:
         """Held-out decision values of a batch of problems, each on a subset of the same
         training rows (one-vs-one: the class pairs of a fold), for every ``(alpha, eta,
@@ -624,27 +643,29 @@ class SquareLoss(Loss):
         (:func:`~mvkernels.mvml._driver.dense_metric_path` with one spectrum per
         problem), the same values as :meth:`fold_paths` with ``rows`` problem by problem.
 
-        Problem ``p`` has the training rows ``U_p = U_tr[rows_p]`` (fewer than features)
-        and the targets ``y_p``; with ``fit_intercept`` they are centred by their means
-        ``m_p``, ``ybar_p``. With ``R_p = U_p / v`` (``D_w``, ``w_l = 1 / v``) its path
-        runs in the eigenbasis ``Q = R_p^T V s^{-1/2}`` of ``M_p = R_p^T R_p`` taken from
-        the row side, ``R_p R_p^T = V diag(s) V^T``
+        Problem ``p`` has the training rows ``U_p`` (fewer than features) and the
+        targets ``y_p``; with ``fit_intercept`` they are centred by their means ``m_p``,
+        ``ybar_p``. With ``R_p = U_p / v`` (``D_w``, ``w_l = 1 / v``) its path runs in
+        the eigenbasis ``Q = R_p^T V s^{-1/2}`` of ``M_p = R_p^T R_p`` taken from the row
+        side, ``R_p R_p^T = V diag(s) V^T``
         (:meth:`~mvkernels.mvml._lowrank.SharedSpectrum.from_rows`), where
         ``Q^T D_w c_p = s^{1/2} (V^T y_p)`` and the held-out rows' coordinates are
         ``(U_te - m_p) Q = (U_te - m_p) R_p^T V s^{-1/2}``. Only Gram blocks of the rows
-        enter: ``U_tr U_tr^T`` and ``U_te U_tr^T`` once for the batch, then ``O(n_p^3)``
-        per problem; nothing of size ``dim x dim``.
+        enter (:meth:`row_gram`, once for every fold), then ``O(n_p^3)`` per problem;
+        nothing of size ``dim x dim``.
 
         Parameters
         ----------
-        U_tr, U_te : ndarray (n_tr, dim), (n_te, dim)
-            The training and held-out features.
+        gram : ndarray (n, n)
+            :meth:`row_gram` of the features of all the rows.
+        tr, te : ndarray of int
+            The fold's training and held-out rows (indices into ``gram``).
         subsets : list of (rows, y)
-            Per problem: indices into ``U_tr`` and the targets (one column, ``(n_p,)``).
+            Per problem: indices into ``tr`` and the targets (one column, ``(n_p,)``).
         alphas, etas : ndarray
             The grid.
-        n_views : int
-            The number of views ``v`` (blocks of ``dim``).
+        n_views, dim : int
+            The number of views ``v`` (blocks of the features) and of features.
 
         Returns
         -------
@@ -652,13 +673,9 @@ class SquareLoss(Loss):
             The decision values ``U_te (w (.) g) + b`` of each problem after each outer
             iteration (as the final ``g`` of a fit with that ``max_iter`` and ``tol=None``).
         """
-        v, dim, K = n_views, U_tr.shape[1], self.max_iter
-        if self.fit_intercept:  # a common shift: each problem's centred rows unchanged
-            shift = U_tr.mean(axis=0)
-            U_tr, U_te = U_tr - shift, U_te - shift
-        with serial_blas(dim):
-            G, Gt = U_tr @ U_tr.T, U_te @ U_tr.T
-        spectra, offsets = [], []
+        v, K = n_views, self.max_iter
+        G, Gt = gram[np.ix_(tr, tr)], gram[np.ix_(te, tr)]
+        blocks, targets, outside, offsets = [], [], [], []
         for rows, y in subsets:
             Gp, Ht = G[np.ix_(rows, rows)], Gt[:, rows]
             y = np.asarray(y, dtype=np.float64).ravel()
@@ -670,10 +687,14 @@ class SquareLoss(Loss):
                 Ht = Ht - Ht.mean(axis=1)[:, None] - r[None, :] + c
                 ybar = float(y.mean())
                 y = y - ybar
-            lam, V = row_gram_spectrum(Gp / v**2)
+            blocks.append(Gp / v**2)
+            targets.append(y)
+            outside.append(Ht)
+            offsets.append(ybar)
+        spectra = []
+        for (lam, V), y, Ht in zip(map(row_gram_spectrum, blocks), targets, outside):
             root = np.sqrt(lam)
             spectra.append((lam, root * (V.T @ y), float(y @ y), (Ht @ V) / (root * v)))
-            offsets.append(ybar)
         n_p, na, ne = len(subsets), alphas.size, etas.size
         k = max(1, max(sp[0].size for sp in spectra))
         lam_all, Bb_all = np.zeros((n_p, k)), np.zeros((n_p, k))  # zero-padded: inert
@@ -694,7 +715,7 @@ class SquareLoss(Loss):
             dim=dim,
         )
         P = path.path.reshape(n_p, na, ne, K, k)
-        out = np.empty((na, ne, K, U_te.shape[0], n_p))
+        out = np.empty((na, ne, K, te.size, n_p))
         for p, (lam, _, _, Z) in enumerate(spectra):
             # uniform weights: w (.) g = g / v in any orthonormal basis
             out[..., p] = P[p, ..., : lam.size] @ Z.T / v + offsets[p]

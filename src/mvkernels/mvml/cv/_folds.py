@@ -590,18 +590,10 @@ class _FoldScoring:
                 for rows in [np.flatnonzero((yi_tr == i) | (yi_tr == j))]
             ]
             results = []
-            for ji, joint in enumerate(S.joints):
-                if not joint_mask[ji]:
-                    continue
-                nys_j = nys if joint or len(Xs) == v_in else small
-                width = int(nys_j.n_views_) * int(nys_j.n_landmarks_)
+            for ji in map(int, np.flatnonzero(joint_mask)):
+                nys_j, width, gram = row_grams[ji]
                 D = loss.subset_fold_outputs(
-                    U_all[tr, :width],
-                    test_U[k][:, :width],
-                    subsets,
-                    alphas,
-                    etas,
-                    int(nys_j.n_views_),
+                    gram, tr, te, subsets, alphas, etas, int(nys_j.n_views_), width
                 )
                 D = np.moveaxis(D.reshape(-1, *D.shape[-2:]), 0, 1)  # (n_te, n_cand, P)
                 sc = self._output_scores(D, y_score[te], scorer, sw_te, S.decode)
@@ -610,6 +602,11 @@ class _FoldScoring:
                 )
             return results
 
+        row_grams: dict[int, tuple] = {}  # per joint-view candidate: map, width, Gram
+        for ji in map(int, np.flatnonzero(joint_mask)) if batched else ():
+            nys_j = nys if S.joints[ji] or len(Xs) == v_in else small
+            width = int(nys_j.n_views_) * int(nys_j.n_landmarks_)
+            row_grams[ji] = (nys_j, width, loss.row_gram(U_all[:, :width]))
         # folds in parallel threads (n_jobs; BLAS is single-threaded inside the search);
         # Dask views keep one fold at a time (their work is already parallel), and so does
         # a loss whose solver is not thread-safe (the hinge loss: liblinear's random number
