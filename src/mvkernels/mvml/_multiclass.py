@@ -20,6 +20,11 @@ once on all training rows:
   (:func:`pair_problem`, :meth:`~mvkernels.nystrom.FeatureMoments.merge`);
 * Nystrom mode, hinge loss: the training features ``U`` (the pair takes its rows).
 
+With the square loss's structured path (a learned dense metric) the pairs run in one
+batched path, each in its own eigenbasis (:meth:`OneVsOneMixin._solve_pairs_batched`); a
+pair with fewer rows than features takes its eigenpairs from its rows' features (no
+``dim x dim`` statistics or factorisation for it).
+
 Aggregation (:func:`ovo_vote_scores`): the votes of the pairwise decisions plus the sum of
 the pairwise decision values of each class mapped monotonically into ``(-1/3, 1/3)``,
 the transform of ``SVC(decision_function_shape="ovr")``; ``predict`` is its argmax, i.e.
