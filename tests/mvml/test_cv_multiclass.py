@@ -284,3 +284,25 @@ def test_ovo_search_batched_equals_pair_by_pair(fit_intercept, monkeypatch):
     assert batched.best_params_ == apart.best_params_
     assert_allclose(batched.calibration_.slopes, apart.calibration_.slopes, rtol=1e-8)
     assert_allclose(batched.predict_proba(Xs), apart.predict_proba(Xs), atol=1e-10)
+
+
+def test_the_searches_of_one_loss_share_the_screen(monkeypatch):
+    """multi_class="auto" screens once per loss: "ovr" and "ovo" read the same screen
+    (the same candidates cross-validated, test_auto_is_the_union_... checks the scores)."""
+    from mvkernels.mvml.cv._folds import _FoldScoring
+
+    calls = []
+    screen = _FoldScoring._screen_pairs
+
+    def counted(self, S):
+        calls.append(self._current_loss)
+        return screen(self, S)
+
+    monkeypatch.setattr(_FoldScoring, "_screen_pairs", counted)
+    Xs, y = _line(5, n=60)
+    kw = dict(cv=3, random_state=0, bandwidth_factors=[1.0, 4.0])
+    MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
+    assert calls == ["squared"]
+    calls.clear()
+    MVMLClassifierCV(multi_class="auto", loss="auto", **kw).fit(Xs, y)
+    assert sorted(calls) == ["hinge", "squared"]
