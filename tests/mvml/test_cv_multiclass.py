@@ -212,3 +212,98 @@ def test_multi_class_is_validated_and_declared():
     with pytest.raises(ValueError, match="multi_class"):
         MVMLClassifierCV(multi_class="ova").fit(Xs, y)
     assert [a.name for a in PART_AXES] == ["loss", "multi_class"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [dict(), dict(fit_intercept=True), dict(n_a_steps=2, step_size=0.5)],
+    ids=["plain", "intercept", "two-a-steps"],
+)
+def test_batched_pair_paths_equal_per_pair_paths(params):
+    """SquareLoss.subset_fold_outputs (the pairs of a fold in one path, each from its
+    rows' Gram blocks) gives each pair's held-out decision values of its own fold path
+    on its statistics (Loss.fold_paths, the d x d spectrum of M), to 1e-10."""
+    from mvkernels.mvml._losses import SquareLoss
+    from mvkernels.mvml._problem import MVMLProblem
+    from mvkernels.nystrom import FeatureMoments
+
+    rng = np.random.RandomState(3)
+    v, p = 2, 12  # dim 24, more than the pairs' rows (two sizes: 16 and 18)
+    U = rng.rand(35, v * p)
+    tr, te = np.arange(2, 29), np.r_[0, 1, 29:35]
+    U_tr, U_te = U[tr], U[te]
+    yi = np.repeat([0, 1, 2], [7, 9, 11])
+    est = MVMLClassifier(max_iter=3, tol=None, **params)
+    loss = SquareLoss(est)
+    assert loss.subset_paths_apply()
+    alphas, etas = np.array([1e-2, 0.3]), np.array([0.05, 1.0])
+    subsets = [
+        (rows, np.where(yi[rows] == i, 1.0, -1.0))
+        for i, j in [(0, 1), (0, 2), (1, 2)]
+        for rows in [np.flatnonzero((yi == i) | (yi == j))]
+    ]
+    D = loss.subset_fold_outputs(loss.row_gram(U), tr, te, subsets, alphas, etas, v, v * p)
+    assert D.shape == (2, 2, 3, 8, 3)
+    feature_map = type("Map", (), {"n_views_": v, "n_landmarks_": p})()
+    for k, (rows, y) in enumerate(subsets):
+        mom = FeatureMoments.from_features(U_tr[rows], y[:, None]).symmetrize()
+        problem = loss.with_intercept(MVMLProblem.from_moments(mom, feature_map, y[:, None]))
+        GW, basis = loss.fold_paths(est, problem, None, alphas, etas, 3)
+        assert basis.shape == (v * p, v * p)  # the d x d spectrum, not the rows'
+        coef = GW[..., 0, :] @ basis.T  # (n_alpha, n_eta, K, d)
+        b = loss.intercepts(problem, GW, basis)[..., 0]
+        direct = coef @ U_te.T + b[..., None]
+        assert_allclose(D[..., k], direct, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_ovo_search_batched_equals_pair_by_pair(fit_intercept, monkeypatch):
+    """The one-vs-one search with the pairs of each fold in one batch has the scores
+    (a continuous scorer: to 1e-10) and the held-out calibration of the search that
+    solves each pair on its own statistics."""
+    from mvkernels.mvml._losses import SquareLoss
+
+    Xs, y = _blobs(3, n_per=10, k=4)
+    kw = dict(
+        multi_class="ovo",
+        n_landmarks=15,
+        cv=3,
+        random_state=0,
+        max_iter=3,
+        fit_intercept=fit_intercept,
+        scoring=_true_class_score,
+    )
+    batched = MVMLClassifierCV(**kw).fit(Xs, y)
+    monkeypatch.setattr(SquareLoss, "subset_paths_apply", lambda self: False)
+    apart = MVMLClassifierCV(**kw).fit(Xs, y)
+    a, b = batched.cv_results_, apart.cv_results_
+    assert_array_equal(np.isnan(a["mean_test_score"]), np.isnan(b["mean_test_score"]))
+    assert np.isfinite(a["mean_test_score"]).sum() >= 15
+    for key in ("split0_test_score", "split2_test_score", "mean_test_score"):
+        assert_allclose(a[key], b[key], rtol=1e-10, atol=1e-10)
+    assert batched.best_params_ == apart.best_params_
+    assert_allclose(batched.calibration_.slopes, apart.calibration_.slopes, rtol=1e-8)
+    assert_allclose(batched.predict_proba(Xs), apart.predict_proba(Xs), atol=1e-10)
+
+
+def test_the_searches_of_one_loss_share_the_screen(monkeypatch):
+    """multi_class="auto" screens once per loss: "ovr" and "ovo" read the same screen
+    (the same candidates cross-validated, test_auto_is_the_union_... checks the scores)."""
+    from mvkernels.mvml.cv._folds import _FoldScoring
+
+    calls = []
+    screen = _FoldScoring._screen_pairs
+
+    def counted(self, S):
+        calls.append(self._current_loss)
+        return screen(self, S)
+
+    monkeypatch.setattr(_FoldScoring, "_screen_pairs", counted)
+    Xs, y = _line(5, n=60)
+    kw = dict(cv=3, random_state=0, bandwidth_factors=[1.0, 4.0])
+    MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
+    assert calls == ["squared"]
+    calls.clear()
+    # a scoring without a known bound: no part is abandoned, the hinge is searched too
+    MVMLClassifierCV(multi_class="auto", loss="auto", scoring="accuracy", **kw).fit(Xs, y)
+    assert sorted(calls) == ["hinge", "squared"]

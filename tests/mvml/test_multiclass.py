@@ -272,3 +272,38 @@ def test_svc_ovo_hinge_weight_is_each_pairs_own(weighted):
         assert np.all(ovo.dual_coef_[:, k] <= box * (1 + 1e-9) + 1e-15)
     ctx.__exit__(None, None, None)
     assert not np.allclose(ovo.C_, ovo.C_[0])  # unequal pairs: the old single 1/n was wrong
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(),
+        dict(fit_intercept=True),
+        dict(tol=1e-2, max_iter=8),  # pairs stopping apart
+        dict(n_a_steps=2, joint_view=True),
+    ],
+    ids=["plain", "intercept", "tol", "two-a-steps-joint"],
+)
+def test_nystrom_pairs_in_one_batch_equal_binary_solves(params):
+    """Nystrom mode with the structured path: the pairs (fewer rows than features: each
+    spectrum from its rows) solved in one batched path are the binary solves of the
+    pairs' problems on their statistics (the d x d spectrum), to 1e-10."""
+    Xs, y = _blobs(n_per=10, K=4)  # 20 rows a pair, 30 features (15 a view)
+    kw = dict(alpha=0.1, eta=0.5, max_iter=4, joint_view=False, random_state=0)
+    kw.update(params)
+    ctx = _quiet()
+    clf = MVMLClassifier(multi_class="ovo", n_landmarks=15, **kw).fit(Xs, y)
+    assert clf.solver_ == "structured"
+    problem = clf._build_problem(Xs, np.where(y[:, None] == np.arange(4), 1.0, -1.0))
+    moms = class_moments(clf.nystrom_, problem.Xs, y, 4)
+    for k, (i, j) in enumerate(ovo_pairs(4)):
+        sub, rows = pair_problem(problem, y, i, j, moms)
+        assert rows.size < sub.dim
+        (r,) = _BaseMVML._solve(clf, sub)  # the binary solve, not the pairs'
+        np.testing.assert_allclose(clf.coef_[k], r["g"], rtol=0, atol=1e-10)
+        np.testing.assert_allclose(clf.intercept_[k], r["intercept"], atol=1e-10)
+        assert clf.n_iter_[k] == r["n_iter"]
+        A = _BaseMVML._metric_stack(clf, [r]).toarray()[0]
+        np.testing.assert_allclose(clf.metric_[k], A, atol=1e-10)
+        np.testing.assert_allclose(clf.metric_min_eigenvalue_[k], r["min_eig"], atol=1e-10)
+    ctx.__exit__(None, None, None)

@@ -189,8 +189,11 @@ def dense_metric_path(
 
     Parameters
     ----------
-    lam : ndarray (d,)
-        Eigenvalues of ``M = D_w C D_w`` (shared by the batch).
+    lam : ndarray (d,) or (n, d)
+        Eigenvalues of ``M = D_w C D_w``: shared by the batch, or one spectrum per
+        problem (each problem in its own eigenbasis, e.g. the class pairs of a one-vs-one
+        fit, each on its own rows; a spectrum with fewer than ``d`` eigenvalues padded with
+        zeros, whose entries of ``Bb`` are zero: those coordinates then stay zero).
     Bb : ndarray (n, d)
         ``Q^T b`` per problem.
     yy : ndarray (n,)
@@ -241,7 +244,8 @@ def dense_metric_path(
 
 @dataclass
 class ExactGStep:
-    """The structured path's exact g-step in the eigenbasis of ``M`` (eigenvalues ``lam``):
+    """The structured path's exact g-step in the eigenbasis of ``M`` (eigenvalues ``lam``,
+    shared (d,) or one row per problem (n, d)):
     :func:`~mvkernels.mvml._lowrank._g_step_rows`, ``g^T M g = sum lam g^2``."""
 
     lam: np.ndarray
@@ -255,8 +259,12 @@ class ExactGStep:
         alpha: np.ndarray,
         Bb: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        g, v, z = _g_step_rows(self.lam, s, WT, sc, alpha, Bb)
-        return g, v, z, (g * g) @ self.lam
+        if self.lam.ndim == 1:
+            g, v, z = _g_step_rows(self.lam, s, WT, sc, alpha, Bb)
+            return g, v, z, (g * g) @ self.lam
+        lam = self.lam[idx]
+        g, v, z = _g_step_rows(lam, s, WT, sc, alpha, Bb)
+        return g, v, z, np.einsum("bd,bd->b", g * g, lam)
 
 
 def _data_term(Bb: np.ndarray, yy: np.ndarray, G: np.ndarray, gMg: np.ndarray) -> np.ndarray:

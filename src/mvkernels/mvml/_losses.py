@@ -36,7 +36,7 @@ from scipy.linalg import blas
 from .._threads import serial_blas
 from ._driver import dense_metric_path
 from ._iterative import CGStep
-from ._lowrank import SharedSpectrum, fixed_metric_solve
+from ._lowrank import SharedSpectrum, fixed_metric_solve, row_gram_spectrum
 from ._metric import MetricKind, PSDFactor, _sym, least_squares_weights, metric_kind
 from ._problem import MVMLProblem
 from ._screen import ridge_solve
@@ -198,6 +198,31 @@ class Loss:
                 )
             )
         return out
+
+    def subset_paths_apply(self) -> bool:
+        """Whether :meth:`subset_fold_outputs` runs this loss's fold paths (the problems
+        of a one-vs-one fold in one batch). Here False: one :meth:`fold_paths` per
+        problem."""
+        return False
+
+    def row_gram(self, U: np.ndarray) -> np.ndarray:
+        """The Gram matrix of feature rows that :meth:`subset_fold_outputs` reads."""
+        raise NotImplementedError
+
+    def subset_fold_outputs(
+        self,
+        gram: np.ndarray,
+        tr: np.ndarray,
+        te: np.ndarray,
+        subsets: list[tuple[np.ndarray, np.ndarray]],
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        n_views: int,
+        dim: int,
+    ) -> np.ndarray:
+        """Held-out decision values of problems on subsets of a fold's training rows in
+        one batch (see :meth:`SquareLoss.subset_fold_outputs`)."""
+        raise NotImplementedError
 
     def fold_paths(
         self,
@@ -449,17 +474,67 @@ class SquareLoss(Loss):
             r["cg_products"] = int(step.operator.n_products)
         return out
 
+    def fit_structured_subsets(
+        self, problems: list[MVMLProblem], rows: list, record_path: bool = False
+    ) -> list[dict]:
+        """:meth:`fit_structured` of several one-target problems with a learned dense
+        metric (:meth:`subset_paths_apply`; one-vs-one: the class pairs), each in its own
+        eigenbasis, in one batched path (:func:`~mvkernels.mvml._driver.dense_metric_path`
+        with one spectrum per problem; a shorter spectrum padded with inert zeros).
+        ``rows``: per problem, its training features when it has fewer rows than
+        features (the spectrum from the row side, :meth:`SharedSpectrum.from_rows`; the
+        problem may then lack ``C``, :meth:`MVMLProblem.from_rows`), else None (from
+        ``M = D_w C D_w``)."""
+        v, dim = problems[0].n_views, problems[0].dim
+        w = np.full(v, 1.0 / v)
+        specs, Bbs = [], []
+        for problem, R in zip(problems, rows):
+            wv = problem.weight_vector(w)
+            if R is None:
+                M, B = problem.weighted_statistics(w)
+                spec = SharedSpectrum.from_matrix(M)
+            else:
+                if problem.feature_mean is not None:
+                    R = R - problem.feature_mean  # the centred problem's rows
+                spec = SharedSpectrum.from_rows(R * wv)
+                B = (problem.cross * wv[:, None]).T
+            specs.append(spec)
+            Bbs.append(spec.rotate(B)[0])
+        k = max(spec.lam.size for spec in specs)
+        lam, Bb = np.zeros((len(specs), k)), np.zeros((len(specs), k))
+        for p, spec in enumerate(specs):
+            lam[p, : spec.lam.size], Bb[p, : spec.lam.size] = spec.lam, Bbs[p]
+        path = dense_metric_path(
+            lam,
+            Bb,
+            np.array([float(problem.target_sq[0]) for problem in problems]),
+            np.full(len(specs), float(self.alpha)),
+            np.full(len(specs), float(self.eta)),
+            max_iter=self.max_iter,
+            n_a_steps=self.n_a_steps,
+            tol=self.tol,
+            step_size=self.step_size,
+            record_path=record_path,
+            dim=dim,
+        )
+        return self._lowrank_results(path, [spec.Q for spec in specs], w, record_path)
+
     def _lowrank_results(
-        self, path: Any, spec: SharedSpectrum, w: np.ndarray, record_path: bool
+        self, path: Any, spec: SharedSpectrum | list, w: np.ndarray, record_path: bool
     ) -> list[dict]:
         """The results of a learned dense metric's path (:class:`LowRankPath` in the basis
-        ``spec.Q``)."""
+        ``spec.Q``, or one basis ``Q_t`` per problem: a list, the path's coordinates
+        past ``Q_t``'s columns zero)."""
         T = path.G.shape[0]
-        G = spec.unrotate(path.G)
+        if isinstance(spec, SharedSpectrum):
+            Qs, G = [spec.Q] * T, spec.unrotate(path.G)
+        else:
+            Qs = spec
+            G = np.stack([path.G[t, : Q.shape[1]] @ Q.T for t, Q in enumerate(Qs)])
         out = [
             dict(
                 A=None,  # kept structured: s I + V V^T with V = Q W (see MetricStack)
-                metric_lowrank=(float(path.s[t]), spec.Q @ path.W[t]),
+                metric_lowrank=(float(path.s[t]), Qs[t] @ path.W[t, : Qs[t].shape[1]]),
                 g=G[t],
                 w=w,
                 history=path.history[t],
@@ -471,7 +546,10 @@ class SquareLoss(Loss):
             for t in range(T)
         ]
         if record_path:
-            P = spec.unrotate(path.path)
+            if isinstance(spec, SharedSpectrum):
+                P = spec.unrotate(path.path)
+            else:
+                P = np.stack([path.path[t, :, : Q.shape[1]] @ Q.T for t, Q in enumerate(Qs)])
             for t in range(T):
                 out[t]["path"] = P[t, : out[t]["n_iter"]]
                 out[t]["path_w"] = np.tile(w, (out[t]["n_iter"], 1))
@@ -532,3 +610,113 @@ class SquareLoss(Loss):
             k = spec.Q.shape[1]
             P = path.path.reshape(alphas.size, etas.size, T, K, k).transpose(0, 1, 3, 2, 4)
             return P / v, spec.Q
+
+    def subset_paths_apply(self) -> bool:
+        """A learned dense metric with fixed view weights (the structured path)."""
+        kind = self.metric_kind
+        return not self.learn_weights and kind.structured and kind.learned
+
+    def row_gram(self, U: np.ndarray) -> np.ndarray:
+        """The Gram matrix ``U U^T`` of feature rows that :meth:`subset_fold_outputs`
+        reads (with ``fit_intercept``, of the rows minus their mean: a common shift
+        leaves every centred problem unchanged and keeps the entries small)."""
+        if self.fit_intercept:
+            U = U - U.mean(axis=0)
+        with serial_blas(U.shape[1]):
+            return U @ U.T
+
+    def subset_fold_outputs(
+        self,
+        gram: np.ndarray,
+        tr: np.ndarray,
+        te: np.ndarray,
+        subsets: list[tuple[np.ndarray, np.ndarray]],
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        n_views: int,
+        dim: int,
+    ) -> np.ndarray:
+        """Held-out decision values of a batch of problems, each on a subset of the same
+        training rows (one-vs-one: the class pairs of a fold), for every ``(alpha, eta,
+        iteration)``, with a learned dense metric and uniform view weights
+        (:meth:`subset_paths_apply`): the paths of every problem in one batch
+        (:func:`~mvkernels.mvml._driver.dense_metric_path` with one spectrum per
+        problem), the same values as :meth:`fold_paths` with ``rows`` problem by problem.
+
+        Problem ``p`` has the training rows ``U_p`` (fewer than features) and the
+        targets ``y_p``; with ``fit_intercept`` they are centred by their means ``m_p``,
+        ``ybar_p``. With ``R_p = U_p / v`` (``D_w``, ``w_l = 1 / v``) its path runs in
+        the eigenbasis ``Q = R_p^T V s^{-1/2}`` of ``M_p = R_p^T R_p`` taken from the row
+        side, ``R_p R_p^T = V diag(s) V^T``
+        (:meth:`~mvkernels.mvml._lowrank.SharedSpectrum.from_rows`), where
+        ``Q^T D_w c_p = s^{1/2} (V^T y_p)`` and the held-out rows' coordinates are
+        ``(U_te - m_p) Q = (U_te - m_p) R_p^T V s^{-1/2}``. Only Gram blocks of the rows
+        enter (:meth:`row_gram`, once for every fold), then ``O(n_p^3)`` per problem;
+        nothing of size ``dim x dim``.
+
+        Parameters
+        ----------
+        gram : ndarray (n, n)
+            :meth:`row_gram` of the features of all the rows.
+        tr, te : ndarray of int
+            The fold's training and held-out rows (indices into ``gram``).
+        subsets : list of (rows, y)
+            Per problem: indices into ``tr`` and the targets (one column, ``(n_p,)``).
+        alphas, etas : ndarray
+            The grid.
+        n_views, dim : int
+            The number of views ``v`` (blocks of the features) and of features.
+
+        Returns
+        -------
+        ndarray (n_alpha, n_eta, max_iter, n_te, n_problems)
+            The decision values ``U_te (w (.) g) + b`` of each problem after each outer
+            iteration (as the final ``g`` of a fit with that ``max_iter`` and ``tol=None``).
+        """
+        v, K = n_views, self.max_iter
+        G, Gt = gram[np.ix_(tr, tr)], gram[np.ix_(te, tr)]
+        blocks, targets, outside, offsets = [], [], [], []
+        for rows, y in subsets:
+            Gp, Ht = G[np.ix_(rows, rows)], Gt[:, rows]
+            y = np.asarray(y, dtype=np.float64).ravel()
+            ybar = 0.0
+            if self.fit_intercept:  # (u_i - m)^T (u_j - m) and (x - m)^T (u_j - m)
+                r = Gp.mean(axis=1)
+                c = r.mean()
+                Gp = Gp - r[:, None] - r[None, :] + c
+                Ht = Ht - Ht.mean(axis=1)[:, None] - r[None, :] + c
+                ybar = float(y.mean())
+                y = y - ybar
+            blocks.append(Gp / v**2)
+            targets.append(y)
+            outside.append(Ht)
+            offsets.append(ybar)
+        spectra = []
+        for (lam, V), y, Ht in zip(map(row_gram_spectrum, blocks), targets, outside):
+            root = np.sqrt(lam)
+            spectra.append((lam, root * (V.T @ y), float(y @ y), (Ht @ V) / (root * v)))
+        n_p, na, ne = len(subsets), alphas.size, etas.size
+        k = max(1, max(sp[0].size for sp in spectra))
+        lam_all, Bb_all = np.zeros((n_p, k)), np.zeros((n_p, k))  # zero-padded: inert
+        for p, (lam, Bb, _, _) in enumerate(spectra):
+            lam_all[p, : lam.size], Bb_all[p, : lam.size] = lam, Bb
+        per = na * ne  # problems ordered (subset, alpha, eta)
+        path = dense_metric_path(
+            np.repeat(lam_all, per, axis=0),
+            np.repeat(Bb_all, per, axis=0),
+            np.repeat([sp[2] for sp in spectra], per),
+            np.tile(np.repeat(alphas, ne), n_p),
+            np.tile(etas, n_p * na),
+            max_iter=K,
+            n_a_steps=self.n_a_steps,
+            tol=None,
+            step_size=self.step_size,
+            record_path=True,
+            dim=dim,
+        )
+        P = path.path.reshape(n_p, na, ne, K, k)
+        out = np.empty((na, ne, K, te.size, n_p))
+        for p, (lam, _, _, Z) in enumerate(spectra):
+            # uniform weights: w (.) g = g / v in any orthonormal basis
+            out[..., p] = P[p, ..., : lam.size] @ Z.T / v + offsets[p]
+        return out

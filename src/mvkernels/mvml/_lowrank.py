@@ -44,6 +44,7 @@ from ._metric import backtrack, dense_step_cap, sufficient_decrease
 
 __all__ = [
     "SharedSpectrum",
+    "row_gram_spectrum",
     "LowRankMetrics",
     "MetricStack",
     "fixed_metric_solve",
@@ -70,9 +71,7 @@ class SharedSpectrum:
         max(s)`` are kept (the others are rounding of zero), so ``Q`` is d x k with
         ``k <= n``: an ``O(n^2 d + n^3)`` instead of ``O(d^3)`` factorisation, for
         :func:`dense_metric_path` with ``dim=d``."""
-        s, V = robust_eigh(R @ R.T, what="weighted row Gram matrix")
-        keep = s > R.shape[0] * np.finfo(float).eps * max(float(s[-1]), 0.0)
-        s, V = s[keep], V[:, keep]
+        s, V = row_gram_spectrum(R @ R.T)
         return cls(Q=(R.T @ V) / np.sqrt(s), lam=s)
 
     def rotate(self, B: np.ndarray) -> np.ndarray:
@@ -82,6 +81,16 @@ class SharedSpectrum:
     def unrotate(self, Bbar: np.ndarray) -> np.ndarray:
         """``Q b_bar`` for each row of ``Bbar`` (shape (..., d))."""
         return Bbar @ self.Q.T
+
+
+def row_gram_spectrum(RRt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The nonzero eigenpairs ``(s, V)`` of a row Gram matrix ``R R^T`` (n x n): those
+    above ``n eps max(s)`` (the others are rounding of zero). ``M = R^T R`` then has the
+    eigenvalues ``s`` and the eigenvectors ``R^T V diag(s)^{-1/2}``
+    (:meth:`SharedSpectrum.from_rows`)."""
+    s, V = robust_eigh(RRt, what="weighted row Gram matrix")
+    keep = s > RRt.shape[0] * np.finfo(float).eps * max(float(s[-1]), 0.0)
+    return s[keep], V[:, keep]
 
 
 def _solve_spd(K: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -211,13 +220,15 @@ def _g_step_rows(
     Woodbury: ``z = t - (lam / D) (.) W v`` with ``t = b / D``, ``D = s lam + alpha`` and
     ``(I + W^T diag(lam / D) W) v = W^T t``; then ``W^T z = v`` exactly, so
     ``g = s z + W v`` needs a single product with ``W``. Also returns ``z = A^{-1} g``.
+    ``lam``: the eigenvalues (d,) shared by the rows, or one row per problem (n, d).
     """
-    D = s[:, None] * lam[None, :] + alpha[:, None]
+    lam = lam[None, :] if lam.ndim == 1 else lam
+    D = s[:, None] * lam + alpha[:, None]
     t = Bb / D
     r = WT.shape[1]
     if r == 0:
         return s[:, None] * t, np.zeros((Bb.shape[0], 0)), t
-    ld = lam[None, :] / D
+    ld = lam / D
     E = np.matmul(WT * ld[:, None, :], np.swapaxes(WT, 1, 2))
     E *= sc[:, :, None] * sc[:, None, :]
     E += np.eye(r)

@@ -20,6 +20,11 @@ once on all training rows:
   (:func:`pair_problem`, :meth:`~mvkernels.nystrom.FeatureMoments.merge`);
 * Nystrom mode, hinge loss: the training features ``U`` (the pair takes its rows).
 
+With the square loss's structured path (a learned dense metric) the pairs run in one
+batched path, each in its own eigenbasis (:meth:`OneVsOneMixin._solve_pairs_batched`); a
+pair with fewer rows than features takes its eigenpairs from its rows' features (no
+``dim x dim`` statistics or factorisation for it).
+
 Aggregation (:func:`ovo_vote_scores`): the votes of the pairwise decisions plus the sum of
 the pairwise decision values of each class mapped monotonically into ``(-1/3, 1/3)``,
 the transform of ``SVC(decision_function_shape="ovr")``; ``predict`` is its argmax, i.e.
@@ -40,6 +45,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._arrays import is_dask_collection
 from .._targets import one_vs_all_targets
+from .._threads import serial_blas
 from .._validation import take_rows
 from ..nystrom import FeatureMoments
 from ._lowrank import MetricStack
@@ -439,6 +445,14 @@ class OneVsOneMixin:
         if not self._ovo_active():
             return solve(problem, record_path)
         yi = np.argmax(np.asarray(problem.Y), axis=1)
+        loss = self._make_loss()  # type: ignore[attr-defined]
+        if (
+            problem.mode == "nystrom"
+            and self.solver == "auto"  # type: ignore[attr-defined]
+            and loss.subset_paths_apply()
+            and loss.structured_applies(problem)
+        ):
+            return self._solve_pairs_batched(problem, yi, moms, loss, record_path)
         n, v = problem.n_samples, problem.n_views
         results = []
         for i, j in self._ovo_pairs:
@@ -450,6 +464,51 @@ class OneVsOneMixin:
                 r = {**r, "g": g.ravel()}
             results.append(r)
         # the class index of every row (the pairs' rows follow: _ovo_rows), not the rows
+        self._ovo_labels = yi.astype(np.min_scalar_type(np.asarray(problem.Y).shape[1]))
+        return results
+
+    def _solve_pairs_batched(
+        self,
+        problem: MVMLProblem,
+        yi: np.ndarray,
+        moms: list[FeatureMoments] | None,
+        loss: Any,
+        record_path: bool,
+    ) -> list[dict]:
+        """The pairs of a Nystrom-mode fit with the square loss's structured path and a
+        learned dense metric, in one batched path
+        (:meth:`~mvkernels.mvml._losses.SquareLoss.fit_structured_subsets`): a pair with
+        fewer rows than features (unweighted, in memory) takes its spectrum from its
+        rows' features, computed once for all the rows (no ``dim x dim`` statistics or
+        factorisation per pair); the others from their statistics (:func:`pair_problem`).
+        The same solutions as one binary fit per pair, to rounding."""
+        dim = problem.dim
+        sizes = [int(np.sum((yi == i) | (yi == j))) for i, j in self._ovo_pairs]
+        U = problem.U
+        if (
+            U is None
+            and problem.sample_weight is None
+            and min(sizes) < dim
+            and not is_dask_collection(problem.Xs[0])
+        ):
+            U = problem.features()
+        subs, feats = [], []
+        for i, j in self._ovo_pairs:
+            rows = np.flatnonzero((yi == i) | (yi == j))
+            if U is not None and problem.sample_weight is None and rows.size < dim:
+                y = np.where(yi[rows] == i, 1.0, -1.0)[:, None]
+                sub = MVMLProblem.from_rows(U[rows], y, problem.feature_map)
+                feats.append(U[rows])
+            else:
+                sub, _ = pair_problem(problem, yi, i, j, moms)
+                feats.append(None)
+            subs.append(loss.with_intercept(sub))
+        with serial_blas(dim):
+            results = loss.fit_structured_subsets(subs, feats, record_path)
+        self.solver_ = "structured"
+        for r, sub in zip(results, subs):
+            GW = (r["g"] * sub.weight_vector(r["w"]))[None]
+            r["intercept"] = float(loss.intercepts(sub, GW)[0])
         self._ovo_labels = yi.astype(np.min_scalar_type(np.asarray(problem.Y).shape[1]))
         return results
 

@@ -177,6 +177,31 @@ class MVMLProblem:
             sample_weight=sample_weight,
         )
 
+    @classmethod
+    def from_rows(
+        cls, U: np.ndarray, Y: np.ndarray, feature_map: BlockNystrom, Xs: list | None = None
+    ) -> MVMLProblem:
+        """Nystrom-mode problem of the training features ``U`` (n x dim, unweighted)
+        without ``C``: ``c = U^T Y``, ``sum u``, ``y^T y`` and ``sum y`` (``O(n dim T)``),
+        for the structured path from the rows (fewer rows than features,
+        :meth:`~mvkernels.mvml._lowrank.SharedSpectrum.from_rows`), which needs no
+        more."""
+        Y = np.asarray(Y, dtype=np.float64)
+        return cls(
+            "nystrom",
+            U.shape[0],
+            int(feature_map.n_views_),
+            int(feature_map.n_landmarks_),
+            Y,
+            cross=U.T @ Y,
+            feature_sum=U.sum(axis=0),
+            target_sq=np.einsum("it,it->t", Y, Y),
+            feature_map=feature_map,
+            Xs=Xs,
+            U=U,
+            target_sum=Y.sum(axis=0),
+        )
+
     def centred(self) -> MVMLProblem:
         """The problem of the square loss with an unpenalised intercept per target.
 

@@ -70,6 +70,16 @@ def _on_grid(values: np.ndarray, live: np.ndarray, per_alpha: int) -> np.ndarray
     return out
 
 
+def _largest_pair(yi: np.ndarray, splits: list) -> int:
+    """The most training rows of a class pair in any fold (one-vs-one)."""
+    n_classes = int(yi.max()) + 1
+    most = 0
+    for tr, _ in splits:
+        counts = np.sort(np.bincount(yi[tr], minlength=n_classes))
+        most = max(most, int(counts[-2:].sum()))
+    return most
+
+
 def _path_point(r: dict, it: int, n_views: int) -> np.ndarray:
     """The weighted coefficients ``w (.) g`` (v, m) of the ``it``-th iterate of a
     recorded path ``r`` (its last iterate past its end)."""
@@ -141,6 +151,49 @@ class _FoldScoring:
         other candidates keep NaN scores."""
         own_grid = self._loss_search.screen_alphas is not None
         n_keep = self._finalist_count(S)
+        tiebreak_on = self._loss_search.screen_tiebreak
+        # the screen reads neither the decomposition nor the loss's paths: the searches
+        # of one loss on the same folds (multi_class="auto": "ovr" and "ovo") share it
+        cache = self.__dict__.get("_screen_cache")
+        key = getattr(self, "_current_loss", None)
+        if cache is not None and key in cache:
+            screen, closeness, best_alpha, kept = cache[key]
+        else:
+            screen, closeness, best_alpha, kept = self._screen_pairs(S)
+            if cache is not None:
+                cache[key] = (screen, closeness, best_alpha, kept)
+        only = ~S.multi_view
+        tiebreak = closeness if tiebreak_on else None
+        best = finalists(np.where(only[:, None], -np.inf, screen), n_keep, tiebreak)
+        for fi in map(int, np.flatnonzero(best.any(axis=0))):
+            sel = (
+                np.ones(S.alphas.size, dtype=bool)
+                if own_grid
+                else alpha_window(S.alphas, best_alpha[best[:, fi], fi])
+            )
+            self._say(f"cross-validating bandwidth factor {S.factors[fi]:g}")
+            part = self._score_nystrom(
+                replace(S, alphas=S.alphas[sel]),
+                S.kernel_params(self._search_kernel, S.factors[fi]),
+                joint_mask=best[:, fi],
+                fitted=kept[fi],
+            )
+            scores[:, fi][:, sel] = part
+        for ji in map(int, np.flatnonzero(only)):
+            fi = best_index(screen[ji], closeness[ji])
+            self._say(f"cross-validating the joint view alone, bandwidth factor {S.factors[fi]:g}")
+            self._score_joint_only(S, fi, alpha_window(S.alphas, best_alpha[ji, fi]), scores)
+        return screen, -closeness
+
+    def _screen_pairs(
+        self, S: _CVSearch
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[BlockNystrom, np.ndarray]]]:
+        """Step 1 of :meth:`_screened_search`: the screening score of every (joint view,
+        factor) pair, its leave-one-out closeness (minus the squared error) and
+        screening-best ``alpha`` index, each ``(n_joint, n_factor)``, and the maps and
+        features of the finalists' factors."""
+        own_grid = self._loss_search.screen_alphas is not None
+        n_keep = self._finalist_count(S)
         screen_alphas = np.asarray(self._loss_search.screen_alphas) if own_grid else S.alphas
         screen = np.full((len(S.joints), len(S.factors)), -np.inf)
         # ties on the score (leave-one-out accuracy ties often) go to the smaller
@@ -194,26 +247,7 @@ class _FoldScoring:
             )
             for k in [k for k in kept if not so_far[k]]:
                 del kept[k]
-        best = finalists(np.where(only[:, None], -np.inf, screen), n_keep, tiebreak)
-        for fi in map(int, np.flatnonzero(best.any(axis=0))):
-            sel = (
-                np.ones(S.alphas.size, dtype=bool)
-                if own_grid
-                else alpha_window(S.alphas, best_alpha[best[:, fi], fi])
-            )
-            self._say(f"cross-validating bandwidth factor {S.factors[fi]:g}")
-            part = self._score_nystrom(
-                replace(S, alphas=S.alphas[sel]),
-                S.kernel_params(self._search_kernel, S.factors[fi]),
-                joint_mask=best[:, fi],
-                fitted=kept[fi],
-            )
-            scores[:, fi][:, sel] = part
-        for ji in map(int, np.flatnonzero(only)):
-            fi = best_index(screen[ji], closeness[ji])
-            self._say(f"cross-validating the joint view alone, bandwidth factor {S.factors[fi]:g}")
-            self._score_joint_only(S, fi, alpha_window(S.alphas, best_alpha[ji, fi]), scores)
-        return screen, -closeness
+        return screen, closeness, best_alpha, kept
 
     def _score_joint_only(self, S: _CVSearch, fi: int, sel: np.ndarray, scores: np.ndarray) -> None:
         """Cross-validate the joint-only candidate (``joint_view="only"``, identity metric:
@@ -396,6 +430,28 @@ class _FoldScoring:
         # uniform average over outputs
         return _r2_from_sums(acc, y_te, sample_weight).mean(axis=1)
 
+    def _output_scores(
+        self,
+        D: np.ndarray,
+        y_te: np.ndarray,
+        scorer: Any,
+        sample_weight: np.ndarray | None,
+        decode: Any,
+    ) -> np.ndarray:
+        """Scores of every candidate from its held-out decision values ``D``
+        ``(n_te, n_cand, T)`` (as :meth:`_candidate_scores` scores them); ``decode``
+        maps decision values to the values scored."""
+        classes = getattr(self, "classes_", None)
+        if scorer is not None or sample_weight is not None or classes is None:
+            return np.array(
+                [
+                    _score_outputs(decode(D[:, c]), y_te, classes, scorer, sample_weight)
+                    for c in range(D.shape[1])
+                ]
+            )
+        hit = predicted_class_indices(decode(D)) == np.searchsorted(classes, y_te)[:, None]
+        return hit.sum(axis=0) / y_te.shape[0]
+
     # ------------------------------------------------------------------ Nystrom CV
     def _fit_map(
         self,
@@ -448,6 +504,19 @@ class _FoldScoring:
         # held-out parts: features (for scoring) and statistics, each row read once
         # (one-vs-one: the statistics of each class, no targets; in memory only)
         yi = np.argmax(np.asarray(Y), axis=1) if S.pairs else None
+        loss = self._base_estimator()._make_loss()
+        small = drop_joint_block(nys, v_in)
+        d_in = v_in * int(nys.n_landmarks_)
+        # one-vs-one with fewer rows per pair than features (unweighted, in memory): the
+        # pairs' paths of a fold in one batch from the Gram blocks of its rows
+        # (Loss.subset_fold_outputs), without the class statistics
+        batched = (
+            yi is not None
+            and U_all is not None
+            and S.loss_weight is None
+            and loss.subset_paths_apply()
+            and _largest_pair(yi, splits) < d_in
+        )
         test_U: list = []
         test_mom: list = []  # FeatureMoments, or (one-vs-one) a list of them per class
         for _, te in splits:
@@ -461,7 +530,7 @@ class _FoldScoring:
                 test_U.append(U)
                 if yi is None:
                     test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
-                else:
+                elif not batched:
                     test_mom.append(_class_moments(U, yi[te], Y.shape[1], lw_te))
         all_te = np.sort(np.concatenate([te for _, te in splits]))
         partition = (
@@ -470,15 +539,12 @@ class _FoldScoring:
             and all(tr.size + te.size == n for tr, te in splits)
         )
         total: Any = None
-        if partition:
+        if partition and not batched:
             total = test_mom[0]
             for mom in test_mom[1:]:
                 total = total.merge(mom) if yi is None else [a.merge(b) for a, b in zip(total, mom)]
         out = np.full((len(S.joints), alphas.size, etas.size, K, len(splits)), np.nan)
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None
-        small = drop_joint_block(nys, v_in)
-        d_in = v_in * int(nys.n_landmarks_)
-        loss = self._base_estimator()._make_loss()
 
         def paths(
             mom: FeatureMoments,
@@ -516,6 +582,8 @@ class _FoldScoring:
             the ``alphas`` not ``live`` are not fitted (NaN scores)."""
             lw_tr = None if S.loss_weight is None else S.loss_weight[tr]
             sw_te = None if S.sample_weight is None else S.sample_weight[te]
+            if batched:
+                return batched_pairs(k, tr, te, sw_te, live)
             if yi is not None:  # one-vs-one: each class's fold statistics
                 if partition:
                     moms = [complement_moments(a, b) for a, b in zip(total, test_mom[k])]
@@ -553,9 +621,49 @@ class _FoldScoring:
                 ).reshape(-1, etas.size * K)
                 if kept is not None and not live.all():  # the keeper indexes every candidate
                     GW, b = _on_grid(GW, live, etas.size * K), _on_grid(b, live, etas.size * K)
-                results.append((ji, sc.reshape(alphas.size, etas.size, K), (ji, te, U, GW, b)))
+                results.append(
+                    (
+                        ji,
+                        sc.reshape(alphas.size, etas.size, K),
+                        (ji, te, lambda c, U=U, GW=GW, b=b: U @ GW[c].T + b[c]),
+                    )
+                )
             return results
 
+        def batched_pairs(
+            k: int, tr: np.ndarray, te: np.ndarray, sw_te: Any, live: np.ndarray
+        ) -> list[tuple]:
+            """:func:`fold` for one-vs-one by :meth:`Loss.subset_fold_outputs` (the
+            ``alphas`` not ``live`` are not fitted: NaN scores)."""
+            yi_tr = yi[tr]
+            subsets = [
+                (rows, np.where(yi_tr[rows] == i, 1.0, -1.0))
+                for i, j in S.pairs
+                for rows in [np.flatnonzero((yi_tr == i) | (yi_tr == j))]
+            ]
+            results = []
+            for ji in map(int, np.flatnonzero(joint_mask)):
+                nys_j, width, gram = row_grams[ji]
+                D = loss.subset_fold_outputs(
+                    gram, tr, te, subsets, alphas[live], etas, int(nys_j.n_views_), width
+                )
+                D = D.reshape(-1, *D.shape[-2:])  # (n_cand, n_te, P)
+                sc = np.full((alphas.size, etas.size * K), np.nan)
+                sc[live] = self._output_scores(
+                    np.moveaxis(D, 0, 1), y_score[te], scorer, sw_te, S.decode
+                ).reshape(-1, etas.size * K)
+                if kept is not None and not live.all():  # the keeper indexes every candidate
+                    D = _on_grid(D, live, etas.size * K)
+                results.append(
+                    (ji, sc.reshape(alphas.size, etas.size, K), (ji, te, lambda c, D=D: D[c]))
+                )
+            return results
+
+        row_grams: dict[int, tuple] = {}  # per joint-view candidate: map, width, Gram
+        for ji in map(int, np.flatnonzero(joint_mask)) if batched else ():
+            nys_j = nys if S.joints[ji] or len(Xs) == v_in else small
+            width = int(nys_j.n_views_) * int(nys_j.n_landmarks_)
+            row_grams[ji] = (nys_j, width, loss.row_gram(U_all[:, :width]))
         # folds in parallel threads (n_jobs; BLAS is single-threaded inside the search);
         # Dask views keep one fold at a time (their work is already parallel), and so does
         # a loss whose solver is not thread-safe (the hinge loss: liblinear's random number
@@ -586,9 +694,7 @@ class _FoldScoring:
             self._oof.offer(
                 out.reshape(-1, len(splits)),
                 lambda c: [
-                    (te, U @ GW[c % per_joint].T + b[c % per_joint])
-                    for ji, te, U, GW, b in kept
-                    if ji == c // per_joint
+                    (te, outputs(c % per_joint)) for ji, te, outputs in kept if ji == c // per_joint
                 ],
             )
         return out

@@ -269,15 +269,19 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             self._loss = self._searched_losses()[0]
             self._search_and_store(data)
             return self
-        # one search per part (their product) on the same folds, then their union; where
-        # an axis abandons, each part's candidates are abandoned once they cannot beat
-        # the earlier parts' best (_FoldScoring._hopeless): the same choice
+        # one search per part (their product) on the same folds, then their union; the
+        # parts of one loss share its screen (_FoldScoring._screened_search); where an
+        # axis abandons, each part's candidates are abandoned once they cannot beat the
+        # earlier parts' best (_FoldScoring._hopeless): the same choice
         parts = [self._part(v) for v in values]
         abandon = any(a.abandon for a in PART_AXES if a.name in names)
         to_beat = self._to_beat
+        screens: dict = {}
         for part in parts:
             part._to_beat = to_beat if abandon else None
+            part._screen_cache = screens
             part._search_and_store(data)
+            del part._screen_cache
             if abandon and np.isfinite(part.best_score_):
                 to_beat = max(part.best_score_, -np.inf if to_beat is None else to_beat)
         self._adopt_union(parts, names, values)
