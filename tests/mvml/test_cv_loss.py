@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from _abandon import check_abandoned, splits
 from mvkernels import MVMLSVC, MVMLSVCCV, MVMLClassifier, MVMLClassifierCV, MVMLRegressorCV
 from mvkernels.mvml.cv._grid import LOSS_SEARCHES, union_results
 
@@ -48,7 +49,7 @@ def test_auto_is_the_union_of_both_searches_on_the_same_folds():
     assert_array_equal(_scores(auto, loss == "squared"), sq.cv_results_["mean_test_score"])
     # the hinge loss's candidates: those scored on every fold as in the hinge search alone;
     # the others were abandoned, as they could not beat the square loss's best
-    _check_abandoned(auto.cv_results_, loss == "hinge", hi.cv_results_, sq.best_score_)
+    check_abandoned(auto.cv_results_, loss == "hinge", hi.cv_results_, sq.best_score_)
     # the best candidate of the union, ties to the square loss (the first value)
     mean = np.nan_to_num(auto.cv_results_["mean_test_score"], nan=-np.inf)
     assert auto.best_index_ == int(np.argmax(mean))
@@ -64,26 +65,6 @@ def test_auto_is_the_union_of_both_searches_on_the_same_folds():
     assert joint.mask[loss == "hinge"].all() and not joint.mask[loss == "squared"].any()
 
 
-def _splits(res, mask=slice(None)):
-    k = sum(1 for key in res if key.startswith("split"))
-    return np.column_stack([np.asarray(res[f"split{j}_test_score"])[mask] for j in range(k)])
-
-
-def _check_abandoned(res, rows, alone, to_beat):
-    """The candidates ``rows`` of a search beside an earlier best ``to_beat`` against the
-    same search ``alone``: equal split scores up to the fold each was abandoned at, where
-    even scores of 1 on its other folds would not have lifted it above ``to_beat``."""
-    got, full = _splits(res, rows), _splits(alone)
-    n = got.shape[1]
-    for g, f in zip(got, full):
-        k = int(np.argmax(~np.isfinite(g))) if not np.isfinite(g).all() else n
-        assert_array_equal(g[:k], f[:k])
-        assert not np.isfinite(g[k:]).any()
-        if k < n and np.isfinite(f).all():  # abandoned: hopeless, and so it is
-            assert (g[:k].sum() + n - k) / n <= to_beat
-            assert f.mean() <= to_beat
-
-
 def test_abandoned_hinge_candidates_could_not_win():
     """loss="auto": the hinge loss's candidates stop once they cannot beat the square
     loss's best; its candidates still able to win are scored in full, so the choice is
@@ -94,7 +75,7 @@ def test_abandoned_hinge_candidates_could_not_win():
         hi = MVMLClassifierCV(loss="hinge", **GRID).fit(Xs, y)
         auto = MVMLClassifierCV(loss="auto", **GRID).fit(Xs, y)
         loss = np.asarray(auto.cv_results_["param_loss"])
-        _check_abandoned(auto.cv_results_, loss == "hinge", hi.cv_results_, sq.best_score_)
+        check_abandoned(auto.cv_results_, loss == "hinge", hi.cv_results_, sq.best_score_)
         assert auto.best_score_ == max(sq.best_score_, hi.best_score_)
         winner = sq if sq.best_score_ >= hi.best_score_ else hi
         assert auto.best_params_ == {"loss": winner._current_loss, **winner.best_params_}
@@ -106,7 +87,7 @@ def test_abandoned_hinge_candidates_could_not_win():
     auto = MVMLClassifierCV(loss="auto", **GRID).fit(Xs_sep, y)
     loss = np.asarray(auto.cv_results_["param_loss"])
     assert auto.best_score_ == 1.0 and auto.best_params_["loss"] == "squared"
-    assert np.isnan(_splits(auto.cv_results_, loss == "hinge")).all()
+    assert np.isnan(splits(auto.cv_results_, loss == "hinge")).all()
     # a custom scoring has no known bound: nothing abandoned
     auto = MVMLClassifierCV(loss="auto", scoring="accuracy", **GRID).fit(Xs, y)
     loss = np.asarray(auto.cv_results_["param_loss"])

@@ -253,8 +253,9 @@ n_finalists, missing_views, fit_intercept, feature_relevance
         ``"auto"``: both, on the same folds, their candidates side by side in
         ``cv_results_`` (column ``param_multi_class``; with ``loss="auto"`` the four
         searches of both losses and both decompositions) and the best chosen (ties to
-        "ovr"); ``best_params_`` then holds ``"multi_class"``. In-memory views only for
-        "ovo" (as the estimator).
+        "ovr"); ``best_params_`` then holds ``"multi_class"``; the one-vs-one search runs
+        second and abandons the candidates that can no longer win, as ``loss="auto"``
+        does (the same choice). In-memory views only for "ovo" (as the estimator).
 
     Attributes
     ----------

@@ -174,9 +174,9 @@ class PartAxis:
 #: the first value of the first axis): the loss (``MVMLClassifierCV(loss="auto")``: the
 #: class's own loss first) and the multi-class decomposition (``multi_class="auto"``:
 #: one-vs-rest first; with two classes one-vs-one is the same model, so only "ovr").
-#: The loss abandons (``abandon``): the hinge loss's candidates stop where they can no
-#: longer beat the square loss's best (the same choice; ``docs/mvml.md``, "The loss is a
-#: search axis too").
+#: Both abandon (``abandon``): a later part's candidates (the hinge loss's, one-vs-one's)
+#: stop where they can no longer beat the earlier parts' best (the same choice;
+#: ``docs/mvml.md``, "The loss is a search axis too").
 PART_AXES: tuple[PartAxis, ...] = (
     PartAxis(
         "loss",
@@ -188,6 +188,7 @@ PART_AXES: tuple[PartAxis, ...] = (
         "multi_class",
         auto=lambda est: ("ovr", "ovo") if len(est.classes_) > 2 else ("ovr",),
         own=lambda est: est.multi_class,
+        abandon=True,
     ),
 )
 
