@@ -261,7 +261,16 @@ def tuned_svc(X: np.ndarray) -> GridSearchCV:
 
 def tuned_kernel_ridge(X: np.ndarray) -> GridSearchCV:
     """``GridSearchCV(KernelRidge(kernel="rbf"), {"alpha": [1e-4, 1e-3, 1e-2, 0.1, 1],
-    "gamma": [s / 4, s, 4 s]}, cv=5)`` with ``s = 1 / (d var(X))``, as :func:`tuned_svc`."""
+    "gamma": [s / 4, s, 4 s]}, cv=5)`` with ``s = 1 / (d var(X))``, as :func:`tuned_svc`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.demo import tuned_kernel_ridge
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))
+    >>> sorted(tuned_kernel_ridge(X).fit(X, X[:, 0]).best_params_)
+    ['alpha', 'gamma']
+    """
     s = 1.0 / (X.shape[1] * X.var())
     grid = {"alpha": [1e-4, 1e-3, 1e-2, 0.1, 1.0], "gamma": [s / 4, s, 4 * s]}
     return GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5)
