@@ -1,18 +1,40 @@
-"""The defaults of ``MVMLClassifier`` and ``MVMLSVC`` against ``SVC()`` on every benchmark set.
+"""The MVML defaults against scikit-learn's defaults and a tuned model, on every benchmark set.
 
-A newcomer compares the defaults first. This script fits, side by side on the same splits,
-``SVC()`` on the concatenated views and the MVML classifiers at their defaults and at the
-other candidate settings that were measured to choose them (``alpha``, ``bandwidth_factor``,
-the joint view, the decomposition, the intercept, ``max_iter``), on the classification sets
-of ``bench_vs_sklearn.py --quick`` (uWave 300 rows, digits in 3 views, digits with unequal
-views, nutrimouse) and the small draws of ``bench_small_data.py`` (6 draws each: uWave and
-digits with 4 classes x 10 rows, uWave with 8 classes x 10 rows, digits with 10 classes x
-10 and x 20 rows). The default is the setting that is within half a point of ``SVC()`` (or
-above it) on every set with the best mean at a comparable fit time (the last column: the
-total fit time over ``SVC()``'s); the table says where it is not.
+A newcomer compares the defaults first. This script fits, side by side on the same splits:
+
+* classification: ``SVC()`` on the concatenated views and the MVML classifiers at their
+  defaults and at the other candidate settings that were measured to choose them
+  (``alpha``, ``bandwidth_factor``, the joint view, the decomposition, the intercept,
+  ``max_iter``), on the classification sets of ``bench_vs_sklearn.py --quick`` (uWave 300
+  rows, digits in 3 views, digits with unequal views, nutrimouse diet), two binary sets
+  (breast cancer in 3 standardised views of 10 columns: means / standard errors / worst
+  values, 4 stratified outer folds; nutrimouse genotype, 6 draws of 30 mice) and the small
+  draws of ``bench_small_data.py`` (6 draws each: uWave and digits with 4 classes x 10
+  rows, uWave with 8 classes x 10 rows, digits with 10 classes x 10 and x 20 rows). The
+  default is the setting that is within half a point of ``SVC()`` (or above it) on every
+  set with the best mean at a comparable fit time (the last column: the total fit time over
+  ``SVC()``'s); the table says where it is not.
+* regression: ``MVMLRegressor()`` and the candidate settings (``alpha``,
+  ``bandwidth_factor``, the joint view, the intercept, ``n_landmarks``, the metric, the
+  former defaults) against ``KernelRidge(kernel="rbf")`` and ``SVR()`` at their defaults and
+  the tuned ``GridSearchCV(KernelRidge(kernel="rbf"), alpha x gamma, cv=5)``
+  (:func:`mvkernels.demo.tuned_kernel_ridge`) on the concatenated views, on SARCOS (torques
+  1, 4 and 7; views: joint positions / velocities / accelerations), Wine Quality (white and
+  red; views: acidity / sugar, density and alcohol / salts and sulphur, see
+  :data:`WINE_VIEWS`) and Parkinson's telemonitoring (motor and total UPDRS, one 2-output
+  fit; views: age, sex and test time / jitter / shimmer / noise and nonlinear measures):
+  1,000 random training rows, the other rows for testing, 3 splits, every view
+  standardised on the training rows, the targets as given. Test R^2 (the mean over the
+  outputs for Parkinson's), mean over the splits. The default is the setting with the
+  smallest worst-set gap to the tuned model, among those with the best mean, at a fit time
+  well below the tuned model's.
+
+Fit times are CPU seconds (``time.process_time``) with the BLAS and OpenMP pools on one
+thread, so they do not depend on the machine's load.
 
 Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_defaults.py
-Writes docs/results/benchmarks/defaults.md (``--out`` to change).
+Writes docs/results/benchmarks/defaults.md (``--out`` to change; ``--part`` runs one part
+and prints its table without writing the file).
 """
 
 from __future__ import annotations
@@ -25,14 +47,27 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.svm import SVC
+from sklearn.datasets import load_breast_cancer
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.metrics import r2_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.multioutput import MultiOutputRegressor
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_small_data import _draws_digits, _draws_uwave, _views  # noqa: E402
+from bench_small_data import (  # noqa: E402
+    _draws_digits,
+    _draws_nutrimouse,
+    _draws_uwave,
+    _views,
+)
 from bench_vs_sklearn import load_cases  # noqa: E402
 
-from mvkernels import MVMLSVC, MVMLClassifier  # noqa: E402
-from mvkernels.demo import aligned_markdown_table  # noqa: E402
+from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor  # noqa: E402
+from mvkernels.datasets import load_parkinsons, load_sarcos, load_winequality  # noqa: E402
+from mvkernels.demo import aligned_markdown_table, tuned_kernel_ridge  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / "defaults.md"
 
@@ -96,12 +131,75 @@ CANDIDATES: list[tuple[type, str, dict]] = [
 ]
 
 
+#: (MVMLRegressor parameters, label): the defaults first, then the candidates measured
+REG_CANDIDATES: list[tuple[dict, str]] = [
+    (
+        {},
+        "MVMLRegressor() (default: joint_view='auto', alpha=0.1, bandwidth_factor=1.5, "
+        "fit_intercept=True)",
+    ),
+    (
+        dict(joint_view=False, alpha=1.0, bandwidth_factor=4.0, fit_intercept=False),
+        "joint_view=False, alpha=1, bandwidth_factor=4, fit_intercept=False (the former default)",
+    ),
+    (
+        dict(joint_view=False, alpha=1.0, bandwidth_factor=4.0),
+        "the former default with fit_intercept=True",
+    ),
+    (
+        dict(alpha=1.0, bandwidth_factor=4.0, fit_intercept=False),
+        "the former default with joint_view='auto'",
+    ),
+    (
+        dict(bandwidth_factor=6.0, fit_intercept=False),
+        "the classifier's defaults (alpha=0.1, bandwidth_factor=6, fit_intercept=False)",
+    ),
+    (dict(fit_intercept=False), "fit_intercept=False"),
+    (dict(joint_view=False), "joint_view=False"),
+    (dict(joint_view="only"), "joint_view='only'"),
+    (dict(alpha=0.03), "alpha=0.03"),
+    (dict(alpha=0.3), "alpha=0.3"),
+    (dict(bandwidth_factor=1.0), "bandwidth_factor=1"),
+    (dict(bandwidth_factor=2.0), "bandwidth_factor=2"),
+    (dict(bandwidth_factor=3.0), "bandwidth_factor=3"),
+    (dict(metric="identity"), "metric='identity'"),
+    (dict(n_landmarks=300), "n_landmarks=300 (twice 'auto''s 150 a view)"),
+]
+
+#: Wine Quality's 11 columns in 3 views: acidity (fixed and volatile acidity, citric acid,
+#: pH), sugar, density and alcohol, salts and sulphur (chlorides, free and total sulphur
+#: dioxide, sulphates)
+WINE_VIEWS = [[0, 1, 2, 8], [3, 7, 10], [4, 5, 6, 9]]
+#: Parkinson's 19 columns (age, sex, test_time, 5 jitter, 6 shimmer, NHR, HNR, RPDE, DFA,
+#: PPE) in 4 views
+PARKINSONS_VIEWS = [[0, 1, 2], list(range(3, 8)), list(range(8, 14)), list(range(14, 19))]
+N_TRAIN, N_SPLITS = 1000, 3
+
+
+def _standardised(Xtr: np.ndarray, Xte: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    scaler = StandardScaler().fit(Xtr)
+    return scaler.transform(Xtr), scaler.transform(Xte)
+
+
+def _binary_sets():
+    """Breast cancer in 3 standardised views (4 stratified outer folds) and nutrimouse's
+    genotype (6 draws of 30 training mice, as ``bench_small_data.py``)."""
+    X, y = load_breast_cancer(return_X_y=True)
+    splits = []
+    for tr, te in StratifiedKFold(4, shuffle=True, random_state=0).split(X, y):
+        Xtr, Xte = _standardised(X[tr], X[te])
+        splits.append((Xtr, y[tr], Xte, y[te], [10, 10, 10]))
+    yield "breast cancer, 3 views (binary, 4 folds)", splits
+    yield "nutrimouse (genotype, binary, 6 draws)", list(_draws_nutrimouse(6, "genotype"))
+
+
 def _sets():
     for case in load_cases(True, ("uwave", "digits", "unequal", "nutrimouse")):
         yield (
             case["name"],
             [(Xtr, ytr, Xte, yte, case["sizes"]) for Xtr, ytr, Xte, yte in case["splits"]],
         )
+    yield from _binary_sets()
     yield "uWave, 4 classes x 10 rows (6 draws)", list(_draws_uwave(6))
     yield "digits, 4 classes x 10 rows (6 draws)", list(_draws_digits(6))
     yield "uWave, 8 classes x 10 rows (6 draws)", list(_draws_uwave(6, n_classes=8))
@@ -109,12 +207,57 @@ def _sets():
     yield "digits, 10 classes x 20 rows (6 draws)", list(_draws_digits(6, 20, 10))
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=OUT)
-    args = ap.parse_args()
-    warnings.simplefilter("ignore")
-    load_start = os.getloadavg()[0]
+def _reg_sets():
+    """(name, views (list of arrays), targets): the regression sets."""
+    Xs, Y = load_sarcos(torque=None, return_X_y=True)
+    for t in (0, 3, 6):
+        yield f"SARCOS, torque {t + 1}", Xs, Y[:, t]
+    for color in ("white", "red"):
+        X, quality = load_winequality(color=color, return_X_y=True)
+        yield f"wine quality, {color}", [X[:, c] for c in WINE_VIEWS], quality
+    X, Y = load_parkinsons(return_X_y=True)
+    yield "Parkinson's (motor, total UPDRS)", [X[:, c] for c in PARKINSONS_VIEWS], Y
+
+
+def _reg_splits(Xs: list[np.ndarray], y: np.ndarray):
+    """``N_SPLITS`` random splits: ``N_TRAIN`` training rows, the rest for testing, every
+    view standardised on the training rows."""
+    for seed in range(N_SPLITS):
+        perm = np.random.default_rng(seed).permutation(len(y))
+        tr, te = perm[:N_TRAIN], perm[N_TRAIN:]
+        views = [_standardised(X[tr], X[te]) for X in Xs]
+        yield [a for a, _ in views], y[tr], [b for _, b in views], y[te]
+
+
+def _fit(est, X, y) -> tuple[object, float]:
+    """``est`` fitted, and the CPU seconds of the fit."""
+    t0 = time.process_time()
+    est.fit(X, y)
+    return est, time.process_time() - t0
+
+
+def _table(head, scores, secs, ref, within, unit="pt"):
+    """Rows: per-set scores, the mean and worst gap to ``ref``, the sets within ``within``
+    of it, the total fit time over ``ref``'s."""
+    base = np.array(scores[ref])
+    rows = []
+    for label, vals in scores.items():
+        v = np.array(vals)
+        rows.append(
+            [
+                label,
+                *(f"{x:.4f}" for x in v),
+                f"{100 * np.mean(v - base):+.2f} {unit}",
+                f"{100 * np.min(v - base):+.2f} {unit}",
+                f"{int(np.sum(v >= base - within))} / {len(v)}",
+                f"{secs[label] / secs[ref]:.2f}",
+            ]
+        )
+    return aligned_markdown_table(head, rows)
+
+
+def classification() -> str:
+    """The classification table: every candidate against ``SVC()``."""
     names, acc, secs = [], {"SVC()": []}, {"SVC()": 0.0}
     for _, label, _ in CANDIDATES:
         acc[label], secs[label] = [], 0.0
@@ -122,20 +265,16 @@ def main() -> int:
         names.append(name)
         per: dict[str, list[float]] = {label: [] for label in acc}
         for Xtr, ytr, Xte, yte, widths in splits:  # every setting on a split, side by side
-            t0 = time.perf_counter()
-            svc = SVC().fit(Xtr, ytr)
-            secs["SVC()"] += time.perf_counter() - t0
+            svc, dt = _fit(SVC(), Xtr, ytr)
+            secs["SVC()"] += dt
             per["SVC()"].append(svc.score(Xte, yte))
             for cls, label, params in CANDIDATES:
-                t0 = time.perf_counter()
-                model = cls(random_state=0, **params).fit(_views(Xtr, widths), ytr)
-                secs[label] += time.perf_counter() - t0
+                model, dt = _fit(cls(random_state=0, **params), _views(Xtr, widths), ytr)
+                secs[label] += dt
                 per[label].append(model.score(_views(Xte, widths), yte))
         for label in acc:
             acc[label].append(float(np.mean(per[label])))
         print(name, {k: round(v[-1], 4) for k, v in acc.items()}, flush=True)
-    load_end = os.getloadavg()[0]
-    svc = np.array(acc["SVC()"])
     head = [
         "Setting",
         *names,
@@ -144,30 +283,91 @@ def main() -> int:
         "sets within 0.5 pt of SVC()",
         "fit time / SVC()",
     ]
-    rows = []
-    for label, vals in acc.items():
-        v = np.array(vals)
-        rows.append(
-            [
-                label,
-                *(f"{x:.4f}" for x in v),
-                f"{100 * np.mean(v - svc):+.2f} pt",
-                f"{100 * np.min(v - svc):+.2f} pt",
-                f"{int(np.sum(v >= svc - 0.005))} / {len(v)}",
-                f"{secs[label] / secs['SVC()']:.1f}",
-            ]
-        )
-    table = aligned_markdown_table(head, rows)
-    print(table)
+    return _table(head, acc, secs, "SVC()", 0.005)
+
+
+TUNED = "tuned KernelRidge (GridSearchCV, 15 candidates)"
+
+
+def regression() -> str:
+    """The regression table: every candidate against the tuned kernel ridge."""
+    baselines = {
+        TUNED: lambda X: tuned_kernel_ridge(X),
+        'KernelRidge(kernel="rbf")': lambda X: KernelRidge(kernel="rbf"),
+        "SVR() (one per output)": lambda X: MultiOutputRegressor(SVR()),
+    }
+    labels = [*baselines, *(label for _, label in REG_CANDIDATES)]
+    names, r2, secs = [], {k: [] for k in labels}, dict.fromkeys(labels, 0.0)
+    for name, Xs, y in _reg_sets():
+        names.append(name)
+        per: dict[str, list[float]] = {k: [] for k in labels}
+        for Xtr, ytr, Xte, yte in _reg_splits(Xs, y):  # every setting on a split
+            Ctr, Cte, Ytr = np.hstack(Xtr), np.hstack(Xte), ytr.reshape(len(ytr), -1)
+            for label, make in baselines.items():
+                est, dt = _fit(make(Ctr), Ctr, Ytr)
+                secs[label] += dt
+                per[label].append(r2_score(yte, est.predict(Cte).reshape(yte.shape)))
+            for params, label in REG_CANDIDATES:
+                est, dt = _fit(MVMLRegressor(random_state=0, **params), Xtr, ytr)
+                secs[label] += dt
+                per[label].append(r2_score(yte, est.predict(Xte)))
+        for label in labels:
+            r2[label].append(float(np.mean(per[label])))
+        print(name, {k: round(v[-1], 4) for k, v in r2.items()}, flush=True)
+    head = [
+        "Setting",
+        *names,
+        "mean - tuned",
+        "worst set - tuned",
+        "sets within 1 pt of tuned",
+        "fit time / tuned",
+    ]
+    return _table(head, r2, secs, TUNED, 0.01)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument(
+        "--part",
+        choices=("classification", "regression"),
+        help="run one part and print its table (the file is not written)",
+    )
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    load_start = os.getloadavg()[0]
+    with threadpool_limits(1):
+        clf = classification() if args.part in (None, "classification") else ""
+        reg = regression() if args.part in (None, "regression") else ""
+    load_end = os.getloadavg()[0]
+    print(clf, reg, sep="\n\n")
+    if args.part is not None:
+        return 0
     text = (
-        "# Defaults against `SVC()`\n\n"
+        "# Defaults against scikit-learn's\n\n"
         "Generated by `benchmarks/bench_defaults.py`; every fit side by side in one run on the "
         f"same splits ({os.cpu_count()} CPUs, load average {load_start:.1f} at the start, "
-        f"{load_end:.1f} at the end). Test accuracy: the `bench_vs_sklearn.py --quick` "
-        "classification sets and the draws of 10 or 20 training rows a class of "
-        "`bench_small_data.py` (means over the draws / nutrimouse's 4 outer folds). `SVC()` "
-        "reads the concatenated views. Fit time: the total over all sets, over `SVC()`'s "
-        "total.\n\n" + table + "\n"
+        f"{load_end:.1f} at the end). Fit time: CPU seconds with the BLAS and OpenMP pools on "
+        "one thread, the total over all sets, over the reference's total.\n\n"
+        "## Classification: against `SVC()`\n\n"
+        "Test accuracy: the `bench_vs_sklearn.py --quick` classification sets, two binary "
+        "sets (breast cancer in 3 standardised views of 10 columns, means / standard errors "
+        "/ worst values, 4 stratified outer folds; nutrimouse genotype, 6 draws of 30 mice) "
+        "and the draws of 10 or 20 training rows a class of `bench_small_data.py` (means "
+        "over the draws / folds; nutrimouse diet: 4 outer folds). `SVC()` reads the "
+        "concatenated views.\n\n" + clf + "\n\n"
+        "## Regression: against the tuned `KernelRidge`\n\n"
+        f"Test R^2 (Parkinson's: the mean over its 2 outputs), the mean over {N_SPLITS} random "
+        f"splits of {N_TRAIN:,} training rows (the other rows for testing; Parkinson's: rows, "
+        "not subjects, are split, so a subject's other recordings are in the training rows). "
+        "Every view standardised on the training rows, the targets as given. Views: SARCOS "
+        "joint positions / velocities / accelerations; wine quality acidity (fixed and "
+        "volatile acidity, citric acid, pH) / sugar, density, alcohol / salts and sulphur "
+        "(chlorides, free and total sulphur dioxide, sulphates); Parkinson's age, sex, test "
+        "time / 5 jitter / 6 shimmer / NHR, HNR, RPDE, DFA, PPE. The baselines read the "
+        'concatenated views; the tuned model is `GridSearchCV(KernelRidge(kernel="rbf"), '
+        '{alpha: 1e-4 .. 1, gamma: s/4, s, 4s}, cv=5)` (`s` = `gamma="scale"`\'s value). '
+        "`KernelRidge` has no intercept; `SVR` has one.\n\n" + reg + "\n"
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.metrics.pairwise import rbf_kernel
@@ -60,6 +59,7 @@ from mvkernels.demo import (
     aligned_markdown_table,
     corrupted_digits_views,
     estimator_from_spec,
+    tuned_kernel_ridge,
     tuned_svc,
 )
 
@@ -160,14 +160,7 @@ def regressors(
     s = scale_gamma(X)
     grid = [s / 4, s, 4 * s]
     out: list[tuple[str, Any]] = [
-        (
-            "tuned KernelRidge (GridSearchCV, 15 candidates)",
-            GridSearchCV(
-                KernelRidge(kernel="rbf"),
-                {"alpha": [1e-4, 1e-3, 1e-2, 0.1, 1], "gamma": grid},
-                cv=5,
-            ),
-        ),
+        ("tuned KernelRidge (GridSearchCV, 15 candidates)", tuned_kernel_ridge(X)),
         (
             "tuned SVR (GridSearchCV, 12 candidates)",
             GridSearchCV(SVR(), {"C": [0.1, 1, 10, 100], "gamma": grid}, cv=5),

@@ -90,14 +90,24 @@ def digits():
 
 
 # ----------------------------------------------------------------------------- complete inputs
+#: MVMLRegressor's defaults when the reference was recorded (issue 32 changed them)
+REG_BEFORE = dict(alpha=1.0, bandwidth_factor=4.0, joint_view=False, fit_intercept=False)
+
+
 def test_complete_inputs_unchanged():
     Xtr, Xte, ytr, _, v = _small()
     c = (ytr > 0).astype(int)
     got = {
-        "reg_nys": MVMLRegressor(views=v, n_landmarks=10, random_state=0)
+        "reg_nys": MVMLRegressor(views=v, n_landmarks=10, random_state=0, **REG_BEFORE)
         .fit(Xtr, ytr)
         .predict(Xte),
-        "reg_full": MVMLRegressor(views=v, n_landmarks=None, metric="identity", random_state=0)
+        "reg_full": MVMLRegressor(
+            views=v,
+            n_landmarks=None,
+            metric="identity",
+            random_state=0,
+            **REG_BEFORE,
+        )
         .fit(Xtr, ytr)
         .predict(Xte),
         "clf_cv": MVMLClassifierCV(

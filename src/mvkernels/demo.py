@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import (
     GridSearchCV,
     StratifiedKFold,
@@ -64,6 +65,7 @@ from .mvml import MVMLClassifier, MVMLClassifierCV, group_norms
 __all__ = [
     "aligned_markdown_table",
     "tuned_svc",
+    "tuned_kernel_ridge",
     "CLEAN_VIEW_NAMES",
     "UNEQUAL_VIEW_NAMES",
     "corrupted_digits_views",
@@ -255,6 +257,23 @@ def tuned_svc(X: np.ndarray) -> GridSearchCV:
     with ``s = 1 / (d var(X))``, scikit-learn's ``gamma="scale"`` value."""
     s = 1.0 / (X.shape[1] * X.var())
     return GridSearchCV(SVC(), {"C": [0.1, 1, 10, 100], "gamma": [s / 4, s, 4 * s]}, cv=5)
+
+
+def tuned_kernel_ridge(X: np.ndarray) -> GridSearchCV:
+    """``GridSearchCV(KernelRidge(kernel="rbf"), {"alpha": [1e-4, 1e-3, 1e-2, 0.1, 1],
+    "gamma": [s / 4, s, 4 s]}, cv=5)`` with ``s = 1 / (d var(X))``, as :func:`tuned_svc`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.demo import tuned_kernel_ridge
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))
+    >>> sorted(tuned_kernel_ridge(X).fit(X, X[:, 0]).best_params_)
+    ['alpha', 'gamma']
+    """
+    s = 1.0 / (X.shape[1] * X.var())
+    grid = {"alpha": [1e-4, 1e-3, 1e-2, 0.1, 1.0], "gamma": [s / 4, s, 4 * s]}
+    return GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5)
 
 
 def estimator_from_spec(spec: str, **defaults: Any) -> Any:

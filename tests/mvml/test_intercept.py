@@ -120,12 +120,17 @@ def test_multi_output_and_one_vs_all_offsets_are_per_problem(rng):
     )
 
 
-def test_no_intercept_by_default(rng):
+def test_intercept_by_default_for_the_regressor_only(rng):
+    """The regressor fits an offset by default (chosen in benchmarks/bench_defaults.py); the
+    classifier keeps the bias-free model, and ``fit_intercept=False`` is the papers'."""
     Xs, y = _data(rng)
     a = MVMLRegressor(alpha=0.2, max_iter=3).fit(Xs, y)
-    b = MVMLRegressor(alpha=0.2, max_iter=3, fit_intercept=False).fit(Xs, y)
-    assert a.intercept_ == 0.0
+    b = MVMLRegressor(alpha=0.2, max_iter=3, fit_intercept=True).fit(Xs, y)
+    c = MVMLRegressor(alpha=0.2, max_iter=3, fit_intercept=False).fit(Xs, y)
     np.testing.assert_array_equal(a.predict(Xs), b.predict(Xs))
+    assert a.intercept_ != 0.0
+    assert c.intercept_ == 0.0
+    assert MVMLClassifier().fit_intercept is False
 
 
 # ------------------------------------------------------------------ shift invariance
@@ -295,7 +300,7 @@ def test_regressor_cv_fold_scores_equal_direct_refits_rows_fewer_than_features(r
 
 def test_full_kernel_cv_fold_scores_equal_direct_refits(rng):
     Xs, y = _data(rng, n=30)
-    kw = dict(alpha=0.1, eta=0.5, max_iter=2, fit_intercept=True)
+    kw = dict(alpha=0.1, eta=0.5, max_iter=2, fit_intercept=True, joint_view=False)
     cv = MVMLRegressorCV(
         joint_view=False,
         alphas=[0.1],
@@ -353,7 +358,7 @@ def test_intercept_fixes_a_shifted_problem(rng):
     predicts near the targets' level."""
     Xs, y = _data(rng, n=40, shift=20.0)
     far = [X + 50.0 for X in Xs]
-    a = MVMLRegressor(alpha=0.1, max_iter=2).fit(Xs, y)
+    a = MVMLRegressor(alpha=0.1, max_iter=2, fit_intercept=False).fit(Xs, y)
     b = MVMLRegressor(alpha=0.1, max_iter=2, fit_intercept=True).fit(Xs, y)
     assert np.abs(a.predict(far)).max() < 1e-6
     np.testing.assert_allclose(b.predict(far), b.intercept_, atol=1e-6)

@@ -77,7 +77,7 @@ def test_design_operator_streams_the_statistics(rng, centred, cache):
     """The row-streamed product (kernel blocks, normalisers on the vector side, centred
     per chunk) equals the product with the statistics ``D_w C D_w``."""
     Xs, y = _data(rng)
-    est = MVMLRegressor(n_landmarks=20, random_state=0)
+    est = MVMLRegressor(n_landmarks=20, random_state=0, joint_view=False, fit_intercept=False)
     est._check_params()
     problem = est._build_problem(Xs, y[:, None])
     lean = row_statistics_problem(problem.feature_map, problem.Xs, y[:, None])
@@ -140,7 +140,14 @@ def test_cg_iterates_and_warm_starts(rng, small_subsample):
 def test_cg_exact_preconditioner_needs_no_iteration(rng):
     """All rows in the subsample (small n): the preconditioner is the direct solve."""
     Xs, y = _data(rng)
-    est = MVMLRegressor(alpha=0.1, metric="identity", n_landmarks=25, random_state=0)
+    est = MVMLRegressor(
+        alpha=0.1,
+        metric="identity",
+        n_landmarks=25,
+        random_state=0,
+        joint_view=False,
+        fit_intercept=False,
+    )
     est._check_params()
     problem = est._build_problem(Xs, y[:, None])
     step = CGStep.build(problem, np.full(3, 1 / 3))

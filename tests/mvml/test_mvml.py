@@ -156,7 +156,14 @@ def test_prox_group_frobenius_is_the_proximal_operator(rng):
 def test_w_step_equals_eq10(rng):
     Xs, y = reg_data(rng, n=25)
     est = quiet(
-        lambda: MVMLRegressor(alpha=0.1, eta=0.5, learn_weights=True, max_iter=3).fit(Xs, y)
+        lambda: MVMLRegressor(
+            alpha=0.1,
+            eta=0.5,
+            learn_weights=True,
+            max_iter=3,
+            joint_view=False,
+            fit_intercept=False,
+        ).fit(Xs, y)
     )
     Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
     g = est.coef_
@@ -177,7 +184,11 @@ def test_w_step_equals_eq10(rng):
 
 def test_final_coef_is_the_g_step_for_the_returned_metric(rng):
     Xs, y = reg_data(rng, n=20)
-    est = quiet(lambda: MVMLRegressor(alpha=0.3, eta=0.2, max_iter=4, n_landmarks=None).fit(Xs, y))
+    est = quiet(
+        lambda: MVMLRegressor(
+            alpha=0.3, eta=0.2, max_iter=4, n_landmarks=None, joint_view=False, fit_intercept=False
+        ).fit(Xs, y)
+    )
     Ks = [k(X, X) for k, X in zip(est.kernels_, Xs)]
     H = blockdiag(Ks)
     Wm = np.kron(est.weights_[None, :], np.eye(20))
@@ -248,8 +259,8 @@ def test_nystrom_all_landmarks_equals_full_cov(rng):
     Xs, y = well_conditioned(rng)
     T = [rng.uniform(0, 10, (7, 2)), rng.uniform(0, 10, (7, 1))]
     kw = dict(metric="cov", alpha=0.1, kernel="laplacian", random_state=0)
-    full = MVMLRegressor(n_landmarks=None, **kw).fit(Xs, y)
-    nys = MVMLRegressor(n_landmarks=1.0, **kw).fit(Xs, y)
+    full = MVMLRegressor(n_landmarks=None, **kw, joint_view=False, fit_intercept=False).fit(Xs, y)
+    nys = MVMLRegressor(n_landmarks=1.0, **kw, joint_view=False, fit_intercept=False).fit(Xs, y)
     np.testing.assert_allclose(nys.predict(T), full.predict(T), rtol=1e-6, atol=1e-8)
     U = nys.nystrom_.transform(Xs)
     Ub = blockdiag([U[:, :25], U[:, 25:]])  # U = blockdiag(U_1, U_2)
@@ -268,7 +279,7 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
     A = random_spd(rng, 2 * n)
     At = Ub.T @ A @ Ub  # A~ = U^T A U (eq. 13)
     w = np.array([0.4, 0.6])
-    est = MVMLRegressor(alpha=0.05)
+    est = MVMLRegressor(alpha=0.05, joint_view=False, fit_intercept=False)
     g = est._make_loss().g_step(full_problem(Ks, y), 0, PSDFactor(A), w, None)
     mom = nys.moments(Xs, y)
     prob = MVMLProblem(
@@ -292,6 +303,8 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
         n_landmarks=1.0,
         bandwidth_factor=1.0,
         random_state=0,
+        joint_view=False,
+        fit_intercept=False,
     ).fit(Xs, y)
     Hp = np.linalg.pinv(blockdiag(Ks))
     g_full = est._make_loss().g_step(
@@ -316,6 +329,8 @@ def test_learned_metric_symmetric_positive_and_objective_decreases(rng, metric, 
             tol=0,
             n_landmarks=n_landmarks,
             random_state=0,
+            joint_view=False,
+            fit_intercept=False,
         ).fit(Xs, y)
     )
     A = est.metric_
@@ -348,6 +363,8 @@ def test_sparse_metric_zeroes_view_pair_blocks_as_eta_grows(rng):
                 tol=1e-4,
                 n_landmarks=p,
                 random_state=0,
+                joint_view=False,
+                fit_intercept=False,
             ).fit(Xs, y)
         )
         N = group_norms(est.metric_, 3)
@@ -366,11 +383,20 @@ def test_sparse_metric_zeroes_view_pair_blocks_as_eta_grows(rng):
             sparse_threshold="eta",
             n_landmarks=p,
             random_state=0,
+            joint_view=False,
+            fit_intercept=False,
         ).fit(Xs, y)
     )
     ours = quiet(
         lambda: MVMLRegressor(
-            metric="sparse", alpha=0.1, eta=1.0, max_iter=5, n_landmarks=p, random_state=0
+            metric="sparse",
+            alpha=0.1,
+            eta=1.0,
+            max_iter=5,
+            n_landmarks=p,
+            random_state=0,
+            joint_view=False,
+            fit_intercept=False,
         ).fit(Xs, y)
     )
     assert not np.allclose(paper.metric_, ours.metric_)
@@ -397,7 +423,14 @@ def test_dense_scheme_converges_to_joint_minimum(rng):
     lam, eta, p = 0.5, 0.05, 8
     est = quiet(
         lambda: MVMLRegressor(
-            alpha=lam, eta=eta, n_landmarks=p, max_iter=600, tol=0, random_state=0
+            alpha=lam,
+            eta=eta,
+            n_landmarks=p,
+            max_iter=600,
+            tol=0,
+            random_state=0,
+            joint_view=False,
+            fit_intercept=False,
         ).fit(Xs, y)
     )
     P = est.nystrom_.transform(Xs) * 0.5
@@ -521,6 +554,8 @@ def test_gridsearch_and_cross_val_on_single_array(rng):
         max_iter=2,
         tol=1e-4,
         random_state=0,
+        joint_view=False,
+        fit_intercept=False,
     )
     gs = GridSearchCV(est, {"alpha": alphas}, cv=cv).fit(X, y)
     np.testing.assert_allclose(
@@ -536,9 +571,17 @@ def test_precomputed_kernels_match_rbf(rng):
     Xs, y = reg_data(rng, n=30)
     T = views(rng, n=5)
     kw = dict(alpha=0.1, eta=0.2, max_iter=3)
-    a = quiet(lambda: MVMLRegressor(kernel="rbf", kernel_params={"gamma": 0.5}, **kw).fit(Xs, y))
+    a = quiet(
+        lambda: MVMLRegressor(
+            kernel="rbf", kernel_params={"gamma": 0.5}, **kw, joint_view=False, fit_intercept=False
+        ).fit(Xs, y)
+    )
     Ks = [rbf_kernel(X, gamma=0.5) for X in Xs]
-    b = quiet(lambda: MVMLRegressor(kernel="precomputed", **kw).fit(Ks, y))
+    b = quiet(
+        lambda: MVMLRegressor(
+            kernel="precomputed", **kw, joint_view=False, fit_intercept=False
+        ).fit(Ks, y)
+    )
     Kt = [rbf_kernel(t, X, gamma=0.5) for t, X in zip(T, Xs)]
     np.testing.assert_allclose(b.predict(Kt), a.predict(T), rtol=1e-8, atol=1e-10)
 

@@ -167,9 +167,11 @@ def test_sarcos_regressor_equals_in_memory_fit(client, sarcos, metric):
         random_state=3,
         eig_floor=1e-6,
     )
-    ref = fit_quiet(MVMLRegressor(**kw), Xs, y)
+    ref = fit_quiet(MVMLRegressor(**kw, joint_view=False, fit_intercept=False), Xs, y)
     est = fit_quiet(
-        MVMLRegressor(**kw), to_dask(Xs, rows=(1000, 700, 1500)), da.from_array(y, chunks=800)
+        MVMLRegressor(**kw, joint_view=False, fit_intercept=False),
+        to_dask(Xs, rows=(1000, 700, 1500)),
+        da.from_array(y, chunks=800),
     )
     for l in range(3):
         assert est.kernels_[l].params_["gamma"] == ref.kernels_[l].params_["gamma"]

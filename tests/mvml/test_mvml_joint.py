@@ -50,10 +50,12 @@ def test_joint_view_is_the_concatenation_as_an_extra_view(n_landmarks):
     with the joint view's resolved bandwidth."""
     Xs, y = _regression_views()
     kw = dict(n_landmarks=n_landmarks, random_state=0, alpha=0.1, max_iter=3)
-    joint = MVMLRegressor(joint_view=True, **kw).fit(Xs, y)
+    joint = MVMLRegressor(joint_view=True, **kw, fit_intercept=False).fit(Xs, y)
     assert joint.n_views_ == 3 and len(joint.kernel_params_) == 3
     assert joint.n_features_view_ == [3, 2, 5]
-    ref = MVMLRegressor(kernel_params=joint.kernel_params_, **kw).fit([*Xs, np.hstack(Xs)], y)
+    ref = MVMLRegressor(
+        kernel_params=joint.kernel_params_, **kw, joint_view=False, fit_intercept=False
+    ).fit([*Xs, np.hstack(Xs)], y)
     np.testing.assert_allclose(joint.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
     Xt, _ = _regression_views(seed=1)
     np.testing.assert_allclose(

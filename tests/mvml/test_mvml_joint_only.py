@@ -26,7 +26,12 @@ def test_joint_only_with_identity_metric_is_kernel_ridge_on_the_concatenation():
     T = [np.random.RandomState(1).randn(25, 3), np.random.RandomState(2).randn(25, 2)]
     for kp in ({"gamma": 0.3}, None):
         m = MVMLRegressor(
-            joint_view="only", metric="identity", alpha=0.05, kernel_params=kp, max_iter=1
+            joint_view="only",
+            metric="identity",
+            alpha=0.05,
+            kernel_params=kp,
+            max_iter=1,
+            fit_intercept=False,
         ).fit(Xs, y)
         assert m.n_views_ == 1 and m.n_landmarks_ == 60
         gamma = m.kernel_params_[0]["gamma"]

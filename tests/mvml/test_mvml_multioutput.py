@@ -93,7 +93,12 @@ def test_cv_multi_output_selects_on_the_mean_score(metric, n_landmarks):
     f = best.pop("bandwidth_factor")
     for j in range(Y.shape[1]):
         ref = MVMLRegressor(
-            metric=metric, n_landmarks=n_landmarks, random_state=0, bandwidth_factor=f, **best
+            metric=metric,
+            n_landmarks=n_landmarks,
+            random_state=0,
+            bandwidth_factor=f,
+            fit_intercept=False,
+            **{"joint_view": False, **best},
         )
         if "max_iter" not in best:
             ref.set_params(max_iter=3)

@@ -93,6 +93,7 @@ def test_full_mode_weighted_loss_direct_formula(data, fit_intercept):
         kernel_params=KP,
         alpha=alpha,
         fit_intercept=fit_intercept,
+        joint_view=False,
     )
     pred = est.fit(Xs, r, sample_weight=w).predict(test)
     Ks = [k(V, V) for k, V in zip(est.kernels_, X)]
@@ -316,7 +317,14 @@ def test_missing_views_weighted_completion(data, n_landmarks):
     Xm[1][[5, 9, 21]] = np.nan  # view 1 missing in three rows
     if n_landmarks is None:
         keep = w > 0
-        est = MVMLRegressor(n_landmarks=None, kernel_params=KP, random_state=0, max_iter=3)
+        est = MVMLRegressor(
+            n_landmarks=None,
+            kernel_params=KP,
+            random_state=0,
+            max_iter=3,
+            joint_view=False,
+            fit_intercept=False,
+        )
         a = fit_quietly(est, Xm, r, sample_weight=keep.astype(float)).predict(test)
         b = fit_quietly(est, [X[keep] for X in Xm], r[keep]).predict(test)
         np.testing.assert_array_equal(a, b)
@@ -324,10 +332,21 @@ def test_missing_views_weighted_completion(data, n_landmarks):
     lm, lm_rep, rep = fixed_landmarks(w)
     lm_ok = ~np.isin(lm, [5, 9, 21])
     a = fit_quietly(
-        MVMLRegressor(kernel_params=KP, landmarks=lm[lm_ok], max_iter=3), Xm, r, sample_weight=w
+        MVMLRegressor(
+            kernel_params=KP, landmarks=lm[lm_ok], max_iter=3, joint_view=False, fit_intercept=False
+        ),
+        Xm,
+        r,
+        sample_weight=w,
     )
     b = fit_quietly(
-        MVMLRegressor(kernel_params=KP, landmarks=lm_rep[lm_ok], max_iter=3),
+        MVMLRegressor(
+            kernel_params=KP,
+            landmarks=lm_rep[lm_ok],
+            max_iter=3,
+            joint_view=False,
+            fit_intercept=False,
+        ),
         [X[rep] for X in Xm],
         r[rep],
     )

@@ -3,7 +3,8 @@
 scikit-learn reads an estimator's parameters from its ``__init__`` signature (``get_params``,
 ``clone``, the repr, the docs), so every estimator states its parameters explicitly, as
 scikit-learn's own estimators do, instead of a generated signature. The price is that a
-subclass that changes a default (``MVMLSVC``: ``alpha``, ``max_iter``; ``MVMLSVCCV``:
+subclass that changes a default (``MVMLRegressor``: ``alpha``, ``bandwidth_factor``,
+``joint_view``, ``fit_intercept``; ``MVMLSVC``: ``alpha``, ``max_iter``; ``MVMLSVCCV``:
 ``cv``, ``max_iter``, ``joint_view``) restates the others. This test makes the restatement a
 checked contract: a
 parameter added to a base is a failure here until every subclass has it, with the base's
@@ -23,7 +24,12 @@ from mvkernels.mvml.cv._search import _MVMLCVBase
 #: (subclass, base) -> the defaults the subclass changes on purpose
 INTENDED = {
     (MVMLClassifier, _BaseMVML): {"alpha": 0.1, "bandwidth_factor": 6.0, "joint_view": "auto"},
-    (MVMLRegressor, _BaseMVML): {},
+    (MVMLRegressor, _BaseMVML): {
+        "alpha": 0.1,
+        "bandwidth_factor": 1.5,
+        "joint_view": "auto",
+        "fit_intercept": True,
+    },
     (MVMLSVC, MVMLClassifier): {
         "alpha": 1e-5,
         "max_iter": 2,

@@ -193,39 +193,44 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
     svc = {"joint_view": False, **rs}
     if "multi_class" in MVMLSVC().get_params():
         svc["multi_class"] = "ovr"
+    # MVMLRegressor's defaults at 9946e0c (later alpha 0.1, factor 1.5, joint_view "auto" and
+    # an intercept; 9946e0c has no fit_intercept parameter)
+    regp = {"alpha": 1.0, "bandwidth_factor": 4.0, "joint_view": False, **rs}
+    if "fit_intercept" in MVMLRegressor().get_params():
+        regp["fit_intercept"] = False
     # ---- square loss, regression
     for metric in ("dense", "sparse", "identity", "cov"):
         for nl, tag in ((None, "full"), ("auto", "nys"), (24, "nys24")):
             add(
                 f"reg_{metric}_{tag}",
-                lambda m=metric, n=nl: MVMLRegressor(metric=m, n_landmarks=n, eta=0.5, **rs),
+                lambda m=metric, n=nl: MVMLRegressor(metric=m, n_landmarks=n, eta=0.5, **regp),
                 reg,
             )
     add(
         "reg_dense_full_weights",
-        lambda: MVMLRegressor(n_landmarks=None, learn_weights=True, **rs),
+        lambda: MVMLRegressor(n_landmarks=None, learn_weights=True, **regp),
         reg,
     )
     add(
         "reg_sparse_nys_weights",
-        lambda: MVMLRegressor(metric="sparse", n_landmarks=30, learn_weights=True, **rs),
+        lambda: MVMLRegressor(metric="sparse", n_landmarks=30, learn_weights=True, **regp),
         reg,
     )
-    add("reg_dense_single_output", lambda: MVMLRegressor(**rs), single_output_reg)
-    add("reg_dense_solver_dense", lambda: MVMLRegressor(solver="dense", **rs), reg)
-    add("reg_joint", lambda: MVMLRegressor(joint_view=True, **rs), reg)
-    add("reg_joint_only", lambda: MVMLRegressor(joint_view="only", **rs), reg)
-    add("reg_missing_nys", lambda: MVMLRegressor(**rs), missing_reg)
-    add("reg_missing_full", lambda: MVMLRegressor(n_landmarks=None, **rs), missing_reg)
-    add("reg_dask", lambda: MVMLRegressor(n_landmarks=30, **rs), dask_reg)
+    add("reg_dense_single_output", lambda: MVMLRegressor(**regp), single_output_reg)
+    add("reg_dense_solver_dense", lambda: MVMLRegressor(solver="dense", **regp), reg)
+    add("reg_joint", lambda: MVMLRegressor(**{**regp, "joint_view": True}), reg)
+    add("reg_joint_only", lambda: MVMLRegressor(**{**regp, "joint_view": "only"}), reg)
+    add("reg_missing_nys", lambda: MVMLRegressor(**regp), missing_reg)
+    add("reg_missing_full", lambda: MVMLRegressor(n_landmarks=None, **regp), missing_reg)
+    add("reg_dask", lambda: MVMLRegressor(n_landmarks=30, **regp), dask_reg)
     add(
         "reg_dense_iters",
-        lambda: MVMLRegressor(max_iter=4, n_a_steps=2, alpha=0.1, eta=0.3, **rs),
+        lambda: MVMLRegressor(**{**regp, "max_iter": 4, "n_a_steps": 2, "alpha": 0.1, "eta": 0.3}),
         reg,
     )
     add(
         "reg_kernels",
-        lambda: MVMLRegressor(kernel=["rbf", "laplacian", "linear"], n_landmarks=30, **rs),
+        lambda: MVMLRegressor(kernel=["rbf", "laplacian", "linear"], n_landmarks=30, **regp),
         reg,
     )
     # ---- square loss, classification
