@@ -3,10 +3,12 @@
 
 import numpy as np
 import pytest
+from sklearn.model_selection import StratifiedKFold
 
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
-from mvkernels.mvml._relevance import learn_feature_relevance
+from mvkernels.mvml._relevance import learn_feature_relevance, learn_feature_relevance_rows
 from mvkernels.mvml.cv._grid import RELEVANCE_SEARCH
+from mvkernels.mvml.cv._search import _held_out_elsewhere
 
 GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0, 4.0], max_iter=2, cv=3)
 
@@ -33,7 +35,7 @@ def _part(results, value):
 
 
 def test_picks_ard_with_pure_noise_columns():
-    Xs, y = _noise_columns()
+    Xs, y = _noise_columns(n=400)
     auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
     none = MVMLClassifierCV(feature_relevance="none", random_state=0, **GRID).fit(Xs, y)
     assert auto.best_params_["feature_relevance"] == "ard"
@@ -77,8 +79,18 @@ def test_each_half_of_the_results_is_the_search_of_its_relevance():
     res = auto.cv_results_
     assert set(np.asarray(res["param_feature_relevance"])) == set(RELEVANCE_SEARCH)
     assert "param_feature_relevance" in res and len(res["params"]) == 2 * _part(res, "ard").sum()
+    # the folds score only the rows the relevance was not learned on: "none" alone on
+    # those folds
+    _, learned = learn_feature_relevance_rows(
+        Xs, np.where(y == "b", 1.0, -1.0)[:, None], random_state=0, max_rows=len(y) // 4
+    )
+    folds = _held_out_elsewhere(list(StratifiedKFold(3).split(Xs[0], y)), learned, len(y))
+    assert all(np.intersect1d(te, learned).size == 0 for _, te in folds)
     for value in RELEVANCE_SEARCH:
-        alone = MVMLClassifierCV(feature_relevance=value, random_state=0, **GRID).fit(Xs, y)
+        given = {"cv": folds} if value == "none" else {}
+        alone = MVMLClassifierCV(feature_relevance=value, random_state=0, **{**GRID, **given}).fit(
+            Xs, y
+        )
         rows = _part(res, value)
         np.testing.assert_array_equal(
             res["mean_test_score"][rows], alone.cv_results_["mean_test_score"]

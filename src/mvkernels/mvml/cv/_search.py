@@ -44,7 +44,7 @@ from .._metric import metric_kind
 from .._multiclass import fit_pairwise_calibration, ovo_pairs
 from .._proba import BestOutOfFold, fit_softmax_calibration
 from .._reduced import fit_reduced_models
-from .._relevance import resolve_feature_relevance, scale_views
+from .._relevance import RELEVANCE_MAX_ROWS, resolve_feature_relevance_rows, scale_views
 from ._folds import _FoldScoring
 from ._grid import (
     LOSS_SEARCHES,
@@ -85,6 +85,16 @@ def _precomputed(kernel: Any) -> bool:
     """Whether some view's kernel is precomputed (no columns to scale)."""
     kernels = kernel if isinstance(kernel, (list, tuple)) else [kernel]
     return any(isinstance(k, str) and k == "precomputed" for k in kernels)
+
+
+def _held_out_elsewhere(splits: list, rows: np.ndarray, n: int) -> list:
+    """The folds with ``rows`` (those a learned relevance was fitted on) moved from every
+    held-out part to its training part: each fold scores the other rows only. The folds
+    as given when a held-out part would be left empty."""
+    inside = np.zeros(n, dtype=bool)
+    inside[rows] = True
+    moved = [(np.sort(np.concatenate([tr, te[inside[te]]])), te[~inside[te]]) for tr, te in splits]
+    return splits if any(te.size == 0 for _, te in moved) else moved
 
 
 class _MVMLCVBase(_FoldScoring, BaseEstimator):
@@ -437,14 +447,26 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
         ]
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
-        # the column scales, learned once on all the training rows (not per fold), before
-        # the search of every loss
+        # the column scales, learned once (not per fold) on a subsample of at most half
+        # the rows, before the search of every loss; the folds score the other rows only
+        # (the subsample trains every fold), so that the scores of the scaled views are
+        # not those of the rows the scales were fitted to
         spec = self.feature_relevance
         if isinstance(spec, str) and spec == "auto":  # learned where there are columns
             spec = "none" if _precomputed(self.kernel) else "ard"
-        self.feature_relevance_ = resolve_feature_relevance(
-            spec, Xs, Y, mask, self.kernel, self.random_state
+        n_complete = n if mask is None else int(mask.all(axis=1).sum())
+        self.feature_relevance_, learned_rows = resolve_feature_relevance_rows(
+            spec,
+            Xs,
+            Y,
+            mask,
+            self.kernel,
+            self.random_state,
+            max_rows=max(1, min(RELEVANCE_MAX_ROWS, n_complete // 4)),
         )
+        flat = all(np.all(r == 1.0) for r in self.feature_relevance_ or ())
+        if not flat:
+            splits = _held_out_elsewhere(splits, learned_rows, n)
         return _SearchData(
             scale_views(Xs, self.feature_relevance_),
             y,
