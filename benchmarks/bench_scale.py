@@ -142,8 +142,12 @@ def _fit_one(name: str, n: int, variant: str, queue: mp.Queue) -> None:
     fit_s, cpu_s = time.perf_counter() - t, time.process_time() - cpu
     acc = float(np.mean(est.predict(T) == yt))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    extra = getattr(est, "n_landmarks_", None)
+    refit = getattr(est, "best_estimator_", est)  # a CV: its refitted model's landmarks
+    extra = getattr(refit, "n_landmarks_", None)
     info = f"cpu={cpu_s:.1f} s" + ("" if extra is None else f", p={extra}")
+    searched = getattr(est, "n_search_rows_", n)
+    if searched < n:
+        info += f", searched {searched:,} rows"
     chosen = getattr(est, "best_params_", {}).get("feature_relevance")
     if chosen is not None:
         info += f", chose {chosen}"
@@ -227,9 +231,11 @@ def _write(out: Path, rows: list, figure: tuple[Path, int] | None) -> None:
         f"`sparse`: 5 of the 60 columns relevant; `dense`: every column relevant. Test set: "
         f"{N_TEST:,} rows. Fit time in wall seconds; peak resident memory of the fitting "
         "process (data included). Notes: `cpu` the fit's processor time (the wall "
-        "time on a loaded machine is mostly waiting), `p` landmarks per view; with "
+        "time on a loaded machine is mostly waiting), `p` landmarks per view (a CV: of "
+        "its refitted model); with "
         "`solver='cg'`, the CG iterations (`cg`, all g-steps) and the products with the "
-        "data (`passes`); `chose`: the relevance `feature_relevance='auto'` chose.",
+        "data (`passes`); `chose`: the relevance `feature_relevance='auto'` chose; "
+        "`searched`: the rows of a CV's search (`max_search_rows`).",
         "",
         "| variant | rows | estimator | test accuracy | fit (s) | peak memory (MB) | notes |",
         "|---|---|---|---|---|---|---|",

@@ -3,12 +3,22 @@
 
 import numpy as np
 import pytest
+from sklearn.model_selection import StratifiedKFold
 
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
-from mvkernels.mvml._relevance import learn_feature_relevance
+from mvkernels.mvml._relevance import learn_feature_relevance, learn_feature_relevance_rows
+from mvkernels.mvml.cv import _search
 from mvkernels.mvml.cv._grid import RELEVANCE_SEARCH
+from mvkernels.mvml.cv._search import _held_out_elsewhere
 
 GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0, 4.0], max_iter=2, cv=3)
+
+
+@pytest.fixture(autouse=True)
+def _relevance_at_any_size(monkeypatch):
+    """The axis on small data: "auto" searches the learned relevance from 0 rows (the
+    default threshold, RELEVANCE_MIN_ROWS, has its own test below)."""
+    monkeypatch.setattr(_search, "RELEVANCE_MIN_ROWS", 0)
 
 
 def _noise_columns(seed=0, n=200):
@@ -33,7 +43,7 @@ def _part(results, value):
 
 
 def test_picks_ard_with_pure_noise_columns():
-    Xs, y = _noise_columns()
+    Xs, y = _noise_columns(n=400)
     auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
     none = MVMLClassifierCV(feature_relevance="none", random_state=0, **GRID).fit(Xs, y)
     assert auto.best_params_["feature_relevance"] == "ard"
@@ -77,8 +87,18 @@ def test_each_half_of_the_results_is_the_search_of_its_relevance():
     res = auto.cv_results_
     assert set(np.asarray(res["param_feature_relevance"])) == set(RELEVANCE_SEARCH)
     assert "param_feature_relevance" in res and len(res["params"]) == 2 * _part(res, "ard").sum()
+    # the folds score only the rows the relevance was not learned on: "none" alone on
+    # those folds
+    _, learned = learn_feature_relevance_rows(
+        Xs, np.where(y == "b", 1.0, -1.0)[:, None], random_state=0, max_rows=len(y) // 4
+    )
+    folds = _held_out_elsewhere(list(StratifiedKFold(3).split(Xs[0], y)), learned, len(y))
+    assert all(np.intersect1d(te, learned).size == 0 for _, te in folds)
     for value in RELEVANCE_SEARCH:
-        alone = MVMLClassifierCV(feature_relevance=value, random_state=0, **GRID).fit(Xs, y)
+        given = {"cv": folds} if value == "none" else {}
+        alone = MVMLClassifierCV(feature_relevance=value, random_state=0, **{**GRID, **given}).fit(
+            Xs, y
+        )
         rows = _part(res, value)
         np.testing.assert_array_equal(
             res["mean_test_score"][rows], alone.cv_results_["mean_test_score"]
@@ -144,3 +164,45 @@ def test_auto_searches_none_alone_where_nothing_is_learned():
         MVMLClassifierCV(feature_relevance="ard", **pre).fit(K, y)
     with pytest.raises(ValueError, match="feature_relevance"):
         MVMLClassifierCV(feature_relevance="lasso").fit(Xs, y)
+
+
+def test_auto_searches_the_relevance_from_enough_rows(monkeypatch):
+    # below RELEVANCE_MIN_ROWS complete rows "auto" is "none" alone (the subsample the
+    # scales are learned on would be most of the rows), from it both
+    Xs, y = _noise_columns(n=400)
+    monkeypatch.setattr(_search, "RELEVANCE_MIN_ROWS", 401)
+    auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
+    none = MVMLClassifierCV(feature_relevance="none", random_state=0, **GRID).fit(Xs, y)
+    assert "param_feature_relevance" not in auto.cv_results_ and auto.feature_relevance_ is None
+    np.testing.assert_array_equal(
+        auto.cv_results_["mean_test_score"], none.cv_results_["mean_test_score"]
+    )
+    monkeypatch.setattr(_search, "RELEVANCE_MIN_ROWS", 400)
+    auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
+    assert auto.best_params_["feature_relevance"] == "ard"
+    assert _search.RELEVANCE_MIN_ROWS == 400 and MVMLClassifierCV().feature_relevance == "auto"
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_ridge_folds_with_rows_never_held_out_equal_direct_fits(fit_intercept):
+    # the joint-only candidate's folds when the relevance's rows train every fold: the
+    # training Gram matrices are the total minus the held-out part's, as recomputed ones
+    from mvkernels.mvml._screen import ridge_fold_outputs
+
+    rng = np.random.default_rng(0)
+    U, Y = rng.normal(size=(40, 5)), rng.normal(size=(40, 2))
+    folds = _held_out_elsewhere(
+        [(np.setdiff1d(np.arange(40), te), te) for te in np.array_split(np.arange(40), 4)],
+        np.arange(0, 40, 5),
+        40,
+    )
+    alphas = np.array([0.1, 1.0])
+    got = ridge_fold_outputs(U, Y, folds, alphas, fit_intercept)
+    for D, (tr, te) in zip(got, folds):
+        assert np.intersect1d(te, np.arange(0, 40, 5)).size == 0
+        mu = U[tr].mean(axis=0) if fit_intercept else np.zeros(5)
+        ybar = Y[tr].mean(axis=0) if fit_intercept else np.zeros(2)
+        Uc = U[tr] - mu
+        for a, Da in zip(alphas, D):
+            g = np.linalg.solve(Uc.T @ Uc + a * np.eye(5), Uc.T @ (Y[tr] - ybar))
+            np.testing.assert_allclose(Da, (U[te] - mu) @ g + ybar, rtol=1e-10, atol=1e-12)

@@ -227,6 +227,37 @@ def test_non_partition_splitter_recomputes_training_statistics(rng):
         )
 
 
+def test_rows_never_held_out_train_every_fold(rng):
+    """Held-out parts that leave some rows out (the rows a learned relevance was fitted
+    on): each fold trains on its complement, the statistics are the total (those rows
+    included) minus the held-out part's, equal to recomputed ones."""
+    Xs, y = _data(rng)
+    n, rest = len(y), 15
+    splits = [
+        (np.setdiff1d(np.arange(n), te + rest), te + rest)
+        for _, te in KFold(3).split(np.zeros((n - rest, 1)))
+    ]
+    kw = dict(alphas=[0.1], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, n_landmarks=10)
+    cv = MVMLRegressorCV(joint_view=False, cv=splits, random_state=0, **kw).fit(Xs, y)
+    for i, params in enumerate(cv.cv_results_["params"]):
+        ref = _reference_scores(
+            MVMLRegressor,
+            Xs,
+            y,
+            y[:, None],
+            splits,
+            cv.best_kernel_params_,
+            10,
+            0.1,
+            0.5,
+            params["max_iter"],
+            lambda D, te: r2_score(y[te], D[:, 0]),
+        )
+        np.testing.assert_allclose(
+            [cv.cv_results_[f"split{k}_test_score"][i] for k in range(3)], ref, rtol=1e-10
+        )
+
+
 @pytest.mark.parametrize(
     "kw",
     [

@@ -37,7 +37,13 @@ INTENDED = {
         "multi_class": "auto",
     },
     (MVMLClassifierCV, _MVMLCVBase): {},
-    (MVMLSVCCV, _MVMLCVBase): {"cv": 3, "max_iter": 2, "joint_view": False, "loss": "hinge"},
+    (MVMLSVCCV, _MVMLCVBase): {
+        "cv": 3,
+        "max_iter": 2,
+        "joint_view": False,
+        "loss": "hinge",
+        "feature_relevance": "none",
+    },
 }
 
 

@@ -69,7 +69,9 @@ __all__ = [
     "ard_loo_loss_grad",
     "check_feature_relevance",
     "learn_feature_relevance",
+    "learn_feature_relevance_rows",
     "resolve_feature_relevance",
+    "resolve_feature_relevance_rows",
     "scale_views",
 ]
 
@@ -167,9 +169,10 @@ def ard_loo_loss_grad(params: np.ndarray, X: Any, Y: np.ndarray) -> tuple[float,
 
 def _sample_rows(
     Xs: list, Y: Any, mask: np.ndarray | None, n_rows: int, random_state: Any
-) -> tuple[Any, np.ndarray]:
+) -> tuple[Any, np.ndarray, np.ndarray]:
     """A uniform subsample of the complete rows, views side by side (dense, or CSR when a
-    view is sparse; Dask views and targets are computed for these rows only)."""
+    view is sparse; Dask views and targets are computed for these rows only), its targets
+    and the indices of the rows."""
     complete = np.arange(Xs[0].shape[0]) if mask is None else np.flatnonzero(mask.all(axis=1))
     if complete.size < 4:
         raise ValueError(
@@ -190,7 +193,7 @@ def _sample_rows(
     Yr = Y[rows]
     if is_dask_collection(Yr):
         Yr = Yr.compute()
-    return X, np.asarray(Yr, dtype=np.float64)
+    return X, np.asarray(Yr, dtype=np.float64), rows
 
 
 def _standardised(Y: np.ndarray) -> np.ndarray:
@@ -255,6 +258,8 @@ def learn_feature_relevance(
 ) -> list[np.ndarray]:
     """Learn the per-column relevance of the views (the module docstring's ARD).
 
+    :func:`learn_feature_relevance_rows` also returns the rows it was learned on.
+
     The sampled rows are split in two halves: the ARD scales and the best flat scale are
     learned on the first, and the shrinkage of the ARD scales towards the flat one
     (``log theta_t = (1 - t) log theta_flat + t log theta_ard``, ``t`` in
@@ -295,10 +300,47 @@ def learn_feature_relevance(
     >>> bool(r[0][0] > 5 * max(r[0][1], r[0][2]) and r[1][1] > 5 * r[1][0])
     True
     """
-    X, Yr = _sample_rows(list(Xs), Y, mask, 2 * max_rows, random_state)
+    return learn_feature_relevance_rows(Xs, Y, mask, random_state, max_rows, max_iter)[0]
+
+
+def learn_feature_relevance_rows(
+    Xs: list,
+    Y: Any,
+    mask: np.ndarray | None = None,
+    random_state: Any = None,
+    max_rows: int = RELEVANCE_MAX_ROWS,
+    max_iter: int = RELEVANCE_MAX_ITER,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """:func:`learn_feature_relevance` and the indices of the rows the relevance was
+    learned on (both halves of the subsample; sorted), so that a model selection can
+    score the relevance on the other rows only (the CV estimators' ``"ard"``).
+
+    Parameters
+    ----------
+    Xs, Y, mask, random_state, max_rows, max_iter
+        As :func:`learn_feature_relevance`.
+
+    Returns
+    -------
+    relevance : list of ndarray
+        As :func:`learn_feature_relevance`.
+    rows : ndarray of int
+        The sampled rows (empty when nothing was learned: a flat relevance).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(400, 3)), rng.normal(size=(400, 2))
+    >>> y = np.sin(2 * X1[:, 0]) + np.cos(2 * X2[:, 1])
+    >>> r, rows = learn_feature_relevance_rows([X1, X2], y[:, None], random_state=0, max_rows=50)
+    >>> rows.size
+    100
+    """
+    X, Yr, rows = _sample_rows(list(Xs), Y, mask, 2 * max_rows, random_state)
     fit, held = np.arange(0, X.shape[0], 2), np.arange(1, X.shape[0], 2)
     if held.size < X.shape[1]:  # fewer held-out rows than scales: flat, nothing learned
-        return [np.ones(Xv.shape[1]) for Xv in Xs]
+        return [np.ones(Xv.shape[1]) for Xv in Xs], np.zeros(0, dtype=np.intp)
     p_ard, p_flat = _fit_ard(X[fit], _standardised(Yr[fit]), max_iter)
     X_held, Y_held = X[held], _standardised(Yr[held])
     best, best_loss = p_flat, np.inf
@@ -313,7 +355,7 @@ def learn_feature_relevance(
         sv = s[start_col : start_col + Xv.shape[1]]
         start_col += Xv.shape[1]
         out.append(sv / np.sqrt(np.mean(sv * sv)))
-    return out
+    return out, np.sort(rows)
 
 
 def check_feature_relevance(value: Any, widths: list[int]) -> list[np.ndarray]:
@@ -373,8 +415,36 @@ def resolve_feature_relevance(
     -------
     list of ndarray or None
     """
+    return resolve_feature_relevance_rows(spec, Xs, Y, mask, kernel, random_state)[0]
+
+
+def resolve_feature_relevance_rows(
+    spec: Any,
+    Xs: list,
+    Y: Any,
+    mask: np.ndarray | None,
+    kernel: Any,
+    random_state: Any,
+    max_rows: int = RELEVANCE_MAX_ROWS,
+) -> tuple[list[np.ndarray] | None, np.ndarray]:
+    """:func:`resolve_feature_relevance` and the rows a learned relevance was learned on
+    (:func:`learn_feature_relevance_rows`; empty when none was learned).
+
+    Parameters
+    ----------
+    spec, Xs, Y, mask, kernel, random_state
+        As :func:`resolve_feature_relevance`.
+    max_rows : int, default=RELEVANCE_MAX_ROWS
+        Rows of each half of the subsample (:func:`learn_feature_relevance`).
+
+    Returns
+    -------
+    relevance : list of ndarray or None
+    rows : ndarray of int
+    """
+    none = np.zeros(0, dtype=np.intp)
     if isinstance(spec, str) and spec == "none":
-        return None
+        return None, none
     kernels = kernel if isinstance(kernel, (list, tuple)) else [kernel]
     if any(isinstance(k, str) and k == "precomputed" for k in kernels):
         raise ValueError(
@@ -382,8 +452,8 @@ def resolve_feature_relevance(
             "none: use feature_relevance='none'"
         )
     if isinstance(spec, str):  # "ard" (validated by the estimator's constraints)
-        return learn_feature_relevance(Xs, Y, mask, random_state)
-    return check_feature_relevance(spec, [int(Xv.shape[1]) for Xv in Xs])
+        return learn_feature_relevance_rows(Xs, Y, mask, random_state, max_rows)
+    return check_feature_relevance(spec, [int(Xv.shape[1]) for Xv in Xs]), none
 
 
 def scale_views(Xs: list, relevance: list[np.ndarray] | None) -> Any:

@@ -266,9 +266,10 @@ def ridge_fold_outputs(
     ``alpha``: fold ``k``'s model is ``g = (U_tr^T U_tr + alpha I)^{-1} U_tr^T y_tr``
     (MVML_I on a single view), its outputs ``U_te g``.
 
-    The training Gram matrix of a fold is the total minus the held-out part's when the
-    folds partition the rows (one ``O(n d^2)`` product in all), and each (fold, ``alpha``)
-    costs one Cholesky factorisation (:func:`ridge_solve`).
+    The training Gram matrix of a fold is the total minus the held-out part's when each
+    fold trains on all the rows it does not hold out, the held-out parts disjoint (one
+    ``O(n d^2)`` product in all), and each (fold, ``alpha``) costs one Cholesky
+    factorisation (:func:`ridge_solve`).
 
     Parameters
     ----------
@@ -303,8 +304,10 @@ def ridge_fold_outputs(
     True
     """
     n = U.shape[0]
+    # each fold trains on the rows it does not hold out (disjoint held-out parts; rows
+    # never held out train every fold): the totals minus the held-out part's
     covered = np.sort(np.concatenate([te for _, te in splits]))
-    partition = np.array_equal(covered, np.arange(n)) and all(
+    partition = bool(np.all(np.diff(covered) > 0)) and all(
         tr.size + te.size == n for tr, te in splits
     )
     # the rows weighted on one side of each product (unweighted: the rows themselves)

@@ -114,25 +114,39 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         means (from the total-minus-held-out statistics), the held-out outputs add each
         candidate's offset, the leave-one-out screen uses ridge with the intercept, and
         the refitted ``best_estimator_`` has it.
-    feature_relevance : {"none", "ard", "auto"} or list of array-like, default="none"
-        As :class:`~mvkernels.MVMLRegressor`. ``"ard"`` learns the column scales once, on
-        all the training rows before the search (not per fold: the folds' statistics are
-        those of all the rows minus the held-out ones, which needs one feature space for
-        every fold, so per-fold scales would cost one search per fold; the held-out rows
-        of the folds thus took part in learning these few scales, an optimism of the CV
-        scores); every candidate is fitted on the scaled views and ``best_estimator_``
-        gets the scales as a fixed ``feature_relevance``. ``"auto"``: a search along the
-        relevance axis, ``"none"`` and ``"ard"`` (scales learned once, as for ``"ard"``)
-        on the same folds, their candidates side by side in ``cv_results_`` (column
-        ``param_feature_relevance``) and the better one kept (ties to ``"none"``;
-        ``best_params_["feature_relevance"]``); about the cost of ``"ard"`` plus one
-        search, and one search when the learned relevance is flat (its candidates are
-        then those of ``"none"``, with their scores). The optimism above favours
-        ``"ard"`` when the learning's subsample (at most 1,000 rows) holds many of the
-        rows: on digits (600 rows) ``"auto"`` chose ``"ard"``, 0.5 to 0.8 points below
-        ``"none"`` in test accuracy (``docs/results/benchmarks/relevance.md``), hence the
-        default ``"none"``. With ``sample_weight`` or ``class_weight`` (no learned scales
-        yet) and precomputed kernels (no columns), ``"auto"`` searches ``"none"`` alone.
+    feature_relevance : {"none", "ard", "auto"} or list of array-like, default="auto"
+        As :class:`~mvkernels.MVMLRegressor`. ``"ard"`` learns the column scales once,
+        before the search, on a subsample of at most half the (searched) rows and at most
+        1,000 (not per fold: the folds' statistics are those of all the rows minus the
+        held-out ones, which needs one feature space for every fold). So that the scores
+        of the scaled views are not those of the rows the scales were fitted to, every
+        fold moves the subsample's rows from its held-out part to its training part: the
+        folds score the other rows only. Every candidate is fitted on the scaled views and
+        ``best_estimator_`` gets the scales as a fixed ``feature_relevance``. ``"auto"``
+        (the default): a search along the relevance axis, ``"none"`` and ``"ard"`` (scales
+        learned once, as for ``"ard"``) on the same folds, their candidates side by side
+        in ``cv_results_`` (column ``param_feature_relevance``) and the better one kept
+        (ties to ``"none"``; ``best_params_["feature_relevance"]``); about the cost of
+        ``"ard"`` plus one search, and one search when the learned relevance is flat (its
+        candidates are then those of ``"none"``, with their scores, on the folds as
+        given). Below 2,000 complete (searched) rows, where the subsample would be most
+        of the rows, ``"auto"`` is ``"none"`` alone: on the real-data benchmark sets
+        (300 to 1,000 rows) ``"auto"`` searched on every size scored as ``"none"``
+        (``docs/results/benchmarks/relevance.md``), while with a few relevant columns
+        among many it gains about 24 points (``scale_cv.md``). With ``sample_weight``
+        or ``class_weight`` (no learned scales yet) and precomputed kernels (no
+        columns), ``"auto"`` searches ``"none"`` alone.
+    max_search_rows : int >= 2, "auto" or None, default="auto"
+        Large data: above this many rows, the search (relevance, screen, folds) runs on a
+        subsample of ``max_search_rows`` rows (uniform; stratified by class for the
+        classifiers; seeded by ``random_state``) and only the refit sees every row, with
+        the capacity of all of them: under ``n_landmarks="auto"`` / ``"grow"`` the
+        refit's landmarks per view are ``grown_n_landmarks`` of all the rows (``sqrt(n)`` above
+        40,000 rows for three views), never fewer than the search's, and its statistics
+        are accumulated in row chunks (memory ``O(M^2 + chunk M)`` for ``M`` features).
+        ``"auto"``: 20,000 rows; None: every row. Applies to complete in-memory views
+        without landmark indices or precomputed kernels; below the threshold nothing
+        changes. ``n_search_rows_`` is the rows searched.
 
     Attributes
     ----------
@@ -163,6 +177,9 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     feature_relevance_ : list of ndarray or None
         The column scales ``best_estimator_`` uses (see ``feature_relevance``); None for
         ``"none"`` (and for ``"auto"`` when ``"none"`` was chosen).
+    n_search_rows_ : int
+        The rows the search ran on (all of them, or ``max_search_rows``; the rows of
+        positive weight with ``sample_weight``).
     best_index_, n_splits_, cv_time_
 
     See Also
@@ -213,7 +230,7 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-n_finalists, missing_views, fit_intercept, feature_relevance
+n_finalists, missing_views, fit_intercept, feature_relevance, max_search_rows
         As :class:`MVMLRegressorCV`.
     class_weight : None, "balanced" or dict, default=None
         As :class:`~mvkernels.MVMLClassifier`: multiplies the loss weight of the rows of
@@ -264,7 +281,7 @@ n_finalists, missing_views, fit_intercept, feature_relevance
     best_estimator_ : MVMLClassifier
         The refitted model (``refit=True``).
     best_params_, best_score_, best_kernel_params_, cv_results_, n_iter_, best_index_, \
-n_splits_, cv_time_, feature_relevance_
+n_splits_, cv_time_, feature_relevance_, n_search_rows_
         As :class:`MVMLRegressorCV`.
 
     See Also
@@ -286,14 +303,14 @@ n_splits_, cv_time_, feature_relevance_
     >>> clf.best_estimator_.predict([X1, X2]).shape
     (40,)
 
-    The relevance axis: "none" and "ard" on the same folds (here 3 of the 4 columns of
-    each view are noise, and "ard" wins):
+    The relevance axis of the default ``feature_relevance="auto"`` (from 2,000 rows):
+    "none" and "ard" on the same folds (here 3 of the 4 columns of each view are noise,
+    and "ard" wins):
 
-    >>> X1, X2 = rng.normal(size=(150, 4)), rng.normal(size=(150, 4))
+    >>> X1, X2 = rng.normal(size=(2000, 4)), rng.normal(size=(2000, 4))
     >>> y = np.where(np.sin(2 * X1[:, 0]) + X2[:, 0] > 0, "a", "b")
     >>> clf = MVMLClassifierCV(
-    ...     feature_relevance="auto", cv=3, alphas=[0.01, 0.1], bandwidth_factors=[1.0, 4.0],
-    ...     random_state=0,
+    ...     cv=3, alphas=[0.01, 0.1], bandwidth_factors=[1.0, 4.0], random_state=0
     ... ).fit([X1, X2], y)
     >>> searched = sorted(set(clf.cv_results_["param_feature_relevance"]))
     >>> clf.best_params_["feature_relevance"], searched
@@ -341,7 +358,8 @@ n_splits_, cv_time_, feature_relevance_
         missing_views: str = "reduced",
         loss: str = "squared",
         fit_intercept: bool = False,
-        feature_relevance: Any = "none",
+        feature_relevance: Any = "auto",
+        max_search_rows: int | str | None = "auto",
         class_weight: Any = None,
         multi_class: str = "ovr",
     ):
@@ -375,6 +393,7 @@ n_splits_, cv_time_, feature_relevance_
             loss=loss,
             fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
+            max_search_rows=max_search_rows,
         )
         self.class_weight = class_weight
         self.multi_class = multi_class
@@ -415,8 +434,12 @@ class MVMLSVCCV(MVMLClassifierCV):
     ----------
     alphas, etas, bandwidth_factors, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, step_size, n_a_steps, sparse_threshold, \
-eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_relevance
+eig_floor, chunk_size, views, random_state, verbose, missing_views, max_search_rows
         As :class:`MVMLClassifierCV`.
+    feature_relevance : {"none", "ard", "auto"} or list of array-like, default="none"
+        As :class:`MVMLClassifierCV`, but ``"none"`` by default: every hinge-loss
+        candidate runs its own solver, so ``"auto"`` doubles the search, and it was not
+        measured for the hinge loss.
     loss : {"hinge"}, default="hinge"
         The hinge loss only (``MVMLClassifierCV(loss="auto")`` searches both losses).
     fit_intercept : bool, default=False
@@ -456,7 +479,7 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views, feature_rele
     Attributes
     ----------
     best_params_, best_score_, best_kernel_params_, cv_results_, best_estimator_, \
-n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
+n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_, n_search_rows_
         As :class:`MVMLClassifierCV`; ``best_estimator_`` is a fitted
         :class:`~mvkernels.MVMLSVC`.
 
@@ -517,6 +540,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
         loss: str = "hinge",
         fit_intercept: bool = False,
         feature_relevance: Any = "none",
+        max_search_rows: int | str | None = "auto",
         class_weight: Any = None,
         multi_class: str = "ovr",
     ):
@@ -550,6 +574,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_
             loss=loss,
             fit_intercept=fit_intercept,
             feature_relevance=feature_relevance,
+            max_search_rows=max_search_rows,
             class_weight=class_weight,
             multi_class=multi_class,
         )

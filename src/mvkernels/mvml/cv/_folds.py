@@ -532,16 +532,30 @@ class _FoldScoring:
                     test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
                 elif not batched:
                     test_mom.append(_class_moments(U, yi[te], Y.shape[1], lw_te))
+        # each fold trains on the rows it does not hold out (disjoint held-out parts):
+        # its statistics are the total minus its held-out part's; rows never held out
+        # (e.g. those a learned relevance was fitted on) count in the total
         all_te = np.sort(np.concatenate([te for _, te in splits]))
         partition = (
-            all_te.size == n
-            and np.array_equal(all_te, np.arange(n))
+            all_te.size <= n
+            and np.all(np.diff(all_te) > 0)
             and all(tr.size + te.size == n for tr, te in splits)
         )
         total: Any = None
         if partition and not batched:
-            total = test_mom[0]
-            for mom in test_mom[1:]:
+            parts = list(test_mom)
+            if all_te.size < n:
+                rest = np.setdiff1d(np.arange(n), all_te)
+                lw_rest = None if S.loss_weight is None else S.loss_weight[rest]
+                if U_all is None:
+                    Xr = take_rows(Xs, rest)
+                    parts.append(nys.moments(Xr, Y[rest], sample_weight=lw_rest).symmetrize())
+                elif yi is None:
+                    parts.append(FeatureMoments.from_features(U_all[rest], Y[rest], lw_rest))
+                else:
+                    parts.append(_class_moments(U_all[rest], yi[rest], Y.shape[1], lw_rest))
+            total = parts[0]
+            for mom in parts[1:]:
                 total = total.merge(mom) if yi is None else [a.merge(b) for a, b in zip(total, mom)]
         out = np.full((len(S.joints), alphas.size, etas.size, K, len(splits)), np.nan)
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None

@@ -215,6 +215,11 @@ def _cv_constraints() -> dict:
         }
     )
     base["feature_relevance"] = [StrOptions({*FEATURE_RELEVANCE, "auto"}), list]
+    base["max_search_rows"] = [
+        StrOptions({"auto"}),
+        Interval(Integral, 2, None, closed="left"),
+        None,
+    ]
     return base
 
 

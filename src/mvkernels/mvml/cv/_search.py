@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -21,12 +22,13 @@ from ..._kernel_families import kernel_takes_sparse
 from ..._threads import serial_blas
 from ..._validation import check_views, observed_mask, take_rows, validate_array_input
 from ..._weights import class_weight_of_rows
-from ...kernels import make_view_kernels
+from ...kernels import make_view_kernels, subsample_indices
 from ...nystrom import check_landmark_count
 from ...nystrom._landmarks import is_index_landmarks
 from .._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from .._base import (
     _BaseMVML,
+    grown_n_landmarks,
     named_n_landmarks,
     refuse_dropped_rows_of_kernels,
     regression_targets,
@@ -44,7 +46,7 @@ from .._metric import metric_kind
 from .._multiclass import fit_pairwise_calibration, ovo_pairs
 from .._proba import BestOutOfFold, fit_softmax_calibration
 from .._reduced import fit_reduced_models
-from .._relevance import resolve_feature_relevance, scale_views
+from .._relevance import RELEVANCE_MAX_ROWS, resolve_feature_relevance_rows, scale_views
 from ._folds import _FoldScoring
 from ._grid import (
     LOSS_SEARCHES,
@@ -79,12 +81,78 @@ class _SearchData:
     loss_weight: np.ndarray | None = None
     #: with sample_weight: the views, labels and weights as given (the refit's input)
     given: tuple | None = None
+    #: a search on a subsample of the rows (``max_search_rows``): the views and labels of
+    #: all the rows, the refit's input
+    full: tuple | None = None
 
 
 def _precomputed(kernel: Any) -> bool:
     """Whether some view's kernel is precomputed (no columns to scale)."""
     kernels = kernel if isinstance(kernel, (list, tuple)) else [kernel]
     return any(isinstance(k, str) and k == "precomputed" for k in kernels)
+
+
+#: rows above which ``max_search_rows="auto"`` searches a subsample of this many rows
+SEARCH_MAX_ROWS = 20_000
+#: complete rows from which ``feature_relevance="auto"`` searches the learned relevance:
+#: its full subsample (2 x RELEVANCE_MAX_ROWS) is then at most half the rows
+RELEVANCE_MIN_ROWS = 4 * RELEVANCE_MAX_ROWS
+
+
+def search_subsample(n: int, size: int, labels: np.ndarray | None, random_state: Any) -> np.ndarray:
+    """Sorted indices of ``size`` of ``n`` rows drawn uniformly, stratified by ``labels``
+    when given (each class its share of ``size``, largest remainders first, at least 2
+    rows of a class that has them, taken from the largest classes' shares).
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    size : int
+        Number of rows to draw (``< n``).
+    labels : ndarray of shape (n,) or None
+        Class labels (classifiers), None for a uniform draw.
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    ndarray of int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.repeat([0, 1, 2], [600, 300, 100])
+    >>> rows = search_subsample(1000, 100, y, random_state=0)
+    >>> np.bincount(y[rows]).tolist()
+    [60, 30, 10]
+    """
+    rng = check_random_state(random_state)
+    if labels is None:
+        return subsample_indices(n, size, rng)
+    _, yi, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    quota = counts * (size / n)
+    take = np.floor(quota).astype(int)
+    take[np.argsort(take - quota, kind="stable")[: size - int(take.sum())]] += 1
+    take = np.minimum(np.maximum(take, np.minimum(counts, 2)), counts)
+    for _ in range(int(take.sum()) - size):  # the rows added to small classes: from the largest
+        take[np.argmax(take)] -= 1
+    order = np.argsort(yi, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    rows = [
+        order[starts[c] : starts[c + 1]][subsample_indices(int(counts[c]), int(take[c]), rng)]
+        for c in range(counts.size)
+    ]
+    return np.sort(np.concatenate(rows))
+
+
+def _held_out_elsewhere(splits: list, rows: np.ndarray, n: int) -> list:
+    """The folds with ``rows`` (those a learned relevance was fitted on) moved from every
+    held-out part to its training part: each fold scores the other rows only. The folds
+    as given when a held-out part would be left empty."""
+    inside = np.zeros(n, dtype=bool)
+    inside[rows] = True
+    moved = [(np.sort(np.concatenate([tr, te[inside[te]]])), te[~inside[te]]) for tr, te in splits]
+    return splits if any(te.size == 0 for _, te in moved) else moved
 
 
 class _MVMLCVBase(_FoldScoring, BaseEstimator):
@@ -133,7 +201,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         missing_views: str = "reduced",
         loss: str = "squared",
         fit_intercept: bool = False,
-        feature_relevance: Any = "none",
+        feature_relevance: Any = "auto",
+        max_search_rows: int | str | None = "auto",
     ):
         self.alphas = alphas
         self.etas = etas
@@ -164,6 +233,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         self.loss = loss
         self.fit_intercept = fit_intercept
         self.feature_relevance = feature_relevance
+        self.max_search_rows = max_search_rows
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -416,6 +486,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             data = self._weighted_data(X, y, sample_weight)
         else:
             data = self._search_data(X, y)
+        self.n_search_rows_ = int(data.Xs[0].shape[0])
         relevances = self._searched_relevances(data)
         if len(relevances) == 1:
             winner = self._search_part_axes(data)
@@ -443,19 +514,42 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         Y, y_split, y_score = self._encode(y)
         if Y.shape[0] != n:
             raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        # large data: the search on a (stratified) subsample, the refit on every row
+        full = None
+        size = self._search_size(Xs, mask, n)
+        if size is not None:
+            rows = search_subsample(n, size, y_split, self.random_state)
+            full = (Xs, y)
+            Xs, y, n = take_rows(Xs, rows), np.asarray(y)[rows], size
+            Y, y_score = Y[rows], y_score[rows]
+            y_split = None if y_split is None else y_split[rows]
+            self._cv_n_in = n
         splitter = check_cv(self.cv, y_split, classifier=is_classifier(self))
         splits = [
             (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)), y_split)
         ]
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
-        # the column scales, learned once on all the training rows (not per fold), before
-        # the search of every loss
+        # the column scales, learned once (not per fold) on a subsample of at most half
+        # the rows, before the search of every loss; the folds score the other rows only
+        # (the subsample trains every fold), so that the scores of the scaled views are
+        # not those of the rows the scales were fitted to
         spec = self.feature_relevance
+        n_complete = n if mask is None else int(mask.all(axis=1).sum())
         if isinstance(spec, str) and spec == "auto":  # learned where there are columns
-            spec = "none" if _precomputed(self.kernel) else "ard"
-        self.feature_relevance_ = resolve_feature_relevance(
-            spec, Xs, Y, mask, self.kernel, self.random_state
+            few = n_complete < RELEVANCE_MIN_ROWS  # and rows to learn on and to score
+            spec = "none" if few or _precomputed(self.kernel) else "ard"
+        self.feature_relevance_, learned_rows = resolve_feature_relevance_rows(
+            spec,
+            Xs,
+            Y,
+            mask,
+            self.kernel,
+            self.random_state,
+            max_rows=max(1, min(RELEVANCE_MAX_ROWS, n_complete // 4)),
         )
+        flat = all(np.all(r == 1.0) for r in self.feature_relevance_ or ())
+        if not flat:
+            splits = _held_out_elsewhere(splits, learned_rows, n)
         return _SearchData(
             scale_views(Xs, self.feature_relevance_),
             y,
@@ -466,7 +560,26 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             scorer,
             Xs_input=Xs,
             relevance=self.feature_relevance_,
+            full=full,
         )
+
+    def _search_size(self, Xs: Any, mask: np.ndarray | None, n: int) -> int | None:
+        """The rows of the search's subsample (``max_search_rows``), None to search every
+        row: in-memory complete views, column inputs (no precomputed kernel) and no
+        landmark indices (they name rows of all the data)."""
+        limit = self.max_search_rows
+        if isinstance(limit, str):  # "auto"
+            limit = SEARCH_MAX_ROWS
+        if (
+            limit is None
+            or n <= limit
+            or mask is not None
+            or views_kind(Xs) == "dask"
+            or _precomputed(self.kernel)
+            or is_index_landmarks(self.landmarks)
+        ):
+            return None
+        return int(limit)
 
     def _weighted_data(self, X: Any, y: Any, sample_weight: Any) -> _SearchData:
         """The search's data with ``sample_weight`` or ``class_weight`` (see :meth:`fit`):
@@ -679,6 +792,15 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         Xs, y, mask = data.Xs, data.y, data.mask
         dask_input = views_kind(Xs) == "dask"
         n_landmarks, n_landmarks_only = self._n_landmarks_search
+        if data.full is not None and isinstance(self.n_landmarks, str):
+            # searched on a subsample: capacity that grows with the rows of the refit
+            # (never fewer than the search's; the joint-only candidate's count, bounded by
+            # its cost, would shrink)
+            n_all, v = data.full[0][0].shape[0], len(data.full[0])
+            grown = grown_n_landmarks(n_all, v, self._base_class._auto_feature_budget)
+            n_landmarks = max(grown, int(n_landmarks))
+            if n_landmarks_only is not None:
+                n_landmarks_only = max(grown, int(n_landmarks_only))
         best = self.best_params_
         est = self._base_estimator().set_params(
             alpha=best["alpha"],
@@ -699,6 +821,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 est.set_params(class_weight=getattr(self, "class_weight", None))
             Xs_in, y_in, w_in = data.given
             self.best_estimator_ = est.fit(Xs_in, y_in, sample_weight=w_in)
+        elif data.full is not None:  # every row, the relevance fixed (scaled in the fit)
+            self.best_estimator_ = est.fit(*data.full)
         else:
             self.best_estimator_ = est.fit(data.Xs_input, y)  # the views validated above
         for name in ("n_features_in_", "feature_names_in_"):  # what predict checks
