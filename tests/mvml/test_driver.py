@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
+from mvkernels.mvml import _driver as driver
 from mvkernels.mvml._driver import PathState, alternate, reference_path, reference_paths
 from mvkernels.mvml._metric import PSDFactor
 
@@ -177,3 +178,105 @@ def test_identity_factor_is_the_factor_of_the_identity():
     b = np.arange(4.0)
     np.testing.assert_array_equal(f.solve(b), g.solve(b))
     assert f.quad(b) == g.quad(b) and f.rank == 4
+
+
+# ------------------------------------------------------- batched over the regularisation path
+_GRID = [(0.3, 0.5), (0.3, 2.0), (2.0, 0.5), (2.0, 2.0)]
+
+
+def _at(cls, params, alpha, eta):
+    """The loss of an estimator built at ``(alpha, eta)`` (not through ``Loss.at``)."""
+    est = cls(random_state=0, alpha=alpha, eta=eta, **params)
+    est._check_params()
+    return est._make_loss()
+
+
+@pytest.mark.parametrize("variant", list(_REFERENCE_VARIANTS))
+def test_regularisation_path_equals_per_pair_runs(variant, monkeypatch):
+    """Every ``(alpha, eta)`` of a grid run as one batch gets the results of a run at that
+    pair alone (to 1e-10); a loss without solver state computes the first g-steps of every
+    ``alpha`` in one ``g_steps_path`` call (the ``eta`` of an ``alpha`` share theirs), the
+    hinge loss one ``g_steps`` call per pair."""
+    cls, params, which = _REFERENCE_VARIANTS[variant]
+    loss, problem, A0 = _reference_problem(cls, params, which)
+    T = problem.n_targets
+    calls = []
+    for name in ("g_steps", "g_steps_path"):
+        method = getattr(type(loss), name)
+
+        def counted(self, problem, targets, *args, _name=name, _method=method):
+            calls.append((_name, len(targets), float(self.alpha)))
+            return _method(self, problem, targets, *args)
+
+        monkeypatch.setattr(type(loss), name, counted)
+    batch = reference_paths(loss, problem, A0, record_path=True, grid=_GRID)
+    assert len(batch) == len(_GRID) * T
+    first = calls[: 1 if loss.new_state() is None else len(_GRID)]
+    if loss.new_state() is None:
+        assert first == [("g_steps_path", T, _GRID[0][0])]
+    else:
+        assert [c[:2] for c in first] == [("g_steps", T)] * len(_GRID)
+    for p, (a, e) in enumerate(_GRID):
+        alone = reference_paths(_at(cls, params, a, e), problem, A0, record_path=True)
+        for t in range(T):
+            _assert_same_result(batch[p * T + t], alone[t])
+
+
+def test_regularisation_path_in_chunks_equals_one_batch(monkeypatch):
+    """A grid over the memory budget runs in chunks of whole alphas: the same results."""
+    loss, problem, A0 = _reference_problem(*_REFERENCE_VARIANTS["weights, classes"])
+    whole = reference_paths(loss, problem, A0, record_path=True, grid=_GRID)
+    T, d = problem.n_targets, A0.shape[0]
+    monkeypatch.setattr(driver, "GRID_BYTES", 2 * T * 16 * d * d)  # two pairs a chunk
+    assert driver._grid_chunks(_GRID, T * 16 * d * d) == [_GRID[:2], _GRID[2:]]
+    assert driver._grid_chunks(_GRID[1:], T * 16 * d * d) == [_GRID[1:2], _GRID[2:]]
+    for a, b in zip(reference_paths(loss, problem, A0, record_path=True, grid=_GRID), whole):
+        _assert_same_result(a, b)
+
+
+@pytest.mark.parametrize("mode", ["nystrom", "full"])
+@pytest.mark.parametrize("factor_kind", ["identity", "cholesky", "eigh"])
+def test_square_loss_g_steps_path_equals_g_steps_at_each_alpha(mode, factor_kind):
+    """One eigendecomposition gives the square-loss g-step at every alpha (eq. 8 / 15):
+    the Cholesky solves of ``g_steps`` to 1e-10, for the factor of ``I``, of a positive
+    definite metric and of a singular one."""
+    cls, params, _ = _REFERENCE_VARIANTS[
+        "full, dense, classes" if mode == "full" else "sparse, classes"
+    ]
+    loss, problem, A0 = _reference_problem(cls, params, "labels")
+    d, v, T = A0.shape[0], problem.n_views, problem.n_targets
+    rng = np.random.RandomState(1)
+    B = rng.randn(d, d - 3 if factor_kind == "eigh" else d)
+    factor = {
+        "identity": PSDFactor.identity(d),
+        "cholesky": PSDFactor(B @ B.T / d + 0.1 * np.eye(d)),
+        "eigh": PSDFactor(B @ B.T / d),
+    }[factor_kind]
+    assert factor.kind == ("eigh" if factor_kind == "eigh" else "cholesky")
+    w = rng.dirichlet(np.ones(v))
+    alphas = np.array([0.05, 1.0, 20.0])
+    got = loss.g_steps_path(problem, [2, 0], factor, w, alphas)
+    assert got.shape == (3, 2, d)
+    for i, a in enumerate(alphas):
+        want = loss.at(a, loss.eta).g_steps(problem, [2, 0], factor, w, [None, None])
+        np.testing.assert_allclose(got[i], want, rtol=0, atol=1e-10 * np.abs(want).max())
+    assert T == 3
+
+
+def test_solve_path_of_a_structured_fit_equals_per_pair_fits():
+    """``_solve_path`` on a fit the structured solver takes (the hinge loss, identity
+    metric) runs each pair as the estimator set to that pair would."""
+    Xs, _, labels = _data()
+    est = MVMLSVC(metric="identity", n_landmarks=8, random_state=0)
+    est._check_params()
+    Y = est._encode_targets(labels, 3)
+    problem = est._build_problem(Xs, Y)
+    grid = [(0.3, 1.0), (2.0, 1.0)]
+    per_pair = est._solve_path(problem, grid, record_path=True)
+    assert est.solver_ == "structured"
+    for (a, _), res in zip(grid, per_pair):
+        one = MVMLSVC(metric="identity", n_landmarks=8, random_state=0, alpha=a)
+        one._check_params()
+        for r, s in zip(res, one._solve(one._build_problem(Xs, Y), record_path=True)):
+            np.testing.assert_allclose(r["g"], s["g"], rtol=0, atol=1e-10 * np.abs(s["g"]).max())
+            assert r["intercept"] == s["intercept"]
