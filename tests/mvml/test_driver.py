@@ -196,7 +196,7 @@ def test_regularisation_path_equals_per_pair_runs(variant, monkeypatch):
     """Every ``(alpha, eta)`` of a grid run as one batch gets the results of a run at that
     pair alone (to 1e-10); a loss without solver state computes the first g-steps of every
     ``alpha`` in one ``g_steps_path`` call (the ``eta`` of an ``alpha`` share theirs), the
-    hinge loss one ``g_steps`` call per pair."""
+    hinge loss one ``g_steps`` call per ``alpha`` (its solver state copied to the etas)."""
     cls, params, which = _REFERENCE_VARIANTS[variant]
     loss, problem, A0 = _reference_problem(cls, params, which)
     T = problem.n_targets
@@ -211,11 +211,10 @@ def test_regularisation_path_equals_per_pair_runs(variant, monkeypatch):
         monkeypatch.setattr(type(loss), name, counted)
     batch = reference_paths(loss, problem, A0, record_path=True, grid=_GRID)
     assert len(batch) == len(_GRID) * T
-    first = calls[: 1 if loss.new_state() is None else len(_GRID)]
     if loss.new_state() is None:
-        assert first == [("g_steps_path", T, _GRID[0][0])]
-    else:
-        assert [c[:2] for c in first] == [("g_steps", T)] * len(_GRID)
+        assert calls[0] == ("g_steps_path", T, _GRID[0][0])
+    else:  # one call per alpha, its etas' solver states copied
+        assert calls[:2] == [("g_steps", T, _GRID[0][0]), ("g_steps", T, _GRID[2][0])]
     for p, (a, e) in enumerate(_GRID):
         alone = reference_paths(_at(cls, params, a, e), problem, A0, record_path=True)
         for t in range(T):

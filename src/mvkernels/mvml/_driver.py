@@ -24,6 +24,7 @@ g-step, so that ``coef_`` is the exact minimiser for the returned metric and wei
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -396,37 +397,41 @@ def _shared_g_steps(problem: MVMLProblem, runs: list[_Target]) -> np.ndarray:
     A-step and w-step, and all of them throughout with a fixed metric and fixed
     weights), in first-appearance order.
 
-    A loss without solver state (:meth:`Loss.new_state` None) computes each
-    ``(alpha, target)`` of a group once (the runs at the ``eta`` of one ``alpha`` share
-    their first g-step): one :meth:`Loss.g_steps` call for one ``alpha``, one
-    :meth:`Loss.g_steps_path` call (one factorisation for every ``alpha``) for several.
-    A loss with state (the hinge loss: its solver's warm start) runs one
-    :meth:`Loss.g_steps` call per ``(alpha, eta)`` of a group, its runs' states."""
+    Within such a group each ``(alpha, target)`` is solved once (the runs at the ``eta``
+    of one ``alpha`` share their first g-step; a run of a loss with solver state, the
+    hinge loss, gets a copy of the solver's state, which the same g-steps on the same
+    data made equal): one :meth:`Loss.g_steps` call per ``alpha`` (all its targets on
+    one factorisation), or, for a loss without solver state and several ``alpha``, one
+    :meth:`Loss.g_steps_path` call (one factorisation for every ``alpha``)."""
     groups: dict[tuple[int, int], list[int]] = {}
     for j, r in enumerate(runs):
         groups.setdefault((id(r.factor), id(r.w)), []).append(j)
     G = np.empty((len(runs), runs[0].g.shape[0]))
     for js in groups.values():
         r0 = runs[js[0]]
-        if r0.state is not None:
-            per_loss: dict[int, list[int]] = {}
-            for j in js:
-                per_loss.setdefault(id(runs[j].loss), []).append(j)
-            for ks in per_loss.values():
+        first: dict[tuple[float, int], int] = {}  # (alpha, target) -> the run solving it
+        for j in js:
+            first.setdefault((float(runs[j].loss.alpha), runs[j].t), j)
+        by_alpha: dict[float, list[int]] = {}
+        for (a, _), k in first.items():
+            by_alpha.setdefault(a, []).append(k)
+        if r0.state is None and len(by_alpha) > 1:
+            targets = list(dict.fromkeys(runs[k].t for k in first.values()))
+            X = r0.loss.g_steps_path(problem, targets, r0.factor, r0.w, np.array(list(by_alpha)))
+            for i, ks in enumerate(by_alpha.values()):
+                for k in ks:
+                    G[k] = X[i, targets.index(runs[k].t)]
+        else:
+            for ks in by_alpha.values():
                 G[ks] = runs[ks[0]].loss.g_steps(
                     problem, [runs[k].t for k in ks], r0.factor, r0.w, [runs[k].state for k in ks]
                 )
-            continue
-        alphas = list(dict.fromkeys(float(runs[j].loss.alpha) for j in js))
-        targets = list(dict.fromkeys(runs[j].t for j in js))
-        col = {t: i for i, t in enumerate(targets)}
-        if len(alphas) == 1:
-            X = r0.loss.g_steps(problem, targets, r0.factor, r0.w, [None] * len(targets))[None]
-        else:
-            X = r0.loss.g_steps_path(problem, targets, r0.factor, r0.w, np.asarray(alphas))
-        at = {a: i for i, a in enumerate(alphas)}
         for j in js:
-            G[j] = X[at[float(runs[j].loss.alpha)], col[runs[j].t]]
+            k = first[(float(runs[j].loss.alpha), runs[j].t)]
+            if k != j:
+                G[j] = G[k]
+                if runs[k].state is not None:
+                    runs[j].state = copy.deepcopy(runs[k].state)
     return G
 
 
