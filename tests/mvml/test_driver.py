@@ -279,3 +279,30 @@ def test_solve_path_of_a_structured_fit_equals_per_pair_fits():
         for r, s in zip(res, one._solve(one._build_problem(Xs, Y), record_path=True)):
             np.testing.assert_allclose(r["g"], s["g"], rtol=0, atol=1e-10 * np.abs(s["g"]).max())
             assert r["intercept"] == s["intercept"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(metric="sparse", n_landmarks=10),
+        dict(learn_weights=True, n_landmarks=None),
+        dict(metric="sparse", learn_weights=True, n_landmarks=None),
+    ],
+    ids=["sparse", "full, weights", "full, sparse + weights"],
+)
+def test_cv_over_a_grid_scores_each_pair_as_alone(params):
+    """A CV whose folds run the whole (alpha, eta) grid as one batch (the fold paths in
+    Nystrom mode, the full-kernel search) scores every candidate as a CV over that pair
+    alone (R^2, to 1e-10)."""
+    from mvkernels import MVMLRegressorCV
+
+    Xs, Y, _ = _data(n=45)
+    common = dict(bandwidth_factors=[2.0], cv=3, max_iter=3, joint_view=False, random_state=0)
+    grid = MVMLRegressorCV(alphas=[0.1, 1.0], etas=[0.1, 1.0], **common, **params).fit(Xs, Y[:, :2])
+    res = grid.cv_results_
+    for a in (0.1, 1.0):
+        for e in (0.1, 1.0):
+            one = MVMLRegressorCV(alphas=[a], etas=[e], **common, **params).fit(Xs, Y[:, :2])
+            for p, score in zip(one.cv_results_["params"], one.cv_results_["mean_test_score"]):
+                i = res["params"].index(p)
+                np.testing.assert_allclose(res["mean_test_score"][i], score, rtol=0, atol=1e-10)
