@@ -8,6 +8,7 @@ import pytest
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 from mvkernels.mvml import _driver as driver
+from mvkernels.mvml import _losses as losses
 from mvkernels.mvml._driver import PathState, alternate, reference_path, reference_paths
 from mvkernels.mvml._metric import PSDFactor
 
@@ -233,12 +234,15 @@ def test_regularisation_path_in_chunks_equals_one_batch(monkeypatch):
         _assert_same_result(a, b)
 
 
+@pytest.mark.parametrize("by", ["cholesky", "eigh"])
 @pytest.mark.parametrize("mode", ["nystrom", "full"])
 @pytest.mark.parametrize("factor_kind", ["identity", "cholesky", "eigh"])
-def test_square_loss_g_steps_path_equals_g_steps_at_each_alpha(mode, factor_kind):
-    """One eigendecomposition gives the square-loss g-step at every alpha (eq. 8 / 15):
-    the Cholesky solves of ``g_steps`` to 1e-10, for the factor of ``I``, of a positive
-    definite metric and of a singular one."""
+def test_square_loss_g_steps_path_equals_g_steps_at_each_alpha(mode, factor_kind, by, monkeypatch):
+    """The square-loss g-steps at several alphas (eq. 8 / 15), by a Cholesky factorisation
+    per alpha or, from ``EIGH_PATH_MIN_ALPHAS`` alphas on, one eigendecomposition for all:
+    the solves of ``g_steps`` to 1e-10, for the factor of ``I``, of a positive definite
+    metric and of a singular one."""
+    monkeypatch.setattr(losses, "EIGH_PATH_MIN_ALPHAS", 1 if by == "eigh" else 16)
     cls, params, _ = _REFERENCE_VARIANTS[
         "full, dense, classes" if mode == "full" else "sparse, classes"
     ]

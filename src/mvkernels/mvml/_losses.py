@@ -62,6 +62,13 @@ _COMMON_PARAMS = (
 )
 
 
+#: :meth:`SquareLoss.g_steps_path` solves the first g-steps of this many ``alpha`` or more
+#: from one eigendecomposition, fewer by one Cholesky factorisation each: ``eigh`` of a
+#: ``d x d`` matrix costs 8 to 23 Cholesky factorisations at d = 60 to 400 (one BLAS
+#: thread, measured on the 2-core machine of the benchmarks)
+EIGH_PATH_MIN_ALPHAS = 16
+
+
 def padded_path(path: np.ndarray, K: int) -> np.ndarray:
     """The first ``K`` points of a recorded path (rows: outer iterations), a path that
     stopped early continued by its last point (its final model for every longer fit)."""
@@ -356,27 +363,45 @@ class SquareLoss(Loss):
         w: np.ndarray,
         alphas: np.ndarray,
     ) -> np.ndarray:
-        """:meth:`g_steps` at every ``alpha`` of ``alphas`` from one eigendecomposition,
-        shape ``(n_alpha, T, d)``.
+        """:meth:`g_steps` at every ``alpha`` of ``alphas``, shape ``(n_alpha, T, d)``, the
+        products with the factor formed once.
 
-        Nystrom mode, eq. (15): ``F^T M F = R diag(theta) R^T`` gives
-        ``g~ = F R diag(1 / (theta + alpha)) R^T F^T b`` for every ``alpha``
-        (:func:`~mvkernels.mvml._lowrank.fixed_metric_solve`). Full mode, eq. (8):
-        ``(P F)(P F)^T = R diag(theta) R^T`` (``n x n``) gives
-        ``g = F (P F)^T R diag(1 / (theta + alpha)) R^T y``. The same solutions as the
-        Cholesky solves of :meth:`g_steps`, to rounding."""
+        Nystrom mode, eq. (15): ``S = F^T M F``; full mode, eq. (8): ``S = (P F)(P F)^T``
+        (``n x n``). Below :data:`EIGH_PATH_MIN_ALPHAS` values, one Cholesky
+        factorisation of ``S + alpha I`` per ``alpha`` (the numbers of :meth:`g_steps`);
+        from there on one eigendecomposition ``S = R diag(theta) R^T`` for all, e.g.
+        ``g~ = F R diag(1 / (theta + alpha)) R^T F^T b``
+        (:func:`~mvkernels.mvml._lowrank.fixed_metric_solve`), the same to rounding."""
         alphas = np.asarray(alphas, dtype=np.float64)
-        if problem.mode != "full":
+        F = None if factor.is_identity else factor.F
+        cols = list(targets)
+        if problem.mode == "full":
+            P = problem.design(w)
+            PF = P if F is None else _times_factor(P, factor)
+            S, rhs = PF @ PF.T, np.asarray(problem.Y[:, cols], dtype=np.float64)
+        else:
             M, B = problem.weighted_statistics(w)
-            return fixed_metric_solve(M, factor.F, B[list(targets)], alphas)
-        P = problem.design(w)
-        PF = P if factor.is_identity else _times_factor(P, factor)
-        theta, R = robust_eigh(_sym(PF @ PF.T), what="Gram matrix of the weighted design")
-        theta = np.maximum(theta, 0.0)
-        proj = R.T @ np.asarray(problem.Y[:, list(targets)], dtype=np.float64)  # (n, T)
-        beta = R @ (proj[None] / (theta[None, :, None] + alphas[:, None, None]))  # (m, n, T)
-        X = np.swapaxes(PF.T @ beta, 1, 2)  # (m, T, k)
-        return X if factor.is_identity else X @ factor.F.T
+            S = M if F is None else _factor_t_times(factor, _times_factor(M.T, factor))
+            rhs = B[cols].T if F is None else F.T @ B[cols].T
+        if problem.mode != "full":  # (as g_steps)
+            S = _sym(S)
+        if alphas.size >= EIGH_PATH_MIN_ALPHAS:
+            theta, R = robust_eigh(S, what="the first g-step's Gram matrix")
+            theta = np.maximum(theta, 0.0)
+            X = R @ ((R.T @ rhs)[None] / (theta[None, :, None] + alphas[:, None, None]))
+        else:
+            X = np.empty((alphas.size, *rhs.shape))
+            for i, a in enumerate(alphas):
+                Sa = S.copy()
+                Sa[np.diag_indices_from(Sa)] += a
+                X[i] = linalg.cho_solve(
+                    linalg.cho_factor(Sa, lower=True, check_finite=False), rhs, check_finite=False
+                )
+        if problem.mode == "full":
+            X = np.swapaxes(PF.T @ X, 1, 2)  # (m, T, k)
+        else:
+            X = np.swapaxes(X, 1, 2)
+        return X if F is None else X @ F.T
 
     def data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """Square loss ``||y - W H g||^2`` (Nystrom: ``y^T y - 2 b^T g + g^T M g``)."""
