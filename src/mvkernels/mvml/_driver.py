@@ -402,7 +402,7 @@ def _shared_g_steps(problem: MVMLProblem, runs: list[_Target]) -> np.ndarray:
     hinge loss, gets a copy of the solver's state, which the same g-steps on the same
     data made equal): one :meth:`Loss.g_steps` call per ``alpha`` (all its targets on
     one factorisation), or, for a loss without solver state and several ``alpha``, one
-    :meth:`Loss.g_steps_path` call (one factorisation for every ``alpha``)."""
+    :meth:`Loss.g_steps_path` call for every ``alpha``."""
     groups: dict[tuple[int, int], list[int]] = {}
     for j, r in enumerate(runs):
         groups.setdefault((id(r.factor), id(r.w)), []).append(j)
@@ -491,9 +491,11 @@ def reference_paths(
     target ``i``: entry ``p * len(targets) + i``), each the one of a run at that pair
     alone, to rounding. The pairs share what ``A0`` makes common (:func:`_shared_g_steps`):
     the first g-step of an ``alpha`` is computed once for all its ``eta`` (the same
-    ``A0`` and ``w``), the first g-steps of every ``alpha`` from one factorisation
-    (:meth:`~mvkernels.mvml._losses.Loss.g_steps_path`; the square loss: one
-    eigendecomposition), and the first w-step of a target once per ``alpha``.
+    ``A0`` and ``w``), the first g-steps of every ``alpha`` in one call
+    (:meth:`~mvkernels.mvml._losses.Loss.g_steps_path`; the square loss forms the
+    products with the factor of ``A0`` once, then factors ``S + alpha I`` per
+    ``alpha``, or, for many, decomposes ``S`` once), and the first w-step of a target
+    once per ``alpha``.
     """
     targets = list(range(problem.n_targets) if targets is None else targets)
     if grid is not None:
