@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
+from mvkernels.mvml import _driver as driver
+from mvkernels.mvml import _losses as losses
 from mvkernels.mvml._driver import PathState, alternate, reference_path, reference_paths
 from mvkernels.mvml._metric import PSDFactor
 
@@ -177,3 +179,134 @@ def test_identity_factor_is_the_factor_of_the_identity():
     b = np.arange(4.0)
     np.testing.assert_array_equal(f.solve(b), g.solve(b))
     assert f.quad(b) == g.quad(b) and f.rank == 4
+
+
+# ------------------------------------------------------- batched over the regularisation path
+_GRID = [(0.3, 0.5), (0.3, 2.0), (2.0, 0.5), (2.0, 2.0)]
+
+
+def _at(cls, params, alpha, eta):
+    """The loss of an estimator built at ``(alpha, eta)`` (not through ``Loss.at``)."""
+    est = cls(random_state=0, alpha=alpha, eta=eta, **params)
+    est._check_params()
+    return est._make_loss()
+
+
+@pytest.mark.parametrize("variant", list(_REFERENCE_VARIANTS))
+def test_regularisation_path_equals_per_pair_runs(variant, monkeypatch):
+    """Every ``(alpha, eta)`` of a grid run as one batch gets the results of a run at that
+    pair alone (to 1e-10); a loss without solver state computes the first g-steps of every
+    ``alpha`` in one ``g_steps_path`` call (the ``eta`` of an ``alpha`` share theirs), the
+    hinge loss one ``g_steps`` call per ``alpha`` (its solver state copied to the etas)."""
+    cls, params, which = _REFERENCE_VARIANTS[variant]
+    loss, problem, A0 = _reference_problem(cls, params, which)
+    T = problem.n_targets
+    calls = []
+    for name in ("g_steps", "g_steps_path"):
+        method = getattr(type(loss), name)
+
+        def counted(self, problem, targets, *args, _name=name, _method=method):
+            calls.append((_name, len(targets), float(self.alpha)))
+            return _method(self, problem, targets, *args)
+
+        monkeypatch.setattr(type(loss), name, counted)
+    batch = reference_paths(loss, problem, A0, record_path=True, grid=_GRID)
+    assert len(batch) == len(_GRID) * T
+    if loss.new_state() is None:
+        assert calls[0] == ("g_steps_path", T, _GRID[0][0])
+    else:  # one call per alpha, its etas' solver states copied
+        assert calls[:2] == [("g_steps", T, _GRID[0][0]), ("g_steps", T, _GRID[2][0])]
+    for p, (a, e) in enumerate(_GRID):
+        alone = reference_paths(_at(cls, params, a, e), problem, A0, record_path=True)
+        for t in range(T):
+            _assert_same_result(batch[p * T + t], alone[t])
+
+
+def test_regularisation_path_in_chunks_equals_one_batch(monkeypatch):
+    """A grid over the memory budget runs in chunks of whole alphas: the same results."""
+    loss, problem, A0 = _reference_problem(*_REFERENCE_VARIANTS["weights, classes"])
+    whole = reference_paths(loss, problem, A0, record_path=True, grid=_GRID)
+    T, d = problem.n_targets, A0.shape[0]
+    monkeypatch.setattr(driver, "GRID_BYTES", 2 * T * 16 * d * d)  # two pairs a chunk
+    assert driver._grid_chunks(_GRID, T * 16 * d * d) == [_GRID[:2], _GRID[2:]]
+    assert driver._grid_chunks(_GRID[1:], T * 16 * d * d) == [_GRID[1:2], _GRID[2:]]
+    for a, b in zip(reference_paths(loss, problem, A0, record_path=True, grid=_GRID), whole):
+        _assert_same_result(a, b)
+
+
+@pytest.mark.parametrize("by", ["cholesky", "eigh"])
+@pytest.mark.parametrize("mode", ["nystrom", "full"])
+@pytest.mark.parametrize("factor_kind", ["identity", "cholesky", "eigh"])
+def test_square_loss_g_steps_path_equals_g_steps_at_each_alpha(mode, factor_kind, by, monkeypatch):
+    """The square-loss g-steps at several alphas (eq. 8 / 15), by a Cholesky factorisation
+    per alpha or, from ``EIGH_PATH_MIN_ALPHAS`` alphas on, one eigendecomposition for all:
+    the solves of ``g_steps`` to 1e-10, for the factor of ``I``, of a positive definite
+    metric and of a singular one."""
+    monkeypatch.setattr(losses, "EIGH_PATH_MIN_ALPHAS", 1 if by == "eigh" else 16)
+    cls, params, _ = _REFERENCE_VARIANTS[
+        "full, dense, classes" if mode == "full" else "sparse, classes"
+    ]
+    loss, problem, A0 = _reference_problem(cls, params, "labels")
+    d, v, T = A0.shape[0], problem.n_views, problem.n_targets
+    rng = np.random.RandomState(1)
+    B = rng.randn(d, d - 3 if factor_kind == "eigh" else d)
+    factor = {
+        "identity": PSDFactor.identity(d),
+        "cholesky": PSDFactor(B @ B.T / d + 0.1 * np.eye(d)),
+        "eigh": PSDFactor(B @ B.T / d),
+    }[factor_kind]
+    assert factor.kind == ("eigh" if factor_kind == "eigh" else "cholesky")
+    w = rng.dirichlet(np.ones(v))
+    alphas = np.array([0.05, 1.0, 20.0])
+    got = loss.g_steps_path(problem, [2, 0], factor, w, alphas)
+    assert got.shape == (3, 2, d)
+    for i, a in enumerate(alphas):
+        want = loss.at(a, loss.eta).g_steps(problem, [2, 0], factor, w, [None, None])
+        np.testing.assert_allclose(got[i], want, rtol=0, atol=1e-10 * np.abs(want).max())
+    assert T == 3
+
+
+def test_solve_path_of_a_structured_fit_equals_per_pair_fits():
+    """``_solve_path`` on a fit the structured solver takes (the hinge loss, identity
+    metric) runs each pair as the estimator set to that pair would."""
+    Xs, _, labels = _data()
+    est = MVMLSVC(metric="identity", n_landmarks=8, random_state=0)
+    est._check_params()
+    Y = est._encode_targets(labels, 3)
+    problem = est._build_problem(Xs, Y)
+    grid = [(0.3, 1.0), (2.0, 1.0)]
+    per_pair = est._solve_path(problem, grid, record_path=True)
+    assert est.solver_ == "structured"
+    for (a, _), res in zip(grid, per_pair):
+        one = MVMLSVC(metric="identity", n_landmarks=8, random_state=0, alpha=a)
+        one._check_params()
+        for r, s in zip(res, one._solve(one._build_problem(Xs, Y), record_path=True)):
+            np.testing.assert_allclose(r["g"], s["g"], rtol=0, atol=1e-10 * np.abs(s["g"]).max())
+            assert r["intercept"] == s["intercept"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(metric="sparse", n_landmarks=10),
+        dict(learn_weights=True, n_landmarks=None),
+        dict(metric="sparse", learn_weights=True, n_landmarks=None),
+    ],
+    ids=["sparse", "full, weights", "full, sparse + weights"],
+)
+def test_cv_over_a_grid_scores_each_pair_as_alone(params):
+    """A CV whose folds run the whole (alpha, eta) grid as one batch (the fold paths in
+    Nystrom mode, the full-kernel search) scores every candidate as a CV over that pair
+    alone (R^2, to 1e-10)."""
+    from mvkernels import MVMLRegressorCV
+
+    Xs, Y, _ = _data(n=45)
+    common = dict(bandwidth_factors=[2.0], cv=3, max_iter=3, joint_view=False, random_state=0)
+    grid = MVMLRegressorCV(alphas=[0.1, 1.0], etas=[0.1, 1.0], **common, **params).fit(Xs, Y[:, :2])
+    res = grid.cv_results_
+    for a in (0.1, 1.0):
+        for e in (0.1, 1.0):
+            one = MVMLRegressorCV(alphas=[a], etas=[e], **common, **params).fit(Xs, Y[:, :2])
+            for p, score in zip(one.cv_results_["params"], one.cv_results_["mean_test_score"]):
+                i = res["params"].index(p)
+                np.testing.assert_allclose(res["mean_test_score"][i], score, rtol=0, atol=1e-10)

@@ -29,7 +29,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   weights, eq. 10/17) and :mod:`._lowrank` (the low-rank dense metric ``s I + W W^T`` of
   the structured solvers, one eigendecomposition per fit);
 * Algorithm 1: :mod:`._driver` (the outer loop: the dense reference path for any loss
-  and metric, batched over the targets, the square loss's structured path, and the
+  and metric, batched over the targets and over a regularisation path of ``(alpha,
+  eta)`` pairs, which share their first g-steps (``Loss.g_steps_path``: every ``alpha``
+  in one call); the CV's folds and full-kernel search run their grid as one
+  batch through ``_BaseMVML._solve_path``; the square loss's structured path, and the
   bookkeeping every path shares);
 * the estimators: :mod:`._base` (``_BaseMVML``: problem data, the choice of path,
   fitted attributes), :mod:`._estimators` (:class:`MVMLRegressor`,
@@ -44,7 +47,8 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 How to add
 
 * a loss: a subclass of :class:`~._losses.Loss` (``g_step``, ``data_loss``, ``w_step``;
-  optionally ``g_steps`` (several targets on one factorisation), ``structured_applies`` /
+  optionally ``g_steps`` (several targets on one factorisation), ``g_steps_path``
+  (several ``alpha`` in one call), ``structured_applies`` /
   ``fit_structured`` and ``fold_paths``) returned by an
   estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
 * a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is

@@ -652,20 +652,38 @@ class _BaseMVML(BaseEstimator):
 
     def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
         """Run Algorithm 1 on ``problem`` for every target column; sets ``solver_``."""
+        return self._solve_path(problem, None, record_path)[0]
+
+    def _solve_path(
+        self, problem: MVMLProblem, grid: Any = None, record_path: bool = False
+    ) -> list[list[dict]]:
+        """:meth:`_solve` at every ``(alpha, eta)`` of ``grid`` (None: this estimator's
+        own pair): one list of per-target results per pair. The dense reference path
+        runs the whole grid as one batch (:func:`~._driver.reference_paths`, sharing
+        the first g-steps); the structured solvers run one pair at a time."""
         loss = self._make_loss()
+        pairs = [(loss.alpha, loss.eta)] if grid is None else list(grid)
+        T = problem.n_targets
         with serial_blas(problem.dim):
             A0 = self._initial_metric(problem)
             problem = loss.with_intercept(problem)
             if loss.structured_applies(problem):
                 self.solver_ = "structured"
-                results = loss.fit_structured(problem, A0, record_path)
+                per_pair = [
+                    (loss if grid is None else loss.at(a, e)).fit_structured(
+                        problem, A0, record_path
+                    )
+                    for a, e in pairs
+                ]
             else:
                 self.solver_ = "dense"
-                results = reference_paths(loss, problem, A0, record_path=record_path)
-        GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
-        for r, b in zip(results, loss.intercepts(problem, GW)):  # 0 without intercept
-            r["intercept"] = float(b)
-        return results
+                flat = reference_paths(loss, problem, A0, record_path=record_path, grid=grid)
+                per_pair = [flat[p * T : (p + 1) * T] for p in range(len(pairs))]
+        for results in per_pair:
+            GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
+            for r, b in zip(results, loss.intercepts(problem, GW)):  # 0 without intercept
+                r["intercept"] = float(b)
+        return per_pair
 
     def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C);

@@ -24,6 +24,7 @@ g-step, so that ``coef_`` is the exact minimiser for the returned metric and wei
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -382,8 +383,11 @@ def reference_path(
 
 @dataclass
 class _Target:
-    """The running state of one target column on the dense reference path."""
+    """The running state of one target column at one ``(alpha, eta)`` on the dense
+    reference path (``loss``: the loss at that pair, shared by its targets)."""
 
+    loss: Any
+    t: int
     A: np.ndarray
     factor: PSDFactor
     w: np.ndarray
@@ -395,23 +399,73 @@ class _Target:
     cols: np.ndarray | None = None
 
 
-def _shared_g_steps(
-    loss: Any, problem: MVMLProblem, targets: list[int], runs: list[_Target]
-) -> np.ndarray:
-    """The g-steps of the targets ``runs`` (one row each), batched where they share
-    the metric's factor and the view weights (the same objects: every target before its
-    first A-step and w-step, and all of them throughout with a fixed metric and fixed
-    weights): one :meth:`Loss.g_steps` call per group, in first-appearance order."""
+def _shared_g_steps(problem: MVMLProblem, runs: list[_Target]) -> np.ndarray:
+    """The g-steps of the runs ``runs`` (one row each), batched where they share the
+    metric's factor and the view weights (the same objects: every run before its first
+    A-step and w-step, and all of them throughout with a fixed metric and fixed
+    weights), in first-appearance order.
+
+    Within such a group each ``(alpha, target)`` is solved once (the runs at the ``eta``
+    of one ``alpha`` share their first g-step; a run of a loss with solver state, the
+    hinge loss, gets a copy of the solver's state, which the same g-steps on the same
+    data made equal): one :meth:`Loss.g_steps` call per ``alpha`` (all its targets on
+    one factorisation), or, for a loss without solver state and several ``alpha``, one
+    :meth:`Loss.g_steps_path` call for every ``alpha``."""
     groups: dict[tuple[int, int], list[int]] = {}
     for j, r in enumerate(runs):
         groups.setdefault((id(r.factor), id(r.w)), []).append(j)
     G = np.empty((len(runs), runs[0].g.shape[0]))
     for js in groups.values():
         r0 = runs[js[0]]
-        G[js] = loss.g_steps(
-            problem, [targets[j] for j in js], r0.factor, r0.w, [runs[j].state for j in js]
-        )
+        first: dict[tuple[float, int], int] = {}  # (alpha, target) -> the run solving it
+        for j in js:
+            first.setdefault((float(runs[j].loss.alpha), runs[j].t), j)
+        by_alpha: dict[float, list[int]] = {}
+        for (a, _), k in first.items():
+            by_alpha.setdefault(a, []).append(k)
+        if r0.state is None and len(by_alpha) > 1:
+            targets = list(dict.fromkeys(runs[k].t for k in first.values()))
+            X = r0.loss.g_steps_path(problem, targets, r0.factor, r0.w, np.array(list(by_alpha)))
+            for i, ks in enumerate(by_alpha.values()):
+                for k in ks:
+                    G[k] = X[i, targets.index(runs[k].t)]
+        else:
+            for ks in by_alpha.values():
+                G[ks] = runs[ks[0]].loss.g_steps(
+                    problem, [runs[k].t for k in ks], r0.factor, r0.w, [runs[k].state for k in ks]
+                )
+        for j in js:
+            k = first[(float(runs[j].loss.alpha), runs[j].t)]
+            if k != j:
+                G[j] = G[k]
+                if runs[k].state is not None:
+                    runs[j].state = copy.deepcopy(runs[k].state)
     return G
+
+
+#: the most bytes of metrics and factors (two ``d x d`` arrays a run) that a
+#: regularisation path holds at once: a larger grid runs in chunks (:func:`_grid_chunks`)
+GRID_BYTES = 256 * 2**20
+
+
+def _grid_chunks(grid: list, pair_bytes: int) -> list[list]:
+    """``grid`` cut into consecutive chunks of at most :data:`GRID_BYTES` (a pair's runs
+    taking ``pair_bytes``), whole ``alpha`` blocks together where they fit (their runs
+    share their first g-step), one pair at least."""
+    per_chunk = max(1, GRID_BYTES // max(pair_bytes, 1))
+    blocks: list[list] = []
+    for pair in grid:
+        if blocks and blocks[-1][0][0] == pair[0] and len(blocks[-1]) < per_chunk:
+            blocks[-1].append(pair)
+        else:
+            blocks.append([pair])
+    chunks: list[list] = []
+    for block in blocks:
+        if chunks and len(chunks[-1]) + len(block) <= per_chunk:
+            chunks[-1].extend(block)
+        else:
+            chunks.append(list(block))
+    return chunks
 
 
 def reference_paths(
@@ -420,6 +474,7 @@ def reference_paths(
     A0: np.ndarray,
     targets: Any = None,
     record_path: bool = False,
+    grid: Any = None,
 ) -> list[dict]:
     """Alternate g-, w- and A-steps for the target columns ``targets`` (Algorithm 1).
 
@@ -437,9 +492,30 @@ def reference_paths(
     sides at once); their w-steps and A-steps, on metrics that differ after the first
     step, run one target at a time. Each target's result is the one of a run on it
     alone, to rounding. ``targets``: None, every column of ``problem``.
+
+    ``grid``: a regularisation path, ``(alpha, eta)`` pairs (None: the loss's own
+    pair). Every target runs at every pair, in the same batch (the loss at each pair:
+    :meth:`~mvkernels.mvml._losses.Loss.at`); the results are pair-major (pair ``p``,
+    target ``i``: entry ``p * len(targets) + i``), each the one of a run at that pair
+    alone, to rounding. The pairs share what ``A0`` makes common (:func:`_shared_g_steps`):
+    the first g-step of an ``alpha`` is computed once for all its ``eta`` (the same
+    ``A0`` and ``w``), the first g-steps of every ``alpha`` in one call
+    (:meth:`~mvkernels.mvml._losses.Loss.g_steps_path`; the square loss forms the
+    products with the factor of ``A0`` once, then factors ``S + alpha I`` per
+    ``alpha``, or, for many, decomposes ``S`` once), and the first w-step of a target
+    once per ``alpha``.
     """
     targets = list(range(problem.n_targets) if targets is None else targets)
-    n, v, d = len(targets), problem.n_views, A0.shape[0]
+    if grid is not None:
+        chunks = _grid_chunks(list(grid), len(targets) * 16 * A0.shape[0] ** 2)
+        if len(chunks) > 1:
+            return [
+                r
+                for chunk in chunks
+                for r in reference_paths(loss, problem, A0, targets, record_path, chunk)
+            ]
+    losses = [loss] if grid is None else [loss.at(a, e) for a, e in grid]
+    n, v, d = len(losses) * len(targets), problem.n_views, A0.shape[0]
     kind = loss.metric_kind
     learned = kind.learned
     alternates = learned or loss.learn_weights
@@ -448,7 +524,9 @@ def reference_paths(
     factor0 = PSDFactor.identity(d) if identity else PSDFactor(A0, eig_floor=loss.eig_floor)
     w0 = np.full(v, 1.0 / v)
     runs = [
-        _Target(A=A0, factor=factor0, w=w0, state=loss.new_state(), g=np.zeros(d)) for _ in targets
+        _Target(loss=lp, t=t, A=A0, factor=factor0, w=w0, state=lp.new_state(), g=np.zeros(d))
+        for lp in losses
+        for t in targets
     ]
     run = PathState.start(n, d, loss.max_iter, record_path)
     # the dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
@@ -456,26 +534,27 @@ def reference_paths(
     lowrank = kind.low_rank and identity
 
     def a_steps(r: _Target) -> None:
-        for _ in range(loss.n_a_steps):
-            mu0 = initial_step(loss, r.A, r.factor, r.g) if r.mu_next is None else r.mu_next
+        lp = r.loss
+        for _ in range(lp.n_a_steps):
+            mu0 = initial_step(lp, r.A, r.factor, r.g) if r.mu_next is None else r.mu_next
             q = r.factor.solve(r.g) if lowrank else None
             r.A, r.factor, mu = metric_step(
                 r.A,
                 r.factor,
                 r.g,
-                loss.alpha,
-                loss.eta,
+                lp.alpha,
+                lp.eta,
                 kind.step,
                 v,
                 mu0,
-                threshold=loss.sparse_threshold,
-                eig_floor=loss.eig_floor,
+                threshold=lp.sparse_threshold,
+                eig_floor=lp.eig_floor,
             )
             if mu > 0 and lowrank:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
-                c = 1.0 - 2.0 * mu * loss.eta
+                c = 1.0 - 2.0 * mu * lp.eta
                 r.s_lr *= c
                 cols = np.zeros((d, 0)) if r.cols is None else r.cols
-                r.cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * loss.alpha) * q])
+                r.cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * lp.alpha) * q])
             if mu > 0:  # next step starts from twice the accepted one
                 r.mu_next = 2.0 * mu
             else:
@@ -484,26 +563,32 @@ def reference_paths(
     def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
         rows = range(n) if isinstance(idx, slice) else idx
         live = [runs[i] for i in rows]
-        G = _shared_g_steps(loss, problem, [targets[i] for i in rows], live)
+        G = _shared_g_steps(problem, live)
         obj = np.empty(len(live))
-        for j, (i, r) in enumerate(zip(rows, live)):
+        # runs whose g-step was shared (one alpha and target, the same factor and
+        # weights, no solver state) share their w-step too
+        w_steps: dict[tuple, np.ndarray] = {}
+        for j, r in enumerate(live):
+            key = (id(r.factor), id(r.w), float(r.loss.alpha), r.t)
             r.g = G[j]
             if it > 0:
                 r.path_w.append(r.w)
             if loss.learn_weights:
-                r.w = loss.w_step(problem, targets[i], r.g, r.w)
+                if r.state is not None or key not in w_steps:
+                    w_steps[key] = r.loss.w_step(problem, r.t, r.g, r.w)
+                r.w = w_steps[key]
             if learned:
                 a_steps(r)
-            obj[j] = objective(loss, problem, targets[i], r.A, r.factor, r.g, r.w)
+            obj[j] = objective(r.loss, problem, r.t, r.A, r.factor, r.g, r.w)
         return G, obj
 
     # a fixed metric with fixed weights: one g-step is the minimiser
     alternate(run, loss.max_iter if alternates else 1, loss.tol, iteration)
     if alternates:  # final g-step: coef_ is the exact minimiser for the metric and weights
-        G = _shared_g_steps(loss, problem, targets, runs)
+        G = _shared_g_steps(problem, runs)
         for i, r in enumerate(runs):
             r.g = G[i]
-            run.finish(i, r.g, objective(loss, problem, targets[i], r.A, r.factor, r.g, r.w))
+            run.finish(i, r.g, objective(r.loss, problem, r.t, r.A, r.factor, r.g, r.w))
     elif run.path is not None:
         run.path[:, 0] = [r.g for r in runs]
     out = []

@@ -26,6 +26,7 @@ returned by an estimator's ``_make_loss``.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +34,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import blas
 
+from .._linalg import robust_eigh
 from .._threads import serial_blas
 from ._driver import dense_metric_path
 from ._iterative import CGStep
@@ -58,6 +60,13 @@ _COMMON_PARAMS = (
     "step_size",
     "fit_intercept",
 )
+
+
+#: :meth:`SquareLoss.g_steps_path` solves the first g-steps of this many ``alpha`` or more
+#: from one eigendecomposition, fewer by one Cholesky factorisation each: ``eigh`` of a
+#: ``d x d`` matrix costs 8 to 23 Cholesky factorisations at d = 60 to 400 (one BLAS
+#: thread, measured on the 2-core machine of the benchmarks)
+EIGH_PATH_MIN_ALPHAS = 16
 
 
 def padded_path(path: np.ndarray, K: int) -> np.ndarray:
@@ -153,6 +162,32 @@ class Loss:
         Here :meth:`g_step` per target; a loss whose g-steps share work overrides it."""
         return np.stack([self.g_step(problem, t, factor, w, s) for t, s in zip(targets, states)])
 
+    def g_steps_path(
+        self,
+        problem: MVMLProblem,
+        targets: list[int],
+        factor: PSDFactor,
+        w: np.ndarray,
+        alphas: np.ndarray,
+    ) -> np.ndarray:
+        """The g-steps of several target columns at several ``alphas`` for one metric
+        factor and one set of view weights, shape ``(n_alpha, T, d)``, for a loss without
+        solver state (the first g-steps of a regularisation path,
+        :func:`~mvkernels.mvml._driver.reference_paths`). Here :meth:`g_steps` at each
+        ``alpha``; a loss whose g-step shares a factorisation across ``alpha`` overrides
+        it."""
+        none = [None] * len(targets)
+        return np.stack(
+            [self.at(a, self.eta).g_steps(problem, targets, factor, w, none) for a in alphas]
+        )
+
+    def at(self, alpha: float, eta: float) -> Loss:
+        """This loss at another ``(alpha, eta)`` (a shallow copy: every other parameter
+        and cached quantity shared), for a run of a regularisation path."""
+        out = copy.copy(self)
+        out.alpha, out.eta = float(alpha), float(eta)
+        return out
+
     def data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         raise NotImplementedError
 
@@ -240,26 +275,25 @@ class Loss:
         target)``, shape ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed
         in (``Q``: the held-out decision values are ``(U Q) @ coef``; None: the feature
         basis). Here the estimator ``est`` (the CV's base estimator, ``tol=None``) runs
-        Algorithm 1 for each ``(alpha, eta)`` on the fold's ``problem``, recording its
-        path; a path that stopped early is continued by its last iterate. A loss with a
-        batched solver overrides this for the variants it covers. ``Xtr``: the fold's
-        training views (set on the problem for a loss that reads the rows); ``rows``:
-        the fold's training features when it has fewer rows than features.
+        Algorithm 1 at every ``(alpha, eta)`` on the fold's ``problem``, recording the
+        paths (``est._solve_path``: the dense reference path runs the whole grid as one
+        batch, :func:`~mvkernels.mvml._driver.reference_paths`); a path that stopped
+        early is continued by its last iterate. A loss with a batched solver overrides
+        this for the variants it covers. ``Xtr``: the fold's training views (set on the
+        problem for a loss that reads the rows); ``rows``: the fold's training features
+        when it has fewer rows than features.
         """
         T, d = problem.n_targets, problem.dim
         out = np.zeros((alphas.size, etas.size, K, T, d))
         if self.needs_rows:
             problem = replace(problem, Xs=Xtr)
-        for ai, a in enumerate(alphas):
-            for ei, e in enumerate(etas):
-                est.set_params(alpha=float(a))
-                if self.metric_kind.learned:
-                    est.set_params(eta=float(e))
-                res = est._solve(problem, record_path=True)
-                for t, r in enumerate(res):
-                    P, PW = r["path"], r["path_w"]
-                    P, PW = padded_path(P, K), padded_path(PW, K)
-                    out[ai, ei, :, t] = P * np.repeat(PW, problem.block_size, axis=1)
+        learned = self.metric_kind.learned
+        grid = [(float(a), float(e) if learned else self.eta) for a in alphas for e in etas]
+        for p, res in enumerate(est._solve_path(problem, grid, record_path=True)):
+            ai, ei = divmod(p, etas.size)
+            for t, r in enumerate(res):
+                P, PW = padded_path(r["path"], K), padded_path(r["path_w"], K)
+                out[ai, ei, :, t] = P * np.repeat(PW, problem.block_size, axis=1)
         return out, None
 
 
@@ -345,6 +379,54 @@ class SquareLoss(Loss):
             )
         X = X if F is None else F @ X
         return X[None] if X.ndim == 1 else X.T
+
+    def g_steps_path(
+        self,
+        problem: MVMLProblem,
+        targets: list[int],
+        factor: PSDFactor,
+        w: np.ndarray,
+        alphas: np.ndarray,
+    ) -> np.ndarray:
+        """:meth:`g_steps` at every ``alpha`` of ``alphas``, shape ``(n_alpha, T, d)``, the
+        products with the factor formed once.
+
+        Nystrom mode, eq. (15): ``S = F^T M F``; full mode, eq. (8): ``S = (P F)(P F)^T``
+        (``n x n``). Below :data:`EIGH_PATH_MIN_ALPHAS` values, one Cholesky
+        factorisation of ``S + alpha I`` per ``alpha`` (the numbers of :meth:`g_steps`);
+        from there on one eigendecomposition ``S = R diag(theta) R^T`` for all, e.g.
+        ``g~ = F R diag(1 / (theta + alpha)) R^T F^T b``
+        (:func:`~mvkernels.mvml._lowrank.fixed_metric_solve`), the same to rounding."""
+        alphas = np.asarray(alphas, dtype=np.float64)
+        F = None if factor.is_identity else factor.F
+        cols = list(targets)
+        if problem.mode == "full":
+            P = problem.design(w)
+            PF = P if F is None else _times_factor(P, factor)
+            S, rhs = PF @ PF.T, np.asarray(problem.Y[:, cols], dtype=np.float64)
+        else:
+            M, B = problem.weighted_statistics(w)
+            S = M if F is None else _factor_t_times(factor, _times_factor(M.T, factor))
+            rhs = B[cols].T if F is None else F.T @ B[cols].T
+        if problem.mode != "full":  # (as g_steps)
+            S = _sym(S)
+        if alphas.size >= EIGH_PATH_MIN_ALPHAS:
+            theta, R = robust_eigh(S, what="the first g-step's Gram matrix")
+            theta = np.maximum(theta, 0.0)
+            X = R @ ((R.T @ rhs)[None] / (theta[None, :, None] + alphas[:, None, None]))
+        else:
+            X = np.empty((alphas.size, *rhs.shape))
+            for i, a in enumerate(alphas):
+                Sa = S.copy()
+                Sa[np.diag_indices_from(Sa)] += a
+                X[i] = linalg.cho_solve(
+                    linalg.cho_factor(Sa, lower=True, check_finite=False), rhs, check_finite=False
+                )
+        if problem.mode == "full":
+            X = np.swapaxes(PF.T @ X, 1, 2)  # (m, T, k)
+        else:
+            X = np.swapaxes(X, 1, 2)
+        return X if F is None else X @ F.T
 
     def data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """Square loss ``||y - W H g||^2`` (Nystrom: ``y^T y - 2 b^T g + g^T M g``)."""

@@ -768,30 +768,29 @@ class _FoldScoring:
             sw_te = None if S.sample_weight is None else S.sample_weight[te]
             if kept is not None:
                 kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, S.n_outputs))))
-            for ai, a in enumerate(alphas):
-                for ei, e in enumerate(etas):
-                    est.set_params(alpha=float(a))
-                    if self._learned():
-                        est.set_params(eta=float(e))
-                    solved = [(est._solve(sub, record_path=True), rows, c) for sub, rows, c in subs]
-                    for it in range(K):
-                        Gws, bs = [], []
-                        for res, rows, centred in solved:
-                            Gw = np.stack([_path_point(r, it, problem.n_views) for r in res])
-                            bs.append(loss.intercepts(centred, Gw.reshape(Gw.shape[0], -1)))
-                            if rows is not None:  # g on the pair's rows -> the fold's rows
-                                on_rows = np.zeros((Gw.shape[0], problem.n_views, tr.size))
-                                on_rows[:, :, rows] = Gw
-                                Gw = on_rows
-                            Gws.append(Gw)
-                        D = est._full_outputs(
-                            np.concatenate(Gws), offset=np.concatenate(bs)
-                        ).outputs(Xte)
-                        out[ai, ei, it, k] = _score_outputs(
-                            S.decode(D), y_score[te], classes, scorer, sw_te
-                        )
-                        if kept is not None:
-                            kept[-1][1][ai, ei, it] = D
+            # every (alpha, eta) of a problem in one batch (est._solve_path)
+            grid = [(a, e if self._learned() else est.eta) for a in alphas for e in etas]
+            paths = [est._solve_path(sub, grid, record_path=True) for sub, _, _ in subs]
+            for p, (ai, ei) in enumerate(np.ndindex(alphas.size, etas.size)):
+                solved = [(path[p], rows, c) for path, (_, rows, c) in zip(paths, subs)]
+                for it in range(K):
+                    Gws, bs = [], []
+                    for res, rows, centred in solved:
+                        Gw = np.stack([_path_point(r, it, problem.n_views) for r in res])
+                        bs.append(loss.intercepts(centred, Gw.reshape(Gw.shape[0], -1)))
+                        if rows is not None:  # g on the pair's rows -> the fold's rows
+                            on_rows = np.zeros((Gw.shape[0], problem.n_views, tr.size))
+                            on_rows[:, :, rows] = Gw
+                            Gw = on_rows
+                        Gws.append(Gw)
+                    D = est._full_outputs(np.concatenate(Gws), offset=np.concatenate(bs)).outputs(
+                        Xte
+                    )
+                    out[ai, ei, it, k] = _score_outputs(
+                        S.decode(D), y_score[te], classes, scorer, sw_te
+                    )
+                    if kept is not None:
+                        kept[-1][1][ai, ei, it] = D
         if kept is not None:
             self._oof.offer(
                 out.reshape(-1, len(splits)),
