@@ -407,6 +407,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         states = self._fit_states
         n = self.n_samples_fit_
         lw = self.__dict__.get("_loss_weight")
+        self.C_: float | np.ndarray
         if self.C is not None:
             self.C_ = float(self.C)
         elif self._ovo_active():  # each pair's own rows: 1 / n_ij (1 / their weight sum)
