@@ -1156,3 +1156,84 @@ def test_gram_reuse_gives_the_solutions_of_fresh_gram_matrices(monkeypatch):
         free = (r[1] > 0) & (r[1] < 5.0)
         assert np.all(m[r[1] == 0] >= 1 - 1e-9) and np.all(m[r[1] == 5.0] <= 1 + 1e-9)
         np.testing.assert_allclose(m[free], 1.0, atol=1e-9)
+
+
+def test_solve_sets_with_the_bound_part_given_equals_its_own():
+    """_solve_sets with ``vb`` (B's part of v, as _settle_active_sets computes it for every
+    live problem in one product) gives the solution it computes from the bound rows
+    itself, with extra columns and row weights, and solves m_F = 1 on the free rows."""
+    from mvkernels.mvml._hinge import _solve_sets
+
+    rng = np.random.RandomState(5)
+    n, d, r = 60, 40, 2
+    X, E = rng.randn(n, d), rng.randn(n, r)
+    y = np.where(rng.randn(n) > 0, 1.0, -1.0)
+    w = rng.uniform(0.5, 2.0, n)
+    at_c = np.zeros(n, dtype=bool)
+    at_c[:12] = True
+    free = np.zeros(n, dtype=bool)
+    free[12:30] = True
+    C = 0.7
+    coef = np.where(at_c, C * y * w, 0.0)
+    vb = np.concatenate([coef @ X, coef @ E])
+    own = _solve_sets(X, y, C, at_c, free, E, weight=w)
+    given = _solve_sets(X, y, C, at_c, free, E, weight=w, vb=vb)
+    assert own is not None and given is not None
+    np.testing.assert_allclose(given[0], own[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(given[1], own[1])
+    np.testing.assert_allclose(given[2], own[2], rtol=1e-12, atol=1e-12)
+    XE = np.hstack([X, E])
+    np.testing.assert_allclose(y[free] * (XE[free] @ given[0]), 1.0, atol=1e-10)
+
+
+def test_kkt_corrections_move_exactly_the_rows_that_break_a_condition():
+    """One _correct_sets step (no cap on the rows joining F) against the KKT rule row by
+    row: F rows with a < 0 go to Z, with a > C to B; B rows with margin > 1 go to F; Z
+    rows with margin < 1 join F; status 1 where nothing moves, -1 where a free row misses
+    margin 1 (weights: box C s_i, rows of weight 0 never move)."""
+    from mvkernels.mvml._hinge import _correct_sets
+
+    rng = np.random.RandomState(9)
+    J, n, eps = 4, 50, 1e-9
+    C = np.array([1.0, 2.0, 0.5, 1.5])
+    w = rng.uniform(0.0, 2.0, n)
+    w[:3] = 0.0
+    m = rng.uniform(0.0, 2.0, (J, n))
+    at_c = rng.rand(J, n) < 0.3
+    free = ~at_c & (rng.rand(J, n) < 0.4)
+    at_c[:, :3] = free[:, :3] = False
+    m[free] = 1.0
+    m[3, np.flatnonzero(free[3])[0]] = 1.5  # problem 3: a free row off its margin
+    m[2] = np.where(at_c[2], 0.5, np.where(free[2], 1.0, 1.5))  # problem 2: settled
+    a_rows = []
+    for j in range(J):
+        idx = np.flatnonzero(free[j])
+        a = rng.uniform(-0.5, 1.5, idx.size) * C[j] * w[idx]
+        if j == 2:
+            a = np.clip(a, 0.1 * C[j] * w[idx], 0.9 * C[j] * w[idx])
+        a_rows.append((idx, a))
+    new_c, new_f = at_c.copy(), free.copy()
+    status = _correct_sets(
+        m, a_rows, new_c, new_f, C, eps, None, np.full(J, n), np.zeros(J, bool), w
+    )
+    for j in range(J):
+        full = np.zeros(n)
+        full[a_rows[j][0]] = a_rows[j][1]
+        box = C[j] * w
+        exp_c, exp_f = at_c[j].copy(), free[j].copy()
+        for i in range(n):
+            if free[j, i] and full[i] < -eps * box[i]:
+                exp_f[i] = False
+            elif free[j, i] and full[i] > box[i] * (1 + eps):
+                exp_f[i], exp_c[i] = False, True
+            elif at_c[j, i] and m[j, i] > 1 + eps:
+                exp_c[i], exp_f[i] = False, True
+            elif not (at_c[j, i] or free[j, i]) and m[j, i] < 1 - eps and w[i] > 0:
+                exp_f[i] = True
+        moved = not (np.array_equal(exp_c, at_c[j]) and np.array_equal(exp_f, free[j]))
+        expected = -1 if j == 3 else (0 if moved else 1)
+        assert status[j] == expected
+        if expected == 0:
+            np.testing.assert_array_equal(new_c[j], exp_c)
+            np.testing.assert_array_equal(new_f[j], exp_f)
+    assert status[2] == 1

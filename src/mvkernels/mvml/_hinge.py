@@ -513,21 +513,24 @@ def _solve_sets(
     E: np.ndarray | None = None,
     prev: _FreeGram | None = None,
     weight: np.ndarray | None = None,
+    vb: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, _FreeGram | None] | None:
     """``v`` of the sets (``B`` = ``at_c`` at ``C``, ``F`` = ``free`` on the margin), the
     free rows, their multipliers and their Gram matrix (for the next solve, see
     :func:`_free_rows_gram` for ``prev``), or None when ``X_F X_F^T`` is singular. With
     ``E`` (n, r) the features are ``[X, E]`` (``v`` has ``d + r`` entries; ``[X, E]`` is
-    not formed). ``weight``: the rows' weights (``B``'s rows at ``C s_i``)."""
+    not formed). ``weight``: the rows' weights (``B``'s rows at ``C s_i``). ``vb``: ``B``'s
+    part of ``v``, ``sum_{i in B} C s_i y_i [x_i, e_i]``, when the caller has it (from one
+    product for several problems); else computed here."""
     d = X.shape[1]
-    nb = at_c.nonzero()[0]
-    if nb.size:
+    if vb is not None:  # given: B's part of v
+        v = vb
+    else:
+        nb = at_c.nonzero()[0]
         cy = C * y[nb]
         if weight is not None:
             cy = cy * weight[nb]
         v = cy @ X[nb] if E is None else np.concatenate([cy @ X[nb], cy @ E[nb]])
-    else:
-        v = np.zeros(d if E is None else d + E.shape[1])
     if not free.any():
         return v, np.zeros(0, dtype=np.intp), np.zeros(0), None
     idx, XF, EF, G = _free_rows_gram(X, E, free, prev)
@@ -572,33 +575,45 @@ def _correct_sets(
         a[j, idx] = a_free
     Cc = C[:, None] if weight is None else C[:, None] * weight[None, :]
     ill = (free & (np.abs(m - 1.0) > eps)).any(axis=1)  # ill-conditioned X_F X_F^T
-    low = free & (a < -eps * Cc)
-    high = free & (a > Cc * (1.0 + eps))
-    viol_zero = (m < 1.0 - eps) & ~(at_c | free)
+    # a is 0 off F and the boxes are >= 0: these tests hold on rows of F only
+    low = a < -eps * Cc
+    high = a > Cc * (1.0 + eps)
+    viol_zero = m < 1.0 - eps
+    viol_zero &= ~(at_c | free)
     if weight is not None:
         viol_zero &= weight > 0
-    viol_c = at_c & (m > 1.0 + eps)
-    moved = (low | high | viol_zero | viol_c).any(axis=1)
-    status = np.where(ill, -1, np.where(moved, 0, 1)).astype(np.int8)
-    for j in np.flatnonzero(cautious & (status == 0)).tolist():
-        low[j] = _most_violating(low[j], a[j], largest=False)
-        high[j] = _most_violating(high[j], a[j], largest=True)
-        viol_c[j] = _most_violating(viol_c[j], m[j], largest=True)
-        viol_zero[j] = _most_violating(viol_zero[j], m[j], largest=False)
-    free &= ~(low | high)
+    viol_c = m > 1.0 + eps
+    viol_c &= at_c
+    moves = low | high
+    moved = (moves | viol_zero | viol_c).any(axis=1)
+    status = np.where(moved, 0, 1).astype(np.int8)
+    status[ill] = -1
+    if cautious.any():
+        for j in np.flatnonzero(cautious & (status == 0)).tolist():
+            low[j] = _most_violating(low[j], a[j], largest=False)
+            high[j] = _most_violating(high[j], a[j], largest=True)
+            viol_c[j] = _most_violating(viol_c[j], m[j], largest=True)
+            viol_zero[j] = _most_violating(viol_zero[j], m[j], largest=False)
+        moves = low | high
+    free &= ~moves
     at_c |= high
     free |= viol_c
     at_c &= ~viol_c
     if max_add is None:
         free |= viol_zero
         return status
-    room = np.minimum(max_add, max_free - np.count_nonzero(free, axis=1))
+    room = np.minimum(max_add, max_free - free.sum(axis=1))
     status[(status == 0) & (room <= 0)] = -1
-    over = (status == 0) & (np.count_nonzero(viol_zero, axis=1) > room)
-    free |= viol_zero & ~over[:, None]
-    for j in np.flatnonzero(over).tolist():  # the room's worth of the most violated rows join
-        join = np.flatnonzero(viol_zero[j])
-        free[j, join[np.argpartition(m[j, join], room[j] - 1)[: room[j]]]] = True
+    over = (status == 0) & (viol_zero.sum(axis=1) > room)
+    if over.any():
+        joins = [np.flatnonzero(viol_zero[j]) for j in np.flatnonzero(over).tolist()]
+        viol_zero[over] = False
+        free |= viol_zero
+        for j, join in zip(np.flatnonzero(over).tolist(), joins):
+            # the room's worth of the most violated rows join
+            free[j, join[np.argpartition(m[j, join], room[j] - 1)[: room[j]]]] = True
+    else:
+        free |= viol_zero
     return status
 
 
@@ -655,7 +670,9 @@ def _settle_active_sets(
     never has more rows than the features have columns). A problem whose corrections
     return to sets it had before (they cycle) moves at most :data:`CYCLE_MOVES` rows of
     each kind per correction from then on, and gives up when they cycle again.
-    ``weight`` (n,): the rows' weights (boxes ``C s_i``; rows of weight 0 are in ``Z``)."""
+    ``weight`` (n,): the rows' weights (boxes ``C s_i``; rows of weight 0 are in ``Z``).
+    Per correction the bound rows' part of every live problem's ``v`` is one product
+    with ``X`` too (``X`` read once, no copy of the bound rows per problem)."""
     K = Y.shape[1]
     if weight is not None:  # a row of weight 0 has a_i = 0: never at the bound or free
         zero = weight <= 0
@@ -670,11 +687,16 @@ def _settle_active_sets(
     cautious = np.zeros(K, dtype=bool)
     grams: list[_FreeGram | None] = [None] * K  # each problem's last free-set Gram matrix
     widths = np.full(K, d) if extras is None else np.array([d + E.shape[1] for E in extras])
+    CY = Cs[:, None] * YT if weight is None else Cs[:, None] * YT * weight
     for used in range(rounds + 1):
         sol = {}
-        for k in live:
+        # the bound rows' part of every live problem's v in one product (reads X once)
+        coef = np.where(at_c[live], CY[live], 0.0)
+        VB = coef @ X
+        for j, k in enumerate(live):
             E = None if extras is None else extras[k]
-            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], weight)
+            vb = VB[j] if E is None else np.concatenate([VB[j], coef[j] @ E])
+            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], weight, vb)
             if solved is not None:  # else singular: this problem gives up (None)
                 sol[k] = solved[:3]
                 grams[k] = solved[3]
