@@ -151,6 +151,22 @@ def test_ard_fit_is_deterministic_and_normalised():
     np.testing.assert_array_equal(a.decision_function(Xs), b.decision_function(Xs))
 
 
+def test_sample_weight_leaves_the_learned_scales_unweighted():
+    """As documented: ``"ard"`` learns its scales from the rows as given, the model after
+    them takes ``sample_weight`` (so the weights change the fit, not the scales); the CV
+    estimators refuse weights with a learned relevance, naming the parameter."""
+    Xs, y = _views(120)
+    w = np.random.default_rng(3).integers(1, 4, size=y.size).astype(float)
+    kw = dict(feature_relevance="ard", random_state=0)
+    plain = MVMLClassifier(**kw).fit(Xs, y)
+    weighted = MVMLClassifier(**kw).fit(Xs, y, sample_weight=w)
+    for a, b in zip(plain.feature_relevance_, weighted.feature_relevance_):
+        np.testing.assert_array_equal(a, b)
+    assert not np.allclose(plain.decision_function(Xs), weighted.decision_function(Xs))
+    with pytest.raises(ValueError, match="feature_relevance with sample_weight"):
+        MVMLClassifierCV(feature_relevance="ard", cv=2).fit(Xs, y, sample_weight=w)
+
+
 def test_missing_views_rows_stay_missing():
     Xs, y = _views(120)
     X1 = Xs[0].copy()

@@ -175,7 +175,9 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         input view fixes the scales (finite, ``>= 0``). ``"none"``: the views as given.
         Costs seconds whatever ``n`` is; helps when a few columns of many carry the
         signal (user guide, "Relevant columns inside a view"). Not for precomputed
-        kernels.
+        kernels. The scales are learned from the rows as given, without ``fit``'s
+        ``sample_weight`` (the model after them takes the weights; the CV estimators
+        refuse weights with a learned relevance).
     fit_intercept : bool, default=True
         Add an unpenalised offset ``b`` per output: the predictor is
         ``sum_l w_l f^l(x) + b``. The square loss then runs Algorithm 1 on the design and
