@@ -120,6 +120,7 @@ def test_regressor_cv_scores_equal_brute_force(rng):
     Xs, y = _data(rng)
     cv = MVMLRegressorCV(
         joint_view=False,
+        fit_intercept=False,  # the reference scores are the bias-free model's
         alphas=[0.01, 0.5],
         etas=[0.2],
         bandwidth_factors=[2.0],
@@ -152,6 +153,7 @@ def test_best_estimator_is_the_refit_of_the_best_candidate(rng):
     Xs, y = _data(rng)
     cv = MVMLRegressorCV(
         joint_view=False,
+        fit_intercept=False,
         alphas=[0.01, 0.5],
         etas=[0.2, 2.0],
         bandwidth_factors=[1.0, 4.0],
@@ -206,7 +208,7 @@ def test_non_partition_splitter_recomputes_training_statistics(rng):
         random_state=0,
     )
     ss = ShuffleSplit(3, test_size=0.3, random_state=0)
-    cv = MVMLRegressorCV(joint_view=False, cv=ss, **kw).fit(Xs, y)
+    cv = MVMLRegressorCV(joint_view=False, fit_intercept=False, cv=ss, **kw).fit(Xs, y)
     splits = list(ss.split(Xs[0]))
     for i, params in enumerate(cv.cv_results_["params"]):
         ref = _reference_scores(
