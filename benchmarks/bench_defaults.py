@@ -386,13 +386,14 @@ def regression_cv() -> str:
 CV_HEADING = "## Regression, the CV estimator: against the tuned `KernelRidge`"
 
 
-def _cv_section(table: str) -> str:
+def _cv_section(table: str, load: tuple[float, float]) -> str:
     return (
         f"{CV_HEADING}\n\n"
         "The sets, splits and views of the table above. `MVMLRegressorCV` at its default "
         "grid (5 unshuffled folds), with and without the intercept; the search over both "
         "values keeps the CV of the better held-out R^2 (`best_score_`, the same folds), its "
-        "fit time the sum of both.\n\n" + table + "\n"
+        f"fit time the sum of both (load average {load[0]:.1f} at the start of the run, "
+        f"{load[1]:.1f} at the end).\n\n" + table + "\n"
     )
 
 
@@ -422,7 +423,7 @@ def main() -> int:
     load_end = os.getloadavg()[0]
     print(clf, reg, cv, sep="\n\n")
     if args.part == "cv":
-        _write_cv_section(args.out, _cv_section(cv))
+        _write_cv_section(args.out, _cv_section(cv, (load_start, load_end)))
         print(f"wrote the CV section of {args.out} (load {load_start:.1f} -> {load_end:.1f})")
         return 0
     if args.part is not None:
@@ -451,7 +452,10 @@ def main() -> int:
         "time / 5 jitter / 6 shimmer / NHR, HNR, RPDE, DFA, PPE. The baselines read the "
         'concatenated views; the tuned model is `GridSearchCV(KernelRidge(kernel="rbf"), '
         '{alpha: 1e-4 .. 1, gamma: s/4, s, 4s}, cv=5)` (`s` = `gamma="scale"`\'s value). '
-        "`KernelRidge` has no intercept; `SVR` has one.\n\n" + reg + "\n\n" + _cv_section(cv)
+        "`KernelRidge` has no intercept; `SVR` has one.\n\n"
+        + reg
+        + "\n\n"
+        + _cv_section(cv, (load_start, load_end))
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

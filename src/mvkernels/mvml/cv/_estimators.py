@@ -123,7 +123,7 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         +2.46 points above it on average, 0.23 below on the worst set (SARCOS torque 1:
         0.9555 against 0.9578), within 1 point on 6 of 6; ``False``: +1.08 on average,
         1.09 below on the worst set (wine quality, red: 0.3579 against 0.3688; the
-        bias-free model pulls scores of 3 to 9 towards 0), 5 of 6, at 0.94 times the
+        bias-free model pulls scores of 3 to 9 towards 0), 5 of 6, at 0.95 times the
         processor time. Searching both values on the same folds (the better
         ``best_score_``) chose the same accuracy (+2.46, worst -0.22) at twice the cost,
         so it is not offered.
