@@ -7,6 +7,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from mvkernels import (
+    MVMLSVCCV,
     BlockNystrom,
     MVMLClassifier,
     MVMLClassifierCV,
@@ -131,6 +132,25 @@ def test_intercept_by_default_for_the_regressor_only(rng):
     assert a.intercept_ != 0.0
     assert c.intercept_ == 0.0
     assert MVMLClassifier().fit_intercept is False
+
+
+def test_intercept_by_default_for_the_regressor_cv_only(rng):
+    """MVMLRegressorCV fits an offset by default as MVMLRegressor does (chosen in
+    bench_defaults.py --part cv): the same search as ``fit_intercept=True``, whose refit
+    has the offset; the classifiers' CV estimators keep the bias-free model."""
+    Xs, y = _data(rng, n=30, shift=20.0)
+    kw = dict(alphas=[0.1], etas=[0.5], bandwidth_factors=[2.0], max_iter=2, cv=3)
+    a = MVMLRegressorCV(**kw).fit(Xs, y)
+    b = MVMLRegressorCV(fit_intercept=True, **kw).fit(Xs, y)
+    c = MVMLRegressorCV(fit_intercept=False, **kw).fit(Xs, y)
+    scores = [e.cv_results_["mean_test_score"] for e in (a, b)]
+    np.testing.assert_array_equal(*scores)
+    np.testing.assert_array_equal(a.predict(Xs), b.predict(Xs))
+    assert a.best_estimator_.fit_intercept and a.best_estimator_.intercept_ != 0.0
+    assert c.best_estimator_.intercept_ == 0.0
+    # targets far from 0: the offset is what the bias-free RBF model lacks
+    assert a.best_score_ > c.best_score_
+    assert MVMLClassifierCV().fit_intercept is False and MVMLSVCCV().fit_intercept is False
 
 
 # ------------------------------------------------------------------ shift invariance

@@ -120,6 +120,7 @@ def test_regressor_cv_scores_equal_brute_force(rng):
     Xs, y = _data(rng)
     cv = MVMLRegressorCV(
         joint_view=False,
+        fit_intercept=False,  # the reference scores are the bias-free model's
         alphas=[0.01, 0.5],
         etas=[0.2],
         bandwidth_factors=[2.0],
@@ -152,6 +153,7 @@ def test_best_estimator_is_the_refit_of_the_best_candidate(rng):
     Xs, y = _data(rng)
     cv = MVMLRegressorCV(
         joint_view=False,
+        fit_intercept=False,
         alphas=[0.01, 0.5],
         etas=[0.2, 2.0],
         bandwidth_factors=[1.0, 4.0],
@@ -206,7 +208,7 @@ def test_non_partition_splitter_recomputes_training_statistics(rng):
         random_state=0,
     )
     ss = ShuffleSplit(3, test_size=0.3, random_state=0)
-    cv = MVMLRegressorCV(joint_view=False, cv=ss, **kw).fit(Xs, y)
+    cv = MVMLRegressorCV(joint_view=False, fit_intercept=False, cv=ss, **kw).fit(Xs, y)
     splits = list(ss.split(Xs[0]))
     for i, params in enumerate(cv.cv_results_["params"]):
         ref = _reference_scores(
@@ -238,7 +240,9 @@ def test_rows_never_held_out_train_every_fold(rng):
         for _, te in KFold(3).split(np.zeros((n - rest, 1)))
     ]
     kw = dict(alphas=[0.1], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, n_landmarks=10)
-    cv = MVMLRegressorCV(joint_view=False, cv=splits, random_state=0, **kw).fit(Xs, y)
+    cv = MVMLRegressorCV(
+        joint_view=False, fit_intercept=False, cv=splits, random_state=0, **kw
+    ).fit(Xs, y)
     for i, params in enumerate(cv.cv_results_["params"]):
         ref = _reference_scores(
             MVMLRegressor,

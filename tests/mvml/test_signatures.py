@@ -5,7 +5,8 @@ scikit-learn reads an estimator's parameters from its ``__init__`` signature (``
 scikit-learn's own estimators do, instead of a generated signature. The price is that a
 subclass that changes a default (``MVMLRegressor``: ``alpha``, ``bandwidth_factor``,
 ``joint_view``, ``fit_intercept``; ``MVMLSVC``: ``alpha``, ``max_iter``; ``MVMLSVCCV``:
-``cv``, ``max_iter``, ``joint_view``) restates the others. This test makes the restatement a
+``cv``, ``max_iter``, ``joint_view``; ``MVMLRegressorCV``: ``fit_intercept``) restates the
+others. This test makes the restatement a
 checked contract: a
 parameter added to a base is a failure here until every subclass has it, with the base's
 default unless the difference is declared below.
@@ -17,7 +18,14 @@ import inspect
 
 import pytest
 
-from mvkernels import MVMLSVC, MVMLSVCCV, MVMLClassifier, MVMLClassifierCV, MVMLRegressor
+from mvkernels import (
+    MVMLSVC,
+    MVMLSVCCV,
+    MVMLClassifier,
+    MVMLClassifierCV,
+    MVMLRegressor,
+    MVMLRegressorCV,
+)
 from mvkernels.mvml._base import _BaseMVML
 from mvkernels.mvml.cv._search import _MVMLCVBase
 
@@ -37,6 +45,7 @@ INTENDED = {
         "multi_class": "auto",
     },
     (MVMLClassifierCV, _MVMLCVBase): {},
+    (MVMLRegressorCV, _MVMLCVBase): {"fit_intercept": True},
     (MVMLSVCCV, _MVMLCVBase): {
         "cv": 3,
         "max_iter": 2,

@@ -272,10 +272,15 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
     add("svc_sparse_views", lambda: MVMLSVC(**svc), sparse_cls)
     add("svc_weights", lambda: MVMLSVC(learn_weights=True, **svc), cls)
     # ---- cross-validation
-    add("cv_reg_default", lambda: MVMLRegressorCV(**rs), reg, cv=True)
+    # MVMLRegressorCV's fit_intercept defaults to True since issue 32 (9946e0c has no
+    # fit_intercept parameter: no offset)
+    regcv = dict(rs)
+    if "fit_intercept" in MVMLRegressorCV().get_params():
+        regcv["fit_intercept"] = False
+    add("cv_reg_default", lambda: MVMLRegressorCV(**regcv), reg, cv=True)
     add(
         "cv_reg_exhaustive",
-        lambda: MVMLRegressorCV(search="exhaustive", cv=3, **rs),
+        lambda: MVMLRegressorCV(search="exhaustive", cv=3, **regcv),
         reg,
         cv=True,
     )
@@ -289,12 +294,12 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
             bandwidth_factors=[1.0, 2.0],
             joint_view=False,
             max_iter=2,
-            **rs,
+            **regcv,
         ),
         reg,
         cv=True,
     )
-    add("cv_reg_missing", lambda: MVMLRegressorCV(cv=3, **rs), missing_reg, cv=True)
+    add("cv_reg_missing", lambda: MVMLRegressorCV(cv=3, **regcv), missing_reg, cv=True)
     add("cv_cls_default", lambda: MVMLClassifierCV(**rs), cls, cv=True)
     add(
         "cv_cls_identity",
