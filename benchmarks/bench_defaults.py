@@ -319,7 +319,13 @@ def regression() -> str:
         for label in labels:
             r2[label].append(float(np.mean(per[label])))
         print(name, {k: round(v[-1], 4) for k, v in r2.items()}, flush=True)
-    head = [
+    return _table(_regression_head(names), r2, secs, TUNED, 0.01)
+
+
+def _regression_head(names: list[str]) -> list[str]:
+    """The columns of the regression tables: the sets, then the summaries against the
+    tuned model."""
+    return [
         "Setting",
         *names,
         "mean - tuned",
@@ -327,7 +333,6 @@ def regression() -> str:
         "sets within 1 pt of tuned",
         "fit time / tuned",
     ]
-    return _table(head, r2, secs, TUNED, 0.01)
 
 
 #: (MVMLRegressorCV parameters, label): the CV's settings measured against the tuned model
@@ -372,15 +377,7 @@ def regression_cv() -> str:
         for label in labels:
             r2[label].append(float(np.mean(per[label])))
         print(name, {k: round(v[-1], 4) for k, v in r2.items()}, flush=True)
-    head = [
-        "Setting",
-        *names,
-        "mean - tuned",
-        "worst set - tuned",
-        "sets within 1 pt of tuned",
-        "fit time / tuned",
-    ]
-    return _table(head, r2, secs, TUNED, 0.01)
+    return _table(_regression_head(names), r2, secs, TUNED, 0.01)
 
 
 CV_HEADING = "## Regression, the CV estimator: against the tuned `KernelRidge`"
