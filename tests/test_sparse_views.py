@@ -41,7 +41,10 @@ def test_mvml_sparse_equals_dense(data, kernel, n_landmarks, fmt):
     reg = MVMLRegressor(kernel=kernel, n_landmarks=n_landmarks, random_state=0)
     ref = reg.fit([S[tr].toarray(), D[tr]], r[tr]).predict([S[te].toarray(), D[te]])
     got = reg.fit([fmt(S[tr]), D[tr]], r[tr]).predict([fmt(S[te]), D[te]])
-    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-8)
+    # the regressor's default bandwidth factor (1.5; the classifier's is 6) gives a worse
+    # conditioned solve: the sparse distances' rounding reaches 1.1e-8 (values near 2)
+    # under the minimum versions (numpy 1.25, scipy 1.10)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-7)
 
 
 def test_single_sparse_array_with_views_and_block_nystrom(data):
