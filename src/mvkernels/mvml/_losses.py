@@ -312,6 +312,28 @@ def _factor_t_times(factor: PSDFactor, X: np.ndarray) -> np.ndarray:
     return blas.dtrmm(1.0, factor.L, X, side=0, lower=1, trans_a=1, overwrite_b=1)
 
 
+def _g_step_system(
+    problem: MVMLProblem, cols: Any, factor: PSDFactor, w: np.ndarray
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray, np.ndarray]:
+    """The linear system of the square loss's g-step for the target columns ``cols`` (one
+    index: vector right-hand sides), before ``alpha``: ``(F, PF, S, rhs)`` with ``F`` the
+    metric factor (None for ``A0 = I``, left out of the products) and ``S`` a new array.
+
+    Full mode, eq. (8): ``S = (P F)(P F)^T`` (``n x n``), ``rhs = y``, and ``g = F (P F)^T
+    beta`` from the solution ``beta``. Nystrom mode, eq. (15): ``S = F^T M F``
+    (symmetrised), ``rhs = F^T b``, ``PF`` None, and ``g~ = F x``."""
+    F = None if factor.is_identity else factor.F
+    if problem.mode == "full":
+        P = problem.design(w)
+        PF = P if F is None else _times_factor(P, factor)
+        return F, PF, PF @ PF.T, problem.Y[:, cols]
+    M, B = problem.weighted_statistics(w)
+    # F^T M F; M is symmetric, so M^T (its F-ordered view) serves as M
+    S = _sym(M if F is None else _factor_t_times(factor, _times_factor(M.T, factor)))
+    rhs = B[cols].T
+    return F, None, S, rhs if F is None else F.T @ rhs
+
+
 class SquareLoss(Loss):
     """The square loss ``||y - W H g||^2`` of MVML (regression and one-vs-all +-1 targets).
 
@@ -353,30 +375,14 @@ class SquareLoss(Loss):
         The factor of ``A0 = I`` (:meth:`PSDFactor.identity`) is left out of the
         products. Returns one row per target.
         """
-        F = None if factor.is_identity else factor.F
         cols: Any = targets[0] if len(targets) == 1 else list(targets)  # one: vectors
-        if problem.mode == "full":
-            P = problem.design(w)
-            PF = P if F is None else _times_factor(P, factor)
-            G = PF @ PF.T
-            G[np.diag_indices_from(G)] += self.alpha
-            beta = linalg.cho_solve(
-                linalg.cho_factor(G, lower=True, check_finite=False),
-                problem.Y[:, cols],
-                check_finite=False,
-            )
-            X = PF.T @ beta
-        else:
-            M, B = problem.weighted_statistics(w)
-            # F^T M F; M is symmetric, so M^T (its F-ordered view) serves as M
-            S = _sym(M if F is None else _factor_t_times(factor, _times_factor(M.T, factor)))
-            S[np.diag_indices_from(S)] += self.alpha
-            rhs = B[cols].T
-            X = linalg.cho_solve(
-                linalg.cho_factor(S, lower=True, check_finite=False),
-                rhs if F is None else F.T @ rhs,
-                check_finite=False,
-            )
+        F, PF, S, rhs = _g_step_system(problem, cols, factor, w)
+        S[np.diag_indices_from(S)] += self.alpha
+        X = linalg.cho_solve(
+            linalg.cho_factor(S, lower=True, check_finite=False), rhs, check_finite=False
+        )
+        if PF is not None:  # full mode: g = F (P F)^T beta
+            X = PF.T @ X
         X = X if F is None else F @ X
         return X[None] if X.ndim == 1 else X.T
 
@@ -398,18 +404,8 @@ class SquareLoss(Loss):
         ``g~ = F R diag(1 / (theta + alpha)) R^T F^T b``
         (:func:`~mvkernels.mvml._lowrank.fixed_metric_solve`), the same to rounding."""
         alphas = np.asarray(alphas, dtype=np.float64)
-        F = None if factor.is_identity else factor.F
-        cols = list(targets)
-        if problem.mode == "full":
-            P = problem.design(w)
-            PF = P if F is None else _times_factor(P, factor)
-            S, rhs = PF @ PF.T, np.asarray(problem.Y[:, cols], dtype=np.float64)
-        else:
-            M, B = problem.weighted_statistics(w)
-            S = M if F is None else _factor_t_times(factor, _times_factor(M.T, factor))
-            rhs = B[cols].T if F is None else F.T @ B[cols].T
-        if problem.mode != "full":  # (as g_steps)
-            S = _sym(S)
+        F, PF, S, rhs = _g_step_system(problem, list(targets), factor, w)
+        rhs = np.asarray(rhs, dtype=np.float64)
         if alphas.size >= EIGH_PATH_MIN_ALPHAS:
             theta, R = robust_eigh(S, what="the first g-step's Gram matrix")
             theta = np.maximum(theta, 0.0)
@@ -422,7 +418,7 @@ class SquareLoss(Loss):
                 X[i] = linalg.cho_solve(
                     linalg.cho_factor(Sa, lower=True, check_finite=False), rhs, check_finite=False
                 )
-        if problem.mode == "full":
+        if PF is not None:  # full mode
             X = np.swapaxes(PF.T @ X, 1, 2)  # (m, T, k)
         else:
             X = np.swapaxes(X, 1, 2)
