@@ -445,6 +445,8 @@ class OneVsOneMixin:
         if not self._ovo_active():
             return solve(problem, record_path)
         yi = np.argmax(np.asarray(problem.Y), axis=1)
+        # the class index of every row (the pairs' rows follow: _ovo_rows), not the rows
+        self._ovo_labels = yi.astype(np.min_scalar_type(np.asarray(problem.Y).shape[1]))
         loss = self._make_loss()  # type: ignore[attr-defined]
         if (
             problem.mode == "nystrom"
@@ -463,8 +465,6 @@ class OneVsOneMixin:
                 g[:, rows] = np.asarray(r["g"]).reshape(v, rows.size)
                 r = {**r, "g": g.ravel()}
             results.append(r)
-        # the class index of every row (the pairs' rows follow: _ovo_rows), not the rows
-        self._ovo_labels = yi.astype(np.min_scalar_type(np.asarray(problem.Y).shape[1]))
         return results
 
     def _solve_pairs_batched(
@@ -483,18 +483,17 @@ class OneVsOneMixin:
         factorisation per pair); the others from their statistics (:func:`pair_problem`).
         The same solutions as one binary fit per pair, to rounding."""
         dim = problem.dim
-        sizes = [int(np.sum((yi == i) | (yi == j))) for i, j in self._ovo_pairs]
+        pair_rows = self._ovo_rows
         U = problem.U
         if (
             U is None
             and problem.sample_weight is None
-            and min(sizes) < dim
+            and min(rows.size for rows in pair_rows) < dim
             and not is_dask_collection(problem.Xs[0])
         ):
             U = problem.features()
         subs, feats = [], []
-        for i, j in self._ovo_pairs:
-            rows = np.flatnonzero((yi == i) | (yi == j))
+        for (i, j), rows in zip(self._ovo_pairs, pair_rows):
             if U is not None and problem.sample_weight is None and rows.size < dim:
                 y = np.where(yi[rows] == i, 1.0, -1.0)[:, None]
                 sub = MVMLProblem.from_rows(U[rows], y, problem.feature_map)
@@ -509,7 +508,6 @@ class OneVsOneMixin:
         for r, sub in zip(results, subs):
             GW = (r["g"] * sub.weight_vector(r["w"]))[None]
             r["intercept"] = float(loss.intercepts(sub, GW)[0])
-        self._ovo_labels = yi.astype(np.min_scalar_type(np.asarray(problem.Y).shape[1]))
         return results
 
     @property
