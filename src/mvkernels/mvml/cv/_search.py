@@ -476,10 +476,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
-        self._loss = self._multi_class = None  # the searched values, set below
-        X = validate_array_input(self, X, reset=True)
         for name in ("_loss", "_multi_class"):  # the choices of an earlier fit
             self.__dict__.pop(name, None)
+        X = validate_array_input(self, X, reset=True)
         self._base_estimator()._check_params()
         check_known_lengths(X)
         if sample_weight is not None or getattr(self, "class_weight", None) is not None:
