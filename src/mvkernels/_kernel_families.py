@@ -39,6 +39,7 @@ __all__ = [
     "BANDWIDTH_KERNELS",
     "kernel_family",
     "kernel_takes_sparse",
+    "names_precomputed",
     "check_kernel_takes_sparse",
     "gaussian_gram",
 ]
@@ -265,6 +266,19 @@ def kernel_takes_sparse(kernel: Any) -> bool:
     names = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
     families = [kernel_family(k) for k in names]
     return all(f is not None and f.takes_sparse for f in families)
+
+
+def names_precomputed(kernel: Any) -> bool:
+    """Whether a ``kernel`` parameter (a name, a callable or a list of them) names
+    precomputed Gram matrices for some view (no columns to scale or subsample).
+
+    Examples
+    --------
+    >>> names_precomputed(["rbf", "precomputed"]), names_precomputed("rbf")
+    (True, False)
+    """
+    names = kernel if isinstance(kernel, (list, tuple)) else [kernel]
+    return any(isinstance(k, str) and k == "precomputed" for k in names)
 
 
 def check_kernel_takes_sparse(kernel_name: str, view: int) -> None:

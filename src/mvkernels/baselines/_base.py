@@ -16,7 +16,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from .._arrays import MIN_OBSERVED_ROWS
 from .._docstrings import fill_placeholders
-from .._kernel_families import kernel_takes_sparse
+from .._kernel_families import kernel_takes_sparse, names_precomputed
 from .._linalg import sym as _sym
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
@@ -335,7 +335,7 @@ class _TargetsMixin:
             if self._is_classifier and y is not None:
                 labels_seen = np.unique(column_or_1d(as_real_array(y, "y", dtype=None)))
             Xs = take_rows(Xs, rows)
-            if _precomputed(getattr(self, "kernel", None)):  # Gram matrices: the columns too
+            if names_precomputed(getattr(self, "kernel", None)):  # Gram matrices: the columns too
                 Xs = [K[:, rows] for K in Xs]
             y = _safe_indexing(y, rows)
             w = w[rows]
@@ -505,7 +505,7 @@ class _Base(_TargetsMixin, BaseEstimator):
             return self
         with serial_blas(Xs[0].shape[0]):
             try:
-                columns = self._fit_rows if _precomputed(self.kernel) else None
+                columns = self._fit_rows if names_precomputed(self.kernel) else None
                 self.grams_ = self._maps().fit(
                     self._transform_views(Xs),
                     sample_weight=self._fit_sample_weight,
@@ -752,12 +752,6 @@ def _fill_doc(
         return cls
 
     return decorate
-
-
-def _precomputed(kernel: Any) -> bool:
-    """Whether a ``kernel`` parameter names precomputed Gram matrices."""
-    names = kernel if isinstance(kernel, (list, tuple)) else [kernel]
-    return any(isinstance(k, str) and k == "precomputed" for k in names)
 
 
 def _init_common(self, kernel, kernel_params, n_landmarks, landmarks, views, random_state):

@@ -56,6 +56,7 @@ from scipy import sparse
 from scipy.optimize import minimize
 
 from .._arrays import is_dask_collection, views_kind
+from .._kernel_families import names_precomputed
 from .._linalg import robust_eigh
 from .._pairwise import laplacian_apply, squared_distances
 from .._validation import ValidatedViews
@@ -445,8 +446,7 @@ def resolve_feature_relevance_rows(
     none = np.zeros(0, dtype=np.intp)
     if isinstance(spec, str) and spec == "none":
         return None, none
-    kernels = kernel if isinstance(kernel, (list, tuple)) else [kernel]
-    if any(isinstance(k, str) and k == "precomputed" for k in kernels):
+    if names_precomputed(kernel):
         raise ValueError(
             "feature_relevance scales the columns of the views; precomputed kernels have "
             "none: use feature_relevance='none'"

@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
-from ..._kernel_families import kernel_takes_sparse
+from ..._kernel_families import kernel_takes_sparse, names_precomputed
 from ..._threads import serial_blas
 from ..._validation import check_views, observed_mask, take_rows, validate_array_input
 from ..._weights import class_weight_of_rows
@@ -84,12 +84,6 @@ class _SearchData:
     #: a search on a subsample of the rows (``max_search_rows``): the views and labels of
     #: all the rows, the refit's input
     full: tuple | None = None
-
-
-def _precomputed(kernel: Any) -> bool:
-    """Whether some view's kernel is precomputed (no columns to scale)."""
-    kernels = kernel if isinstance(kernel, (list, tuple)) else [kernel]
-    return any(isinstance(k, str) and k == "precomputed" for k in kernels)
 
 
 #: rows above which ``max_search_rows="auto"`` searches a subsample of this many rows
@@ -536,7 +530,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         n_complete = n if mask is None else int(mask.all(axis=1).sum())
         if isinstance(spec, str) and spec == "auto":  # learned where there are columns
             few = n_complete < RELEVANCE_MIN_ROWS  # and rows to learn on and to score
-            spec = "none" if few or _precomputed(self.kernel) else "ard"
+            spec = "none" if few or names_precomputed(self.kernel) else "ard"
         self.feature_relevance_, learned_rows = resolve_feature_relevance_rows(
             spec,
             Xs,
@@ -574,7 +568,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             or n <= limit
             or mask is not None
             or views_kind(Xs) == "dask"
-            or _precomputed(self.kernel)
+            or names_precomputed(self.kernel)
             or is_index_landmarks(self.landmarks)
         ):
             return None
