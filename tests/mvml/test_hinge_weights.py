@@ -16,13 +16,12 @@ from sklearn.svm import LinearSVC
 from _weighted import fit_quietly, fixed_landmarks, split_scores, weighted_data, weighted_folds
 from mvkernels import MVMLSVC, MVMLSVCCV, MVMLClassifierCV
 from mvkernels.mvml._hinge import (
-    active_set_svm,
     dual_from_primal,
     hinge_offsets,
     linear_svm,
     linear_svm_polished,
-    polish_active_sets,
 )
+from mvkernels.mvml._hinge_active import active_set_svm, polish_active_sets
 
 #: MVMLSVC as the paper has it (one-vs-all, additive over the views), its defaults before
 #: issue 32 (item 4) made them joint_view="auto", multi_class="auto": what these tests check

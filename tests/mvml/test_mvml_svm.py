@@ -753,7 +753,7 @@ def test_polish_gives_the_exact_solution_and_multipliers():
     """From liblinear's solution at tolerance 0.05, the active-set solve returns the
     minimiser (liblinear at 1e-11) and the multipliers of the reference dual CD, and
     the KKT conditions hold on every row."""
-    from mvkernels.mvml._hinge import polish_active_set
+    from mvkernels.mvml._hinge_active import polish_active_set
 
     X, y = _separable_ish()
     C = 0.8
@@ -778,7 +778,8 @@ def test_polish_refuses_a_singular_active_set_and_the_solver_falls_back():
     """Five rows on the margin in one dimension: the active-set system is singular,
     polish_active_set returns None and linear_svm_polished returns liblinear's solution
     at its tolerance (no multipliers)."""
-    from mvkernels.mvml._hinge import linear_svm_polished, polish_active_set
+    from mvkernels.mvml._hinge import linear_svm_polished
+    from mvkernels.mvml._hinge_active import polish_active_set
 
     X = np.array([[1.0], [1.0], [1.0], [-1.0], [-1.0]])
     y = np.array([1.0, 1.0, 1.0, -1.0, -1.0])
@@ -850,7 +851,7 @@ def test_polish_checks_every_row_and_adds_those_outside_the_checked_set():
     """Stale margins that put support vectors far above 1 (outside the rows the
     corrections check): the final check on every row adds them, and the result is the
     minimiser with the reference multipliers; without a correction left, None."""
-    from mvkernels.mvml._hinge import polish_active_set
+    from mvkernels.mvml._hinge_active import polish_active_set
 
     X, y = _separable_ish(d=60)
     C = 0.8
@@ -878,7 +879,7 @@ def test_active_set_from_scratch_is_the_exact_solution_of_every_problem():
     """active_set_svm on three problems sharing X (no starting point): each is the
     minimiser (liblinear at 1e-11) with the reference dual CD's multipliers, the KKT
     conditions hold on every row, and the batch equals the problems solved one by one."""
-    from mvkernels.mvml._hinge import active_set_svm
+    from mvkernels.mvml._hinge_active import active_set_svm
 
     X, y0 = _separable_ish(n=150, d=80, seed=31)
     rng = np.random.RandomState(31)
@@ -905,7 +906,8 @@ def test_active_set_from_scratch_gives_up_and_the_fit_falls_back():
     """More support vectors on the margin than features (low dimension, noisy labels):
     the free set would be singular, active_set_svm returns None for that problem only,
     and linear_svm_polished still returns the minimiser (liblinear's path)."""
-    from mvkernels.mvml._hinge import active_set_svm, linear_svm_polished
+    from mvkernels.mvml._hinge import linear_svm_polished
+    from mvkernels.mvml._hinge_active import active_set_svm
 
     rng = np.random.RandomState(32)
     X = rng.randn(200, 20)
@@ -972,7 +974,7 @@ def test_warm_starts_in_lockstep_equal_the_single_ones():
     columns E_k and box C_k, as the warm starts of the g-steps of every target and eta)
     returns each problem's exact minimiser: the single problem's polish_active_set on
     [X, E_k] and liblinear at 1e-11; the KKT conditions hold on every row."""
-    from mvkernels.mvml._hinge import polish_active_set, polish_active_sets
+    from mvkernels.mvml._hinge_active import polish_active_set, polish_active_sets
 
     X, y0 = _separable_ish(n=160, d=100, seed=41)
     rng = np.random.RandomState(41)
@@ -1039,7 +1041,7 @@ def test_active_set_corrections_that_cycle_are_damped():
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    from mvkernels.mvml import _hinge
+    from mvkernels.mvml import _hinge_active
     from mvkernels.mvml import _hinge_loss as S
 
     X, y = load_digits(return_X_y=True)
@@ -1059,7 +1061,7 @@ def test_active_set_corrections_that_cycle_are_damped():
     finally:
         S.polish_active_sets = batch
     Xf, Y, C, M, band, E = captured[0]
-    moves, correct = _hinge.CYCLE_MOVES, _hinge._correct_sets
+    moves, correct = _hinge_active.CYCLE_MOVES, _hinge_active._correct_sets
     rounds_used = []
 
     def count(*args):
@@ -1067,19 +1069,21 @@ def test_active_set_corrections_that_cycle_are_damped():
         return correct(*args)
 
     try:
-        _hinge.CYCLE_MOVES = 10**6  # no damping: every violating row moves
-        res = _hinge.polish_active_sets(Xf, Y, C, M, band, extras=E)
+        _hinge_active.CYCLE_MOVES = 10**6  # no damping: every violating row moves
+        res = _hinge_active.polish_active_sets(Xf, Y, C, M, band, extras=E)
         cycling = [k for k, r in enumerate(res) if r is None]
         assert cycling
-        _hinge._correct_sets = count
+        _hinge_active._correct_sets = count
         for k in cycling:
             rounds_used.clear()
-            [one] = _hinge.polish_active_sets(Xf, Y[:, [k]], C[[k]], M[[k]], band, extras=[E[k]])
+            [one] = _hinge_active.polish_active_sets(
+                Xf, Y[:, [k]], C[[k]], M[[k]], band, extras=[E[k]]
+            )
             assert one is None and len(rounds_used) < 40  # gave up on the second cycle
     finally:
-        _hinge.CYCLE_MOVES, _hinge._correct_sets = moves, correct
+        _hinge_active.CYCLE_MOVES, _hinge_active._correct_sets = moves, correct
     for k in cycling:
-        [one] = _hinge.polish_active_sets(Xf, Y[:, [k]], C[[k]], M[[k]], band, extras=[E[k]])
+        [one] = _hinge_active.polish_active_sets(Xf, Y[:, [k]], C[[k]], M[[k]], band, extras=[E[k]])
         assert one is not None
         v, a, m = one
         XE = np.hstack([Xf, E[k]])
@@ -1095,10 +1099,10 @@ def test_free_rows_gram_updated_from_the_previous_correction(monkeypatch):
     kept: the kept rows come first in their previous order, the new rows after them, and
     G is X_F X_F^T + E_F E_F^T for that order (to rounding); with few rows kept (or no
     previous solve) it is formed anew in increasing row order."""
-    from mvkernels.mvml import _hinge
-    from mvkernels.mvml._hinge import _free_rows_gram, _FreeGram
+    from mvkernels.mvml import _hinge_active
+    from mvkernels.mvml._hinge_active import _free_rows_gram, _FreeGram
 
-    monkeypatch.setattr(_hinge, "GRAM_REUSE_MIN_ROWS", 1)  # the small sets here too
+    monkeypatch.setattr(_hinge_active, "GRAM_REUSE_MIN_ROWS", 1)  # the small sets here too
     rng = np.random.RandomState(5)
     X, E = rng.randn(60, 12), rng.randn(60, 2)
     free = np.zeros(60, dtype=bool)
@@ -1126,28 +1130,28 @@ def test_gram_reuse_gives_the_solutions_of_fresh_gram_matrices(monkeypatch):
     """The active set from scratch (one-vs-all, many corrections) with the free rows' Gram
     matrices updated from correction to correction returns the minimisers found with every
     Gram matrix formed anew, KKT-checked."""
-    from mvkernels.mvml import _hinge
+    from mvkernels.mvml import _hinge_active
 
     rng = np.random.RandomState(8)
     X = rng.randn(400, 200)
     labels = np.argmax(X[:, :4] + 0.3 * rng.randn(400, 4), axis=1)
     Y = np.where(labels[:, None] == np.arange(4), 1.0, -1.0)
     calls = []
-    gram = _hinge._free_rows_gram
+    gram = _hinge_active._free_rows_gram
 
     def counted(X, E, free, prev):
         calls.append(
             prev is not None
-            and prev.idx.size >= _hinge.GRAM_REUSE_MIN_ROWS
+            and prev.idx.size >= _hinge_active.GRAM_REUSE_MIN_ROWS
             and bool(free[prev.idx].mean() >= 0.5)
         )
         return gram(X, E, free, prev)
 
-    monkeypatch.setattr(_hinge, "_free_rows_gram", counted)
-    reused = _hinge.active_set_svm(X, Y, 5.0)
+    monkeypatch.setattr(_hinge_active, "_free_rows_gram", counted)
+    reused = _hinge_active.active_set_svm(X, Y, 5.0)
     assert sum(calls) > len(calls) / 2  # most solves updated the previous matrix
-    monkeypatch.setattr(_hinge, "GRAM_REUSE_MIN_KEPT", 2.0)  # never reused
-    fresh = _hinge.active_set_svm(X, Y, 5.0)
+    monkeypatch.setattr(_hinge_active, "GRAM_REUSE_MIN_KEPT", 2.0)  # never reused
+    fresh = _hinge_active.active_set_svm(X, Y, 5.0)
     for k, (r, f) in enumerate(zip(reused, fresh)):
         assert r is not None and f is not None
         np.testing.assert_allclose(r[0], f[0], rtol=1e-10, atol=1e-12)
@@ -1162,7 +1166,7 @@ def test_solve_sets_with_the_bound_part_given_equals_its_own():
     """_solve_sets with ``vb`` (B's part of v, as _settle_active_sets computes it for every
     live problem in one product) gives the solution it computes from the bound rows
     itself, with extra columns and row weights, and solves m_F = 1 on the free rows."""
-    from mvkernels.mvml._hinge import _solve_sets
+    from mvkernels.mvml._hinge_active import _solve_sets
 
     rng = np.random.RandomState(5)
     n, d, r = 60, 40, 2
@@ -1191,7 +1195,7 @@ def test_kkt_corrections_move_exactly_the_rows_that_break_a_condition():
     row: F rows with a < 0 go to Z, with a > C to B; B rows with margin > 1 go to F; Z
     rows with margin < 1 join F; status 1 where nothing moves, -1 where a free row misses
     margin 1 (weights: box C s_i, rows of weight 0 never move)."""
-    from mvkernels.mvml._hinge import _correct_sets
+    from mvkernels.mvml._hinge_active import _correct_sets
 
     rng = np.random.RandomState(9)
     J, n, eps = 4, 50, 1e-9

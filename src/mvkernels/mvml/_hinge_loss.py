@@ -31,20 +31,22 @@ from scipy.optimize import linprog
 
 from ._driver import PathState, alternate
 from ._hinge import (
-    COLD_ADD,
     COLD_MIN_BOX,
     PRESOLVE_TOL,
-    WARM_BAND,
-    WARM_ROUNDS,
     LinearSVMResult,
-    active_set_svm,
     dual_from_primal,
     hinge_offsets,
     linear_svm_polished,
-    polish_active_set,
-    polish_active_sets,
     polish_applies,
     svm_c_prime,
+)
+from ._hinge_active import (
+    COLD_ADD,
+    WARM_BAND,
+    WARM_ROUNDS,
+    active_set_svm,
+    polish_active_set,
+    polish_active_sets,
 )
 from ._losses import _COMMON_PARAMS, Loss, padded_path
 from ._lowrank import LowRankMetrics
