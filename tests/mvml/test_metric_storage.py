@@ -121,6 +121,13 @@ def test_stack_keeps_each_storage_compactly():
     cov = _pair()[1]
     shared = MetricStack.from_metrics([cov, cov], fixed=True)
     assert shared.shared is cov.dense()
+    # each problem's metric back in its stored form, the same matrix as toarray's
+    for st in (stack, mixed, eye, shared):
+        for t in range(st.n_problems):
+            m = st.take(t)
+            assert isinstance(m, Metric)
+            np.testing.assert_array_equal(m.dense(), st.toarray()[t])
+    assert isinstance(stack.take(1), LowRankMetric) and eye.take(0).is_identity()
 
 
 def test_path_result_reads_the_metric_on_demand():

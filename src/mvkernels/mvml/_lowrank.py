@@ -315,6 +315,16 @@ class MetricStack(PackedState):
             return cls(first.dim, len(lowrank), scale=scale, factors=factors)
         return cls(first.dim, len(metrics), dense=np.stack([m.dense() for m in metrics]))
 
+    def take(self, t: int) -> Metric:
+        """Problem ``t``'s metric as a :class:`~mvkernels.mvml._metric.Metric` in its
+        stored form (no dense matrix built for ``s I + V V^T`` or the identity)."""
+        if self.dense is not None:
+            return MatrixMetric(self.dense[t])
+        if self.shared is not None:
+            return MatrixMetric(self.shared)
+        V = np.zeros((self.dim, 0)) if self.factors is None else self.factors[t]
+        return LowRankMetric(float(np.asarray(self.scale)[t]), V)
+
     def toarray(self) -> np.ndarray:
         """The dense metrics, shape (T, d, d)."""
         if self.dense is not None:
