@@ -27,8 +27,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   data term, the w-step, the structured solver and the CV's fold paths of each loss;
 * the metric: :mod:`._metric` (factorisations, :class:`PSDFactor`; the A-steps, eq. 9/16
   dense and eq. 12/18 sparse, :func:`metric_step`; the fixed metrics, MVML_Cov; the view
-  weights, eq. 10/17) and :mod:`._lowrank` (the low-rank dense metric ``s I + W W^T`` of
-  the structured solvers, one eigendecomposition per fit);
+  weights, eq. 10/17; the one metric interface, :class:`~._metric.Metric`, with its dense
+  storage) and :mod:`._lowrank` (the low-rank storage ``s I + W W^T``, one metric or a
+  batch of the structured solvers on one eigendecomposition per fit, and the fitted
+  model's compact store, ``MetricStack``);
 * Algorithm 1: :mod:`._driver` (the outer loop: the dense reference path for any loss
   and metric, batched over the targets and over a regularisation path of ``(alpha,
   eta)`` pairs, which share their first g-steps (``Loss.g_steps_path``: every ``alpha``
@@ -55,7 +57,9 @@ How to add
 * a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is
   learned, its initial value, its penalty, the :func:`metric_step` kind that moves it,
   whether the structured paths cover it), and, for the structured solvers, its low-rank
-  form in :mod:`._lowrank`;
+  form in :mod:`._lowrank`; a new storage: a :class:`~._metric.Metric` subclass (every
+  path hands on its metrics as :class:`~._metric.Metric` objects, which no caller asks
+  the storage of);
 * a kernel: one :class:`~mvkernels._kernel_families.KernelFamily` registered in
   ``KERNEL_FAMILIES`` (its name, parameters, default bandwidth, evaluation and sparse
   support), which validation, ``ViewKernel``, the bandwidth grid and Dask read;

@@ -64,7 +64,6 @@ from ._metric import (
     METRICS,
     _sym,
     metric_kind,
-    min_eigenvalue,
 )
 from ._problem import MVMLProblem
 from ._reduced import reduced_outputs
@@ -692,9 +691,7 @@ class _BaseMVML(BaseEstimator):
         problem = self._build_problem(X, Y)
         results = self._solve(problem)
         with serial_blas(problem.dim):
-            min_eigs = np.array(
-                [r["min_eig"] if "min_eig" in r else min_eigenvalue(r["A"]) for r in results]
-            )
+            min_eigs = np.array([r["metric"].min_eigenvalue() for r in results])
         learned = metric_kind(self.metric).learned or self.learn_weights
         if learned and self.tol is not None and not all(r["converged"] for r in results):
             warnings.warn(
@@ -727,10 +724,8 @@ class _BaseMVML(BaseEstimator):
 
     def _metric_stack(self, results: list[dict]) -> Any:
         """The fitted metrics of ``results`` in their compact form (:class:`MetricStack`)."""
-        return MetricStack.from_results(
-            [r["A"] for r in results],
-            [r["metric_lowrank"] for r in results] if "metric_lowrank" in results[0] else None,
-            fixed=not metric_kind(self.metric).learned,
+        return MetricStack.from_metrics(
+            [r["metric"] for r in results], fixed=not metric_kind(self.metric).learned
         )
 
     def _compact_missing_model(self) -> CompletedOutputs | None:

@@ -33,12 +33,13 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 from ._lowrank import LowRankMetrics, _frob2, _g_step_rows
-from ._metric import PSDFactor, metric_step, objective_converged
+from ._metric import MatrixMetric, Metric, objective_converged
 from ._problem import MVMLProblem
 
 __all__ = [
     "alternate",
     "PathState",
+    "PathResult",
     "LowRankPath",
     "dense_metric_path",
     "reference_path",
@@ -122,6 +123,39 @@ def alternate(
             break
         g, obj = iteration(it, idx)
         run.record(it, g, obj, tol)
+
+
+class PathResult(dict):
+    """One problem's result of a path (``g``, ``w``, ``history``, ``n_iter``, ...), whose
+    ``"metric"`` is its :class:`~mvkernels.mvml._metric.Metric`, whatever its storage.
+
+    The metric's matrix views are read from it on demand, never stored: ``"A"`` (the
+    dense matrix), ``"min_eig"`` (its smallest eigenvalue) and, where the storage knows
+    it, ``"metric_lowrank"`` (``(s, V)`` with ``A = s I + V V^T``).
+    """
+
+    #: the metric's derived entries: what each reads of it
+    DERIVED: dict[str, Callable[[Metric], Any]] = {
+        "A": lambda m: m.dense(),
+        "min_eig": lambda m: m.min_eigenvalue(),
+        "metric_lowrank": lambda m: m.low_rank_form(),
+    }
+
+    def __missing__(self, key: Any) -> Any:
+        metric = dict.get(self, "metric")
+        read = self.DERIVED.get(key) if isinstance(key, str) else None
+        value = None if metric is None or read is None else read(metric)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        metric = dict.get(self, "metric")
+        if metric is None or key not in self.DERIVED:
+            return False
+        return key != "metric_lowrank" or metric.low_rank_form() is not None
 
 
 # ------------------------------------------------------------------- square loss, structured
@@ -340,21 +374,20 @@ def objective(
     loss: Any,
     problem: MVMLProblem,
     t: int,
-    A: np.ndarray,
-    factor: PSDFactor,
+    metric: Metric,
     g: np.ndarray,
     w: np.ndarray,
 ) -> float:
     """Algorithm 1's objective for target column ``t`` (``loss``: a
     :class:`~mvkernels.mvml._losses.Loss`): the loss's data term plus
     ``alpha <g, A^+ g>`` plus ``eta R(A)`` for a learned metric."""
-    val = loss.data_loss(problem, t, g, w) + loss.alpha * factor.quad(g)
+    val = loss.data_loss(problem, t, g, w) + loss.alpha * metric.factor.quad(g)
     if loss.metric_kind.learned:
-        val += loss.eta * loss.metric_kind.penalty(A, problem.n_views)
+        val += loss.eta * metric.penalty(loss.metric_kind, problem.n_views)
     return val
 
 
-def initial_step(loss: Any, A: np.ndarray, factor: PSDFactor, g: np.ndarray) -> float:
+def initial_step(loss: Any, metric: Metric, g: np.ndarray) -> float:
     """``step_size="auto"``: the first A-step moves A by at most ``||A||_F``.
 
     ``mu0 = ||A||_F / ||grad||_F`` with ``grad`` the gradient of the smooth part
@@ -363,7 +396,8 @@ def initial_step(loss: Any, A: np.ndarray, factor: PSDFactor, g: np.ndarray) -> 
     """
     if not (isinstance(loss.step_size, str) and loss.step_size == "auto"):
         return float(loss.step_size)
-    q = factor.solve(g)
+    A = metric.dense()
+    q = metric.factor.solve(g)
     grad = -loss.alpha * np.outer(q, q) + loss.metric_kind.smooth_gradient(A, loss.eta)
     gn = float(np.linalg.norm(grad))
     return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / loss.eta
@@ -388,20 +422,17 @@ class _Target:
 
     loss: Any
     t: int
-    A: np.ndarray
-    factor: PSDFactor
+    metric: Metric
     w: np.ndarray
     state: Any
     g: np.ndarray
     path_w: list = field(default_factory=list)
     mu_next: float | None = None
-    s_lr: float = 1.0
-    cols: np.ndarray | None = None
 
 
 def _shared_g_steps(problem: MVMLProblem, runs: list[_Target]) -> np.ndarray:
     """The g-steps of the runs ``runs`` (one row each), batched where they share the
-    metric's factor and the view weights (the same objects: every run before its first
+    metric and the view weights (the same objects: every run before its first
     A-step and w-step, and all of them throughout with a fixed metric and fixed
     weights), in first-appearance order.
 
@@ -413,7 +444,7 @@ def _shared_g_steps(problem: MVMLProblem, runs: list[_Target]) -> np.ndarray:
     :meth:`Loss.g_steps_path` call for every ``alpha``."""
     groups: dict[tuple[int, int], list[int]] = {}
     for j, r in enumerate(runs):
-        groups.setdefault((id(r.factor), id(r.w)), []).append(j)
+        groups.setdefault((id(r.metric), id(r.w)), []).append(j)
     G = np.empty((len(runs), runs[0].g.shape[0]))
     for js in groups.values():
         r0 = runs[js[0]]
@@ -425,14 +456,20 @@ def _shared_g_steps(problem: MVMLProblem, runs: list[_Target]) -> np.ndarray:
             by_alpha.setdefault(a, []).append(k)
         if r0.state is None and len(by_alpha) > 1:
             targets = list(dict.fromkeys(runs[k].t for k in first.values()))
-            X = r0.loss.g_steps_path(problem, targets, r0.factor, r0.w, np.array(list(by_alpha)))
+            X = r0.loss.g_steps_path(
+                problem, targets, r0.metric.factor, r0.w, np.array(list(by_alpha))
+            )
             for i, ks in enumerate(by_alpha.values()):
                 for k in ks:
                     G[k] = X[i, targets.index(runs[k].t)]
         else:
             for ks in by_alpha.values():
                 G[ks] = runs[ks[0]].loss.g_steps(
-                    problem, [runs[k].t for k in ks], r0.factor, r0.w, [runs[k].state for k in ks]
+                    problem,
+                    [runs[k].t for k in ks],
+                    r0.metric.factor,
+                    r0.w,
+                    [runs[k].state for k in ks],
                 )
         for j in js:
             k = first[(float(runs[j].loss.alpha), runs[j].t)]
@@ -519,28 +556,23 @@ def reference_paths(
     kind = loss.metric_kind
     learned = kind.learned
     alternates = learned or loss.learn_weights
-    # A0 = I: its factor is I exactly, which the g-steps may skip (the same numbers)
-    identity = np.array_equal(A0, np.eye(d))
-    factor0 = PSDFactor.identity(d) if identity else PSDFactor(A0, eig_floor=loss.eig_floor)
+    # A0 = I: its factor is I exactly, which the g-steps may skip (the same numbers); the
+    # dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
+    # tracked so that the fitted model stores V, not A (see MetricStack.from_metrics)
+    metric0 = MatrixMetric.start(A0, loss.eig_floor, track_low_rank=kind.low_rank)
     w0 = np.full(v, 1.0 / v)
     runs = [
-        _Target(loss=lp, t=t, A=A0, factor=factor0, w=w0, state=lp.new_state(), g=np.zeros(d))
+        _Target(loss=lp, t=t, metric=metric0, w=w0, state=lp.new_state(), g=np.zeros(d))
         for lp in losses
         for t in targets
     ]
     run = PathState.start(n, d, loss.max_iter, record_path)
-    # the dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
-    # tracked so that the fitted model stores V, not A (see MetricStack)
-    lowrank = kind.low_rank and identity
 
     def a_steps(r: _Target) -> None:
         lp = r.loss
         for _ in range(lp.n_a_steps):
-            mu0 = initial_step(lp, r.A, r.factor, r.g) if r.mu_next is None else r.mu_next
-            q = r.factor.solve(r.g) if lowrank else None
-            r.A, r.factor, mu = metric_step(
-                r.A,
-                r.factor,
+            mu0 = initial_step(lp, r.metric, r.g) if r.mu_next is None else r.mu_next
+            r.metric, mu = r.metric.a_step(
                 r.g,
                 lp.alpha,
                 lp.eta,
@@ -550,11 +582,6 @@ def reference_paths(
                 threshold=lp.sparse_threshold,
                 eig_floor=lp.eig_floor,
             )
-            if mu > 0 and lowrank:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
-                c = 1.0 - 2.0 * mu * lp.eta
-                r.s_lr *= c
-                cols = np.zeros((d, 0)) if r.cols is None else r.cols
-                r.cols = np.column_stack([np.sqrt(c) * cols, np.sqrt(mu * lp.alpha) * q])
             if mu > 0:  # next step starts from twice the accepted one
                 r.mu_next = 2.0 * mu
             else:
@@ -569,7 +596,7 @@ def reference_paths(
         # weights, no solver state) share their w-step too
         w_steps: dict[tuple, np.ndarray] = {}
         for j, r in enumerate(live):
-            key = (id(r.factor), id(r.w), float(r.loss.alpha), r.t)
+            key = (id(r.metric), id(r.w), float(r.loss.alpha), r.t)
             r.g = G[j]
             if it > 0:
                 r.path_w.append(r.w)
@@ -579,7 +606,7 @@ def reference_paths(
                 r.w = w_steps[key]
             if learned:
                 a_steps(r)
-            obj[j] = objective(r.loss, problem, r.t, r.A, r.factor, r.g, r.w)
+            obj[j] = objective(r.loss, problem, r.t, r.metric, r.g, r.w)
         return G, obj
 
     # a fixed metric with fixed weights: one g-step is the minimiser
@@ -588,15 +615,15 @@ def reference_paths(
         G = _shared_g_steps(problem, runs)
         for i, r in enumerate(runs):
             r.g = G[i]
-            run.finish(i, r.g, objective(r.loss, problem, r.t, r.A, r.factor, r.g, r.w))
+            run.finish(i, r.g, objective(r.loss, problem, r.t, r.metric, r.g, r.w))
     elif run.path is not None:
         run.path[:, 0] = [r.g for r in runs]
-    out = []
+    out: list[dict] = []
     for i, r in enumerate(runs):
         r.path_w.append(r.w)
         n_iter = int(run.n_iter[i])
-        res = dict(
-            A=A0.copy() if r.A is A0 else r.A,
+        res = PathResult(
+            metric=r.metric,
             g=r.g,
             w=r.w,
             history=np.asarray(run.histories[i]),
@@ -604,8 +631,6 @@ def reference_paths(
             converged=bool(run.converged[i]) or not alternates,
             state=r.state,
         )
-        if lowrank:
-            res["metric_lowrank"] = (r.s_lr, np.zeros((d, 0)) if r.cols is None else r.cols)
         if run.path is not None:
             res["path"] = run.path[i, :n_iter].copy()
             res["path_w"] = np.asarray(r.path_w)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from ._driver import PathState, alternate
+from ._driver import PathResult, PathState, alternate
 from ._hinge import (
     COLD_MIN_BOX,
     PRESOLVE_TOL,
@@ -536,7 +536,7 @@ class HingeLoss(Loss):
             return G[active], hinge + s_obj
 
         alternate(run, self.max_iter, self.tol, iteration)
-        out = []
+        out: list[dict] = []
         self.warm_g_steps(problem, Phi, mets, states, list(range(B)))
         for b in range(B):
             g = g_step(b)
@@ -546,11 +546,10 @@ class HingeLoss(Loss):
             run.finish(b, g, obj)
             n_iter = int(run.n_iter[b])
             out.append(
-                dict(
+                PathResult(
                     # kept structured: A = s I + W W^T (the estimator's MetricStack builds
                     # the dense metric on access; the CV's paths never need it)
-                    A=None,
-                    metric_lowrank=(float(mets.s[b]), mets.columns(b)),
+                    metric=mets.take(b),
                     g=g,
                     w=w,
                     history=np.asarray(run.histories[b]),
@@ -558,7 +557,6 @@ class HingeLoss(Loss):
                     converged=bool(run.converged[b]),
                     state=states[b],
                     first_margins=first_margins[b % T],
-                    min_eig=mets.min_eigenvalue(b),
                     path=run.path[b, :n_iter].copy(),
                     path_w=np.tile(w, (n_iter, 1)),
                 )

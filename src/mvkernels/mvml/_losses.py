@@ -36,10 +36,17 @@ from scipy.linalg import blas
 
 from .._linalg import robust_eigh
 from .._threads import serial_blas
-from ._driver import dense_metric_path
+from ._driver import PathResult, dense_metric_path
 from ._iterative import CGStep
-from ._lowrank import SharedSpectrum, fixed_metric_solve, row_gram_spectrum
-from ._metric import MetricKind, PSDFactor, _sym, least_squares_weights, metric_kind
+from ._lowrank import LowRankMetric, SharedSpectrum, fixed_metric_solve, row_gram_spectrum
+from ._metric import (
+    MatrixMetric,
+    MetricKind,
+    PSDFactor,
+    _sym,
+    least_squares_weights,
+    metric_kind,
+)
 from ._problem import MVMLProblem
 from ._screen import ridge_solve
 
@@ -213,14 +220,17 @@ class Loss:
         states: list | None = None,
     ) -> list[dict]:
         """The results of a fixed metric's single g-step ``G`` (T rows of ``d``) with data
-        terms ``data`` (and, for a loss with solver state, each target's state)."""
-        out = []
+        terms ``data`` (and, for a loss with solver state, each target's state); the
+        targets share one :class:`~mvkernels.mvml._metric.Metric`."""
+        d = A0.shape[0]
+        metric = LowRankMetric.identity(d) if self.metric_kind.identity else MatrixMetric(A0)
+        out: list[dict] = []
         for t in range(len(G)):
             g = G[t]
             obj = data[t] + self.alpha * quad(g)
             out.append(
-                dict(
-                    A=A0,
+                PathResult(
+                    metric=metric,
                     g=g,
                     w=w,
                     history=np.array([obj]),
@@ -229,7 +239,6 @@ class Loss:
                     state=None if states is None else states[t],
                     path=g[None],
                     path_w=w[None],
-                    **({"min_eig": 1.0} if self.metric_kind.identity else {}),
                 )
             )
         return out
@@ -609,17 +618,20 @@ class SquareLoss(Loss):
         else:
             Qs = spec
             G = np.stack([path.G[t, : Q.shape[1]] @ Q.T for t, Q in enumerate(Qs)])
-        out = [
-            dict(
-                A=None,  # kept structured: s I + V V^T with V = Q W (see MetricStack)
-                metric_lowrank=(float(path.s[t]), Qs[t] @ path.W[t, : Qs[t].shape[1]]),
+        out: list[dict] = [
+            PathResult(
+                # kept structured: s I + V V^T with V = Q W (see MetricStack.from_metrics)
+                metric=LowRankMetric(
+                    float(path.s[t]),
+                    Qs[t] @ path.W[t, : Qs[t].shape[1]],
+                    min_eig=path.min_eigenvalue(t),
+                ),
                 g=G[t],
                 w=w,
                 history=path.history[t],
                 n_iter=int(path.n_iter[t]),
                 converged=bool(path.converged[t]),
                 state=None,
-                min_eig=path.min_eigenvalue(t),
             )
             for t in range(T)
         ]

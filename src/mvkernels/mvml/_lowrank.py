@@ -29,6 +29,13 @@ reference path (:func:`mvkernels.mvml._driver.reference_path`), up to rounding
 Fixed metrics (``"identity"``, ``"cov"``) with fixed weights need one g-step:
 ``g = F (F^T M F + alpha I)^{-1} F^T b`` for ``A~ = F F^T``; ``F^T M F`` is factored once
 and shared by every target and every ``alpha``.
+
+Storage: one metric ``s I + V V^T`` is a :class:`LowRankMetric` (a
+:class:`~mvkernels.mvml._metric.Metric`, the interface every path hands its metrics on
+through), a batch of them moved together a :class:`LowRankMetrics`
+(:meth:`LowRankMetrics.take` gives one out), and the fitted model's metrics a
+:class:`MetricStack` (:meth:`MetricStack.from_metrics`: each metric in its most compact
+form, whatever its storage).
 """
 
 from __future__ import annotations
@@ -40,11 +47,20 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 from .._packing import PackedState
-from ._metric import backtrack, dense_step_cap, sufficient_decrease
+from ._metric import (
+    MatrixMetric,
+    Metric,
+    MetricKind,
+    PSDFactor,
+    backtrack,
+    dense_step_cap,
+    sufficient_decrease,
+)
 
 __all__ = [
     "SharedSpectrum",
     "row_gram_spectrum",
+    "LowRankMetric",
     "LowRankMetrics",
     "MetricStack",
     "fixed_metric_solve",
@@ -143,6 +159,119 @@ def fixed_metric_solve(
     return out @ FR.T
 
 
+class LowRankMetric(Metric):
+    """A :class:`~mvkernels.mvml._metric.Metric` stored as ``A = s I + V V^T``.
+
+    The learned dense metric of the structured paths (one problem of a
+    :class:`LowRankMetrics` batch, :meth:`LowRankMetrics.take`) and the identity
+    (:meth:`identity`: ``s = 1``, no column): ``O(d r)`` numbers instead of ``d^2``.
+
+    Parameters
+    ----------
+    s : float
+        The scale of the identity part, > 0.
+    V : ndarray of shape (d, r)
+        One column per A-step.
+    min_eig : float or None, default=None
+        The smallest eigenvalue when the path that made the metric computed it (None:
+        computed on demand, ``s`` unless ``V`` has ``r >= d`` columns).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.mvml._lowrank import LowRankMetric
+    >>> m = LowRankMetric(0.5, np.array([[1.0], [2.0], [0.0]]))
+    >>> m.dense()
+    array([[1.5, 2. , 0. ],
+           [2. , 4.5, 0. ],
+           [0. , 0. , 0.5]])
+    >>> m.matvec(np.array([1.0, 0.0, 0.0])), m.min_eigenvalue()
+    (array([1.5, 2. , 0. ]), 0.5)
+    """
+
+    def __init__(self, s: float, V: np.ndarray, min_eig: float | None = None):
+        self.s = float(s)
+        self.V = V
+        self.dim = int(V.shape[0])
+        self._min_eig = min_eig
+        self._factor: PSDFactor | None = None
+
+    @classmethod
+    def identity(cls, d: int) -> LowRankMetric:
+        """``A = I_d``."""
+        return cls(1.0, np.zeros((d, 0)), min_eig=1.0)
+
+    def dense(self) -> np.ndarray:
+        # the diagonal set, then V V^T added: the numbers of MetricStack.toarray
+        out = np.zeros((self.dim, self.dim))
+        out[np.diag_indices(self.dim)] = self.s
+        if self.V.shape[1]:
+            out += sym(self.V @ self.V.T)
+        return out
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        return self.s * x + self.V @ (self.V.T @ x)
+
+    @property
+    def factor(self) -> PSDFactor:
+        if self._factor is None:
+            self._factor = (
+                PSDFactor.identity(self.dim) if self.is_identity() else PSDFactor(self.dense())
+            )
+        return self._factor
+
+    def penalty(self, kind: MetricKind, n_views: int) -> float:
+        if kind.step == "dense":  # ||s I + V V^T||_F^2 from V^T V
+            return float(_frob2(np.array([self.s]), (self.V.T @ self.V)[None], self.dim)[0])
+        return super().penalty(kind, n_views)
+
+    def min_eigenvalue(self) -> float:
+        if self._min_eig is None:
+            r = self.V.shape[1]
+            if r < self.dim:
+                self._min_eig = self.s
+            else:
+                G = self.V @ self.V.T
+                self._min_eig = self.s + float(robust_eigh(G, eigvals_only=True, what="V V^T")[0])
+        return self._min_eig
+
+    def max_abs(self) -> float:
+        return float(np.abs(self.s + (self.V**2).sum(axis=1)).max()) if self.dim else 0.0
+
+    def is_identity(self) -> bool:
+        return self.s == 1.0 and not np.any(self.V)
+
+    def low_rank_form(self) -> tuple[float, np.ndarray] | None:
+        return self.s, self.V
+
+    def a_step(
+        self,
+        g: np.ndarray,
+        alpha: float,
+        eta: float,
+        kind: str,
+        n_views: int,
+        mu0: float,
+        *,
+        threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+    ) -> tuple[Metric, float]:
+        """The dense step keeps the storage (a :class:`LowRankMetrics` batch of one, the
+        structured paths' step); another step runs on the dense matrix
+        (:class:`~mvkernels.mvml._metric.MatrixMetric`)."""
+        if kind != "dense":
+            return MatrixMetric(self.dense(), eig_floor=eig_floor).a_step(
+                g, alpha, eta, kind, n_views, mu0, threshold=threshold, eig_floor=eig_floor
+            )
+        batch = LowRankMetrics.from_metric(self)
+        batch.mu_next[0] = float(mu0)
+        q, Wq, xg = batch.solve([0], g[None])
+        batch.a_step([0], g[None], q, Wq, xg, np.array([alpha]), np.array([eta]), float(mu0))
+        if batch.sc[0, batch.r - 1] == 0.0:  # rejected: a zero column
+            return self, 0.0
+        return batch.take(0), 0.5 * float(batch.mu_next[0])  # the next try is twice the step
+
+
 @dataclass
 class MetricStack(PackedState):
     """The fitted metrics of ``T`` problems in the most compact form the solver has.
@@ -164,21 +293,37 @@ class MetricStack(PackedState):
     dense: np.ndarray | None = None
 
     @classmethod
-    def from_results(cls, metrics: list, lowrank: list | None, fixed: bool) -> MetricStack:
-        """From per-problem dense metrics, or ``(s_t, V_t)`` pairs, or one fixed metric."""
-        if lowrank is not None:
+    def from_metrics(cls, metrics: list[Metric], fixed: bool) -> MetricStack:
+        """The store of the fitted metrics ``metrics`` (:class:`~mvkernels.mvml._metric.Metric`,
+        one per problem) in their most compact form: a fixed metric (``fixed``) once (the
+        identity as its size only), metrics that know their form ``s I + V V^T``
+        (:meth:`~mvkernels.mvml._metric.Metric.low_rank_form`) as ``(s_t, V_t)``, others
+        as the dense stack."""
+        first = metrics[0]
+        if fixed:
+            if first.is_identity():
+                return cls(first.dim, len(metrics), scale=np.ones(len(metrics)))
+            return cls(first.dim, len(metrics), shared=first.dense())
+        forms = [m.low_rank_form() for m in metrics]
+        if all(f is not None for f in forms):
+            lowrank = [f for f in forms if f is not None]
             scale = np.array([float(sv[0]) for sv in lowrank])
             r = max(sv[1].shape[1] for sv in lowrank)  # problems may stop early (tol)
-            factors = np.zeros((len(lowrank), lowrank[0][1].shape[0], r))
+            factors = np.zeros((len(lowrank), first.dim, r))
             for t, (_, V) in enumerate(lowrank):  # zero columns where a problem stopped
                 factors[t, :, : V.shape[1]] = V
-            return cls(factors.shape[1], len(lowrank), scale=scale, factors=factors)
-        A0 = np.asarray(metrics[0])
-        if fixed:
-            if np.array_equal(A0, np.eye(A0.shape[0])):
-                return cls(A0.shape[0], len(metrics), scale=np.ones(len(metrics)))
-            return cls(A0.shape[0], len(metrics), shared=A0)
-        return cls(A0.shape[0], len(metrics), dense=np.stack(metrics))
+            return cls(first.dim, len(lowrank), scale=scale, factors=factors)
+        return cls(first.dim, len(metrics), dense=np.stack([m.dense() for m in metrics]))
+
+    def take(self, t: int) -> Metric:
+        """Problem ``t``'s metric as a :class:`~mvkernels.mvml._metric.Metric` in its
+        stored form (no dense matrix built for ``s I + V V^T`` or the identity)."""
+        if self.dense is not None:
+            return MatrixMetric(self.dense[t])
+        if self.shared is not None:
+            return MatrixMetric(self.shared)
+        V = np.zeros((self.dim, 0)) if self.factors is None else self.factors[t]
+        return LowRankMetric(float(np.asarray(self.scale)[t]), V)
 
     def toarray(self) -> np.ndarray:
         """The dense metrics, shape (T, d, d)."""
@@ -282,6 +427,27 @@ class LowRankMetrics:
             full_dim=full_dim,
         )
 
+    @classmethod
+    def from_metric(cls, metric: LowRankMetric, room: int = 1) -> LowRankMetrics:
+        """A batch of one: ``metric`` with room for ``room`` more A-steps."""
+        V = metric.V
+        r = V.shape[1]
+        out = cls.identity(1, metric.dim, r + room)
+        out.s[0] = metric.s
+        out.WT[0, :r] = V.T
+        out.sc[0, :r] = 1.0
+        out.gram[0, :r, :r] = V.T @ V
+        out.r = r
+        return out
+
+    def take(self, i: int, Q: np.ndarray | None = None) -> LowRankMetric:
+        """Metric ``i`` of the batch as a :class:`LowRankMetric` (``V = Q W`` when the
+        batch lives in the basis ``Q``), with its smallest eigenvalue."""
+        W = self.columns(i)
+        return LowRankMetric(
+            float(self.s[i]), W if Q is None else Q @ W, min_eig=self.min_eigenvalue(i)
+        )
+
     @property
     def dim(self) -> int:
         """Dimension of the metrics (``full_dim`` when set, else the basis')."""
@@ -290,13 +456,6 @@ class LowRankMetrics:
     def columns(self, i: int) -> np.ndarray:
         """``W`` of metric ``i``, shape (d, r)."""
         return (self.WT[i, : self.r] * self.sc[i, : self.r, None]).T
-
-    def dense(self, i: int, Q: np.ndarray | None = None) -> np.ndarray:
-        """Dense ``A`` of metric ``i`` (``Q A Q^T`` when a basis ``Q`` is given)."""
-        W = self.columns(i)
-        if Q is not None:
-            W = Q @ W
-        return sym(self.s[i] * np.eye(W.shape[0]) + W @ W.T)
 
     def min_eigenvalue(self, i: int) -> float:
         """Smallest eigenvalue of ``s I + W W^T`` (``s`` unless ``W`` has full row rank)."""

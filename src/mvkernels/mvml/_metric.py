@@ -1,11 +1,32 @@
-"""The metric pieces of MVML: factorisations, A-steps (eq. 9/12, 16/18), fixed metrics
-(MVML_Cov) and view weights (eq. 10/17).
+"""The metric part of MVML: factorisations, A-steps (eq. 9/12, 16/18), the metric storage,
+fixed metrics (MVML_Cov), view weights (eq. 10/17) and the metric kinds.
 
-These act on one metric matrix at a time (``nv x nv`` in full-kernel mode, ``vp x vp`` in
-block Nystrom mode) and are shared by every MVML estimator (square and hinge loss): the
-dense reference path of Algorithm 1 (:func:`mvkernels.mvml._driver.reference_paths`) and
-the structured solvers of :mod:`mvkernels.mvml._lowrank`, whose low-rank A-step follows
-:func:`metric_step`.
+The A-step pieces act on one metric matrix at a time (``nv x nv`` in full-kernel mode,
+``vp x vp`` in block Nystrom mode) and are shared by every MVML estimator (square and
+hinge loss): the dense reference path of Algorithm 1
+(:func:`mvkernels.mvml._driver.reference_paths`) and the structured solvers of
+:mod:`mvkernels.mvml._lowrank`, whose low-rank A-step follows :func:`metric_step` (the
+same cap, test and halving: :func:`backtrack`).
+
+Storage. Every metric a path holds or hands on is a :class:`Metric`: ``dense()``,
+``matvec(x)``, ``factor`` (``A = F F^T`` for the g-step), ``penalty(kind)``,
+``min_eigenvalue()``, ``a_step(...)`` and ``low_rank_form()``, behind two storages:
+:class:`MatrixMetric` (the dense matrix and its :class:`PSDFactor`: the reference path's
+iterate, which also tracks ``s I + V V^T`` from ``A = I`` under dense steps, and the fixed
+Cov metric) and :class:`~mvkernels.mvml._lowrank.LowRankMetric` (``s I + V V^T``: the
+structured paths' metrics, taken out of their batch by
+:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.take`, and the identity). A path's
+result holds its metric under ``"metric"``
+(:class:`~mvkernels.mvml._driver.PathResult`); the estimators build their fitted store
+from those (:meth:`~mvkernels.mvml._lowrank.MetricStack.from_metrics`, each in its most
+compact form) and never ask which storage they hold.
+
+Adding a metric: a :class:`MetricKind` registered in :data:`METRIC_KINDS` (whether it is
+learned, its initial value, its penalty, the :func:`metric_step` kind that moves it,
+whether the structured paths cover it). A new storage (e.g. a block-diagonal one) is a
+:class:`Metric` subclass implementing the accessors above (``dense`` and ``factor`` at
+least; the others have dense defaults), with its own compact form in
+:meth:`~mvkernels.mvml._lowrank.MetricStack.from_metrics` if it has one.
 """
 
 from __future__ import annotations
@@ -458,6 +479,189 @@ def metric_step(
             return A_new, f_new, mu
         mu *= 0.5
     return A, factor, 0.0
+
+
+# ============================================================================ metric storage
+class Metric:
+    """One metric ``A`` (``d x d``, symmetric positive semi-definite) as Algorithm 1 holds it.
+
+    Every metric the driver, the losses' paths and the estimators hand on is a
+    :class:`Metric`, whatever its storage: the dense matrix (:class:`MatrixMetric`, the
+    reference path's iterate and the fixed metrics) or ``s I + V V^T``
+    (:class:`~mvkernels.mvml._lowrank.LowRankMetric`, the structured paths' dense metric
+    and the identity). Callers read it through this interface only and never ask which
+    storage they hold: the fitted model's store
+    (:meth:`~mvkernels.mvml._lowrank.MetricStack.from_metrics`) keeps each in its most
+    compact form.
+
+    Attributes
+    ----------
+    dim : int
+        ``d``.
+    """
+
+    dim: int
+
+    def dense(self) -> np.ndarray:
+        """``A`` as a ``(d, d)`` array (the stored array itself where there is one)."""
+        raise NotImplementedError
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """``A x`` for ``x`` of shape ``(d,)`` or ``(d, k)``."""
+        return self.dense() @ x
+
+    @property
+    def factor(self) -> PSDFactor:
+        """``A = F F^T`` (:class:`PSDFactor`): what the g-step reads (eq. 7 / 15)."""
+        raise NotImplementedError
+
+    def penalty(self, kind: MetricKind, n_views: int) -> float:
+        """``R(A)`` of the metric kind ``kind`` (0 for a fixed metric)."""
+        return kind.penalty(self.dense(), n_views)
+
+    def min_eigenvalue(self) -> float:
+        """The smallest eigenvalue of ``A`` (the estimators' ``metric_min_eigenvalue_``)."""
+        return min_eigenvalue(self.dense())
+
+    def max_abs(self) -> float:
+        """``max |A_ij|`` (a PSD matrix's largest entry is on its diagonal)."""
+        return float(np.abs(self.dense()).max())
+
+    def is_identity(self) -> bool:
+        """``A = I`` exactly (the fitted model then stores nothing but its size)."""
+        return bool(np.array_equal(self.dense(), np.eye(self.dim)))
+
+    def low_rank_form(self) -> tuple[float, np.ndarray] | None:
+        """``(s, V)`` with ``A = s I + V V^T`` where the storage knows that form
+        (the dense A-step from ``A = I``), else None."""
+        return None
+
+    def a_step(
+        self,
+        g: np.ndarray,
+        alpha: float,
+        eta: float,
+        kind: str,
+        n_views: int,
+        mu0: float,
+        *,
+        threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+    ) -> tuple[Metric, float]:
+        """One backtracked A-step (:func:`metric_step`, eq. 9 / 16 dense, eq. 12 / 18
+        sparse) from this metric. Returns the new metric (this one where no step was
+        accepted) and the accepted step size (0: none)."""
+        raise NotImplementedError
+
+
+class MatrixMetric(Metric):
+    """A :class:`Metric` stored as its dense matrix, with its factorisation.
+
+    The dense reference path's iterate (any metric kind, :func:`metric_step`) and the
+    fixed Cov metric. A metric started at ``A = I`` and moved by dense steps also tracks
+    its form ``s I + V V^T`` (one column per accepted step, :meth:`low_rank_form`), which
+    the fitted model stores instead of the matrix.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        The metric.
+    factor : PSDFactor or None, default=None
+        Its factorisation (None: computed on first use, with ``eig_floor``).
+    eig_floor : float, default=1e-10
+        Relative eigenvalue floor of the factorisation and of the A-steps'.
+    low_rank : tuple (s, V) or None, default=None
+        ``A = s I + V V^T``, tracked through the dense A-steps (None: not tracked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.mvml._metric import MatrixMetric
+    >>> m = MatrixMetric.start(np.eye(4), track_low_rank=True)
+    >>> g = np.array([1.0, -2.0, 0.5, 0.0])
+    >>> m1, mu = m.a_step(g, alpha=1.0, eta=0.5, kind="dense", n_views=2, mu0=0.1)
+    >>> s, V = m1.low_rank_form()
+    >>> bool(mu > 0), V.shape, bool(np.allclose(m1.dense(), s * np.eye(4) + V @ V.T))
+    (True, (4, 1), True)
+    """
+
+    def __init__(
+        self,
+        A: np.ndarray,
+        factor: PSDFactor | None = None,
+        eig_floor: float = 1e-10,
+        low_rank: tuple[float, np.ndarray] | None = None,
+    ):
+        self.A = A
+        self.dim = int(A.shape[0])
+        self._factor = factor
+        self.eig_floor = eig_floor
+        self._low_rank = low_rank
+        self._min_eig: float | None = None
+
+    @classmethod
+    def start(
+        cls, A0: np.ndarray, eig_floor: float = 1e-10, track_low_rank: bool = False
+    ) -> MatrixMetric:
+        """The initial metric ``A0`` of a path: the identity's factor is ``I`` exactly
+        (:meth:`PSDFactor.identity`, which the g-steps may skip), and, with
+        ``track_low_rank`` (the dense A-step), a start at ``I`` tracks ``s I + V V^T``."""
+        d = A0.shape[0]
+        identity = bool(np.array_equal(A0, np.eye(d)))
+        factor = PSDFactor.identity(d) if identity else PSDFactor(A0, eig_floor=eig_floor)
+        low_rank = (1.0, np.zeros((d, 0))) if track_low_rank and identity else None
+        return cls(A0, factor, eig_floor, low_rank)
+
+    def dense(self) -> np.ndarray:
+        return self.A
+
+    @property
+    def factor(self) -> PSDFactor:
+        if self._factor is None:
+            self._factor = PSDFactor(self.A, eig_floor=self.eig_floor)
+        return self._factor
+
+    def min_eigenvalue(self) -> float:
+        if self._min_eig is None:  # a fixed metric shared by every target: computed once
+            self._min_eig = min_eigenvalue(self.A)
+        return self._min_eig
+
+    def low_rank_form(self) -> tuple[float, np.ndarray] | None:
+        return self._low_rank
+
+    def a_step(
+        self,
+        g: np.ndarray,
+        alpha: float,
+        eta: float,
+        kind: str,
+        n_views: int,
+        mu0: float,
+        *,
+        threshold: str = "mu_eta",
+        eig_floor: float = 1e-10,
+    ) -> tuple[Metric, float]:
+        q = self.factor.solve(g) if self._low_rank is not None else None
+        A, factor, mu = metric_step(
+            self.A,
+            self.factor,
+            g,
+            alpha,
+            eta,
+            kind,
+            n_views,
+            mu0,
+            threshold=threshold,
+            eig_floor=eig_floor,
+        )
+        if mu == 0.0:
+            return self, 0.0
+        low_rank = None
+        if self._low_rank is not None:  # A+ = c A + mu alpha q q^T, c = 1 - 2 mu eta
+            c = 1.0 - 2.0 * mu * eta
+            s, V = self._low_rank
+            low_rank = (s * c, np.column_stack([np.sqrt(c) * V, np.sqrt(mu * alpha) * q]))
+        return MatrixMetric(A, factor, eig_floor, low_rank), mu
 
 
 def rank_one_metric_minimiser(g: np.ndarray, alpha: float, eta: float) -> np.ndarray:

@@ -1,0 +1,182 @@
+"""One metric storage: every metric Algorithm 1's paths hand on is a ``mvml._metric.Metric``
+(the dense ``MatrixMetric`` or ``s I + V V^T``, ``mvml._lowrank.LowRankMetric``), read
+through one interface; the fitted model's store (``MetricStack.from_metrics``) keeps each
+in its compact form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
+from mvkernels.mvml._driver import PathResult
+from mvkernels.mvml._lowrank import LowRankMetric, MetricStack
+from mvkernels.mvml._metric import (
+    MatrixMetric,
+    Metric,
+    PSDFactor,
+    metric_kind,
+    metric_penalty,
+    metric_step,
+)
+
+
+def _pair(d=6, r=3, s=0.7, seed=0):
+    V = np.random.default_rng(seed).normal(size=(d, r))
+    A = s * np.eye(d) + V @ V.T
+    return LowRankMetric(s, V), MatrixMetric(0.5 * (A + A.T))
+
+
+@pytest.mark.parametrize("r", [0, 2, 6, 8])  # r >= d: V V^T of full rank
+def test_both_storages_agree_on_every_accessor(r):
+    low, mat = _pair(r=r)
+    A = mat.dense()
+    np.testing.assert_allclose(low.dense(), A, rtol=0, atol=1e-13)
+    x = np.random.default_rng(1).normal(size=(6, 2))
+    for m in (low, mat):
+        np.testing.assert_allclose(m.matvec(x), A @ x, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(m.factor.solve(x[:, 0]), np.linalg.solve(A, x[:, 0]))
+        assert np.isclose(m.factor.quad(x[:, 0]), x[:, 0] @ np.linalg.solve(A, x[:, 0]))
+        assert np.isclose(m.min_eigenvalue(), np.linalg.eigvalsh(A)[0], rtol=1e-12)
+        assert np.isclose(m.max_abs(), np.abs(A).max(), rtol=1e-13)
+        for kind in ("dense", "sparse", "identity"):
+            want = metric_kind(kind).penalty(A, 2)
+            assert np.isclose(m.penalty(metric_kind(kind), 2), want, rtol=1e-12, atol=0)
+        assert not m.is_identity()
+    assert low.low_rank_form()[0] == 0.7 and mat.low_rank_form() is None
+    assert np.isclose(low.penalty(metric_kind("dense"), 2), metric_penalty(A, "dense", 2))
+
+
+def test_identity():
+    eye = LowRankMetric.identity(5)
+    start = MatrixMetric.start(np.eye(5))
+    for m in (eye, start):
+        assert m.is_identity() and m.factor.is_identity and m.min_eigenvalue() == 1.0
+        np.testing.assert_array_equal(m.dense(), np.eye(5))
+    # a start elsewhere is factored, and tracks no low-rank form
+    A0 = 2.0 * np.eye(5)
+    m = MatrixMetric.start(A0, track_low_rank=True)
+    assert not m.is_identity() and m.low_rank_form() is None
+    np.testing.assert_allclose(m.factor.solve(np.ones(5)), 0.5 * np.ones(5))
+
+
+def test_matrix_a_step_is_metric_step_and_tracks_its_low_rank_form():
+    rng = np.random.default_rng(2)
+    m = MatrixMetric.start(np.eye(8), track_low_rank=True)
+    A, f = np.eye(8), PSDFactor.identity(8)
+    mu0 = 1.0
+    for k in range(5):
+        g = rng.normal(size=8)
+        A, f, mu = metric_step(A, f, g, 0.8, 0.3, "dense", 2, mu0)
+        m, mu_m = m.a_step(g, 0.8, 0.3, "dense", 2, mu0)
+        assert mu_m == mu > 0
+        np.testing.assert_array_equal(m.dense(), A)  # the same step, bit for bit
+        s, V = m.low_rank_form()
+        assert V.shape == (8, k + 1)  # one column per accepted step
+        np.testing.assert_allclose(s * np.eye(8) + V @ V.T, A, rtol=0, atol=1e-12)
+        mu0 = 2.0 * mu
+
+
+def test_a_step_that_is_given_up_keeps_the_metric_object():
+    m = MatrixMetric.start(np.eye(4))
+    # the proximal step zeroes every block at every size tried: g leaves the range
+    kept, mu = m.a_step(np.ones(4), 1.0, 1e15, "sparse", 2, 1.0)
+    assert mu == 0.0 and kept is m
+    moved, mu = m.a_step(np.ones(4), 1.0, 0.5, "sparse", 2, 1.0)
+    assert mu > 0 and moved is not m and moved.low_rank_form() is None
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_low_rank_a_step_equals_the_dense_one(kind):
+    """The low-rank storage's step (a batch of one of the structured paths' step) gives
+    the dense storage's metrics and step sizes (to rounding); a sparse step runs on the
+    dense matrix."""
+    rng = np.random.default_rng(3)
+    low, mat = LowRankMetric.identity(7), MatrixMetric.start(np.eye(7), track_low_rank=True)
+    mu_l = mu_m = 0.5
+    for _ in range(4):
+        g = rng.normal(size=7)
+        low, mu_l = low.a_step(g, 1.0, 0.4, kind, 7, 2 * mu_l or 0.5)
+        mat, mu_m = mat.a_step(g, 1.0, 0.4, kind, 7, 2 * mu_m or 0.5)
+        assert np.isclose(mu_l, mu_m, rtol=1e-12)
+        np.testing.assert_allclose(low.dense(), mat.dense(), rtol=0, atol=1e-10)
+        assert np.isclose(low.min_eigenvalue(), mat.min_eigenvalue(), rtol=1e-8)
+    assert isinstance(low, LowRankMetric if kind == "dense" else MatrixMetric)
+
+
+def test_stack_keeps_each_storage_compactly():
+    low = [_pair(seed=k)[0] for k in range(3)]
+    stack = MetricStack.from_metrics(low, fixed=False)
+    assert stack.dense is None and stack.factors.shape == (3, 6, 3)
+    np.testing.assert_allclose(stack.toarray(), [m.dense() for m in low], atol=1e-13)
+    assert np.isclose(stack.max_abs(), max(m.max_abs() for m in low))
+    # a metric without a low-rank form: the dense stack
+    mixed = MetricStack.from_metrics([low[0], _pair(seed=4)[1]], fixed=False)
+    assert mixed.dense is not None and mixed.factors is None
+    # fixed metrics once: the identity as its size only, another metric shared
+    eye = MetricStack.from_metrics([LowRankMetric.identity(4)] * 2, fixed=True)
+    assert eye.shared is None and eye.dense is None and eye.factors is None
+    np.testing.assert_array_equal(eye.toarray(), np.broadcast_to(np.eye(4), (2, 4, 4)))
+    cov = _pair()[1]
+    shared = MetricStack.from_metrics([cov, cov], fixed=True)
+    assert shared.shared is cov.dense()
+    # each problem's metric back in its stored form, the same matrix as toarray's
+    for st in (stack, mixed, eye, shared):
+        for t in range(st.n_problems):
+            m = st.take(t)
+            assert isinstance(m, Metric)
+            np.testing.assert_array_equal(m.dense(), st.toarray()[t])
+    assert isinstance(stack.take(1), LowRankMetric) and eye.take(0).is_identity()
+
+
+def test_path_result_reads_the_metric_on_demand():
+    low, mat = _pair()
+    r = PathResult(metric=low, g=np.zeros(6))
+    assert "A" in r and "min_eig" in r and "metric_lowrank" in r and "w" not in r
+    np.testing.assert_array_equal(r["A"], low.dense())
+    assert r["min_eig"] == low.min_eigenvalue() and r["metric_lowrank"][1] is low.V
+    q = PathResult(metric=mat)
+    assert "metric_lowrank" not in q and "A" in q and q["A"] is mat.dense()
+    with pytest.raises(KeyError):
+        q["metric_lowrank"]
+    with pytest.raises(KeyError):
+        PathResult(g=1)["A"]
+    assert dict(PathResult(metric=mat)).keys() == {"metric"}  # nothing stored twice
+
+
+def _views(n=60, seed=0):
+    X, y = make_classification(n_samples=n, n_features=8, n_informative=5, random_state=seed)
+    return [X[:, :4], X[:, 4:]], y
+
+
+@pytest.mark.parametrize(
+    "cls, kw",
+    [
+        (MVMLClassifier, dict(n_landmarks=10)),  # structured, low-rank
+        (MVMLClassifier, dict(n_landmarks=10, solver="dense")),  # reference, tracked
+        (MVMLClassifier, dict(n_landmarks=10, metric="sparse")),  # reference, dense
+        (MVMLClassifier, dict(n_landmarks=10, metric="identity")),
+        (MVMLRegressor, dict(n_landmarks=None, metric="cov")),
+        (MVMLSVC, dict(n_landmarks=10)),  # the hinge loss's low-rank path
+        (MVMLSVC, dict(n_landmarks=10, metric="sparse")),
+    ],
+)
+def test_every_path_hands_on_a_metric(cls, kw):
+    """Every path's results hold a Metric, which the estimator's store and
+    metric_min_eigenvalue_ read (no other metric entry)."""
+    Xs, y = _views()
+    est = cls(random_state=0, max_iter=4, joint_view=False, **kw)
+    est._check_params()
+    if cls is MVMLRegressor:
+        target = y[:, None].astype(float)
+    else:
+        target = est._encode_targets(np.unique(y, return_inverse=True)[1], 2)
+    results = est._solve(est._build_problem(Xs, target))
+    for r in results:
+        assert isinstance(r["metric"], Metric)
+        assert not {"A", "min_eig", "metric_lowrank"} & dict(r).keys()
+    est.fit(Xs, y)
+    A = est.metric_.reshape(-1, *est.metric_.shape[-2:])
+    mins = np.atleast_1d(est.metric_min_eigenvalue_)
+    np.testing.assert_allclose(mins, [np.linalg.eigvalsh(M)[0] for M in A], atol=1e-8)
