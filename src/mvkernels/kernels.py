@@ -427,6 +427,13 @@ class ViewKernel:
     def precomputed(self) -> bool:
         return self.name == "precomputed"
 
+    @property
+    def open_bandwidth(self) -> bool:
+        """Whether :meth:`fit` sets a data-driven default bandwidth (a named kernel with
+        one, :attr:`~mvkernels._kernel_families.KernelFamily.bandwidth_distance`, and
+        neither ``gamma`` nor ``sigma`` given)."""
+        return self.family is not None and self.family.open_bandwidth(self.params)
+
     def fit(
         self,
         X: Any,
