@@ -18,7 +18,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
+from .._arrays import (
+    MIN_OBSERVED_ROWS,
+    check_known_lengths,
+    compute_if_dask,
+    is_dask_collection,
+    views_kind,
+)
 from .._kernel_families import kernel_takes_sparse, names_precomputed
 from .._targets import predicted_classes
 from .._threads import serial_blas
@@ -201,9 +207,7 @@ def weighted_input(
     check_known_lengths(X)
     Xs = check_views(X, views=views, ensure_min_samples=2, allow_missing=True)
     n = Xs[0].shape[0]
-    y = np.asarray(y.compute() if is_dask_collection(y) else y)
-    if is_dask_collection(sample_weight):
-        sample_weight = sample_weight.compute()
+    y, sample_weight = np.asarray(compute_if_dask(y)), compute_if_dask(sample_weight)
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} samples but the views have {n}")
     w = check_sample_weight(sample_weight, n)
