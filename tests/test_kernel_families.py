@@ -60,3 +60,36 @@ def test_bandwidth_open_only_without_given_values():
         lap.resolve({}, X, 3, lambda m: 0.0)
     with pytest.raises(ValueError, match="view 1: kernel 'linear' does not take"):
         ViewKernel("linear", {"gamma": 1.0}, view=1)
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_FAMILIES))
+def test_view_kernel_open_bandwidth_reads_the_family(name):
+    """``ViewKernel.open_bandwidth`` (read by the Dask back end and by OLOK's first-batch
+    check) is the family's: open for a data-driven bandwidth not given, closed otherwise."""
+    family = KERNEL_FAMILIES[name]
+    assert ViewKernel(name).open_bandwidth is (family.bandwidth_distance is not None)
+    if "gamma" in family.params:
+        assert not ViewKernel(name, {"gamma": 0.5}).open_bandwidth
+    assert not ViewKernel(len).open_bandwidth  # a callable: no family
+
+
+@pytest.mark.parametrize(
+    "kernel, params, refused",
+    [
+        ("rbf", None, True),
+        ("laplacian", None, True),
+        ("rbf", {"sigma": 1.0}, False),
+        ("laplacian", {"gamma": 0.5}, False),
+        ("poly", None, False),
+    ],
+)
+def test_olok_refuses_a_one_row_first_batch_only_for_an_open_bandwidth(kernel, params, refused):
+    from mvkernels import OLOKRegressor
+
+    X, y = np.ones((1, 3)), np.ones(1)
+    est = OLOKRegressor(kernel=kernel, kernel_params=params, random_state=0)
+    if refused:
+        with pytest.raises(ValueError, match="got 1 sample in the first batch"):
+            est.partial_fit(X, y)
+    else:
+        est.partial_fit(X, y)

@@ -188,3 +188,56 @@ def test_slices_and_rows_keep_the_observed_mask(monkeypatch):
     fresh = check_views([Xv[rows] for Xv in Xs], allow_missing=True)
     np.testing.assert_array_equal(fresh.observed, sub.observed)
     assert len(calls) == 3
+
+
+def _every_estimator_on_views():
+    """One default configuration of each public estimator that takes views (not OLOK's
+    single arrays nor the forecaster's series)."""
+    from mvkernels import MVMLSVC, MVMLSVCCV, MultiViewKPCA
+    from mvkernels import baselines as B
+
+    grid = dict(cv=3, alphas=[1e-2, 1e-1], random_state=0)
+    out = [
+        MVMLClassifier(random_state=0),
+        MVMLRegressor(random_state=0),
+        MVMLSVC(random_state=0),
+        MVMLClassifierCV(**grid),
+        MVMLRegressorCV(**grid),
+        MVMLSVCCV(**grid),
+        MultiViewKPCA(kernel="rbf", n_components=2),
+        BlockNystrom(n_landmarks=8, random_state=0),
+    ]
+    names = [n for n in B.__all__ if n.endswith(("Classifier", "Regressor"))]
+    return out + [getattr(B, n)() for n in sorted(names)]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("est", _every_estimator_on_views(), ids=lambda e: type(e).__name__)
+def test_every_estimator_validates_its_views_once(count_validations, est):
+    """Fit, then predict (or transform), each read and check the views once: early fusion's
+    concatenation (``ValidatedViews.derived``) and late fusion's views, checked with
+    missing rows allowed and found complete, are not validated again."""
+    X1, X2, y = _data()
+    target = X1[:, 0] + X2[:, 1] if "Regressor" in type(est).__name__ else y
+    predicts = hasattr(est, "predict")
+    est.fit([X1, X2], target if predicts else None)
+    assert len(count_validations) == 1
+    count_validations.clear()
+    (est.predict if predicts else est.transform)([X1, X2])
+    assert len(count_validations) == 1
+
+
+def test_complete_views_checked_with_missing_rows_allowed_pass_a_strict_check(
+    count_validations,
+):
+    """Views validated with ``allow_missing`` satisfy a check without it once their observed
+    mask is known to be full; with a missing row they are checked (and refused) again."""
+    X1, X2, _ = _data(n=20)
+    Xs = check_views([X1, X2], allow_missing=True)
+    assert check_views(Xs) is not Xs  # mask not read yet: validated again
+    assert Xs.observed.all()
+    assert check_views(Xs) is Xs
+    assert len(count_validations) == 2
+    joined = Xs.derived([np.hstack([X1, X2])])
+    assert check_views(joined, allow_missing=True) is joined and joined.n_features == (7,)
+    assert joined.kind == "numpy" and joined.allow_missing

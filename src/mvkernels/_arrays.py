@@ -7,7 +7,8 @@ It imports nothing of the package but :mod:`mvkernels._sparse`, so no import run
 
 * **Kind**: :func:`is_dask_collection` (without importing Dask), :func:`views_kind` (the
   one NumPy/sparse/Dask decision), :func:`require_dask` (the optional dependency),
-  :func:`check_known_lengths` (Dask views of unknown row counts are refused).
+  :func:`check_known_lengths` (Dask views of unknown row counts are refused),
+  :func:`compute_if_dask` (a value brought to the client, whatever its kind).
 * **Missing views**: a missing view is a whole row of NaN in that view.
   :func:`check_whole_rows` refuses NaN in only some columns of a row,
   :func:`refuse_all_missing` a sample with every view missing, :func:`observed_rows` and
@@ -34,6 +35,7 @@ __all__ = [
     "check_block_finite",
     "check_known_lengths",
     "check_whole_rows",
+    "compute_if_dask",
     "dask_observed_mask",
     "is_dask_collection",
     "observed_block_rows",
@@ -48,6 +50,19 @@ __all__ = [
 def is_dask_collection(x: Any) -> bool:
     """True for a Dask array (checked without importing Dask)."""
     return type(x).__module__.startswith("dask.") and hasattr(x, "chunks")
+
+
+def compute_if_dask(x: Any) -> Any:
+    """``x`` on the client: a Dask collection computed, anything else (NumPy, sparse,
+    None) as it is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> compute_if_dask(np.arange(3)), compute_if_dask(None)
+    (array([0, 1, 2]), None)
+    """
+    return x.compute() if is_dask_collection(x) else x
 
 
 def require_dask() -> Any:

@@ -515,13 +515,27 @@ class ValidatedViews(list):
         """These views and one more (derived from them, e.g. the joint view)."""
         return self._like([*self, Xv])
 
+    def derived(self, views: Sequence[Any]) -> ValidatedViews:
+        """Views computed from these rows (e.g. their concatenation, early fusion), still
+        validated under the same options; their kind is read from them, and no observed
+        mask is carried (the views are other ones)."""
+        return ValidatedViews(
+            views,
+            dtype=self.dtype,
+            allow_missing=self.allow_missing,
+            ensure_finite=self.ensure_finite,
+        )
+
     def _satisfies(self, dtype: Any, ensure_finite: bool, allow_missing: bool) -> bool:
-        """Validated under options at least as strict as these."""
+        """Validated under options at least as strict as these: views checked with
+        ``allow_missing`` whose observed mask is known and full also satisfy a check
+        without it (no row is missing)."""
         same_dtype = dtype is None or self.dtype == np.dtype(dtype)
+        complete = self._observed is not None and bool(self._observed.all())
         return (
             same_dtype
             and (self.ensure_finite or not ensure_finite)
-            and (allow_missing or not self.allow_missing)
+            and (allow_missing or not self.allow_missing or complete)
         )
 
 

@@ -59,7 +59,7 @@ from sklearn.metrics.pairwise import (
 )
 from sklearn.utils import check_random_state
 
-from ._arrays import is_dask_collection
+from ._arrays import compute_if_dask
 from ._kernel_families import (
     KERNEL_NAMES,
     KernelFamily,
@@ -204,8 +204,7 @@ def mean_pairwise_distance(
         )
     if n > max_samples:
         X = X[subsample_indices(n, max_samples, random_state)]
-    if is_dask_collection(X):
-        X = X.compute()
+    X = compute_if_dask(X)
     if is_sparse(X):  # the subsample's distances, never its dense copy
         D = (euclidean_distances if metric == "euclidean" else manhattan_distances)(X)
         return float(D[np.triu_indices(D.shape[0], 1)].mean())
@@ -237,8 +236,7 @@ def _weighted_mean_distance(
     if rows.size > max_samples:
         rows = rows[subsample_indices(rows.size, max_samples, random_state)]
     Xr = X[rows]
-    if is_dask_collection(Xr):
-        Xr = Xr.compute()
+    Xr = compute_if_dask(Xr)
     w = w[rows]
     Xr = Xr if is_sparse(Xr) else np.asarray(Xr, dtype=np.float64)
     with serial_blas(0, max_size=None):  # as the unweighted mean: independent of threads
@@ -426,6 +424,13 @@ class ViewKernel:
     @property
     def precomputed(self) -> bool:
         return self.name == "precomputed"
+
+    @property
+    def open_bandwidth(self) -> bool:
+        """Whether :meth:`fit` sets a data-driven default bandwidth (a named kernel with
+        one, :attr:`~mvkernels._kernel_families.KernelFamily.bandwidth_distance`, and
+        neither ``gamma`` nor ``sigma`` given)."""
+        return self.family is not None and self.family.open_bandwidth(self.params)
 
     def fit(
         self,

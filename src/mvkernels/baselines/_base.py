@@ -16,7 +16,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from .._arrays import MIN_OBSERVED_ROWS
 from .._docstrings import fill_placeholders
-from .._kernel_families import kernel_takes_sparse, names_precomputed
+from .._kernel_families import BANDWIDTH_KERNELS, kernel_takes_sparse, names_precomputed
 from .._linalg import sym as _sym
 from .._targets import one_vs_all_targets, predicted_classes
 from .._threads import serial_blas
@@ -101,7 +101,7 @@ def _resolve_default_bandwidths(
     )
     out: list[dict | None] = []
     for Xv, kern, params in zip(Xs, kernels, given):
-        if kern.name in ("rbf", "laplacian"):
+        if kern.name in BANDWIDTH_KERNELS:  # the kernels with a data-driven bandwidth
             kern.fit(Xv, random_state=rng, sample_weight=sample_weight, precision="double")
             out.append(dict(kern.params_))
         else:

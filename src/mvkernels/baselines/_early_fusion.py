@@ -6,9 +6,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from .._sparse import hstack_views
-from .._validation import (
-    KernelSpec,
-)
+from .._validation import KernelSpec, ValidatedViews
 from ._base import _Base, _fill_doc, _GramModel, _LossClassifierMixin
 
 
@@ -27,7 +25,8 @@ class _EarlyFusion(_Base):
             )
 
     def _transform_views(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
-        return [hstack_views(Xs)]
+        joined = [hstack_views(Xs)]  # validated views give validated ones: not checked again
+        return Xs.derived(joined) if isinstance(Xs, ValidatedViews) else joined
 
     def _rename_error(self, exc: ValueError) -> ValueError:
         msg = str(exc)

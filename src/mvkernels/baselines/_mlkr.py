@@ -176,7 +176,27 @@ def mlkr_fit(
         raise ValueError(
             f"n_components must be an int in [1, {d}] (input columns), got {n_components!r}"
         )
+    m = int(m)
     w = sample_weight
+
+    def fun(a):
+        loss, g = mlkr_loss_grad(a.reshape(m, d), X, Y, w, class_weight)
+        return loss, g.ravel()
+
+    # One BLAS thread for the start and the descent alike (up to SERIAL_BLAS_MAX_SIZE rows):
+    # L-BFGS, stopped at max_iter on this non-convex loss, amplifies a start's rounding
+    # (the SVD's, which changes with the thread count) to 1e-4 in the predictions.
+    with serial_blas(n):
+        A0 = _scaled_pca_start(X, m, w)
+        res = minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    return res.x.reshape(m, d), res
+
+
+def _scaled_pca_start(X: np.ndarray, m: int, w: np.ndarray | None) -> np.ndarray:
+    """:func:`mlkr_fit`'s start ``A0`` (m x d): the top ``m`` principal directions of ``X``
+    (weighted by ``w``), completed by coordinate axes beyond its rank, scaled so that the
+    median squared distance between mapped rows is 1."""
+    n, d = X.shape
     if w is None:
         Xc = X - X.mean(axis=0)
     else:
@@ -186,7 +206,6 @@ def mlkr_fit(
     # for the same span (weighted rows or repeated ones); directions of the data's span only
     rank = int(np.sum(s > (s[0] if s.size else 0.0) * max(Xc.shape) * np.finfo(float).eps))
     A0 = np.zeros((m, d))
-    m = int(m)
     k = min(m, rank)
     A0[:k] = Vt[:k]
     if k < m:  # more components than the data's rank: complete with coordinate axes
@@ -198,14 +217,7 @@ def mlkr_fit(
         med = _weighted_median_pairs(D2, w)
     if med > 0:
         A0 /= np.sqrt(med)
-
-    def fun(a):
-        loss, g = mlkr_loss_grad(a.reshape(m, d), X, Y, w, class_weight)
-        return loss, g.ravel()
-
-    with serial_blas(n):
-        res = minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
-    return res.x.reshape(m, d), res
+    return A0
 
 
 class _MLKR(_TargetsMixin, BaseEstimator):

@@ -18,8 +18,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
-from .._kernel_families import kernel_takes_sparse
+from .._arrays import (
+    MIN_OBSERVED_ROWS,
+    check_known_lengths,
+    compute_if_dask,
+    is_dask_collection,
+    views_kind,
+)
+from .._kernel_families import kernel_takes_sparse, names_precomputed
 from .._targets import predicted_classes
 from .._threads import serial_blas
 from .._validation import (
@@ -200,9 +206,7 @@ def weighted_input(
     check_known_lengths(X)
     Xs = check_views(X, views=views, ensure_min_samples=2, allow_missing=True)
     n = Xs[0].shape[0]
-    y = np.asarray(y.compute() if is_dask_collection(y) else y)
-    if is_dask_collection(sample_weight):
-        sample_weight = sample_weight.compute()
+    y, sample_weight = np.asarray(compute_if_dask(y)), compute_if_dask(sample_weight)
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} samples but the views have {n}")
     w = check_sample_weight(sample_weight, n)
@@ -211,8 +215,8 @@ def weighted_input(
 
 def refuse_dropped_rows_of_kernels(kernel: Any) -> None:
     """Rows of zero weight are dropped before a fit; precomputed kernels cannot drop them
-    (their columns are rows too): a clear error instead."""
-    if isinstance(kernel, str) and kernel == "precomputed":
+    (their columns are rows too): a clear error instead (a per-view list of them too)."""
+    if names_precomputed(kernel):
         raise ValueError(
             "sample_weight with zero weights is not supported with "
             "kernel='precomputed': drop those rows and columns of the kernels"
@@ -337,7 +341,7 @@ class _BaseMVML(BaseEstimator):
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        tags.input_tags.pairwise = names_precomputed(self.kernel)
         tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
         return tags
 

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._arrays import is_dask_collection
+from .._arrays import compute_if_dask, is_dask_collection
 from .._targets import one_vs_all_targets
 from .._validation import (
     validate_array_input,
@@ -524,7 +524,7 @@ feature_relevance_
         self._labels_seen = labels_seen
         self._fit_labels(X, y)
         if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
-            labels = np.asarray(y.compute() if is_dask_collection(y) else y)
+            labels = np.asarray(compute_if_dask(y))
             D, yi = cross_val_decisions(
                 self, X, column_or_1d(labels), self.__dict__.get("_bandwidth_weight")
             )

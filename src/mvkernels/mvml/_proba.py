@@ -43,7 +43,7 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.metaestimators import available_if
 
-from .._arrays import is_dask_collection
+from .._arrays import compute_if_dask, is_dask_collection
 from .._validation import check_views
 
 __all__ = [
@@ -170,7 +170,7 @@ def cross_val_decisions(
             stacklevel=3,
         )
         D = estimator._decision(Xs)
-        D = np.asarray(D.compute() if is_dask_collection(D) else D)
+        D = np.asarray(compute_if_dask(D))
         return D.reshape(len(yi), -1), yi
     precomputed = bool(estimator.kernels_[0].precomputed)
     T = int(estimator._coefs.shape[0])  # problems: 1 (binary), K (one-vs-all), K(K-1)/2
@@ -195,7 +195,7 @@ def cross_val_decisions(
             else:
                 model = clone(base).fit(Xtr, y[tr], sample_weight=sample_weight[tr])
         Dk = model._decision(Xte)
-        D[te] = np.asarray(Dk.compute() if is_dask_collection(Dk) else Dk).reshape(len(te), T)
+        D[te] = np.asarray(compute_if_dask(Dk)).reshape(len(te), T)
     return D, yi
 
 
@@ -222,8 +222,7 @@ class BestOutOfFold:
         if mean[c] > self.score:
             self.score = float(mean[c])
             self.parts = [
-                (np.asarray(te), np.asarray(D.compute() if is_dask_collection(D) else D))
-                for te, D in decisions(c)
+                (np.asarray(te), np.asarray(compute_if_dask(D))) for te, D in decisions(c)
             ]
 
     def calibration(self, y: np.ndarray, classes: np.ndarray, fit: Callable | None = None) -> Any:

@@ -274,7 +274,7 @@ def _bandwidth_sample_size() -> int:
 
 
 def _needs_bandwidth_sample(kern: Any) -> bool:
-    return kern.family is not None and kern.family.open_bandwidth(kern.params)
+    return bool(kern.open_bandwidth)
 
 
 def fit_kernels_and_landmarks(

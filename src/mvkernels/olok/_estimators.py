@@ -295,9 +295,7 @@ class OLOKRegressor(_VectorOutputRegressor):
         if (
             isinstance(self.kernel_, DecomposableKernel)
             and X.shape[0] < 2
-            and self.kernel_.scalar_kernel.name in ("rbf", "laplacian")
-            and not {"gamma", "sigma"}
-            & {k for k, v in self.kernel_.scalar_kernel.params.items() if v is not None}
+            and self.kernel_.scalar_kernel.open_bandwidth
         ):
             raise ValueError(
                 "got 1 sample in the first batch: the default rbf/laplacian bandwidth is set "
