@@ -304,6 +304,34 @@ def test_search_batched_equals_pair_by_pair(multi_class, fit_intercept, monkeypa
     assert_allclose(batched.predict_proba(Xs), apart.predict_proba(Xs), atol=1e-10)
 
 
+def test_stacked_row_gram_spectra_equal_one_by_one():
+    """row_gram_spectra (the matrices of one size in one stacked eigendecomposition)
+    gives each matrix's row_gram_spectrum to 1e-10: the eigenvalues, and the eigenvectors
+    up to sign (their projector and the matrix rebuilt); a size met once and a rank
+    deficient matrix (its rounding-zero eigenvalues dropped) included; NaN raises."""
+    from mvkernels.mvml._lowrank import row_gram_spectra, row_gram_spectrum
+
+    rng = np.random.RandomState(4)
+    sizes = [7, 9, 7, 5, 9, 7]
+    blocks = []
+    for n in sizes:
+        R = rng.randn(n, 12)
+        blocks.append(R @ R.T)
+    R = rng.randn(7, 3)  # rank 3 of 7
+    blocks.append(R @ R.T)
+    got = row_gram_spectra(blocks)
+    assert len(got) == len(blocks)
+    for B, (s, V) in zip(blocks, got):
+        s1, V1 = row_gram_spectrum(B)
+        assert s.shape == s1.shape and V.shape == V1.shape
+        assert_allclose(s, s1, rtol=1e-10, atol=1e-10 * s1.max())
+        assert_allclose(V @ V.T, V1 @ V1.T, atol=1e-10)
+        assert_allclose((V * s) @ V.T, B, atol=1e-10 * np.abs(B).max())
+    assert got[-1][0].size == 3
+    with pytest.raises(ValueError, match="NaN"):
+        row_gram_spectra([blocks[0], np.full((7, 7), np.nan)])
+
+
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_batched_target_columns_equal_fold_paths(fit_intercept):
     """SquareLoss.subset_fold_outputs with several target columns on one subset (a

@@ -38,7 +38,7 @@ from .._linalg import robust_eigh
 from .._threads import serial_blas
 from ._driver import dense_metric_path
 from ._iterative import CGStep
-from ._lowrank import SharedSpectrum, fixed_metric_solve, row_gram_spectrum
+from ._lowrank import SharedSpectrum, fixed_metric_solve, row_gram_spectra
 from ._metric import MetricKind, PSDFactor, _sym, least_squares_weights, metric_kind
 from ._problem import MVMLProblem
 from ._screen import ridge_solve
@@ -758,7 +758,7 @@ class SquareLoss(Loss):
         """
         v, K = n_views, self.max_iter
         G, Gt = gram[np.ix_(tr, tr)], gram[np.ix_(te, tr)]
-        spectra = []  # per subset: eigenvalues, rotated targets, y^T y, coordinates, offsets
+        blocks, targets, outside, offsets = [], [], [], []
         for rows, Y in subsets:
             Gp, Ht = G[np.ix_(rows, rows)], Gt[:, rows]
             Y = np.asarray(Y, dtype=np.float64)
@@ -771,7 +771,13 @@ class SquareLoss(Loss):
                 Ht = Ht - Ht.mean(axis=1)[:, None] - r[None, :] + c
                 ybar = Y.mean(axis=0)
                 Y = Y - ybar
-            lam, V = row_gram_spectrum(Gp / v**2)
+            blocks.append(Gp / v**2)
+            targets.append(Y)
+            outside.append(Ht)
+            offsets.append(ybar)
+        spectra = []  # per subset: eigenvalues, rotated targets, y^T y, coordinates, offsets
+        # the subsets' spectra, those of one size in one stacked eigendecomposition
+        for (lam, V), Y, Ht, ybar in zip(row_gram_spectra(blocks), targets, outside, offsets):
             root = np.sqrt(lam)
             Bb = root * (V.T @ Y).T  # (T_p, k_p)
             spectra.append((lam, Bb, np.einsum("it,it->t", Y, Y), (Ht @ V) / (root * v), ybar))
