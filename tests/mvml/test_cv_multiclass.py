@@ -259,16 +259,26 @@ def test_batched_pair_paths_equal_per_pair_paths(params):
         assert_allclose(D[..., k], direct, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("multi_class", ["ovo", "ovr"])
 @pytest.mark.parametrize("fit_intercept", [False, True])
-def test_ovo_search_batched_equals_pair_by_pair(fit_intercept, monkeypatch):
-    """The one-vs-one search with the pairs of each fold in one batch has the scores
-    (a continuous scorer: to 1e-10) and the held-out calibration of the search that
-    solves each pair on its own statistics."""
+def test_search_batched_equals_pair_by_pair(multi_class, fit_intercept, monkeypatch):
+    """The search with the problems of each fold in one batch from the Gram blocks of
+    its rows (one-vs-one: the pairs; one-vs-rest: the classes on every training row) has
+    the scores (a continuous scorer: to 1e-10) and the held-out calibration of the
+    search that solves each problem on its fold's statistics."""
     from mvkernels.mvml._losses import SquareLoss
 
+    calls = []
+    batch = SquareLoss.subset_fold_outputs
+
+    def counted(self, *args, **kwargs):
+        calls.append(len(args[3]))  # the subsets of the batch
+        return batch(self, *args, **kwargs)
+
+    monkeypatch.setattr(SquareLoss, "subset_fold_outputs", counted)
     Xs, y = _blobs(3, n_per=10, k=4)
     kw = dict(
-        multi_class="ovo",
+        multi_class=multi_class,
         n_landmarks=15,
         cv=3,
         random_state=0,
@@ -277,6 +287,7 @@ def test_ovo_search_batched_equals_pair_by_pair(fit_intercept, monkeypatch):
         scoring=_true_class_score,
     )
     batched = MVMLClassifierCV(**kw).fit(Xs, y)
+    assert calls and set(calls) == {6 if multi_class == "ovo" else 1}
     monkeypatch.setattr(SquareLoss, "subset_paths_apply", lambda self: False)
     apart = MVMLClassifierCV(**kw).fit(Xs, y)
     a, b = batched.cv_results_, apart.cv_results_
@@ -285,8 +296,76 @@ def test_ovo_search_batched_equals_pair_by_pair(fit_intercept, monkeypatch):
     for key in ("split0_test_score", "split2_test_score", "mean_test_score"):
         assert_allclose(a[key], b[key], rtol=1e-10, atol=1e-10)
     assert batched.best_params_ == apart.best_params_
-    assert_allclose(batched.calibration_.slopes, apart.calibration_.slopes, rtol=1e-8)
+    cal_a, cal_b = batched.calibration_, apart.calibration_
+    assert type(cal_a) is type(cal_b)  # one-vs-one: pairwise slopes; one-vs-rest: softmax
+    for name in ("slopes", "scale"):
+        if hasattr(cal_a, name):
+            assert_allclose(getattr(cal_a, name), getattr(cal_b, name), rtol=1e-8)
     assert_allclose(batched.predict_proba(Xs), apart.predict_proba(Xs), atol=1e-10)
+
+
+def test_stacked_row_gram_spectra_equal_one_by_one():
+    """row_gram_spectra (the matrices of one size in one stacked eigendecomposition)
+    gives each matrix's row_gram_spectrum to 1e-10: the eigenvalues, and the eigenvectors
+    up to sign (their projector and the matrix rebuilt); a size met once and a rank
+    deficient matrix (its rounding-zero eigenvalues dropped) included; NaN raises."""
+    from mvkernels.mvml._lowrank import row_gram_spectra, row_gram_spectrum
+
+    rng = np.random.RandomState(4)
+    sizes = [7, 9, 7, 5, 9, 7]
+    blocks = []
+    for n in sizes:
+        R = rng.randn(n, 12)
+        blocks.append(R @ R.T)
+    R = rng.randn(7, 3)  # rank 3 of 7
+    blocks.append(R @ R.T)
+    got = row_gram_spectra(blocks)
+    assert len(got) == len(blocks)
+    for B, (s, V) in zip(blocks, got):
+        s1, V1 = row_gram_spectrum(B)
+        assert s.shape == s1.shape and V.shape == V1.shape
+        assert_allclose(s, s1, rtol=1e-10, atol=1e-10 * s1.max())
+        assert_allclose(V @ V.T, V1 @ V1.T, atol=1e-10)
+        assert_allclose((V * s) @ V.T, B, atol=1e-10 * np.abs(B).max())
+    assert got[-1][0].size == 3
+    with pytest.raises(ValueError, match="NaN"):
+        row_gram_spectra([blocks[0], np.full((7, 7), np.nan)])
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_batched_target_columns_equal_fold_paths(fit_intercept):
+    """SquareLoss.subset_fold_outputs with several target columns on one subset (a
+    one-vs-rest fold: every training row, a column per class, one spectrum for all)
+    gives each column's held-out decision values of the fold path on the fold's
+    statistics (Loss.fold_paths, the d x d spectrum of M), to 1e-10; a subset of one
+    column in the same batch (a pair) keeps its own values."""
+    from mvkernels.mvml._losses import SquareLoss
+    from mvkernels.mvml._problem import MVMLProblem
+    from mvkernels.nystrom import FeatureMoments
+
+    rng = np.random.RandomState(5)
+    v, p = 3, 10  # dim 30, more than the fold's 24 training rows
+    U = rng.rand(32, v * p)
+    tr, te = np.arange(8, 32), np.arange(8)
+    yi = rng.randint(3, size=tr.size)
+    Y = np.where(yi[:, None] == np.arange(3), 1.0, -1.0)
+    est = MVMLClassifier(max_iter=4, tol=None, fit_intercept=fit_intercept)
+    loss = SquareLoss(est)
+    alphas, etas = np.array([1e-3, 0.1, 2.0]), np.array([0.01, 1.0])
+    pair = np.flatnonzero(yi != 2)
+    subsets = [(np.arange(tr.size), Y), (pair, Y[pair, 0])]
+    D = loss.subset_fold_outputs(loss.row_gram(U), tr, te, subsets, alphas, etas, v, v * p)
+    assert D.shape == (3, 2, 4, 8, 4)
+    only = loss.subset_fold_outputs(loss.row_gram(U), tr, te, subsets[1:], alphas, etas, v, v * p)
+    assert_allclose(D[..., 3], only[..., 0], rtol=1e-12, atol=1e-12)
+    feature_map = type("Map", (), {"n_views_": v, "n_landmarks_": p})()
+    mom = FeatureMoments.from_features(U[tr], Y).symmetrize()
+    problem = loss.with_intercept(MVMLProblem.from_moments(mom, feature_map, Y))
+    GW, basis = loss.fold_paths(est, problem, None, alphas, etas, 4)
+    coef = GW @ basis.T  # (n_alpha, n_eta, K, T, d)
+    b = loss.intercepts(problem, GW, basis)  # (n_alpha, n_eta, K, T)
+    direct = np.einsum("aektd,nd->aeknt", coef, U[te]) + b[..., None, :]
+    assert_allclose(D[..., :3], direct, rtol=1e-10, atol=1e-10)
 
 
 def test_the_searches_of_one_loss_share_the_screen(monkeypatch):

@@ -13,6 +13,8 @@ from mvkernels.mvml._screen import (
     best_index,
     finalists,
     ridge_loo_outputs,
+    ridge_solve,
+    ridge_solves,
 )
 
 
@@ -61,6 +63,26 @@ def test_screen_grams_equal_the_direct_products(rng, n):
             rtol=1e-10,
             atol=1e-12,
         )
+
+
+def test_ridge_solves_equal_ridge_solve_per_alpha(rng):
+    """ridge_solves (the symmetric part formed once, one Cholesky factorisation per
+    alpha) gives ridge_solve's values bit for bit, its eigendecomposition fallback
+    included (an indefinite matrix whose shift by a small alpha is not positive
+    definite)."""
+    U = rng.standard_normal((9, 6))
+    M = U.T @ U + 1e-3 * rng.standard_normal((6, 6))  # slightly asymmetric
+    B = rng.standard_normal((3, 6))
+    alphas = np.array([1e-4, 0.3, 5.0])
+    G = ridge_solves(M, B, alphas)
+    assert G.shape == (3, 3, 6)
+    for j, a in enumerate(alphas):
+        assert np.array_equal(G[j], ridge_solve(M, B, float(a)))
+    Mi = np.diag([2.0, 1.0, -0.5])  # M + 0.1 I is indefinite: the eigh fallback
+    Bi = rng.standard_normal((2, 3))
+    Gi = ridge_solves(Mi, Bi, np.array([0.1, 1.0]))
+    assert np.array_equal(Gi[0], ridge_solve(Mi, Bi, 0.1))
+    assert np.array_equal(Gi[1], ridge_solve(Mi, Bi, 1.0))
 
 
 def test_finalists_and_alpha_window():

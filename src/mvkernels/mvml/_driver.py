@@ -86,8 +86,8 @@ class PathState:
         if self.path is not None and it > 0:
             self.path[idx, it - 1] = g
         rows = range(len(self.histories)) if isinstance(idx, slice) else idx
-        for j, i in enumerate(rows):
-            self.histories[i].append(float(obj[j]))
+        for i, value in zip(rows, np.asarray(obj, dtype=np.float64).tolist()):
+            self.histories[i].append(value)
         if tol is not None:
             for i in rows:
                 if objective_converged(self.histories[i], tol):
@@ -356,8 +356,8 @@ def _final_path(
     W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
     quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
     obj = _data_term(Bb, yy, G, gMg) + alpha * quad + eta * _frob2(s, gram, mets.dim)
-    for i in range(n):
-        state.histories[i].append(float(obj[i]))
+    for h, value in zip(state.histories, obj.tolist()):
+        h.append(value)
     return LowRankPath(
         G=G,
         s=s,

@@ -38,7 +38,12 @@ from .._linalg import robust_eigh
 from .._threads import serial_blas
 from ._driver import PathResult, dense_metric_path
 from ._iterative import CGStep
-from ._lowrank import LowRankMetric, SharedSpectrum, fixed_metric_solve, row_gram_spectrum
+from ._lowrank import (
+    LowRankMetric,
+    SharedSpectrum,
+    fixed_metric_solve,
+    row_gram_spectra,
+)
 from ._metric import (
     MatrixMetric,
     MetricKind,
@@ -727,22 +732,25 @@ class SquareLoss(Loss):
         dim: int,
     ) -> np.ndarray:
         """Held-out decision values of a batch of problems, each on a subset of the same
-        training rows (one-vs-one: the class pairs of a fold), for every ``(alpha, eta,
-        iteration)``, with a learned dense metric and uniform view weights
+        training rows (one-vs-one: the class pairs of a fold, one target each;
+        one-vs-rest: every training row, one target column per class), for every
+        ``(alpha, eta, iteration)``, with a learned dense metric and uniform view weights
         (:meth:`subset_paths_apply`): the paths of every problem in one batch
         (:func:`~mvkernels.mvml._driver.dense_metric_path` with one spectrum per
-        problem), the same values as :meth:`fold_paths` with ``rows`` problem by problem.
+        subset, shared by its targets), the same values as :meth:`fold_paths` with
+        ``rows`` problem by problem.
 
-        Problem ``p`` has the training rows ``U_p`` (fewer than features) and the
-        targets ``y_p``; with ``fit_intercept`` they are centred by their means ``m_p``,
-        ``ybar_p``. With ``R_p = U_p / v`` (``D_w``, ``w_l = 1 / v``) its path runs in
+        Subset ``p`` has the training rows ``U_p`` (fewer than features) and the
+        targets ``Y_p``; with ``fit_intercept`` they are centred by their means ``m_p``,
+        ``ybar_p``. With ``R_p = U_p / v`` (``D_w``, ``w_l = 1 / v``) its paths run in
         the eigenbasis ``Q = R_p^T V s^{-1/2}`` of ``M_p = R_p^T R_p`` taken from the row
         side, ``R_p R_p^T = V diag(s) V^T``
         (:meth:`~mvkernels.mvml._lowrank.SharedSpectrum.from_rows`), where
-        ``Q^T D_w c_p = s^{1/2} (V^T y_p)`` and the held-out rows' coordinates are
-        ``(U_te - m_p) Q = (U_te - m_p) R_p^T V s^{-1/2}``. Only Gram blocks of the rows
-        enter (:meth:`row_gram`, once for every fold), then ``O(n_p^3)`` per problem;
-        nothing of size ``dim x dim``.
+        ``Q^T D_w c_p = s^{1/2} (V^T y_p)`` for each target ``y_p`` and the held-out
+        rows' coordinates are ``(U_te - m_p) Q = (U_te - m_p) R_p^T V s^{-1/2}``. Only
+        Gram blocks of the rows enter (:meth:`row_gram`, once for every fold), then
+        ``O(n_p^3)`` per subset; nothing of size ``dim x dim`` (no fold statistics
+        ``C``, no basis ``Q`` of ``dim`` rows).
 
         Parameters
         ----------
@@ -750,8 +758,9 @@ class SquareLoss(Loss):
             :meth:`row_gram` of the features of all the rows.
         tr, te : ndarray of int
             The fold's training and held-out rows (indices into ``gram``).
-        subsets : list of (rows, y)
-            Per problem: indices into ``tr`` and the targets (one column, ``(n_p,)``).
+        subsets : list of (rows, Y)
+            Per subset: indices into ``tr`` and its targets, ``(n_p,)`` (one problem)
+            or ``(n_p, T_p)`` (``T_p`` problems on the same rows).
         alphas, etas : ndarray
             The grid.
         n_views, dim : int
@@ -760,43 +769,52 @@ class SquareLoss(Loss):
         Returns
         -------
         ndarray (n_alpha, n_eta, max_iter, n_te, n_problems)
-            The decision values ``U_te (w (.) g) + b`` of each problem after each outer
-            iteration (as the final ``g`` of a fit with that ``max_iter`` and ``tol=None``).
+            The decision values ``U_te (w (.) g) + b`` of each problem (subset by subset,
+            its targets in order) after each outer iteration (as the final ``g`` of a
+            fit with that ``max_iter`` and ``tol=None``).
         """
         v, K = n_views, self.max_iter
         G, Gt = gram[np.ix_(tr, tr)], gram[np.ix_(te, tr)]
         blocks, targets, outside, offsets = [], [], [], []
-        for rows, y in subsets:
+        for rows, Y in subsets:
             Gp, Ht = G[np.ix_(rows, rows)], Gt[:, rows]
-            y = np.asarray(y, dtype=np.float64).ravel()
-            ybar = 0.0
+            Y = np.asarray(Y, dtype=np.float64)
+            Y = Y[:, None] if Y.ndim == 1 else Y
+            ybar = np.zeros(Y.shape[1])
             if self.fit_intercept:  # (u_i - m)^T (u_j - m) and (x - m)^T (u_j - m)
                 r = Gp.mean(axis=1)
                 c = r.mean()
                 Gp = Gp - r[:, None] - r[None, :] + c
                 Ht = Ht - Ht.mean(axis=1)[:, None] - r[None, :] + c
-                ybar = float(y.mean())
-                y = y - ybar
+                ybar = Y.mean(axis=0)
+                Y = Y - ybar
             blocks.append(Gp / v**2)
-            targets.append(y)
+            targets.append(Y)
             outside.append(Ht)
             offsets.append(ybar)
-        spectra = []
-        for (lam, V), y, Ht in zip(map(row_gram_spectrum, blocks), targets, outside):
+        spectra = []  # per subset: eigenvalues, rotated targets, y^T y, coordinates, offsets
+        # the subsets' spectra, those of one size in one stacked eigendecomposition
+        for (lam, V), Y, Ht, ybar in zip(row_gram_spectra(blocks), targets, outside, offsets):
             root = np.sqrt(lam)
-            spectra.append((lam, root * (V.T @ y), float(y @ y), (Ht @ V) / (root * v)))
-        n_p, na, ne = len(subsets), alphas.size, etas.size
+            Bb = root * (V.T @ Y).T  # (T_p, k_p)
+            spectra.append((lam, Bb, np.einsum("it,it->t", Y, Y), (Ht @ V) / (root * v), ybar))
+        na, ne = alphas.size, etas.size
         k = max(1, max(sp[0].size for sp in spectra))
-        lam_all, Bb_all = np.zeros((n_p, k)), np.zeros((n_p, k))  # zero-padded: inert
-        for p, (lam, Bb, _, _) in enumerate(spectra):
-            lam_all[p, : lam.size], Bb_all[p, : lam.size] = lam, Bb
-        per = na * ne  # problems ordered (subset, alpha, eta)
+        n_t = sum(sp[1].shape[0] for sp in spectra)
+        lam_all, Bb_all = np.zeros((n_t, k)), np.zeros((n_t, k))  # zero-padded: inert
+        start = 0
+        for lam, Bb, _, _, _ in spectra:
+            lam_all[start : start + Bb.shape[0], : lam.size] = lam
+            Bb_all[start : start + Bb.shape[0], : lam.size] = Bb
+            start += Bb.shape[0]
+        per = na * ne  # problems ordered (subset, target, alpha, eta)
         path = dense_metric_path(
-            np.repeat(lam_all, per, axis=0),
+            # one subset: its spectrum shared by the whole batch
+            lam_all[0] if len(spectra) == 1 else np.repeat(lam_all, per, axis=0),
             np.repeat(Bb_all, per, axis=0),
-            np.repeat([sp[2] for sp in spectra], per),
-            np.tile(np.repeat(alphas, ne), n_p),
-            np.tile(etas, n_p * na),
+            np.repeat(np.concatenate([sp[2] for sp in spectra]), per),
+            np.tile(np.repeat(alphas, ne), n_t),
+            np.tile(etas, n_t * na),
             max_iter=K,
             n_a_steps=self.n_a_steps,
             tol=None,
@@ -804,9 +822,12 @@ class SquareLoss(Loss):
             record_path=True,
             dim=dim,
         )
-        P = path.path.reshape(n_p, na, ne, K, k)
-        out = np.empty((na, ne, K, te.size, n_p))
-        for p, (lam, _, _, Z) in enumerate(spectra):
+        P = path.path.reshape(n_t, na, ne, K, k)
+        out = np.empty((na, ne, K, te.size, n_t))
+        start = 0
+        for lam, Bb, _, Z, ybar in spectra:
             # uniform weights: w (.) g = g / v in any orthonormal basis
-            out[..., p] = P[p, ..., : lam.size] @ Z.T / v + offsets[p]
+            for t in range(Bb.shape[0]):
+                out[..., start + t] = P[start + t, ..., : lam.size] @ Z.T / v + ybar[t]
+            start += Bb.shape[0]
         return out

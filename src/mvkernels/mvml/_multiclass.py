@@ -103,16 +103,17 @@ def ovo_vote_scores(D: np.ndarray, n_classes: int) -> np.ndarray:
     >>> ovo_vote_scores(np.array([[1.0, 2.0, -0.5]]), 3).round(3)  # votes: 2, 0, 1
     array([[ 2.25, -0.2 ,  0.8 ]])
     """
-    D = np.asarray(D, dtype=np.float64)
-    votes = np.zeros((D.shape[0], n_classes))
-    conf = np.zeros((D.shape[0], n_classes))
+    # pair by pair on contiguous rows (the transposes): the same sums in the same order
+    DT = np.ascontiguousarray(np.asarray(D, dtype=np.float64).T)
+    votes = np.zeros((n_classes, DT.shape[1]))
+    conf = np.zeros((n_classes, DT.shape[1]))
     for k, (i, j) in enumerate(ovo_pairs(n_classes)):
-        d = D[:, k]
-        votes[:, i] += d >= 0
-        votes[:, j] += d < 0
-        conf[:, i] += d
-        conf[:, j] -= d
-    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+        d = DT[k]
+        votes[i] += d >= 0
+        votes[j] += d < 0
+        conf[i] += d
+        conf[j] -= d
+    return np.ascontiguousarray((votes + conf / (3.0 * (np.abs(conf) + 1.0))).T)
 
 
 def ovo_predicted_indices(D: np.ndarray, n_classes: int) -> np.ndarray:

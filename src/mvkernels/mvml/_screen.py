@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
-from .._linalg import robust_cholesky, robust_eigh
+from .._linalg import robust_cholesky, robust_eigh, sym
 
 __all__ = [
     "N_FINALISTS",
@@ -38,6 +38,7 @@ __all__ = [
     "ridge_loo_outputs",
     "ScreenGrams",
     "ridge_solve",
+    "ridge_solves",
     "ridge_fold_outputs",
     "kernel_ridge_fold_outputs",
     "finalists",
@@ -254,6 +255,52 @@ def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
     return linalg.cho_solve((L, True), B.T, check_finite=False).T
 
 
+def ridge_solves(M: np.ndarray, B: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+    """:func:`ridge_solve` for every ``alpha`` of ``alphas``: the same values (the same
+    LAPACK factorisation and solve of the same matrices), the symmetric part of ``M``
+    formed once.
+
+    Parameters
+    ----------
+    M : ndarray of shape (d, d)
+        PSD Gram matrix.
+    B : ndarray of shape (T, d)
+        Right-hand sides.
+    alphas : ndarray of shape (m,)
+        Regularisation values (> 0).
+
+    Returns
+    -------
+    ndarray of shape (m, T, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> U, y = rng.normal(size=(8, 3)), rng.normal(size=(1, 8))
+    >>> G = ridge_solves(U.T @ U, y @ U, np.array([0.5, 2.0]))
+    >>> bool(np.array_equal(G[1], ridge_solve(U.T @ U, y @ U, 2.0)))
+    True
+    """
+    M = np.asarray(M, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    Ms = sym(M)  # sym(M + a I) = sym(M) + a I, bit for bit
+    potrf, potrs = linalg.get_lapack_funcs(("potrf", "potrs"), (Ms,))
+    diag = np.diag_indices_from(Ms)
+    out = np.empty((len(alphas), *B.shape))
+    for j, a in enumerate(np.asarray(alphas, dtype=np.float64)):
+        S = Ms.copy()
+        S[diag] += a
+        L, info = potrf(S, lower=True, overwrite_a=True, clean=True)
+        if info == 0 and np.all(np.isfinite(L)):
+            X, info = potrs(L, B.T, lower=True)
+            if info == 0:
+                out[j] = X.T
+                continue
+        out[j] = ridge_solve(M, B, float(a))  # not positive definite: the fallback
+    return out
+
+
 def ridge_fold_outputs(
     U: np.ndarray,
     Y: np.ndarray,
@@ -325,7 +372,7 @@ def ridge_fold_outputs(
         else:
             C_tr, B_tr = U[tr].T @ Us[tr], U[tr].T @ Ys[tr]
         if not fit_intercept:
-            out.append(np.stack([U_te @ ridge_solve(C_tr, B_tr.T, float(a)).T for a in alphas]))
+            out.append(U_te @ np.swapaxes(ridge_solves(C_tr, B_tr.T, alphas), 1, 2))
             continue
         # the fold's (weighted) means from the sums: total minus the held-out part
         m = tr.size if sw is None else float(sw[tr].sum())
@@ -334,7 +381,7 @@ def ridge_fold_outputs(
         mu, ybar = su / m, sy / m
         C_c, B_c = C_tr - np.outer(su, mu), B_tr - np.outer(su, ybar)
         U_c = U_te - mu
-        out.append(np.stack([U_c @ ridge_solve(C_c, B_c.T, float(a)).T + ybar for a in alphas]))
+        out.append(U_c @ np.swapaxes(ridge_solves(C_c, B_c.T, alphas), 1, 2) + ybar)
     return out
 
 
@@ -401,7 +448,7 @@ def kernel_ridge_fold_outputs(
             K_tr = K_tr - K_tr.mean(axis=1, keepdims=True)
             ybar = Y_tr.mean(axis=0)
             Y_tr = Y_tr - ybar
-        out.append(np.stack([K_te @ ridge_solve(K_tr, Y_tr.T, float(a)).T + ybar for a in alphas]))
+        out.append(K_te @ np.swapaxes(ridge_solves(K_tr, Y_tr.T, alphas), 1, 2) + ybar)
     return out
 
 
@@ -427,7 +474,7 @@ def _weighted_kernel_ridge(
         Y_tr = Y_tr - ybar
     r = np.sqrt(s)
     K_tr, K_te, Y_tr = K_tr * r[:, None] * r[None, :], K_te * r[None, :], Y_tr * r[:, None]
-    return np.stack([K_te @ ridge_solve(K_tr, Y_tr.T, float(a)).T + ybar for a in alphas])
+    return K_te @ np.swapaxes(ridge_solves(K_tr, Y_tr.T, alphas), 1, 2) + ybar
 
 
 def finalists(

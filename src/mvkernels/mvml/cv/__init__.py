@@ -28,7 +28,9 @@ statistics; the hinge loss runs on the fold's features, computed once per fold
 (:class:`MVMLSVCCV`: the learned dense paths of all ``eta`` of an ``alpha`` in one batch).
 One-vs-one (``multi_class="ovo"``): the pairs of a fold with fewer rows than features run
 as one batch, each in its own eigenbasis from its block of one row Gram matrix
-(:meth:`~mvkernels.mvml._losses.SquareLoss.subset_fold_outputs`).
+(:meth:`~mvkernels.mvml._losses.SquareLoss.subset_fold_outputs`); a one-vs-rest
+classifier's fold with fewer training rows than features runs the same way (one subset:
+every training row, a target column per class), without the fold statistics.
 Full-kernel mode (``n_landmarks=None``) re-fits an estimator per candidate and fold.
 With ``joint_view="auto"`` the map is fitted once with the joint view (last block) and the
 candidate without it uses the leading blocks of the same features and statistics

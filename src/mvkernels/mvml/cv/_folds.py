@@ -507,15 +507,17 @@ class _FoldScoring:
         loss = self._base_estimator()._make_loss()
         small = drop_joint_block(nys, v_in)
         d_in = v_in * int(nys.n_landmarks_)
-        # one-vs-one with fewer rows per pair than features (unweighted, in memory): the
-        # pairs' paths of a fold in one batch from the Gram blocks of its rows
-        # (Loss.subset_fold_outputs), without the class statistics
+        # classification with fewer training rows per problem than features (unweighted,
+        # in memory): the problems of a fold (one-vs-one: its pairs; one-vs-rest: its
+        # classes) in one batch from the Gram blocks of its rows
+        # (Loss.subset_fold_outputs), without the fold or class statistics
+        largest = max(tr.size for tr, _ in splits) if yi is None else _largest_pair(yi, splits)
         batched = (
-            yi is not None
+            (yi is not None or getattr(self, "classes_", None) is not None)
             and U_all is not None
             and S.loss_weight is None
             and loss.subset_paths_apply()
-            and _largest_pair(yi, splits) < d_in
+            and largest < d_in
         )
         test_U: list = []
         test_mom: list = []  # FeatureMoments, or (one-vs-one) a list of them per class
@@ -528,9 +530,11 @@ class _FoldScoring:
             else:
                 U = U_all[te]
                 test_U.append(U)
+                if batched:
+                    continue
                 if yi is None:
                     test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
-                elif not batched:
+                else:
                     test_mom.append(_class_moments(U, yi[te], Y.shape[1], lw_te))
         # each fold trains on the rows it does not hold out (disjoint held-out parts):
         # its statistics are the total minus its held-out part's; rows never held out
@@ -647,14 +651,17 @@ class _FoldScoring:
         def batched_pairs(
             k: int, tr: np.ndarray, te: np.ndarray, sw_te: Any, live: np.ndarray
         ) -> list[tuple]:
-            """:func:`fold` for one-vs-one by :meth:`Loss.subset_fold_outputs` (the
-            ``alphas`` not ``live`` are not fitted: NaN scores)."""
-            yi_tr = yi[tr]
-            subsets = [
-                (rows, np.where(yi_tr[rows] == i, 1.0, -1.0))
-                for i, j in S.pairs
-                for rows in [np.flatnonzero((yi_tr == i) | (yi_tr == j))]
-            ]
+            """:func:`fold` by :meth:`Loss.subset_fold_outputs` (the ``alphas`` not
+            ``live`` are not fitted: NaN scores)."""
+            if yi is None:  # one-vs-rest: every target column on every training row
+                subsets = [(np.arange(tr.size), np.asarray(Y[tr]))]
+            else:
+                yi_tr = yi[tr]
+                subsets = [
+                    (rows, np.where(yi_tr[rows] == i, 1.0, -1.0))
+                    for i, j in S.pairs
+                    for rows in [np.flatnonzero((yi_tr == i) | (yi_tr == j))]
+                ]
             results = []
             for ji in map(int, np.flatnonzero(joint_mask)):
                 nys_j, width, gram = row_grams[ji]
