@@ -455,6 +455,13 @@ class OneVsOneMixin:
             and loss.structured_applies(problem)
         ):
             return self._solve_pairs_batched(problem, yi, moms, loss, record_path)
+        if loss.row_subsets_apply(problem):
+            # a loss that fits the pairs on their rows of the whole problem in one batch
+            # (the hinge loss: Loss.fit_row_subsets)
+            subs = [pair_problem(problem, yi, i, j, moms)[0] for i, j in self._ovo_pairs]
+            self.solver_ = "structured"
+            with serial_blas(problem.dim):
+                return loss.fit_row_subsets(problem, subs, self._ovo_rows)
         n, v = problem.n_samples, problem.n_views
         results = []
         for i, j in self._ovo_pairs:
