@@ -36,7 +36,7 @@ libsvm does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -458,7 +458,9 @@ class OneVsOneMixin:
         if loss.row_subsets_apply(problem):
             # a loss that fits the pairs on their rows of the whole problem in one batch
             # (the hinge loss: Loss.fit_row_subsets)
-            subs = [pair_problem(problem, yi, i, j, moms)[0] for i, j in self._ovo_pairs]
+            # (the pairs read the features U: no copy of their rows of the views)
+            rows_only = replace(problem, Xs=None) if problem.U is not None else problem
+            subs = [pair_problem(rows_only, yi, i, j, moms)[0] for i, j in self._ovo_pairs]
             self.solver_ = "structured"
             with serial_blas(problem.dim):
                 return loss.fit_row_subsets(problem, subs, self._ovo_rows)
