@@ -152,3 +152,44 @@ def test_per_problem_row_weights_equal_solves_on_the_subsets():
         assert warm[k] is not None and alone is not None
         np.testing.assert_allclose(warm[k][0], alone[0], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(warm[k][1][rows], alone[1], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [dict(), dict(fit_intercept=True, class_weight="balanced", joint_view=True)],
+    ids=["plain", "intercept-weights-joint"],
+)
+def test_cv_fold_pairs_in_batches_equal_one_path_per_pair(params, monkeypatch):
+    """MVMLSVCCV(multi_class="ovo"): the folds' pairs fitted in batches
+    (``HingeLoss.fold_row_subsets``) give the scores of every candidate and the refitted
+    model of the search whose pairs run one fold path each (``batch_row_subsets`` off)."""
+    from mvkernels import MVMLSVCCV
+
+    Xs, y = _blobs(n_per=15)
+    kw = dict(
+        multi_class="ovo",
+        alphas=[1e-4, 1e-2],
+        etas=[0.1, 1.0],
+        n_landmarks=8,
+        cv=3,
+        random_state=0,
+        **params,
+    )
+    calls = []
+    fold = HingeLoss.fold_row_subsets
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return fold(self, *args, **kwargs)
+
+    monkeypatch.setattr(HingeLoss, "fold_row_subsets", counted)
+    batched = MVMLSVCCV(**kw).fit(Xs, y)
+    assert calls  # the folds' pairs ran in batches
+    monkeypatch.setattr(HingeLoss, "batch_row_subsets", False)
+    one = MVMLSVCCV(**kw).fit(Xs, y)
+    for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
+        np.testing.assert_array_equal(batched.cv_results_[key], one.cv_results_[key])
+    assert batched.best_params_ == one.best_params_
+    np.testing.assert_allclose(
+        batched.decision_function(Xs), one.decision_function(Xs), rtol=0, atol=1e-10
+    )

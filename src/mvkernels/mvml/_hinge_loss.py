@@ -552,14 +552,15 @@ class HingeLoss(Loss):
     #: tests switch it off to compare with one fit per pair
     batch_row_subsets = True
 
-    def row_subsets_apply(self, problem: MVMLProblem) -> bool:
-        """Whether :meth:`fit_row_subsets` runs problems on subsets of ``problem``'s rows
-        (one-vs-one's pairs) in one batch: the learned dense metric's structured path
-        (:meth:`dense_paths`), in Nystrom mode (the features of every row are shared)."""
+    def row_subsets_apply(self, problem: MVMLProblem | None = None) -> bool:
+        """Whether :meth:`fit_row_subsets` (and :meth:`fold_row_subsets`) runs problems on
+        subsets of ``problem``'s rows (one-vs-one's pairs; None: a Nystrom-mode problem)
+        in batches: the learned dense metric's structured path (:meth:`dense_paths`), in
+        Nystrom mode (the features of every row are shared)."""
         kind = self.metric_kind
         return (
             self.batch_row_subsets
-            and problem.mode == "nystrom"
+            and (problem is None or problem.mode == "nystrom")
             and kind.learned
             and kind.low_rank
             and self.structured_applies(problem)
@@ -599,7 +600,7 @@ class HingeLoss(Loss):
         Phi: np.ndarray,
         w: np.ndarray,
         etas: list[float],
-        seed_margins: np.ndarray | None = None,
+        seed_margins: Any = None,
         subsets: RowSubsets | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
@@ -1053,3 +1054,68 @@ class HingeLoss(Loss):
                     P = res[ei * T + t]["path"]
                     out[ai, ei, :, t] = padded_path(P, K) * problem.weight_vector(w)
         return out, None
+
+    def fold_row_subsets(
+        self,
+        est: Any,
+        feature_map: Any,
+        U: np.ndarray,
+        rows: list[np.ndarray],
+        labels: list[np.ndarray],
+        sample_weight: np.ndarray | None,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`fold_paths` of one-target problems on subsets of a fold's training rows
+        (one-vs-one: the pairs; :meth:`row_subsets_apply`) in batches
+        (:meth:`dense_paths` with :class:`RowSubsets`, grouped by
+        :func:`row_subset_groups`): problem ``k`` has the rows ``rows[k]`` of the
+        training features ``U`` (``feature_map``'s), the labels ``labels[k]`` and the
+        rows' weights ``sample_weight[rows[k]]``. Returns the weighted coefficients of
+        every candidate ``(n_alpha * n_eta * K, P, d)`` (the candidates in the order of
+        :meth:`fold_paths`) and their offsets ``(n_alpha * n_eta * K, P)``: those of one
+        :meth:`fold_paths` per problem on its rows (to rounding)."""
+        v, p = int(feature_map.n_views_), int(feature_map.n_landmarks_)
+        subs = [
+            MVMLProblem(
+                "nystrom",
+                r.size,
+                v,
+                p,
+                np.asarray(y, dtype=np.float64).reshape(-1, 1),
+                feature_map=feature_map,
+                U=U[r],
+                sample_weight=None if sample_weight is None else sample_weight[r],
+            )
+            for r, y in zip(rows, labels)
+        ]
+        d = subs[0].dim
+        w = np.full(v, 1.0 / v)
+        wv = subs[0].weight_vector(w)
+        Phi = U * wv
+        out = np.zeros((alphas.size, etas.size, K, len(subs), d))
+        for group in row_subset_groups(rows, U.shape[0], ROW_SUBSET_BUDGET):
+            union = np.unique(np.concatenate([rows[k] for k in group]))
+            subsets = RowSubsets(
+                [subs[k] for k in group],
+                [np.searchsorted(union, rows[k]) for k in group],
+                union.size,
+            )
+            Phi_g = Phi if union.size == Phi.shape[0] else Phi[union]
+            seed: list | None = None  # as fold_paths: alpha from the largest down
+            for ai in np.argsort(-alphas, kind="stable"):
+                est.set_params(alpha=float(alphas[ai]))
+                res = est._make_loss().dense_paths(
+                    subs[group[0]], Phi_g, w, [float(e) for e in etas], seed, subsets
+                )
+                T = len(group)
+                seed = [res[t]["first_margins"] for t in range(T)]
+                for ei in range(etas.size):
+                    for t, k in enumerate(group):
+                        out[ai, ei, :, k] = padded_path(res[ei * T + t]["path"], K) * wv
+        GW = out.reshape(-1, len(subs), d)
+        b = np.concatenate(
+            [self.intercepts(sub, GW[:, k : k + 1]) for k, sub in enumerate(subs)], axis=1
+        )
+        return GW, b
