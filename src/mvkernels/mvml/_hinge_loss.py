@@ -119,8 +119,8 @@ class HingeState:
 
 @dataclass
 class RowSubsets:
-    """One-target problems on subsets of the rows of one problem (one-vs-one: the class
-    pairs), whose paths :meth:`HingeLoss.dense_paths` runs in one batch.
+    """One-target problems on subsets of the rows of one feature matrix (one-vs-one: the
+    class pairs), whose paths :meth:`HingeLoss.dense_paths` runs in one batch.
 
     Attributes
     ----------
@@ -617,11 +617,12 @@ class HingeLoss(Loss):
 
         ``subsets``: the targets are problems on subsets of the rows of ``problem``
         (``Phi`` holds the features of all its rows), e.g. the class pairs of
-        one-vs-one (:meth:`fit_structured_subsets`): their first g-steps and warm starts
-        run in one batch on all the rows, a subset's rows of weight 0 off it (one
-        product per correction for every pair, where one fit per pair reads its rows
-        once per correction of its own), and their A-steps in one batch; every other
-        step and each result are those of a fit on the subset alone.
+        one-vs-one (:meth:`fit_row_subsets`, :meth:`fold_row_subsets`): their first
+        g-steps and warm starts run in one batch on all the rows, a subset's rows of
+        weight 0 off it (one product per correction for every pair, where one fit per
+        pair reads its rows once per correction of its own), and their A-steps in one
+        batch; every other step and each result are those of a fit on the subset alone.
+        ``seed_margins`` is then a list, each subset's margins on its rows.
         """
         tg = _Targets(problem, subsets)
         T, d = tg.T, problem.dim
