@@ -456,9 +456,9 @@ class OneVsOneMixin:
         ):
             return self._solve_pairs_batched(problem, yi, moms, loss, record_path)
         if loss.row_subsets_apply(problem):
-            # a loss that fits the pairs on their rows of the whole problem in one batch
-            # (the hinge loss: Loss.fit_row_subsets)
-            # (the pairs read the features U: no copy of their rows of the views)
+            # a loss that fits the pairs on their rows of the whole problem in batches
+            # (the hinge loss: Loss.fit_row_subsets); the pairs read the features U, so
+            # their problems take no copy of their rows of the views
             rows_only = replace(problem, Xs=None) if problem.U is not None else problem
             subs = [pair_problem(rows_only, yi, i, j, moms)[0] for i, j in self._ovo_pairs]
             self.solver_ = "structured"
