@@ -307,12 +307,13 @@ def _correct_sets(
     ``Z``, ``F`` to ``B``, ``B`` to ``F``, ``Z`` to ``F``) only the :data:`CYCLE_MOVES`
     rows that break their condition most move. Every test is one operation over all the
     problems' rows (a round of the lockstep corrections costs a few array passes, not a
-    few per problem). ``weight`` (n,): the rows' weights, row ``i``'s box ``C[j] s_i`` (a
-    row of weight 0 never moves: it stays in ``Z``)."""
+    few per problem). ``weight`` (n,) or (J, n): the rows' weights (shared, or one row per
+    problem), row ``i``'s box ``C[j] s_i`` (a row of weight 0 never moves: it stays in
+    ``Z``)."""
     a = np.zeros(m.shape)
     for j, (idx, a_free) in enumerate(free_rows):
         a[j, idx] = a_free
-    Cc = C[:, None] if weight is None else C[:, None] * weight[None, :]
+    Cc = C[:, None] if weight is None else C[:, None] * weight
     ill = (free & (np.abs(m - 1.0) > eps)).any(axis=1)  # ill-conditioned X_F X_F^T
     # a is 0 off F and the boxes are >= 0: these tests hold on rows of F only
     low = a < -eps * Cc
@@ -409,10 +410,13 @@ def _settle_active_sets(
     never has more rows than the features have columns). A problem whose corrections
     return to sets it had before (they cycle) moves at most :data:`CYCLE_MOVES` rows of
     each kind per correction from then on, and gives up when they cycle again.
-    ``weight`` (n,): the rows' weights (boxes ``C s_i``; rows of weight 0 are in ``Z``).
+    ``weight`` (n,): the rows' weights (boxes ``C s_i``; rows of weight 0 are in ``Z``);
+    (K, n): one row of weights per problem (problems on subsets of the rows: weight 0
+    off a problem's rows, e.g. the class pairs of one-vs-one).
     Per correction the bound rows' part of every live problem's ``v`` is one product
     with ``X`` too (``X`` read once, no copy of the bound rows per problem)."""
     K = Y.shape[1]
+    per_problem = weight is not None and weight.ndim == 2
     if weight is not None:  # a row of weight 0 has a_i = 0: never at the bound or free
         zero = weight <= 0
         at_c &= ~zero
@@ -435,7 +439,8 @@ def _settle_active_sets(
         for j, k in enumerate(live):
             E = None if extras is None else extras[k]
             vb = VB[j] if E is None else np.concatenate([VB[j], coef[j] @ E])
-            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], weight, vb)
+            wk = weight[k] if per_problem else weight
+            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], wk, vb)
             if solved is not None:  # else singular: this problem gives up (None)
                 sol[k] = solved[:3]
                 grams[k] = solved[3]
@@ -459,7 +464,7 @@ def _settle_active_sets(
             max_add,
             widths[ks],
             cautious[ks],
-            weight,
+            weight[ks] if per_problem else weight,
         )
         moved = status == 0
         at_c[ks[moved]] = sets_c[moved]
@@ -468,7 +473,8 @@ def _settle_active_sets(
         for j, k in enumerate(solved_ks):
             v, idx, a_free = sol[k]
             if status[j] == 1:
-                a = _multipliers(at_c[k], idx, a_free, float(Cs[k]), weight)
+                wk = weight[k] if per_problem else weight
+                a = _multipliers(at_c[k], idx, a_free, float(Cs[k]), wk)
                 out[k] = (v, a, used, M[j].copy())
             elif status[j] == 0:
                 state = hash(at_c[k].tobytes() + free[k].tobytes())
@@ -508,7 +514,9 @@ def polish_active_sets(
     (singular, or not settled within ``rounds`` corrections of at most ``max_add`` new
     free rows each). A problem that settles here may fail :func:`polish_active_set` and
     the reverse (that one checks the rows near its margin first). ``weight`` (n,): the
-    rows' weights, shared by the problems (boxes ``C[k] s_i``).
+    rows' weights, shared by the problems (boxes ``C[k] s_i``), or (K, n): one row per
+    problem (a problem on a subset of the rows has weight 0 off it; its margins there
+    are read as nothing).
 
     Examples
     --------
@@ -530,6 +538,8 @@ def polish_active_sets(
     X = np.asarray(X, dtype=np.float64)
     M = np.asarray(margins, dtype=np.float64)
     at_c, free = M < 1.0 - band, np.abs(M - 1.0) <= band
+    if weight is not None:
+        weight = np.asarray(weight, dtype=np.float64)
     res = _settle_active_sets(X, Y, C, at_c, free, rounds, 1e-9, max_add, extras, weight)
     return [None if r is None else (r[0], r[1], r[3]) for r in res]
 
@@ -537,11 +547,12 @@ def polish_active_sets(
 def active_set_svm(
     X: np.ndarray,
     Y: np.ndarray,
-    C: float,
+    C: float | np.ndarray,
     *,
     rounds: int = COLD_ROUNDS,
     max_add: int = COLD_ADD,
     weight: np.ndarray | None = None,
+    extras: list[np.ndarray] | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """Exact bias-free L1-loss SVMs by an active-set method from scratch (or None each).
 
@@ -557,8 +568,12 @@ def active_set_svm(
     :func:`polish_active_set` (KKT-verified on every row), or None (a singular free set,
     or not settled within ``rounds`` corrections). Suited to problems with fewer support
     vectors on the margin than features (the g-steps of MVML-SVM at its default ``alpha``);
-    with more, the free set outgrows the features and it gives up. ``weight`` (n,): the
-    rows' weights (boxes ``C s_i``; rows of weight 0 never join ``F``).
+    with more, the free set outgrows the features and it gives up. ``C``: one box, or one
+    per problem. ``weight`` (n,): the rows' weights (boxes ``C s_i``; rows of weight 0
+    never join ``F``), or (K, n): one row per problem (problems on subsets of the rows,
+    weight 0 off them: the class pairs of one-vs-one on the rows of all classes).
+    ``extras``: per problem ``E_k`` (n, r), whose features are then ``[X, E_k]`` (as
+    :func:`polish_active_sets`).
 
     Examples
     --------
@@ -576,9 +591,14 @@ def active_set_svm(
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     n, K = Y.shape
-    M0 = Y * (X @ (X.T @ Y))
+    M0 = X @ (X.T @ Y)
+    for k, E in enumerate(extras or ()):
+        M0[:, k] += E @ (E.T @ Y[:, k])
+    M0 *= Y
     if weight is not None:
-        M0[weight <= 0] = np.inf  # rows of weight 0 are not among the first free rows
+        weight = np.asarray(weight, dtype=np.float64)
+        # rows of weight 0 are not among the first free rows
+        M0[(weight <= 0).T if weight.ndim == 2 else weight <= 0] = np.inf
     free = np.zeros((K, n), dtype=bool)
     k = min(max_add, n)
     first = np.argpartition(M0, k - 1, axis=0)[:k]  # each column's k smallest margins
@@ -586,12 +606,13 @@ def active_set_svm(
     res = _settle_active_sets(
         X,
         Y,
-        float(C),
+        C if np.ndim(C) else float(C),
         np.zeros((K, n), dtype=bool),
         free,
         rounds,
         1e-9,
         max_add=max_add,
+        extras=extras,
         weight=weight,
     )
     return [None if r is None else (r[0], r[1], r[3]) for r in res]

@@ -117,6 +117,139 @@ class HingeState:
         self.last = self.dual = self.rng = None
 
 
+@dataclass
+class RowSubsets:
+    """One-target problems on subsets of the rows of one feature matrix (one-vs-one: the
+    class pairs), whose paths :meth:`HingeLoss.dense_paths` runs in one batch.
+
+    Attributes
+    ----------
+    problems : list of MVMLProblem
+        The problem of each subset (its rows' features, labels and weights: what a fit
+        on the subset alone reads).
+    rows : list of ndarray of int
+        Each subset's rows among the ``n_rows`` rows of the features given with them
+        (increasing).
+    n_rows : int
+    """
+
+    problems: list
+    rows: list
+    n_rows: int
+
+
+#: :meth:`HingeLoss.fit_row_subsets` batches problems on row subsets in groups of at
+#: most about this many (problem, row) entries (:func:`row_subset_groups`): the batched
+#: active sets run every problem of a group on all the group's rows, and past some size
+#: the rows off each problem cost more than the batch saves. Measured on default
+#: ``MVMLSVC()`` fits of Gaussian classes (20 features in 2 views; 5 to 26 classes of 40
+#: to 200 rows): 5e4 was the fastest or within the timing noise of it on every case
+#: (2e4 to 1e9 tried; one batch of every pair on every row was 1.9x slower than 5e4 with
+#: 26 classes of 150 rows, and as fast with 10 classes of 60 rows)
+ROW_SUBSET_BUDGET = 50_000
+
+
+def row_subset_groups(rows: list[np.ndarray], n: int, budget: int) -> list[list[int]]:
+    """Groups of the subsets ``rows`` (of ``range(n)``) to batch together, each with
+    ``len(group) x |union of its rows|`` at most ``budget`` where possible.
+
+    The rows are cut into atoms, rows in the same subsets (one-vs-one: the classes); the
+    atoms, in order, into ``g`` blocks of about equal counts, and a group holds the
+    subsets that meet the same blocks (one-vs-one: the pairs of two blocks of classes, on
+    their rows): the smallest ``g`` whose groups all fit the budget (one group, every
+    subset on every row, when that fits).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.repeat(np.arange(4), 10)  # four classes, their six pairs
+    >>> pairs = [np.flatnonzero((y == i) | (y == j)) for i in range(4) for j in range(i + 1, 4)]
+    >>> row_subset_groups(pairs, 40, 240)  # 6 x 40 rows: one batch
+    [[0, 1, 2, 3, 4, 5]]
+    >>> row_subset_groups(pairs, 40, 100)  # blocks of classes {0, 1}, {2}, {3}
+    [[0], [1, 3], [2, 4], [5]]
+    """
+    P = len(rows)
+    member = np.zeros((n, P), dtype=bool)
+    for k, r in enumerate(rows):
+        member[r, k] = True
+    packed = np.ascontiguousarray(np.packbits(member, axis=1))
+    keyed = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first, atom = np.unique(keyed, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # atoms in the order of their first row
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    atom = rank[np.ravel(atom)]
+    n_atoms = order.size
+    sizes = np.bincount(atom, minlength=n_atoms)
+    atoms_of = [np.unique(atom[r]) for r in rows]
+    groups: dict[tuple, list[int]] = {}
+    for g in range(1, n_atoms + 1):
+        block = (np.arange(n_atoms) * g) // n_atoms  # atom -> block
+        block_rows = np.bincount(block, weights=sizes)
+        groups = {}
+        for k, a in enumerate(atoms_of):
+            groups.setdefault(tuple(sorted(set(block[a].tolist()))), []).append(k)
+        if all(len(m) * block_rows[list(key)].sum() <= budget for key, m in groups.items()):
+            break
+    return sorted(groups.values())
+
+
+class _Targets:
+    """The targets of a batch of hinge-loss paths (:meth:`HingeLoss.dense_paths`): the
+    columns of ``problem``'s targets on all its rows, or (``subsets``) one problem per
+    row subset. The batched solvers (:mod:`._hinge_active`) run every target on all the
+    rows, a subset's with weight 0 off its rows; a subset's solver state keeps its own
+    rows only (:meth:`local`), as a fit on the subset alone does."""
+
+    def __init__(self, problem: MVMLProblem, subsets: RowSubsets | None = None):
+        self.problem, self.subsets = problem, subsets
+        self.n = problem.n_samples if subsets is None else subsets.n_rows
+        self.T = problem.n_targets if subsets is None else len(subsets.rows)
+
+    def of(self, t: int) -> tuple[MVMLProblem, int]:
+        """Target ``t``'s problem and its column there."""
+        return (self.problem, t) if self.subsets is None else (self.subsets.problems[t], 0)
+
+    def labels(self, ts: list[int]) -> np.ndarray:
+        """The labels of the targets ``ts`` on all rows, (n, len(ts)) (0 off a subset)."""
+        if self.subsets is None:
+            return self.problem.Y[:, ts]
+        Y = np.zeros((self.n, len(ts)))
+        for j, t in enumerate(ts):
+            Y[self.subsets.rows[t], j] = self.subsets.problems[t].Y[:, 0]
+        return Y
+
+    def weights(self, loss: HingeLoss, ts: list[int]) -> np.ndarray | None:
+        """The rows' weights of the targets ``ts``: the problem's (None, or (n,) shared);
+        subsets: (len(ts), n), each subset's weights on its rows and 0 elsewhere."""
+        if self.subsets is None:
+            return loss.row_weight(self.problem)
+        Wt = np.zeros((len(ts), self.n))
+        for j, t in enumerate(ts):
+            sw = loss.row_weight(self.subsets.problems[t])
+            Wt[j, self.subsets.rows[t]] = 1.0 if sw is None else sw
+        return Wt
+
+    def margins(self, ts: list[int], local: list[np.ndarray]) -> np.ndarray:
+        """The targets' margins (each on its own rows) on all rows, (len(ts), n); off a
+        subset ``inf`` (read as nothing: those rows have weight 0)."""
+        if self.subsets is None:
+            return np.array(local)
+        M = np.full((len(ts), self.n), np.inf)
+        for j, t in enumerate(ts):
+            M[j, self.subsets.rows[t]] = local[j]
+        return M
+
+    def local(self, t: int, solved: tuple) -> tuple:
+        """A batched solution ``(v, a, m)`` of target ``t`` on its own rows."""
+        if self.subsets is None:
+            return solved
+        v, a, m = solved
+        rows = self.subsets.rows[t]
+        return v, a[rows], m[rows]
+
+
 class HingeLoss(Loss):
     """The hinge loss ``C sum_i max(0, 1 - y_i w^T H_{x_i} g)`` of MVML-SVM (eq. 6-8).
 
@@ -415,13 +548,60 @@ class HingeLoss(Loss):
             return self._fixed_results(A0, G, w, data, factor.quad, states)
         return self.dense_paths(problem, Phi, w, [float(self.eta)])
 
+    #: one-vs-one: the pairs' structured paths in one batch (:meth:`fit_row_subsets`);
+    #: tests switch it off to compare with one fit per pair
+    batch_row_subsets = True
+
+    def row_subsets_apply(self, problem: MVMLProblem | None = None) -> bool:
+        """Whether :meth:`fit_row_subsets` (and :meth:`fold_row_subsets`) runs problems on
+        subsets of ``problem``'s rows (one-vs-one's pairs; None: a Nystrom-mode problem)
+        in batches: the learned dense metric's structured path (:meth:`dense_paths`), in
+        Nystrom mode (the features of every row are shared)."""
+        kind = self.metric_kind
+        return (
+            self.batch_row_subsets
+            and (problem is None or problem.mode == "nystrom")
+            and kind.learned
+            and kind.low_rank
+            and self.structured_applies(problem)
+        )
+
+    def fit_row_subsets(
+        self, problem: MVMLProblem, subs: list[MVMLProblem], rows: list[np.ndarray]
+    ) -> list[dict]:
+        """:meth:`fit_structured` of the one-target problems ``subs``, problem ``k`` on the
+        rows ``rows[k]`` of ``problem`` (one-vs-one: the class pairs), in one batch
+        (:meth:`dense_paths` with :class:`RowSubsets`): the results of one fit per
+        problem (the active-set solutions are exact, so to rounding), with their offsets
+        (``"intercept"``, as ``_BaseMVML._solve_path`` sets them)."""
+        w = np.full(problem.n_views, 1.0 / problem.n_views)
+        Phi = self.phi(problem, w)
+        results: list[dict] = [{} for _ in subs]
+        for group in row_subset_groups(rows, problem.n_samples, ROW_SUBSET_BUDGET):
+            union = np.unique(np.concatenate([rows[k] for k in group]))
+            subsets = RowSubsets(
+                [subs[k] for k in group],
+                [np.searchsorted(union, rows[k]) for k in group],
+                union.size,
+            )
+            Phi_g = Phi if union.size == Phi.shape[0] else Phi[union]
+            for k, r in zip(
+                group, self.dense_paths(problem, Phi_g, w, [float(self.eta)], subsets=subsets)
+            ):
+                results[k] = r
+        for r, sub in zip(results, subs):
+            GW = (r["g"] * sub.weight_vector(r["w"]))[None]
+            r["intercept"] = float(self.intercepts(sub, GW)[0])
+        return results
+
     def dense_paths(
         self,
         problem: MVMLProblem,
         Phi: np.ndarray,
         w: np.ndarray,
         etas: list[float],
-        seed_margins: np.ndarray | None = None,
+        seed_margins: Any = None,
+        subsets: RowSubsets | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
 
@@ -434,8 +614,18 @@ class HingeLoss(Loss):
         (the result is exact whatever they are, see
         :func:`~mvkernels.mvml._hinge.linear_svm_working_set`); each result's
         ``"first_margins"`` holds the margins of its first g-step.
+
+        ``subsets``: the targets are problems on subsets of the rows of ``problem``
+        (``Phi`` holds the features of all its rows), e.g. the class pairs of
+        one-vs-one (:meth:`fit_row_subsets`, :meth:`fold_row_subsets`): their first
+        g-steps and warm starts run in one batch on all the rows, a subset's rows of
+        weight 0 off it (one product per correction for every pair, where one fit per
+        pair reads its rows once per correction of its own), and their A-steps in one
+        batch; every other step and each result are those of a fit on the subset alone.
+        ``seed_margins`` is then a list, each subset's margins on its rows.
         """
-        T, d = problem.n_targets, problem.dim
+        tg = _Targets(problem, subsets)
+        T, d = tg.T, problem.dim
         E = len(etas)
         B = E * T
         alpha = float(self.alpha)
@@ -449,24 +639,41 @@ class HingeLoss(Loss):
         # features x_i / sqrt(s) = [phi_i, W^T phi_i / sqrt(s)] (the problem with C' s):
         # phi_i written once; liblinear skips the zero columns of the A-steps to come.
         # fit_intercept: the offset's constant column last (its value set per g-step)
-        Cp0 = svm_c_prime(self.hinge_weight(problem), alpha)
-        X = np.zeros((Phi.shape[0], d + R + bool(self.fit_intercept)))
-        X[:, :d] = Phi
-        if self.fit_intercept:
-            X[:, -1] = self.offset_column(Cp0)
-        self.first_g_steps(problem, X, states[:T])
+        Cp0 = np.array([svm_c_prime(self.hinge_weight(tg.of(t)[0]), alpha) for t in range(T)])
+        width = d + R + bool(self.fit_intercept)
+        if subsets is None:
+            X = np.zeros((Phi.shape[0], width))
+            X[:, :d] = Phi
+            if self.fit_intercept:
+                X[:, -1] = self.offset_column(Cp0[0])
+            self.first_g_steps(problem, X, states[:T])
+        else:
+            X = Phi  # (unused: each subset's g-step has its own features)
+            self.first_g_steps(problem, Phi, states[:T], tg, Cp0)
 
         def g_step(b: int) -> np.ndarray:
             t = b % T
+            sub, col_t = tg.of(t)
             r = mets.r
             W = mets.columns(b)
             sq = np.sqrt(mets.s[b])
-            col = self.offset_column(Cp0 * mets.s[b])
-            if states[b].polished is None:  # (the solution needs no features)
-                if r:
-                    X[:, d : d + r] = (Phi @ W) / sq
-                if col is not None:
-                    X[:, -1] = col
+            col = self.offset_column(Cp0[t] * mets.s[b])
+            if subsets is None:
+                Phi_b, X_b = Phi, X
+                if states[b].polished is None:  # (the solution needs no features)
+                    if r:
+                        X_b[:, d : d + r] = (Phi_b @ W) / sq
+                    if col is not None:
+                        X_b[:, -1] = col
+            else:  # the subset's own rows, as its fit alone
+                Phi_b = X_b = Phi[subsets.rows[t]]  # (X_b is not read when solved before)
+                if states[b].polished is None and states[b].cold is None:
+                    X_b = np.zeros((Phi_b.shape[0], width))
+                    X_b[:, :d] = Phi_b
+                    if r:
+                        X_b[:, d : d + r] = (Phi_b @ W) / sq
+                    if col is not None:
+                        X_b[:, -1] = col
             g_old, m_old, b_old = states[b].g, states[b].margins, states[b].offset
 
             def ref() -> float | None:  # read only after an inexact solve
@@ -475,8 +682,8 @@ class HingeLoss(Loss):
                 q_old = mets.solve([b], g_old[None])[0][0]
                 # margins do not depend on the metric (fixed weights): no product with Phi
                 return (
-                    self.hinge_from_margins(problem, m_old)
-                    + self.offset_penalty(problem, b_old)
+                    self.hinge_from_margins(sub, m_old)
+                    + self.offset_penalty(sub, b_old)
                     + alpha * float(g_old @ q_old)
                 )
 
@@ -485,22 +692,26 @@ class HingeLoss(Loss):
 
             def objective(g: np.ndarray, m: np.ndarray) -> float:
                 q = mets.solve([b], g[None])[0][0]
-                return self.hinge_from_margins(problem, m) + alpha * float(g @ q)
+                return self.hinge_from_margins(sub, m) + alpha * float(g @ q)
 
             def rebuild(
-                rows: np.ndarray, W: np.ndarray = W, sq: float = sq, col: float | None = col
+                rows: np.ndarray,
+                W: np.ndarray = W,
+                sq: float = sq,
+                col: float | None = col,
+                Phi_b: np.ndarray = Phi_b,
             ) -> np.ndarray:
-                Xb = np.zeros((rows.size, X.shape[1]))
-                Xb[:, :d] = Phi[rows]
-                Xb[:, d : d + W.shape[1]] = (Phi[rows] @ W) / sq
+                Xb = np.zeros((rows.size, width))
+                Xb[:, :d] = Phi_b[rows]
+                Xb[:, d : d + W.shape[1]] = (Phi_b[rows] @ W) / sq
                 if col is not None:
                     Xb[:, -1] = col
                 return Xb
 
             return self.svm_g(
-                problem,
-                t,
-                X,
+                sub,
+                col_t,
+                X_b,
                 states[b],
                 value,
                 objective,
@@ -517,7 +728,7 @@ class HingeLoss(Loss):
         def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
             active = np.arange(B)[idx]
             if it > 0:
-                self.warm_g_steps(problem, Phi, mets, states, active.tolist())
+                self.warm_g_steps(problem, Phi, mets, states, active.tolist(), tg, Cp0)
             for b in active.tolist():
                 if it == 0 and b >= T:  # A = I for every eta: share the first g-step
                     G[b] = G[b % T]
@@ -532,16 +743,16 @@ class HingeLoss(Loss):
                 s_obj = mets.a_step(
                     active, G[active], q, Wq, xg, al[active], et[active], self.step_size
                 )
-            hinge = np.array([self.margin_loss(problem, states[b]) for b in active])
+            hinge = np.array([self.margin_loss(tg.of(b % T)[0], states[b]) for b in active])
             return G[active], hinge + s_obj
 
         alternate(run, self.max_iter, self.tol, iteration)
         out: list[dict] = []
-        self.warm_g_steps(problem, Phi, mets, states, list(range(B)))
+        self.warm_g_steps(problem, Phi, mets, states, list(range(B)), tg, Cp0)
         for b in range(B):
             g = g_step(b)
             q = mets.solve([b], g[None])[0][0]
-            obj = self.margin_loss(problem, states[b]) + alpha * float(g @ q)
+            obj = self.margin_loss(tg.of(b % T)[0], states[b]) + alpha * float(g @ q)
             obj += et[b] * float(mets.frob2([b])[0])
             run.finish(b, g, obj)
             n_iter = int(run.n_iter[b])
@@ -575,6 +786,8 @@ class HingeLoss(Loss):
         mets: LowRankMetrics,
         states: list[HingeState],
         paths: list[int],
+        targets: _Targets | None = None,
+        Cp0: np.ndarray | None = None,
     ) -> None:
         """The warm starts of the next g-step of the ``paths`` (of :meth:`dense_paths`)
         solved together, before :meth:`svm_g` reads them.
@@ -587,14 +800,20 @@ class HingeLoss(Loss):
         each, where one path at a time reads ``Phi`` for each). A solution is stored in
         ``state.polished``; a path whose sets do not settle here (every row is checked
         at every correction, where its own warm start checks the rows near its margin
-        first) gets its own warm start in :meth:`svm_g`, then liblinear's path.
+        first) gets its own warm start in :meth:`svm_g`, then liblinear's path. ``targets``:
+        the paths' targets (:class:`_Targets`; None: ``problem``'s columns), ``Cp0`` their
+        boxes ``C'`` at ``A = I``.
         """
         warm = [b for b in paths if states[b].cold is None and self.warm_start_applies(states[b])]
         if not warm:
             return
-        T, r = problem.n_targets, mets.r
+        tg = _Targets(problem) if targets is None else targets
+        if Cp0 is None:
+            Cp0 = np.full(tg.T, svm_c_prime(self.hinge_weight(problem), self.alpha))
+        T, r = tg.T, mets.r
+        ts = [b % T for b in warm]
         sq = np.sqrt(mets.s[warm])
-        Cp = svm_c_prime(self.hinge_weight(problem), self.alpha) * mets.s[warm]
+        Cp = Cp0[ts] * mets.s[warm]
         extras: list[np.ndarray] | None = None
         if r:
             W = np.hstack([mets.columns(b) / q for b, q in zip(warm, sq)])
@@ -606,20 +825,27 @@ class HingeLoss(Loss):
             extras = cols if extras is None else [np.hstack(p) for p in zip(extras, cols)]
         solved = polish_active_sets(
             Phi,
-            problem.Y[:, [b % T for b in warm]],
+            tg.labels(ts),
             Cp,
-            np.array([states[b].margins for b in warm]),
+            tg.margins(ts, [states[b].margins for b in warm]),
             WARM_BAND,
             extras=extras,
             rounds=WARM_ROUNDS,
             max_add=COLD_ADD,
-            weight=self.row_weight(problem),
+            weight=tg.weights(self, ts),
         )
-        for b, res in zip(warm, solved):
+        for b, t, res in zip(warm, ts, solved):
             if res is not None:
-                states[b].polished = res
+                states[b].polished = tg.local(t, res)
 
-    def first_g_steps(self, problem: MVMLProblem, X: np.ndarray, states: list[HingeState]) -> None:
+    def first_g_steps(
+        self,
+        problem: MVMLProblem,
+        X: np.ndarray,
+        states: list[HingeState],
+        targets: _Targets | None = None,
+        Cp0: np.ndarray | None = None,
+    ) -> None:
         """The first g-step (``A = I``, features ``X``) of every target at once.
 
         The targets' problems share their rows (one-vs-all): the exact active-set
@@ -628,8 +854,13 @@ class HingeLoss(Loss):
         and the polish of :meth:`svm_g`, which reads them from ``state.cold``. Only
         where :meth:`svm_g` would polish (:func:`~mvkernels.mvml._hinge.polish_applies`),
         down to the smaller box :data:`~mvkernels.mvml._hinge.COLD_MIN_BOX`; a target whose
-        active set fails takes the usual path.
+        active set fails takes the usual path. ``targets`` with row subsets (and ``Cp0``,
+        each one's box ``C'``): ``X`` holds the features ``phi_i`` of all rows, and each
+        subset is tried where a fit on its rows alone would try it.
         """
+        if targets is not None and targets.subsets is not None:
+            self._first_subset_g_steps(X, states, targets, Cp0)
+            return
         Cp = svm_c_prime(self.hinge_weight(problem), self.alpha)
         sw = self.row_weight(problem)
         if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX, weight=sw):
@@ -637,6 +868,34 @@ class HingeLoss(Loss):
         for state, exact in zip(states, active_set_svm(X, problem.Y, Cp, weight=sw)):
             if exact is not None:
                 state.cold = exact
+
+    def _first_subset_g_steps(
+        self, Phi: np.ndarray, states: list[HingeState], tg: _Targets, Cp0: np.ndarray
+    ) -> None:
+        """:meth:`first_g_steps` of problems on row subsets: one :func:`active_set_svm`
+        on all the rows ``Phi`` for every subset that its own fit would try there (on its
+        features ``[phi_i, c]``, ``c`` the offset's column, an extra column of each), a
+        subset's rows of weight 0 off it."""
+        subsets = tg.subsets
+        cols = [self.offset_column(c) for c in Cp0]
+        tried = []
+        for t, (sub, rows) in enumerate(zip(subsets.problems, subsets.rows)):
+            Xt = Phi[rows]
+            if cols[t] is not None:
+                Xt = np.hstack([Xt, np.full((rows.size, 1), cols[t])])
+            sw = self.row_weight(sub)
+            if polish_applies(Xt, Cp0[t], float(self.svm_tol), min_box=COLD_MIN_BOX, weight=sw):
+                tried.append(t)
+        if not tried:
+            return
+        n = Phi.shape[0]
+        extras = None if cols[0] is None else [np.full((n, 1), cols[t]) for t in tried]
+        solved = active_set_svm(
+            Phi, tg.labels(tried), Cp0[tried], weight=tg.weights(self, tried), extras=extras
+        )
+        for t, exact in zip(tried, solved):
+            if exact is not None:
+                states[t].cold = tg.local(t, exact)
 
     # ------------------------------------------------------------------ hooks
     def hinge_from_margins(self, problem: MVMLProblem, m: np.ndarray) -> float:
@@ -794,3 +1053,68 @@ class HingeLoss(Loss):
                     P = res[ei * T + t]["path"]
                     out[ai, ei, :, t] = padded_path(P, K) * problem.weight_vector(w)
         return out, None
+
+    def fold_row_subsets(
+        self,
+        est: Any,
+        feature_map: Any,
+        U: np.ndarray,
+        rows: list[np.ndarray],
+        labels: list[np.ndarray],
+        sample_weight: np.ndarray | None,
+        alphas: np.ndarray,
+        etas: np.ndarray,
+        K: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`fold_paths` of one-target problems on subsets of a fold's training rows
+        (one-vs-one: the pairs; :meth:`row_subsets_apply`) in batches
+        (:meth:`dense_paths` with :class:`RowSubsets`, grouped by
+        :func:`row_subset_groups`): problem ``k`` has the rows ``rows[k]`` of the
+        training features ``U`` (``feature_map``'s), the labels ``labels[k]`` and the
+        rows' weights ``sample_weight[rows[k]]``. Returns the weighted coefficients of
+        every candidate ``(n_alpha * n_eta * K, P, d)`` (the candidates in the order of
+        :meth:`fold_paths`) and their offsets ``(n_alpha * n_eta * K, P)``: those of one
+        :meth:`fold_paths` per problem on its rows (to rounding)."""
+        v, p = int(feature_map.n_views_), int(feature_map.n_landmarks_)
+        subs = [
+            MVMLProblem(
+                "nystrom",
+                r.size,
+                v,
+                p,
+                np.asarray(y, dtype=np.float64).reshape(-1, 1),
+                feature_map=feature_map,
+                U=U[r],
+                sample_weight=None if sample_weight is None else sample_weight[r],
+            )
+            for r, y in zip(rows, labels)
+        ]
+        d = subs[0].dim
+        w = np.full(v, 1.0 / v)
+        wv = subs[0].weight_vector(w)
+        Phi = U * wv
+        out = np.zeros((alphas.size, etas.size, K, len(subs), d))
+        for group in row_subset_groups(rows, U.shape[0], ROW_SUBSET_BUDGET):
+            union = np.unique(np.concatenate([rows[k] for k in group]))
+            subsets = RowSubsets(
+                [subs[k] for k in group],
+                [np.searchsorted(union, rows[k]) for k in group],
+                union.size,
+            )
+            Phi_g = Phi if union.size == Phi.shape[0] else Phi[union]
+            seed: list | None = None  # as fold_paths: alpha from the largest down
+            for ai in np.argsort(-alphas, kind="stable"):
+                est.set_params(alpha=float(alphas[ai]))
+                res = est._make_loss().dense_paths(
+                    subs[group[0]], Phi_g, w, [float(e) for e in etas], seed, subsets
+                )
+                T = len(group)
+                seed = [res[t]["first_margins"] for t in range(T)]
+                for ei in range(etas.size):
+                    for t, k in enumerate(group):
+                        out[ai, ei, :, k] = padded_path(res[ei * T + t]["path"], K) * wv
+        GW = out.reshape(-1, len(subs), d)
+        b = np.concatenate(
+            [self.intercepts(sub, GW[:, k : k + 1]) for k, sub in enumerate(subs)], axis=1
+        )
+        return GW, b

@@ -258,6 +258,26 @@ class Loss:
         """The Gram matrix of feature rows that :meth:`subset_fold_outputs` reads."""
         raise NotImplementedError
 
+    def row_subsets_apply(self, problem: MVMLProblem | None = None) -> bool:
+        """Whether :meth:`fit_row_subsets` and :meth:`fold_row_subsets` fit problems on
+        subsets of ``problem``'s rows (one-vs-one: the class pairs; None: a Nystrom-mode
+        problem, the CV's folds) in batches. Here False: one fit per problem."""
+        return False
+
+    def fit_row_subsets(
+        self, problem: MVMLProblem, subs: list[MVMLProblem], rows: list[np.ndarray]
+    ) -> list[dict]:
+        """The structured fits of the problems ``subs`` on the rows ``rows`` of
+        ``problem`` in batches (see :meth:`HingeLoss.fit_row_subsets
+        <mvkernels.mvml._hinge_loss.HingeLoss.fit_row_subsets>`)."""
+        raise NotImplementedError
+
+    def fold_row_subsets(self, est: Any, *args: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The fold paths of problems on subsets of a fold's training rows in batches (see
+        :meth:`HingeLoss.fold_row_subsets
+        <mvkernels.mvml._hinge_loss.HingeLoss.fold_row_subsets>`)."""
+        raise NotImplementedError
+
     def subset_fold_outputs(
         self,
         gram: np.ndarray,

@@ -36,7 +36,7 @@ libsvm does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -456,6 +456,15 @@ class OneVsOneMixin:
             and loss.structured_applies(problem)
         ):
             return self._solve_pairs_batched(problem, yi, moms, loss, record_path)
+        if loss.row_subsets_apply(problem):
+            # a loss that fits the pairs on their rows of the whole problem in batches
+            # (the hinge loss: Loss.fit_row_subsets); the pairs read the features U, so
+            # their problems take no copy of their rows of the views
+            rows_only = replace(problem, Xs=None) if problem.U is not None else problem
+            subs = [pair_problem(rows_only, yi, i, j, moms)[0] for i, j in self._ovo_pairs]
+            self.solver_ = "structured"
+            with serial_blas(problem.dim):
+                return loss.fit_row_subsets(problem, subs, self._ovo_rows)
         n, v = problem.n_samples, problem.n_views
         results = []
         for i, j in self._ovo_pairs:

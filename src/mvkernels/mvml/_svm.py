@@ -156,8 +156,9 @@ joint_view, feature_relevance
         of the two classes, sharing the kernels / Nystrom map and the training features),
         as :class:`~mvkernels.MVMLClassifier`. ``"auto"``: one-vs-one with more than two
         classes on in-memory data, one-vs-rest on Dask input (where one-vs-one is not
-        available). The hinge loss's pairs are cheap (each pair's g-steps run on its own
-        rows only, ``K - 1`` times the rows of one one-vs-rest problem in all) and
+        available). The hinge loss's pairs run in batches (Nystrom mode, learned dense
+        metric: the active-set solves of a group of pairs share their products, each pair
+        on its rows, the binary fit of the pair; ``HingeLoss.fit_row_subsets``) and
         one-vs-one, ``SVC``'s decomposition, is the more accurate on the benchmark sets:
         the former default (one-vs-rest, no joint view) lost to ``SVC()`` by 1.9 points on
         uWave and 2.9 on uWave with 8 classes x 10 rows; ``"ovr"`` with

@@ -519,6 +519,11 @@ class _FoldScoring:
             and loss.subset_paths_apply()
             and largest < d_in
         )
+        # one-vs-one with a loss that fits a fold's pairs in batches on its rows' features
+        # (the hinge loss: Loss.fold_row_subsets), in memory
+        pairs_in_one_batch = (
+            yi is not None and U_all is not None and not batched and loss.row_subsets_apply()
+        )
         test_U: list = []
         test_mom: list = []  # FeatureMoments, or (one-vs-one) a list of them per class
         for _, te in splits:
@@ -623,6 +628,14 @@ class _FoldScoring:
                     mom = mom_all if full_width else leading_moments(mom_all, d_in)
                     GW, b, basis, _ = paths(mom, nys_j, Xj, tr, Y[tr], width, live)
                     U = U_te if basis is None else U_te @ basis
+                elif pairs_in_one_batch:  # the loss fits the fold's pairs in batches
+                    yt, est = yi[tr], self._base_estimator()
+                    keeps = [np.flatnonzero((yt == i) | (yt == j)) for i, j in S.pairs]
+                    ys = [np.where(yt[r] == i, 1.0, -1.0) for r, (i, _) in zip(keeps, S.pairs)]
+                    GW, b = est._make_loss().fold_row_subsets(
+                        est, nys_j, U_all[tr, :width], keeps, ys, lw_tr, alphas[live], etas, K
+                    )
+                    U = U_te
                 else:  # a problem per pair, its coefficients in the feature basis
                     cls = moms if full_width else [leading_moments(m, d_in) for m in moms]
                     GWs, bs = [], []
