@@ -12,7 +12,8 @@ from mvkernels import MVMLSVC
 from mvkernels.mvml import _hinge_loss
 from mvkernels.mvml._base import _BaseMVML
 from mvkernels.mvml._hinge_active import active_set_svm, polish_active_sets
-from mvkernels.mvml._hinge_loss import HingeLoss, row_subset_groups
+from mvkernels.mvml._hinge_loss import HingeLoss
+from mvkernels.mvml._hinge_state import row_subset_groups
 from mvkernels.mvml._multiclass import ovo_pairs, pair_problem
 
 

@@ -23,7 +23,8 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   column scales of ``feature_relevance="ard"``, applied to the input views first);
 * the loss: :mod:`._losses` (:class:`~._losses.Loss` and the square loss) and
   :mod:`._hinge_loss` (the hinge loss, on the solvers of :mod:`._hinge` and
-  :mod:`._hinge_active`): the g-step, the
+  :mod:`._hinge_active`; its solver state and batches of row subsets in
+  :mod:`._hinge_state`): the g-step, the
   data term, the w-step, the structured solver and the CV's fold paths of each loss;
 * the metric: :mod:`._metric` (factorisations, :class:`PSDFactor`; the A-steps, eq. 9/16
   dense and eq. 12/18 sparse, :func:`metric_step`; the fixed metrics, MVML_Cov; the view

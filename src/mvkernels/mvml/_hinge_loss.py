@@ -22,7 +22,7 @@ row's hinge by ``s_i``; the problem keeps the rows as given (``scale_rows=False`
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from numbers import Integral
 from typing import Any
 
@@ -48,12 +48,19 @@ from ._hinge_active import (
     polish_active_set,
     polish_active_sets,
 )
+from ._hinge_state import (
+    ROW_SUBSET_BUDGET,
+    HingeState,
+    RowSubsets,
+    _Targets,
+    row_subset_groups,
+)
 from ._losses import _COMMON_PARAMS, Loss, padded_path
 from ._lowrank import LowRankMetrics
 from ._metric import PSDFactor
 from ._problem import MVMLProblem
 
-__all__ = ["HingeLoss", "HingeState", "OFFSET_KAPPA"]
+__all__ = ["HingeLoss", "OFFSET_KAPPA"]
 
 #: ``fit_intercept``: the offset ``b`` of the hinge loss is penalised by
 #: ``C b^2 / (2 kappa)``, ``kappa = OFFSET_KAPPA``, beside the data term
@@ -62,192 +69,6 @@ __all__ = ["HingeLoss", "HingeState", "OFFSET_KAPPA"]
 #: ``|b| / kappa``; larger values make the constant feature of the g-step's SVM larger
 #: (``sqrt(kappa / C')``), the dual worse conditioned
 OFFSET_KAPPA = 10.0
-
-
-@dataclass
-class HingeState:
-    """The hinge g-step's solver state of one target column, across its g-steps.
-
-    Attributes
-    ----------
-    g, margins : ndarray or None
-        The last g-step's solution and margins ``y_i <x_i, v>`` of every row.
-    exact : bool
-        Whether the last g-step was solved exactly (active set): the next one may
-        warm-start from its sets.
-    no_polish : bool
-        An active-set solve failed: later g-steps run liblinear at ``svm_tol`` directly.
-    cold, polished : tuple or None
-        A solution found beforehand for the next g-step: the first g-step solved with
-        the other targets, or the warm start solved in lockstep with them.
-    last : dict or None
-        What the final multipliers need (:meth:`HingeLoss.final_dual`).
-    dual : ndarray or None
-        Multipliers kept by a g-step that computes them itself (reference solvers).
-    rng : numpy.random.RandomState or None
-        liblinear's seed generator.
-    offset : float
-        ``fit_intercept``: the last g-step's offset ``b`` (0 without).
-    epochs, warm_starts : int
-        liblinear iterations and warm starts taken, over all g-steps.
-    converged : bool
-        Whether every liblinear run stopped on its tolerance.
-    """
-
-    g: np.ndarray | None = None
-    margins: np.ndarray | None = None
-    exact: bool = False
-    no_polish: bool = False
-    cold: tuple | None = None
-    polished: tuple | None = None
-    last: dict | None = None
-    dual: np.ndarray | None = None
-    rng: np.random.RandomState | None = None
-    offset: float = 0.0
-    epochs: int = 0
-    warm_starts: int = 0
-    converged: bool = True
-
-    def release(self) -> None:
-        """Drop what only the next g-step and the final multipliers read (solutions,
-        margins, warm starts, liblinear's seeds): after a fit the state keeps its flags
-        and counters, so a fitted (and pickled) model does not carry ``O(n)`` arrays per
-        target column."""
-        self.g = self.margins = self.cold = self.polished = None
-        self.last = self.dual = self.rng = None
-
-
-@dataclass
-class RowSubsets:
-    """One-target problems on subsets of the rows of one feature matrix (one-vs-one: the
-    class pairs), whose paths :meth:`HingeLoss.dense_paths` runs in one batch.
-
-    Attributes
-    ----------
-    problems : list of MVMLProblem
-        The problem of each subset (its rows' features, labels and weights: what a fit
-        on the subset alone reads).
-    rows : list of ndarray of int
-        Each subset's rows among the ``n_rows`` rows of the features given with them
-        (increasing).
-    n_rows : int
-    """
-
-    problems: list
-    rows: list
-    n_rows: int
-
-
-#: :meth:`HingeLoss.fit_row_subsets` batches problems on row subsets in groups of at
-#: most about this many (problem, row) entries (:func:`row_subset_groups`): the batched
-#: active sets run every problem of a group on all the group's rows, and past some size
-#: the rows off each problem cost more than the batch saves. Measured on default
-#: ``MVMLSVC()`` fits of Gaussian classes (20 features in 2 views; 5 to 26 classes of 40
-#: to 200 rows): 5e4 was the fastest or within the timing noise of it on every case
-#: (2e4 to 1e9 tried; one batch of every pair on every row was 1.9x slower than 5e4 with
-#: 26 classes of 150 rows, and as fast with 10 classes of 60 rows)
-ROW_SUBSET_BUDGET = 50_000
-
-
-def row_subset_groups(rows: list[np.ndarray], n: int, budget: int) -> list[list[int]]:
-    """Groups of the subsets ``rows`` (of ``range(n)``) to batch together, each with
-    ``len(group) x |union of its rows|`` at most ``budget`` where possible.
-
-    The rows are cut into atoms, rows in the same subsets (one-vs-one: the classes); the
-    atoms, in order, into ``g`` blocks of about equal counts, and a group holds the
-    subsets that meet the same blocks (one-vs-one: the pairs of two blocks of classes, on
-    their rows): the smallest ``g`` whose groups all fit the budget (one group, every
-    subset on every row, when that fits).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> y = np.repeat(np.arange(4), 10)  # four classes, their six pairs
-    >>> pairs = [np.flatnonzero((y == i) | (y == j)) for i in range(4) for j in range(i + 1, 4)]
-    >>> row_subset_groups(pairs, 40, 240)  # 6 x 40 rows: one batch
-    [[0, 1, 2, 3, 4, 5]]
-    >>> row_subset_groups(pairs, 40, 100)  # blocks of classes {0, 1}, {2}, {3}
-    [[0], [1, 3], [2, 4], [5]]
-    """
-    P = len(rows)
-    member = np.zeros((n, P), dtype=bool)
-    for k, r in enumerate(rows):
-        member[r, k] = True
-    packed = np.ascontiguousarray(np.packbits(member, axis=1))
-    keyed = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-    _, first, atom = np.unique(keyed, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # atoms in the order of their first row
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    atom = rank[np.ravel(atom)]
-    n_atoms = order.size
-    sizes = np.bincount(atom, minlength=n_atoms)
-    atoms_of = [np.unique(atom[r]) for r in rows]
-    groups: dict[tuple, list[int]] = {}
-    for g in range(1, n_atoms + 1):
-        block = (np.arange(n_atoms) * g) // n_atoms  # atom -> block
-        block_rows = np.bincount(block, weights=sizes)
-        groups = {}
-        for k, a in enumerate(atoms_of):
-            groups.setdefault(tuple(sorted(set(block[a].tolist()))), []).append(k)
-        if all(len(m) * block_rows[list(key)].sum() <= budget for key, m in groups.items()):
-            break
-    return sorted(groups.values())
-
-
-class _Targets:
-    """The targets of a batch of hinge-loss paths (:meth:`HingeLoss.dense_paths`): the
-    columns of ``problem``'s targets on all its rows, or (``subsets``) one problem per
-    row subset. The batched solvers (:mod:`._hinge_active`) run every target on all the
-    rows, a subset's with weight 0 off its rows; a subset's solver state keeps its own
-    rows only (:meth:`local`), as a fit on the subset alone does."""
-
-    def __init__(self, problem: MVMLProblem, subsets: RowSubsets | None = None):
-        self.problem, self.subsets = problem, subsets
-        self.n = problem.n_samples if subsets is None else subsets.n_rows
-        self.T = problem.n_targets if subsets is None else len(subsets.rows)
-
-    def of(self, t: int) -> tuple[MVMLProblem, int]:
-        """Target ``t``'s problem and its column there."""
-        return (self.problem, t) if self.subsets is None else (self.subsets.problems[t], 0)
-
-    def labels(self, ts: list[int]) -> np.ndarray:
-        """The labels of the targets ``ts`` on all rows, (n, len(ts)) (0 off a subset)."""
-        if self.subsets is None:
-            return self.problem.Y[:, ts]
-        Y = np.zeros((self.n, len(ts)))
-        for j, t in enumerate(ts):
-            Y[self.subsets.rows[t], j] = self.subsets.problems[t].Y[:, 0]
-        return Y
-
-    def weights(self, loss: HingeLoss, ts: list[int]) -> np.ndarray | None:
-        """The rows' weights of the targets ``ts``: the problem's (None, or (n,) shared);
-        subsets: (len(ts), n), each subset's weights on its rows and 0 elsewhere."""
-        if self.subsets is None:
-            return loss.row_weight(self.problem)
-        Wt = np.zeros((len(ts), self.n))
-        for j, t in enumerate(ts):
-            sw = loss.row_weight(self.subsets.problems[t])
-            Wt[j, self.subsets.rows[t]] = 1.0 if sw is None else sw
-        return Wt
-
-    def margins(self, ts: list[int], local: list[np.ndarray]) -> np.ndarray:
-        """The targets' margins (each on its own rows) on all rows, (len(ts), n); off a
-        subset ``inf`` (read as nothing: those rows have weight 0)."""
-        if self.subsets is None:
-            return np.array(local)
-        M = np.full((len(ts), self.n), np.inf)
-        for j, t in enumerate(ts):
-            M[j, self.subsets.rows[t]] = local[j]
-        return M
-
-    def local(self, t: int, solved: tuple) -> tuple:
-        """A batched solution ``(v, a, m)`` of target ``t`` on its own rows."""
-        if self.subsets is None:
-            return solved
-        v, a, m = solved
-        rows = self.subsets.rows[t]
-        return v, a[rows], m[rows]
 
 
 class HingeLoss(Loss):
@@ -832,7 +653,7 @@ class HingeLoss(Loss):
             extras=extras,
             rounds=WARM_ROUNDS,
             max_add=COLD_ADD,
-            weight=tg.weights(self, ts),
+            weight=tg.weights(self.row_weight, ts),
         )
         for b, t, res in zip(warm, ts, solved):
             if res is not None:
@@ -891,7 +712,11 @@ class HingeLoss(Loss):
         n = Phi.shape[0]
         extras = None if cols[0] is None else [np.full((n, 1), cols[t]) for t in tried]
         solved = active_set_svm(
-            Phi, tg.labels(tried), Cp0[tried], weight=tg.weights(self, tried), extras=extras
+            Phi,
+            tg.labels(tried),
+            Cp0[tried],
+            weight=tg.weights(self.row_weight, tried),
+            extras=extras,
         )
         for t, exact in zip(tried, solved):
             if exact is not None:
