@@ -330,8 +330,8 @@ def sparse_metric_update(
 
 #: halvings of the A-step size before a step is given up (the step is then 0)
 MAX_BACKTRACK = 40
-#: what a batch of one's attempt returns for a candidate rejected before the test
-_REJECTED = np.zeros(1, dtype=bool)
+#: what an attempt on a batch of one returns (:func:`metric_step`)
+_ACCEPTED, _REJECTED = np.ones(1, dtype=bool), np.zeros(1, dtype=bool)
 #: the dense A-step's size is capped at ``STEP_CAP / eta`` (< 1/(2 eta): eq. 9 / 16 keep
 #: ``A+ = (1 - 2 mu eta) A + mu alpha q q^T`` positive definite)
 STEP_CAP = 0.499
@@ -377,15 +377,14 @@ def backtrack(
     """
     mu = np.array(mu0, dtype=np.float64, copy=True)
     accepted = np.zeros(mu.shape[0], dtype=bool)
-    pending = np.ones(mu.shape[0], dtype=bool)
+    idx = np.arange(mu.shape[0])  # the pending problems, in order
     for _ in range(max_halvings):
-        idx = np.flatnonzero(pending)
         if idx.size == 0:
             break
         ok = np.asarray(attempt(idx, mu[idx]), dtype=bool)
         accepted[idx[ok]] = True
-        pending[idx[ok]] = False
-        mu[idx[~ok]] *= 0.5
+        idx = idx[~ok]
+        mu[idx] *= 0.5
     return accepted, mu
 
 
@@ -477,7 +476,8 @@ def metric_step(
         # <grad s(A), D> = -alpha q^T D q + <grad of the smooth penalty, D>
         lin = -alpha * float(q @ D @ q) + step.smooth_lin(A, D, eta)
         s_new = alpha * f_new.quad(g) + step.smooth_penalty(A_new, eta)
-        return np.array([sufficient_decrease(s_new, s0, lin, float(np.sum(D * D)), mu)])
+        ok = sufficient_decrease(s_new, s0, lin, float(np.sum(D * D)), mu)
+        return _ACCEPTED if ok else _REJECTED
 
     accepted, mu = backtrack(np.array([step.capped_step(float(mu0), eta)]), attempt, max_backtrack)
     if not accepted[0]:
