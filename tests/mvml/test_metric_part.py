@@ -176,14 +176,12 @@ def test_metric_step_halving_is_backtrack_for_both_storages(monkeypatch):
 
 
 def test_metric_step_refuses_a_fixed_or_unknown_kind():
-    from mvkernels.mvml._metric import metric_kind, metric_penalty
+    from mvkernels.mvml._metric import metric_kind
 
     A = np.eye(4)
     for kind in ("identity", "cov", "diag", metric_kind("cov")):
         with pytest.raises(ValueError, match="kind must be one of dense, sparse"):
             metric_step(A, PSDFactor(A), np.ones(4), 1.0, 1.0, kind, 2, 0.1)
-    with pytest.raises(ValueError, match="'identity'"):
-        metric_penalty(A, "identity", 2)
     with pytest.raises(ValueError, match="metric 'cov' is fixed"):
         metric_kind("cov").candidate(A, np.ones(4), 1.0, 1.0, 0.1, 2, "mu_eta")
     assert metric_kind("sparse").capped_step(50.0, 0.4) == 50.0

@@ -7,17 +7,11 @@ hinge loss): the dense reference path of Algorithm 1
 (:func:`mvkernels.mvml._driver.reference_paths`) and the structured solvers of
 :mod:`mvkernels.mvml._lowrank`.
 
-One backtracking rule. Every A-step, on one matrix (:func:`metric_step`) or on a batch of
-low-rank metrics (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`), is written
-once: the first step size capped by the kind (:meth:`MetricKind.capped_step`,
-:func:`dense_step_cap` for the dense step), the acceptance test
-(:func:`sufficient_decrease`), the halving and the give-up after :data:`MAX_BACKTRACK`
-halvings (:func:`backtrack`, which :func:`metric_step` runs on a batch of one). The two
-callers differ only in how they build and score a candidate (a dense matrix and its
-factorisation; ``s I + W W^T`` through Woodbury). The step a kind takes is a method of
-its :data:`METRIC_KINDS` entry (:meth:`MetricKind.candidate`, with the smooth part of
-its objective, :meth:`MetricKind.smooth_penalty` / :meth:`MetricKind.smooth_lin`), not
-a comparison of names.
+One backtracking rule for the A-steps on one matrix (:func:`metric_step`, a batch of one)
+and on a batch (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`): the cap
+(:meth:`MetricKind.capped_step`), the test (:func:`sufficient_decrease`), the halving and
+the give-up (:func:`backtrack`), written once. The step is a method of the metric kind
+(:meth:`MetricKind.candidate`), not a comparison of names.
 
 Storage. Every metric a path holds or hands on is a :class:`Metric`: ``dense()``,
 ``matvec(x)``, ``factor`` (``A = F F^T`` for the g-step), ``penalty(kind)``,
@@ -211,15 +205,15 @@ def group_norms(A: np.ndarray, n_views: int) -> np.ndarray:
     return np.sqrt(N)
 
 
-def metric_penalty(A: np.ndarray, kind: str | MetricKind, n_views: int) -> float:
+def metric_penalty(A: np.ndarray, kind: str, n_views: int) -> float:
     """``R(A)``: ``||A||_F^2`` (dense) or ``sum_{l <= m}`` group norms (sparse).
 
     Parameters
     ----------
     A : ndarray of shape (d, d)
         The metric.
-    kind : {"dense", "sparse"} or MetricKind
-        Which penalty (:meth:`MetricKind.penalty` of that learned kind).
+    kind : {"dense", "sparse"}
+        Which penalty.
     n_views : int
         Number of views (the groups of the sparse penalty).
 
@@ -227,7 +221,9 @@ def metric_penalty(A: np.ndarray, kind: str | MetricKind, n_views: int) -> float
     -------
     float
     """
-    return learned_kind(kind).penalty(A, n_views)
+    if kind == "sparse":
+        return float(np.triu(group_norms(A, n_views)).sum())
+    return float(np.sum(A * A))
 
 
 def prox_group_frobenius(B: np.ndarray, threshold: float, n_views: int) -> np.ndarray:
@@ -459,8 +455,7 @@ def metric_step(
     step = learned_kind(kind)
     q = factor.solve(g)
     s0 = alpha * float(g @ q) + step.smooth_penalty(A, eta)
-    # the last candidate and its factor (the accepted ones once accepted): a rejected
-    # (d x d) candidate stays alive until the next one is built, as in a plain loop
+    # the last candidate and its factor (kept alive until the next is built, like a loop)
     last: list[Any] = [A, factor]
 
     def attempt(idx: np.ndarray, mus: np.ndarray) -> np.ndarray:
@@ -863,8 +858,7 @@ class MetricKind:
     low_rank: bool = False
     identity: bool = False
     needs_statistics: bool = False
-    #: the A-step's candidates must be positive definite (a Cholesky factor), not only
-    #: positive semi-definite (:class:`PSDFactor`'s ``require_pd``)
+    #: the A-step's candidates must be positive definite (:class:`PSDFactor`'s require_pd)
     require_pd: bool = False
 
     def initial(self, problem: Any) -> np.ndarray:
@@ -873,15 +867,13 @@ class MetricKind:
 
     def penalty(self, A: np.ndarray, n_views: int) -> float:
         """``R(A)`` (0 for a fixed metric)."""
-        return 0.0
+        return metric_penalty(A, self.step, n_views) if self.step is not None else 0.0
 
     def smooth_gradient(self, A: np.ndarray, eta: float) -> np.ndarray | float:
         """Gradient of ``eta R(A)`` in the smooth part of the A-step (the dense step's
         ``2 eta A``; 0 where the penalty is handled by a proximal step or absent)."""
         return 0.0
 
-    # the A-step (:func:`metric_step`): the kind's candidate and the smooth part of its
-    # objective ``s``; the cap, the test and the halving are :func:`metric_step`'s
     def capped_step(self, mu: Any, eta: Any) -> Any:
         """The first step size tried from ``mu`` (scalars or arrays; no cap here)."""
         return mu
@@ -900,13 +892,11 @@ class MetricKind:
         raise ValueError(f"metric {self.name!r} is fixed: it has no A-step")
 
     def smooth_penalty(self, A: np.ndarray, eta: float) -> float:
-        """The penalty's share of the smooth objective ``s`` of the A-step (0 where the
-        penalty is handled by a proximal step or absent)."""
+        """The penalty's share of the A-step's smooth objective ``s`` (0: none)."""
         return 0.0
 
     def smooth_lin(self, A: np.ndarray, D: np.ndarray, eta: float) -> float:
-        """``<grad of smooth_penalty at A, D>`` (the penalty's share of the linear term
-        of :func:`sufficient_decrease`)."""
+        """``<grad smooth_penalty(A), D>``: its share of :func:`sufficient_decrease`'s ``lin``."""
         return 0.0
 
     def __repr__(self) -> str:
@@ -919,15 +909,11 @@ class DenseMetric(MetricKind):
     name, learned, step, structured, low_rank = "dense", True, "dense", True, True
     require_pd = True
 
-    def penalty(self, A: np.ndarray, n_views: int) -> float:
-        return float(np.sum(A * A))
-
     def smooth_gradient(self, A: np.ndarray, eta: float) -> np.ndarray | float:
         return 2.0 * eta * A
 
     def capped_step(self, mu: Any, eta: Any) -> Any:
-        """``mu`` capped at ``STEP_CAP / eta`` (:func:`dense_step_cap`: ``mu eta < 1/2``,
-        the positivity condition of eq. 9 / 16)."""
+        """:func:`dense_step_cap` (``mu eta < 1/2``: eq. 9 / 16 stay positive definite)."""
         return dense_step_cap(mu, eta)
 
     def candidate(
@@ -953,9 +939,6 @@ class SparseMetric(MetricKind):
     """``metric="sparse"``: learned, the view-pair group norm, proximal step (eq. 12 / 18)."""
 
     name, learned, step = "sparse", True, "sparse"
-
-    def penalty(self, A: np.ndarray, n_views: int) -> float:
-        return float(np.triu(group_norms(A, n_views)).sum())
 
     def candidate(
         self,
@@ -1010,8 +993,7 @@ def metric_kind(name: str) -> MetricKind:
 
 
 def learned_kind(kind: str | MetricKind) -> MetricKind:
-    """The learned :class:`MetricKind` whose A-step :func:`metric_step` runs (a name of
-    :data:`METRIC_KINDS` or the kind itself); a fixed or unknown metric is a ValueError."""
+    """The learned :class:`MetricKind` ``kind`` (or named so) whose A-step to run."""
     out = kind if isinstance(kind, MetricKind) else METRIC_KINDS.get(kind)
     if out is None or not out.learned:
         raise ValueError(f"kind must be one of {', '.join(LEARNED_METRICS)}, got {kind!r}")
