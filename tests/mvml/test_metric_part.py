@@ -92,3 +92,97 @@ def test_cov_kind_initial_value_is_the_cov_metric():
     problem = MVMLProblem("full", 12, 2, 12, rng.normal(size=(12, 1)), Ks=Ks)
     np.testing.assert_array_equal(metric_kind("cov").initial(problem), cov_metric_full(Ks))
     np.testing.assert_array_equal(metric_kind("dense").initial(problem), np.eye(24))
+
+
+def _written_out_step(A, g, alpha, eta, kind, n_views, mu0, max_backtrack=MAX_BACKTRACK):
+    """The A-step's halving loop written out (``metric_step`` before it ran ``backtrack``),
+    with the formulas of eq. 9 / 16 (dense) and eq. 12 / 18 (sparse) inline: the oracle."""
+    from mvkernels.mvml._metric import (
+        NotPSDError,
+        dense_metric_update,
+        sparse_metric_update,
+    )
+
+    factor = PSDFactor(A)
+    q = factor.solve(g)
+    s0 = alpha * float(g @ q)
+    if kind == "dense":
+        s0 += eta * float(np.sum(A * A))
+    mu = min(float(mu0), STEP_CAP / eta) if kind == "dense" else float(mu0)
+    for _ in range(max_backtrack):
+        if kind == "dense":
+            A_new = dense_metric_update(A, q, alpha, eta, mu)
+        else:
+            A_new = sparse_metric_update(A, q, alpha, eta, mu, n_views)
+        try:
+            f_new = PSDFactor(A_new, require_pd=kind == "dense")
+        except NotPSDError:
+            mu *= 0.5
+            continue
+        if f_new.range_residual(g) > 1e-8:
+            mu *= 0.5
+            continue
+        D = A_new - A
+        lin = -alpha * float(q @ D @ q)
+        s_new = alpha * f_new.quad(g)
+        if kind == "dense":
+            lin += 2.0 * eta * float(np.sum(A * D))
+            s_new += eta * float(np.sum(A_new * A_new))
+        if s_new <= s0 + lin + float(np.sum(D * D)) / (2.0 * mu) + 1e-12 * abs(s0):
+            return A_new, mu
+        mu *= 0.5
+    return A, 0.0
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("mu0", [1e-3, 0.7, 50.0])
+def test_metric_step_is_the_written_out_backtracking_bitwise(kind, mu0):
+    # metric_step runs backtrack on a batch of one, the kind's candidate and smooth terms:
+    # the same tries, the same accepted step and metric to the last bit (several halvings
+    # from mu0 = 50; a give-up with max_backtrack = 2)
+    from mvkernels.mvml._metric import metric_kind
+
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(6, 6))
+    A = B @ B.T / 6 + 0.1 * np.eye(6)
+    g = rng.normal(size=6)
+    for limit in (MAX_BACKTRACK, 2):
+        A_ref, mu_ref = _written_out_step(A, g, 0.9, 0.4, kind, 3, mu0, limit)
+        for k in (kind, metric_kind(kind)):
+            A1, f1, mu1 = metric_step(A, PSDFactor(A), g, 0.9, 0.4, k, 3, mu0, max_backtrack=limit)
+            assert mu1 == mu_ref
+            np.testing.assert_array_equal(A1, A_ref)
+            np.testing.assert_array_equal(f1.F @ f1.F.T, PSDFactor(A_ref).F @ PSDFactor(A_ref).F.T)
+
+
+def test_metric_step_halving_is_backtrack_for_both_storages(monkeypatch):
+    # one halving loop: the matrix step and the batched low-rank step both go through
+    # mvml._metric.backtrack (no loop of their own)
+    from mvkernels.mvml import _lowrank, _metric
+
+    calls = []
+
+    def spy(mu0, attempt, max_halvings=MAX_BACKTRACK):
+        calls.append(len(mu0))
+        return backtrack(mu0, attempt, max_halvings)
+
+    monkeypatch.setattr(_metric, "backtrack", spy)
+    monkeypatch.setattr(_lowrank, "backtrack", spy)
+    g = np.array([1.0, -2.0, 0.5, 0.0])
+    for kind in ("dense", "sparse"):
+        metric_step(np.eye(4), PSDFactor(np.eye(4)), g, 1.0, 0.5, kind, 2, 0.1)
+    _lowrank.LowRankMetric.identity(4).a_step(g, 1.0, 0.5, "dense", 2, 0.1)
+    assert calls == [1, 1, 1]
+
+
+def test_metric_step_refuses_a_fixed_or_unknown_kind():
+    from mvkernels.mvml._metric import metric_kind
+
+    A = np.eye(4)
+    for kind in ("identity", "cov", "diag", metric_kind("cov")):
+        with pytest.raises(ValueError, match="kind must be one of dense, sparse"):
+            metric_step(A, PSDFactor(A), np.ones(4), 1.0, 1.0, kind, 2, 0.1)
+    with pytest.raises(ValueError, match="metric 'cov' is fixed"):
+        metric_kind("cov").candidate(A, np.ones(4), 1.0, 1.0, 0.1, 2, "mu_eta")
+    assert metric_kind("sparse").capped_step(50.0, 0.4) == 50.0
+    assert metric_kind("dense").capped_step(50.0, 0.4) == STEP_CAP / 0.4

@@ -48,12 +48,14 @@ import numpy as np
 from .._linalg import robust_eigh, sym
 from .._packing import PackedState
 from ._metric import (
+    DenseMetric,
     MatrixMetric,
     Metric,
     MetricKind,
     PSDFactor,
     backtrack,
     dense_step_cap,
+    learned_kind,
     sufficient_decrease,
 )
 
@@ -266,7 +268,7 @@ class LowRankMetric(Metric):
         return self._factor
 
     def penalty(self, kind: MetricKind, n_views: int) -> float:
-        if kind.step == "dense":  # ||s I + V V^T||_F^2 from V^T V
+        if isinstance(kind, DenseMetric):  # ||s I + V V^T||_F^2 from V^T V
             return float(_frob2(np.array([self.s]), (self.V.T @ self.V)[None], self.dim)[0])
         return super().penalty(kind, n_views)
 
@@ -294,17 +296,18 @@ class LowRankMetric(Metric):
         g: np.ndarray,
         alpha: float,
         eta: float,
-        kind: str,
+        kind: str | MetricKind,
         n_views: int,
         mu0: float,
         *,
         threshold: str = "mu_eta",
         eig_floor: float = 1e-10,
     ) -> tuple[Metric, float]:
-        """The dense step keeps the storage (a :class:`LowRankMetrics` batch of one, the
+        """The step of a kind that keeps ``s I + V V^T`` (:attr:`MetricKind.low_rank`: the
+        dense step) keeps the storage (a :class:`LowRankMetrics` batch of one, the
         structured paths' step); another step runs on the dense matrix
         (:class:`~mvkernels.mvml._metric.MatrixMetric`)."""
-        if kind != "dense":
+        if not learned_kind(kind).low_rank:
             return MatrixMetric(self.dense(), eig_floor=eig_floor).a_step(
                 g, alpha, eta, kind, n_views, mu0, threshold=threshold, eig_floor=eig_floor
             )

@@ -5,8 +5,13 @@ The A-step pieces act on one metric matrix at a time (``nv x nv`` in full-kernel
 ``vp x vp`` in block Nystrom mode) and are shared by every MVML estimator (square and
 hinge loss): the dense reference path of Algorithm 1
 (:func:`mvkernels.mvml._driver.reference_paths`) and the structured solvers of
-:mod:`mvkernels.mvml._lowrank`, whose low-rank A-step follows :func:`metric_step` (the
-same cap, test and halving: :func:`backtrack`).
+:mod:`mvkernels.mvml._lowrank`.
+
+One backtracking rule for the A-steps on one matrix (:func:`metric_step`, a batch of one)
+and on a batch (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`): the cap
+(:meth:`MetricKind.capped_step`), the test (:func:`sufficient_decrease`), the halving and
+the give-up (:func:`backtrack`), written once. The step is a method of the metric kind
+(:meth:`MetricKind.candidate`), not a comparison of names.
 
 Storage. Every metric a path holds or hands on is a :class:`Metric`: ``dense()``,
 ``matvec(x)``, ``factor`` (``A = F F^T`` for the g-step), ``penalty(kind)``,
@@ -22,11 +27,11 @@ from those (:meth:`~mvkernels.mvml._lowrank.MetricStack.from_metrics`, each in i
 compact form) and never ask which storage they hold.
 
 Adding a metric: a :class:`MetricKind` registered in :data:`METRIC_KINDS` (whether it is
-learned, its initial value, its penalty, the :func:`metric_step` kind that moves it,
-whether the structured paths cover it). A new storage (e.g. a block-diagonal one) is a
-:class:`Metric` subclass implementing the accessors above (``dense`` and ``factor`` at
-least; the others have dense defaults), with its own compact form in
-:meth:`~mvkernels.mvml._lowrank.MetricStack.from_metrics` if it has one.
+learned, its initial value, its penalty and, if learned, its A-step candidate and the
+smooth part of its objective; whether the structured paths cover it). A new storage
+(e.g. a block-diagonal one) is a :class:`Metric` subclass implementing the accessors
+above (``dense`` and ``factor`` at least; the others have dense defaults), with its own
+compact form in :meth:`~mvkernels.mvml._lowrank.MetricStack.from_metrics` if it has one.
 """
 
 from __future__ import annotations
@@ -321,6 +326,8 @@ def sparse_metric_update(
 
 #: halvings of the A-step size before a step is given up (the step is then 0)
 MAX_BACKTRACK = 40
+#: what an attempt on a batch of one returns (:func:`metric_step`)
+_ACCEPTED, _REJECTED = np.ones(1, dtype=bool), np.zeros(1, dtype=bool)
 #: the dense A-step's size is capped at ``STEP_CAP / eta`` (< 1/(2 eta): eq. 9 / 16 keep
 #: ``A+ = (1 - 2 mu eta) A + mu alpha q q^T`` positive definite)
 STEP_CAP = 0.499
@@ -351,10 +358,12 @@ def backtrack(
 
     ``attempt(idx, mu)`` tries the step sizes ``mu`` for the pending problems ``idx`` and
     returns which are accepted (it keeps what it needs of those). A problem is given up
-    after ``max_halvings`` halvings. The low-rank dense step of a batch
-    (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`) runs it; :func:`metric_step`
-    (the dense and sparse steps on one metric matrix) runs the same halving written out,
-    with the same test (:func:`sufficient_decrease`), cap and limit.
+    after ``max_halvings`` halvings. This is the one halving loop of the A-steps: the
+    low-rank dense step of a batch
+    (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`) and :func:`metric_step` (the
+    dense and sparse steps on one metric matrix, a batch of one) both run it, with the
+    same test (:func:`sufficient_decrease`) and cap (:meth:`MetricKind.capped_step`:
+    :func:`dense_step_cap` for the dense step).
 
     Returns
     -------
@@ -364,15 +373,14 @@ def backtrack(
     """
     mu = np.array(mu0, dtype=np.float64, copy=True)
     accepted = np.zeros(mu.shape[0], dtype=bool)
-    pending = np.ones(mu.shape[0], dtype=bool)
+    idx = np.arange(mu.shape[0])  # the pending problems, in order
     for _ in range(max_halvings):
-        idx = np.flatnonzero(pending)
         if idx.size == 0:
             break
         ok = np.asarray(attempt(idx, mu[idx]), dtype=bool)
         accepted[idx[ok]] = True
-        pending[idx[ok]] = False
-        mu[idx[~ok]] *= 0.5
+        idx = idx[~ok]
+        mu[idx] *= 0.5
     return accepted, mu
 
 
@@ -382,13 +390,13 @@ def metric_step(
     g: np.ndarray,
     alpha: float,
     eta: float,
-    kind: str,
+    kind: str | MetricKind,
     n_views: int,
     mu0: float,
     *,
     threshold: str = "mu_eta",
     eig_floor: float = 1e-10,
-    max_backtrack: int = 40,
+    max_backtrack: int = MAX_BACKTRACK,
     range_tol: float = 1e-8,
 ) -> tuple[np.ndarray, PSDFactor, float]:
     """One backtracked A-step (dense gradient step or sparse proximal step).
@@ -403,7 +411,8 @@ def metric_step(
     with ``s = F = alpha <g, A^+ g> + eta ||A||_F^2`` (dense) or ``s = h = alpha <g, A^+ g>``
     (sparse). This makes every accepted step decrease the A-part of the objective
     (Beck & Teboulle's backtracking rule). If no step is accepted after
-    ``max_backtrack`` halvings, ``A`` is returned unchanged with ``mu = 0``.
+    ``max_backtrack`` halvings, ``A`` is returned unchanged with ``mu = 0``. The halving
+    is :func:`backtrack` on a batch of one (the loop the low-rank batched step runs).
 
     ``<g, A^+ g>`` is ``+inf`` when ``g`` is not in the range of ``A`` (the convex
     extension of ``<g, A^{-1} g>`` to singular PSD ``A``). The sparse proximal step can
@@ -422,12 +431,14 @@ def metric_step(
         Current g-step solution.
     alpha, eta : float
         Weights of ``<g, A^+ g>`` and of the metric penalty.
-    kind : {"dense", "sparse"}
-        Gradient step (eq. 9 / 16) or proximal step (eq. 12 / 18).
+    kind : {"dense", "sparse"} or MetricKind
+        The learned metric kind (:data:`METRIC_KINDS`) whose step it is: its
+        :meth:`MetricKind.candidate` is the gradient step (eq. 9 / 16, dense) or the
+        proximal step (eq. 12 / 18, sparse).
     n_views : int
         Number of views.
     mu0 : float
-        Initial step size.
+        Initial step size (capped by :meth:`MetricKind.capped_step`).
     threshold : {"mu_eta", "eta"}, default="mu_eta"
         Shrinkage threshold of the sparse step (:func:`sparse_metric_update`).
     eig_floor : float, default=1e-10
@@ -441,44 +452,32 @@ def metric_step(
     -------
     A_new, factor_new, mu : the accepted metric, its factorisation and step size.
     """
+    step = learned_kind(kind)
     q = factor.solve(g)
-    h0 = alpha * float(g @ q)
-    if kind == "dense":
-        s0 = h0 + eta * float(np.sum(A * A))
-    elif kind == "sparse":
-        s0 = h0
-    else:
-        raise ValueError(f"kind must be 'dense' or 'sparse', got {kind!r}")
-    mu = float(mu0)
-    if kind == "dense":
-        mu = dense_step_cap(mu, eta)  # mu eta < 1/2 (eq. 9 positivity condition)
-    # the halving loop of :func:`backtrack` for a batch of one, written out: a plain loop
-    # keeps each (d x d) candidate alive until the next is built, which the allocator
-    # serves from the same pages (through a callback, 13-40 % slower at d = 720, measured)
-    for _ in range(max_backtrack):
-        if kind == "dense":
-            A_new = dense_metric_update(A, q, alpha, eta, mu)
-        else:
-            A_new = sparse_metric_update(A, q, alpha, eta, mu, n_views, threshold)
+    s0 = alpha * float(g @ q) + step.smooth_penalty(A, eta)
+    # the last candidate and its factor (kept alive until the next is built, like a loop)
+    last: list[Any] = [A, factor]
+
+    def attempt(idx: np.ndarray, mus: np.ndarray) -> np.ndarray:
+        mu = float(mus[0])
+        last[0] = A_new = step.candidate(A, q, alpha, eta, mu, n_views, threshold)
         try:
-            f_new = PSDFactor(A_new, eig_floor=eig_floor, require_pd=(kind == "dense"))
+            last[1] = f_new = PSDFactor(A_new, eig_floor=eig_floor, require_pd=step.require_pd)
         except NotPSDError:
-            mu *= 0.5
-            continue
+            return _REJECTED
         if f_new.range_residual(g) > range_tol:  # <g, A_new^+ g> = +inf
-            mu *= 0.5
-            continue
+            return _REJECTED
         D = A_new - A
-        # <grad h, D> = -alpha q^T D q ; dense adds <2 eta A, D>
-        lin = -alpha * float(q @ D @ q)
-        s_new = alpha * f_new.quad(g)
-        if kind == "dense":
-            lin += 2.0 * eta * float(np.sum(A * D))
-            s_new += eta * float(np.sum(A_new * A_new))
-        if sufficient_decrease(s_new, s0, lin, float(np.sum(D * D)), mu):
-            return A_new, f_new, mu
-        mu *= 0.5
-    return A, factor, 0.0
+        # <grad s(A), D> = -alpha q^T D q + <grad of the smooth penalty, D>
+        lin = -alpha * float(q @ D @ q) + step.smooth_lin(A, D, eta)
+        s_new = alpha * f_new.quad(g) + step.smooth_penalty(A_new, eta)
+        ok = sufficient_decrease(s_new, s0, lin, float(np.sum(D * D)), mu)
+        return _ACCEPTED if ok else _REJECTED
+
+    accepted, mu = backtrack(np.array([step.capped_step(float(mu0), eta)]), attempt, max_backtrack)
+    if not accepted[0]:
+        return A, factor, 0.0
+    return last[0], last[1], float(mu[0])
 
 
 # ============================================================================ metric storage
@@ -541,7 +540,7 @@ class Metric:
         g: np.ndarray,
         alpha: float,
         eta: float,
-        kind: str,
+        kind: str | MetricKind,
         n_views: int,
         mu0: float,
         *,
@@ -634,7 +633,7 @@ class MatrixMetric(Metric):
         g: np.ndarray,
         alpha: float,
         eta: float,
-        kind: str,
+        kind: str | MetricKind,
         n_views: int,
         mu0: float,
         *,
@@ -827,8 +826,10 @@ class MetricKind:
 
     The estimators, the loss parts, the driver and the CV read these properties instead
     of comparing names. A new metric is a subclass registered in :data:`METRIC_KINDS`
-    (its initial value, its penalty and, if learned, the :func:`metric_step` that moves
-    it; and whether the structured paths cover it).
+    (its initial value, its penalty and, if learned, its A-step: :meth:`candidate`,
+    :meth:`smooth_penalty`, :meth:`smooth_lin` and :meth:`capped_step`, which
+    :func:`metric_step` runs through the one backtracking loop; and whether the
+    structured paths cover it).
 
     Attributes
     ----------
@@ -837,7 +838,8 @@ class MetricKind:
     learned : bool
         Moved by A-steps, with the penalty ``eta R(A)`` (``eta`` is searched by the CV).
     step : {"dense", "sparse"} or None
-        The A-step of :func:`metric_step` (None: a fixed metric).
+        The name of its A-step (None: a fixed metric); :func:`metric_step` reads the kind
+        itself (:meth:`candidate`), not this name.
     structured : bool
         Covered by the structured paths (fixed weights): a fixed metric with one shared
         factorisation, or the dense step that keeps ``A = s I + W W^T`` from ``A0 = I``.
@@ -856,6 +858,8 @@ class MetricKind:
     low_rank: bool = False
     identity: bool = False
     needs_statistics: bool = False
+    #: the A-step's candidates must be positive definite (:class:`PSDFactor`'s require_pd)
+    require_pd: bool = False
 
     def initial(self, problem: Any) -> np.ndarray:
         """``A0``, the metric before any A-step (the identity here)."""
@@ -870,6 +874,31 @@ class MetricKind:
         ``2 eta A``; 0 where the penalty is handled by a proximal step or absent)."""
         return 0.0
 
+    def capped_step(self, mu: Any, eta: Any) -> Any:
+        """The first step size tried from ``mu`` (scalars or arrays; no cap here)."""
+        return mu
+
+    def candidate(
+        self,
+        A: np.ndarray,
+        q: np.ndarray,
+        alpha: float,
+        eta: float,
+        mu: float,
+        n_views: int,
+        threshold: str,
+    ) -> np.ndarray:
+        """The A-step's candidate ``A+`` at step size ``mu`` (``q = A^+ g``)."""
+        raise ValueError(f"metric {self.name!r} is fixed: it has no A-step")
+
+    def smooth_penalty(self, A: np.ndarray, eta: float) -> float:
+        """The penalty's share of the A-step's smooth objective ``s`` (0: none)."""
+        return 0.0
+
+    def smooth_lin(self, A: np.ndarray, D: np.ndarray, eta: float) -> float:
+        """``<grad smooth_penalty(A), D>``: its share of :func:`sufficient_decrease`'s ``lin``."""
+        return 0.0
+
     def __repr__(self) -> str:
         return f"MetricKind({self.name!r})"
 
@@ -878,15 +907,50 @@ class DenseMetric(MetricKind):
     """``metric="dense"``: learned, ``R(A) = ||A||_F^2``, gradient step (eq. 9 / 16)."""
 
     name, learned, step, structured, low_rank = "dense", True, "dense", True, True
+    require_pd = True
 
     def smooth_gradient(self, A: np.ndarray, eta: float) -> np.ndarray | float:
         return 2.0 * eta * A
+
+    def capped_step(self, mu: Any, eta: Any) -> Any:
+        """:func:`dense_step_cap` (``mu eta < 1/2``: eq. 9 / 16 stay positive definite)."""
+        return dense_step_cap(mu, eta)
+
+    def candidate(
+        self,
+        A: np.ndarray,
+        q: np.ndarray,
+        alpha: float,
+        eta: float,
+        mu: float,
+        n_views: int,
+        threshold: str,
+    ) -> np.ndarray:
+        return dense_metric_update(A, q, alpha, eta, mu)
+
+    def smooth_penalty(self, A: np.ndarray, eta: float) -> float:
+        return eta * float(np.sum(A * A))
+
+    def smooth_lin(self, A: np.ndarray, D: np.ndarray, eta: float) -> float:
+        return 2.0 * eta * float(np.sum(A * D))
 
 
 class SparseMetric(MetricKind):
     """``metric="sparse"``: learned, the view-pair group norm, proximal step (eq. 12 / 18)."""
 
     name, learned, step = "sparse", True, "sparse"
+
+    def candidate(
+        self,
+        A: np.ndarray,
+        q: np.ndarray,
+        alpha: float,
+        eta: float,
+        mu: float,
+        n_views: int,
+        threshold: str,
+    ) -> np.ndarray:
+        return sparse_metric_update(A, q, alpha, eta, mu, n_views, threshold)
 
 
 class IdentityMetric(MetricKind):
@@ -926,3 +990,11 @@ def metric_kind(name: str) -> MetricKind:
         return METRIC_KINDS[name]
     except KeyError:
         raise ValueError(f"unknown metric {name!r}; use one of {', '.join(METRICS)}") from None
+
+
+def learned_kind(kind: str | MetricKind) -> MetricKind:
+    """The learned :class:`MetricKind` ``kind`` (or named so) whose A-step to run."""
+    out = kind if isinstance(kind, MetricKind) else METRIC_KINDS.get(kind)
+    if out is None or not out.learned:
+        raise ValueError(f"kind must be one of {', '.join(LEARNED_METRICS)}, got {kind!r}")
+    return out
