@@ -171,10 +171,10 @@ def test_fold_order_beside_earlier_parts_moves_only_where_candidates_stop(monkey
     for mode in ("worst first", "reversed", "in order"):
         if mode == "reversed":
             monkeypatch.setattr(
-                _FoldScoring, "_folds_in_order", lambda self, n, loss: list(range(n))[::-1]
+                _FoldScoring, "_folds_in_order", lambda self, n: list(range(n))[::-1]
             )
         if mode == "in order":
-            monkeypatch.setattr(_FoldScoring, "_folds_in_order", lambda self, n, loss: [*range(n)])
+            monkeypatch.setattr(_FoldScoring, "_folds_in_order", lambda self, n: [*range(n)])
         auto = MVMLClassifierCV(multi_class="auto", loss="auto", random_state=0, **grid)
         fits[mode] = auto.fit(Xs, y)
     monkeypatch.undo()

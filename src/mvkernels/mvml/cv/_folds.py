@@ -8,7 +8,6 @@ joint-only candidate, the full-kernel search and the held-out scores."""
 from __future__ import annotations
 
 from dataclasses import replace
-from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -351,16 +350,15 @@ class _FoldScoring:
             best_case = (scores.sum(axis=-1) + (S.n_splits - k) * SCORE_CEILING) / S.n_splits
             return ~(best_case > self._to_beat - ABANDON_TOL)
 
-    def _folds_in_order(self, n_splits: int, loss: Any) -> list[int]:
+    def _folds_in_order(self, n_splits: int) -> list[int]:
         """The order the folds of a search beside earlier parts are run in
-        (:attr:`_fold_order`), where a fold's scores do not depend on the folds run
-        before it: a loss whose solves draw no random numbers (``thread_safe``), or one
-        seeded by an integer ``random_state`` (each solve seeded alike). Every score of
-        a fold is the same in any order; only where a candidate is abandoned moves."""
+        (:attr:`_fold_order`; None: in order). A fold's scores do not depend on the folds
+        run before it (its statistics are its own, and the solvers that draw random
+        numbers seed them per problem: the hinge loss's liblinear by ``solver_rng``), so
+        every score is the same in any order; only the folds at which a hopeless
+        candidate stops move."""
         order = self._fold_order
-        if order is None or not (loss.thread_safe or isinstance(self.random_state, Integral)):
-            return list(range(n_splits))
-        return [int(k) for k in order]
+        return list(range(n_splits)) if order is None else [int(k) for k in order]
 
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(
@@ -703,7 +701,7 @@ class _FoldScoring:
         # beside earlier parts of the search (:meth:`_hopeless`): the folds in batches of
         # n_jobs, an alpha dropped once none of its candidates can win any more
         batch = len(splits) if self._to_beat is None else effective_n_jobs(n_jobs)
-        order = self._folds_in_order(len(splits), loss)
+        order = self._folds_in_order(len(splits))
         live = np.ones(alphas.size, dtype=bool)
         for start in range(0, len(splits), batch):
             ks = order[start : start + batch]
