@@ -697,15 +697,16 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         if cache is not None:
             self._screen_cache = cache
         assert scores is not None
-        self._store_results(scores, runs)
+        best = self._store_results(scores, runs)
+        # what the refit reads of the best candidate's run (not its search: it holds the data)
+        self._refit_at = (best.n_landmarks, best.looped)
         oof, self._oof = self._oof, None
         if oof is not None and np.isfinite(self.best_score_):  # (else every one abandoned)
             if oof.score != self.best_score_:  # the search's and the keeper's best differ
                 raise RuntimeError("internal: out-of-fold values kept for another candidate")
             # one-vs-one: the pairs' held-out values, one Platt sigmoid per pair (as the
             # estimator's own probability=True)
-            pairs = self._best_run.search.pairs
-            fit = fit_pairwise_calibration if pairs else fit_softmax_calibration
+            fit = fit_pairwise_calibration if best.search.pairs else fit_softmax_calibration
             self.calibration_ = oof.calibration(data.y_score, self.classes_, fit)
 
     def _prepare_search(self, data: _SearchData) -> tuple[_CVSearch, int, tuple]:
@@ -838,13 +839,13 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         """Refit the best candidate of this estimator's search on all the rows
         (``best_estimator_``; with missing views, the reduced models of the patterns), at
         the best candidate's values of the looped axes."""
-        with self._axis_values(self._best_run.looped):
+        with self._axis_values(self._refit_at[1]):
             self._refit_best(data)
 
     def _refit_best(self, data: _SearchData) -> None:
         Xs, y, mask = data.Xs, data.y, data.mask
         dask_input = views_kind(Xs) == "dask"
-        n_landmarks, n_landmarks_only = self._best_run.n_landmarks
+        n_landmarks, n_landmarks_only = self._refit_at[0]
         if data.full is not None and isinstance(self.n_landmarks, str):
             # searched on a subsample: capacity that grows with the rows of the refit
             # (never fewer than the search's; the joint-only candidate's count, bounded by
@@ -913,13 +914,14 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             print(f"[{type(self).__name__}] {msg}")
 
     # ------------------------------------------------------------------ results
-    def _store_results(self, scores: ScoreGrid, runs: dict[tuple[int, ...], _Run]) -> None:
+    def _store_results(self, scores: ScoreGrid, runs: dict[tuple[int, ...], _Run]) -> _Run:
         """``cv_results_`` and the best candidate, from the search's named axes
         (``scores.grid``: the looped axes, then :attr:`_CVSearch.grid`). Candidates left
         out by the screening have NaN split / mean / std scores and rank after every
         scored candidate; with screening, ``screen_score`` and ``screen_squared_error``
         hold the screening score of each candidate's (joint view, bandwidth factor) pair
-        and its leave-one-out squared error (the tie-break)."""
+        and its leave-one-out squared error (the tie-break). Returns the run of the best
+        candidate."""
         grid = scores.grid
         looped = tuple(a.name for a in grid.axes if not a.batched)
         extra = None
@@ -938,7 +940,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         at = scores.position(self.best_index_)
-        run = self._best_run = runs[tuple(at[name] for name in looped)]
+        run = runs[tuple(at[name] for name in looped)]
         self._joints, self._search_kernel = run.joints, run.kernel
         base_params, joints = run.search.base_params, run.joints
         best_joint = joints[at["joint_view"]]
@@ -952,6 +954,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         else:
             self.best_kernel_params_ = best_kp if self.best_joint_view_ else best_kp[:n_in]
         self.n_splits_ = scores.n_splits
+        return run
 
     # ------------------------------------------------------------------ prediction
     def _check_refit(self) -> Any:
