@@ -214,7 +214,7 @@ def test_multi_class_is_validated_and_declared():
     Xs, y = _blobs(0)
     with pytest.raises(ValueError, match="multi_class"):
         MVMLClassifierCV(multi_class="ova").fit(Xs, y)
-    assert [a.name for a in PART_AXES] == ["loss", "multi_class"]
+    assert [a.name for a in PART_AXES] == ["feature_relevance", "loss", "multi_class"]
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold
 
+from _abandon import check_abandoned, fold_order, splits
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
 from mvkernels.mvml._relevance import learn_feature_relevance, learn_feature_relevance_rows
 from mvkernels.mvml.cv import _search
@@ -119,6 +120,38 @@ def test_each_half_of_the_results_is_the_search_of_its_relevance():
     # ranks over the union: the best candidate ranks first
     assert res["rank_test_score"][auto.best_index_] == 1
     assert res["params"][auto.best_index_] == auto.best_params_
+
+
+def test_the_learned_relevance_is_a_part_axis_that_abandons():
+    """feature_relevance="auto" is a part axis (PART_AXES) that abandons: the learned
+    relevance's candidates stop once they cannot beat the best of the views as given, on
+    the same folds (the rows the scales were learned on train every fold of both), its
+    folds run worst first. Every score reported is that of its search alone and the
+    choice is the same."""
+    rng = np.random.default_rng(3)
+    X1, X2 = rng.normal(size=(150, 4)), rng.normal(size=(150, 4))
+    y = np.where(1.9 * np.sum(X1**2, 1) + np.sum(X2**2, 1) + rng.normal(size=150) > 15.2, "a", "b")
+    Xs = [X1, X2]
+    auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
+    ard = MVMLClassifierCV(feature_relevance="ard", random_state=0, **GRID).fit(Xs, y)
+    _, learned = learn_feature_relevance_rows(
+        Xs, np.where(y == "b", 1.0, -1.0)[:, None], random_state=0, max_rows=len(y) // 4
+    )
+    folds = _held_out_elsewhere(list(StratifiedKFold(3).split(X1, y)), learned, len(y))
+    none = MVMLClassifierCV(feature_relevance="none", random_state=0, **{**GRID, "cv": folds})
+    none.fit(Xs, y)
+    res = auto.cv_results_
+    np.testing.assert_array_equal(splits(res, _part(res, "none")), splits(none.cv_results_))
+    order = fold_order([none.cv_results_])
+    check_abandoned(res, _part(res, "ard"), ard.cv_results_, none.best_score_, order)
+    # some were abandoned here, and the choice is the searches' apart
+    assert np.isnan(splits(res, _part(res, "ard"))).sum() > np.isnan(splits(ard.cv_results_)).sum()
+    assert none.best_score_ >= ard.best_score_
+    assert auto.best_params_ == {"feature_relevance": "none", **none.best_params_}
+    assert auto.feature_relevance_ is None
+    np.testing.assert_allclose(
+        auto.decision_function(Xs), none.decision_function(Xs), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_with_the_loss_axis_and_for_regression():

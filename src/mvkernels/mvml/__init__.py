@@ -64,11 +64,10 @@ How to add
 * a kernel: one :class:`~mvkernels._kernel_families.KernelFamily` registered in
   ``KERNEL_FAMILIES`` (its name, parameters, default bandwidth, evaluation and sparse
   support), which validation, ``ViewKernel``, the bandwidth grid and Dask read;
-* a CV axis: one :class:`~.cv._grid.Axis` in ``_CVSearch.grid`` (``cv_results_`` and
-  ``best_params_`` follow from it), and the search code that fills its scores; an axis
-  whose values are whole searches on the same folds (the loss, the multi-class
-  decomposition): one :class:`~.cv._grid.PartAxis` in ``PART_AXES``, the parameter of
-  the CV estimators it names, and what the search reads of it.
+* a CV axis: see :mod:`.cv` ("How a search axis is added"): a product axis is one
+  :class:`~.cv._grid.Axis` (batched by the scoring steps, or looped over by the search);
+  an axis whose values are whole searches on the same folds (the relevance, the loss,
+  the multi-class decomposition) one :class:`~.cv._grid.PartAxis` in ``PART_AXES``.
 
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """

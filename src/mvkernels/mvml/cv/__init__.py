@@ -45,6 +45,28 @@ pairs (``_FoldScoring._screened_search``; :class:`MVMLSVCCV`: the best pair, at 
 ``alpha``). Layout: the grid of named axes and the per-loss search settings in
 :mod:`._grid`, the search and its results in :mod:`._search`, how candidates are scored
 (screen, folds, held-out scores) in :mod:`._folds`, the estimators in :mod:`._estimators`.
+
+How a search axis is added. The search is a grid of named axes, declared once; the
+scores are a :class:`~._grid.ScoreGrid` that the scoring steps read and write by axis
+name, and ``cv_results_`` (its ``param_<name>`` columns, in grid order), ``best_params_``
+and the tie order (the first candidate in grid order) follow from the declarations.
+
+* A product axis the search runs once per value: an ``Axis(name, values, as_param=...,
+  batched=False)`` returned by ``_MVMLCVBase._looped_axes`` (outermost in the grid). The
+  search sets the CV estimator's parameter ``name`` to each value for its run (the
+  screen, the folds) and for the refit of a best candidate there; nothing else changes
+  (``tests/mvml/test_cv_grid.py`` declares ``fit_intercept`` so).
+* A product axis the scoring steps batch over (the joint view, the bandwidth factor,
+  ``alpha``, ``eta``, the outer iterations): one more :class:`~._grid.Axis` in
+  ``_CVSearch.grid``, and the fold paths that score all its values at once (they write
+  their block by name, ``scores.put(block, bandwidth_factor=fi, alpha=sel)``).
+* An axis whose values are whole searches, each with its own grid, on the same folds
+  (the feature relevance, the loss, the multi-class decomposition): a
+  :class:`~._grid.PartAxis` in ``PART_AXES``: the CV parameter it names, the values
+  ``"auto"`` searches, the data of a part (``data``: the relevance's views), the values
+  whose searches are the same (``alias``) and whether later parts are abandoned once
+  they cannot beat the earlier parts' best (``abandon``: the same choice; their folds
+  run worst first). The parts' results are joined by :func:`~._grid.union_results`.
 """
 
 from ._estimators import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV

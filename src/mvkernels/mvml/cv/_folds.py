@@ -38,7 +38,7 @@ from .._screen import (
     ridge_fold_outputs,
     ridge_loo_outputs,
 )
-from ._grid import _CVSearch
+from ._grid import ScoreGrid, _CVSearch
 from ._scoring import _r2_from_sums, _score_outputs, complement_moments
 
 __all__ = []
@@ -113,6 +113,11 @@ class _FoldScoring:
     #: of this search is chosen only if it scores more (:meth:`_hopeless`)
     _to_beat: float | None = None
 
+    #: beside earlier parts (with ``_to_beat``): the folds in the order they are run,
+    #: the earlier parts' best candidate's worst fold first (a candidate that fails there
+    #: is abandoned sooner); None: in order (:meth:`_folds_in_order`)
+    _fold_order: np.ndarray | None = None
+
     def _base_estimator(self) -> Any:
         raise NotImplementedError
 
@@ -141,7 +146,7 @@ class _FoldScoring:
         k = self._loss_search.n_finalists if self.n_finalists is None else self.n_finalists
         return k * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
-    def _screened_search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _screened_search(self, S: _CVSearch, scores: ScoreGrid) -> tuple[np.ndarray, np.ndarray]:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
         on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
         loss's ``n_finalists`` best pairs (ties of the score broken by the smaller
@@ -178,7 +183,7 @@ class _FoldScoring:
                 joint_mask=best[:, fi],
                 fitted=kept[fi],
             )
-            scores[:, fi][:, sel] = part
+            scores.put(part, bandwidth_factor=fi, alpha=sel)
         for ji in map(int, np.flatnonzero(only)):
             fi = best_index(screen[ji], closeness[ji])
             self._say(f"cross-validating the joint view alone, bandwidth factor {S.factors[fi]:g}")
@@ -249,7 +254,7 @@ class _FoldScoring:
                 del kept[k]
         return screen, closeness, best_alpha, kept
 
-    def _score_joint_only(self, S: _CVSearch, fi: int, sel: np.ndarray, scores: np.ndarray) -> None:
+    def _score_joint_only(self, S: _CVSearch, fi: int, sel: np.ndarray, scores: ScoreGrid) -> None:
         """Cross-validate the joint-only candidate (``joint_view="only"``, identity metric:
         kernel ridge on the concatenated views, :mod:`._joint`) at bandwidth factor
         ``S.factors[fi]`` and the ``alphas`` selected by ``sel``, on the search's folds.
@@ -310,8 +315,7 @@ class _FoldScoring:
                 for ai in range(alphas.size)
             ]
         )  # (n_alpha_sel, n_splits)
-        block = scores[ji, fi, :, 0, 0]
-        block[sel] = part
+        scores.put(part, joint_view=ji, bandwidth_factor=fi, alpha=sel, eta=0, max_iter=0)
         if getattr(self, "_oof", None) is not None:
             self._oof.offer(part, lambda c: [(te, D[c]) for D, (_, te) in zip(outs, S.splits)])
 
@@ -345,6 +349,16 @@ class _FoldScoring:
         with np.errstate(invalid="ignore"):
             best_case = (scores.sum(axis=-1) + (S.n_splits - k) * SCORE_CEILING) / S.n_splits
             return ~(best_case > self._to_beat - ABANDON_TOL)
+
+    def _folds_in_order(self, n_splits: int) -> list[int]:
+        """The order the folds of a search beside earlier parts are run in
+        (:attr:`_fold_order`; None: in order). A fold's scores do not depend on the folds
+        run before it (its statistics are its own, and the solvers that draw random
+        numbers seed them per problem: the hinge loss's liblinear by ``solver_rng``), so
+        every score is the same in any order; only the folds at which a hopeless
+        candidate stops move."""
+        order = self._fold_order
+        return list(range(n_splits)) if order is None else [int(k) for k in order]
 
     # ------------------------------------------------------------------ scoring
     def _candidate_scores(
@@ -707,9 +721,10 @@ class _FoldScoring:
         # beside earlier parts of the search (:meth:`_hopeless`): the folds in batches of
         # n_jobs, an alpha dropped once none of its candidates can win any more
         batch = len(splits) if self._to_beat is None else effective_n_jobs(n_jobs)
+        order = self._folds_in_order(len(splits))
         live = np.ones(alphas.size, dtype=bool)
         for start in range(0, len(splits), batch):
-            ks = range(start, min(start + batch, len(splits)))
+            ks = order[start : start + batch]
             per_fold = Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(fold)(k, *splits[k], live.copy()) for k in ks
             )
@@ -717,18 +732,22 @@ class _FoldScoring:
                 for ji, sc, item in results:
                     out[ji, ..., k] = sc
                     if kept is not None:
-                        kept.append(item)
-            done = out[..., : ks[-1] + 1][joint_mask]  # (n_joint, n_alpha, n_eta, K, folds)
+                        kept.append((k, item))
+            # the folds scored so far: (n_joint, n_alpha, n_eta, K, folds)
+            done = out[..., np.sort(order[: start + len(ks)])][joint_mask]
             live &= ~self._hopeless(S, done).all(axis=(0, 2, 3))
             if not live.any():
-                self._say(f"abandoned the rest of the folds after {ks[-1] + 1}")
+                self._say(f"abandoned the rest of the folds after {start + len(ks)}")
                 break
         if kept is not None:  # held-out decision values of this block's best candidate
             per_joint = alphas.size * etas.size * K  # candidates are joint-major
+            kept.sort(key=lambda entry: entry[0])  # in fold order, whatever order they ran in
             self._oof.offer(
                 out.reshape(-1, len(splits)),
                 lambda c: [
-                    (te, outputs(c % per_joint)) for ji, te, outputs in kept if ji == c // per_joint
+                    (te, outputs(c % per_joint))
+                    for _, (ji, te, outputs) in kept
+                    if ji == c // per_joint
                 ],
             )
         return out

@@ -1,11 +1,12 @@
-"""The search grid of the MVML CV estimators: default grids, parameter constraints and the
-search's declaration (:class:`_CVSearch`)."""
+"""The search grid of the MVML CV estimators: default grids, parameter constraints, the
+named axes (:class:`Axis`, :class:`PartAxis`), the scores indexed by axis name
+(:class:`ScoreGrid`) and the search's declaration (:class:`_CVSearch`)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import Any
 
@@ -22,10 +23,12 @@ from .._screen import N_FINALISTS
 __all__ = [
     "Axis",
     "SearchGrid",
+    "ScoreGrid",
     "LossSearch",
     "LOSS_SEARCHES",
     "PartAxis",
     "PART_AXES",
+    "part_axis",
     "union_results",
     "RELEVANCE_SEARCH",
     "DEFAULT_ALPHAS",
@@ -122,7 +125,8 @@ LOSS_SEARCHES: dict[str, LossSearch] = {
 class PartAxis:
     """An axis of the search whose values are whole searches, each with its own grid, run
     on the same folds and joined by :func:`union_results` (the loss: each loss has its own
-    ``alpha`` scale; the multi-class decomposition: its own problems per fold).
+    ``alpha`` scale; the multi-class decomposition: its own problems per fold; the
+    feature relevance: its own views).
 
     Attributes
     ----------
@@ -131,8 +135,8 @@ class PartAxis:
         ``param_<name>`` column (reported when the estimator does not search the value
         itself, e.g. under ``"auto"``).
     auto : callable
-        The values ``"auto"`` searches for a CV estimator (after its labels are encoded),
-        in the order ties are broken.
+        The values ``"auto"`` searches for a CV estimator (after its labels are encoded
+        and its search data prepared), in the order ties are broken.
     own : callable
         The value a CV estimator searches itself (other values: a search apart each).
     abandon : bool
@@ -140,15 +144,27 @@ class PartAxis:
         of the earlier parts (ties go to those): the folds a candidate has left are not
         fitted once even scores of 1 on them would not lift its mean above that best
         (default scoring only; :meth:`~._folds._FoldScoring._hopeless`). The choice is the
-        full search's; ``cv_results_`` has NaN scores from the fold where a candidate was
-        abandoned (every fold when an earlier part scored 1). With several part axes,
+        full search's; ``cv_results_`` has NaN scores on the folds a candidate was not
+        fitted on (every fold when an earlier part scored 1). A part's folds are run
+        hardest first: in the order of the per-fold scores of the earlier parts' best
+        candidate (:attr:`~._folds._FoldScoring._fold_order`). With several part axes,
         every part after the first abandons when one of them does.
+    data : callable or None
+        ``data(value, data)``: the search data of a part from the search's (the
+        relevance: the views as given for ``"none"``); None: the same data.
+    alias : callable or None
+        ``alias(value, data)``: the value whose search is this value's (its candidates
+        and scores copied, not searched again: a flat learned relevance scales nothing);
+        None: each value its own search.
+    reported_single : bool
+        Whether ``"auto"`` reports the axis when it searches a single value (the
+        decomposition with two classes: yes; the relevance where nothing is learned: no).
 
     Examples
     --------
     >>> from types import SimpleNamespace
     >>> est = SimpleNamespace(multi_class="auto", classes_=[0, 1, 2])
-    >>> PART_AXES[1].searched(est)
+    >>> part_axis("multi_class").searched(est)
     ('ovr', 'ovo')
     """
 
@@ -156,28 +172,59 @@ class PartAxis:
     auto: Callable[[Any], tuple]
     own: Callable[[Any], Any]
     abandon: bool = False
+    data: Callable[[Any, Any], Any] | None = None
+    alias: Callable[[Any, Any], Any] | None = None
+    reported_single: bool = True
 
     def searched(self, est: Any) -> tuple:
         """The values of this axis that ``est`` searches (none: it has no such parameter)."""
         if not hasattr(est, self.name):
             return ()
         value = getattr(est, self.name)
-        return tuple(self.auto(est)) if value == "auto" else (value,)
+        return tuple(self.auto(est)) if _is_auto(value) else (value,)
 
     def reported(self, est: Any) -> bool:
         """Whether ``est``'s search reports the axis (``"auto"``, or a value searched apart)."""
         values = self.searched(est)
-        return bool(values) and (getattr(est, self.name) == "auto" or values != (self.own(est),))
+        if not values:
+            return False
+        if _is_auto(getattr(est, self.name)):
+            return len(values) > 1 or self.reported_single
+        return values != (self.own(est),)
+
+
+def _is_auto(value: Any) -> bool:
+    return isinstance(value, str) and value == "auto"
+
+
+def _flat(relevance: list | None) -> bool:
+    """Whether learned column scales are all ones (they scale nothing)."""
+    return all(np.all(r == 1.0) for r in relevance or ())
 
 
 #: The axes whose values are whole searches, in the order of their product (ties go to
-#: the first value of the first axis): the loss (``MVMLClassifierCV(loss="auto")``: the
-#: class's own loss first) and the multi-class decomposition (``multi_class="auto"``:
-#: one-vs-rest first; with two classes one-vs-one is the same model, so only "ovr").
-#: Both abandon (``abandon``): a later part's candidates (the hinge loss's, one-vs-one's)
-#: stop where they can no longer beat the earlier parts' best (the same choice;
-#: ``docs/mvml.md``, "The loss is a search axis too").
+#: the first value of the first axis): the feature relevance
+#: (``feature_relevance="auto"``: the views as given, then scaled by the column scales
+#: learned before the search, when it learned any; both on the same folds, those that
+#: score only rows the scales were not learned on), the loss
+#: (``MVMLClassifierCV(loss="auto")``: the class's own loss first) and the multi-class
+#: decomposition (``multi_class="auto"``: one-vs-rest first; with two classes one-vs-one
+#: is the same model, so only "ovr"). All abandon (``abandon``): a later part's
+#: candidates (the learned relevance's, the hinge loss's, one-vs-one's) stop where they
+#: can no longer beat the earlier parts' best (the same choice; ``docs/mvml.md``, "The
+#: loss is a search axis too").
 PART_AXES: tuple[PartAxis, ...] = (
+    PartAxis(
+        "feature_relevance",
+        auto=lambda est: ("none",) if est.feature_relevance_ is None else RELEVANCE_SEARCH,
+        own=lambda est: est.feature_relevance,
+        abandon=True,
+        data=lambda value, data: (
+            replace(data, Xs=data.Xs_input, relevance=None) if value == "none" else data
+        ),
+        alias=lambda value, data: "none" if value == "ard" and _flat(data.relevance) else value,
+        reported_single=False,
+    ),
     PartAxis(
         "loss",
         auto=lambda est: tuple(sorted(est._base_classes, key=lambda k: k != est._native_loss)),
@@ -191,6 +238,11 @@ PART_AXES: tuple[PartAxis, ...] = (
         abandon=True,
     ),
 )
+
+
+def part_axis(name: str) -> PartAxis:
+    """The part axis ``name`` of :data:`PART_AXES`."""
+    return next(a for a in PART_AXES if a.name == name)
 
 
 def _cv_constraints() -> dict:
@@ -240,12 +292,19 @@ class Axis:
     as_param : callable
         Maps a value to the parameter value reported (e.g. the iteration index to
         ``max_iter``).
+    batched : bool
+        Whether the scoring steps (the screen, the fold paths) score every value of the
+        axis at once (the axes of :attr:`_CVSearch.grid`). False: the search runs once
+        per value, with the CV estimator's parameter ``name`` set to it for that run and
+        for the refit of a best candidate there (the axes of
+        ``_MVMLCVBase._looped_axes``, outermost in the grid).
     """
 
     name: str
     values: tuple
     reported: bool = True
     as_param: Callable[[Any], Any] = float
+    batched: bool = True
 
     @property
     def size(self) -> int:
@@ -260,7 +319,9 @@ class SearchGrid:
     folds; its axes are those of :attr:`axes`, in order. :meth:`candidates` flattens the
     grid in that (C) order, which is the order of ``cv_results_``. A new search axis is
     one more :class:`Axis` in :meth:`_CVSearch.grid` (and the search code that fills its
-    scores); ``cv_results_`` and ``best_params_`` follow from the declaration.
+    scores by name, :class:`ScoreGrid`), or an ``Axis(batched=False)`` of
+    ``_MVMLCVBase._looped_axes`` (the search runs once per value); ``cv_results_`` and
+    ``best_params_`` follow from the declaration.
 
     Examples
     --------
@@ -333,6 +394,105 @@ class SearchGrid:
         results["rank_test_score"] = rank
         results.update(extra or {})
         return results, best
+
+
+class ScoreGrid:
+    """The scores of a search, indexed by axis name: an array of the shape of ``grid``
+    (its named axes, in order) plus one last axis, the folds.
+
+    The scoring steps write and read it by name (:meth:`put`, :meth:`take`,
+    :meth:`fix`), so that they do not depend on the order of the axes;
+    :meth:`results` gives ``cv_results_`` and the best candidate from the declarations.
+    A selector of an axis is an index (the axis is dropped from the block), a boolean
+    mask or an array of indices over its values (the axis is kept); the axes not named
+    are whole. Blocks have the kept axes in grid order, then the folds.
+
+    Parameters
+    ----------
+    grid : SearchGrid
+        The named axes.
+    values : ndarray of shape ``grid.shape + (n_splits,)``
+        The scores (NaN: not scored); written in place.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = SearchGrid((Axis("bandwidth_factor", (1.0, 2.0)), Axis("alpha", (0.1, 1.0, 10.0))))
+    >>> scores = ScoreGrid.empty(g, n_splits=2)
+    >>> scores.put(np.array([[0.5, 0.6], [0.7, 0.8]]), bandwidth_factor=1, alpha=[0, 2])
+    >>> scores.take(alpha=2).tolist()
+    [[nan, nan], [0.7, 0.8]]
+    >>> scores.fix(bandwidth_factor=1).grid.shape
+    (3,)
+    >>> scores.best()
+    {'bandwidth_factor': 1, 'alpha': 2}
+    """
+
+    def __init__(self, grid: SearchGrid, values: np.ndarray):
+        if values.shape[:-1] != grid.shape:
+            raise ValueError(f"scores of shape {values.shape} for a grid of shape {grid.shape}")
+        self.grid = grid
+        self.values = values
+
+    @classmethod
+    def empty(cls, grid: SearchGrid, n_splits: int) -> ScoreGrid:
+        """Every candidate unscored (NaN)."""
+        return cls(grid, np.full((*grid.shape, n_splits), np.nan))
+
+    @property
+    def n_splits(self) -> int:
+        return int(self.values.shape[-1])
+
+    def _check_names(self, named: dict[str, Any]) -> None:
+        for name in named:
+            self.grid.position(name)  # KeyError naming an unknown axis
+
+    def _index(self, named: dict[str, Any]) -> tuple[tuple, tuple[int, ...]]:
+        """The open-mesh index of the selectors ``named`` and the positions of the axes
+        they drop (a single index)."""
+        self._check_names(named)
+        sels, dropped = [], []
+        for pos, a in enumerate(self.grid.axes):
+            sel = named.get(a.name, slice(None))
+            if isinstance(sel, (Integral, np.integer)):
+                dropped.append(pos)
+                sel = [int(sel)]
+            sels.append(np.arange(a.size)[sel])
+        return np.ix_(*sels, np.arange(self.n_splits)), tuple(dropped)
+
+    def take(self, **named: Any) -> np.ndarray:
+        """The scores at the selectors ``named`` (a copy)."""
+        index, dropped = self._index(named)
+        return np.squeeze(self.values[index], axis=dropped)
+
+    def put(self, block: Any, **named: Any) -> None:
+        """Write ``block`` (broadcast to the selected candidates) at the selectors ``named``."""
+        index, dropped = self._index(named)
+        self.values[index] = np.expand_dims(np.asarray(block), dropped)
+
+    def fix(self, **named: int) -> ScoreGrid:
+        """The scores at one value of each axis ``named`` (an index each), a view: its grid
+        has the other axes, and writes to it are writes to these scores."""
+        self._check_names(named)
+        index = tuple(
+            int(named[a.name]) if a.name in named else slice(None) for a in self.grid.axes
+        )
+        axes = tuple(a for a in self.grid.axes if a.name not in named)
+        return ScoreGrid(SearchGrid(axes), self.values[index])
+
+    def position(self, flat: int) -> dict[str, int]:
+        """The value index of each axis of the candidate at ``flat`` (grid, C order)."""
+        index = np.unravel_index(int(flat), self.grid.shape)
+        return {a.name: int(i) for a, i in zip(self.grid.axes, index)}
+
+    def best(self) -> dict[str, int]:
+        """:meth:`position` of the best candidate (the first of the best mean score in
+        grid order; unscored candidates after every scored one)."""
+        return self.position(self.results()[1])
+
+    def results(self, extra: dict[str, np.ndarray] | None = None) -> tuple[dict[str, Any], int]:
+        """``cv_results_`` and the index of the best candidate (:meth:`SearchGrid.results`)."""
+        return self.grid.results(self.values, extra)
 
 
 def _ranks(mean: np.ndarray) -> tuple[np.ndarray, int]:
@@ -496,11 +656,6 @@ class _CVSearch:
         n_classes = int(np.shape(self.Y)[1])
         flat = np.reshape(D, (-1, D.shape[-1]))
         return ovo_vote_scores(flat, n_classes).reshape(*D.shape[:-1], n_classes)
-
-    @property
-    def score_shape(self) -> tuple[int, ...]:
-        """The grid's shape, then the folds."""
-        return (*self.grid.shape, self.n_splits)
 
     def kernel_params(self, kernel: Any, factor: float) -> list:
         """Per-view kernel parameters at one bandwidth factor."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 import time
-from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
@@ -51,10 +52,13 @@ from ._folds import _FoldScoring
 from ._grid import (
     LOSS_SEARCHES,
     PART_AXES,
-    RELEVANCE_SEARCH,
+    Axis,
     LossSearch,
+    ScoreGrid,
+    SearchGrid,
     _cv_constraints,
     _CVSearch,
+    part_axis,
     union_results,
 )
 
@@ -84,6 +88,26 @@ class _SearchData:
     #: a search on a subsample of the rows (``max_search_rows``): the views and labels of
     #: all the rows, the refit's input
     full: tuple | None = None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run of the search at one value of each looped axis (``_looped_axes``)."""
+
+    search: _CVSearch
+    #: the screening scores and leave-one-out squared errors (None: searched in full)
+    screen: tuple[np.ndarray, np.ndarray] | None
+    joints: tuple
+    kernel: Any
+    #: the landmark counts of the search (the joint-only candidate's second)
+    n_landmarks: tuple
+    #: the looped axes' values of this run
+    looped: dict[str, Any]
+
+
+def _itself(value: Any, data: Any) -> Any:
+    """A part axis's value without an alias (:attr:`~._grid.PartAxis.alias`)."""
+    return value
 
 
 #: rows above which ``max_search_rows="auto"`` searches a subsample of this many rows
@@ -239,7 +263,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     def _searched_losses(self) -> tuple[str, ...]:
         """The losses searched: ``loss``, or every loss of ``_base_classes`` for "auto"
         (the class's own loss first: ties go to it; :data:`PART_AXES`)."""
-        return PART_AXES[0].searched(self)
+        return part_axis("loss").searched(self)
 
     @property
     def _current_loss(self) -> str:
@@ -324,72 +348,60 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             if hasattr(winner, name):
                 setattr(self, name, getattr(winner, name))
 
-    def _search_part_axes(self, data: _SearchData) -> _MVMLCVBase:
-        """Search the part axes (:data:`PART_AXES`: the loss, the decomposition) on
-        ``data``'s folds and store the results here; return the estimator whose search
-        holds the best candidate (this one, or the best part), the one to refit."""
+    def _search_part_axes(self, data: _SearchData) -> tuple[_MVMLCVBase, _SearchData]:
+        """Search the part axes (:data:`PART_AXES`: the relevance, the loss, the
+        decomposition) on ``data``'s folds and store the results here; return the
+        estimator whose search holds the best candidate (this one, or the best part), the
+        one to refit, and its search data. ``feature_relevance_`` is the best part's
+        column scales."""
         names, values = self._search_parts()
         if not names:  # the class's own loss and decomposition: this estimator searches
             self._loss = self._searched_losses()[0]
             self._search_and_store(data)
-            return self
+            return self, data
         # one search per part (their product) on the same folds, then their union; the
-        # parts of one loss share its screen (_FoldScoring._screened_search); where an
-        # axis abandons, each part's candidates are abandoned once they cannot beat the
-        # earlier parts' best (_FoldScoring._hopeless): the same choice
-        parts = [self._part(v) for v in values]
+        # parts of one loss on the same views share its screen (_FoldScoring._screened_search);
+        # where an axis abandons, each part's candidates are abandoned once they cannot
+        # beat the earlier parts' best (_FoldScoring._hopeless), the folds run in the
+        # order of that best's per-fold scores, worst first: the same choice
+        axes = [a for a in PART_AXES if a.name in values[0]]
         abandon = any(a.abandon for a in PART_AXES if a.name in names)
-        to_beat = self._to_beat
-        screens: dict = {}
-        for part in parts:
-            part._to_beat = to_beat if abandon else None
-            part._screen_cache = screens
-            part._search_and_store(data)
-            del part._screen_cache
-            if abandon and np.isfinite(part.best_score_):
-                to_beat = max(part.best_score_, -np.inf if to_beat is None else to_beat)
-        self._adopt_union(parts, names, values)
-        return parts[int(self._best_part_index)]
-
-    # ------------------------------------------------------------------ relevance
-    def _searched_relevances(self, data: _SearchData) -> tuple[str, ...]:
-        """The values of the relevance axis: ``("none", "ard")`` for
-        ``feature_relevance="auto"`` when column scales were learned (``data.relevance``),
-        else the one relevance the views of ``data`` carry."""
-        if isinstance(self.feature_relevance, str) and self.feature_relevance == "auto":
-            return ("none",) if data.relevance is None else RELEVANCE_SEARCH
-        return (self.feature_relevance,) if isinstance(self.feature_relevance, str) else ("",)
-
-    def _search_relevances(
-        self, data: _SearchData, relevances: tuple[str, ...]
-    ) -> tuple[_MVMLCVBase, _SearchData]:
-        """The relevance axis (``feature_relevance="auto"``): the search of every loss on
-        the views as given (``"none"``) and on the views scaled by the learned column
-        scales (``"ard"``, :func:`~.._relevance.learn_feature_relevance`, learned once
-        before), on the same folds, and their union (ties to ``"none"``). A flat learned
-        relevance (all ones: nothing learned) scales nothing, so ``"ard"``'s candidates are
-        those of ``"none"`` with the same scores, not searched again. Returns the
-        estimator to refit and the data of the best relevance; ``feature_relevance_`` is
-        that relevance's scales (None for ``"none"``)."""
-        datas = {"none": replace(data, Xs=data.Xs_input, relevance=None), "ard": data}
-        flat = all(np.all(r == 1.0) for r in data.relevance or ())
-        parts: dict[str, _MVMLCVBase] = {}
-        winners: dict[str, _MVMLCVBase] = {}
-        for value in relevances:
-            if flat and value != relevances[0]:  # the same views: the same candidates
-                parts[value], winners[value] = parts[relevances[0]], winners[relevances[0]]
+        to_beat, order = self._to_beat, self._fold_order
+        parts: list[_MVMLCVBase] = []
+        datas: list[_SearchData] = []
+        per_views: dict[tuple, tuple[_SearchData, dict]] = {}  # the data and screens of views
+        for value in values:
+            same = {a.name: (a.alias or _itself)(value[a.name], data) for a in axes}
+            if same != value:  # the same search as an earlier part's: its candidates
+                parts.append(parts[values.index(same)])
+                datas.append(datas[values.index(same)])
                 continue
-            parts[value] = self._part({"feature_relevance": value})
-            self._say(f"feature_relevance={value!r}")
-            winners[value] = parts[value]._search_part_axes(datas[value])
-        self._adopt_union(
-            [parts[r] for r in relevances],
-            ("feature_relevance",),
-            [{"feature_relevance": r} for r in relevances],
-        )
-        chosen = relevances[int(self._best_part_index)]
-        self.feature_relevance_ = datas[chosen].relevance
-        return winners[chosen], datas[chosen]
+            key = tuple(value[a.name] for a in axes if a.data is not None)
+            if key not in per_views:
+                part_data = data
+                for a in axes:
+                    if a.data is not None:
+                        part_data = a.data(value[a.name], part_data)
+                per_views[key] = (part_data, {})
+            part_data, screens = per_views[key]
+            part = self._part(value)
+            self._say(", ".join(f"{k}={v!r}" for k, v in value.items() if k in names))
+            part._to_beat = to_beat if abandon else None
+            part._fold_order = order if abandon else None
+            part._screen_cache = screens
+            part._search_and_store(part_data)
+            del part._screen_cache
+            parts.append(part)
+            datas.append(part_data)
+            best = part.best_score_
+            if abandon and np.isfinite(best) and (to_beat is None or best > to_beat):
+                folds = [part.cv_results_[f"split{k}_test_score"] for k in range(part.n_splits_)]
+                to_beat = best
+                order = np.argsort([f[part.best_index_] for f in folds], kind="stable")
+        self._adopt_union(parts, names, values)
+        which = int(self._best_part_index)
+        self.feature_relevance_ = datas[which].relevance
+        return parts[which], datas[which]
 
     # ------------------------------------------------------------------ grids
     def _base_estimator(self) -> Any:
@@ -480,11 +492,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         else:
             data = self._search_data(X, y)
         self.n_search_rows_ = int(data.Xs[0].shape[0])
-        relevances = self._searched_relevances(data)
-        if len(relevances) == 1:
-            winner = self._search_part_axes(data)
-        else:  # the relevance axis: a search on the views as given, one on the scaled views
-            winner, data = self._search_relevances(data, relevances)
+        winner, data = self._search_part_axes(data)
         if self.refit:
             winner._refit(data)
             if winner is not self:
@@ -640,10 +648,72 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             given=(Xs_in, y_in, w_in),
         )
 
+    def _looped_axes(self) -> tuple[Axis, ...]:
+        """The product axes the search runs one value at a time (``Axis(batched=False)``:
+        each sets the CV estimator's parameter of its name for its run and for the refit),
+        outermost in the grid, before the axes the scoring steps batch over
+        (:attr:`_CVSearch.grid`). None by default; a new such axis is declared here and
+        nothing else changes (``tests/mvml/test_cv_grid.py`` declares one)."""
+        return ()
+
+    @contextmanager
+    def _axis_values(self, values: dict[str, Any]) -> Iterator[None]:
+        """This estimator's parameters set to ``values`` (the looped axes) inside the block."""
+        before = {name: getattr(self, name) for name in values}
+        self.set_params(**values)
+        try:
+            yield
+        finally:
+            self.set_params(**before)
+
     def _search_and_store(self, data: _SearchData) -> None:
         """Run the search of this estimator's loss (``_loss``) on ``data``'s folds and
         store ``cv_results_``, the best candidate and (classifiers with ``refit``) the
-        calibration of the best candidate's held-out decision values."""
+        calibration of the best candidate's held-out decision values. The scores are a
+        :class:`~._grid.ScoreGrid` over the looped axes (:meth:`_looped_axes`, one search
+        each) and the axes of :attr:`_CVSearch.grid`."""
+        looped = self._looped_axes()
+        # classifiers keep the held-out decision values of the best candidate (calibration_)
+        self._oof = BestOutOfFold() if is_classifier(self) and self.refit else None
+        cache = self.__dict__.get("_screen_cache")
+        runs: dict[tuple[int, ...], _Run] = {}
+        scores: ScoreGrid | None = None
+        for combo in itertools.product(*(range(a.size) for a in looped)):
+            at = {a.name: a.values[i] for a, i in zip(looped, combo)}
+            if cache is not None and looped:  # each looped value its own screen
+                self._screen_cache = cache.setdefault(("looped", combo), {})
+            with self._axis_values(at):
+                S, dim, n_landmarks_pair = self._prepare_search(data)
+                if scores is None:
+                    scores = ScoreGrid.empty(SearchGrid((*looped, *S.grid.axes)), S.n_splits)
+                block = scores.fix(**{a.name: i for a, i in zip(looped, combo)})
+                if block.grid.shape != S.grid.shape:
+                    raise ValueError(
+                        f"{type(self).__name__}: the grid changes with the looped axes {at}"
+                    )
+                with serial_blas(dim):
+                    screen = self._search(S, block)
+            runs[combo] = _Run(S, screen, self._joints, self._search_kernel, n_landmarks_pair, at)
+        if cache is not None:
+            self._screen_cache = cache
+        assert scores is not None
+        best = self._store_results(scores, runs)
+        # what the refit reads of the best candidate's run (not its search: it holds the data)
+        self._refit_at = (best.n_landmarks, best.looped)
+        oof, self._oof = self._oof, None
+        if oof is not None and np.isfinite(self.best_score_):  # (else every one abandoned)
+            if oof.score != self.best_score_:  # the search's and the keeper's best differ
+                raise RuntimeError("internal: out-of-fold values kept for another candidate")
+            # one-vs-one: the pairs' held-out values, one Platt sigmoid per pair (as the
+            # estimator's own probability=True)
+            fit = fit_pairwise_calibration if best.search.pairs else fit_softmax_calibration
+            self.calibration_ = oof.calibration(data.y_score, self.classes_, fit)
+
+    def _prepare_search(self, data: _SearchData) -> tuple[_CVSearch, int, tuple]:
+        """The search's declaration on ``data`` at this estimator's parameters (the
+        candidates, the searched views and kernel, the base bandwidths), the feature
+        dimension its BLAS threads follow, and the landmark counts of the search (the
+        joint-only candidate's second)."""
         Xs, mask, Y, y_score = data.Xs, data.mask, data.Y, data.y_score
         splits, scorer = data.splits, data.scorer
         n, v = Xs[0].shape[0], len(Xs)
@@ -757,34 +827,25 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             loss_weight=data.loss_weight,
             pairs=pairs,
         )
-        scores = np.full(search.score_shape, np.nan)
         if n_landmarks is None:
             dim = v * n
         elif isinstance(n_landmarks, Integral):
             dim = v * int(n_landmarks)
         else:
             dim = v * max(1, round(float(n_landmarks) * n))
-        # classifiers keep the held-out decision values of the best candidate (calibration_)
-        self._oof = BestOutOfFold() if is_classifier(self) and self.refit else None
-        with serial_blas(dim):
-            screen = self._search(search, scores)
-        self._store_results(search, scores, screen)
-        oof, self._oof = self._oof, None
-        if oof is not None and np.isfinite(self.best_score_):  # (else every one abandoned)
-            if oof.score != self.best_score_:  # the search's and the keeper's best differ
-                raise RuntimeError("internal: out-of-fold values kept for another candidate")
-            # one-vs-one: the pairs' held-out values, one Platt sigmoid per pair (as the
-            # estimator's own probability=True)
-            fit = fit_pairwise_calibration if pairs else fit_softmax_calibration
-            self.calibration_ = oof.calibration(y_score, self.classes_, fit)
-        self._n_landmarks_search = (n_landmarks, n_landmarks_only)
+        return search, dim, (n_landmarks, n_landmarks_only)
 
     def _refit(self, data: _SearchData) -> None:
         """Refit the best candidate of this estimator's search on all the rows
-        (``best_estimator_``; with missing views, the reduced models of the patterns)."""
+        (``best_estimator_``; with missing views, the reduced models of the patterns), at
+        the best candidate's values of the looped axes."""
+        with self._axis_values(self._refit_at[1]):
+            self._refit_best(data)
+
+    def _refit_best(self, data: _SearchData) -> None:
         Xs, y, mask = data.Xs, data.y, data.mask
         dask_input = views_kind(Xs) == "dask"
-        n_landmarks, n_landmarks_only = self._n_landmarks_search
+        n_landmarks, n_landmarks_only = self._refit_at[0]
         if data.full is not None and isinstance(self.n_landmarks, str):
             # searched on a subsample: capacity that grows with the rows of the refit
             # (never fewer than the search's; the joint-only candidate's count, bounded by
@@ -826,8 +887,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 self, Xs, y, mask, data.sample_weight
             )
 
-    def _search(self, S: _CVSearch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """Fill ``scores`` (``S.score_shape``); return the screening scores and
+    def _search(self, S: _CVSearch, scores: ScoreGrid) -> tuple[np.ndarray, np.ndarray] | None:
+        """Fill ``scores`` (the axes of ``S.grid``); return the screening scores and
         leave-one-out squared errors, each ``(n_joint, n_factor)``, when the grid was
         screened (None: searched in full)."""
         if self._hopeless(S, np.zeros((1, 0))).all():  # an earlier part scored 1
@@ -840,9 +901,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             self._say(f"bandwidth factor {f:g} ({fi + 1}/{len(S.factors)}), {S.n_splits} folds")
             if S.n_landmarks is None:  # one fit per joint-view candidate
                 for ji, joint in enumerate(S.joints):
-                    scores[ji, fi] = self._score_full(S, kp if joint else kp[: S.v_in], joint)
+                    part = self._score_full(S, kp if joint else kp[: S.v_in], joint)
+                    scores.put(part, joint_view=ji, bandwidth_factor=fi)
             else:
-                scores[:, fi] = self._score_nystrom(S, kp)
+                scores.put(self._score_nystrom(S, kp), bandwidth_factor=fi)
                 if JOINT_ONLY in S.joints:
                     self._score_joint_only(S, fi, np.ones(S.alphas.size, dtype=bool), scores)
         return None
@@ -852,27 +914,36 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             print(f"[{type(self).__name__}] {msg}")
 
     # ------------------------------------------------------------------ results
-    def _store_results(
-        self, S: _CVSearch, scores: np.ndarray, screen: tuple[np.ndarray, np.ndarray] | None
-    ) -> None:
+    def _store_results(self, scores: ScoreGrid, runs: dict[tuple[int, ...], _Run]) -> _Run:
         """``cv_results_`` and the best candidate, from the search's named axes
-        (:attr:`_CVSearch.grid`). Candidates left out by the screening have NaN split /
-        mean / std scores and rank after every scored candidate; with screening,
-        ``screen_score`` and ``screen_squared_error`` hold the screening score of each
-        candidate's (joint view, bandwidth factor) pair and its leave-one-out squared
-        error (the tie-break)."""
-        grid, base_params, joints = S.grid, S.base_params, self._joints
+        (``scores.grid``: the looped axes, then :attr:`_CVSearch.grid`). Candidates left
+        out by the screening have NaN split / mean / std scores and rank after every
+        scored candidate; with screening, ``screen_score`` and ``screen_squared_error``
+        hold the screening score of each candidate's (joint view, bandwidth factor) pair
+        and its leave-one-out squared error (the tie-break). Returns the run of the best
+        candidate."""
+        grid = scores.grid
+        looped = tuple(a.name for a in grid.axes if not a.batched)
         extra = None
-        if screen is not None:
-            pair = ("joint_view", "bandwidth_factor")
+        screened = [combo for combo, run in runs.items() if run.screen is not None]
+        if screened:
+            pair = (*looped, "joint_view", "bandwidth_factor")
+            shape = tuple(grid.axes[grid.position(name)].size for name in pair)
+            screen = np.full((2, *shape), np.nan)
+            for combo in screened:
+                screen[(slice(None),) + combo] = runs[combo].screen
             extra = {
                 "screen_score": grid.expand(screen[0], pair),
                 "screen_squared_error": grid.expand(screen[1], pair),
             }
-        self.cv_results_, self.best_index_ = grid.results(scores, extra)
+        self.cv_results_, self.best_index_ = scores.results(extra)
         self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-        best_joint = self.best_params_.get("joint_view", joints[0])
+        at = scores.position(self.best_index_)
+        run = runs[tuple(at[name] for name in looped)]
+        self._joints, self._search_kernel = run.joints, run.kernel
+        base_params, joints = run.search.base_params, run.joints
+        best_joint = joints[at["joint_view"]]
         self.best_joint_view_ = best_joint if best_joint == JOINT_ONLY else bool(best_joint)
         best_kp = scale_bandwidths(
             self._search_kernel, base_params, self.best_params_["bandwidth_factor"]
@@ -882,7 +953,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             self.best_kernel_params_ = best_kp[-1:]
         else:
             self.best_kernel_params_ = best_kp if self.best_joint_view_ else best_kp[:n_in]
-        self.n_splits_ = scores.shape[-1]
+        self.n_splits_ = scores.n_splits
+        return run
 
     # ------------------------------------------------------------------ prediction
     def _check_refit(self) -> Any:
