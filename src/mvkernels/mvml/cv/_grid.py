@@ -352,11 +352,15 @@ class SearchGrid:
 
     def candidates(self) -> Iterator[tuple[tuple[int, ...], dict[str, Any]]]:
         """``(index, params)`` of every candidate, in grid (C) order."""
+        # each reported axis's parameter values converted once, not once per candidate
+        # (a default "auto" search has thousands of candidates)
+        shown = [
+            (k, a.name, [a.as_param(v) for v in a.values])
+            for k, a in enumerate(self.axes)
+            if a.reported
+        ]
         for index in itertools.product(*(range(a.size) for a in self.axes)):
-            params = {
-                a.name: a.as_param(a.values[i]) for a, i in zip(self.axes, index) if a.reported
-            }
-            yield index, params
+            yield index, {name: values[index[k]] for k, name, values in shown}
 
     def expand(self, values: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
         """``values`` indexed by the axes ``names`` (in grid order), one per candidate."""
