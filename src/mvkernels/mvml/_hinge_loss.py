@@ -53,7 +53,7 @@ from ._hinge_state import (
     HingeState,
     RowSubsets,
     _Targets,
-    row_subset_groups,
+    row_subset_batches,
 )
 from ._losses import _COMMON_PARAMS, Loss, padded_path
 from ._lowrank import LowRankMetrics
@@ -398,14 +398,7 @@ class HingeLoss(Loss):
         w = np.full(problem.n_views, 1.0 / problem.n_views)
         Phi = self.phi(problem, w)
         results: list[dict] = [{} for _ in subs]
-        for group in row_subset_groups(rows, problem.n_samples, ROW_SUBSET_BUDGET):
-            union = np.unique(np.concatenate([rows[k] for k in group]))
-            subsets = RowSubsets(
-                [subs[k] for k in group],
-                [np.searchsorted(union, rows[k]) for k in group],
-                union.size,
-            )
-            Phi_g = Phi if union.size == Phi.shape[0] else Phi[union]
+        for group, subsets, Phi_g in row_subset_batches(subs, rows, Phi, ROW_SUBSET_BUDGET):
             for k, r in zip(
                 group, self.dense_paths(problem, Phi_g, w, [float(self.eta)], subsets=subsets)
             ):
@@ -919,14 +912,7 @@ class HingeLoss(Loss):
         wv = subs[0].weight_vector(w)
         Phi = U * wv
         out = np.zeros((alphas.size, etas.size, K, len(subs), d))
-        for group in row_subset_groups(rows, U.shape[0], ROW_SUBSET_BUDGET):
-            union = np.unique(np.concatenate([rows[k] for k in group]))
-            subsets = RowSubsets(
-                [subs[k] for k in group],
-                [np.searchsorted(union, rows[k]) for k in group],
-                union.size,
-            )
-            Phi_g = Phi if union.size == Phi.shape[0] else Phi[union]
+        for group, subsets, Phi_g in row_subset_batches(subs, rows, Phi, ROW_SUBSET_BUDGET):
             seed: list | None = None  # as fold_paths: alpha from the largest down
             for ai in np.argsort(-alphas, kind="stable"):
                 est.set_params(alpha=float(alphas[ai]))

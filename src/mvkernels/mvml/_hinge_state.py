@@ -13,14 +13,20 @@ groups of bounded size.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._problem import MVMLProblem
 
-__all__ = ["HingeState", "RowSubsets", "ROW_SUBSET_BUDGET", "row_subset_groups"]
+__all__ = [
+    "HingeState",
+    "RowSubsets",
+    "ROW_SUBSET_BUDGET",
+    "row_subset_groups",
+    "row_subset_batches",
+]
 
 
 @dataclass
@@ -152,6 +158,23 @@ def row_subset_groups(rows: list[np.ndarray], n: int, budget: int) -> list[list[
         if all(len(m) * block_rows[list(key)].sum() <= budget for key, m in groups.items()):
             break
     return sorted(groups.values())
+
+
+def row_subset_batches(
+    problems: list[MVMLProblem], rows: list[np.ndarray], features: np.ndarray, budget: int
+) -> Iterator[tuple[list[int], RowSubsets, np.ndarray]]:
+    """The one-target ``problems`` on the rows ``rows[k]`` of ``features`` (n, d), in the
+    groups of :func:`row_subset_groups`: per group, its problems' indices, their
+    :class:`RowSubsets` (rows renumbered within the group's rows) and the group's rows
+    of ``features`` (``features`` itself when the group holds every row)."""
+    for group in row_subset_groups(rows, features.shape[0], budget):
+        union = np.unique(np.concatenate([rows[k] for k in group]))
+        subsets = RowSubsets(
+            [problems[k] for k in group],
+            [np.searchsorted(union, rows[k]) for k in group],
+            union.size,
+        )
+        yield group, subsets, features if union.size == features.shape[0] else features[union]
 
 
 class _Targets:
