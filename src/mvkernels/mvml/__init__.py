@@ -56,8 +56,9 @@ How to add
   ``fit_structured`` and ``fold_paths``) returned by an
   estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
 * a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is
-  learned, its initial value, its penalty, the :func:`metric_step` kind that moves it,
-  whether the structured paths cover it), and, for the structured solvers, its low-rank
+  learned, its initial value, its penalty, its A-step's candidate and step cap, which
+  :func:`metric_step`'s one backtracking loop runs, whether the structured paths cover
+  it), and, for the structured solvers, its low-rank
   form in :mod:`._lowrank`; a new storage: a :class:`~._metric.Metric` subclass (every
   path hands on its metrics as :class:`~._metric.Metric` objects, which no caller asks
   the storage of);

@@ -576,7 +576,7 @@ def reference_paths(
                 r.g,
                 lp.alpha,
                 lp.eta,
-                kind.step,
+                kind,
                 v,
                 mu0,
                 threshold=lp.sparse_threshold,
