@@ -59,6 +59,11 @@ old = dict(alpha=1.0, bandwidth_factor=4.0, joint_view=False, random_state=0)
 svc = dict(joint_view=False, random_state=0)
 if "multi_class" in MVMLSVC().get_params():
     svc["multi_class"] = "ovr"
+# MVMLRegressor at the defaults of 9946e0c (they changed later: alpha 0.1, bandwidth
+# factor 1.5, the joint view and the intercept)
+reg = dict(alpha=1.0, bandwidth_factor=4.0, joint_view=False, random_state=0)
+if "fit_intercept" in MVMLRegressor().get_params():
+    reg["fit_intercept"] = False
 cases = {
     "MVMLClassifier()": lambda: MVMLClassifier(**old).fit(Xs, yy),
     "MVMLSVC()": lambda: MVMLSVC(**svc).fit(Xs, yy),
@@ -66,7 +71,7 @@ cases = {
     "MVMLClassifier(solver='dense', n_landmarks=0.2)": lambda: MVMLClassifier(
         solver="dense", n_landmarks=0.2, **old
     ).fit(Xs, yy),
-    "MVMLRegressor(), 3000 rows": lambda: MVMLRegressor(random_state=0).fit(R, yr),
+    "MVMLRegressor(), 3000 rows": lambda: MVMLRegressor(**reg).fit(R, yr),
     "MVMLClassifierCV()": lambda: MVMLClassifierCV(random_state=0).fit(Xs, yy),
     "MVMLSVCCV()": lambda: MVMLSVCCV(random_state=0).fit(Xs, yy),
 }
