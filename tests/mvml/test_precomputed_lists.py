@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
+from mvkernels import (
+    MVMLSVC,
+    MVMLSVCCV,
+    MVMLClassifier,
+    MVMLClassifierCV,
+    MVMLRegressor,
+    MVMLRegressorCV,
+)
 
 PER_VIEW = ["precomputed", "precomputed"]
 
@@ -37,3 +44,13 @@ def test_zero_weights_are_refused_with_the_reason(kernel):
     w[:3] = 0.0
     with pytest.raises(ValueError, match="zero weights is not supported with kernel='precomputed'"):
         MVMLClassifier(kernel=kernel, max_iter=3).fit(Ks, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("cls", [MVMLClassifierCV, MVMLRegressorCV, MVMLSVCCV])
+def test_cv_estimators_tag_a_per_view_list_as_pairwise(cls):
+    """The CV estimators read the same rule: a per-view list of precomputed kernels is
+    pairwise (scikit-learn's splitters then cut its rows and columns), a list of names
+    is not."""
+    assert cls(kernel=PER_VIEW).__sklearn_tags__().input_tags.pairwise
+    assert cls(kernel="precomputed").__sklearn_tags__().input_tags.pairwise
+    assert not cls(kernel=["rbf", "rbf"]).__sklearn_tags__().input_tags.pairwise

@@ -255,7 +255,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        tags.input_tags.pairwise = names_precomputed(self.kernel)
         tags.input_tags.sparse = kernel_takes_sparse(self.kernel)
         return tags
 
