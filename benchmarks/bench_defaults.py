@@ -261,25 +261,41 @@ def _table(head, scores, secs, ref, within, unit="pt"):
     return aligned_markdown_table(head, rows)
 
 
+def _over_sets(labels: list[str], sets, split_scores) -> tuple[list, dict, dict]:
+    """Every setting on every split of every set, side by side.
+
+    ``sets`` yields ``(name, splits)``; ``split_scores(*split)`` yields
+    ``(label, score, cpu_seconds)`` for one split. Returns the set names, each label's
+    mean score per set and each label's summed CPU seconds.
+    """
+    names: list[str] = []
+    scores: dict[str, list[float]] = {k: [] for k in labels}
+    secs = dict.fromkeys(labels, 0.0)
+    for name, splits in sets:
+        names.append(name)
+        per: dict[str, list[float]] = {k: [] for k in labels}
+        for split in splits:
+            for label, score, dt in split_scores(*split):
+                per[label].append(score)
+                secs[label] += dt
+        for label in labels:
+            scores[label].append(float(np.mean(per[label])))
+        print(name, {k: round(v[-1], 4) for k, v in scores.items()}, flush=True)
+    return names, scores, secs
+
+
 def classification() -> str:
     """The classification table: every candidate against ``SVC()``."""
-    names, acc, secs = [], {"SVC()": []}, {"SVC()": 0.0}
-    for _, label, _ in CANDIDATES:
-        acc[label], secs[label] = [], 0.0
-    for name, splits in _sets():
-        names.append(name)
-        per: dict[str, list[float]] = {label: [] for label in acc}
-        for Xtr, ytr, Xte, yte, widths in splits:  # every setting on a split, side by side
-            svc, dt = _fit(SVC(), Xtr, ytr)
-            secs["SVC()"] += dt
-            per["SVC()"].append(svc.score(Xte, yte))
-            for cls, label, params in CANDIDATES:
-                model, dt = _fit(cls(random_state=0, **params), _views(Xtr, widths), ytr)
-                secs[label] += dt
-                per[label].append(model.score(_views(Xte, widths), yte))
-        for label in acc:
-            acc[label].append(float(np.mean(per[label])))
-        print(name, {k: round(v[-1], 4) for k, v in acc.items()}, flush=True)
+
+    def split_scores(Xtr, ytr, Xte, yte, widths):
+        svc, dt = _fit(SVC(), Xtr, ytr)
+        yield "SVC()", svc.score(Xte, yte), dt
+        for cls, label, params in CANDIDATES:
+            model, dt = _fit(cls(random_state=0, **params), _views(Xtr, widths), ytr)
+            yield label, model.score(_views(Xte, widths), yte), dt
+
+    labels = ["SVC()", *(label for _, label, _ in CANDIDATES)]
+    names, acc, secs = _over_sets(labels, _sets(), split_scores)
     head = [
         "Setting",
         *names,
@@ -302,24 +318,23 @@ def regression() -> str:
         "SVR() (one per output)": lambda X: MultiOutputRegressor(SVR()),
     }
     labels = [*baselines, *(label for _, label in REG_CANDIDATES)]
-    names, r2, secs = [], {k: [] for k in labels}, dict.fromkeys(labels, 0.0)
-    for name, Xs, y in _reg_sets():
-        names.append(name)
-        per: dict[str, list[float]] = {k: [] for k in labels}
-        for Xtr, ytr, Xte, yte in _reg_splits(Xs, y):  # every setting on a split
-            Ctr, Cte, Ytr = np.hstack(Xtr), np.hstack(Xte), ytr.reshape(len(ytr), -1)
-            for label, make in baselines.items():
-                est, dt = _fit(make(Ctr), Ctr, Ytr)
-                secs[label] += dt
-                per[label].append(r2_score(yte, est.predict(Cte).reshape(yte.shape)))
-            for params, label in REG_CANDIDATES:
-                est, dt = _fit(MVMLRegressor(random_state=0, **params), Xtr, ytr)
-                secs[label] += dt
-                per[label].append(r2_score(yte, est.predict(Xte)))
-        for label in labels:
-            r2[label].append(float(np.mean(per[label])))
-        print(name, {k: round(v[-1], 4) for k, v in r2.items()}, flush=True)
+
+    def split_scores(Xtr, ytr, Xte, yte):
+        Ctr, Cte, Ytr = np.hstack(Xtr), np.hstack(Xte), ytr.reshape(len(ytr), -1)
+        for label, make in baselines.items():
+            est, dt = _fit(make(Ctr), Ctr, Ytr)
+            yield label, r2_score(yte, est.predict(Cte).reshape(yte.shape)), dt
+        for params, label in REG_CANDIDATES:
+            est, dt = _fit(MVMLRegressor(random_state=0, **params), Xtr, ytr)
+            yield label, r2_score(yte, est.predict(Xte)), dt
+
+    names, r2, secs = _over_sets(labels, _reg_split_sets(), split_scores)
     return _table(_regression_head(names), r2, secs, TUNED, 0.01)
+
+
+def _reg_split_sets():
+    """``(name, splits)`` of the regression sets (:func:`_reg_sets`, :func:`_reg_splits`)."""
+    return ((name, _reg_splits(Xs, y)) for name, Xs, y in _reg_sets())
 
 
 def _regression_head(names: list[str]) -> list[str]:
@@ -355,28 +370,22 @@ def regression_cv() -> str:
     ``fit_intercept=False``; its time is the sum of both), against the tuned kernel ridge
     on the sets and splits of :func:`regression`."""
     labels = [TUNED, *(label for _, label in CV_CANDIDATES), CV_BOTH]
-    names, r2, secs = [], {k: [] for k in labels}, dict.fromkeys(labels, 0.0)
-    for name, Xs, y in _reg_sets():
-        names.append(name)
-        per: dict[str, list[float]] = {k: [] for k in labels}
-        for Xtr, ytr, Xte, yte in _reg_splits(Xs, y):  # every setting on a split
-            Ctr, Cte, Ytr = np.hstack(Xtr), np.hstack(Xte), ytr.reshape(len(ytr), -1)
-            est, dt = _fit(tuned_kernel_ridge(Ctr), Ctr, Ytr)
-            secs[TUNED] += dt
-            per[TUNED].append(r2_score(yte, est.predict(Cte).reshape(yte.shape)))
-            fitted = {}
-            for params, label in CV_CANDIDATES:
-                est, dt = _fit(MVMLRegressorCV(random_state=0, **params), Xtr, ytr)
-                secs[label] += dt
-                secs[CV_BOTH] += dt
-                per[label].append(r2_score(yte, est.predict(Xte)))
-                fitted[bool(est.fit_intercept)] = est
-            # ties to the first value searched, fit_intercept=False
-            best = max((False, True), key=lambda b: (fitted[b].best_score_, b is False))
-            per[CV_BOTH].append(r2_score(yte, fitted[best].predict(Xte)))
-        for label in labels:
-            r2[label].append(float(np.mean(per[label])))
-        print(name, {k: round(v[-1], 4) for k, v in r2.items()}, flush=True)
+
+    def split_scores(Xtr, ytr, Xte, yte):
+        Ctr, Cte, Ytr = np.hstack(Xtr), np.hstack(Xte), ytr.reshape(len(ytr), -1)
+        est, dt = _fit(tuned_kernel_ridge(Ctr), Ctr, Ytr)
+        yield TUNED, r2_score(yte, est.predict(Cte).reshape(yte.shape)), dt
+        fitted, both = {}, 0.0
+        for params, label in CV_CANDIDATES:
+            est, dt = _fit(MVMLRegressorCV(random_state=0, **params), Xtr, ytr)
+            both += dt
+            fitted[bool(est.fit_intercept)] = est
+            yield label, r2_score(yte, est.predict(Xte)), dt
+        # ties to the first value searched, fit_intercept=False
+        best = max((False, True), key=lambda b: (fitted[b].best_score_, b is False))
+        yield CV_BOTH, r2_score(yte, fitted[best].predict(Xte)), both
+
+    names, r2, secs = _over_sets(labels, _reg_split_sets(), split_scores)
     return _table(_regression_head(names), r2, secs, TUNED, 0.01)
 
 

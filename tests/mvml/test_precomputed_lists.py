@@ -54,3 +54,22 @@ def test_cv_estimators_tag_a_per_view_list_as_pairwise(cls):
     assert cls(kernel=PER_VIEW).__sklearn_tags__().input_tags.pairwise
     assert cls(kernel="precomputed").__sklearn_tags__().input_tags.pairwise
     assert not cls(kernel=["rbf", "rbf"]).__sklearn_tags__().input_tags.pairwise
+
+
+@pytest.mark.parametrize("cls", [MVMLClassifier, MVMLSVC])
+def test_joint_view_of_a_per_view_list_is_the_product_of_the_grams(cls):
+    """``joint_view=True`` with every view precomputed joins them as with one name: the
+    joint view's Gram matrix is the elementwise product (same decision values)."""
+    Ks, y = _grams(seed=1)
+    one = cls(kernel="precomputed", joint_view=True, max_iter=3, random_state=0).fit(Ks, y)
+    per_view = cls(kernel=PER_VIEW, joint_view=True, max_iter=3, random_state=0).fit(Ks, y)
+    assert one.n_views_ == per_view.n_views_ == 3
+    np.testing.assert_array_equal(one.decision_function(Ks), per_view.decision_function(Ks))
+
+
+def test_joint_view_with_some_views_precomputed_names_them():
+    Ks, y = _grams(seed=2)
+    X2 = np.random.default_rng(2).normal(size=(Ks[0].shape[0], 4))
+    est = MVMLClassifier(kernel=["precomputed", "rbf"], joint_view=True)
+    with pytest.raises(ValueError, match=r"precomputed kernel on views \[0\] only"):
+        est.fit([Ks[0], X2], y)

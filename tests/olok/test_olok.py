@@ -72,6 +72,21 @@ def test_decomposable_kernel_block_matrix():
         bad.fit(X)
 
 
+def test_diag_op_norm_is_the_operator_norm_of_each_diagonal_block():
+    """``||K(x_i, x_i)||_op`` (kappa^2 of Assumption 1, the stability bound of the
+    squared-loss step) equals the largest singular value of the ``d x d`` block."""
+    X, _ = _stream(n=6)
+    B = interaction_matrix(2) + np.diag([0.5, 0.0])
+    for K in (
+        DecomposableKernel("rbf", {"gamma": 0.5}, B).fit(X, n_outputs=2),
+        DecomposableKernel("linear", None, B).fit(X, n_outputs=2),
+        CallableOperatorKernel(_coupled_kernel).fit(X),
+    ):
+        blocks = K.blocks(X, X)
+        direct = [np.linalg.norm(blocks[i, i], 2) for i in range(len(X))]
+        np.testing.assert_allclose(K.diag_op_norm(X), direct, rtol=1e-12)
+
+
 # ----------------------------------------------------------------------------- exactness
 CASES = [
     dict(truncation=None, loss="squared"),

@@ -61,6 +61,12 @@ def _is_precomputed(kernel: Any) -> bool:
     return isinstance(kernel, str) and kernel == "precomputed"
 
 
+def _precomputed_views(kernel: Any, n_views: int) -> list[int]:
+    """Indices of the views whose kernel is ``"precomputed"`` (one name or a list)."""
+    names = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel] * n_views
+    return [i for i, k in enumerate(names[:n_views]) if _is_precomputed(k)]
+
+
 #: ``joint_view`` value of the model on the joint view alone
 JOINT_ONLY = "only"
 #: ``joint_view`` value of the plain estimators: the joint view when there are at least two
@@ -153,7 +159,15 @@ def _joint_view(Xs: list, kernel: Any) -> Any:
             f"joint_view=True needs at least 2 views (the joint view is a kernel on all "
             f"views together), got {len(Xs)}"
         )
-    if _is_precomputed(kernel):
+    precomputed = _precomputed_views(kernel, len(Xs))
+    if precomputed and len(precomputed) < len(Xs):
+        raise ValueError(
+            f"joint_view with a precomputed kernel on views {precomputed} only: the joint "
+            "view is either the concatenation of every view's features or the elementwise "
+            "product of every view's precomputed kernel; give every view a precomputed "
+            "kernel or set joint_view=False"
+        )
+    if precomputed:
         for i, K in enumerate(Xs[1:], start=1):
             if K.shape != Xs[0].shape:
                 raise ValueError(
@@ -198,15 +212,17 @@ def joint_kernel_spec(kernel: Any, kernel_params: Any, n_views: int) -> tuple[An
     """``(kernel, kernel_params)`` for the ``n_views + 1`` views with the joint view.
 
     One kernel for all views: the joint view uses it too. A list of per-view kernels
-    (length ``v``): the joint view is Gaussian (``"rbf"``) with the default bandwidth;
+    (length ``v``): the joint view is Gaussian (``"rbf"``) with the default bandwidth
+    (``"precomputed"`` when every view's kernel is: the product of their Gram matrices);
     a list of ``v + 1`` names the joint view's kernel last. ``kernel_params``: one dict
     applies to every view including the joint one; a list of ``v`` dicts leaves the joint
     view's bandwidth to the heuristic; a list of ``v + 1`` gives it last.
     """
     if isinstance(kernel, (list, tuple)):
         kernel = list(kernel)
-        if len(kernel) == n_views:
-            kernel = [*kernel, "rbf"]
+        if len(kernel) == n_views:  # every view precomputed: so is their product
+            every = len(_precomputed_views(kernel, n_views)) == n_views
+            kernel = [*kernel, "precomputed" if every else "rbf"]
     if isinstance(kernel_params, (list, tuple)):
         kernel_params = list(kernel_params)
         if len(kernel_params) == n_views:
