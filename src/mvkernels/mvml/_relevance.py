@@ -55,7 +55,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import minimize
 
-from .._arrays import is_dask_collection, views_kind
+from .._arrays import compute_if_dask
 from .._kernel_families import names_precomputed
 from .._linalg import robust_eigh
 from .._pairwise import laplacian_apply, squared_distances
@@ -181,20 +181,12 @@ def _sample_rows(
             f"only {complete.size} such row(s), at least 4 needed"
         )
     rows = complete[subsample_indices(complete.size, n_rows, random_state)]
-    blocks = []
-    for Xv in Xs:
-        block = Xv[rows]
-        if is_dask_collection(block):
-            block = block.compute()
-        blocks.append(block)
+    blocks = [compute_if_dask(Xv[rows]) for Xv in Xs]
     if any(sparse.issparse(b) for b in blocks):
         X = sparse.hstack([sparse.csr_matrix(b) for b in blocks], format="csr")
     else:
         X = np.hstack([np.asarray(b, dtype=np.float64) for b in blocks])
-    Yr = Y[rows]
-    if is_dask_collection(Yr):
-        Yr = Yr.compute()
-    return X, np.asarray(Yr, dtype=np.float64), rows
+    return X, np.asarray(compute_if_dask(Y[rows]), dtype=np.float64), rows
 
 
 def _standardised(Y: np.ndarray) -> np.ndarray:
@@ -476,13 +468,7 @@ def scale_views(Xs: list, relevance: list[np.ndarray] | None) -> Any:
         return Xs
     if len(relevance) != len(Xs):
         raise ValueError(f"expected {len(relevance)} view(s) (as seen in fit), got {len(Xs)}")
-    dask = views_kind(Xs) == "dask"
-    out = []
-    for Xv, r in zip(Xs, relevance):
-        if dask and is_dask_collection(Xv):
-            out.append(Xv * r[None, :])
-        else:
-            out.append(_scaled(Xv, r))
+    out = [_scaled(Xv, r) for Xv, r in zip(Xs, relevance)]  # (a Dask view stays lazy)
     if isinstance(Xs, ValidatedViews):
         return Xs.with_views(out)
     return out
