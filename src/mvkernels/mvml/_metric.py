@@ -393,7 +393,10 @@ class MatrixMetric(Metric):
         identity = bool(np.array_equal(A0, np.eye(d)))
         factor = PSDFactor.identity(d) if identity else PSDFactor(A0, eig_floor=eig_floor)
         low_rank = (1.0, np.zeros((d, 0))) if track_low_rank and identity else None
-        return cls(A0, factor, eig_floor, low_rank)
+        out = cls(A0, factor, eig_floor, low_rank)
+        if identity:
+            out._min_eig = 1.0
+        return out
 
     def dense(self) -> np.ndarray:
         return self.A
@@ -489,8 +492,29 @@ class MetricKind:
     require_pd: bool = False
 
     def initial(self, problem: Any) -> np.ndarray:
-        """``A0``, the metric before any A-step (the identity here)."""
+        """``A0`` as an array, the metric before any A-step (the identity here)."""
         return np.eye(problem.dim)
+
+    def initial_metric(self, problem: Any, eig_floor: float = 1e-10) -> Metric:
+        """``A0`` as the :class:`Metric` every path of a fit starts from, built once.
+
+        A :class:`MatrixMetric` with its factorisation ``A0 = F F^T``
+        (:class:`PSDFactor` with ``eig_floor``; the identity's factor is ``I`` exactly,
+        :meth:`PSDFactor.identity`, which the g-steps may leave out of their products),
+        so that the losses' paths read ``metric.factor`` instead of factoring ``A0``
+        again; a kind whose A-step keeps ``s I + V V^T`` (:attr:`low_rank`) tracks that
+        form from ``A0 = I``. The fit's reference path moves it by A-steps
+        (:meth:`Metric.a_step`); a fixed metric's structured paths hand it on as it is.
+
+        Examples
+        --------
+        >>> from types import SimpleNamespace
+        >>> from mvkernels.mvml._metric import metric_kind
+        >>> m = metric_kind("dense").initial_metric(SimpleNamespace(dim=3))
+        >>> m.factor.is_identity, m.low_rank_form()[0], m.min_eigenvalue()
+        (True, 1.0, 1.0)
+        """
+        return MatrixMetric.start(self.initial(problem), eig_floor, track_low_rank=self.low_rank)
 
     def penalty(self, A: np.ndarray, n_views: int) -> float:
         """``R(A)`` (0 for a fixed metric)."""
