@@ -10,7 +10,6 @@ import pytest
 from sklearn.datasets import make_classification
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
-from mvkernels.mvml._driver import PathResult
 from mvkernels.mvml._lowrank import LowRankMetric, MetricStack
 from mvkernels.mvml._metric import (
     MatrixMetric,
@@ -130,21 +129,6 @@ def test_stack_keeps_each_storage_compactly():
     assert isinstance(stack.take(1), LowRankMetric) and eye.take(0).is_identity()
 
 
-def test_path_result_reads_the_metric_on_demand():
-    low, mat = _pair()
-    r = PathResult(metric=low, g=np.zeros(6))
-    assert "A" in r and "min_eig" in r and "metric_lowrank" in r and "w" not in r
-    np.testing.assert_array_equal(r["A"], low.dense())
-    assert r["min_eig"] == low.min_eigenvalue() and r["metric_lowrank"][1] is low.V
-    q = PathResult(metric=mat)
-    assert "metric_lowrank" not in q and "A" in q and q["A"] is mat.dense()
-    with pytest.raises(KeyError):
-        q["metric_lowrank"]
-    with pytest.raises(KeyError):
-        PathResult(g=1)["A"]
-    assert dict(PathResult(metric=mat)).keys() == {"metric"}  # nothing stored twice
-
-
 def _views(n=60, seed=0):
     X, y = make_classification(n_samples=n, n_features=8, n_informative=5, random_state=seed)
     return [X[:, :4], X[:, 4:]], y
@@ -174,8 +158,8 @@ def test_every_path_hands_on_a_metric(cls, kw):
         target = est._encode_targets(np.unique(y, return_inverse=True)[1], 2)
     results = est._solve(est._build_problem(Xs, target))
     for r in results:
-        assert isinstance(r["metric"], Metric)
-        assert not {"A", "min_eig", "metric_lowrank"} & dict(r).keys()
+        assert type(r) is dict and isinstance(r["metric"], Metric)
+        assert not {"A", "min_eig", "metric_lowrank"} & r.keys()
     est.fit(Xs, y)
     A = est.metric_.reshape(-1, *est.metric_.shape[-2:])
     mins = np.atleast_1d(est.metric_min_eigenvalue_)

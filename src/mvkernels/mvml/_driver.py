@@ -39,7 +39,6 @@ from ._problem import MVMLProblem
 __all__ = [
     "alternate",
     "PathState",
-    "PathResult",
     "LowRankPath",
     "dense_metric_path",
     "reference_path",
@@ -123,39 +122,6 @@ def alternate(
             break
         g, obj = iteration(it, idx)
         run.record(it, g, obj, tol)
-
-
-class PathResult(dict):
-    """One problem's result of a path (``g``, ``w``, ``history``, ``n_iter``, ...), whose
-    ``"metric"`` is its :class:`~mvkernels.mvml._metric.Metric`, whatever its storage.
-
-    The metric's matrix views are read from it on demand, never stored: ``"A"`` (the
-    dense matrix), ``"min_eig"`` (its smallest eigenvalue) and, where the storage knows
-    it, ``"metric_lowrank"`` (``(s, V)`` with ``A = s I + V V^T``).
-    """
-
-    #: the metric's derived entries: what each reads of it
-    DERIVED: dict[str, Callable[[Metric], Any]] = {
-        "A": lambda m: m.dense(),
-        "min_eig": lambda m: m.min_eigenvalue(),
-        "metric_lowrank": lambda m: m.low_rank_form(),
-    }
-
-    def __missing__(self, key: Any) -> Any:
-        metric = dict.get(self, "metric")
-        read = self.DERIVED.get(key) if isinstance(key, str) else None
-        value = None if metric is None or read is None else read(metric)
-        if value is None:
-            raise KeyError(key)
-        return value
-
-    def __contains__(self, key: object) -> bool:
-        if dict.__contains__(self, key):
-            return True
-        metric = dict.get(self, "metric")
-        if metric is None or key not in self.DERIVED:
-            return False
-        return key != "metric_lowrank" or metric.low_rank_form() is not None
 
 
 # ------------------------------------------------------------------- square loss, structured
@@ -622,7 +588,7 @@ def reference_paths(
     for i, r in enumerate(runs):
         r.path_w.append(r.w)
         n_iter = int(run.n_iter[i])
-        res = PathResult(
+        res = dict(
             metric=r.metric,
             g=r.g,
             w=r.w,

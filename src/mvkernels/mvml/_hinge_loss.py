@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from ._driver import PathResult, PathState, alternate
+from ._driver import PathState, alternate
 from ._hinge import (
     COLD_MIN_BOX,
     PRESOLVE_TOL,
@@ -571,7 +571,7 @@ class HingeLoss(Loss):
             run.finish(b, g, obj)
             n_iter = int(run.n_iter[b])
             out.append(
-                PathResult(
+                dict(
                     # kept structured: A = s I + W W^T (the estimator's MetricStack builds
                     # the dense metric on access; the CV's paths never need it)
                     metric=mets.take(b),

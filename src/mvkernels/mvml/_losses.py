@@ -36,7 +36,7 @@ from scipy.linalg import blas
 
 from .._linalg import robust_eigh
 from .._threads import serial_blas
-from ._driver import PathResult, dense_metric_path
+from ._driver import dense_metric_path
 from ._iterative import CGStep
 from ._lowrank import (
     LowRankMetric,
@@ -235,7 +235,7 @@ class Loss:
             g = G[t]
             obj = data[t] + self.alpha * quad(g)
             out.append(
-                PathResult(
+                dict(
                     metric=metric,
                     g=g,
                     w=w,
@@ -645,7 +645,7 @@ class SquareLoss(Loss):
             Qs = spec
             G = np.stack([path.G[t, : Q.shape[1]] @ Q.T for t, Q in enumerate(Qs)])
         out: list[dict] = [
-            PathResult(
+            dict(
                 # kept structured: s I + V V^T with V = Q W (see MetricStack.from_metrics)
                 metric=LowRankMetric(
                     float(path.s[t]),
