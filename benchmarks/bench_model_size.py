@@ -79,9 +79,7 @@ def _dense_copy(model):
     out = copy.copy(model)
     dense = copy.copy(est)
     st = est._metric_store
-    if not isinstance(st, MetricStack):  # one-vs-one: the pairs' metrics (no dense stack)
-        return None
-    dense._metric_store = MetricStack(st.dim, st.n_problems, dense=st.toarray())
+    dense._metric_store = MetricStack(st.dim, st.n_problems, dense=st.toarray(), dims=st.dims)
     if est is model:
         return dense
     out.best_estimator_ = dense

@@ -94,6 +94,66 @@ def test_cov_kind_initial_value_is_the_cov_metric():
     np.testing.assert_array_equal(metric_kind("dense").initial(problem), np.eye(24))
 
 
+def test_initial_metric_is_a_metric_with_its_factor():
+    """``MetricKind.initial_metric``: ``A0`` as a Metric whose factor is the one the
+    losses computed themselves (``PSDFactor(A0, eig_floor)``, the same numbers), the
+    identity's factor ``I`` exactly, and the dense kind tracking ``s I + V V^T``."""
+    from mvkernels.mvml import MVMLProblem
+    from mvkernels.mvml._metric import MatrixMetric, metric_kind
+
+    rng = np.random.default_rng(2)
+    Xs = [rng.normal(size=(12, 2)), rng.normal(size=(12, 3))]
+    problem = MVMLProblem("full", 12, 2, 12, rng.normal(size=(12, 1)), Ks=[X @ X.T for X in Xs])
+    cov = metric_kind("cov").initial_metric(problem, eig_floor=1e-8)
+    A0 = metric_kind("cov").initial(problem)
+    assert isinstance(cov, MatrixMetric) and cov.dim == 24
+    np.testing.assert_array_equal(cov.dense(), A0)
+    ref = PSDFactor(A0, eig_floor=1e-8)  # singular (centred): the floored eigh factor
+    assert cov.factor.kind == ref.kind == "eigh"
+    np.testing.assert_array_equal(cov.factor.F, ref.F)
+    assert cov.low_rank_form() is None and not cov.is_identity()
+    for name in ("dense", "sparse", "identity"):
+        m = metric_kind(name).initial_metric(problem)
+        np.testing.assert_array_equal(m.dense(), np.eye(24))
+        assert m.factor.is_identity and m.is_identity() and m.min_eigenvalue() == 1.0
+        assert (m.low_rank_form() is not None) == (name == "dense")
+    s, V = metric_kind("dense").initial_metric(problem).low_rank_form()
+    assert s == 1.0 and V.shape == (24, 0)
+
+
+@pytest.mark.parametrize("cls_name", ["MVMLClassifier", "MVMLSVC"])
+@pytest.mark.parametrize("n_landmarks", [None, 6])
+def test_initial_metric_factored_once_per_fit(cls_name, n_landmarks, monkeypatch):
+    """The Cov metric ``A0`` is factored once for a whole regularisation path (every
+    ``(alpha, eta)`` of ``_solve_path``, structured or reference path), and the paths
+    give what each pair's own fit gives."""
+    import mvkernels
+    from mvkernels.mvml import _metric_algebra
+
+    rng = np.random.default_rng(4)
+    Xs = [rng.normal(size=(30, 3)), rng.normal(size=(30, 2))]
+    y = (Xs[0][:, 0] + Xs[1][:, 1] > 0).astype(int)
+    est = getattr(mvkernels, cls_name)(metric="cov", n_landmarks=n_landmarks, random_state=0)
+    est._check_params()
+    problem = est._build_problem(Xs, est._encode_targets(y, 2))
+    sizes = []
+    init = _metric_algebra.PSDFactor.__init__
+
+    def counted(self, A, *args, **kwargs):
+        sizes.append(A.shape[0])
+        init(self, A, *args, **kwargs)
+
+    monkeypatch.setattr(_metric_algebra.PSDFactor, "__init__", counted)
+    grid = [(0.1, est.eta), (1.0, est.eta), (10.0, est.eta)]
+    paths = est._solve_path(problem, grid)
+    assert sizes.count(problem.dim) == 1
+    monkeypatch.setattr(_metric_algebra.PSDFactor, "__init__", init)
+    for (a, _), results in zip(grid, paths):
+        alone = est.set_params(alpha=a)._solve(problem)
+        for r, q in zip(results, alone):
+            np.testing.assert_allclose(r["g"], q["g"], rtol=0, atol=1e-10 * np.abs(q["g"]).max())
+
+
 def _written_out_step(A, g, alpha, eta, kind, n_views, mu0, max_backtrack=MAX_BACKTRACK):
     """The A-step's halving loop written out (``metric_step`` before it ran ``backtrack``),
     with the formulas of eq. 9 / 16 (dense) and eq. 12 / 18 (sparse) inline: the oracle."""

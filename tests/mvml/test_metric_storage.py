@@ -10,7 +10,6 @@ import pytest
 from sklearn.datasets import make_classification
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
-from mvkernels.mvml._driver import PathResult
 from mvkernels.mvml._lowrank import LowRankMetric, MetricStack
 from mvkernels.mvml._metric import (
     MatrixMetric,
@@ -130,19 +129,73 @@ def test_stack_keeps_each_storage_compactly():
     assert isinstance(stack.take(1), LowRankMetric) and eye.take(0).is_identity()
 
 
-def test_path_result_reads_the_metric_on_demand():
-    low, mat = _pair()
-    r = PathResult(metric=low, g=np.zeros(6))
-    assert "A" in r and "min_eig" in r and "metric_lowrank" in r and "w" not in r
-    np.testing.assert_array_equal(r["A"], low.dense())
-    assert r["min_eig"] == low.min_eigenvalue() and r["metric_lowrank"][1] is low.V
-    q = PathResult(metric=mat)
-    assert "metric_lowrank" not in q and "A" in q and q["A"] is mat.dense()
-    with pytest.raises(KeyError):
-        q["metric_lowrank"]
-    with pytest.raises(KeyError):
-        PathResult(g=1)["A"]
-    assert dict(PathResult(metric=mat)).keys() == {"metric"}  # nothing stored twice
+def test_one_stack_for_problems_of_their_own_metrics_and_sizes():
+    """Problems with metrics of their own (one-vs-one's pairs: fixed metrics that differ)
+    and of different sizes (the pairs in full-kernel mode) in one MetricStack: each
+    problem's metric back exactly, the identity as sizes only, and a pickle that restores
+    every array bit for bit."""
+    import pickle
+
+    low = [_pair(d=d, r=2, seed=d)[0] for d in (4, 6, 5)]
+    mats = [_pair(d=d, seed=d)[1] for d in (4, 6)]
+    eyes = [LowRankMetric.identity(d) for d in (3, 5)]
+    cases = {
+        "low rank": (MetricStack.from_metrics(low, fixed=False), low),
+        "dense": (MetricStack.from_metrics(mats, fixed=False), mats),
+        "own fixed": (MetricStack.from_metrics(mats, fixed=True), mats),
+        "identities": (MetricStack.from_metrics(eyes, fixed=True), eyes),
+    }
+    same = [_pair(seed=k)[1] for k in range(3)]  # one size, fixed metrics of their own
+    cases["own fixed, one size"] = (MetricStack.from_metrics(same, fixed=True), same)
+    for name, (st, metrics) in cases.items():
+        assert st.n_problems == len(metrics) and st.shared is None, name
+        arrays = st.toarray()
+        if name == "own fixed, one size":
+            assert st.dims is None and st.dense.shape == (3, 6, 6)
+        else:
+            np.testing.assert_array_equal(st.dims, [m.dim for m in metrics])
+            assert isinstance(arrays, list) and st.dim == max(m.dim for m in metrics)
+        for t, m in enumerate(metrics):
+            np.testing.assert_allclose(arrays[t], m.dense(), rtol=0, atol=1e-13, err_msg=name)
+            np.testing.assert_array_equal(st.take(t).dense(), arrays[t])
+            assert st.take(t).dim == m.dim
+        assert np.isclose(st.max_abs(), max(np.abs(m.dense()).max() for m in metrics))
+        back = pickle.loads(pickle.dumps(st))
+        for a, b in zip(back.toarray(), arrays):
+            np.testing.assert_array_equal(a, b)
+    assert cases["identities"][0].factors is None and cases["identities"][0].dense is None
+    assert [V.shape for V in cases["low rank"][0].factors] == [(4, 2), (6, 2), (5, 2)]
+
+
+@pytest.mark.parametrize("n_landmarks", [None, 8])
+@pytest.mark.parametrize("metric", ["dense", "cov", "identity"])
+def test_one_vs_one_metrics_in_one_stack(n_landmarks, metric):
+    """One-vs-one keeps the pairs' metrics in one MetricStack (no list of stores), each
+    pair's metric the one of its own binary fit."""
+    from mvkernels.mvml._base import _BaseMVML
+    from mvkernels.mvml._multiclass import ovo_pairs, pair_problem
+
+    X, y = make_classification(
+        n_samples=45, n_features=6, n_informative=4, n_classes=3, random_state=0
+    )
+    Xs = [X[:, :3], X[:, 3:]]
+    kw = dict(n_landmarks=n_landmarks, metric=metric, max_iter=3, joint_view=False)
+    clf = MVMLClassifier(multi_class="ovo", random_state=0, **kw).fit(Xs, y)
+    store = clf._metric_store
+    assert isinstance(store, MetricStack) and store.n_problems == 3
+    assert (store.dims is not None) == (n_landmarks is None)
+    est = MVMLClassifier(random_state=0, **kw)
+    est._check_params()
+    problem = est._build_problem(Xs, est._encode_targets(y, 3))
+    A = clf.metric_
+    for k, (i, j) in enumerate(ovo_pairs(3)):
+        sub, _ = pair_problem(problem, y, i, j)
+        (r,) = _BaseMVML._solve(est, sub)
+        want = r["metric"].dense()
+        np.testing.assert_allclose(A[k], want, rtol=0, atol=1e-8 * np.abs(want).max())
+        np.testing.assert_allclose(
+            clf.metric_min_eigenvalue_[k], r["metric"].min_eigenvalue(), atol=1e-8
+        )
 
 
 def _views(n=60, seed=0):
@@ -174,8 +227,8 @@ def test_every_path_hands_on_a_metric(cls, kw):
         target = est._encode_targets(np.unique(y, return_inverse=True)[1], 2)
     results = est._solve(est._build_problem(Xs, target))
     for r in results:
-        assert isinstance(r["metric"], Metric)
-        assert not {"A", "min_eig", "metric_lowrank"} & dict(r).keys()
+        assert type(r) is dict and isinstance(r["metric"], Metric)
+        assert not {"A", "min_eig", "metric_lowrank"} & r.keys()
     est.fit(Xs, y)
     A = est.metric_.reshape(-1, *est.metric_.shape[-2:])
     mins = np.atleast_1d(est.metric_min_eigenvalue_)

@@ -305,5 +305,6 @@ def test_nystrom_pairs_in_one_batch_equal_binary_solves(params):
         assert clf.n_iter_[k] == r["n_iter"]
         A = _BaseMVML._metric_stack(clf, [r]).toarray()[0]
         np.testing.assert_allclose(clf.metric_[k], A, atol=1e-10)
-        np.testing.assert_allclose(clf.metric_min_eigenvalue_[k], r["min_eig"], atol=1e-10)
+        min_eig = r["metric"].min_eigenvalue()
+        np.testing.assert_allclose(clf.metric_min_eigenvalue_[k], min_eig, atol=1e-10)
     ctx.__exit__(None, None, None)

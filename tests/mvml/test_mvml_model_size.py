@@ -46,9 +46,8 @@ def test_reference_path_metric_is_the_tracked_low_rank_form(kw):
     store = est._metric_store
     assert store.dense is None and store.factors.shape[2] <= 4 * est.n_a_steps
     for t, r in enumerate(results):
-        np.testing.assert_allclose(
-            est.metric_[t], r["A"], rtol=0, atol=1e-12 * np.abs(r["A"]).max()
-        )
+        A = r["metric"].dense()
+        np.testing.assert_allclose(est.metric_[t], A, rtol=0, atol=1e-12 * np.abs(A).max())
 
 
 def test_structured_and_dense_solver_store_the_same_metric():

@@ -26,10 +26,12 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   :mod:`._hinge_active`; its solver state and batches of row subsets in
   :mod:`._hinge_state`): the g-step, the
   data term, the w-step, the structured solver and the CV's fold paths of each loss;
-* the metric: :mod:`._metric` (factorisations, :class:`PSDFactor`; the A-steps, eq. 9/16
-  dense and eq. 12/18 sparse, :func:`metric_step`; the fixed metrics, MVML_Cov; the view
-  weights, eq. 10/17; the one metric interface, :class:`~._metric.Metric`, with its dense
-  storage) and :mod:`._lowrank` (the low-rank storage ``s I + W W^T``, one metric or a
+* the metric: :mod:`._metric_algebra` (the formulas on one matrix: factorisations,
+  :class:`PSDFactor`; the A-step updates, eq. 9/16 dense and eq. 12/18 sparse; the fixed
+  metrics, MVML_Cov; the view weights, eq. 10/17), :mod:`._metric` (the metric kinds and
+  their initial metrics; the one backtracking A-step, :func:`metric_step`; the one metric
+  interface, :class:`~._metric.Metric`, with its dense storage) and :mod:`._lowrank` (the
+  low-rank storage ``s I + W W^T``, one metric or a
   batch of the structured solvers on one eigendecomposition per fit, and the fitted
   model's compact store, ``MetricStack``);
 * Algorithm 1: :mod:`._driver` (the outer loop: the dense reference path for any loss

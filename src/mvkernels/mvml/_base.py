@@ -68,6 +68,7 @@ from ._losses import Loss, SquareLoss
 from ._lowrank import MetricStack
 from ._metric import (
     METRICS,
+    Metric,
     _sym,
     metric_kind,
 )
@@ -642,11 +643,16 @@ class _BaseMVML(BaseEstimator):
         Gw = np.hstack([G[:, l, :] @ U[:, l * p : (l + 1) * p] for l in range(G.shape[1])])
         return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes, offset=offset)
 
-    def _initial_metric(self, problem: MVMLProblem) -> np.ndarray:
-        """``A0``: identity for learned and identity metrics, the Cov metric for "cov"
-        (:meth:`MetricKind.initial <mvkernels.mvml._metric.MetricKind.initial>`), from
-        the data as given (a centred problem's ``uncentred`` one)."""
-        return metric_kind(self.metric).initial(problem.uncentred or problem)
+    def _initial_metric(self, problem: MVMLProblem) -> Metric:
+        """``A0`` as a :class:`~mvkernels.mvml._metric.Metric` with its factorisation:
+        identity for learned and identity metrics, the Cov metric for "cov"
+        (:meth:`MetricKind.initial_metric
+        <mvkernels.mvml._metric.MetricKind.initial_metric>`), from the data as given (a
+        centred problem's ``uncentred`` one). Built once per fit and handed to every
+        path (every ``(alpha, eta)`` of a grid), which read its factor."""
+        return metric_kind(self.metric).initial_metric(
+            problem.uncentred or problem, eig_floor=self.eig_floor
+        )
 
     # -- algorithm 1 -------------------------------------------------------------
     def _make_loss(self) -> Loss:
@@ -668,19 +674,19 @@ class _BaseMVML(BaseEstimator):
         pairs = [(loss.alpha, loss.eta)] if grid is None else list(grid)
         T = problem.n_targets
         with serial_blas(problem.dim):
-            A0 = self._initial_metric(problem)
+            metric0 = self._initial_metric(problem)
             problem = loss.with_intercept(problem)
             if loss.structured_applies(problem):
                 self.solver_ = "structured"
                 per_pair = [
                     (loss if grid is None else loss.at(a, e)).fit_structured(
-                        problem, A0, record_path
+                        problem, metric0, record_path
                     )
                     for a, e in pairs
                 ]
             else:
                 self.solver_ = "dense"
-                flat = reference_paths(loss, problem, A0, record_path=record_path, grid=grid)
+                flat = reference_paths(loss, problem, metric0, record_path=record_path, grid=grid)
                 per_pair = [flat[p * T : (p + 1) * T] for p in range(len(pairs))]
         for results in per_pair:
             GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])

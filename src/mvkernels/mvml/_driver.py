@@ -33,13 +33,12 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 from ._lowrank import LowRankMetrics, _frob2, _g_step_rows
-from ._metric import MatrixMetric, Metric, objective_converged
+from ._metric import Metric, objective_converged
 from ._problem import MVMLProblem
 
 __all__ = [
     "alternate",
     "PathState",
-    "PathResult",
     "LowRankPath",
     "dense_metric_path",
     "reference_path",
@@ -123,39 +122,6 @@ def alternate(
             break
         g, obj = iteration(it, idx)
         run.record(it, g, obj, tol)
-
-
-class PathResult(dict):
-    """One problem's result of a path (``g``, ``w``, ``history``, ``n_iter``, ...), whose
-    ``"metric"`` is its :class:`~mvkernels.mvml._metric.Metric`, whatever its storage.
-
-    The metric's matrix views are read from it on demand, never stored: ``"A"`` (the
-    dense matrix), ``"min_eig"`` (its smallest eigenvalue) and, where the storage knows
-    it, ``"metric_lowrank"`` (``(s, V)`` with ``A = s I + V V^T``).
-    """
-
-    #: the metric's derived entries: what each reads of it
-    DERIVED: dict[str, Callable[[Metric], Any]] = {
-        "A": lambda m: m.dense(),
-        "min_eig": lambda m: m.min_eigenvalue(),
-        "metric_lowrank": lambda m: m.low_rank_form(),
-    }
-
-    def __missing__(self, key: Any) -> Any:
-        metric = dict.get(self, "metric")
-        read = self.DERIVED.get(key) if isinstance(key, str) else None
-        value = None if metric is None or read is None else read(metric)
-        if value is None:
-            raise KeyError(key)
-        return value
-
-    def __contains__(self, key: object) -> bool:
-        if dict.__contains__(self, key):
-            return True
-        metric = dict.get(self, "metric")
-        if metric is None or key not in self.DERIVED:
-            return False
-        return key != "metric_lowrank" or metric.low_rank_form() is not None
 
 
 # ------------------------------------------------------------------- square loss, structured
@@ -407,12 +373,12 @@ def reference_path(
     loss: Any,
     problem: MVMLProblem,
     t: int,
-    A0: np.ndarray,
+    metric0: Metric,
     record_path: bool = False,
 ) -> dict:
     """Algorithm 1 for target column ``t`` alone: :func:`reference_paths` with one
     target (the same result as that target's entry of a batch, to rounding)."""
-    return reference_paths(loss, problem, A0, [t], record_path)[0]
+    return reference_paths(loss, problem, metric0, [t], record_path)[0]
 
 
 @dataclass
@@ -508,18 +474,22 @@ def _grid_chunks(grid: list, pair_bytes: int) -> list[list]:
 def reference_paths(
     loss: Any,
     problem: MVMLProblem,
-    A0: np.ndarray,
+    metric0: Metric,
     targets: Any = None,
     record_path: bool = False,
     grid: Any = None,
 ) -> list[dict]:
     """Alternate g-, w- and A-steps for the target columns ``targets`` (Algorithm 1).
 
-    The dense reference path: any loss, any metric (``A0`` its initial value), learned or
-    fixed weights; the hyperparameters are the loss's (the estimator's, copied). A fixed
-    metric with fixed weights needs one g-step. With ``record_path``, ``path[k]`` is the
-    g-step solution for the metric after ``k + 1`` outer iterations (the final ``g`` of a
-    fit with ``max_iter = k + 1``, ``tol=None``), with its weights ``path_w[k]``.
+    The dense reference path: any loss, any metric (``metric0``: its initial value ``A0``
+    with its factorisation, as the metric kind builds it,
+    :meth:`~mvkernels.mvml._metric.MetricKind.initial_metric`; a dense ``A0 = I`` tracks
+    ``s I + V V^T`` under the dense A-steps, so that the fitted model stores ``V``, not
+    ``A``: see ``MetricStack.from_metrics``), learned or fixed weights; the hyperparameters are the
+    loss's (the estimator's, copied). A fixed metric with fixed weights needs one g-step.
+    With ``record_path``, ``path[k]`` is the g-step solution for the metric after ``k + 1``
+    outer iterations (the final ``g`` of a fit with ``max_iter = k + 1``, ``tol=None``),
+    with its weights ``path_w[k]``.
 
     The targets are independent problems run as one batch of :func:`alternate` (one
     :class:`PathState`): their g-steps are batched while they share the metric and the
@@ -544,22 +514,18 @@ def reference_paths(
     """
     targets = list(range(problem.n_targets) if targets is None else targets)
     if grid is not None:
-        chunks = _grid_chunks(list(grid), len(targets) * 16 * A0.shape[0] ** 2)
+        chunks = _grid_chunks(list(grid), len(targets) * 16 * metric0.dim**2)
         if len(chunks) > 1:
             return [
                 r
                 for chunk in chunks
-                for r in reference_paths(loss, problem, A0, targets, record_path, chunk)
+                for r in reference_paths(loss, problem, metric0, targets, record_path, chunk)
             ]
     losses = [loss] if grid is None else [loss.at(a, e) for a, e in grid]
-    n, v, d = len(losses) * len(targets), problem.n_views, A0.shape[0]
+    n, v, d = len(losses) * len(targets), problem.n_views, metric0.dim
     kind = loss.metric_kind
     learned = kind.learned
     alternates = learned or loss.learn_weights
-    # A0 = I: its factor is I exactly, which the g-steps may skip (the same numbers); the
-    # dense A-step from A0 = I keeps A = s I + V V^T (one column per accepted step):
-    # tracked so that the fitted model stores V, not A (see MetricStack.from_metrics)
-    metric0 = MatrixMetric.start(A0, loss.eig_floor, track_low_rank=kind.low_rank)
     w0 = np.full(v, 1.0 / v)
     runs = [
         _Target(loss=lp, t=t, metric=metric0, w=w0, state=lp.new_state(), g=np.zeros(d))
@@ -622,7 +588,7 @@ def reference_paths(
     for i, r in enumerate(runs):
         r.path_w.append(r.w)
         n_iter = int(run.n_iter[i])
-        res = PathResult(
+        res = dict(
             metric=r.metric,
             g=r.g,
             w=r.w,

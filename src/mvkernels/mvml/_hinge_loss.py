@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from ._driver import PathResult, PathState, alternate
+from ._driver import PathState, alternate
 from ._hinge import (
     COLD_MIN_BOX,
     PRESOLVE_TOL,
@@ -57,7 +57,7 @@ from ._hinge_state import (
 )
 from ._losses import _COMMON_PARAMS, Loss, padded_path
 from ._lowrank import LowRankMetrics
-from ._metric import PSDFactor
+from ._metric import Metric, PSDFactor
 from ._problem import MVMLProblem
 
 __all__ = ["HingeLoss", "OFFSET_KAPPA"]
@@ -344,7 +344,7 @@ class HingeLoss(Loss):
         return self.solver == "auto" and not self.learn_weights and self.metric_kind.structured
 
     def fit_structured(
-        self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
+        self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
     ) -> list[dict]:
         """Algorithm 1 with the hinge g-step and the low-rank dense A-step.
 
@@ -361,12 +361,12 @@ class HingeLoss(Loss):
         Phi = self.phi(problem, w)
         states = [HingeState() for _ in range(T)]
         if not self.metric_kind.learned:
-            factor = PSDFactor(A0, eig_floor=self.eig_floor)
+            factor = metric0.factor
             G, data = [], []
             for t in range(T):
                 G.append(self.g_step(problem, t, factor, w, states[t]))
                 data.append(self.data_loss(problem, t, G[t], w))
-            return self._fixed_results(A0, G, w, data, factor.quad, states)
+            return self._fixed_results(metric0, G, w, data, factor.quad, states)
         return self.dense_paths(problem, Phi, w, [float(self.eta)])
 
     #: one-vs-one: the pairs' structured paths in one batch (:meth:`fit_row_subsets`);
@@ -571,7 +571,7 @@ class HingeLoss(Loss):
             run.finish(b, g, obj)
             n_iter = int(run.n_iter[b])
             out.append(
-                PathResult(
+                dict(
                     # kept structured: A = s I + W W^T (the estimator's MetricStack builds
                     # the dense metric on access; the CV's paths never need it)
                     metric=mets.take(b),

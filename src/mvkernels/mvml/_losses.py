@@ -36,7 +36,7 @@ from scipy.linalg import blas
 
 from .._linalg import robust_eigh
 from .._threads import serial_blas
-from ._driver import PathResult, dense_metric_path
+from ._driver import dense_metric_path
 from ._iterative import CGStep
 from ._lowrank import (
     LowRankMetric,
@@ -45,7 +45,7 @@ from ._lowrank import (
     row_gram_spectra,
 )
 from ._metric import (
-    MatrixMetric,
+    Metric,
     MetricKind,
     PSDFactor,
     _sym,
@@ -211,13 +211,15 @@ class Loss:
         return False
 
     def fit_structured(
-        self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
+        self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
     ) -> list[dict]:
+        """The structured solver on ``problem`` from the initial metric ``metric0``
+        (:meth:`~mvkernels.mvml._metric.MetricKind.initial_metric`, with its factor)."""
         raise NotImplementedError
 
     def _fixed_results(
         self,
-        A0: np.ndarray,
+        metric: Metric,
         G: Any,
         w: np.ndarray,
         data: list,
@@ -226,15 +228,14 @@ class Loss:
     ) -> list[dict]:
         """The results of a fixed metric's single g-step ``G`` (T rows of ``d``) with data
         terms ``data`` (and, for a loss with solver state, each target's state); the
-        targets share one :class:`~mvkernels.mvml._metric.Metric`."""
-        d = A0.shape[0]
-        metric = LowRankMetric.identity(d) if self.metric_kind.identity else MatrixMetric(A0)
+        targets share the one :class:`~mvkernels.mvml._metric.Metric` ``metric`` (the
+        fit's initial metric)."""
         out: list[dict] = []
         for t in range(len(G)):
             g = G[t]
             obj = data[t] + self.alpha * quad(g)
             out.append(
-                PathResult(
+                dict(
                     metric=metric,
                     g=g,
                     w=w,
@@ -503,7 +504,7 @@ class SquareLoss(Loss):
         return self.solver in ("auto", "cg") and applies
 
     def fit_structured(
-        self, problem: MVMLProblem, A0: np.ndarray, record_path: bool = False
+        self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
     ) -> list[dict]:
         """All target columns at once with the shared factorisation (same results as
         :func:`~mvkernels.mvml._driver.reference_path`, see :mod:`mvkernels.mvml._lowrank`)."""
@@ -511,18 +512,18 @@ class SquareLoss(Loss):
         w = np.full(v, 1.0 / v)
         yy = np.asarray(problem.target_sq, dtype=np.float64)
         if self.solver == "cg":
-            return self._fit_cg(problem, A0, w, yy, record_path)
+            return self._fit_cg(problem, metric0, w, yy, record_path)
         M, B = problem.weighted_statistics(w)
         if not self.metric_kind.learned:
             if self.metric_kind.identity:  # A = I: ridge on the weighted features
                 G = ridge_solve(M, B, float(self.alpha))
                 quad: Any = lambda g: float(g @ g)  # noqa: E731
             else:
-                factor = PSDFactor(A0, eig_floor=self.eig_floor)
+                factor = metric0.factor
                 G = fixed_metric_solve(M, factor.F, B, np.array([self.alpha]))[0]
                 quad = factor.quad
             data = [self.data_loss(problem, t, G[t], w) for t in range(T)]
-            return self._fixed_results(A0, G, w, data, quad)
+            return self._fixed_results(metric0, G, w, data, quad)
         spec = SharedSpectrum.from_matrix(M)
         path = dense_metric_path(
             spec.lam,
@@ -541,7 +542,7 @@ class SquareLoss(Loss):
     def _fit_cg(
         self,
         problem: MVMLProblem,
-        A0: np.ndarray,
+        metric0: Metric,
         w: np.ndarray,
         yy: np.ndarray,
         record_path: bool,
@@ -551,7 +552,7 @@ class SquareLoss(Loss):
         ``M`` streamed over the rows (or on the statistics when the problem has them)."""
         T = problem.n_targets
         kind = self.metric_kind
-        factor = None if kind.learned or kind.identity else PSDFactor(A0, eig_floor=self.eig_floor)
+        factor = None if kind.learned or kind.identity else metric0.factor
         step = CGStep.build(problem, w, None if factor is None else factor.F)
         B = (problem.cross * problem.weight_vector(w)[:, None]).T
         Bb = B @ step.V
@@ -580,7 +581,7 @@ class SquareLoss(Loss):
             )
             data = np.maximum(yy - 2.0 * np.einsum("tk,tk->t", Bb, X) + gMg, 0.0)
             quad: Any = (lambda g: float(g @ g)) if factor is None else factor.quad
-            out = self._fixed_results(A0, X @ step.V.T, w, list(data), quad)
+            out = self._fixed_results(metric0, X @ step.V.T, w, list(data), quad)
         for r in out:
             r["cg_iter"] = int(sum(step.n_iter))
             r["cg_products"] = int(step.operator.n_products)
@@ -644,7 +645,7 @@ class SquareLoss(Loss):
             Qs = spec
             G = np.stack([path.G[t, : Q.shape[1]] @ Q.T for t, Q in enumerate(Qs)])
         out: list[dict] = [
-            PathResult(
+            dict(
                 # kept structured: s I + V V^T with V = Q W (see MetricStack.from_metrics)
                 metric=LowRankMetric(
                     float(path.s[t]),
@@ -694,8 +695,7 @@ class SquareLoss(Loss):
             w = np.full(v, 1.0 / v)
             M, B = problem.weighted_statistics(w)
             if not self.metric_kind.learned:
-                A0 = est._initial_metric(problem)
-                F = PSDFactor(A0, eig_floor=self.eig_floor).F
+                F = est._initial_metric(problem).factor.F
                 G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
                 out[:, 0, 0] = G * problem.weight_vector(w)
                 return out, None

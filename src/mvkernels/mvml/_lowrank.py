@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from .._linalg import robust_eigh, sym
-from .._packing import PackedState
+from .._packing import PackedState, pack, unpack
 from ._metric import (
     DenseMetric,
     MatrixMetric,
@@ -326,42 +326,73 @@ class MetricStack(PackedState):
 
     ``A_t = s_t I + V_t V_t^T`` (structured dense metric, ``V_t = Q W_t`` of shape (d, r):
     ``O(T d r)`` numbers instead of ``T d^2``), one ``shared`` matrix for every problem
-    (fixed metrics: identity, Cov) or the ``dense`` (T, d, d) stack (reference path,
-    sparse metric, learned weights). :meth:`toarray` builds the dense metrics on demand
-    (the estimators' ``metric_``), so a pickled model stays small; a pickle stores an
-    exactly symmetric ``shared`` / ``dense`` metric as one triangle
+    (a fit's fixed metric: identity, Cov), the identity of every problem (``scale`` only)
+    or the ``dense`` (T, d, d) stack (reference path, sparse metric, learned weights, the
+    one-vs-one pairs' own Cov metrics). :meth:`toarray` builds the dense metrics on
+    demand (the estimators' ``metric_``), so a pickled model stays small; a pickle stores
+    an exactly symmetric ``shared`` / ``dense`` metric as one triangle
     (:class:`~mvkernels._packing.PackedState`).
+
+    The problems may differ in size (one-vs-one's pairs in full-kernel mode, ``v n_ij``
+    each): ``dims`` then holds every size and ``factors`` / ``dense`` are lists, one
+    array a problem (``dim`` is the largest size).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.mvml._lowrank import LowRankMetric, MetricStack
+    >>> pairs = [LowRankMetric(0.5, np.ones((2, 1))), LowRankMetric(1.0, np.ones((3, 1)))]
+    >>> st = MetricStack.from_metrics(pairs, fixed=False)
+    >>> st.dims.tolist(), [A.shape for A in st.toarray()], st.max_abs()
+    ([2, 3], [(2, 2), (3, 3)], 2.0)
     """
 
     dim: int
     n_problems: int
     scale: np.ndarray | None = None
-    factors: np.ndarray | None = None
+    factors: Any = None
     shared: np.ndarray | None = None
-    dense: np.ndarray | None = None
+    dense: Any = None
+    #: the size of every problem where they differ (``factors`` / ``dense``: lists)
+    dims: np.ndarray | None = None
 
     @classmethod
     def from_metrics(cls, metrics: list[Metric], fixed: bool) -> MetricStack:
         """The store of the fitted metrics ``metrics`` (:class:`~mvkernels.mvml._metric.Metric`,
-        one per problem) in their most compact form: a fixed metric (``fixed``) once (the
-        identity as its size only), metrics that know their form ``s I + V V^T``
+        one per problem) in their most compact form: a fixed metric (``fixed``) shared by
+        every problem once (the identity as its size only), fixed metrics that are all
+        the identity as their sizes, metrics that know their form ``s I + V V^T``
         (:meth:`~mvkernels.mvml._metric.Metric.low_rank_form`) as ``(s_t, V_t)``, others
-        as the dense stack."""
-        first = metrics[0]
-        if fixed:
+        as the dense stack (one store whatever the problems: one-vs-one's pairs, each
+        with its own metric and, in full-kernel mode, its own size, included)."""
+        first, n = metrics[0], len(metrics)
+        sizes = [m.dim for m in metrics]
+        ragged = len(set(sizes)) > 1
+        dims = np.array(sizes) if ragged else None
+        dim = max(sizes)
+        if fixed and all(m is first for m in metrics):
             if first.is_identity():
-                return cls(first.dim, len(metrics), scale=np.ones(len(metrics)))
-            return cls(first.dim, len(metrics), shared=first.dense())
-        forms = [m.low_rank_form() for m in metrics]
+                return cls(dim, n, scale=np.ones(n))
+            return cls(dim, n, shared=first.dense())
+        if fixed and all(m.is_identity() for m in metrics):
+            return cls(dim, n, scale=np.ones(n), dims=dims)
+        forms = [None if fixed else m.low_rank_form() for m in metrics]
         if all(f is not None for f in forms):
             lowrank = [f for f in forms if f is not None]
             scale = np.array([float(sv[0]) for sv in lowrank])
+            if ragged:
+                return cls(dim, n, scale=scale, factors=[V for _, V in lowrank], dims=dims)
             r = max(sv[1].shape[1] for sv in lowrank)  # problems may stop early (tol)
-            factors = np.zeros((len(lowrank), first.dim, r))
+            factors = np.zeros((n, dim, r))
             for t, (_, V) in enumerate(lowrank):  # zero columns where a problem stopped
                 factors[t, :, : V.shape[1]] = V
-            return cls(first.dim, len(lowrank), scale=scale, factors=factors)
-        return cls(first.dim, len(metrics), dense=np.stack([m.dense() for m in metrics]))
+            return cls(dim, n, scale=scale, factors=factors)
+        dense = [m.dense() for m in metrics]
+        return cls(dim, n, dense=dense if ragged else np.stack(dense), dims=dims)
+
+    def size(self, t: int) -> int:
+        """The size ``d_t`` of problem ``t``'s metric."""
+        return self.dim if self.dims is None else int(self.dims[t])
 
     def take(self, t: int) -> Metric:
         """Problem ``t``'s metric as a :class:`~mvkernels.mvml._metric.Metric` in its
@@ -370,11 +401,13 @@ class MetricStack(PackedState):
             return MatrixMetric(self.dense[t])
         if self.shared is not None:
             return MatrixMetric(self.shared)
-        V = np.zeros((self.dim, 0)) if self.factors is None else self.factors[t]
+        V = np.zeros((self.size(t), 0)) if self.factors is None else self.factors[t]
         return LowRankMetric(float(np.asarray(self.scale)[t]), V)
 
-    def toarray(self) -> np.ndarray:
-        """The dense metrics, shape (T, d, d)."""
+    def toarray(self) -> Any:
+        """The dense metrics, shape (T, d, d) (problems of different sizes: a list)."""
+        if self.dims is not None:
+            return [self._one(t) for t in range(self.n_problems)]
         if self.dense is not None:
             return self.dense
         if self.shared is not None:
@@ -386,8 +419,21 @@ class MetricStack(PackedState):
                 out[t] += sym(V @ V.T)
         return out
 
+    def _one(self, t: int) -> np.ndarray:
+        """Problem ``t``'s dense metric (the numbers of :meth:`toarray`)."""
+        if self.dense is not None:
+            return self.dense[t]
+        d = self.size(t)
+        out = np.zeros((d, d))
+        out[np.diag_indices(d)] = float(np.asarray(self.scale)[t])
+        if self.factors is not None:
+            out += sym(self.factors[t] @ self.factors[t].T)
+        return out
+
     def max_abs(self) -> float:
         """``max |A_ij|`` over the stack (a PSD matrix's largest entry is on its diagonal)."""
+        if self.dims is not None:  # problems of different sizes
+            return max(float(np.abs(self._one(t)).max()) for t in range(self.n_problems))
         if self.dense is not None:
             return float(np.abs(self.dense).max())
         if self.shared is not None:
@@ -396,6 +442,19 @@ class MetricStack(PackedState):
         if self.factors is not None:
             diag = diag + (self.factors**2).sum(axis=2)
         return float(np.abs(diag).max())
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        for key in ("factors", "dense"):  # problems of different sizes: each array packed
+            if isinstance(state[key], list):
+                state[key] = [pack(A) for A in state[key]]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for key in ("factors", "dense"):
+            if isinstance(self.__dict__.get(key), list):
+                self.__dict__[key] = [unpack(A) for A in self.__dict__[key]]
 
 
 def _g_step_rows(

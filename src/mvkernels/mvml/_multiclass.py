@@ -48,7 +48,6 @@ from .._targets import one_vs_all_targets
 from .._threads import serial_blas
 from .._validation import take_rows
 from ..nystrom import FeatureMoments
-from ._lowrank import MetricStack
 from ._problem import MVMLProblem
 
 __all__ = [
@@ -257,29 +256,6 @@ def pair_problem(
         MVMLProblem.from_moments(mom, problem.feature_map, y, Xs=Xs, U=U, sample_weight=sw),
         rows,
     )
-
-
-@dataclass
-class PairMetrics:
-    """The fitted metrics of the pair problems (their sizes differ in full-kernel mode:
-    ``v n_ij``). The interface of :class:`~mvkernels.mvml._lowrank.MetricStack` that the
-    estimators read."""
-
-    stacks: list[MetricStack]
-
-    @property
-    def n_problems(self) -> int:
-        return len(self.stacks)
-
-    def toarray(self) -> Any:
-        """(P, d, d) when every pair has the same size (Nystrom mode), else a list."""
-        mats = [s.toarray()[0] for s in self.stacks]
-        if len({M.shape for M in mats}) == 1:
-            return np.stack(mats)
-        return mats
-
-    def max_abs(self) -> float:
-        return max(s.max_abs() for s in self.stacks)
 
 
 # ============================================================================ probabilities
@@ -527,12 +503,6 @@ class OneVsOneMixin:
         of ``K - 1`` times ``n`` row indices in the fitted model)."""
         yi = self._ovo_labels
         return [np.flatnonzero((yi == i) | (yi == j)) for i, j in self._ovo_pairs]
-
-    def _metric_stack(self, results: list[dict]) -> Any:
-        if not self._ovo_active():
-            return super()._metric_stack(results)  # type: ignore[misc]
-        base = super()._metric_stack  # type: ignore[misc]
-        return PairMetrics([base([r]) for r in results])
 
     def _rows_to_columns(self, cols: list[np.ndarray]) -> np.ndarray:
         """Per-problem row vectors (e.g. dual coefficients) as an (n, T) array; one-vs-one:
