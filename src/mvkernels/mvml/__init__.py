@@ -92,7 +92,7 @@ from ._metric import (
     rank_one_metric_minimiser,
     sparse_metric_update,
 )
-from ._problem import MVMLProblem
+from ._problem import FullProblem, MVMLProblem, NystromProblem
 from ._svm import DASK_GATHER_MAX_BYTES, MVMLSVC
 from .cv import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV, complement_moments
 
@@ -113,6 +113,8 @@ __all__ = [
     "cov_metric_nystrom",
     "least_squares_weights",
     "MVMLProblem",
+    "FullProblem",
+    "NystromProblem",
     "MVMLRegressor",
     "MVMLClassifier",
     "MVMLSVC",
