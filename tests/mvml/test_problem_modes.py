@@ -54,6 +54,8 @@ def test_types_hold_their_own_fields_and_name_their_mode(rng):
     assert "gram" in nys_own and "Ks" not in nys_own and "scale_rows" not in nys_own
     with pytest.raises((FrozenInstanceError, AttributeError)):
         full.mode = "nystrom"
+    with pytest.raises(TypeError, match="interface of the modes"):
+        MVMLProblem(N, 2, P, nystrom.Y)
     with pytest.raises(RuntimeError, match="full-kernel"):
         nystrom.design(np.ones(2))
     with pytest.raises(RuntimeError, match="Nystrom mode"):

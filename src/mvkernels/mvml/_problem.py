@@ -90,6 +90,13 @@ class MVMLProblem:
     target_mean: np.ndarray | None = None
     uncentred: MVMLProblem | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        if type(self) is MVMLProblem:
+            raise TypeError(
+                "MVMLProblem is the interface of the modes: build a FullProblem or a "
+                "NystromProblem (MVMLProblem.full, from_moments or from_rows)"
+            )
+
     # ------------------------------------------------------------------ constructors
     @staticmethod
     def full(
