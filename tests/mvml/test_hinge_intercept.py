@@ -14,7 +14,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.svm import SVC
 
 from mvkernels import MVMLSVC, MVMLSVCCV, BlockNystrom, MVMLClassifier, MVMLClassifierCV
-from mvkernels.mvml import MVMLProblem
+from mvkernels.mvml import NystromProblem
 from mvkernels.mvml._hinge import hinge_offsets
 from mvkernels.mvml._hinge_loss import OFFSET_KAPPA, HingeLoss
 
@@ -247,8 +247,7 @@ def test_svc_cv_fold_scores_equal_direct_refits(rng):
     for i, params in enumerate(res["params"]):
         ref = []
         for tr, te in splits:
-            problem = MVMLProblem(
-                "nystrom",
+            problem = NystromProblem(
                 tr.size,
                 2,
                 12,

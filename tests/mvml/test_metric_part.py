@@ -83,13 +83,13 @@ def test_metric_kinds_say_what_each_metric_does():
 
 
 def test_cov_kind_initial_value_is_the_cov_metric():
-    from mvkernels.mvml import MVMLProblem, cov_metric_full
+    from mvkernels.mvml import FullProblem, cov_metric_full
     from mvkernels.mvml._metric import metric_kind
 
     rng = np.random.default_rng(2)
     Xs = [rng.normal(size=(12, 2)), rng.normal(size=(12, 3))]
     Ks = [X @ X.T for X in Xs]
-    problem = MVMLProblem("full", 12, 2, 12, rng.normal(size=(12, 1)), Ks=Ks)
+    problem = FullProblem(12, 2, 12, rng.normal(size=(12, 1)), Ks=Ks)
     np.testing.assert_array_equal(metric_kind("cov").initial(problem), cov_metric_full(Ks))
     np.testing.assert_array_equal(metric_kind("dense").initial(problem), np.eye(24))
 

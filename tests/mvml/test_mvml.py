@@ -13,7 +13,8 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from mvkernels import BlockNystrom, MVMLClassifier, MVMLRegressor
 from mvkernels import mvml as M
 from mvkernels.mvml import (
-    MVMLProblem,
+    FullProblem,
+    NystromProblem,
     PSDFactor,
     cov_metric_full,
     cov_metric_nystrom,
@@ -45,7 +46,7 @@ def random_spd(rng, d, cond=10.0):
 
 def full_problem(Ks, y):
     n = Ks[0].shape[0]
-    return MVMLProblem("full", n, len(Ks), n, np.asarray(y, float).reshape(n, -1), Ks=Ks)
+    return FullProblem(n, len(Ks), n, np.asarray(y, float).reshape(n, -1), Ks=Ks)
 
 
 def blockdiag(mats):
@@ -204,8 +205,7 @@ def test_sufficient_statistics_equal_direct_nystrom(rng):
     U = nys.transform(Xs)
     mom = nys.moments(Xs, y)
     p, v, lam = 8, 3, 0.05
-    prob = MVMLProblem(
-        "nystrom",
+    prob = NystromProblem(
         60,
         v,
         p,
@@ -282,8 +282,7 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
     est = MVMLRegressor(alpha=0.05, joint_view=False, fit_intercept=False)
     g = est._make_loss().g_step(full_problem(Ks, y), 0, PSDFactor(A), w, None)
     mom = nys.moments(Xs, y)
-    prob = MVMLProblem(
-        "nystrom",
+    prob = NystromProblem(
         n,
         2,
         n,

@@ -17,8 +17,10 @@ needs the sufficient statistics ``C = sum_i u_i u_i^T`` and ``c = sum_i u_i y_i`
 
 Layout of the subpackage, one part per concern (public names are re-exported here):
 
-* the problem: :mod:`._problem` (:class:`MVMLProblem`, the training data of one fit:
-  kernels or Nystrom features and their sufficient statistics), :mod:`._bandwidth`
+* the problem: :mod:`._problem` (:class:`MVMLProblem`, the training data of one fit,
+  one type per mode: :class:`FullProblem`, the kernels, and :class:`NystromProblem`, the
+  Nystrom features and their sufficient statistics; each says how its mode does what
+  depends on it, so no other part compares mode names), :mod:`._bandwidth`
   (default bandwidths), :mod:`._joint` (the joint view), :mod:`._relevance` (the learned
   column scales of ``feature_relevance="ard"``, applied to the input views first);
 * the loss: :mod:`._losses` (:class:`~._losses.Loss` and the square loss) and
@@ -64,6 +66,14 @@ How to add
   form in :mod:`._lowrank`; a new storage: a :class:`~._metric.Metric` subclass (every
   path hands on its metrics as :class:`~._metric.Metric` objects, which no caller asks
   the storage of);
+* a mode (a new form of the training data): an :class:`MVMLProblem` subclass in
+  :mod:`._problem` with its own fields and the per-mode methods (``centred``,
+  ``ridge_system``, ``squared_residual``, ``view_outputs`` / ``view_moments``,
+  ``cov_metric``, ``subset`` / ``subset_coefficients``, ``training_outputs``,
+  ``with_views``; ``feature_space`` says whether the structured solvers, which read
+  Nystrom statistics, apply), built by the estimator's ``_build_problem`` in
+  :mod:`._base`; the fitted model's prediction (``_decision_block``) and test-view
+  checks there are per mode too;
 * a kernel: one :class:`~mvkernels._kernel_families.KernelFamily` registered in
   ``KERNEL_FAMILIES`` (its name, parameters, default bandwidth, evaluation and sparse
   support), which validation, ``ViewKernel``, the bandwidth grid and Dask read;
@@ -94,7 +104,7 @@ from ._metric import (
     rank_one_metric_minimiser,
     sparse_metric_update,
 )
-from ._problem import MVMLProblem
+from ._problem import FullProblem, MVMLProblem, NystromProblem
 from ._svm import DASK_GATHER_MAX_BYTES, MVMLSVC
 from .cv import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV, complement_moments
 
@@ -115,6 +125,8 @@ __all__ = [
     "cov_metric_nystrom",
     "least_squares_weights",
     "MVMLProblem",
+    "FullProblem",
+    "NystromProblem",
     "MVMLRegressor",
     "MVMLClassifier",
     "MVMLSVC",

@@ -22,7 +22,6 @@ row's hinge by ``s_i``; the problem keeps the rows as given (``scale_rows=False`
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 from numbers import Integral
 from typing import Any
 
@@ -58,7 +57,7 @@ from ._hinge_state import (
 from ._losses import _COMMON_PARAMS, Loss, padded_path
 from ._lowrank import LowRankMetrics
 from ._metric import Metric, PSDFactor
-from ._problem import MVMLProblem
+from ._problem import MVMLProblem, NystromProblem
 
 __all__ = ["HingeLoss", "OFFSET_KAPPA"]
 
@@ -764,12 +763,7 @@ class HingeLoss(Loss):
         flat = coef.reshape(-1, coef.shape[-1])  # (m, k), target t = row mod T
         if basis is not None:
             flat = flat @ basis.T
-        if problem.mode == "full":
-            n = problem.n_samples
-            blocks = flat.reshape(flat.shape[0], problem.n_views, n)
-            F = sum(K @ blocks[:, l].T for l, K in enumerate(problem.Ks))
-        else:
-            F = problem.features() @ flat.T
+        F = problem.training_outputs(flat)
         Y = np.asarray(problem.Y, dtype=np.float64)[:, np.arange(flat.shape[0]) % T]
         b, _ = hinge_offsets(F, Y, float(self.offset_kappa), self.row_weight(problem))
         return b.reshape(coef.shape[:-1])
@@ -854,7 +848,7 @@ class HingeLoss(Loss):
         metrics) take the generic path on the same fold features."""
         if not (self.metric_kind.low_rank and self.structured_applies(problem)):
             return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
-        problem = replace(problem, Xs=Xtr)  # (the generic path sets it too)
+        problem = problem.with_views(Xtr)  # (the generic path sets it too)
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         w = np.full(v, 1.0 / v)
         Phi = self.phi(problem, w)
@@ -894,9 +888,8 @@ class HingeLoss(Loss):
         :meth:`fold_paths`) and their offsets ``(n_alpha * n_eta * K, P)``: those of one
         :meth:`fold_paths` per problem on its rows (to rounding)."""
         v, p = int(feature_map.n_views_), int(feature_map.n_landmarks_)
-        subs = [
-            MVMLProblem(
-                "nystrom",
+        subs: list[MVMLProblem] = [
+            NystromProblem(
                 r.size,
                 v,
                 p,

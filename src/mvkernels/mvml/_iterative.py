@@ -49,7 +49,7 @@ from .._arrays import views_kind
 from .._linalg import robust_eigh, sym
 from ..nystrom._missing import block_mask
 from ._lowrank import _g_step_rows, _solve_spd
-from ._problem import MVMLProblem
+from ._problem import NystromProblem
 
 __all__ = [
     "CG_TOL",
@@ -158,7 +158,7 @@ class DesignOperator:
         Products computed (each a pass over the rows in row mode).
     """
 
-    def __init__(self, problem: MVMLProblem, w: np.ndarray, cache_bytes: int = CACHE_BYTES):
+    def __init__(self, problem: NystromProblem, w: np.ndarray, cache_bytes: int = CACHE_BYTES):
         self.problem = problem
         self.weights = problem.weight_vector(w)
         self.n_products = 0
@@ -197,7 +197,7 @@ class DesignOperator:
         return d * out
 
 
-def row_statistics_problem(nys: Any, Xs: Any, Y: np.ndarray) -> MVMLProblem:
+def row_statistics_problem(nys: Any, Xs: Any, Y: np.ndarray) -> NystromProblem:
     """A Nystrom-mode problem without ``C``: ``sum u``, ``c = U^T Y``, ``sum y`` and
     ``y^T y`` from one pass over the rows (``O(n d T)``), for ``solver="cg"``."""
     Y = np.asarray(Y, dtype=np.float64)
@@ -208,8 +208,7 @@ def row_statistics_problem(nys: Any, Xs: Any, Y: np.ndarray) -> MVMLProblem:
         UR = chunk.rmatvec(np.column_stack([np.ones(rows.stop - rows.start), Y[rows]]))
         total += UR[:, 0]
         cross += UR[:, 1:]
-    return MVMLProblem(
-        "nystrom",
+    return NystromProblem(
         n,
         int(nys.n_views_),
         int(nys.n_landmarks_),
@@ -223,7 +222,7 @@ def row_statistics_problem(nys: Any, Xs: Any, Y: np.ndarray) -> MVMLProblem:
     )
 
 
-def subsample_features(problem: MVMLProblem, m: int) -> tuple[np.ndarray, np.ndarray]:
+def subsample_features(problem: NystromProblem, m: int) -> tuple[np.ndarray, np.ndarray]:
     """``m`` uniformly drawn training rows' features (centred as the problem) and their
     indices (seeded by :data:`SUBSAMPLE_SEED`; all rows when ``m >= n``)."""
     n = problem.n_samples
@@ -341,7 +340,7 @@ class CGStep:
     @classmethod
     def build(
         cls,
-        problem: MVMLProblem,
+        problem: NystromProblem,
         w: np.ndarray,
         F: np.ndarray | None = None,
         n_rows: int | None = None,

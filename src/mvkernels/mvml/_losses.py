@@ -27,12 +27,10 @@ returned by an estimator's ``_make_loss``.
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from scipy import linalg
-from scipy.linalg import blas
 
 from .._linalg import robust_eigh
 from .._threads import serial_blas
@@ -48,11 +46,10 @@ from ._metric import (
     Metric,
     MetricKind,
     PSDFactor,
-    _sym,
     least_squares_weights,
     metric_kind,
 )
-from ._problem import MVMLProblem
+from ._problem import MVMLProblem, NystromProblem, feature_problem
 from ._screen import ridge_solve
 
 __all__ = ["Loss", "SquareLoss", "padded_path"]
@@ -321,7 +318,7 @@ class Loss:
         T, d = problem.n_targets, problem.dim
         out = np.zeros((alphas.size, etas.size, K, T, d))
         if self.needs_rows:
-            problem = replace(problem, Xs=Xtr)
+            problem = problem.with_views(Xtr)
         learned = self.metric_kind.learned
         grid = [(float(a), float(e) if learned else self.eta) for a in alphas for e in etas]
         for p, res in enumerate(est._solve_path(problem, grid, record_path=True)):
@@ -332,41 +329,17 @@ class Loss:
         return out, None
 
 
-def _times_factor(X: np.ndarray, factor: PSDFactor) -> np.ndarray:
-    """``X F``: a triangular product (BLAS ``trmm``, half the flops of a general one)
-    for a Cholesky factor ``F = L``."""
-    if factor.kind != "cholesky":
-        return X @ factor.F
-    return blas.dtrmm(1.0, factor.L, X, side=1, lower=1)
-
-
-def _factor_t_times(factor: PSDFactor, X: np.ndarray) -> np.ndarray:
-    """``F^T X`` (``trmm`` for a Cholesky factor, see :func:`_times_factor`)."""
-    if factor.kind != "cholesky":
-        return factor.F.T @ X
-    return blas.dtrmm(1.0, factor.L, X, side=0, lower=1, trans_a=1, overwrite_b=1)
-
-
 def _g_step_system(
     problem: MVMLProblem, cols: Any, factor: PSDFactor, w: np.ndarray
 ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray, np.ndarray]:
     """The linear system of the square loss's g-step for the target columns ``cols`` (one
     index: vector right-hand sides), before ``alpha``: ``(F, PF, S, rhs)`` with ``F`` the
-    metric factor (None for ``A0 = I``, left out of the products) and ``S`` a new array.
-
-    Full mode, eq. (8): ``S = (P F)(P F)^T`` (``n x n``), ``rhs = y``, and ``g = F (P F)^T
-    beta`` from the solution ``beta``. Nystrom mode, eq. (15): ``S = F^T M F``
-    (symmetrised), ``rhs = F^T b``, ``PF`` None, and ``g~ = F x``."""
+    metric factor (None for ``A0 = I``, left out of the products) and the problem's
+    system ``(PF, S, rhs)`` (:meth:`~mvkernels.mvml._problem.MVMLProblem.ridge_system`:
+    full mode eq. 8, ``g = F (P F)^T beta``; Nystrom mode eq. 15, ``g~ = F x``)."""
     F = None if factor.is_identity else factor.F
-    if problem.mode == "full":
-        P = problem.design(w)
-        PF = P if F is None else _times_factor(P, factor)
-        return F, PF, PF @ PF.T, problem.Y[:, cols]
-    M, B = problem.weighted_statistics(w)
-    # F^T M F; M is symmetric, so M^T (its F-ordered view) serves as M
-    S = _sym(M if F is None else _factor_t_times(factor, _times_factor(M.T, factor)))
-    rhs = B[cols].T
-    return F, None, S, rhs if F is None else F.T @ rhs
+    PF, S, rhs = problem.ridge_system(cols, factor, w)
+    return F, PF, S, rhs
 
 
 class SquareLoss(Loss):
@@ -461,18 +434,7 @@ class SquareLoss(Loss):
 
     def data_loss(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """Square loss ``||y - W H g||^2`` (Nystrom: ``y^T y - 2 b^T g + g^T M g``)."""
-        if problem.mode == "full":
-            r = problem.Y[:, t] - problem.design(w) @ g
-            return float(r @ r)
-        if problem.target_sq is not None:
-            yy = float(problem.target_sq[t])
-        else:
-            y = np.asarray(problem.Y[:, t])
-            yy = float(y @ y)
-        d = problem.weight_vector(w)
-        dg = d * g
-        val = yy - 2.0 * float(problem.cross[:, t] @ dg) + float(dg @ problem.gram @ dg)
-        return max(val, 0.0)
+        return problem.squared_residual(t, g, w)
 
     def w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Least-squares view weights with ``sum w = 1``, eq. (10) / (17) (see
@@ -491,9 +453,7 @@ class SquareLoss(Loss):
         raises on them. :class:`~mvkernels.MVMLSVC` overrides this test and
         :meth:`fit_structured` with its own low-rank path.
         """
-        applies = (
-            problem.mode == "nystrom" and not self.learn_weights and self.metric_kind.structured
-        )
+        applies = problem.feature_space and not self.learn_weights and self.metric_kind.structured
         if self.solver == "cg" and not applies:
             raise ValueError(
                 "solver='cg' needs the Nystrom mode (n_landmarks not None), fixed view "
@@ -508,6 +468,7 @@ class SquareLoss(Loss):
     ) -> list[dict]:
         """All target columns at once with the shared factorisation (same results as
         :func:`~mvkernels.mvml._driver.reference_path`, see :mod:`mvkernels.mvml._lowrank`)."""
+        problem = feature_problem(problem)
         v, T = problem.n_views, problem.n_targets
         w = np.full(v, 1.0 / v)
         yy = np.asarray(problem.target_sq, dtype=np.float64)
@@ -541,7 +502,7 @@ class SquareLoss(Loss):
 
     def _fit_cg(
         self,
-        problem: MVMLProblem,
+        problem: NystromProblem,
         metric0: Metric,
         w: np.ndarray,
         yy: np.ndarray,
@@ -598,10 +559,11 @@ class SquareLoss(Loss):
         features (the spectrum from the row side, :meth:`SharedSpectrum.from_rows`; the
         problem may then lack ``C``, :meth:`MVMLProblem.from_rows`), else None (from
         ``M = D_w C D_w``)."""
-        v, dim = problems[0].n_views, problems[0].dim
+        stats = [feature_problem(problem) for problem in problems]
+        v, dim = stats[0].n_views, stats[0].dim
         w = np.full(v, 1.0 / v)
         specs, Bbs = [], []
-        for problem, R in zip(problems, rows):
+        for problem, R in zip(stats, rows):
             wv = problem.weight_vector(w)
             if R is None:
                 M, B = problem.weighted_statistics(w)
@@ -620,7 +582,7 @@ class SquareLoss(Loss):
         path = dense_metric_path(
             lam,
             Bb,
-            np.array([float(problem.target_sq[0]) for problem in problems]),
+            np.array([float(problem.target_sq[0]) for problem in stats]),
             np.full(len(specs), float(self.alpha)),
             np.full(len(specs), float(self.eta)),
             max_iter=self.max_iter,
@@ -689,6 +651,7 @@ class SquareLoss(Loss):
         (sparse metric, learned weights) take the generic path."""
         if self.learn_weights or not self.metric_kind.structured:
             return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
+        problem = feature_problem(problem)
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         out = np.zeros((alphas.size, etas.size, K, T, d))
         with serial_blas(d):

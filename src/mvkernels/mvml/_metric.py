@@ -616,15 +616,7 @@ class CovMetric(MetricKind):
     name, structured, needs_statistics = "cov", True, True
 
     def initial(self, problem: Any) -> np.ndarray:
-        if problem.mode == "full":
-            return cov_metric_full(problem.Ks, problem.sample_weight)
-        return cov_metric_nystrom(
-            problem.gram,
-            problem.feature_sum,
-            problem.n_samples if problem.sample_weight is None else problem.total_weight,
-            problem.n_views,
-            scatter=problem.feature_scatter,
-        )
+        return problem.cov_metric()  # each mode's (cov_metric_full / cov_metric_nystrom)
 
 
 #: the values of the ``metric`` parameter and what each does

@@ -36,7 +36,7 @@ libsvm does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,7 @@ from .._targets import one_vs_all_targets
 from .._threads import serial_blas
 from .._validation import take_rows
 from ..nystrom import FeatureMoments
-from ._problem import MVMLProblem
+from ._problem import MVMLProblem, feature_problem
 
 __all__ = [
     "ovo_pairs",
@@ -224,38 +224,8 @@ def pair_problem(
     """
     rows = np.flatnonzero((yi == i) | (yi == j))
     y = np.where(yi[rows] == i, 1.0, -1.0)[:, None]
-    m, v = rows.size, problem.n_views
-    sw = None if problem.sample_weight is None else problem.sample_weight[rows]
-    if problem.mode == "full":
-        Ks = [K[np.ix_(rows, rows)] for K in problem.Ks]
-        return MVMLProblem.full(Ks, y, sw, scale_rows=problem.scale_rows), rows
-    Xs = None if problem.Xs is None else take_rows(problem.Xs, rows)
-    U = None if problem.U is None else problem.U[rows]
-    if problem.gram is None:  # a loss that reads the rows only (the hinge loss)
-        sub = MVMLProblem(
-            "nystrom",
-            m,
-            v,
-            problem.block_size,
-            y,
-            feature_map=problem.feature_map,
-            Xs=Xs,
-            U=U,
-            sample_weight=sw,
-        )
-        return sub, rows
-    if moments is not None:
-        mom = pair_moments(moments, i, j)
-    elif U is not None:
-        mom = FeatureMoments.from_features(U, y, sw).symmetrize()
-    elif sw is None:
-        mom = problem.feature_map.moments(Xs, y)
-    else:
-        mom = problem.feature_map.moments(Xs, y, sample_weight=sw)
-    return (
-        MVMLProblem.from_moments(mom, problem.feature_map, y, Xs=Xs, U=U, sample_weight=sw),
-        rows,
-    )
+    mom = None if moments is None else pair_moments(moments, i, j)
+    return problem.subset(rows, y, mom), rows
 
 
 # ============================================================================ probabilities
@@ -426,7 +396,7 @@ class OneVsOneMixin:
         self._ovo_labels = yi.astype(np.min_scalar_type(np.asarray(problem.Y).shape[1]))
         loss = self._make_loss()  # type: ignore[attr-defined]
         if (
-            problem.mode == "nystrom"
+            problem.feature_space
             and self.solver == "auto"  # type: ignore[attr-defined]
             and loss.subset_paths_apply()
             and loss.structured_applies(problem)
@@ -436,21 +406,18 @@ class OneVsOneMixin:
             # a loss that fits the pairs on their rows of the whole problem in batches
             # (the hinge loss: Loss.fit_row_subsets); the pairs read the features U, so
             # their problems take no copy of their rows of the views
-            rows_only = replace(problem, Xs=None) if problem.U is not None else problem
+            feats = feature_problem(problem)  # (the row subsets share the feature rows)
+            rows_only = feats.with_views(None) if feats.U is not None else feats
             subs = [pair_problem(rows_only, yi, i, j, moms)[0] for i, j in self._ovo_pairs]
             self.solver_ = "structured"
             with serial_blas(problem.dim):
                 return loss.fit_row_subsets(problem, subs, self._ovo_rows)
-        n, v = problem.n_samples, problem.n_views
         results = []
         for i, j in self._ovo_pairs:
             sub, rows = pair_problem(problem, yi, i, j, moms)
             (r,) = solve(sub, record_path)
-            if problem.mode == "full":  # g on the pair's rows -> every training row
-                g = np.zeros((v, n))
-                g[:, rows] = np.asarray(r["g"]).reshape(v, rows.size)
-                r = {**r, "g": g.ravel()}
-            results.append(r)
+            # full mode: g on the pair's rows -> every training row
+            results.append({**r, "g": problem.subset_coefficients(r["g"], rows)})
         return results
 
     def _solve_pairs_batched(
@@ -468,6 +435,7 @@ class OneVsOneMixin:
         rows' features, computed once for all the rows (no ``dim x dim`` statistics or
         factorisation per pair); the others from their statistics (:func:`pair_problem`).
         The same solutions as one binary fit per pair, to rounding."""
+        problem = feature_problem(problem)
         dim = problem.dim
         pair_rows = self._ovo_rows
         U = problem.U
@@ -480,6 +448,7 @@ class OneVsOneMixin:
             U = problem.features()
         subs, feats = [], []
         for (i, j), rows in zip(self._ovo_pairs, pair_rows):
+            sub: MVMLProblem
             if U is not None and problem.sample_weight is None and rows.size < dim:
                 y = np.where(yi[rows] == i, 1.0, -1.0)[:, None]
                 sub = MVMLProblem.from_rows(U[rows], y, problem.feature_map)

@@ -64,7 +64,7 @@ from ._estimators import MVMLClassifier
 from ._hinge_loss import HingeLoss
 from ._metric import metric_kind
 from ._multiclass import multiclass_constraints
-from ._problem import MVMLProblem
+from ._problem import MVMLProblem, NystromProblem
 
 __all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES", "HINGE_FEATURE_BUDGET"]
 
@@ -325,7 +325,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         threads = nullcontext() if is_dask_collection(Y) else serial_blas(int(Y.shape[0]))
         with threads:
             problem = super()._build_problem(X, Y)
-        if problem.mode != "nystrom" or not (
+        if not isinstance(problem, NystromProblem) or not (
             is_dask_collection(problem.Y) or any(is_dask_collection(V) for V in problem.Xs)
         ):
             return problem
@@ -371,7 +371,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
                 nys.set_missing_model(ConditionalViews.from_moments(mom, v, p))
             if stats:
                 return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U, sample_weight=sw)
-        return MVMLProblem("nystrom", n, v, p, Y, feature_map=nys, Xs=Xs, U=U, sample_weight=sw)
+        return NystromProblem(n, v, p, Y, feature_map=nys, Xs=Xs, U=U, sample_weight=sw)
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict:
