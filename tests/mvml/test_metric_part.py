@@ -103,7 +103,7 @@ def test_initial_metric_is_a_metric_with_its_factor():
 
     rng = np.random.default_rng(2)
     Xs = [rng.normal(size=(12, 2)), rng.normal(size=(12, 3))]
-    problem = MVMLProblem("full", 12, 2, 12, rng.normal(size=(12, 1)), Ks=[X @ X.T for X in Xs])
+    problem = MVMLProblem.full([X @ X.T for X in Xs], rng.normal(size=(12, 1)))
     cov = metric_kind("cov").initial_metric(problem, eig_floor=1e-8)
     A0 = metric_kind("cov").initial(problem)
     assert isinstance(cov, MatrixMetric) and cov.dim == 24
