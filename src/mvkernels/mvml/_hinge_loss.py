@@ -44,9 +44,11 @@ from ._hinge_active import (
     COLD_ADD,
     WARM_BAND,
     WARM_ROUNDS,
+    FirstSolutions,
     active_set_svm,
     polish_active_set,
     polish_active_sets,
+    rebox_solutions,
 )
 from ._hinge_state import (
     ROW_SUBSET_BUDGET,
@@ -416,6 +418,7 @@ class HingeLoss(Loss):
         etas: list[float],
         seed_margins: Any = None,
         subsets: RowSubsets | None = None,
+        seed_solutions: FirstSolutions | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
 
@@ -437,6 +440,12 @@ class HingeLoss(Loss):
         pair reads its rows once per correction of its own), and their A-steps in one
         batch; every other step and each result are those of a fit on the subset alone.
         ``seed_margins`` is then a list, each subset's margins on its rows.
+
+        ``seed_solutions``: the exact first g-steps of the same targets on the same
+        features at a smaller box (:class:`FirstSolutions`, e.g. at the next larger
+        ``alpha``; without ``subsets``), which :meth:`first_g_steps` starts from; the
+        first g-steps solved exactly here are returned in the first result's
+        ``"first_solutions"`` (a :class:`FirstSolutions`).
         """
         tg = _Targets(problem, subsets)
         T, d = tg.T, problem.dim
@@ -455,12 +464,14 @@ class HingeLoss(Loss):
         # fit_intercept: the offset's constant column last (its value set per g-step)
         Cp0 = np.array([svm_c_prime(self.hinge_weight(tg.of(t)[0]), alpha) for t in range(T)])
         width = d + R + bool(self.fit_intercept)
+        firsts: FirstSolutions | None = None
         if subsets is None:
             X = np.zeros((Phi.shape[0], width))
             X[:, :d] = Phi
             if self.fit_intercept:
                 X[:, -1] = self.offset_column(Cp0[0])
-            self.first_g_steps(problem, X, states[:T])
+            self.first_g_steps(problem, X, states[:T], seeds=seed_solutions)
+            firsts = FirstSolutions(float(Cp0[0]), [st.cold for st in states[:T]])
         else:
             X = Phi  # (unused: each subset's g-step has its own features)
             self.first_g_steps(problem, Phi, states[:T], tg, Cp0)
@@ -586,6 +597,8 @@ class HingeLoss(Loss):
                     path_w=np.tile(w, (n_iter, 1)),
                 )
             )
+        if firsts is not None:
+            out[0]["first_solutions"] = firsts
         return out
 
     def warm_start_applies(self, state: HingeState) -> bool:
@@ -659,6 +672,7 @@ class HingeLoss(Loss):
         states: list[HingeState],
         targets: _Targets | None = None,
         Cp0: np.ndarray | None = None,
+        seeds: FirstSolutions | None = None,
     ) -> None:
         """The first g-step (``A = I``, features ``X``) of every target at once.
 
@@ -670,7 +684,12 @@ class HingeLoss(Loss):
         down to the smaller box :data:`~mvkernels.mvml._hinge.COLD_MIN_BOX`; a target whose
         active set fails takes the usual path. ``targets`` with row subsets (and ``Cp0``,
         each one's box ``C'``): ``X`` holds the features ``phi_i`` of all rows, and each
-        subset is tried where a fit on its rows alone would try it.
+        subset is tried where a fit on its rows alone would try it. ``seeds``: the
+        targets' exact first g-steps on the same features at a smaller box (the CV's
+        next larger ``alpha``), without an offset column (whose value depends on the
+        box): those still exact at this box are taken as they are, the others polished
+        from their margins (:func:`~mvkernels.mvml._hinge_active.rebox_solutions`); the
+        active set grows from scratch for the rest (the solutions are exact either way).
         """
         if targets is not None and targets.subsets is not None:
             self._first_subset_g_steps(X, states, targets, Cp0)
@@ -679,9 +698,18 @@ class HingeLoss(Loss):
         sw = self.row_weight(problem)
         if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX, weight=sw):
             return
-        for state, exact in zip(states, active_set_svm(X, problem.Y, Cp, weight=sw)):
-            if exact is not None:
+        todo = list(range(len(states)))
+        if seeds is not None and self.offset_column(Cp) is None:
+            reboxed = rebox_solutions(X, problem.Y, seeds, Cp, weight=sw)
+            for state, exact in zip(states, reboxed):
                 state.cold = exact
+            todo = [t for t, exact in enumerate(reboxed) if exact is None]
+        if not todo:
+            return
+        Y = problem.Y if len(todo) == len(states) else problem.Y[:, todo]
+        for t, exact in zip(todo, active_set_svm(X, Y, Cp, weight=sw)):
+            if exact is not None:
+                states[t].cold = exact
 
     def _first_subset_g_steps(
         self, Phi: np.ndarray, states: list[HingeState], tg: _Targets, Cp0: np.ndarray
@@ -861,11 +889,16 @@ class HingeLoss(Loss):
         out = np.zeros((alphas.size, etas.size, K, T, d))
         # warm start along alpha, largest first (the smallest C', the most support
         # vectors): the first g-step's margins choose the next alpha's working set
-        seed = None
+        # and its exact first g-steps (A = I: the same features at a larger box C') the
+        # next one's first g-steps (FirstSolutions: at a larger box, most stay exact)
+        seed, firsts = None, None
         for ai in np.argsort(-alphas, kind="stable"):
             est.set_params(alpha=float(alphas[ai]))
-            res = est._make_loss().dense_paths(problem, Phi, w, [float(e) for e in etas], seed)
+            res = est._make_loss().dense_paths(
+                problem, Phi, w, [float(e) for e in etas], seed, seed_solutions=firsts
+            )
             seed = np.stack([res[t]["first_margins"] for t in range(T)])
+            firsts = res[0].pop("first_solutions", None)
             for ei in range(etas.size):
                 for t in range(T):
                     P = res[ei * T + t]["path"]
