@@ -142,16 +142,16 @@ def test_fold_paths_from_the_previous_alpha_equal_paths_from_scratch(monkeypatch
     reused = []
     first = HingeLoss.first_g_steps
 
-    def counted(self, problem, X, states, targets=None, Cp0=None, seeds=None):
+    def counted(self, problem, X, states, targets=None, Cp0=None, seeds=None, **kw):
         reused.append(seeds is not None)
-        return first(self, problem, X, states, targets, Cp0, seeds)
+        return first(self, problem, X, states, targets, Cp0, seeds, **kw)
 
     monkeypatch.setattr(HingeLoss, "first_g_steps", counted)
     out, _ = loss.fold_paths(est, problem, Xs, alphas, etas, 2)
     assert reused == [False, True, True]
 
-    def scratch(self, problem, X, states, targets=None, Cp0=None, seeds=None):
-        return first(self, problem, X, states, targets, Cp0, None)
+    def scratch(self, problem, X, states, targets=None, Cp0=None, seeds=None, **kw):
+        return first(self, problem, X, states, targets, Cp0, None, **kw)
 
     monkeypatch.setattr(HingeLoss, "first_g_steps", scratch)
     ref, _ = loss.fold_paths(est, problem, Xs, alphas, etas, 2)

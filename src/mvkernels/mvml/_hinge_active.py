@@ -226,7 +226,7 @@ def _free_rows_gram(
     if gram is not None:
         idx = np.flatnonzero(free)
         XF = X[idx]
-        G = gram[np.ix_(idx, idx)]
+        G = gram[idx[:, None], idx]
         EF = None if E is None else E[idx]
         if EF is not None:
             G += EF @ EF.T
@@ -281,7 +281,7 @@ def _solve_sets(
     not formed). ``weight``: the rows' weights (``B``'s rows at ``C s_i``). ``vb``: ``B``'s
     part of ``v``, ``sum_{i in B} C s_i y_i [x_i, e_i]``, when the caller has it (from one
     product for several problems); else computed here. ``gram``: ``X X^T`` (see
-    :func:`_free_rows_gram`)."""
+    :func:`_free_rows_gram`; no Gram matrix is then kept for the next solve)."""
     d = X.shape[1]
     if vb is not None:  # given: B's part of v
         v = vb
@@ -301,7 +301,8 @@ def _solve_sets(
     if b is None:
         return None
     step = b @ XF if EF is None else np.concatenate([b @ XF, b @ EF])
-    return v + step, idx, y[idx] * b, _FreeGram(idx, free.copy(), G)
+    kept = None if gram is not None else _FreeGram(idx, free.copy(), G)  # (read from gram)
+    return v + step, idx, y[idx] * b, kept
 
 
 def _correct_sets(
@@ -420,6 +421,7 @@ def _settle_active_sets(
     max_add: int | None = None,
     extras: list[np.ndarray] | None = None,
     weight: np.ndarray | None = None,
+    gram: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None]:
     """The KKT corrections for the columns of ``Y`` (problems on the same rows ``X``) in
     lockstep: one product ``X V`` gives the margins of every problem per correction.
@@ -436,8 +438,8 @@ def _settle_active_sets(
     off a problem's rows, e.g. the class pairs of one-vs-one).
     Per correction the bound rows' part of every live problem's ``v`` is one product
     with ``X`` too (``X`` read once, no copy of the bound rows per problem). With fewer
-    rows than features, ``X X^T`` is formed once and the free sets' Gram matrices read
-    from it (:func:`_free_rows_gram`)."""
+    rows than features, ``X X^T`` (``gram``, when the caller has it) is formed once and
+    the free sets' Gram matrices read from it (:func:`_free_rows_gram`)."""
     K = Y.shape[1]
     per_problem = weight is not None and weight.ndim == 2
     if weight is not None:  # a row of weight 0 has a_i = 0: never at the bound or free
@@ -454,7 +456,8 @@ def _settle_active_sets(
     grams: list[_FreeGram | None] = [None] * K  # each problem's last free-set Gram matrix
     widths = np.full(K, d) if extras is None else np.array([d + E.shape[1] for E in extras])
     # fewer rows than features: every free set's Gram matrix is read from X X^T
-    gram = X @ X.T if X.shape[0] <= d else None
+    if gram is None and X.shape[0] <= d:
+        gram = X @ X.T
     CY = Cs[:, None] * YT if weight is None else Cs[:, None] * YT * weight
     for used in range(rounds + 1):
         sol = {}
@@ -528,6 +531,7 @@ def polish_active_sets(
     rounds: int = WARM_ROUNDS,
     max_add: int | None = COLD_ADD,
     weight: np.ndarray | None = None,
+    gram: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """:func:`polish_active_set` for several problems on the same rows, in lockstep.
 
@@ -543,7 +547,8 @@ def polish_active_sets(
     the reverse (that one checks the rows near its margin first). ``weight`` (n,): the
     rows' weights, shared by the problems (boxes ``C[k] s_i``), or (K, n): one row per
     problem (a problem on a subset of the rows has weight 0 off it; its margins there
-    are read as nothing).
+    are read as nothing). ``gram``: ``X X^T``, when the caller has it (read where the
+    rows are fewer than the features; else formed there).
 
     Examples
     --------
@@ -567,7 +572,7 @@ def polish_active_sets(
     at_c, free = M < 1.0 - band, np.abs(M - 1.0) <= band
     if weight is not None:
         weight = np.asarray(weight, dtype=np.float64)
-    res = _settle_active_sets(X, Y, C, at_c, free, rounds, 1e-9, max_add, extras, weight)
+    res = _settle_active_sets(X, Y, C, at_c, free, rounds, 1e-9, max_add, extras, weight, gram)
     return [None if r is None else (r[0], r[1], r[3]) for r in res]
 
 
@@ -580,6 +585,7 @@ def active_set_svm(
     max_add: int = COLD_ADD,
     weight: np.ndarray | None = None,
     extras: list[np.ndarray] | None = None,
+    gram: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """Exact bias-free L1-loss SVMs by an active-set method from scratch (or None each).
 
@@ -599,8 +605,8 @@ def active_set_svm(
     per problem. ``weight`` (n,): the rows' weights (boxes ``C s_i``; rows of weight 0
     never join ``F``), or (K, n): one row per problem (problems on subsets of the rows,
     weight 0 off them: the class pairs of one-vs-one on the rows of all classes).
-    ``extras``: per problem ``E_k`` (n, r), whose features are then ``[X, E_k]`` (as
-    :func:`polish_active_sets`).
+    ``extras``: per problem ``E_k`` (n, r), whose features are then ``[X, E_k]``, and
+    ``gram`` as :func:`polish_active_sets`.
 
     Examples
     --------
@@ -641,6 +647,7 @@ def active_set_svm(
         max_add=max_add,
         extras=extras,
         weight=weight,
+        gram=gram,
     )
     return [None if r is None else (r[0], r[1], r[3]) for r in res]
 
@@ -663,6 +670,7 @@ def rebox_solutions(
     *,
     weight: np.ndarray | None = None,
     eps: float = 1e-9,
+    gram: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """The exact solutions at the box ``C >= seeds.C`` of the problems (columns of ``Y``
     on the rows ``X``) whose exact solutions at the box ``seeds.C`` are ``seeds``, or None
@@ -677,7 +685,7 @@ def rebox_solutions(
     multipliers grow with the box) are polished from their margins in lockstep
     (:func:`polish_active_sets`, band ``1e-6``); None where that fails too (the caller
     grows the sets from scratch, :func:`active_set_svm`). A seed of None, or of another
-    width than ``X``, gives None.
+    width than ``X``, gives None. ``gram``: ``X X^T`` when the caller has it.
 
     Examples
     --------
@@ -713,7 +721,7 @@ def rebox_solutions(
     if again:
         margins = np.array([seeds.solutions[k][2] for k in again])
         solved = polish_active_sets(
-            X, Y[:, again], np.full(len(again), float(C)), margins, 1e-6, weight=weight
+            X, Y[:, again], np.full(len(again), float(C)), margins, 1e-6, weight=weight, gram=gram
         )
         for k, res in zip(again, solved):
             out[k] = res

@@ -419,6 +419,7 @@ class HingeLoss(Loss):
         seed_margins: Any = None,
         subsets: RowSubsets | None = None,
         seed_solutions: FirstSolutions | None = None,
+        gram: np.ndarray | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
 
@@ -445,7 +446,9 @@ class HingeLoss(Loss):
         features at a smaller box (:class:`FirstSolutions`, e.g. at the next larger
         ``alpha``; without ``subsets``), which :meth:`first_g_steps` starts from; the
         first g-steps solved exactly here are returned in the first result's
-        ``"first_solutions"`` (a :class:`FirstSolutions`).
+        ``"first_solutions"`` (a :class:`FirstSolutions`). ``gram``: ``Phi Phi^T`` (the
+        active sets read their free rows' Gram matrices from it when the rows are fewer
+        than the features; formed here then if not given).
         """
         tg = _Targets(problem, subsets)
         T, d = tg.T, problem.dim
@@ -465,12 +468,16 @@ class HingeLoss(Loss):
         Cp0 = np.array([svm_c_prime(self.hinge_weight(tg.of(t)[0]), alpha) for t in range(T)])
         width = d + R + bool(self.fit_intercept)
         firsts: FirstSolutions | None = None
+        if gram is None and Phi.shape[0] <= Phi.shape[1]:
+            gram = Phi @ Phi.T  # (the active sets' free rows' Gram matrices, read)
         if subsets is None:
             X = np.zeros((Phi.shape[0], width))
             X[:, :d] = Phi
             if self.fit_intercept:
                 X[:, -1] = self.offset_column(Cp0[0])
-            self.first_g_steps(problem, X, states[:T], seeds=seed_solutions)
+            # (an offset column changes X X^T: formed by the active set then)
+            g0 = None if self.fit_intercept else gram
+            self.first_g_steps(problem, X, states[:T], seeds=seed_solutions, gram=g0)
             firsts = FirstSolutions(float(Cp0[0]), [st.cold for st in states[:T]])
         else:
             X = Phi  # (unused: each subset's g-step has its own features)
@@ -553,7 +560,7 @@ class HingeLoss(Loss):
         def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
             active = np.arange(B)[idx]
             if it > 0:
-                self.warm_g_steps(problem, Phi, mets, states, active.tolist(), tg, Cp0)
+                self.warm_g_steps(problem, Phi, mets, states, active.tolist(), tg, Cp0, gram)
             for b in active.tolist():
                 if it == 0 and b >= T:  # A = I for every eta: share the first g-step
                     G[b] = G[b % T]
@@ -573,7 +580,7 @@ class HingeLoss(Loss):
 
         alternate(run, self.max_iter, self.tol, iteration)
         out: list[dict] = []
-        self.warm_g_steps(problem, Phi, mets, states, list(range(B)), tg, Cp0)
+        self.warm_g_steps(problem, Phi, mets, states, list(range(B)), tg, Cp0, gram)
         for b in range(B):
             g = g_step(b)
             q = mets.solve([b], g[None])[0][0]
@@ -615,6 +622,7 @@ class HingeLoss(Loss):
         paths: list[int],
         targets: _Targets | None = None,
         Cp0: np.ndarray | None = None,
+        gram: np.ndarray | None = None,
     ) -> None:
         """The warm starts of the next g-step of the ``paths`` (of :meth:`dense_paths`)
         solved together, before :meth:`svm_g` reads them.
@@ -629,7 +637,7 @@ class HingeLoss(Loss):
         at every correction, where its own warm start checks the rows near its margin
         first) gets its own warm start in :meth:`svm_g`, then liblinear's path. ``targets``:
         the paths' targets (:class:`_Targets`; None: ``problem``'s columns), ``Cp0`` their
-        boxes ``C'`` at ``A = I``.
+        boxes ``C'`` at ``A = I``, ``gram`` ``Phi Phi^T`` (None: formed where read).
         """
         warm = [b for b in paths if states[b].cold is None and self.warm_start_applies(states[b])]
         if not warm:
@@ -660,6 +668,7 @@ class HingeLoss(Loss):
             rounds=WARM_ROUNDS,
             max_add=COLD_ADD,
             weight=tg.weights(self.row_weight, ts),
+            gram=gram,
         )
         for b, t, res in zip(warm, ts, solved):
             if res is not None:
@@ -673,6 +682,7 @@ class HingeLoss(Loss):
         targets: _Targets | None = None,
         Cp0: np.ndarray | None = None,
         seeds: FirstSolutions | None = None,
+        gram: np.ndarray | None = None,
     ) -> None:
         """The first g-step (``A = I``, features ``X``) of every target at once.
 
@@ -690,6 +700,7 @@ class HingeLoss(Loss):
         box): those still exact at this box are taken as they are, the others polished
         from their margins (:func:`~mvkernels.mvml._hinge_active.rebox_solutions`); the
         active set grows from scratch for the rest (the solutions are exact either way).
+        ``gram``: ``X X^T`` where the caller has it.
         """
         if targets is not None and targets.subsets is not None:
             self._first_subset_g_steps(X, states, targets, Cp0)
@@ -700,14 +711,14 @@ class HingeLoss(Loss):
             return
         todo = list(range(len(states)))
         if seeds is not None and self.offset_column(Cp) is None:
-            reboxed = rebox_solutions(X, problem.Y, seeds, Cp, weight=sw)
+            reboxed = rebox_solutions(X, problem.Y, seeds, Cp, weight=sw, gram=gram)
             for state, exact in zip(states, reboxed):
                 state.cold = exact
             todo = [t for t, exact in enumerate(reboxed) if exact is None]
         if not todo:
             return
         Y = problem.Y if len(todo) == len(states) else problem.Y[:, todo]
-        for t, exact in zip(todo, active_set_svm(X, Y, Cp, weight=sw)):
+        for t, exact in zip(todo, active_set_svm(X, Y, Cp, weight=sw, gram=gram)):
             if exact is not None:
                 states[t].cold = exact
 
@@ -892,10 +903,11 @@ class HingeLoss(Loss):
         # and its exact first g-steps (A = I: the same features at a larger box C') the
         # next one's first g-steps (FirstSolutions: at a larger box, most stay exact)
         seed, firsts = None, None
+        gram = Phi @ Phi.T if Phi.shape[0] <= Phi.shape[1] else None  # (every alpha's)
         for ai in np.argsort(-alphas, kind="stable"):
             est.set_params(alpha=float(alphas[ai]))
             res = est._make_loss().dense_paths(
-                problem, Phi, w, [float(e) for e in etas], seed, seed_solutions=firsts
+                problem, Phi, w, [float(e) for e in etas], seed, seed_solutions=firsts, gram=gram
             )
             seed = np.stack([res[t]["first_margins"] for t in range(T)])
             firsts = res[0].pop("first_solutions", None)
