@@ -21,7 +21,6 @@ row's hinge by ``s_i``; the problem keeps the rows as given (``scale_rows=False`
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 from numbers import Integral
 from typing import Any
@@ -564,7 +563,7 @@ class HingeLoss(Loss):
             for b in active.tolist():
                 if it == 0 and b >= T:  # A = I for every eta: share the first g-step
                     G[b] = G[b % T]
-                    states[b] = copy.deepcopy(states[b % T])
+                    states[b] = states[b % T].copy()
                 else:
                     G[b] = g_step(int(b))
                 if it == 0 and b < T:
@@ -581,11 +580,14 @@ class HingeLoss(Loss):
         alternate(run, self.max_iter, self.tol, iteration)
         out: list[dict] = []
         self.warm_g_steps(problem, Phi, mets, states, list(range(B)), tg, Cp0, gram)
+        final = np.array([g_step(b) for b in range(B)])  # (B, d): the final g-steps
+        every = np.arange(B)
+        quad = np.einsum("bd,bd->b", final, mets.solve(every, final)[0])  # <g, A^{-1} g>
+        frob = mets.frob2(every)
         for b in range(B):
-            g = g_step(b)
-            q = mets.solve([b], g[None])[0][0]
-            obj = self.margin_loss(tg.of(b % T)[0], states[b]) + alpha * float(g @ q)
-            obj += et[b] * float(mets.frob2([b])[0])
+            g = final[b]
+            obj = self.margin_loss(tg.of(b % T)[0], states[b]) + alpha * float(quad[b])
+            obj += et[b] * float(frob[b])
             run.finish(b, g, obj)
             n_iter = int(run.n_iter[b])
             out.append(
