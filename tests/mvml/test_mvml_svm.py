@@ -1137,15 +1137,16 @@ def test_gram_reuse_gives_the_solutions_of_fresh_gram_matrices(monkeypatch):
     labels = np.argmax(X[:, :4] + 0.3 * rng.randn(400, 4), axis=1)
     Y = np.where(labels[:, None] == np.arange(4), 1.0, -1.0)
     calls = []
-    gram = _hinge_active._free_rows_gram
+    form = _hinge_active._free_rows_gram
 
-    def counted(X, E, free, prev):
+    def counted(X, E, free, prev, gram=None):
+        assert gram is None  # (more rows than features: no X X^T)
         calls.append(
             prev is not None
             and prev.idx.size >= _hinge_active.GRAM_REUSE_MIN_ROWS
             and bool(free[prev.idx].mean() >= 0.5)
         )
-        return gram(X, E, free, prev)
+        return form(X, E, free, prev, gram)
 
     monkeypatch.setattr(_hinge_active, "_free_rows_gram", counted)
     reused = _hinge_active.active_set_svm(X, Y, 5.0)

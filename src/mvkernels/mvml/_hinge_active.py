@@ -12,7 +12,9 @@ condition:
   loose solution, or the previous g-step's exact one: the warm start across the outer
   iterations of Algorithm 1), for one problem or several problems on the same rows;
 - :func:`active_set_svm` grows the sets from scratch for several problems at once (the
-  first g-step's one-vs-all problems).
+  first g-step's one-vs-all problems);
+- :func:`rebox_solutions` moves exact solutions to a larger box (the first g-steps of the
+  CV's next ``alpha``: the same features, a larger ``C``).
 
 Each returns per problem ``(v, a, m)`` (primal, multipliers, margins), verified on every
 row, or None when the sets do not settle; the caller then runs liblinear
@@ -31,6 +33,8 @@ __all__ = [
     "polish_active_set",
     "polish_active_sets",
     "active_set_svm",
+    "FirstSolutions",
+    "rebox_solutions",
 ]
 
 #: :func:`polish_active_set`: at most this many corrections of the guessed active set
@@ -202,16 +206,31 @@ class _FreeGram:
 
 
 def _free_rows_gram(
-    X: np.ndarray, E: np.ndarray | None, free: np.ndarray, prev: _FreeGram | None
+    X: np.ndarray,
+    E: np.ndarray | None,
+    free: np.ndarray,
+    prev: _FreeGram | None,
+    gram: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """The free rows ``idx``, their features ``X_F`` and ``E_F`` (None without ``E``) and
-    ``G = X_F X_F^T`` (plus ``E_F E_F^T`` with ``E``). When the previous solve's free rows
-    ``prev`` (at least :data:`GRAM_REUSE_MIN_ROWS` of them) hold at least
-    :data:`GRAM_REUSE_MIN_KEPT` of the free rows, ``G`` is updated from ``prev.G``: the
-    kept rows come first, in their previous order, with their block of ``prev.G``, and only the new
-    rows' products are computed (a correction moves a few rows; the Gram matrix of the
+    ``G = X_F X_F^T`` (plus ``E_F E_F^T`` with ``E``). ``gram``: ``X X^T`` of all the
+    rows (:func:`_settle_active_sets` forms it when the rows are fewer than the
+    features), whose free block is then read instead of a product (rows in increasing
+    order). Else, when the previous solve's free rows ``prev`` (at least
+    :data:`GRAM_REUSE_MIN_ROWS` of them) hold at least :data:`GRAM_REUSE_MIN_KEPT` of the
+    free rows, ``G`` is updated from ``prev.G``: the kept rows come first, in their
+    previous order, with their block of ``prev.G``, and only the new rows' products are
+    computed (a correction moves a few rows; the Gram matrix of the
     free set is the largest cost of a solve); otherwise ``G`` is formed anew (rows in
     increasing order)."""
+    if gram is not None:
+        idx = np.flatnonzero(free)
+        XF = X[idx]
+        G = gram[idx[:, None], idx]
+        EF = None if E is None else E[idx]
+        if EF is not None:
+            G += EF @ EF.T
+        return idx, XF, EF, G
     if prev is not None and prev.idx.size >= GRAM_REUSE_MIN_ROWS:
         kept = free[prev.idx]
         n_kept = int(np.count_nonzero(kept))
@@ -253,6 +272,7 @@ def _solve_sets(
     prev: _FreeGram | None = None,
     weight: np.ndarray | None = None,
     vb: np.ndarray | None = None,
+    gram: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, _FreeGram | None] | None:
     """``v`` of the sets (``B`` = ``at_c`` at ``C``, ``F`` = ``free`` on the margin), the
     free rows, their multipliers and their Gram matrix (for the next solve, see
@@ -260,7 +280,8 @@ def _solve_sets(
     ``E`` (n, r) the features are ``[X, E]`` (``v`` has ``d + r`` entries; ``[X, E]`` is
     not formed). ``weight``: the rows' weights (``B``'s rows at ``C s_i``). ``vb``: ``B``'s
     part of ``v``, ``sum_{i in B} C s_i y_i [x_i, e_i]``, when the caller has it (from one
-    product for several problems); else computed here."""
+    product for several problems); else computed here. ``gram``: ``X X^T`` (see
+    :func:`_free_rows_gram`; no Gram matrix is then kept for the next solve)."""
     d = X.shape[1]
     if vb is not None:  # given: B's part of v
         v = vb
@@ -272,7 +293,7 @@ def _solve_sets(
         v = cy @ X[nb] if E is None else np.concatenate([cy @ X[nb], cy @ E[nb]])
     if not free.any():
         return v, np.zeros(0, dtype=np.intp), np.zeros(0), None
-    idx, XF, EF, G = _free_rows_gram(X, E, free, prev)
+    idx, XF, EF, G = _free_rows_gram(X, E, free, prev, gram)
     rhs = y[idx] - XF @ v[:d]
     if EF is not None:
         rhs -= EF @ v[d:]
@@ -280,7 +301,8 @@ def _solve_sets(
     if b is None:
         return None
     step = b @ XF if EF is None else np.concatenate([b @ XF, b @ EF])
-    return v + step, idx, y[idx] * b, _FreeGram(idx, free.copy(), G)
+    kept = None if gram is not None else _FreeGram(idx, free.copy(), G)  # (read from gram)
+    return v + step, idx, y[idx] * b, kept
 
 
 def _correct_sets(
@@ -399,6 +421,7 @@ def _settle_active_sets(
     max_add: int | None = None,
     extras: list[np.ndarray] | None = None,
     weight: np.ndarray | None = None,
+    gram: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None]:
     """The KKT corrections for the columns of ``Y`` (problems on the same rows ``X``) in
     lockstep: one product ``X V`` gives the margins of every problem per correction.
@@ -414,7 +437,9 @@ def _settle_active_sets(
     (K, n): one row of weights per problem (problems on subsets of the rows: weight 0
     off a problem's rows, e.g. the class pairs of one-vs-one).
     Per correction the bound rows' part of every live problem's ``v`` is one product
-    with ``X`` too (``X`` read once, no copy of the bound rows per problem)."""
+    with ``X`` too (``X`` read once, no copy of the bound rows per problem). With fewer
+    rows than features, ``X X^T`` (``gram``, when the caller has it) is formed once and
+    the free sets' Gram matrices read from it (:func:`_free_rows_gram`)."""
     K = Y.shape[1]
     per_problem = weight is not None and weight.ndim == 2
     if weight is not None:  # a row of weight 0 has a_i = 0: never at the bound or free
@@ -430,6 +455,9 @@ def _settle_active_sets(
     cautious = np.zeros(K, dtype=bool)
     grams: list[_FreeGram | None] = [None] * K  # each problem's last free-set Gram matrix
     widths = np.full(K, d) if extras is None else np.array([d + E.shape[1] for E in extras])
+    # fewer rows than features: every free set's Gram matrix is read from X X^T
+    if gram is None and X.shape[0] <= d:
+        gram = X @ X.T
     CY = Cs[:, None] * YT if weight is None else Cs[:, None] * YT * weight
     for used in range(rounds + 1):
         sol = {}
@@ -440,7 +468,9 @@ def _settle_active_sets(
             E = None if extras is None else extras[k]
             vb = VB[j] if E is None else np.concatenate([VB[j], coef[j] @ E])
             wk = weight[k] if per_problem else weight
-            solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], wk, vb)
+            solved = _solve_sets(
+                X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], wk, vb, gram
+            )
             if solved is not None:  # else singular: this problem gives up (None)
                 sol[k] = solved[:3]
                 grams[k] = solved[3]
@@ -501,6 +531,7 @@ def polish_active_sets(
     rounds: int = WARM_ROUNDS,
     max_add: int | None = COLD_ADD,
     weight: np.ndarray | None = None,
+    gram: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """:func:`polish_active_set` for several problems on the same rows, in lockstep.
 
@@ -516,7 +547,8 @@ def polish_active_sets(
     the reverse (that one checks the rows near its margin first). ``weight`` (n,): the
     rows' weights, shared by the problems (boxes ``C[k] s_i``), or (K, n): one row per
     problem (a problem on a subset of the rows has weight 0 off it; its margins there
-    are read as nothing).
+    are read as nothing). ``gram``: ``X X^T``, when the caller has it (read where the
+    rows are fewer than the features; else formed there).
 
     Examples
     --------
@@ -540,7 +572,7 @@ def polish_active_sets(
     at_c, free = M < 1.0 - band, np.abs(M - 1.0) <= band
     if weight is not None:
         weight = np.asarray(weight, dtype=np.float64)
-    res = _settle_active_sets(X, Y, C, at_c, free, rounds, 1e-9, max_add, extras, weight)
+    res = _settle_active_sets(X, Y, C, at_c, free, rounds, 1e-9, max_add, extras, weight, gram)
     return [None if r is None else (r[0], r[1], r[3]) for r in res]
 
 
@@ -553,6 +585,7 @@ def active_set_svm(
     max_add: int = COLD_ADD,
     weight: np.ndarray | None = None,
     extras: list[np.ndarray] | None = None,
+    gram: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """Exact bias-free L1-loss SVMs by an active-set method from scratch (or None each).
 
@@ -572,8 +605,8 @@ def active_set_svm(
     per problem. ``weight`` (n,): the rows' weights (boxes ``C s_i``; rows of weight 0
     never join ``F``), or (K, n): one row per problem (problems on subsets of the rows,
     weight 0 off them: the class pairs of one-vs-one on the rows of all classes).
-    ``extras``: per problem ``E_k`` (n, r), whose features are then ``[X, E_k]`` (as
-    :func:`polish_active_sets`).
+    ``extras``: per problem ``E_k`` (n, r), whose features are then ``[X, E_k]``, and
+    ``gram`` as :func:`polish_active_sets`.
 
     Examples
     --------
@@ -614,5 +647,82 @@ def active_set_svm(
         max_add=max_add,
         extras=extras,
         weight=weight,
+        gram=gram,
     )
     return [None if r is None else (r[0], r[1], r[3]) for r in res]
+
+
+@dataclass
+class FirstSolutions:
+    """Exact solutions ``(v, a, m)`` (or None) of problems sharing their rows, at one box
+    ``C`` (the first g-steps of :meth:`HingeLoss.dense_paths
+    <mvkernels.mvml._hinge_loss.HingeLoss.dense_paths>` at one ``alpha``)."""
+
+    C: float
+    solutions: list
+
+
+def rebox_solutions(
+    X: np.ndarray,
+    Y: np.ndarray,
+    seeds: FirstSolutions,
+    C: float,
+    *,
+    weight: np.ndarray | None = None,
+    eps: float = 1e-9,
+    gram: np.ndarray | None = None,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """The exact solutions at the box ``C >= seeds.C`` of the problems (columns of ``Y``
+    on the rows ``X``) whose exact solutions at the box ``seeds.C`` are ``seeds``, or None
+    each.
+
+    The KKT conditions of :func:`polish_active_set` read ``C`` only through the rows at
+    the bound (``a_i = C s_i``, margin below 1) and the box of the free rows
+    (``a_i <= C s_i``). A solution whose margins are all at least 1 (to ``eps``: no row
+    below the margin) and whose multipliers lie in the new box meets them at ``C`` as it
+    is (the hard-margin case of a large box: the optimum does not move), so it is taken
+    unchanged, with its multipliers and margins. The others (rows below the margin, whose
+    multipliers grow with the box) are polished from their margins in lockstep
+    (:func:`polish_active_sets`, band ``1e-6``); None where that fails too (the caller
+    grows the sets from scratch, :func:`active_set_svm`). A seed of None, or of another
+    width than ``X``, gives None. ``gram``: ``X X^T`` when the caller has it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.mvml._hinge_active import (
+    ...     FirstSolutions, active_set_svm, rebox_solutions)
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(40, 60)
+    >>> Y = np.sign(rng.randn(40, 3))
+    >>> seeds = FirstSolutions(10.0, active_set_svm(X, Y, 10.0))
+    >>> moved = rebox_solutions(X, Y, seeds, 100.0)
+    >>> direct = active_set_svm(X, Y, 100.0)
+    >>> all(np.allclose(m[0], s[0], atol=1e-10) for m, s in zip(moved, direct))
+    True
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    K = Y.shape[1]
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * K
+    if C < seeds.C or len(seeds.solutions) != K:
+        return out
+    box = C if weight is None else C * np.asarray(weight, dtype=np.float64)
+    counts = slice(None) if weight is None else np.asarray(weight) > 0
+    again = []
+    for k, seed in enumerate(seeds.solutions):
+        if seed is None or seed[0].shape[0] != X.shape[1]:
+            continue
+        _, a, m = seed
+        if np.all(m[counts] >= 1.0 - eps) and np.all(a <= box * (1.0 + eps)):
+            out[k] = seed
+        else:
+            again.append(k)
+    if again:
+        margins = np.array([seeds.solutions[k][2] for k in again])
+        solved = polish_active_sets(
+            X, Y[:, again], np.full(len(again), float(C)), margins, 1e-6, weight=weight, gram=gram
+        )
+        for k, res in zip(again, solved):
+            out[k] = res
+    return out

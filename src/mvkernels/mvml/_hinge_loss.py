@@ -21,7 +21,6 @@ row's hinge by ``s_i``; the problem keeps the rows as given (``scale_rows=False`
 
 from __future__ import annotations
 
-import copy
 from numbers import Integral
 from typing import Any
 
@@ -43,9 +42,11 @@ from ._hinge_active import (
     COLD_ADD,
     WARM_BAND,
     WARM_ROUNDS,
+    FirstSolutions,
     active_set_svm,
     polish_active_set,
     polish_active_sets,
+    rebox_solutions,
 )
 from ._hinge_state import (
     ROW_SUBSET_BUDGET,
@@ -415,6 +416,8 @@ class HingeLoss(Loss):
         etas: list[float],
         seed_margins: Any = None,
         subsets: RowSubsets | None = None,
+        seed_solutions: FirstSolutions | None = None,
+        gram: np.ndarray | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
 
@@ -436,6 +439,14 @@ class HingeLoss(Loss):
         pair reads its rows once per correction of its own), and their A-steps in one
         batch; every other step and each result are those of a fit on the subset alone.
         ``seed_margins`` is then a list, each subset's margins on its rows.
+
+        ``seed_solutions``: the exact first g-steps of the same targets on the same
+        features at a smaller box (:class:`FirstSolutions`, e.g. at the next larger
+        ``alpha``; without ``subsets``), which :meth:`first_g_steps` starts from; the
+        first g-steps solved exactly here are returned in the first result's
+        ``"first_solutions"`` (a :class:`FirstSolutions`). ``gram``: ``Phi Phi^T`` (the
+        active sets read their free rows' Gram matrices from it when the rows are fewer
+        than the features; formed here then if not given).
         """
         tg = _Targets(problem, subsets)
         T, d = tg.T, problem.dim
@@ -454,12 +465,18 @@ class HingeLoss(Loss):
         # fit_intercept: the offset's constant column last (its value set per g-step)
         Cp0 = np.array([svm_c_prime(self.hinge_weight(tg.of(t)[0]), alpha) for t in range(T)])
         width = d + R + bool(self.fit_intercept)
+        firsts: FirstSolutions | None = None
+        if gram is None and Phi.shape[0] <= Phi.shape[1]:
+            gram = Phi @ Phi.T  # (the active sets' free rows' Gram matrices, read)
         if subsets is None:
             X = np.zeros((Phi.shape[0], width))
             X[:, :d] = Phi
             if self.fit_intercept:
                 X[:, -1] = self.offset_column(Cp0[0])
-            self.first_g_steps(problem, X, states[:T])
+            # (an offset column changes X X^T: formed by the active set then)
+            g0 = None if self.fit_intercept else gram
+            self.first_g_steps(problem, X, states[:T], seeds=seed_solutions, gram=g0)
+            firsts = FirstSolutions(float(Cp0[0]), [st.cold for st in states[:T]])
         else:
             X = Phi  # (unused: each subset's g-step has its own features)
             self.first_g_steps(problem, Phi, states[:T], tg, Cp0)
@@ -541,11 +558,11 @@ class HingeLoss(Loss):
         def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
             active = np.arange(B)[idx]
             if it > 0:
-                self.warm_g_steps(problem, Phi, mets, states, active.tolist(), tg, Cp0)
+                self.warm_g_steps(problem, Phi, mets, states, active.tolist(), tg, Cp0, gram)
             for b in active.tolist():
                 if it == 0 and b >= T:  # A = I for every eta: share the first g-step
                     G[b] = G[b % T]
-                    states[b] = copy.deepcopy(states[b % T])
+                    states[b] = states[b % T].copy()
                 else:
                     G[b] = g_step(int(b))
                 if it == 0 and b < T:
@@ -561,12 +578,15 @@ class HingeLoss(Loss):
 
         alternate(run, self.max_iter, self.tol, iteration)
         out: list[dict] = []
-        self.warm_g_steps(problem, Phi, mets, states, list(range(B)), tg, Cp0)
+        self.warm_g_steps(problem, Phi, mets, states, list(range(B)), tg, Cp0, gram)
+        final = np.array([g_step(b) for b in range(B)])  # (B, d): the final g-steps
+        every = np.arange(B)
+        quad = np.einsum("bd,bd->b", final, mets.solve(every, final)[0])  # <g, A^{-1} g>
+        frob = mets.frob2(every)
         for b in range(B):
-            g = g_step(b)
-            q = mets.solve([b], g[None])[0][0]
-            obj = self.margin_loss(tg.of(b % T)[0], states[b]) + alpha * float(g @ q)
-            obj += et[b] * float(mets.frob2([b])[0])
+            g = final[b]
+            obj = self.margin_loss(tg.of(b % T)[0], states[b]) + alpha * float(quad[b])
+            obj += et[b] * float(frob[b])
             run.finish(b, g, obj)
             n_iter = int(run.n_iter[b])
             out.append(
@@ -585,6 +605,8 @@ class HingeLoss(Loss):
                     path_w=np.tile(w, (n_iter, 1)),
                 )
             )
+        if firsts is not None:
+            out[0]["first_solutions"] = firsts
         return out
 
     def warm_start_applies(self, state: HingeState) -> bool:
@@ -601,6 +623,7 @@ class HingeLoss(Loss):
         paths: list[int],
         targets: _Targets | None = None,
         Cp0: np.ndarray | None = None,
+        gram: np.ndarray | None = None,
     ) -> None:
         """The warm starts of the next g-step of the ``paths`` (of :meth:`dense_paths`)
         solved together, before :meth:`svm_g` reads them.
@@ -615,7 +638,7 @@ class HingeLoss(Loss):
         at every correction, where its own warm start checks the rows near its margin
         first) gets its own warm start in :meth:`svm_g`, then liblinear's path. ``targets``:
         the paths' targets (:class:`_Targets`; None: ``problem``'s columns), ``Cp0`` their
-        boxes ``C'`` at ``A = I``.
+        boxes ``C'`` at ``A = I``, ``gram`` ``Phi Phi^T`` (None: formed where read).
         """
         warm = [b for b in paths if states[b].cold is None and self.warm_start_applies(states[b])]
         if not warm:
@@ -646,6 +669,7 @@ class HingeLoss(Loss):
             rounds=WARM_ROUNDS,
             max_add=COLD_ADD,
             weight=tg.weights(self.row_weight, ts),
+            gram=gram,
         )
         for b, t, res in zip(warm, ts, solved):
             if res is not None:
@@ -658,6 +682,8 @@ class HingeLoss(Loss):
         states: list[HingeState],
         targets: _Targets | None = None,
         Cp0: np.ndarray | None = None,
+        seeds: FirstSolutions | None = None,
+        gram: np.ndarray | None = None,
     ) -> None:
         """The first g-step (``A = I``, features ``X``) of every target at once.
 
@@ -669,7 +695,13 @@ class HingeLoss(Loss):
         down to the smaller box :data:`~mvkernels.mvml._hinge.COLD_MIN_BOX`; a target whose
         active set fails takes the usual path. ``targets`` with row subsets (and ``Cp0``,
         each one's box ``C'``): ``X`` holds the features ``phi_i`` of all rows, and each
-        subset is tried where a fit on its rows alone would try it.
+        subset is tried where a fit on its rows alone would try it. ``seeds``: the
+        targets' exact first g-steps on the same features at a smaller box (the CV's
+        next larger ``alpha``), without an offset column (whose value depends on the
+        box): those still exact at this box are taken as they are, the others polished
+        from their margins (:func:`~mvkernels.mvml._hinge_active.rebox_solutions`); the
+        active set grows from scratch for the rest (the solutions are exact either way).
+        ``gram``: ``X X^T`` where the caller has it.
         """
         if targets is not None and targets.subsets is not None:
             self._first_subset_g_steps(X, states, targets, Cp0)
@@ -678,9 +710,18 @@ class HingeLoss(Loss):
         sw = self.row_weight(problem)
         if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX, weight=sw):
             return
-        for state, exact in zip(states, active_set_svm(X, problem.Y, Cp, weight=sw)):
-            if exact is not None:
+        todo = list(range(len(states)))
+        if seeds is not None and self.offset_column(Cp) is None:
+            reboxed = rebox_solutions(X, problem.Y, seeds, Cp, weight=sw, gram=gram)
+            for state, exact in zip(states, reboxed):
                 state.cold = exact
+            todo = [t for t, exact in enumerate(reboxed) if exact is None]
+        if not todo:
+            return
+        Y = problem.Y if len(todo) == len(states) else problem.Y[:, todo]
+        for t, exact in zip(todo, active_set_svm(X, Y, Cp, weight=sw, gram=gram)):
+            if exact is not None:
+                states[t].cold = exact
 
     def _first_subset_g_steps(
         self, Phi: np.ndarray, states: list[HingeState], tg: _Targets, Cp0: np.ndarray
@@ -855,11 +896,17 @@ class HingeLoss(Loss):
         out = np.zeros((alphas.size, etas.size, K, T, d))
         # warm start along alpha, largest first (the smallest C', the most support
         # vectors): the first g-step's margins choose the next alpha's working set
-        seed = None
+        # and its exact first g-steps (A = I: the same features at a larger box C') the
+        # next one's first g-steps (FirstSolutions: at a larger box, most stay exact)
+        seed, firsts = None, None
+        gram = Phi @ Phi.T if Phi.shape[0] <= Phi.shape[1] else None  # (every alpha's)
         for ai in np.argsort(-alphas, kind="stable"):
             est.set_params(alpha=float(alphas[ai]))
-            res = est._make_loss().dense_paths(problem, Phi, w, [float(e) for e in etas], seed)
+            res = est._make_loss().dense_paths(
+                problem, Phi, w, [float(e) for e in etas], seed, seed_solutions=firsts, gram=gram
+            )
             seed = np.stack([res[t]["first_margins"] for t in range(T)])
+            firsts = res[0].pop("first_solutions", None)
             for ei in range(etas.size):
                 for t in range(T):
                     P = res[ei * T + t]["path"]

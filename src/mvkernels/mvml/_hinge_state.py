@@ -13,8 +13,9 @@ groups of bounded size.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -72,6 +73,15 @@ class HingeState:
     epochs: int = 0
     warm_starts: int = 0
     converged: bool = True
+
+    def copy(self) -> HingeState:
+        """An independent copy, for a path that continues from this state: liblinear's
+        seed generator and the multipliers' record copied, the arrays shared (every
+        g-step replaces them, none writes into them)."""
+        twin = replace(self)
+        twin.rng = copy.deepcopy(self.rng)
+        twin.last = None if self.last is None else dict(self.last)
+        return twin
 
     def release(self) -> None:
         """Drop what only the next g-step and the final multipliers read (solutions,

@@ -1,0 +1,159 @@
+"""The first g-steps of the CV's next ``alpha`` from the previous one's exact solutions
+(``rebox_solutions``), and the free sets' Gram matrices read from ``X X^T`` when the rows
+are fewer than the features: the same exact solutions as the active set from scratch."""
+
+import numpy as np
+import pytest
+
+from mvkernels.mvml import MVMLSVC
+from mvkernels.mvml._hinge_active import (
+    FirstSolutions,
+    _free_rows_gram,
+    active_set_svm,
+    rebox_solutions,
+)
+from mvkernels.mvml._hinge_loss import HingeLoss
+from mvkernels.mvml._problem import MVMLProblem
+
+
+def _kkt(X, y, C, v, a, weight=None, tol=1e-8):
+    """The KKT conditions of the bias-free L1-loss SVM at box ``C`` (``C s_i``; rows of
+    weight 0 have no loss term)."""
+    box = C if weight is None else C * weight
+    m = y * (X @ v)
+    np.testing.assert_allclose(v, (a * y) @ X, rtol=1e-9, atol=1e-9)
+    assert np.all(a >= -tol) and np.all(a <= box * (1 + tol))
+    inside = (a > 1e-9 * np.max(box)) & (a < box * (1 - 1e-9))
+    np.testing.assert_allclose(m[inside], 1.0, atol=1e-7)
+    counts = np.ones(X.shape[0], dtype=bool) if weight is None else weight > 0
+    assert np.all(m[(a <= 1e-12) & counts] >= 1 - 1e-7)  # (rows of weight 0: no term)
+
+
+def _problems(n, d, K, seed):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    labels = np.argmax(X[:, :K] + 0.5 * rng.randn(n, K), axis=1)
+    return X, np.where(labels[:, None] == np.arange(K), 1.0, -1.0)
+
+
+@pytest.mark.parametrize("C_small, C_large", [(50.0, 500.0), (0.02, 0.2)])
+def test_rebox_equals_the_active_set_from_scratch(C_small, C_large):
+    """Hard margin (every solution stays exact, taken as it is) and soft margin (rows at
+    the bound: polished from the margins): the solutions at the larger box equal those
+    grown from scratch there (1e-10), and meet the KKT conditions."""
+    X, Y = _problems(60, 90, 4, 0)
+    seeds = FirstSolutions(C_small, active_set_svm(X, Y, C_small))
+    assert all(s is not None for s in seeds.solutions)
+    moved = rebox_solutions(X, Y, seeds, C_large)
+    direct = active_set_svm(X, Y, C_large)
+    for k, (m, s) in enumerate(zip(moved, direct)):
+        assert m is not None and s is not None
+        np.testing.assert_allclose(m[0], s[0], rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(m[2], s[2], rtol=1e-10, atol=1e-10)
+        _kkt(X, Y[:, k], C_large, m[0], m[1])
+    bound = [int(np.sum(s[1] >= C_small * (1 - 1e-12))) for s in seeds.solutions]
+    kept = [m is s for m, s in zip(moved, seeds.solutions)]
+    # rows at the bound: the seed is not exact at the larger box (polished); none: kept
+    assert kept == [b == 0 for b in bound]
+    if C_small < 1:
+        assert not any(kept)
+    else:
+        assert all(kept)
+
+
+def test_rebox_with_row_weights():
+    """Weighted rows (boxes C s_i, rows of weight 0 ignored) as the active set at the
+    larger box."""
+    X, Y = _problems(50, 80, 3, 1)
+    w = np.random.RandomState(2).uniform(0.5, 2.0, 50)
+    w[:4] = 0.0
+    for C_small, C_large in [(30.0, 300.0), (0.05, 0.5)]:
+        seeds = FirstSolutions(C_small, active_set_svm(X, Y, C_small, weight=w))
+        moved = rebox_solutions(X, Y, seeds, C_large, weight=w)
+        direct = active_set_svm(X, Y, C_large, weight=w)
+        for k, (m, s) in enumerate(zip(moved, direct)):
+            assert m is not None and s is not None
+            np.testing.assert_allclose(m[0], s[0], rtol=1e-10, atol=1e-10)
+            assert np.all(m[1][:4] == 0.0)
+            _kkt(X, Y[:, k], C_large, m[0], m[1], w)
+
+
+def test_rebox_gives_nothing_it_cannot_vouch_for():
+    """A smaller box, a seed of None or of another width: None (the caller grows the
+    sets from scratch)."""
+    X, Y = _problems(40, 60, 2, 3)
+    sol = active_set_svm(X, Y, 10.0)
+    assert rebox_solutions(X, Y, FirstSolutions(10.0, sol), 1.0) == [None, None]
+    assert rebox_solutions(X, Y, FirstSolutions(10.0, [None, sol[1]]), 20.0)[0] is None
+    wide = np.hstack([X, np.zeros((40, 1))])
+    assert rebox_solutions(wide, Y, FirstSolutions(10.0, sol), 20.0) == [None, None]
+
+
+def test_free_gram_read_from_the_row_gram():
+    """With ``X X^T`` given, the free rows' Gram matrix (extra columns too) is its block:
+    the product of the free rows (1e-12), rows in increasing order."""
+    rng = np.random.RandomState(4)
+    X, E = rng.randn(30, 50), rng.randn(30, 2)
+    free = rng.rand(30) < 0.4
+    idx, XF, EF, G = _free_rows_gram(X, E, free, None, X @ X.T)
+    np.testing.assert_array_equal(idx, np.flatnonzero(free))
+    np.testing.assert_allclose(G, XF @ XF.T + EF @ EF.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(XF, X[free])
+
+
+def test_active_set_with_fewer_rows_than_features_is_exact(monkeypatch):
+    """Fewer rows than features (the row Gram matrix read): the same solutions as the
+    Gram matrices formed from the rows (1e-10), KKT-checked."""
+    from mvkernels.mvml import _hinge_active
+
+    X, Y = _problems(70, 120, 4, 5)
+    read = active_set_svm(X, Y, 5.0)
+    seen = []
+    form = _hinge_active._free_rows_gram
+
+    def formed(X, E, free, prev, gram=None):
+        seen.append(gram is not None)
+        return form(X, E, free, prev)  # every Gram matrix from the rows
+
+    monkeypatch.setattr(_hinge_active, "_free_rows_gram", formed)
+    fresh = active_set_svm(X, Y, 5.0)
+    assert seen and all(seen)
+    for k, (r, f) in enumerate(zip(read, fresh)):
+        assert r is not None and f is not None
+        np.testing.assert_allclose(r[0], f[0], rtol=1e-10, atol=1e-10)
+        _kkt(X, Y[:, k], 5.0, r[0], r[1])
+
+
+def test_fold_paths_from_the_previous_alpha_equal_paths_from_scratch(monkeypatch):
+    """The CV's hinge fold paths with each ``alpha``'s first g-steps started from the
+    previous (larger) ``alpha``'s equal the paths whose first g-steps grow from scratch
+    (1e-8), and the start is used."""
+    rng = np.random.RandomState(6)
+    n = 60
+    Xs = [rng.randn(n, 5), rng.randn(n, 4)]
+    labels = np.argmax(np.hstack(Xs)[:, :3] + 0.3 * rng.randn(n, 3), axis=1)
+    Y = np.where(labels[:, None] == np.arange(3), 1.0, -1.0)
+    est = MVMLSVC(n_landmarks=40, max_iter=2, tol=None, random_state=0)  # 2 views
+    est._check_params()
+    problem = est._build_problem(Xs, Y)
+    assert problem.mode == "nystrom" and problem.n_samples < problem.dim
+    alphas, etas = np.array([1e-5, 1e-4, 1e-3]), np.array([1e-2, 1.0])
+    loss = est._make_loss()
+    reused = []
+    first = HingeLoss.first_g_steps
+
+    def counted(self, problem, X, states, targets=None, Cp0=None, seeds=None, **kw):
+        reused.append(seeds is not None)
+        return first(self, problem, X, states, targets, Cp0, seeds, **kw)
+
+    monkeypatch.setattr(HingeLoss, "first_g_steps", counted)
+    out, _ = loss.fold_paths(est, problem, Xs, alphas, etas, 2)
+    assert reused == [False, True, True]
+
+    def scratch(self, problem, X, states, targets=None, Cp0=None, seeds=None, **kw):
+        return first(self, problem, X, states, targets, Cp0, None, **kw)
+
+    monkeypatch.setattr(HingeLoss, "first_g_steps", scratch)
+    ref, _ = loss.fold_paths(est, problem, Xs, alphas, etas, 2)
+    np.testing.assert_allclose(out, ref, rtol=1e-8, atol=1e-10)
+    assert isinstance(problem, MVMLProblem)
