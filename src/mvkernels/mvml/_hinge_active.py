@@ -433,12 +433,16 @@ def _settle_active_sets(
     CY = Cs[:, None] * YT if weight is None else Cs[:, None] * YT * weight
     for used in range(rounds + 1):
         sol = {}
-        # the bound rows' part of every live problem's v in one product (reads X once)
-        coef = np.where(at_c[live], CY[live], 0.0)
-        VB = coef @ X
+        # the bound rows' part of every live problem's v in one product over the rows
+        # bound in any of them (few: reading all n rows of X cost more than the rest of
+        # a correction on the default MVMLSVC fits)
+        bound = np.flatnonzero(at_c[live].any(axis=0))
+        lb = np.ix_(np.asarray(live, dtype=np.intp), bound)
+        coef = np.where(at_c[lb], CY[lb], 0.0)
+        VB = coef @ X[bound]
         for j, k in enumerate(live):
             E = None if extras is None else extras[k]
-            vb = VB[j] if E is None else np.concatenate([VB[j], coef[j] @ E])
+            vb = VB[j] if E is None else np.concatenate([VB[j], coef[j] @ E[bound]])
             wk = weight[k] if per_problem else weight
             solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], wk, vb)
             if solved is not None:  # else singular: this problem gives up (None)
