@@ -24,8 +24,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 * the loss: :mod:`._losses` (:class:`~._losses.Loss` and the square loss) and
   :mod:`._hinge_loss` (the hinge loss, on the solvers of :mod:`._hinge` and
   :mod:`._hinge_active`; its solver state and batches of row subsets in
-  :mod:`._hinge_state`): the g-step, the
-  data term, the w-step, the structured solver and the CV's fold paths of each loss;
+  :mod:`._hinge_state`; its problem data and fitted multipliers in :mod:`._hinge_fit`):
+  the g-step, the data term, the w-step, the structured solver, the CV's fold paths of
+  each loss, and the ends of a fit (``build_problem``, ``nystrom_problem``,
+  ``fitted_attributes``: the problem data the loss reads, the attributes it adds);
 * the metric: :mod:`._metric` (factorisations, :class:`PSDFactor`; the A-steps, eq. 9/16
   dense and eq. 12/18 sparse, :func:`metric_step`; the fixed metrics, MVML_Cov; the view
   weights, eq. 10/17; the one metric interface, :class:`~._metric.Metric`, with its dense
@@ -41,7 +43,7 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 * the estimators: :mod:`._base` (``_BaseMVML``: problem data, the choice of path,
   fitted attributes), :mod:`._estimators` (:class:`MVMLRegressor`,
   :class:`MVMLClassifier`), :mod:`._svm`
-  (:class:`MVMLSVC`: the hinge loss and its final multipliers), :mod:`._proba`
+  (:class:`MVMLSVC`: the classifier with the hinge loss's parameters and loss), :mod:`._proba`
   (probabilities), :mod:`._reduced` (models of the observed views, missing views);
 * model selection: :mod:`.cv` (:class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`,
   :class:`MVMLSVCCV`; the grid of named axes in :mod:`.cv._grid`, the search in
@@ -53,8 +55,9 @@ How to add
 * a loss: a subclass of :class:`~._losses.Loss` (``g_step``, ``data_loss``, ``w_step``;
   optionally ``g_steps`` (several targets on one factorisation), ``g_steps_path``
   (several ``alpha`` in one call), ``structured_applies`` /
-  ``fit_structured`` and ``fold_paths``) returned by an
-  estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
+  ``fit_structured``, ``fold_paths``, and, for a loss that reads the rows or adds fitted
+  attributes, ``build_problem`` / ``nystrom_problem`` / ``fitted_attributes``) returned
+  by an estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
 * a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is
   learned, its initial value, its penalty, its A-step's candidate and step cap, which
   :func:`metric_step`'s one backtracking loop runs, whether the structured paths cover
