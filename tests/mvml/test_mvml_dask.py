@@ -21,7 +21,7 @@ distributed = pytest.importorskip(
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor  # noqa: E402
 from mvkernels.datasets import load_sarcos, load_uwave  # noqa: E402
-from mvkernels.mvml import _svm as mvml_svm  # noqa: E402
+from mvkernels.mvml import _hinge_fit  # noqa: E402
 
 RTOL = 1e-10
 
@@ -228,7 +228,7 @@ def test_svc_on_dask_gathers_features_and_equals_in_memory(client, monkeypatch):
     assert isinstance(P, da.Array)
     np.testing.assert_array_equal(P.compute(), ref.predict(Xs))
     # above the gather budget: a clear error pointing to the square-loss classifier
-    monkeypatch.setattr(mvml_svm, "DASK_GATHER_MAX_BYTES", 1000)
+    monkeypatch.setattr(_hinge_fit, "DASK_GATHER_MAX_BYTES", 1000)
     with pytest.raises(ValueError, match="gathers the training features.*MVMLClassifier"):
         MVMLSVC(**kw).fit(to_dask(Xs), y)
 

@@ -26,8 +26,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 * the loss: :mod:`._losses` (:class:`~._losses.Loss` and the square loss) and
   :mod:`._hinge_loss` (the hinge loss, on the solvers of :mod:`._hinge` and
   :mod:`._hinge_active`; its solver state and batches of row subsets in
-  :mod:`._hinge_state`): the g-step, the
-  data term, the w-step, the structured solver and the CV's fold paths of each loss;
+  :mod:`._hinge_state`; its problem data and fitted multipliers in :mod:`._hinge_fit`):
+  the g-step, the data term, the w-step, the structured solver, the CV's fold paths of
+  each loss, and the ends of a fit (``build_problem``, ``nystrom_problem``,
+  ``fitted_attributes``: the problem data the loss reads, the attributes it adds);
 * the metric: :mod:`._metric_algebra` (the formulas on one matrix: factorisations,
   :class:`PSDFactor`; the A-step updates, eq. 9/16 dense and eq. 12/18 sparse; the fixed
   metrics, MVML_Cov; the view weights, eq. 10/17), :mod:`._metric` (the metric kinds and
@@ -45,7 +47,7 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 * the estimators: :mod:`._base` (``_BaseMVML``: problem data, the choice of path,
   fitted attributes), :mod:`._estimators` (:class:`MVMLRegressor`,
   :class:`MVMLClassifier`), :mod:`._svm`
-  (:class:`MVMLSVC`: the hinge loss and its final multipliers), :mod:`._proba`
+  (:class:`MVMLSVC`: the classifier with the hinge loss's parameters and loss), :mod:`._proba`
   (probabilities), :mod:`._reduced` (models of the observed views, missing views);
 * model selection: :mod:`.cv` (:class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`,
   :class:`MVMLSVCCV`; the grid of named axes in :mod:`.cv._grid`, the search in
@@ -57,8 +59,9 @@ How to add
 * a loss: a subclass of :class:`~._losses.Loss` (``g_step``, ``data_loss``, ``w_step``;
   optionally ``g_steps`` (several targets on one factorisation), ``g_steps_path``
   (several ``alpha`` in one call), ``structured_applies`` /
-  ``fit_structured`` and ``fold_paths``) returned by an
-  estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
+  ``fit_structured``, ``fold_paths``, and, for a loss that reads the rows or adds fitted
+  attributes, ``build_problem`` / ``nystrom_problem`` / ``fitted_attributes``) returned
+  by an estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
 * a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is
   learned, its initial value, its penalty, its A-step's candidate and step cap, which
   :func:`metric_step`'s one backtracking loop runs, whether the structured paths cover

@@ -26,6 +26,7 @@ from .._arrays import (
     views_kind,
 )
 from .._kernel_families import kernel_takes_sparse, names_precomputed
+from .._packing import pack, unpack
 from .._targets import predicted_classes
 from .._threads import serial_blas
 from .._validation import (
@@ -339,6 +340,22 @@ class _BaseMVML(BaseEstimator):
 
     _parameter_constraints: dict = _mvml_constraints()
 
+    #: fitted arrays stored compactly and exactly in a pickle (:func:`~mvkernels._packing.pack`,
+    #: e.g. ``MVMLSVC``'s mostly-zero ``dual_coef_``); a model in memory is unchanged
+    _packed_attributes: tuple[str, ...] = ()
+
+    def __getstate__(self) -> dict:
+        state = dict(super().__getstate__())
+        for name in self._packed_attributes:
+            if name in state:
+                state[name] = pack(state[name])
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Restore a pickled model, the :attr:`_packed_attributes` bit for bit as fitted."""
+        packed = {k: unpack(state[k]) for k in self._packed_attributes if k in state}
+        super().__setstate__({**state, **packed})
+
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -366,7 +383,14 @@ class _BaseMVML(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _build_problem(self, X: Any, Y: np.ndarray) -> MVMLProblem:
-        """Validate the views, fit kernels / Nystrom map, build the problem data.
+        """The problem of a fit, built by the loss (:meth:`Loss.build_problem
+        <mvkernels.mvml._losses.Loss.build_problem>`; by default :meth:`_problem_data`)."""
+        return self._make_loss().build_problem(self, X, Y)
+
+    def _problem_data(self, X: Any, Y: np.ndarray) -> MVMLProblem:
+        """Validate the views, fit kernels / Nystrom map, build the problem data (the
+        Nystrom-mode problem: the loss's :meth:`Loss.nystrom_problem
+        <mvkernels.mvml._losses.Loss.nystrom_problem>`).
 
         Dask views and/or targets (Nystrom mode only): the Nystrom map is fitted from
         sampled rows and ``C``, ``c``, ``y^T y`` come from one Dask reduction
@@ -481,7 +505,7 @@ class _BaseMVML(BaseEstimator):
         self.kernels_ = nys.kernels_
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
-        return self._nystrom_problem(nys, Xs, Y, complete=mask is None)
+        return self._make_loss().nystrom_problem(self, nys, Xs, Y, mask is None, sw)
 
     # ------------------------------------------------------------------ weights
     def _weighted_rows(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
@@ -730,6 +754,7 @@ class _BaseMVML(BaseEstimator):
                 stacklevel=2,
             )
         self._set_public_attributes()
+        self._make_loss().fitted_attributes(self, self._fit_states)  # the loss's own
         return self
 
     def _metric_stack(self, results: list[dict]) -> Any:

@@ -32,7 +32,6 @@ from ._hinge import (
     COLD_MIN_BOX,
     PRESOLVE_TOL,
     LinearSVMResult,
-    dual_from_primal,
     hinge_offsets,
     linear_svm_polished,
     polish_applies,
@@ -48,9 +47,12 @@ from ._hinge_active import (
     polish_active_sets,
     rebox_solutions,
 )
+from ._hinge_fit import hinge_nystrom_problem, hinge_problem, set_hinge_attributes
 from ._hinge_state import (
     ROW_SUBSET_BUDGET,
+    ExactDual,
     HingeState,
+    PrimalSolution,
     RowSubsets,
     _Targets,
     row_subset_batches,
@@ -104,6 +106,30 @@ class HingeLoss(Loss):
 
     def new_state(self) -> HingeState:
         return HingeState()
+
+    # ------------------------------------------------------------------ fit's ends
+    def build_problem(self, est: Any, X: Any, Y: Any) -> MVMLProblem:
+        """The problem data on one BLAS thread, the rows gathered on Dask input
+        (:func:`~mvkernels.mvml._hinge_fit.hinge_problem`)."""
+        return hinge_problem(est, X, Y)
+
+    def nystrom_problem(
+        self,
+        est: Any,
+        nys: Any,
+        Xs: list,
+        Y: Any,
+        complete: bool,
+        sample_weight: np.ndarray | None,
+    ) -> MVMLProblem:
+        """The training features kept, no sufficient statistics
+        (:func:`~mvkernels.mvml._hinge_fit.hinge_nystrom_problem`)."""
+        return hinge_nystrom_problem(self, est, nys, Xs, Y, complete, sample_weight)
+
+    def fitted_attributes(self, est: Any, states: list) -> None:
+        """``C_``, ``dual_coef_``, ``svm_epochs_``, ``objective_increase_``
+        (:func:`~mvkernels.mvml._hinge_fit.set_hinge_attributes`)."""
+        set_hinge_attributes(self, est, states)
 
     #: ``fit_intercept``: the offset's penalty is ``C b^2 / (2 offset_kappa)``
     offset_kappa = OFFSET_KAPPA
@@ -159,7 +185,7 @@ class HingeLoss(Loss):
         The Nystrom features ``U`` (n x vp) are computed once per fit (the hinge loss has
         no sufficient statistics) and kept until the end of ``fit``.
         """
-        if problem.mode == "full":
+        if not problem.feature_space:  # the full-kernel design W H
             return problem.design(w)
         cache = self._features
         if cache is None or cache[0] is not problem:
@@ -288,22 +314,22 @@ class HingeLoss(Loss):
         state.exact = dual is not None
         state.converged = state.converged and res.converged
         if dual is not None:  # the multipliers of the exact solution
-            state.last = dict(a=dual, c_scale=c_scale)
+            state.last = ExactDual(dual, c_scale)
             return g
         # what the final multipliers need: the rows that can be support vectors (margin
         # <= 1 + band; the others have a_i = 0), or ``rebuild(rows)`` for a reused buffer
         band = max(tol, 1e-9)
         rows = np.flatnonzero(margins <= 1.0 + band)
-        state.last = dict(
-            X=X[rows] if rebuild is None else rebuild,  # rebuilt at the end of fit only
+        state.last = PrimalSolution(
+            features=X[rows] if rebuild is None else rebuild,  # rebuilt at the end of fit only
             rows=rows,
-            y=y[rows],
-            v=res.coef,
-            Cp=Cp,
-            band=band,
-            c_scale=c_scale,
+            labels=y[rows],
             margins=margins[rows],
             weight=None if sw is None else sw[rows],
+            coef=res.coef,
+            box=Cp,
+            band=band,
+            c_scale=c_scale,
         )
         return g
 
@@ -381,7 +407,7 @@ class HingeLoss(Loss):
         kind = self.metric_kind
         return (
             self.batch_row_subsets
-            and (problem is None or problem.mode == "nystrom")
+            and (problem is None or problem.feature_space)
             and kind.learned
             and kind.low_rank
             and self.structured_applies(problem)
@@ -856,20 +882,8 @@ class HingeLoss(Loss):
             return np.asarray(state.dual)[:, 0]
         last = state.last
         state.last = None
-        if "a" in last:  # exact g-step (active-set solve)
-            return 2.0 * self.alpha * last["a"] / last["c_scale"]
-        a = np.zeros(state.margins.shape[0])
-        X = last["X"](last["rows"]) if callable(last["X"]) else last["X"]
-        a[last["rows"]] = dual_from_primal(
-            X,
-            last["y"],
-            last["v"],
-            last["Cp"],
-            band=last["band"],
-            margins=last["margins"],
-            weight=last["weight"],
-        )
-        return 2.0 * self.alpha * a / last["c_scale"]
+        a = last.multipliers(state.margins.shape[0])
+        return 2.0 * self.alpha * a / last.c_scale
 
     def fold_paths(
         self,

@@ -2,7 +2,9 @@
 
 :class:`HingeState` is one target column's solver state across the g-steps of
 :class:`~mvkernels.mvml._hinge_loss.HingeLoss` (the last exact solution, from which the
-next g-step is warm-started, and what failed before). :class:`RowSubsets` and
+next g-step is warm-started, and what failed before), with what the final multipliers of
+its last g-step need (:class:`ExactDual` after an active-set solve,
+:class:`PrimalSolution` after liblinear alone). :class:`RowSubsets` and
 :class:`_Targets` let :meth:`HingeLoss.dense_paths` run one-target problems on subsets of
 one feature matrix's rows (one-vs-one: the class pairs) as one batch of the active-set
 solvers (:mod:`mvkernels.mvml._hinge_active`): a subset's problem runs on every row of its
@@ -19,15 +21,91 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ._hinge import dual_from_primal
 from ._problem import MVMLProblem
 
 __all__ = [
     "HingeState",
+    "ExactDual",
+    "PrimalSolution",
     "RowSubsets",
     "ROW_SUBSET_BUDGET",
     "row_subset_groups",
     "row_subset_batches",
 ]
+
+
+@dataclass
+class ExactDual:
+    """The multipliers of a g-step solved exactly (an active-set solve).
+
+    Attributes
+    ----------
+    dual : ndarray of shape (n,)
+        The SVM's multipliers ``a_i`` of every row, in its box ``[0, C' c_scale]``.
+    c_scale : float
+        The g-step's features were ``x_i / sqrt(c_scale)`` (box ``C' c_scale``).
+    """
+
+    dual: np.ndarray
+    c_scale: float = 1.0
+
+    def multipliers(self, n_rows: int) -> np.ndarray:
+        """The SVM's multipliers of the ``n_rows`` rows (``dual`` itself)."""
+        return self.dual
+
+
+@dataclass
+class PrimalSolution:
+    """A g-step solved by liblinear alone (which returns ``v`` only): what the KKT
+    recovery of its multipliers (:func:`~mvkernels.mvml._hinge.dual_from_primal`) reads.
+
+    Attributes
+    ----------
+    features : ndarray of shape (len(rows), k) or callable
+        The features of ``rows``, or a function ``rows -> features`` that rebuilds them
+        (for a buffer that later g-steps reuse; called at the end of the fit only).
+    rows : ndarray of int
+        The rows that can be support vectors (margin ``<= 1 + band``; the others have
+        ``a_i = 0``).
+    labels, margins : ndarray of shape (len(rows),)
+        Their labels ``y_i`` and margins ``y_i <x_i, v>``.
+    weight : ndarray of shape (len(rows),) or None
+        Their weights ``s_i`` (boxes ``C' s_i``; None: 1 each).
+    coef : ndarray of shape (k,)
+        liblinear's solution ``v``.
+    box : float
+        The SVM's ``C'`` (times ``c_scale``).
+    band : float
+        Margins within ``band`` of 1 are free (:func:`~mvkernels.mvml._hinge.dual_from_primal`).
+    c_scale : float
+        As :attr:`ExactDual.c_scale`.
+    """
+
+    features: np.ndarray | Callable[[np.ndarray], np.ndarray]
+    rows: np.ndarray
+    labels: np.ndarray
+    margins: np.ndarray
+    weight: np.ndarray | None
+    coef: np.ndarray
+    box: float
+    band: float
+    c_scale: float = 1.0
+
+    def multipliers(self, n_rows: int) -> np.ndarray:
+        """The SVM's multipliers of the ``n_rows`` rows (0 off :attr:`rows`)."""
+        X = self.features(self.rows) if callable(self.features) else self.features
+        a = np.zeros(n_rows)
+        a[self.rows] = dual_from_primal(
+            X,
+            self.labels,
+            self.coef,
+            self.box,
+            band=self.band,
+            margins=self.margins,
+            weight=self.weight,
+        )
+        return a
 
 
 @dataclass
@@ -46,8 +124,8 @@ class HingeState:
     cold, polished : tuple or None
         A solution found beforehand for the next g-step: the first g-step solved with
         the other targets, or the warm start solved in lockstep with them.
-    last : dict or None
-        What the final multipliers need (:meth:`HingeLoss.final_dual`).
+    last : ExactDual, PrimalSolution or None
+        What the final multipliers of the last g-step need (:meth:`HingeLoss.final_dual`).
     dual : ndarray or None
         Multipliers kept by a g-step that computes them itself (reference solvers).
     rng : numpy.random.RandomState or None
@@ -66,7 +144,7 @@ class HingeState:
     no_polish: bool = False
     cold: tuple | None = None
     polished: tuple | None = None
-    last: dict | None = None
+    last: ExactDual | PrimalSolution | None = None
     dual: np.ndarray | None = None
     rng: np.random.RandomState | None = None
     offset: float = 0.0
@@ -80,7 +158,7 @@ class HingeState:
         g-step replaces them, none writes into them)."""
         twin = replace(self)
         twin.rng = copy.deepcopy(self.rng)
-        twin.last = None if self.last is None else dict(self.last)
+        twin.last = None if self.last is None else replace(self.last)
         return twin
 
     def release(self) -> None:

@@ -126,6 +126,37 @@ class Loss:
             setattr(self, name, getattr(params, name))
         self.metric_kind: MetricKind = metric_kind(self.metric)
 
+    # -- the ends of a fit (the estimator base calls these) --------------------------
+    def build_problem(self, est: Any, X: Any, Y: Any) -> MVMLProblem:
+        """The problem of ``est``'s fit on views ``X`` and targets ``Y``: here its
+        problem data as they are (``est._problem_data``: the views validated, the
+        kernels or the Nystrom map fitted, then :meth:`nystrom_problem`). A loss that
+        builds it otherwise (the hinge loss: on one BLAS thread, its rows gathered on
+        Dask input) overrides this."""
+        return est._problem_data(X, Y)
+
+    def nystrom_problem(
+        self,
+        est: Any,
+        nys: Any,
+        Xs: list,
+        Y: Any,
+        complete: bool,
+        sample_weight: np.ndarray | None,
+    ) -> MVMLProblem:
+        """The Nystrom-mode problem of ``est``'s fit from its fitted map ``nys`` (with
+        complete training rows, ``complete``, the map's missing-view statistics set too;
+        ``sample_weight``: the rows' loss weights). Here the sufficient statistics of the
+        square loss (``est._nystrom_problem``: one chunked pass, a Dask reduction on Dask
+        input; the features are not kept); a loss whose g-step reads the rows
+        (:attr:`needs_rows`) overrides this."""
+        return est._nystrom_problem(nys, Xs, Y, complete)
+
+    def fitted_attributes(self, est: Any, states: list) -> None:
+        """Set the fitted attributes of ``est`` that this loss adds, from the solver
+        states ``states`` of its targets (called at the end of every fit, after the
+        shared attributes). Here none."""
+
     def with_intercept(self, problem: MVMLProblem) -> MVMLProblem:
         """The problem this loss's paths run on: ``problem`` itself, or, with
         ``fit_intercept``, the problem of the loss with an unpenalised offset per target

@@ -26,51 +26,31 @@ which owns:
 * ``w_step``: the hinge-loss view weights (a small linear program, see
   :meth:`~mvkernels.mvml._losses.HingeLoss.w_step`).
 
-This module keeps what the hinge loss changes outside Algorithm 1: its parameters, the
-problem data (the training features are kept: the hinge loss has no sufficient
-statistics) and the multipliers of the final g-step.
-
 The A-steps (dense gradient / sparse proximal, :func:`mvkernels.mvml.metric_step` or
 its low-rank form), the fixed metrics (identity, Cov), kernels, block Nystrom map,
-one-vs-all, prediction and the stopping rule are inherited unchanged. See ``docs/mvml_svm.md``.
-
-Dask input (Nystrom mode only): the hinge loss has no sufficient statistics and the dual
-coordinate descent (liblinear) needs random access to every row's features at every epoch, so the
-training features ``U`` (n x vp) are computed on the workers and *gathered* to the client
-(one pass, as a NumPy array) when they fit in :data:`DASK_GATHER_MAX_BYTES`; above it
-``fit`` raises a ValueError that points to :class:`~mvkernels.MVMLClassifier` (square
-loss, one Dask reduction, any n). Prediction on Dask views stays lazy (inherited).
+one-vs-all and one-vs-one, prediction and the stopping rule are inherited unchanged:
+:class:`MVMLSVC` is :class:`~mvkernels.MVMLClassifier` with its parameters and the hinge
+loss (``_make_loss``), which also builds the problem data (the training features are
+kept: the hinge loss has no sufficient statistics; on Dask input they are gathered to the
+client, up to :data:`DASK_GATHER_MAX_BYTES`) and sets the fitted attributes of its final
+g-steps (``C_``, ``dual_coef_``, ``svm_epochs_``, ``objective_increase_``), see
+:mod:`mvkernels.mvml._hinge_fit`. See ``docs/mvml_svm.md``.
 """
 
 from __future__ import annotations
 
-import warnings
-from contextlib import nullcontext
-from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any
 
-import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._arrays import is_dask_collection
-from .._packing import pack, unpack
-from .._threads import serial_blas
-from ..nystrom import FeatureMoments
-from ..nystrom._missing import ConditionalViews
 from ._base import _mvml_constraints
 from ._estimators import MVMLClassifier
+from ._hinge_fit import DASK_GATHER_MAX_BYTES
 from ._hinge_loss import HingeLoss
-from ._metric import metric_kind
 from ._multiclass import multiclass_constraints
-from ._problem import MVMLProblem, NystromProblem
 
 __all__ = ["MVMLSVC", "DASK_GATHER_MAX_BYTES", "HINGE_FEATURE_BUDGET"]
-
-#: largest training feature matrix (n x vp float64, plus the n x K targets) that
-#: :class:`MVMLSVC` gathers to the client on Dask input (2 GiB)
-DASK_GATHER_MAX_BYTES = 2 * 1024**3
 
 #: ``n_landmarks="auto"`` of the hinge-loss estimators: about 200 Nystrom features in all
 #: (:func:`~mvkernels.mvml.auto_n_landmarks`). Every g-step runs the dual solver over all
@@ -292,160 +272,13 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
         "multi_class": [StrOptions({"ovr", "ovo", "auto"})],
     }
 
-    # ------------------------------------------------------------------ params
-    def _check_params(self) -> None:
-        super()._check_params()
-        if self.C is not None and (
-            isinstance(self.C, bool)
-            or not isinstance(self.C, Real)
-            or not np.isfinite(self.C)
-            or self.C <= 0
-        ):
-            raise ValueError(f"C must be None (1/n) or a finite number > 0, got {self.C!r}")
-        if (
-            isinstance(self.svm_tol, bool)
-            or not isinstance(self.svm_tol, Real)
-            or not self.svm_tol > 0
-        ):
-            raise ValueError(f"svm_tol must be a number > 0, got {self.svm_tol!r}")
-        if (
-            isinstance(self.svm_max_epochs, bool)
-            or not isinstance(self.svm_max_epochs, Integral)
-            or self.svm_max_epochs < 1
-        ):
-            raise ValueError(f"svm_max_epochs must be an int >= 1, got {self.svm_max_epochs!r}")
-
-    # ------------------------------------------------------------------ Dask
-    def _build_problem(self, X: Any, Y: Any) -> MVMLProblem:
-        """MVML's problem; on Dask input, also gather ``U`` and ``Y`` (see module doc).
-
-        Up to :data:`~mvkernels._threads.SERIAL_BLAS_MAX_SIZE` rows the kernel rows, the
-        features and their moments are thin products: one BLAS thread is faster (measured
-        5-10x on 2 shared cores for the digits features)."""
-        threads = nullcontext() if is_dask_collection(Y) else serial_blas(int(Y.shape[0]))
-        with threads:
-            problem = super()._build_problem(X, Y)
-        if not isinstance(problem, NystromProblem) or not (
-            is_dask_collection(problem.Y) or any(is_dask_collection(V) for V in problem.Xs)
-        ):
-            return problem
-        import dask
-
-        n, dim, T = problem.n_samples, problem.dim, problem.n_targets
-        size = 8 * n * (dim + T)
-        if size > DASK_GATHER_MAX_BYTES:
-            raise ValueError(
-                f"MVMLSVC on Dask input gathers the training features on the client (the "
-                f"hinge-loss dual solver needs random access to all rows): "
-                f"n x v p = {n} x {dim} float64 is {size / 2**30:.1f} GiB, above "
-                f"mvkernels.mvml._svm.DASK_GATHER_MAX_BYTES = "
-                f"{DASK_GATHER_MAX_BYTES / 2**30:.1f} GiB. Use MVMLClassifier (square "
-                "loss, fitted by one Dask reduction for any n), fewer landmarks, or a "
-                "subsample."
-            )
-        U = problem.feature_map.transform(problem.Xs)
-        U, Yc = dask.compute(U, problem.Y)
-        return replace(
-            problem, U=np.asarray(U, dtype=np.float64), Y=np.asarray(Yc, dtype=np.float64)
-        )
-
-    def _nystrom_problem(self, nys: Any, Xs: list, Y: Any, complete: bool) -> MVMLProblem:
-        """NumPy input: the features ``U`` are computed once and kept (every g-step needs
-        them). The hinge loss needs no sufficient statistics: only the Cov metric's
-        initial metric and, with complete training rows, the map's missing-view
-        statistics read them (from ``U``, not from a second pass over the data), weighted
-        by the rows' loss weights (``_loss_weight``), which the problem keeps."""
-        if is_dask_collection(Y) or any(is_dask_collection(V) for V in Xs):
-            return super()._nystrom_problem(nys, Xs, Y, complete)
-        Xs = nys.check_views(Xs)
-        Y = np.asarray(Y, dtype=np.float64)
-        U = nys.features(Xs)
-        n, v, p = U.shape[0], int(nys.n_views_), int(nys.n_landmarks_)
-        sw = self.__dict__.get("_loss_weight")
-        stats = metric_kind(self.metric).needs_statistics  # the Cov metric's A0
-        if complete or stats:
-            # the target moments only for the Cov metric's problem (the missing-view model
-            # reads the feature moments alone)
-            mom = FeatureMoments.from_features(U, Y.reshape(n, -1) if stats else None, sw)
-            if complete:
-                nys.set_missing_model(ConditionalViews.from_moments(mom, v, p))
-            if stats:
-                return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U, sample_weight=sw)
-        return NystromProblem(n, v, p, Y, feature_map=nys, Xs=Xs, U=U, sample_weight=sw)
-
-    # ------------------------------------------------------------------ pickling
-    def __getstate__(self) -> dict:
-        """The state with ``dual_coef_`` stored compactly and exactly
-        (:func:`mvkernels._packing.pack`: its nonzero multipliers and their positions;
-        one-vs-one's columns are zero off each pair's rows, and most multipliers of a
-        pair are zero)."""
-        state = dict(super().__getstate__())
-        if "dual_coef_" in state:
-            state["dual_coef_"] = pack(state["dual_coef_"])
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        """Restore a pickled model, ``dual_coef_`` bit for bit as fitted."""
-        if "dual_coef_" in state:
-            state = {**state, "dual_coef_": unpack(state["dual_coef_"])}
-        super().__setstate__(state)
+    #: ``dual_coef_`` is stored compactly and exactly in a pickle (its nonzero
+    #: multipliers and their positions: one-vs-one's columns are zero off each pair's
+    #: rows, and most multipliers of a pair are zero)
+    _packed_attributes = ("dual_coef_",)
 
     # ------------------------------------------------------------------ loss
     def _make_loss(self) -> HingeLoss:
         """The hinge loss (:class:`~mvkernels.mvml._losses.HingeLoss`), built from this
         estimator's parameters once per fit."""
         return HingeLoss(self)
-
-    # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> MVMLSVC:
-        """Fit on views ``X`` (list of arrays, or one array cut by ``views``) and labels ``y``.
-
-        ``sample_weight`` (n,): frequency weights of the rows (None: 1 each), multiplied
-        by ``class_weight``; rows of weight 0 are dropped first. Row ``i``'s hinge is
-        weighted by its weight ``s_i``: its dual box is ``0 <= alpha_i <= s_i C`` (user
-        guide, "Sample and class weights"; ``C=None``: ``C = 1 / sum_i s_i``)."""
-        super().fit(X, y, sample_weight=sample_weight)
-        states = self._fit_states
-        n = self.n_samples_fit_
-        lw = self.__dict__.get("_loss_weight")
-        self.C_: float | np.ndarray
-        if self.C is not None:
-            self.C_ = float(self.C)
-        elif self._ovo_active():  # each pair's own rows: 1 / n_ij (1 / their weight sum)
-            rows = self._ovo_rows
-            sums = [r.size if lw is None else float(np.sum(np.asarray(lw)[r])) for r in rows]
-            self.C_ = 1.0 / np.asarray(sums, dtype=np.float64)
-        else:
-            self.C_ = 1.0 / n if lw is None else 1.0 / float(np.sum(lw))
-        with serial_blas(n):
-            loss = self._make_loss()
-            duals = self._rows_to_columns([loss.final_dual(s) for s in states])
-        for s in states:
-            s.release()
-        epochs = np.array([s.epochs for s in states])
-        incr: list[float] = []
-        for h in self._histories:
-            h = np.asarray(h)
-            rel = (h[1:] - h[:-1]) / np.maximum(np.abs(h[:-1]), np.finfo(float).tiny)
-            incr.append(float(max(rel.max(initial=0.0), 0.0)))
-        increases = np.asarray(incr)
-        single = duals.shape[1] == 1
-        self.dual_coef_ = duals[:, 0] if single else duals
-        self.svm_epochs_ = int(epochs[0]) if single else epochs
-        self.objective_increase_ = float(increases[0]) if single else increases
-        if np.any(increases > 1e-6):
-            warnings.warn(
-                f"MVMLSVC: the primal objective increased between outer iterations (largest "
-                f"relative increase {increases.max():.3g}); the dual solver may have stopped "
-                "early (svm_max_epochs) - see objective_ and objective_increase_",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        if not all(s.converged for s in states):
-            warnings.warn(
-                f"MVMLSVC: the dual solver (liblinear) reached svm_max_epochs="
-                f"{self.svm_max_epochs} before svm_tol={self.svm_tol}",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        return self
