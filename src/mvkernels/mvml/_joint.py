@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import as_aligned_views, observed_rows, views_kind
+from .._kernel_families import names_precomputed
 from .._sparse import is_sparse
 from .._validation import ValidatedViews
 from ..nystrom import BlockNystrom, FeatureMoments
@@ -58,7 +59,9 @@ __all__ = [
 
 
 def _is_precomputed(kernel: Any) -> bool:
-    return isinstance(kernel, str) and kernel == "precomputed"
+    """Precomputed Gram matrices, named once or per view (the plain estimators' rule,
+    :func:`~mvkernels._kernel_families.names_precomputed`; a mix is refused)."""
+    return names_precomputed(kernel)
 
 
 #: ``joint_view`` value of the model on the joint view alone
@@ -198,15 +201,16 @@ def joint_kernel_spec(kernel: Any, kernel_params: Any, n_views: int) -> tuple[An
     """``(kernel, kernel_params)`` for the ``n_views + 1`` views with the joint view.
 
     One kernel for all views: the joint view uses it too. A list of per-view kernels
-    (length ``v``): the joint view is Gaussian (``"rbf"``) with the default bandwidth;
-    a list of ``v + 1`` names the joint view's kernel last. ``kernel_params``: one dict
+    (length ``v``): the joint view is Gaussian (``"rbf"``) with the default bandwidth
+    (precomputed Gram matrices: the joint view is their elementwise product, precomputed
+    too); a list of ``v + 1`` names the joint view's kernel last. ``kernel_params``: one dict
     applies to every view including the joint one; a list of ``v`` dicts leaves the joint
     view's bandwidth to the heuristic; a list of ``v + 1`` gives it last.
     """
     if isinstance(kernel, (list, tuple)):
         kernel = list(kernel)
-        if len(kernel) == n_views:
-            kernel = [*kernel, "rbf"]
+        if len(kernel) == n_views:  # precomputed Gram matrices: their product's, precomputed
+            kernel = [*kernel, "precomputed" if _is_precomputed(kernel) else "rbf"]
     if isinstance(kernel_params, (list, tuple)):
         kernel_params = list(kernel_params)
         if len(kernel_params) == n_views:
