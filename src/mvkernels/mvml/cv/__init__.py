@@ -63,13 +63,13 @@ and the tie order (the first candidate in grid order) follow from the declaratio
   batched=False)`` returned by ``_MVMLCVBase._looped_axes`` (outermost in the grid). The
   search sets the CV estimator's parameter ``name`` to each value for its run (the
   screen, the folds) and for the refit of a best candidate there; nothing else changes
-  (``tests/mvml/test_cv_grid.py`` declares ``fit_intercept`` so).
+  (``tests/mvml/cv/test_cv_grid.py`` declares ``fit_intercept`` so).
 * A product axis the scoring steps batch over (the joint view, the bandwidth factor,
   ``alpha``, ``eta``, the outer iterations): one more :class:`~._grid.Axis` in
   ``_CVSearch.grid``, and the fold paths that score all its values at once (they write
   their block by name, ``scores.put(block, bandwidth_factor=fi, alpha=sel)``, a block in
   another order naming its axes, ``put(block, axes=(...), folds=k)``; no step depends on
-  the order of the axes, ``tests/mvml/test_cv_seam.py`` permutes them).
+  the order of the axes, ``tests/mvml/cv/test_cv_seam.py`` permutes them).
 * An axis whose values are whole searches, each with its own grid, on the same folds
   (the feature relevance, the loss, the multi-class decomposition): a
   :class:`~._grid.PartAxis` in ``PART_AXES``: the CV parameter it names, the values

@@ -654,7 +654,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         each sets the CV estimator's parameter of its name for its run and for the refit),
         outermost in the grid, before the axes the scoring steps batch over
         (:attr:`_CVSearch.grid`). None by default; a new such axis is declared here and
-        nothing else changes (``tests/mvml/test_cv_grid.py`` declares one)."""
+        nothing else changes (``tests/mvml/cv/test_cv_grid.py`` declares one)."""
         return ()
 
     @contextmanager

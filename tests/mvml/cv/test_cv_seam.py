@@ -16,7 +16,7 @@ from mvkernels.mvml._losses import SquareLoss
 from mvkernels.mvml.cv import _grid
 from mvkernels.mvml.cv._grid import Axis, ScoreGrid, SearchGrid
 
-CV_PACKAGE = Path(__file__).resolve().parents[2] / "src" / "mvkernels" / "mvml" / "cv"
+CV_PACKAGE = Path(__file__).resolve().parents[3] / "src" / "mvkernels" / "mvml" / "cv"
 
 
 def _private_uses() -> tuple[set[str], set[str], set[str]]:
