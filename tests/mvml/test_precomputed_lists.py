@@ -57,14 +57,33 @@ def test_cv_estimators_tag_a_per_view_list_as_pairwise(cls):
 
 
 @pytest.mark.parametrize("cls", [MVMLClassifier, MVMLSVC])
-def test_joint_view_of_a_per_view_list_is_the_product_of_the_grams(cls):
-    """``joint_view=True`` with every view precomputed joins them as with one name: the
-    joint view's Gram matrix is the elementwise product (same decision values)."""
-    Ks, y = _grams(seed=1)
-    one = cls(kernel="precomputed", joint_view=True, max_iter=3, random_state=0).fit(Ks, y)
-    per_view = cls(kernel=PER_VIEW, joint_view=True, max_iter=3, random_state=0).fit(Ks, y)
-    assert one.n_views_ == per_view.n_views_ == 3
+@pytest.mark.parametrize("joint_view", [True, "only"])
+def test_per_view_list_with_the_joint_view_is_the_same_model(cls, joint_view):
+    """The joint view of precomputed Gram matrices is their elementwise product, named
+    once or per view (the per-view list failed with ``joint_view=True`` and fitted a
+    Gaussian kernel on the Gram matrices' rows with ``"only"``)."""
+    Ks, y = _grams()
+    kw = dict(joint_view=joint_view, max_iter=3, random_state=0)
+    one = cls(kernel="precomputed", **kw).fit(Ks, y)
+    per_view = cls(kernel=PER_VIEW, **kw).fit(Ks, y)
     np.testing.assert_array_equal(one.decision_function(Ks), per_view.decision_function(Ks))
+
+
+@pytest.mark.parametrize("n_landmarks", ["auto", None])
+@pytest.mark.parametrize("cls", [MVMLClassifierCV, MVMLRegressorCV])
+def test_cv_of_a_per_view_list_is_the_same_search(cls, n_landmarks):
+    """The CV estimators search a per-view list of precomputed kernels as
+    ``kernel="precomputed"``: the joint view (``joint_view="auto"``, the product of the
+    Gram matrices) and, in full-kernel mode, the folds' training columns."""
+    Ks, y = _grams()
+    kw = dict(cv=3, n_landmarks=n_landmarks, max_iter=2, alphas=[0.01, 1.0], random_state=0)
+    one = cls(kernel="precomputed", **kw).fit(Ks, y)
+    per_view = cls(kernel=PER_VIEW, **kw).fit(Ks, y)
+    np.testing.assert_array_equal(
+        one.cv_results_["mean_test_score"], per_view.cv_results_["mean_test_score"]
+    )
+    assert one.best_params_ == per_view.best_params_
+    np.testing.assert_array_equal(one.predict(Ks), per_view.predict(Ks))
 
 
 def test_joint_view_with_some_views_precomputed_names_them():

@@ -44,6 +44,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   in one call); the CV's folds and full-kernel search run their grid as one
   batch through ``_BaseMVML._solve_path``; the square loss's structured path, and the
   bookkeeping every path shares);
+* the seam to model selection: :mod:`._cv_engine` (:class:`~._cv_engine.CVEngine`, what
+  ``estimator._cv_engine()`` gives the CV: the loss, the fold paths, the full-kernel fold
+  fits, a refitted model's decision values; the CV calls no other private method of an
+  estimator);
 * the estimators: :mod:`._base` (``_BaseMVML``: problem data, the choice of path,
   fitted attributes), :mod:`._estimators` (:class:`MVMLRegressor`,
   :class:`MVMLClassifier`), :mod:`._svm`

@@ -55,6 +55,7 @@ from ..nystrom._landmarks import (
 from ..nystrom._missing import CompletedOutputs, ConditionalViews
 from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
+from ._cv_engine import CVEngine
 from ._driver import reference_paths
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import (
@@ -682,6 +683,11 @@ class _BaseMVML(BaseEstimator):
     def _make_loss(self) -> Loss:
         """The loss of this estimator, built from its parameters once per fit."""
         return SquareLoss(self)
+
+    def _cv_engine(self) -> CVEngine:
+        """What the cross-validated search reads of this estimator (its one seam,
+        :class:`~._cv_engine.CVEngine`)."""
+        return CVEngine(self)
 
     def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
         """Run Algorithm 1 on ``problem`` for every target column; sets ``solver_``."""

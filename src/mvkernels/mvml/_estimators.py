@@ -334,6 +334,18 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
         return D[:, 0] if getattr(self, "_single_output", True) else D
 
 
+def check_n_classes(est: Any) -> None:
+    """``ValueError`` unless the classifier ``est`` (a plain or a CV estimator) has at
+    least two classes in ``est.classes_``, naming its class."""
+    if len(est.classes_) == 0:
+        raise ValueError(f"{type(est).__name__}: y is empty (0 samples)")
+    if len(est.classes_) < 2:
+        raise ValueError(
+            f"{type(est).__name__} needs samples of at least 2 classes; y has only "
+            f"one class: {est.classes_[0]}"
+        )
+
+
 class MVMLClassifier(OneVsOneMixin, ProbaMixin, ClassifierMixin, _BaseMVML):
     """Multi-view metric learning classifier: MVML on +-1 targets, one-vs-all or one-vs-one.
 
@@ -582,13 +594,7 @@ feature_relevance_
         return self._fit_targets(X, Y)
 
     def _check_n_classes(self) -> None:
-        if len(self.classes_) == 0:
-            raise ValueError(f"{type(self).__name__}: y is empty (0 samples)")
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes; y has only "
-                f"one class: {self.classes_[0]}"
-            )
+        check_n_classes(self)
 
     @staticmethod
     def _encode_targets_lazy(y: Any, classes: np.ndarray) -> Any:

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import as_aligned_views, observed_rows, views_kind
+from .._kernel_families import names_precomputed
 from .._sparse import is_sparse
 from .._validation import ValidatedViews
 from ..nystrom import BlockNystrom, FeatureMoments
@@ -58,7 +59,9 @@ __all__ = [
 
 
 def _is_precomputed(kernel: Any) -> bool:
-    return isinstance(kernel, str) and kernel == "precomputed"
+    """Precomputed Gram matrices, named once or per view (the plain estimators' rule,
+    :func:`~mvkernels._kernel_families.names_precomputed`; a mix is refused)."""
+    return names_precomputed(kernel)
 
 
 def _precomputed_views(kernel: Any, n_views: int) -> list[int]:
@@ -213,16 +216,15 @@ def joint_kernel_spec(kernel: Any, kernel_params: Any, n_views: int) -> tuple[An
 
     One kernel for all views: the joint view uses it too. A list of per-view kernels
     (length ``v``): the joint view is Gaussian (``"rbf"``) with the default bandwidth
-    (``"precomputed"`` when every view's kernel is: the product of their Gram matrices);
-    a list of ``v + 1`` names the joint view's kernel last. ``kernel_params``: one dict
+    (precomputed Gram matrices: the joint view is their elementwise product, precomputed
+    too); a list of ``v + 1`` names the joint view's kernel last. ``kernel_params``: one dict
     applies to every view including the joint one; a list of ``v`` dicts leaves the joint
     view's bandwidth to the heuristic; a list of ``v + 1`` gives it last.
     """
     if isinstance(kernel, (list, tuple)):
         kernel = list(kernel)
-        if len(kernel) == n_views:  # every view precomputed: so is their product
-            every = len(_precomputed_views(kernel, n_views)) == n_views
-            kernel = [*kernel, "precomputed" if every else "rbf"]
+        if len(kernel) == n_views:  # precomputed Gram matrices: their product's, precomputed
+            kernel = [*kernel, "precomputed" if _is_precomputed(kernel) else "rbf"]
     if isinstance(kernel_params, (list, tuple)):
         kernel_params = list(kernel_params)
         if len(kernel_params) == n_views:

@@ -46,6 +46,14 @@ pairs (``_FoldScoring._screened_search``; :class:`MVMLSVCCV`: the best pair, at 
 :mod:`._grid`, the search and its results in :mod:`._search`, how candidates are scored
 (screen, folds, held-out scores) in :mod:`._folds`, the estimators in :mod:`._estimators`.
 
+The seam to the estimators. The search reaches the estimator it searches only through
+``estimator._cv_engine()`` (:class:`~mvkernels.mvml._cv_engine.CVEngine`: the loss and
+its flags, the fold paths of the loss, the full-kernel fold fits, the decision values of
+a refitted model), so an estimator with a new loss (its ``_make_loss``) is searched by a
+CV class that names it in ``_base_classes``, with no branch here; precomputed Gram
+matrices are recognised by one rule, ``names_precomputed`` (the folds' training columns,
+:func:`~._folds.fold_views`).
+
 How a search axis is added. The search is a grid of named axes, declared once; the
 scores are a :class:`~._grid.ScoreGrid` that the scoring steps read and write by axis
 name, and ``cv_results_`` (its ``param_<name>`` columns, in grid order), ``best_params_``
@@ -55,11 +63,13 @@ and the tie order (the first candidate in grid order) follow from the declaratio
   batched=False)`` returned by ``_MVMLCVBase._looped_axes`` (outermost in the grid). The
   search sets the CV estimator's parameter ``name`` to each value for its run (the
   screen, the folds) and for the refit of a best candidate there; nothing else changes
-  (``tests/mvml/test_cv_grid.py`` declares ``fit_intercept`` so).
+  (``tests/mvml/cv/test_cv_grid.py`` declares ``fit_intercept`` so).
 * A product axis the scoring steps batch over (the joint view, the bandwidth factor,
   ``alpha``, ``eta``, the outer iterations): one more :class:`~._grid.Axis` in
   ``_CVSearch.grid``, and the fold paths that score all its values at once (they write
-  their block by name, ``scores.put(block, bandwidth_factor=fi, alpha=sel)``).
+  their block by name, ``scores.put(block, bandwidth_factor=fi, alpha=sel)``, a block in
+  another order naming its axes, ``put(block, axes=(...), folds=k)``; no step depends on
+  the order of the axes, ``tests/mvml/cv/test_cv_seam.py`` permutes them).
 * An axis whose values are whole searches, each with its own grid, on the same folds
   (the feature relevance, the loss, the multi-class decomposition): a
   :class:`~._grid.PartAxis` in ``PART_AXES``: the CV parameter it names, the values

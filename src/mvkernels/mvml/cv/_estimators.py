@@ -483,7 +483,7 @@ n_splits_, cv_time_, feature_relevance_, n_search_rows_
 
     def _calibrated_decisions(self, X: Any) -> tuple[Any, Any]:
         est = self._check_refit()
-        return self.calibration_, est._decision(X)
+        return self.calibration_, est._cv_engine().decision(X)
 
     def decision_function(self, X: Any) -> Any:
         """Outputs of ``best_estimator_``."""

@@ -3,7 +3,10 @@ part of the CV estimators' base :class:`~._search._MVMLCVBase`): the leave-one-o
 of the (joint view, bandwidth factor) pairs, the folds of the block Nystrom search (one map
 per bandwidth, fold statistics as the total minus the held-out part, the paths of every
 candidate through the loss's :meth:`~mvkernels.mvml._losses.Loss.fold_paths`), the
-joint-only candidate, the full-kernel search and the held-out scores."""
+joint-only candidate, the full-kernel search and the held-out scores. The estimator is
+reached only through its seam, ``estimator._cv_engine()``
+(:class:`~mvkernels.mvml._cv_engine.CVEngine`); the scores are written by axis name
+(:class:`~._grid.ScoreGrid`)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils import check_random_state
 
 from ..._arrays import is_dask_collection, views_kind
+from ..._kernel_families import names_precomputed
 from ..._targets import predicted_class_indices
 from ..._validation import take_rows
 from ...kernels import make_view_kernels
@@ -78,6 +82,36 @@ def _largest_pair(yi: np.ndarray, splits: list) -> int:
         counts = np.sort(np.bincount(yi[tr], minlength=n_classes))
         most = max(most, int(counts[-2:].sum()))
     return most
+
+
+#: the axes of the candidates of one fold's paths, in the order of their scores and
+#: outputs (:meth:`~mvkernels.mvml._losses.Loss.fold_paths`: ``(n_alpha, n_eta, K, ...)``)
+PATH_AXES = ("alpha", "eta", "max_iter")
+
+
+def _path_index(at: dict[str, int], shape: tuple[int, ...]) -> int:
+    """The index among a fold's path candidates (:data:`PATH_AXES` order, ``shape``) of
+    the candidate at the axis positions ``at``."""
+    return int(np.ravel_multi_index(tuple(at[name] for name in PATH_AXES), shape))
+
+
+def fold_views(Xs: list, tr: np.ndarray, te: np.ndarray, kernel: Any) -> tuple[list, list]:
+    """The training and held-out views of a fold (rows ``tr``, ``te``): the rows of each
+    view, or, for precomputed Gram matrices (``kernel`` naming them once or per view,
+    :func:`~mvkernels._kernel_families.names_precomputed`), their rows and the training
+    columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = np.arange(16.0).reshape(4, 4)
+    >>> Ktr, Kte = fold_views([K], np.array([0, 1]), np.array([3]), ["precomputed"])
+    >>> Ktr[0].tolist(), Kte[0].tolist()
+    ([[0.0, 1.0], [4.0, 5.0]], [[12.0, 13.0]])
+    """
+    if names_precomputed(kernel):  # (a mix with column views is refused at validation)
+        return [Kv[np.ix_(tr, tr)] for Kv in Xs], [Kv[np.ix_(te, tr)] for Kv in Xs]
+    return take_rows(Xs, tr), take_rows(Xs, te)
 
 
 def _path_point(r: dict, it: int, n_views: int) -> np.ndarray:
@@ -500,8 +534,9 @@ class _FoldScoring:
         kernel_params: list,
         joint_mask: np.ndarray | None = None,
         fitted: tuple[BlockNystrom, np.ndarray] | None = None,
-    ) -> np.ndarray:
-        """Scores ``(n_joint, n_alpha, n_eta, K, n_splits)`` of one bandwidth. With a
+    ) -> ScoreGrid:
+        """Scores of one bandwidth, on every axis of ``S.grid`` but the bandwidth factor
+        (the joint view, ``alpha``, ``eta``, the iterations; by name). With a
         joint-view candidate ``S.Xs`` holds the joint view last; the candidate without it
         uses the same features minus the joint block (same landmarks, statistics
         restricted). ``joint_mask``: the joint-view candidates to score (others: NaN);
@@ -518,7 +553,8 @@ class _FoldScoring:
         # held-out parts: features (for scoring) and statistics, each row read once
         # (one-vs-one: the statistics of each class, no targets; in memory only)
         yi = np.argmax(np.asarray(Y), axis=1) if S.pairs else None
-        loss = self._base_estimator()._make_loss()
+        engine = self._base_estimator()._cv_engine()  # the estimator's one seam
+        loss = engine.loss
         small = drop_joint_block(nys, v_in)
         d_in = v_in * int(nys.n_landmarks_)
         # classification with fewer training rows per problem than features (unweighted,
@@ -580,7 +616,8 @@ class _FoldScoring:
             total = parts[0]
             for mom in parts[1:]:
                 total = total.merge(mom) if yi is None else [a.merge(b) for a, b in zip(total, mom)]
-        out = np.full((len(S.joints), alphas.size, etas.size, K, len(splits)), np.nan)
+        # the scores of this bandwidth, by axis name (every axis of the grid but the factor)
+        out = ScoreGrid.empty(S.grid.without("bandwidth_factor"), len(splits))
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None
 
         def paths(
@@ -610,7 +647,7 @@ class _FoldScoring:
             if U_all is not None and tr.size < width and lw_tr is None:
                 # fewer rows than features (weighted: the d x d statistics instead)
                 rows = U_all[tr, :width]
-            GW, basis = self._fold_paths(problem, nys_j, Xtr, alphas[live], etas, K, rows)
+            GW, basis = engine.fold_paths(problem, Xtr, alphas[live], etas, K, rows)
             GW = GW.reshape(-1, *GW.shape[-2:])
             return GW, loss.intercepts(problem, GW, basis), basis, problem
 
@@ -643,11 +680,11 @@ class _FoldScoring:
                     GW, b, basis, _ = paths(mom, nys_j, Xj, tr, Y[tr], width, live)
                     U = U_te if basis is None else U_te @ basis
                 elif pairs_in_one_batch:  # the loss fits the fold's pairs in batches
-                    yt, est = yi[tr], self._base_estimator()
+                    yt = yi[tr]
                     keeps = [np.flatnonzero((yt == i) | (yt == j)) for i, j in S.pairs]
                     ys = [np.where(yt[r] == i, 1.0, -1.0) for r, (i, _) in zip(keeps, S.pairs)]
-                    GW, b = est._make_loss().fold_row_subsets(
-                        est, nys_j, U_all[tr, :width], keeps, ys, lw_tr, alphas[live], etas, K
+                    GW, b = engine.fold_row_subsets(
+                        nys_j, U_all[tr, :width], keeps, ys, lw_tr, alphas[live], etas, K
                     )
                     U = U_te
                 else:  # a problem per pair, its coefficients in the feature basis
@@ -730,73 +767,54 @@ class _FoldScoring:
             )
             for k, results in zip(ks, per_fold):
                 for ji, sc, item in results:
-                    out[ji, ..., k] = sc
+                    out.put(sc, axes=PATH_AXES, joint_view=ji, folds=k)
                     if kept is not None:
                         kept.append((k, item))
             # the folds scored so far: (n_joint, n_alpha, n_eta, K, folds)
-            done = out[..., np.sort(order[: start + len(ks)])][joint_mask]
-            live &= ~self._hopeless(S, done).all(axis=(0, 2, 3))
+            done = out.take(joint_view=joint_mask, folds=np.sort(order[: start + len(ks)]))
+            others = tuple(i for i, name in enumerate(out.grid.names) if name != "alpha")
+            live &= ~self._hopeless(S, done).all(axis=others)
             if not live.any():
                 self._say(f"abandoned the rest of the folds after {start + len(ks)}")
                 break
         if kept is not None:  # held-out decision values of this block's best candidate
-            per_joint = alphas.size * etas.size * K  # candidates are joint-major
             kept.sort(key=lambda entry: entry[0])  # in fold order, whatever order they ran in
-            self._oof.offer(
-                out.reshape(-1, len(splits)),
-                lambda c: [
-                    (te, outputs(c % per_joint))
+
+            def held_out(c: int) -> list:
+                at = out.position(c)  # a fold's outputs index its candidates in path order
+                path_index = _path_index(at, (alphas.size, etas.size, K))
+                return [
+                    (te, outputs(path_index))
                     for _, (ji, te, outputs) in kept
-                    if ji == c // per_joint
-                ],
-            )
+                    if ji == at["joint_view"]
+                ]
+
+            self._oof.offer(out.values.reshape(-1, len(splits)), held_out)
         return out
 
-    def _fold_paths(
-        self,
-        problem: MVMLProblem,
-        nys: BlockNystrom,
-        Xtr: list,
-        alphas: np.ndarray,
-        etas: np.ndarray,
-        K: int,
-        rows: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Weighted coefficients ``w (.) g`` of every candidate on one fold, shape
-        ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in: the one seam
-        through which the estimator's loss supplies fold paths
-        (:meth:`~mvkernels.mvml._losses.Loss.fold_paths`; ``nys``, the fold's map, is not
-        read there). ``rows``: the fold's training features when it has fewer rows than
-        features."""
-        est = self._base_estimator()
-        return est._make_loss().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
-
     # ------------------------------------------------------------------ full-kernel CV
-    def _score_full(self, S: _CVSearch, kernel_params: list, joint: bool = False) -> np.ndarray:
+    def _score_full(self, S: _CVSearch, kernel_params: list, joint: bool = False) -> ScoreGrid:
         """Full-kernel mode: per fold, the kernels are built once and every candidate
-        runs the reference solver on them (its path scored at every iteration)."""
+        runs the reference solver on them (its path scored at every iteration). The
+        scores of one (joint view, bandwidth factor), on the other axes (by name)."""
         Xs, Y, y_score, splits = S.Xs[: S.v_in], S.Y, S.y_score, S.splits
         alphas, etas, K, scorer = S.alphas, S.etas, S.K, S.scorer
-        out = np.full((alphas.size, etas.size, K, len(splits)), np.nan)
-        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        out = ScoreGrid.empty(S.grid.without("joint_view", "bandwidth_factor"), len(splits))
+        shape = (alphas.size, etas.size, K)
         classes = getattr(self, "classes_", None)
         kept: list | None = [] if getattr(self, "_oof", None) is not None else None
         for k, (tr, te) in enumerate(splits):
-            if precomputed:
-                Xtr = [Kv[np.ix_(tr, tr)] for Kv in Xs]
-                Xte = [Kv[np.ix_(te, tr)] for Kv in Xs]
-            else:
-                Xtr, Xte = take_rows(Xs, tr), take_rows(Xs, te)
+            Xtr, Xte = fold_views(Xs, tr, te, self.kernel)
             if joint:
                 Xte = joint_views(Xte, self.kernel)
             est = self._base_estimator().set_params(
                 kernel_params=kernel_params, n_landmarks=None, views=None, joint_view=joint
             )
-            est._check_params()
-            if S.loss_weight is not None:  # the fold's rows' loss weights
-                est._loss_weight = S.loss_weight[tr]
-            problem = est._build_problem(Xtr, Y[tr])
-            loss = est._make_loss()
+            engine = est._cv_engine()  # the estimator's one seam, fitted on this fold
+            engine.check_params()
+            lw_tr = None if S.loss_weight is None else S.loss_weight[tr]  # the fold's rows'
+            problem = engine.fold_problem(Xtr, Y[tr], lw_tr)
+            loss = engine.loss
             # the problems solved: all the rows (one-vs-rest), or one per pair on its rows
             # (one-vs-one: the kernels' sub-blocks), each with its centred form (offsets)
             pairs: list = [(problem, None)]
@@ -807,9 +825,9 @@ class _FoldScoring:
             sw_te = None if S.sample_weight is None else S.sample_weight[te]
             if kept is not None:
                 kept.append((te, np.zeros((alphas.size, etas.size, K, te.size, S.n_outputs))))
-            # every (alpha, eta) of a problem in one batch (est._solve_path)
+            # every (alpha, eta) of a problem in one batch (CVEngine.solve_path)
             grid = [(a, e if self._learned() else est.eta) for a in alphas for e in etas]
-            paths = [est._solve_path(sub, grid, record_path=True) for sub, _, _ in subs]
+            paths = [engine.solve_path(sub, grid) for sub, _, _ in subs]
             for p, (ai, ei) in enumerate(np.ndindex(alphas.size, etas.size)):
                 solved = [(path[p], rows, c) for path, (_, rows, c) in zip(paths, subs)]
                 for it in range(K):
@@ -822,17 +840,17 @@ class _FoldScoring:
                             on_rows[:, :, rows] = Gw
                             Gw = on_rows
                         Gws.append(Gw)
-                    D = est._full_outputs(np.concatenate(Gws), offset=np.concatenate(bs)).outputs(
-                        Xte
-                    )
-                    out[ai, ei, it, k] = _score_outputs(
-                        S.decode(D), y_score[te], classes, scorer, sw_te
-                    )
+                    D = engine.outputs(np.concatenate(Gws), np.concatenate(bs), Xte)
+                    score = _score_outputs(S.decode(D), y_score[te], classes, scorer, sw_te)
+                    out.put(score, alpha=ai, eta=ei, max_iter=it, folds=k)
                     if kept is not None:
                         kept[-1][1][ai, ei, it] = D
         if kept is not None:
             self._oof.offer(
-                out.reshape(-1, len(splits)),
-                lambda c: [(te, D.reshape(-1, *D.shape[-2:])[c]) for te, D in kept],
+                out.values.reshape(-1, len(splits)),
+                lambda c: [
+                    (te, D.reshape(-1, *D.shape[-2:])[_path_index(out.position(c), shape)])
+                    for te, D in kept
+                ],
             )
         return out

@@ -343,6 +343,18 @@ class SearchGrid:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The axes' names, in order."""
+        return tuple(a.name for a in self.axes)
+
+    def without(self, *names: str) -> SearchGrid:
+        """The grid of the other axes (a block of the scores at one value of each of
+        ``names``, as :meth:`ScoreGrid.fix` gives)."""
+        for name in names:
+            self.position(name)  # KeyError naming an unknown axis
+        return SearchGrid(tuple(a for a in self.axes if a.name not in names))
+
     def position(self, name: str) -> int:
         """Index of the axis ``name`` in the score array."""
         for i, a in enumerate(self.axes):
@@ -363,7 +375,12 @@ class SearchGrid:
             yield index, {name: values[index[k]] for k, name, values in shown}
 
     def expand(self, values: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
-        """``values`` indexed by the axes ``names`` (in grid order), one per candidate."""
+        """``values`` indexed by the axes ``names`` (its axes in that order), one per
+        candidate."""
+        for name in names:
+            self.position(name)  # KeyError naming an unknown axis
+        in_grid = [a.name for a in self.axes if a.name in names]
+        values = np.transpose(values, [tuple(names).index(name) for name in in_grid])
         shape = [a.size if a.name in names else 1 for a in self.axes]
         return np.broadcast_to(np.reshape(values, shape), self.shape).ravel()
 
@@ -409,7 +426,9 @@ class ScoreGrid:
     :meth:`results` gives ``cv_results_`` and the best candidate from the declarations.
     A selector of an axis is an index (the axis is dropped from the block), a boolean
     mask or an array of indices over its values (the axis is kept); the axes not named
-    are whole. Blocks have the kept axes in grid order, then the folds.
+    are whole; ``folds`` selects the folds alike (None: all). Blocks have the kept axes
+    in grid order, then the folds; a block written in another order names its axes
+    (``put(block, axes=(...))``, or a :class:`ScoreGrid` block, which names them itself).
 
     Parameters
     ----------
@@ -430,6 +449,9 @@ class ScoreGrid:
     (3,)
     >>> scores.best()
     {'bandwidth_factor': 1, 'alpha': 2}
+    >>> scores.put(np.array([0.1, 0.2]), axes=("bandwidth_factor",), alpha=0, folds=1)
+    >>> scores.take(alpha=0).tolist()
+    [[nan, 0.1], [0.5, 0.2]]
     """
 
     def __init__(self, grid: SearchGrid, values: np.ndarray):
@@ -451,28 +473,51 @@ class ScoreGrid:
         for name in named:
             self.grid.position(name)  # KeyError naming an unknown axis
 
-    def _index(self, named: dict[str, Any]) -> tuple[tuple, tuple[int, ...]]:
-        """The open-mesh index of the selectors ``named`` and the positions of the axes
-        they drop (a single index)."""
+    def _index(self, named: dict[str, Any], folds: Any = None) -> tuple[tuple, tuple[int, ...]]:
+        """The open-mesh index of the selectors ``named`` and ``folds`` and the positions
+        of the axes they drop (a single index)."""
         self._check_names(named)
         sels, dropped = [], []
-        for pos, a in enumerate(self.grid.axes):
-            sel = named.get(a.name, slice(None))
+        for pos, sel in enumerate([named.get(a.name) for a in self.grid.axes] + [folds]):
+            size = self.grid.axes[pos].size if pos < len(self.grid.axes) else self.n_splits
             if isinstance(sel, (Integral, np.integer)):
                 dropped.append(pos)
                 sel = [int(sel)]
-            sels.append(np.arange(a.size)[sel])
-        return np.ix_(*sels, np.arange(self.n_splits)), tuple(dropped)
+            sels.append(np.arange(size)[slice(None) if sel is None else sel])
+        return np.ix_(*sels), tuple(dropped)
 
-    def take(self, **named: Any) -> np.ndarray:
-        """The scores at the selectors ``named`` (a copy)."""
-        index, dropped = self._index(named)
+    def _kept(self, named: dict[str, Any]) -> tuple[str, ...]:
+        """The names of the axes a block at the selectors ``named`` keeps, in grid order."""
+        return tuple(
+            a.name
+            for a in self.grid.axes
+            if not isinstance(named.get(a.name), (Integral, np.integer))
+        )
+
+    def take(self, *, folds: Any = None, **named: Any) -> np.ndarray:
+        """The scores at the selectors ``named`` and ``folds`` (a copy)."""
+        index, dropped = self._index(named, folds)
         return np.squeeze(self.values[index], axis=dropped)
 
-    def put(self, block: Any, **named: Any) -> None:
-        """Write ``block`` (broadcast to the selected candidates) at the selectors ``named``."""
-        index, dropped = self._index(named)
-        self.values[index] = np.expand_dims(np.asarray(block), dropped)
+    def put(
+        self, block: Any, *, axes: tuple[str, ...] | None = None, folds: Any = None, **named: Any
+    ) -> None:
+        """Write ``block`` (broadcast to the selected candidates) at the selectors ``named``
+        and ``folds``. ``axes``: the names of the block's axes before its folds (every
+        axis the selectors keep, in any order; None: the kept axes in grid order, or a
+        :class:`ScoreGrid` block's own axes)."""
+        index, dropped = self._index(named, folds)
+        if isinstance(block, ScoreGrid):
+            axes = block.grid.names if axes is None else axes
+            block = block.values
+        block = np.asarray(block)
+        if axes is not None:
+            kept = self._kept(named)
+            if sorted(axes) != sorted(kept):
+                raise ValueError(f"a block of the axes {tuple(axes)} written where {kept} are kept")
+            order = [tuple(axes).index(name) for name in kept]
+            block = np.transpose(block, order + list(range(len(order), block.ndim)))
+        self.values[index] = np.expand_dims(block, dropped)
 
     def fix(self, **named: int) -> ScoreGrid:
         """The scores at one value of each axis ``named`` (an index each), a view: its grid

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
 from ..._kernel_families import kernel_takes_sparse, names_precomputed
+from ..._targets import one_vs_all_targets
 from ..._threads import serial_blas
 from ..._validation import check_views, observed_mask, take_rows, validate_array_input
 from ..._weights import class_weight_of_rows
@@ -35,7 +36,7 @@ from .._base import (
     regression_targets,
     weighted_input,
 )
-from .._estimators import MVMLClassifier, MVMLRegressor
+from .._estimators import MVMLRegressor, check_n_classes
 from .._joint import (
     JOINT_ONLY,
     joint_candidates,
@@ -448,8 +449,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             y = column_or_1d(np.asarray(y), warn=True)
             check_classification_targets(y)
             self.classes_, yi = np.unique(y, return_inverse=True)
-            MVMLClassifier._check_n_classes(self)  # same check and messages
-            Y = MVMLClassifier._encode_targets(yi, len(self.classes_))
+            check_n_classes(self)  # the classifiers' check and messages
+            Y = one_vs_all_targets(yi, len(self.classes_))
             return Y, y, y
         if is_dask_collection(y):
             y = np.asarray(y.compute())
@@ -485,7 +486,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         for name in ("_loss", "_multi_class"):  # the choices of an earlier fit
             self.__dict__.pop(name, None)
         X = validate_array_input(self, X, reset=True)
-        self._base_estimator()._check_params()
+        self._base_estimator()._cv_engine().check_params()
         check_known_lengths(X)
         if sample_weight is not None or getattr(self, "class_weight", None) is not None:
             data = self._weighted_data(X, y, sample_weight)
@@ -653,7 +654,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         each sets the CV estimator's parameter of its name for its run and for the refit),
         outermost in the grid, before the axes the scoring steps batch over
         (:attr:`_CVSearch.grid`). None by default; a new such axis is declared here and
-        nothing else changes (``tests/mvml/test_cv_grid.py`` declares one)."""
+        nothing else changes (``tests/mvml/cv/test_cv_grid.py`` declares one)."""
         return ()
 
     @contextmanager
@@ -733,7 +734,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             and self.n_landmarks is not None
             and not dask_input
             and mask is None
-            and not (isinstance(self.kernel, str) and self.kernel == "precomputed")
+            and not names_precomputed(self.kernel)
         )
         pairs = None
         if self._current_multi_class == "ovo" and len(self.classes_) > 2:
