@@ -140,7 +140,12 @@ def test_full_mode_weighted_g_step_is_weighted_linear_svc(data, C):
     P, Pt = np.hstack(Ks) / 2, np.hstack(Kt) / 2
     y = np.where(y01 == 1, 1.0, -1.0)
     svc = LinearSVC(
-        loss="hinge", fit_intercept=False, C=Cw / (2 * alpha), tol=1e-12, max_iter=10**6
+        loss="hinge",
+        fit_intercept=False,
+        C=Cw / (2 * alpha),
+        tol=1e-12,
+        max_iter=10**6,
+        random_state=0,  # liblinear's row order: seeded (unseeded, the test was flaky)
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
