@@ -186,6 +186,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     cv_results_: dict[str, Any]
     best_score_: float
     best_estimator_: Any
+    n_splits_: int
     _loss: str
     _parameter_constraints: dict = _cv_constraints()
 
