@@ -45,9 +45,6 @@ __all__ = []
 
 #: the largest score of one fold with the default scoring (accuracy, R^2)
 SCORE_CEILING = 1.0
-#: a candidate is abandoned when its best possible mean score is this much below the
-#: score to beat (:meth:`_FoldScoring._hopeless`; far above the rounding of a mean)
-ABANDON_TOL = 1e-9
 
 
 def _class_moments(
@@ -329,26 +326,35 @@ class _FoldScoring:
         )
 
     # ------------------------------------------------------------------ abandoning
-    def _hopeless(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
+    def _hopeless(
+        self, S: _CVSearch, scores: np.ndarray, folds: np.ndarray | None = None
+    ) -> np.ndarray:
         """Which candidates can no longer be chosen, from their scores ``scores`` (...,
-        k) on the first ``k`` folds (NaN: not scored, hence never chosen).
+        k) on the folds ``folds`` (their indices, increasing; None: the first ``k``)
+        (NaN: not scored, hence never chosen).
 
         Beside earlier parts of the search (``_to_beat``, their best mean score; ties go
         to them), a candidate is chosen only if its mean score over the ``S.n_splits``
         folds exceeds ``_to_beat``. With the default scores (accuracy, R^2: at most 1 a
         fold; a ``scoring`` has no known bound, so nothing is abandoned) its mean is at
-        most ``(sum of its k scores + (n_splits - k)) / n_splits``; where that is not
-        above ``_to_beat`` (by :data:`ABANDON_TOL`), the candidate is hopeless and its
-        remaining folds need not be fitted. Every candidate is hopeless when
-        ``_to_beat`` is 1 already. The choice is the one of the full search."""
+        most the mean of its ``k`` scores and ``n_splits - k`` scores of 1 on the other
+        folds; where that is not above ``_to_beat``, the candidate is hopeless and its
+        remaining folds need not be fitted. That bound is averaged as ``cv_results_``'s
+        mean is (NumPy's mean over the folds in order): a rounded sum is nondecreasing in
+        each term, so no scores of the folds left give a larger rounded mean, and a
+        candidate that could at best tie ``_to_beat`` is abandoned (the tie would go to
+        the earlier part). Every candidate is hopeless when ``_to_beat`` is 1 already.
+        The choice is the one of the full search."""
         if self._to_beat is None or S.scorer is not None:
             return np.zeros(scores.shape[:-1], dtype=bool)
         if self._to_beat >= SCORE_CEILING:
             return np.ones(scores.shape[:-1], dtype=bool)
         k = scores.shape[-1]
+        at = np.arange(k) if folds is None else np.asarray(folds)
+        full = np.full((*scores.shape[:-1], S.n_splits), SCORE_CEILING)
+        full[..., at] = scores
         with np.errstate(invalid="ignore"):
-            best_case = (scores.sum(axis=-1) + (S.n_splits - k) * SCORE_CEILING) / S.n_splits
-            return ~(best_case > self._to_beat - ABANDON_TOL)
+            return ~(full.mean(axis=-1) > self._to_beat)
 
     def _folds_in_order(self, n_splits: int) -> list[int]:
         """The order the folds of a search beside earlier parts are run in
@@ -734,8 +740,8 @@ class _FoldScoring:
                     if kept is not None:
                         kept.append((k, item))
             # the folds scored so far: (n_joint, n_alpha, n_eta, K, folds)
-            done = out[..., np.sort(order[: start + len(ks)])][joint_mask]
-            live &= ~self._hopeless(S, done).all(axis=(0, 2, 3))
+            ran = np.sort(order[: start + len(ks)])
+            live &= ~self._hopeless(S, out[..., ran][joint_mask], ran).all(axis=(0, 2, 3))
             if not live.any():
                 self._say(f"abandoned the rest of the folds after {start + len(ks)}")
                 break
