@@ -44,3 +44,39 @@ def test_no_earlier_part_or_a_custom_scoring_abandons_nothing():
     assert not _scoring(None)._hopeless(S, np.zeros((4, 2))).any()
     custom = SimpleNamespace(n_splits=3, scorer=lambda *a: 0.0)
     assert not _scoring(0.5)._hopeless(custom, np.zeros((4, 2))).any()
+
+
+def test_the_joint_only_candidates_pairs_are_abandoned_too():
+    """multi_class="auto" on ten digits classes of 10 rows: the joint-only candidate's
+    one-vs-one scores are those of the one-vs-one search alone on the folds it ran,
+    its other folds abandoned (NaN) only where it could not beat one-vs-rest's best; the
+    choice is the one of the two searches apart."""
+    from sklearn.datasets import load_digits
+
+    from _abandon import check_abandoned, fold_order
+    from mvkernels import MVMLClassifierCV
+
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(2)
+    rows = np.concatenate(
+        [rng.choice(np.flatnonzero(y == c), 10, replace=False) for c in range(10)]
+    )
+    X, y = X[rows] / 16.0, y[rows]
+    Xs = [X[:, :32], X[:, 32:]]
+    kw = dict(random_state=0, bandwidth_factors=[2.0, 4.0], max_iter=2)
+    auto = MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
+    ovr = MVMLClassifierCV(**kw).fit(Xs, y)
+    ovo = MVMLClassifierCV(multi_class="ovo", **kw).fit(Xs, y)
+    res = auto.cv_results_
+    dec = np.asarray(res["param_multi_class"])
+    only = np.asarray([p["joint_view"] == "only" for p in res["params"]])
+    rows = (dec == "ovo") & only
+    split_keys = [f"split{k}_test_score" for k in range(5)]
+    alone = {k: np.asarray(ovo.cv_results_[k])[only[dec == "ovo"]] for k in split_keys}
+    check_abandoned(res, rows, alone, ovr.best_score_, fold_order([ovr.cv_results_]))
+    scored = np.isfinite(np.column_stack([res[k] for k in split_keys]))[rows]
+    full = np.isfinite(np.column_stack([alone[k] for k in split_keys]))
+    assert full.any() and scored.sum() < full.sum()  # some of its folds were not run
+    winner = ovr if ovr.best_score_ >= ovo.best_score_ else ovo
+    assert auto.best_params_ == {"multi_class": winner.multi_class, **winner.best_params_}
+    assert auto.best_score_ == winner.best_score_

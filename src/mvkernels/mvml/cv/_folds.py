@@ -261,7 +261,10 @@ class _FoldScoring:
         the other candidates' maps; per fold and ``alpha`` one Cholesky factorisation of
         the training Gram matrix (:func:`~._screen.ridge_fold_outputs`). The scores go to
         the first ``eta`` and iteration of its row of ``scores`` (the identity metric has
-        neither); the other entries of that row stay NaN."""
+        neither); the other entries of that row stay NaN. Beside earlier parts of the
+        search (``_to_beat``) in the kernel form, the folds run one at a time in
+        :meth:`_folds_in_order`, an ``alpha`` dropped once it cannot win
+        (:meth:`_hopeless`: NaN on its folds left), as the other candidates'."""
         ji = S.joints.index(JOINT_ONLY)
         kernel = self._search_kernel
         kernel = kernel[-1] if isinstance(kernel, (list, tuple)) else kernel
@@ -274,44 +277,74 @@ class _FoldScoring:
             kern.fit(Xj[0], random_state=check_random_state(self.random_state))
             Kj = kern(Xj[0], Xj[0])
 
-            def fold_outputs(Yc: np.ndarray, splits: list) -> list[np.ndarray]:
+            def fold_outputs(Yc: np.ndarray, splits: list, a: np.ndarray) -> list[np.ndarray]:
                 return kernel_ridge_fold_outputs(
-                    Kj, Yc, splits, alphas, self.fit_intercept, S.loss_weight
+                    Kj, Yc, splits, a, self.fit_intercept, S.loss_weight
                 )
         else:
+            Kj = None
             nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
             Uj = nys.transform(Xj)
 
-            def fold_outputs(Yc: np.ndarray, splits: list) -> list[np.ndarray]:
-                return ridge_fold_outputs(Uj, Yc, splits, alphas, self.fit_intercept, S.loss_weight)
+            def fold_outputs(Yc: np.ndarray, splits: list, a: np.ndarray) -> list[np.ndarray]:
+                return ridge_fold_outputs(Uj, Yc, splits, a, self.fit_intercept, S.loss_weight)
 
-        if S.pairs:  # a ridge per pair on its training rows, outputs on every held-out row
-            yi = np.argmax(Y, axis=1)
+        classes = getattr(self, "classes_", None)
+        sw = S.sample_weight
+        yi = np.argmax(Y, axis=1) if S.pairs else None
+
+        def fold_scores(outs: list[np.ndarray], folds: list[int]) -> np.ndarray:
+            """The scores (n_alpha of ``outs``, len(folds)) of the outputs of ``folds``."""
+            return np.array(
+                [
+                    [
+                        _score_outputs(
+                            S.decode(D[ai]),
+                            S.y_score[S.splits[k][1]],
+                            classes,
+                            S.scorer,
+                            None if sw is None else sw[S.splits[k][1]],
+                        )
+                        for D, k in zip(outs, folds)
+                    ]
+                    for ai in range(outs[0].shape[0])
+                ]
+            ).reshape(-1, len(folds))
+
+        def outputs(splits: list, at: np.ndarray) -> list[np.ndarray]:
+            """Per split, the outputs (n_alpha, n_te, T or pairs) at ``alphas[at]``; one
+            ridge per pair on its training rows, outputs on every held-out row."""
+            if not S.pairs:
+                return fold_outputs(Y, splits, alphas[at])
             per_pair = []
             for i, j in S.pairs:
                 keep = (yi == i) | (yi == j)
                 y_pair = np.where(yi == i, 1.0, -1.0)[:, None]
-                per_pair.append(fold_outputs(y_pair, [(tr[keep[tr]], te) for tr, te in S.splits]))
-            outs = [np.concatenate(D_k, axis=2) for D_k in zip(*per_pair)]
-        else:
-            outs = fold_outputs(Y, S.splits)
-        classes = getattr(self, "classes_", None)
-        sw = S.sample_weight
-        part = np.array(
-            [
-                [
-                    _score_outputs(
-                        S.decode(D[ai]),
-                        S.y_score[te],
-                        classes,
-                        S.scorer,
-                        None if sw is None else sw[te],
-                    )
-                    for D, (_, te) in zip(outs, S.splits)
-                ]
-                for ai in range(alphas.size)
-            ]
-        )  # (n_alpha_sel, n_splits)
+                per_pair.append(
+                    fold_outputs(y_pair, [(tr[keep[tr]], te) for tr, te in splits], alphas[at])
+                )
+            return [np.concatenate(D_k, axis=2) for D_k in zip(*per_pair)]
+
+        every = np.arange(alphas.size)
+        if self._to_beat is None or Kj is None:
+            outs = outputs(S.splits, every)
+            part = fold_scores(outs, list(range(S.n_splits)))  # (n_alpha_sel, n_splits)
+        else:  # beside earlier parts: fold by fold (kernel form: each fold on its own), an
+            # alpha dropped once it cannot win (_hopeless); its other folds stay NaN
+            part = np.full((alphas.size, S.n_splits), np.nan)
+            outs = [np.full((alphas.size, 0, 0), np.nan)] * S.n_splits
+            live = np.ones(alphas.size, dtype=bool)
+            order = self._folds_in_order(S.n_splits)
+            for done, k in enumerate(order, start=1):
+                at = every[live]
+                (D,) = outputs([S.splits[k]], at)
+                part[at, k] = fold_scores([D], [k])[:, 0]
+                outs[k] = np.full((alphas.size, *D.shape[1:]), np.nan)
+                outs[k][at] = D
+                ran = np.sort(order[:done])
+                live &= ~self._hopeless(S, part[:, ran], ran)
+                if not live.any():
+                    break
         scores.put(part, joint_view=ji, bandwidth_factor=fi, alpha=sel, eta=0, max_iter=0)
         if getattr(self, "_oof", None) is not None:
             self._oof.offer(part, lambda c: [(te, D[c]) for D, (_, te) in zip(outs, S.splits)])
