@@ -40,6 +40,7 @@ form, whatever its storage).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,7 @@ import numpy as np
 from .._linalg import robust_eigh, sym
 from .._packing import PackedState, pack, unpack
 from ._metric import (
+    MAX_BACKTRACK,
     DenseMetric,
     MatrixMetric,
     Metric,
@@ -156,6 +158,67 @@ def row_gram_spectra(blocks: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndar
             else:
                 out[i] = _nonzero_pairs(stacked[0][j], stacked[1][j])
     return out
+
+
+#: step sizes the batched A-step tests per problem in one call (:func:`halvings_ahead`):
+#: on the first call (most steps are accepted at once or after one halving: the next
+#: try is twice the last accepted step), then on each later call (the few problems left)
+HALVINGS_FIRST, HALVINGS_LATER = 2, 4
+
+
+def halvings_ahead(
+    evaluate: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, tuple]],
+    commit: Callable[[np.ndarray, tuple], None],
+    n: int,
+    first: int | None = None,
+    later: int | None = None,
+    max_halvings: int = MAX_BACKTRACK,
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """An ``attempt`` for :func:`~mvkernels.mvml._metric.backtrack` on a batch of ``n``
+    problems that tests several halvings of a problem's step in one call.
+
+    ``evaluate(pi, mu)`` tests the steps ``mu`` of the problems ``pi`` (a problem may
+    appear several times, with different steps) and returns which pass and the values
+    an accepted step keeps (arrays aligned with ``pi``); ``commit(p, values)`` keeps
+    them for the problems ``p``. At the ``c``-th call of the halving loop every pending
+    problem has been halved ``c`` times, so the steps ``mu, mu/2, ..., mu/2^(J-1)`` are
+    the ones the loop would try at its calls ``c, ..., c + J - 1``: a problem's first
+    passing step among them is committed at once and reported when the loop gets
+    there, and calls that the tests already answered cost nothing. ``evaluate`` reads
+    each problem's own values only, so the accepted steps and their values are those of
+    one halving per call (the steps are halved by the same exact multiplications); the
+    loop's calls (each a dozen NumPy operations on a few problems) drop from the most
+    halvings any problem needs to about two. ``J`` is ``first`` at the first call,
+    ``later`` after (None: :data:`HALVINGS_FIRST`, :data:`HALVINGS_LATER`), never past
+    ``max_halvings``.
+    """
+    first = HALVINGS_FIRST if first is None else first
+    later = HALVINGS_LATER if later is None else later
+    acc_at = np.full(n, -1)  # the call at which a problem's step passes (-1: not known)
+    upto = np.zeros(n, dtype=int)  # the calls whose test of a problem is known
+    calls = [0]
+
+    def attempt(pi: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        c = calls[0]
+        calls[0] += 1
+        todo = upto[pi] <= c
+        if todo.any():
+            J = max(1, min(first if c == 0 else later, max_halvings - c))
+            p, steps = pi[todo], np.empty((J, int(todo.sum())))
+            steps[0] = mu[todo]
+            for j in range(1, J):
+                steps[j] = steps[j - 1] * 0.5
+            ok, values = evaluate(np.tile(p, J), steps.ravel())
+            ok = np.asarray(ok, dtype=bool).reshape(J, p.size)
+            hit = ok.any(axis=0)
+            j_first = np.argmax(ok, axis=0)[hit]
+            at = j_first * p.size + np.flatnonzero(hit)
+            commit(p[hit], tuple(np.asarray(v)[at] for v in values))
+            acc_at[p[hit]] = c + j_first
+            upto[p] = c + J
+        return acc_at[pi] == c
+
+    return attempt
 
 
 def _solve_spd(K: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -639,7 +702,7 @@ class LowRankMetrics:
         c1_acc = np.ones(m)
         ma_acc = np.zeros(m)
 
-        def attempt(pi: np.ndarray, m_: np.ndarray) -> np.ndarray:
+        def evaluate(pi: np.ndarray, m_: np.ndarray) -> tuple[np.ndarray, tuple]:
             a_, e_ = a[pi], e[pi]
             c1 = 1.0 - 2.0 * m_ * e_
             ma = m_ * a_
@@ -668,13 +731,12 @@ class LowRankMetrics:
             # step to a near-singular metric whose quad keeps fewer than 6 of them is halved
             ok &= quad > 1e-10 * gg[pi] / s_c
             ok &= sufficient_decrease(s_new, s0[pi], lin, DD, m_)
-            acc = pi[ok]
-            s_new_acc[acc] = s_new[ok]
-            c1_acc[acc] = c1[ok]
-            ma_acc[acc] = ma[ok]
-            return ok
+            return ok, (s_new, c1, ma)
 
-        accepted, mu = backtrack(mu, attempt)
+        def commit(acc: np.ndarray, values: tuple) -> None:
+            s_new_acc[acc], c1_acc[acc], ma_acc[acc] = values
+
+        accepted, mu = backtrack(mu, halvings_ahead(evaluate, commit, m))
         # apply: accepted -> scale and append sqrt(mu alpha) q; rejected -> zero column
         if r == self.WT.shape[1]:
             raise ValueError("LowRankMetrics: no room left for another A-step")

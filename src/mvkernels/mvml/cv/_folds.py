@@ -49,9 +49,6 @@ __all__ = []
 
 #: the largest score of one fold with the default scoring (accuracy, R^2)
 SCORE_CEILING = 1.0
-#: a candidate is abandoned when its best possible mean score is this much below the
-#: score to beat (:meth:`_FoldScoring._hopeless`; far above the rounding of a mean)
-ABANDON_TOL = 1e-9
 
 
 def _class_moments(
@@ -298,7 +295,10 @@ class _FoldScoring:
         the other candidates' maps; per fold and ``alpha`` one Cholesky factorisation of
         the training Gram matrix (:func:`~._screen.ridge_fold_outputs`). The scores go to
         the first ``eta`` and iteration of its row of ``scores`` (the identity metric has
-        neither); the other entries of that row stay NaN."""
+        neither); the other entries of that row stay NaN. Beside earlier parts of the
+        search (``_to_beat``) in the kernel form, the folds run one at a time in
+        :meth:`_folds_in_order`, an ``alpha`` dropped once it cannot win
+        (:meth:`_hopeless`: NaN on its folds left), as the other candidates'."""
         ji = S.joints.index(JOINT_ONLY)
         kernel = self._search_kernel
         kernel = kernel[-1] if isinstance(kernel, (list, tuple)) else kernel
@@ -311,44 +311,74 @@ class _FoldScoring:
             kern.fit(Xj[0], random_state=check_random_state(self.random_state))
             Kj = kern(Xj[0], Xj[0])
 
-            def fold_outputs(Yc: np.ndarray, splits: list) -> list[np.ndarray]:
+            def fold_outputs(Yc: np.ndarray, splits: list, a: np.ndarray) -> list[np.ndarray]:
                 return kernel_ridge_fold_outputs(
-                    Kj, Yc, splits, alphas, self.fit_intercept, S.loss_weight
+                    Kj, Yc, splits, a, self.fit_intercept, S.loss_weight
                 )
         else:
+            Kj = None
             nys = self._fit_map(S, kernel_params, Xj, kernel, S.n_landmarks_only)
             Uj = nys.transform(Xj)
 
-            def fold_outputs(Yc: np.ndarray, splits: list) -> list[np.ndarray]:
-                return ridge_fold_outputs(Uj, Yc, splits, alphas, self.fit_intercept, S.loss_weight)
+            def fold_outputs(Yc: np.ndarray, splits: list, a: np.ndarray) -> list[np.ndarray]:
+                return ridge_fold_outputs(Uj, Yc, splits, a, self.fit_intercept, S.loss_weight)
 
-        if S.pairs:  # a ridge per pair on its training rows, outputs on every held-out row
-            yi = np.argmax(Y, axis=1)
+        classes = getattr(self, "classes_", None)
+        sw = S.sample_weight
+        yi = np.argmax(Y, axis=1) if S.pairs else None
+
+        def fold_scores(outs: list[np.ndarray], folds: list[int]) -> np.ndarray:
+            """The scores (n_alpha of ``outs``, len(folds)) of the outputs of ``folds``."""
+            return np.array(
+                [
+                    [
+                        _score_outputs(
+                            S.decode(D[ai]),
+                            S.y_score[S.splits[k][1]],
+                            classes,
+                            S.scorer,
+                            None if sw is None else sw[S.splits[k][1]],
+                        )
+                        for D, k in zip(outs, folds)
+                    ]
+                    for ai in range(outs[0].shape[0])
+                ]
+            ).reshape(-1, len(folds))
+
+        def outputs(splits: list, at: np.ndarray) -> list[np.ndarray]:
+            """Per split, the outputs (n_alpha, n_te, T or pairs) at ``alphas[at]``; one
+            ridge per pair on its training rows, outputs on every held-out row."""
+            if not S.pairs:
+                return fold_outputs(Y, splits, alphas[at])
             per_pair = []
             for i, j in S.pairs:
                 keep = (yi == i) | (yi == j)
                 y_pair = np.where(yi == i, 1.0, -1.0)[:, None]
-                per_pair.append(fold_outputs(y_pair, [(tr[keep[tr]], te) for tr, te in S.splits]))
-            outs = [np.concatenate(D_k, axis=2) for D_k in zip(*per_pair)]
-        else:
-            outs = fold_outputs(Y, S.splits)
-        classes = getattr(self, "classes_", None)
-        sw = S.sample_weight
-        part = np.array(
-            [
-                [
-                    _score_outputs(
-                        S.decode(D[ai]),
-                        S.y_score[te],
-                        classes,
-                        S.scorer,
-                        None if sw is None else sw[te],
-                    )
-                    for D, (_, te) in zip(outs, S.splits)
-                ]
-                for ai in range(alphas.size)
-            ]
-        )  # (n_alpha_sel, n_splits)
+                per_pair.append(
+                    fold_outputs(y_pair, [(tr[keep[tr]], te) for tr, te in splits], alphas[at])
+                )
+            return [np.concatenate(D_k, axis=2) for D_k in zip(*per_pair)]
+
+        every = np.arange(alphas.size)
+        if self._to_beat is None or Kj is None:
+            outs = outputs(S.splits, every)
+            part = fold_scores(outs, list(range(S.n_splits)))  # (n_alpha_sel, n_splits)
+        else:  # beside earlier parts: fold by fold (kernel form: each fold on its own), an
+            # alpha dropped once it cannot win (_hopeless); its other folds stay NaN
+            part = np.full((alphas.size, S.n_splits), np.nan)
+            outs = [np.full((alphas.size, 0, 0), np.nan)] * S.n_splits
+            live = np.ones(alphas.size, dtype=bool)
+            order = self._folds_in_order(S.n_splits)
+            for done, k in enumerate(order, start=1):
+                at = every[live]
+                (D,) = outputs([S.splits[k]], at)
+                part[at, k] = fold_scores([D], [k])[:, 0]
+                outs[k] = np.full((alphas.size, *D.shape[1:]), np.nan)
+                outs[k][at] = D
+                ran = np.sort(order[:done])
+                live &= ~self._hopeless(S, part[:, ran], ran)
+                if not live.any():
+                    break
         scores.put(part, joint_view=ji, bandwidth_factor=fi, alpha=sel, eta=0, max_iter=0)
         if getattr(self, "_oof", None) is not None:
             self._oof.offer(part, lambda c: [(te, D[c]) for D, (_, te) in zip(outs, S.splits)])
@@ -363,26 +393,35 @@ class _FoldScoring:
         )
 
     # ------------------------------------------------------------------ abandoning
-    def _hopeless(self, S: _CVSearch, scores: np.ndarray) -> np.ndarray:
+    def _hopeless(
+        self, S: _CVSearch, scores: np.ndarray, folds: np.ndarray | None = None
+    ) -> np.ndarray:
         """Which candidates can no longer be chosen, from their scores ``scores`` (...,
-        k) on the first ``k`` folds (NaN: not scored, hence never chosen).
+        k) on the folds ``folds`` (their indices, increasing; None: the first ``k``)
+        (NaN: not scored, hence never chosen).
 
         Beside earlier parts of the search (``_to_beat``, their best mean score; ties go
         to them), a candidate is chosen only if its mean score over the ``S.n_splits``
         folds exceeds ``_to_beat``. With the default scores (accuracy, R^2: at most 1 a
         fold; a ``scoring`` has no known bound, so nothing is abandoned) its mean is at
-        most ``(sum of its k scores + (n_splits - k)) / n_splits``; where that is not
-        above ``_to_beat`` (by :data:`ABANDON_TOL`), the candidate is hopeless and its
-        remaining folds need not be fitted. Every candidate is hopeless when
-        ``_to_beat`` is 1 already. The choice is the one of the full search."""
+        most the mean of its ``k`` scores and ``n_splits - k`` scores of 1 on the other
+        folds; where that is not above ``_to_beat``, the candidate is hopeless and its
+        remaining folds need not be fitted. That bound is averaged as ``cv_results_``'s
+        mean is (NumPy's mean over the folds in order): a rounded sum is nondecreasing in
+        each term, so no scores of the folds left give a larger rounded mean, and a
+        candidate that could at best tie ``_to_beat`` is abandoned (the tie would go to
+        the earlier part). Every candidate is hopeless when ``_to_beat`` is 1 already.
+        The choice is the one of the full search."""
         if self._to_beat is None or S.scorer is not None:
             return np.zeros(scores.shape[:-1], dtype=bool)
         if self._to_beat >= SCORE_CEILING:
             return np.ones(scores.shape[:-1], dtype=bool)
         k = scores.shape[-1]
+        at = np.arange(k) if folds is None else np.asarray(folds)
+        full = np.full((*scores.shape[:-1], S.n_splits), SCORE_CEILING)
+        full[..., at] = scores
         with np.errstate(invalid="ignore"):
-            best_case = (scores.sum(axis=-1) + (S.n_splits - k) * SCORE_CEILING) / S.n_splits
-            return ~(best_case > self._to_beat - ABANDON_TOL)
+            return ~(full.mean(axis=-1) > self._to_beat)
 
     def _folds_in_order(self, n_splits: int) -> list[int]:
         """The order the folds of a search beside earlier parts are run in
@@ -771,9 +810,10 @@ class _FoldScoring:
                     if kept is not None:
                         kept.append((k, item))
             # the folds scored so far: (n_joint, n_alpha, n_eta, K, folds)
-            done = out.take(joint_view=joint_mask, folds=np.sort(order[: start + len(ks)]))
+            ran = np.sort(order[: start + len(ks)])
+            done = out.take(joint_view=joint_mask, folds=ran)
             others = tuple(i for i, name in enumerate(out.grid.names) if name != "alpha")
-            live &= ~self._hopeless(S, done).all(axis=others)
+            live &= ~self._hopeless(S, done, ran).all(axis=others)
             if not live.any():
                 self._say(f"abandoned the rest of the folds after {start + len(ks)}")
                 break

@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from numbers import Integral
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -397,17 +398,25 @@ class SearchGrid:
         """
         n_splits = scores.shape[-1]
         flat = np.asarray(scores, dtype=np.float64).reshape(self.size, n_splits)
-        index_params = list(self.candidates())
-        params = [p for _, p in index_params]
+        # column by column (the candidates' dicts of :meth:`candidates`, in grid order,
+        # without a dict per candidate and axis: a default "auto" search has thousands)
+        names, columns = [], []
+        for k, a in enumerate(self.axes):
+            if a.reported:
+                values = [a.as_param(v) for v in a.values]
+                at = np.arange(self.size) // int(np.prod(self.shape[k + 1 :], dtype=np.int64))
+                names.append(a.name)
+                columns.append([values[i] for i in (at % a.size).tolist()])
+        if names:
+            params = list(map(dict, map(zip, itertools.repeat(names), zip(*columns))))
+        else:
+            params = [{} for _ in range(self.size)]
         mean = flat.mean(axis=1)
         std = flat.std(axis=1)
         rank, best = _ranks(mean)
         results: dict[str, Any] = {"params": params}
-        for a in self.axes:
-            if a.reported:
-                results[f"param_{a.name}"] = np.ma.MaskedArray(
-                    [p[a.name] for p in params], mask=False
-                )
+        for name, column in zip(names, columns):
+            results[f"param_{name}"] = np.ma.MaskedArray(column, mask=False)
         for k in range(n_splits):
             results[f"split{k}_test_score"] = flat[:, k]
         results["mean_test_score"] = mean
@@ -588,17 +597,39 @@ def union_results(
     """
     names = (name,) if isinstance(name, str) else tuple(name)
     combos = [(val,) if isinstance(name, str) else tuple(val) for val in values]
-    params = [
-        {**dict(zip(names, combo)), **p}
-        for combo, part in zip(combos, parts)
-        for p in part["params"]
-    ]
+    params = []
+    shapes = []  # per part: its candidates' keys (their tuples, first seen first)
+    for combo, part in zip(combos, parts):
+        head = dict(zip(names, combo))
+        params += [{**head, **p} for p in part["params"]]
+        shapes.append(list(dict.fromkeys(map(tuple, part["params"]))))
     results: dict[str, Any] = {"params": params}
-    keys = list(names) + list(dict.fromkeys(k for p in params for k in p if k not in names))
+    keys = list(names) + list(
+        dict.fromkeys(k for part in shapes for ks in part for k in ks if k not in names)
+    )
+    starts = np.cumsum([0] + [len(part["params"]) for part in parts]).tolist()
     for key in keys:
-        results[f"param_{key}"] = np.ma.MaskedArray(
-            [p.get(key) for p in params], mask=[key not in p for p in params], dtype=object
-        )
+        # part by part: at once where every candidate of a part has the key (from the
+        # part's own dicts or its axis value) or none has it; else candidate by candidate
+        column: list = []
+        mask: list = []
+        for i, (combo, part, ks) in enumerate(zip(combos, parts, shapes)):
+            n_part = len(part["params"])
+            own = [key in k for k in ks]
+            if not any(own) and key in names:
+                column += [combo[names.index(key)]] * n_part
+                mask += [False] * n_part
+            elif all(own) and ks:
+                column += map(itemgetter(key), part["params"])
+                mask += [False] * n_part
+            elif not any(own):
+                column += [None] * n_part
+                mask += [True] * n_part
+            else:
+                merged = params[starts[i] : starts[i + 1]]
+                column += [p.get(key) for p in merged]
+                mask += [key not in p for p in merged]
+        results[f"param_{key}"] = np.ma.MaskedArray(column, mask=mask, dtype=object)
     scored = [k for k in parts[0] if k.startswith("split") or k.endswith("_test_score")]
     for key in scored:
         if key != "rank_test_score":

@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 from numbers import Integral
 from typing import Any
 
@@ -186,6 +187,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     cv_results_: dict[str, Any]
     best_score_: float
     best_estimator_: Any
+    n_splits_: int
     _loss: str
     _parameter_constraints: dict = _cv_constraints()
 
@@ -332,6 +334,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             [p.cv_results_ for p in parts], names, [tuple(v[k] for k in names) for v in values]
         )
         winner = parts[which]
+        if "_calibrate" in winner.__dict__:  # the calibration of the best part alone
+            winner.calibration_ = winner.__dict__.pop("_calibrate")()
+        for part in parts:
+            part.__dict__.pop("_calibrate", None)
         self.cv_results_, self.best_index_, self._best_part_index = results, best, which
         self.best_params_ = dict(results["params"][best])
         self.best_score_ = winner.best_score_
@@ -390,6 +396,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             part._to_beat = to_beat if abandon else None
             part._fold_order = order if abandon else None
             part._screen_cache = screens
+            part._calibrate_later = True
             part._search_and_store(part_data)
             del part._screen_cache
             parts.append(part)
@@ -708,7 +715,11 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             # one-vs-one: the pairs' held-out values, one Platt sigmoid per pair (as the
             # estimator's own probability=True)
             fit = fit_pairwise_calibration if best.search.pairs else fit_softmax_calibration
-            self.calibration_ = oof.calibration(data.y_score, self.classes_, fit)
+            calibrate = partial(oof.calibration, data.y_score, self.classes_, fit)
+            if self.__dict__.get("_calibrate_later"):  # a part: only the best part's is fitted
+                self._calibrate = calibrate  # (by _adopt_union)
+            else:
+                self.calibration_ = calibrate()
 
     def _prepare_search(self, data: _SearchData) -> tuple[_CVSearch, int, tuple]:
         """The search's declaration on ``data`` at this estimator's parameters (the
