@@ -183,6 +183,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     #: the loss this class searches when ``loss`` names it (others: a search apart each,
     #: :meth:`_loss_part`)
     _native_loss: str = "squared"
+    #: a part of a search along the part axes: its probability calibration is kept as a
+    #: callable and fitted only for the part chosen (:meth:`_adopt_union`)
+    _calibrate_later: bool = False
     # fitted attributes (declared for the type checker; set by fit)
     cv_results_: dict[str, Any]
     best_score_: float
@@ -716,7 +719,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             # estimator's own probability=True)
             fit = fit_pairwise_calibration if best.search.pairs else fit_softmax_calibration
             calibrate = partial(oof.calibration, data.y_score, self.classes_, fit)
-            if self.__dict__.get("_calibrate_later"):  # a part: only the best part's is fitted
+            if self._calibrate_later:  # a part: only the best part's is fitted
                 self._calibrate = calibrate  # (by _adopt_union)
             else:
                 self.calibration_ = calibrate()
