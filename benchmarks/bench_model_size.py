@@ -46,7 +46,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 
 from mvkernels import MVMLSVC, MVMLSVCCV, MVMLClassifier, MVMLClassifierCV, MVMLRegressor, _packing
-from mvkernels.mvml import _svm
+from mvkernels.mvml import _base as _mvml_base
 from mvkernels.mvml._lowrank import MetricStack
 from mvkernels.nystrom import _map
 from mvkernels.nystrom._map import _recomputable
@@ -61,12 +61,12 @@ def _mb(obj: object) -> float:
 @contextlib.contextmanager
 def _plain_arrays():
     """Pickles store every array plainly (as before :mod:`mvkernels._packing`)."""
-    saved = (_map._stored_landmarks, _map.pack, _svm.pack, _packing.pack)
-    _map._stored_landmarks, _map.pack, _svm.pack, _packing.pack = (list, *[_identity] * 3)
+    saved = (_map._stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack)
+    _map._stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack = (list, *[_identity] * 3)
     try:
         yield
     finally:
-        _map._stored_landmarks, _map.pack, _svm.pack, _packing.pack = saved
+        _map._stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack = saved
 
 
 def _identity(a):
