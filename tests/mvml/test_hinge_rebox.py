@@ -102,26 +102,63 @@ def test_free_gram_read_from_the_row_gram():
 
 
 def test_active_set_with_fewer_rows_than_features_is_exact(monkeypatch):
-    """Fewer rows than features (the row Gram matrix read): the same solutions as the
-    Gram matrices formed from the rows (1e-10), KKT-checked."""
+    """Fewer rows than features (the corrections in the dual, every product from the row
+    Gram matrix): the same solutions as the corrections on the features (1e-10),
+    KKT-checked."""
     from mvkernels.mvml import _hinge_active
 
     X, Y = _problems(70, 120, 4, 5)
     read = active_set_svm(X, Y, 5.0)
     seen = []
-    form = _hinge_active._free_rows_gram
 
-    def formed(X, E, free, prev, gram=None):
-        seen.append(gram is not None)
-        return form(X, E, free, prev)  # every Gram matrix from the rows
+    def on_features(gram, YT, CY, at_c, free, live, extras):
+        seen.append(True)
+        K = YT.shape[0]
+        Cs = np.full(K, 5.0)
+        return _hinge_active._primal_solves(
+            X, YT, Cs, CY, at_c, free, live, extras, None, [None] * K
+        )
 
-    monkeypatch.setattr(_hinge_active, "_free_rows_gram", formed)
+    monkeypatch.setattr(_hinge_active, "_dual_solves", on_features)
     fresh = active_set_svm(X, Y, 5.0)
-    assert seen and all(seen)
+    assert seen
     for k, (r, f) in enumerate(zip(read, fresh)):
         assert r is not None and f is not None
         np.testing.assert_allclose(r[0], f[0], rtol=1e-10, atol=1e-10)
         _kkt(X, Y[:, k], 5.0, r[0], r[1])
+
+
+def test_dual_solves_equal_the_solves_on_the_features():
+    """One round of :func:`_dual_solves` (from ``X X^T``) against
+    :func:`_primal_solves` (on the features) on random sets, with extra features and
+    per-problem weights: the same ``v`` (``c [X, E]``), free multipliers and margins
+    (1e-10)."""
+    from mvkernels.mvml._hinge_active import _dual_solves, _primal_solves
+
+    rng = np.random.RandomState(8)
+    n, d, K = 40, 60, 4
+    X = rng.randn(n, d)
+    Y = np.where(rng.randn(n, K) > 0, 1.0, -1.0)
+    extras = [rng.randn(n, 2) for _ in range(K)]
+    weight = rng.rand(K, n) + 0.5
+    Cs = np.array([0.5, 1.0, 2.0, 4.0])
+    YT = np.ascontiguousarray(Y.T)
+    CY = Cs[:, None] * YT * weight
+    at_c = rng.rand(K, n) < 0.3
+    free = ~at_c & (rng.rand(K, n) < 0.5)
+    free[3] = False  # no free row: v is the bound rows' part
+    live = [0, 1, 2, 3]
+    coefs, dual, M = _dual_solves(X @ X.T, YT, CY, at_c, free, live, extras)
+    _, primal, Mp = _primal_solves(X, YT, Cs, CY, at_c, free, live, extras, weight, [None] * K)
+    assert list(dual) == list(primal) == [0, 1, 2, 3]
+    np.testing.assert_allclose(M, Mp, rtol=1e-10, atol=1e-10)
+    for j, k in enumerate(dual):
+        c, idx, a = dual[k]
+        v, idx_p, a_p = primal[k]
+        np.testing.assert_array_equal(c, coefs[j])
+        np.testing.assert_array_equal(idx, idx_p)
+        np.testing.assert_allclose(a, a_p, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(np.concatenate([c @ X, c @ extras[k]]), v, atol=1e-10)
 
 
 def test_fold_paths_from_the_previous_alpha_equal_paths_from_scratch(monkeypatch):

@@ -410,6 +410,109 @@ def _multipliers(
     return a
 
 
+def _primal_solves(
+    X: np.ndarray,
+    YT: np.ndarray,
+    Cs: np.ndarray,
+    CY: np.ndarray,
+    at_c: np.ndarray,
+    free: np.ndarray,
+    live: list[int],
+    extras: list[np.ndarray] | None,
+    weight: np.ndarray | None,
+    grams: list[_FreeGram | None],
+) -> tuple[None, dict, np.ndarray]:
+    """One solve of the sets of every ``live`` problem of :func:`_settle_active_sets`
+    (``CY`` (K, n): the rows' ``C s_i y_i``) on the features: ``(None, sol, M)`` with
+    ``sol[k] = (v, free rows, their multipliers)`` for the problems whose free set is not
+    singular, ``M`` their margins (in ``sol``'s order). ``grams[k]``: problem ``k``'s
+    last free-set Gram matrix (updated)."""
+    d = X.shape[1]
+    per_problem = weight is not None and weight.ndim == 2
+    sol: dict = {}
+    # the bound rows' part of every live problem's v in one product: over the rows
+    # bound in some live problem when they are under a quarter of the rows (the
+    # product over all n rows was the largest cost of a correction on the default
+    # one-vs-rest digits fit, ~100 of 1,347 rows bound), else over all rows
+    in_b = at_c[live].any(axis=0)
+    if 4 * int(np.count_nonzero(in_b)) < X.shape[0]:
+        rows = np.flatnonzero(in_b)
+        lb = np.ix_(np.asarray(live, dtype=np.intp), rows)
+        coef = np.where(at_c[lb], CY[lb], 0.0)
+        bound: np.ndarray | slice = rows
+    else:
+        bound = slice(None)
+        coef = np.where(at_c[live], CY[live], 0.0)
+    VB = coef @ X[bound]
+    for j, k in enumerate(live):
+        E = None if extras is None else extras[k]
+        vb = VB[j] if E is None else np.concatenate([VB[j], coef[j] @ E[bound]])
+        wk = weight[k] if per_problem else weight
+        solved = _solve_sets(X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], wk, vb)
+        if solved is not None:  # else singular: this problem gives up (None)
+            sol[k] = solved[:3]
+            grams[k] = solved[3]
+    solved_ks = list(sol)
+    if not sol:
+        return None, sol, np.zeros((0, X.shape[0]))
+    M = np.array([sol[k][0][:d] for k in solved_ks]) @ X.T  # (problems, rows)
+    if extras is not None:
+        for j, k in enumerate(solved_ks):
+            M[j] += extras[k] @ sol[k][0][d:]
+    M *= YT[solved_ks]  # the margins
+    return None, sol, M
+
+
+def _dual_solves(
+    gram: np.ndarray,
+    YT: np.ndarray,
+    CY: np.ndarray,
+    at_c: np.ndarray,
+    free: np.ndarray,
+    live: list[int],
+    extras: list[np.ndarray] | None,
+) -> tuple[np.ndarray, dict, np.ndarray]:
+    """:func:`_primal_solves` in the dual, for fewer rows than features (``gram = X
+    X^T``): a problem's ``v`` is ``sum_i c_i [x_i, e_i]`` with the coefficients ``c_i =
+    a_i y_i`` (``C s_i y_i`` on ``B``, the solve's ``b`` on ``F``: ``G b = y_F - X_F v_B``,
+    ``G = X_F X_F^T + E_F E_F^T``), so ``X_F v_B`` is read from one product ``C_B X X^T``
+    for every live problem (``C_B`` (L, n) their bound rows' coefficients), and the
+    margins ``y_i (x_i^T v + e_i^T v_E)`` from one product ``C X X^T`` plus ``E (E^T c)``
+    per problem: no product with ``X`` per problem and correction (``v`` itself is formed
+    once, by the caller, from the settled coefficients). Returns ``(coefs, sol, M)``:
+    ``sol[k] = (c, free rows, their multipliers)`` (``c`` a row of ``coefs``) of the
+    problems whose free set is not singular, ``M`` their margins, in ``sol``'s order."""
+    CB = np.where(at_c[live], CY[live], 0.0)  # (L, n): the bound rows' c_i
+    XB = CB @ gram  # row j: X v_B of problem live[j] (gram is symmetric)
+    sol: dict = {}
+    rows: list[int] = []
+    for j, k in enumerate(live):
+        idx = np.flatnonzero(free[k])
+        coef = CB[j]
+        if idx.size:
+            G = gram[idx[:, None], idx]
+            rhs = YT[k, idx] - XB[j, idx]
+            if extras is not None:
+                EF = extras[k][idx]
+                G += EF @ EF.T
+                rhs -= EF @ (coef @ extras[k])
+            b = _free_solve(G, rhs)
+            if b is None:  # singular: this problem gives up (None)
+                continue
+            coef[idx] += b
+            sol[k] = (coef, idx, YT[k, idx] * b)
+        else:
+            sol[k] = (coef, idx, np.zeros(0))
+        rows.append(j)
+    coefs = CB[rows]
+    M = coefs @ gram
+    if extras is not None:
+        for j, k in enumerate(sol):
+            M[j] += extras[k] @ (coefs[j] @ extras[k])
+    M *= YT[list(sol)]  # the margins
+    return coefs, sol, M
+
+
 def _settle_active_sets(
     X: np.ndarray,
     Y: np.ndarray,
@@ -439,7 +542,8 @@ def _settle_active_sets(
     Per correction the bound rows' part of every live problem's ``v`` is one product
     with ``X`` too (``X`` read once, no copy of the bound rows per problem). With fewer
     rows than features, ``X X^T`` (``gram``, when the caller has it) is formed once and
-    the free sets' Gram matrices read from it (:func:`_free_rows_gram`)."""
+    the corrections run in the dual (:func:`_dual_solves`: the free sets' Gram matrices
+    and every margin read from ``X X^T``; ``v`` formed once a problem settles)."""
     K = Y.shape[1]
     per_problem = weight is not None and weight.ndim == 2
     if weight is not None:  # a row of weight 0 has a_i = 0: never at the bound or free
@@ -460,40 +564,15 @@ def _settle_active_sets(
         gram = X @ X.T
     CY = Cs[:, None] * YT if weight is None else Cs[:, None] * YT * weight
     for used in range(rounds + 1):
-        sol = {}
-        # the bound rows' part of every live problem's v in one product: over the rows
-        # bound in some live problem when they are under a quarter of the rows (the
-        # product over all n rows was the largest cost of a correction on the default
-        # one-vs-rest digits fit, ~100 of 1,347 rows bound), else over all rows
-        in_b = at_c[live].any(axis=0)
-        if 4 * int(np.count_nonzero(in_b)) < X.shape[0]:
-            rows = np.flatnonzero(in_b)
-            lb = np.ix_(np.asarray(live, dtype=np.intp), rows)
-            coef = np.where(at_c[lb], CY[lb], 0.0)
-            bound: np.ndarray | slice = rows
+        coefs: np.ndarray | None
+        if gram is not None:  # fewer rows than features: the solves in the dual
+            coefs, sol, M = _dual_solves(gram, YT, CY, at_c, free, live, extras)
         else:
-            bound = slice(None)
-            coef = np.where(at_c[live], CY[live], 0.0)
-        VB = coef @ X[bound]
-        for j, k in enumerate(live):
-            E = None if extras is None else extras[k]
-            vb = VB[j] if E is None else np.concatenate([VB[j], coef[j] @ E[bound]])
-            wk = weight[k] if per_problem else weight
-            solved = _solve_sets(
-                X, YT[k], float(Cs[k]), at_c[k], free[k], E, grams[k], wk, vb, gram
-            )
-            if solved is not None:  # else singular: this problem gives up (None)
-                sol[k] = solved[:3]
-                grams[k] = solved[3]
+            coefs, sol, M = _primal_solves(X, YT, Cs, CY, at_c, free, live, extras, weight, grams)
         if not sol:
             break
         solved_ks = list(sol)
         ks = np.array(solved_ks, dtype=np.intp)
-        M = np.array([sol[k][0][:d] for k in solved_ks]) @ X.T  # (problems, rows)
-        if extras is not None:
-            for j, k in enumerate(solved_ks):
-                M[j] += extras[k] @ sol[k][0][d:]
-        M *= YT[ks]  # the margins
         sets_c, sets_f = at_c[ks], free[ks]
         status = _correct_sets(
             M,
@@ -516,6 +595,8 @@ def _settle_active_sets(
             if status[j] == 1:
                 wk = weight[k] if per_problem else weight
                 a = _multipliers(at_c[k], idx, a_free, float(Cs[k]), wk)
+                if coefs is not None:  # the dual's coefficients a_i y_i: v from them
+                    v = v @ X if extras is None else np.concatenate([v @ X, v @ extras[k]])
                 out[k] = (v, a, used, M[j].copy())
             elif status[j] == 0:
                 state = hash(at_c[k].tobytes() + free[k].tobytes())
