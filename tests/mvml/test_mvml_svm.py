@@ -313,7 +313,9 @@ def test_primal_objective_decreases_over_outer_iterations(mode, metric, learn_we
         warnings.filterwarnings("ignore", "MVMLSVC stopped after max_iter", ConvergenceWarning)
         est.fit(Xs, y)
     h = np.asarray(est.objective_)
-    assert h.size == 16
+    # tol=0: max_iter iterations, or fewer where the objective stops moving (a decrease of
+    # exactly 0 at the rounding floor, ~1e-14 relative, stops the loop)
+    assert h.size == 16 or (h.size < 16 and np.any(np.diff(h) == 0))
     assert np.all(np.diff(h) <= 1e-10 * np.abs(h[:-1])), np.diff(h)
     assert h[-1] < h[0]
     assert est.objective_increase_ <= 1e-10  # rounding only

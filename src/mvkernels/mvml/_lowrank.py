@@ -701,24 +701,25 @@ class LowRankMetrics:
         s_new_acc = s0.copy()
         c1_acc = np.ones(m)
         ma_acc = np.zeros(m)
+        # The tested metric's K' = s' I + W'^T W' (W' = [sqrt(c1) W, sqrt(mu alpha) q],
+        # s' = c1 s) has the leading block c1 K with K = s I + W^T W, and K^{-1} W^T g =
+        # W^T q (:meth:`solve`), so the block (Schur) form of W'^T g's quadratic form in
+        # K'^{-1} needs, per metric, three numbers known before any step is tried:
+        # g^T W K^{-1} W^T g, g^T q - |W^T q|^2 and q^T q - q^T W K^{-1} W^T q (= s q^T
+        # A^{-1} q > 0): each tested step costs O(1), not an (r + 1)-system solve
+        Wq2 = np.einsum("bi,bi->b", Wq, Wq)
+        gWKWg = np.einsum("bi,bi->b", xg, Wq)
+        qWKWq = np.einsum("bi,bi->b", Wq, _solve_spd(Ga + sa[:, None, None] * np.eye(r), Wq))
+        cross0 = gq - Wq2
+        schur0 = qq - qWKWq
 
         def evaluate(pi: np.ndarray, m_: np.ndarray) -> tuple[np.ndarray, tuple]:
             a_, e_ = a[pi], e[pi]
             c1 = 1.0 - 2.0 * m_ * e_
             ma = m_ * a_
             s_c = c1 * sa[pi]
-            # K' = s' I + W'^T W' and W'^T g for W' = [sqrt(c1) W, sqrt(mu alpha) q]
-            Kc = np.empty((pi.size, r + 1, r + 1))
-            Kc[:, :r, :r] = c1[:, None, None] * Ga[pi]
-            off = np.sqrt(c1 * ma)[:, None] * Wq[pi]
-            Kc[:, :r, r] = off
-            Kc[:, r, :r] = off
-            Kc[:, r, r] = ma * qq[pi]
-            Kc += s_c[:, None, None] * np.eye(r + 1)
-            xc = np.concatenate(
-                [np.sqrt(c1)[:, None] * xg[pi], (np.sqrt(ma) * gq[pi])[:, None]], axis=1
-            )
-            quad = (gg[pi] - np.einsum("bi,bi->b", xc, _solve_spd(Kc, xc))) / s_c
+            xKx = gWKWg[pi] + ma * cross0[pi] ** 2 / (s_c + ma * schur0[pi])
+            quad = (gg[pi] - xKx) / s_c
             qq_, qAq_, nA_ = qq[pi], qAq[pi], normA2[pi]
             newA2 = c1**2 * nA_ + 2.0 * c1 * ma * qAq_ + ma**2 * qq_**2
             s_new = a_ * quad + e_ * newA2
