@@ -79,8 +79,9 @@ How to add
   ``cov_metric``, ``subset`` / ``subset_coefficients``, ``training_outputs``,
   ``with_views``; ``feature_space`` says whether the structured solvers, which read
   Nystrom statistics, apply), built by the estimator's ``_build_problem`` in
-  :mod:`._base`; the fitted model's prediction (``_decision_block``) and test-view
-  checks there are per mode too;
+  :mod:`._base`; and its prediction side: one part in :mod:`._fitted_mode`
+  (``FullFit`` / ``NystromFit``: the test views' checks, the output function, the
+  compact missing-view model), chosen once at fit as ``_fitted_mode``;
 * a kernel: one :class:`~mvkernels._kernel_families.KernelFamily` registered in
   ``KERNEL_FAMILIES`` (its name, parameters, default bandwidth, evaluation and sparse
   support), which validation, ``ViewKernel``, the bandwidth grid and Dask read;

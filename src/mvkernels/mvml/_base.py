@@ -7,7 +7,6 @@ estimators are in :mod:`._estimators`."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
@@ -27,7 +26,6 @@ from .._arrays import (
 )
 from .._kernel_families import kernel_takes_sparse, names_precomputed
 from .._packing import pack, unpack
-from .._targets import predicted_classes
 from .._threads import serial_blas
 from .._validation import (
     check_precomputed_kernel,
@@ -42,7 +40,6 @@ from .._weights import check_sample_weight, class_weight_of_rows, positive_rows
 from ..kernels import make_view_kernels
 from ..nystrom import (
     BlockNystrom,
-    default_chunk_size,
     feature_moments,
     map_views,
     resolve_n_landmarks,
@@ -52,11 +49,12 @@ from ..nystrom._landmarks import (
     check_landmark_indices,
     is_index_landmarks,
 )
-from ..nystrom._missing import CompletedOutputs, ConditionalViews
+from ..nystrom._missing import ConditionalViews
 from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._cv_engine import CVEngine
 from ._driver import reference_paths
+from ._fitted_mode import FITTED_MODES, _MVMLOutputs
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import (
     JOINT_AUTO,
@@ -751,7 +749,8 @@ class _BaseMVML(BaseEstimator):
         self.mode_ = problem.mode
         self.n_samples_fit_ = problem.n_samples
         self._fit_states = [r["state"] for r in results]
-        self._completed_outputs = self._compact_missing_model()
+        self._fitted_mode = FITTED_MODES[problem.feature_space]  # the mode's prediction part
+        self._completed_outputs = self._fitted_mode.compact_missing_model(self)
         if np.any(self._min_eigs < -1e-8 * self._metric_store.max_abs()):
             warnings.warn(
                 f"the learned metric is indefinite (smallest eigenvalue "
@@ -767,18 +766,6 @@ class _BaseMVML(BaseEstimator):
         """The fitted metrics of ``results`` in their compact form (:class:`MetricStack`)."""
         return MetricStack.from_metrics(
             [r["metric"] for r in results], fixed=not metric_kind(self.metric).learned
-        )
-
-    def _compact_missing_model(self) -> CompletedOutputs | None:
-        """Fitted on complete views, the map keeps instead of its ``v p x v p`` completion
-        statistics the compact form of this model's outputs on rows with missing views
-        (:meth:`BlockNystrom.compact_missing_model`; predictions the same to rounding)."""
-        if self.mode_ != "nystrom":
-            return None
-        jv = self._joint_view()
-        joint = bool(jv) and jv != JOINT_ONLY  # missing where any view is
-        return self.nystrom_.compact_missing_model(
-            self._decision_block().Gw, always_missing=self.n_views_ - 1 if joint else None
         )
 
     def _set_public_attributes(self) -> None:
@@ -807,19 +794,9 @@ class _BaseMVML(BaseEstimator):
     # ------------------------------------------------------------------ prediction
     def _decision_block(self, classes: np.ndarray | None = None) -> _MVMLOutputs:
         """The fitted model's row-wise output function (picklable, small)."""
-        T = self._coefs.shape[0]
         b = getattr(self, "_intercepts", None)
         offset = b if b is not None and np.any(b != 0) else None
-        if self.mode_ == "nystrom":
-            p = self.nystrom_.n_landmarks_
-            Gw = self._coefs * np.repeat(self._weights, p, axis=1)  # (T, vp)
-            completed = getattr(self, "_completed_outputs", None)
-            return _MVMLOutputs(
-                Gw=Gw, nystrom=self.nystrom_, classes=classes, offset=offset, completed=completed
-            )
-        n = self.n_samples_fit_
-        G = self._coefs.reshape(T, self.n_views_, n) * self._weights[:, :, None]
-        return self._full_outputs(G, classes, offset)
+        return self._fitted_mode.decision_block(self, classes, offset)
 
     def _check_test_views(self, X: Any) -> list:
         check_is_fitted(self, "_coefs")
@@ -845,55 +822,10 @@ class _BaseMVML(BaseEstimator):
                 views=self.views,
                 n_views=len(self._input_view_widths),
                 n_features=widths,
-                allow_missing=self.mode_ == "nystrom",
+                allow_missing=self._fitted_mode.allow_missing,
             )
-            if self.X_fit_ is None and self.mode_ == "full":
-                n = self.n_samples_fit_
-                Xs = [
-                    check_precomputed_kernel(K, i, n_train=n, square=False)
-                    for i, K in enumerate(Xs)
-                ]
-            J = joint_views(Xs, self.kernel)[-1:]
-            return self.nystrom_.check_views(J) if self.mode_ == "nystrom" else J
-        if self.mode_ == "nystrom":  # the same container rules as at fit
-            if not joint:
-                return self.nystrom_.check_views(
-                    check_views(X, views=self.views, allow_missing=True)
-                )
-            Xs = check_views(
-                X,
-                views=self.views,
-                n_views=self.n_views_ - 1,
-                n_features=self._input_widths(),
-                allow_missing=True,
-            )
-            return self.nystrom_.check_views(joint_views(Xs, self.kernel))
-        n_in = self.n_views_ - joint
-        completion = getattr(self, "_completion", None)
-        if completion is not None:
-            Xs = check_views(X, views=self.views, n_views=n_in, allow_missing=True)
-            return completion[0].check_views(joint_views(Xs, self.kernel) if joint else Xs)
-        Xs = check_views(
-            X,
-            views=self.views,
-            n_views=n_in,
-            n_features=None if self.X_fit_ is None else self.n_features_view_[:n_in],
-        )
-        if self.X_fit_ is None:  # precomputed (Dask cross-kernels: shape checked only)
-            n = self.n_samples_fit_
-            out = []
-            for i, K in enumerate(Xs):
-                if is_dask_collection(K):
-                    if K.shape[1] != n:
-                        raise ValueError(
-                            f"view {i}: precomputed test kernel must have one column per "
-                            f"training sample ({n}), got shape {K.shape}"
-                        )
-                    out.append(K)
-                else:
-                    out.append(check_precomputed_kernel(K, i, n_train=n, square=False))
-            Xs = out
-        return joint_views(Xs, self.kernel) if joint else Xs
+            return self._fitted_mode.joint_only_views(self, Xs)
+        return self._fitted_mode.test_views(self, X, joint)
 
     def _input_widths(self) -> list | None:
         """Column counts of the input views (without the joint view), None if precomputed."""
@@ -919,56 +851,3 @@ class _BaseMVML(BaseEstimator):
         if getattr(self, "reduced_models_", None):  # set by the CV estimators (_reduced.py)
             return reduced_outputs(self, Xs, fn, classes)
         return fn(Xs)
-
-
-@dataclass
-class _MVMLOutputs:
-    """Row-wise output function of a fitted MVML model: ``(rows of each view) -> outputs``.
-
-    Holds only what prediction needs (weighted coefficients, feature map or training
-    views) so that it can be shipped once to Dask workers. ``Gw``: ``(T, vp)``
-    ``g~_t * w`` (Nystrom) or ``(T, v, n)`` ``g_t,l * w_t,l`` (full). With ``classes``
-    it returns labels (binary: ``classes[1]`` where the output is > 0; else argmax).
-    ``offset``: (T,) the intercepts added to the outputs (None: bias-free).
-    ``completed``: the outputs of rows with missing views when the map keeps no
-    completion statistics (:meth:`BlockNystrom.compact_missing_model`).
-    """
-
-    Gw: np.ndarray
-    nystrom: BlockNystrom | None = None
-    kernels: list | None = None
-    X_fit: list | None = None
-    classes: np.ndarray | None = None
-    offset: np.ndarray | None = None
-    completed: CompletedOutputs | None = None
-
-    handles_missing_views = True  # NaN rows: completed by the Nystrom map (see features)
-
-    def outputs(self, blocks: list) -> np.ndarray:
-        D = self._outputs(blocks)
-        if self.offset is not None:
-            D += self.offset
-        return D
-
-    def _outputs(self, blocks: list) -> np.ndarray:
-        if self.nystrom is not None:
-            return self.nystrom.linear_outputs(blocks, self.Gw, self.completed)
-        m = blocks[0].shape[0]
-        T = self.Gw.shape[0]
-        out = np.empty((m, T))
-        n = self.Gw.shape[2]
-        chunk = default_chunk_size(n)
-        for start in range(0, m, chunk):
-            rows = slice(start, min(m, start + chunk))
-            acc = np.zeros((rows.stop - rows.start, T))
-            for l, (Xv, kern) in enumerate(zip(blocks, self.kernels)):
-                Kt = Xv[rows] if self.X_fit is None else kern(Xv[rows], self.X_fit[l])
-                acc += Kt @ self.Gw[:, l, :].T
-            out[rows] = acc
-        return out
-
-    def __call__(self, blocks: list) -> np.ndarray:
-        D = self.outputs(blocks)
-        if self.classes is None:
-            return D
-        return predicted_classes(D, self.classes)
