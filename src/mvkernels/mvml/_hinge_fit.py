@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._arrays import is_dask_collection
+from .._arrays import is_dask_collection, views_kind
 from .._threads import serial_blas
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
@@ -53,7 +53,7 @@ DASK_GATHER_MAX_BYTES = 2 * 1024**3
 def _dask_problem(problem: MVMLProblem) -> bool:
     """Whether ``problem`` is a Nystrom-mode problem on Dask views or targets."""
     return isinstance(problem, NystromProblem) and (
-        is_dask_collection(problem.Y) or any(is_dask_collection(V) for V in problem.Xs)
+        is_dask_collection(problem.Y) or views_kind(problem.Xs) == "dask"
     )
 
 
@@ -102,7 +102,7 @@ def hinge_nystrom_problem(
     (from ``U``, weighted by the rows' loss weights ``sample_weight``, which the problem
     keeps). Dask input: the estimator's statistics problem (``est._nystrom_problem``),
     whose rows :func:`hinge_problem` then gathers."""
-    if is_dask_collection(Y) or any(is_dask_collection(V) for V in Xs):
+    if is_dask_collection(Y) or views_kind(Xs) == "dask":
         return est._nystrom_problem(nys, Xs, Y, complete)
     Xs = nys.check_views(Xs)
     Y = np.asarray(Y, dtype=np.float64)
