@@ -185,6 +185,25 @@ _MVML_WEIGHTS = (
 # the repeated rows make the active-set solves singular (two copies on the margin), so
 # their g-steps fall back to liblinear at svm_tol (1e-3); tests/mvml/test_hinge_weights.py
 # checks the equivalence with fixed landmarks and bandwidths at svm_tol=1e-12 (1e-8).
+# Configurations whose weighted and repeated fits agree (1e-14) on sparse input: there
+# the default bandwidth's distances are computed in float64, and the structured solver's
+# fit does not depend on the landmark count (measured: 9 landmarks weighted, 27 repeated,
+# decision values 6e-15 apart). On dense input the default bandwidth comes from float32
+# distances, whose rounding differs on the repeated rows (gamma 1.6e-5 apart relative,
+# decision values 8e-6); with a fixed gamma the dense fits agree to 2e-15 too.
+_SPARSE_WEIGHTS_AGREE = {
+    "MVMLRegressor(max_iter=3)",
+    "MVMLClassifier(max_iter=3)",
+    "MVMLRegressor(feature_relevance='ard', max_iter=3, random_state=0)",
+    "MVMLClassifier(feature_relevance='ard', max_iter=3, random_state=0)",
+    "MVMLClassifier(fit_intercept=True, max_iter=3)",
+    "MVMLClassifier(max_iter=3, metric='cov', multi_class='ovo', solver='cg')",
+}
+_DENSE_BANDWIDTH = (
+    "the default bandwidth comes from float32 distances on dense input, rounded "
+    "differently on the repeated rows (gamma 1.6e-5 apart); the sparse-input check, "
+    "with float64 distances, passes"
+)
 _HINGE_WEIGHTS = (
     _MVML_WEIGHTS + "; the repeated rows' hinge g-steps are solved to svm_tol only "
     "(tests/mvml/test_hinge_weights.py)"
@@ -236,6 +255,8 @@ def _expected_failed(est):
             # the refusal is a ValueError: the checks that want one for bad weights pass
             refused = set(_SAMPLE_WEIGHT_CHECKS) - set(_WEIGHTS_REFUSED_PASS)
             failed.update(dict.fromkeys(sorted(refused), _RELEVANCE_WEIGHTS))
+        elif repr(est) in _SPARSE_WEIGHTS_AGREE:
+            failed[_WEIGHT_CHECKS[0]] = _DENSE_BANDWIDTH
         else:
             failed.update(dict.fromkeys(_WEIGHT_CHECKS, _MVML_WEIGHTS))
     proba = getattr(est, "probability", False) or isinstance(est, _MVMLCVBase)
