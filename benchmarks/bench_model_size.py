@@ -175,7 +175,7 @@ def main() -> None:
         kept = parts["kept"] / MB
         with _plain_arrays():
             plain = _mb(est)
-            dense = float("nan") if _dense_copy(est) is None else _mb(_dense_copy(est))
+            dense = _mb(_dense_copy(est))
         before = (
             plain + parts["normalizers"] + parts["dropped"] - (kept if parts["dropped"] else 0.0)
         )
