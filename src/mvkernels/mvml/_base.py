@@ -25,6 +25,7 @@ from .._arrays import (
     views_kind,
 )
 from .._kernel_families import kernel_takes_sparse, names_precomputed
+from .._linalg import sym as _sym
 from .._packing import pack, unpack
 from .._threads import serial_blas
 from .._validation import (
@@ -66,12 +67,7 @@ from ._joint import (
 )
 from ._losses import Loss, SquareLoss
 from ._lowrank import MetricStack
-from ._metric import (
-    METRICS,
-    Metric,
-    _sym,
-    metric_kind,
-)
+from ._metric import METRICS, Metric, metric_kind
 from ._problem import MVMLProblem
 from ._reduced import reduced_outputs
 from ._relevance import FEATURE_RELEVANCE, resolve_feature_relevance, scale_views
