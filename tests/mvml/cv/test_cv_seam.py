@@ -14,7 +14,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLClassifierCV, MVMLRegressor, MVMLRegressorCV
 from mvkernels.mvml._losses import SquareLoss
 from mvkernels.mvml.cv import _grid
-from mvkernels.mvml.cv._grid import Axis, ScoreGrid, SearchGrid
+from mvkernels.mvml.cv._grid import Axis, ScoreGrid, ScreenResult, SearchGrid
 
 CV_PACKAGE = Path(__file__).resolve().parents[3] / "src" / "mvkernels" / "mvml" / "cv"
 
@@ -187,6 +187,40 @@ def test_score_grid_puts_blocks_by_axis_name():
         target.put(block.T, axes=("b", "a"), a=0, folds=1)
     with pytest.raises(KeyError, match="no search axis named 'd'"):
         g.without("d")
+
+
+def test_screen_columns_are_written_by_axis_name():
+    """``ScreenResult.columns`` gives each candidate its own (joint view, bandwidth
+    factor) pair's screen, whatever the order of the grid's axes; a looped axis indexes
+    the runs (a run without a screen: NaN)."""
+    rng = np.random.default_rng(0)
+    runs = {}
+    for k in (0, 2):
+        r = ScreenResult.empty(n_joint=2, n_factor=3)
+        r.score[:] = rng.random((2, 3))
+        r.closeness[:] = -rng.random((2, 3))
+        runs[(k,)] = r
+    axes = {
+        "loss": Axis("loss", ("a", "b", "c"), as_param=str, batched=False),
+        "joint_view": Axis("joint_view", (False, True), as_param=bool),
+        "bandwidth_factor": Axis("bandwidth_factor", (1.0, 2.0, 4.0)),
+        "alpha": Axis("alpha", (0.1, 1.0)),
+    }
+    for order in (
+        ("loss", "joint_view", "bandwidth_factor", "alpha"),
+        ("loss", "alpha", "bandwidth_factor", "joint_view"),
+    ):
+        grid = SearchGrid(tuple(axes[name] for name in order))
+        columns = ScreenResult.columns(runs, grid, looped=("loss",))
+        for flat, (index, _) in enumerate(grid.candidates()):
+            at = dict(zip(order, index))
+            run = runs.get((at["loss"],))
+            pair = (at["joint_view"], at["bandwidth_factor"])
+            if run is None:
+                assert np.isnan(columns["screen_score"][flat])
+                continue
+            assert columns["screen_score"][flat] == run.score[pair]
+            assert columns["screen_squared_error"][flat] == -run.closeness[pair]
 
 
 @pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])

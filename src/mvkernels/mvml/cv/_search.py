@@ -57,6 +57,7 @@ from ._grid import (
     Axis,
     LossSearch,
     ScoreGrid,
+    ScreenResult,
     SearchGrid,
     _cv_constraints,
     _CVSearch,
@@ -97,8 +98,9 @@ class _Run:
     """One run of the search at one value of each looped axis (``_looped_axes``)."""
 
     search: _CVSearch
-    #: the screening scores and leave-one-out squared errors (None: searched in full)
-    screen: tuple[np.ndarray, np.ndarray] | None
+    #: the screen of the (joint view, bandwidth factor) pairs, without its features
+    #: (None: searched in full)
+    screen: ScreenResult | None
     joints: tuple
     kernel: Any
     #: the landmark counts of the search (the joint-only candidate's second)
@@ -902,10 +904,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 self, Xs, y, mask, data.sample_weight
             )
 
-    def _search(self, S: _CVSearch, scores: ScoreGrid) -> tuple[np.ndarray, np.ndarray] | None:
-        """Fill ``scores`` (the axes of ``S.grid``); return the screening scores and
-        leave-one-out squared errors, each ``(n_joint, n_factor)``, when the grid was
-        screened (None: searched in full)."""
+    def _search(self, S: _CVSearch, scores: ScoreGrid) -> ScreenResult | None:
+        """Fill ``scores`` (the axes of ``S.grid``); return the screen of the (joint
+        view, bandwidth factor) pairs, without its features, when the grid was screened
+        (None: searched in full)."""
         if self._hopeless(S, np.zeros((1, 0))).all():  # an earlier part scored 1
             self._say("abandoned: an earlier part of the search has the best possible score")
             return None
@@ -939,18 +941,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         candidate."""
         grid = scores.grid
         looped = tuple(a.name for a in grid.axes if not a.batched)
-        extra = None
-        screened = [combo for combo, run in runs.items() if run.screen is not None]
-        if screened:
-            pair = (*looped, "joint_view", "bandwidth_factor")
-            shape = tuple(grid.axes[grid.position(name)].size for name in pair)
-            screen = np.full((2, *shape), np.nan)
-            for combo in screened:
-                screen[(slice(None),) + combo] = runs[combo].screen
-            extra = {
-                "screen_score": grid.expand(screen[0], pair),
-                "screen_squared_error": grid.expand(screen[1], pair),
-            }
+        screens = {combo: run.screen for combo, run in runs.items() if run.screen is not None}
+        extra = ScreenResult.columns(screens, grid, looped) if screens else None
         self.cv_results_, self.best_index_ = scores.results(extra)
         self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
