@@ -63,6 +63,47 @@ def test_the_cv_calls_one_private_method_of_the_estimators():
     assert assigned <= own  # the CV's own state on its parts (e.g. _to_beat), nothing else
 
 
+def _foreign_private_names() -> set[str]:
+    """In ``mvml/cv/*.py``: the private names of the rest of mvkernels it uses, as
+    ``file: name``: a ``_name`` imported from a module outside the package, and a
+    ``obj._name`` read, called or set on anything but ``self``, ``cls``, ``super()`` or
+    the CV's own objects (the private names its classes define or keep on ``self``)."""
+    own = _private_uses()[2]
+    found = set()
+    for path in sorted(CV_PACKAGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                ours = node.level >= 2 or (node.level == 0 and module.startswith("mvkernels"))
+                found |= {
+                    f"{path.name}: {module}.{a.name}"
+                    for a in node.names
+                    if ours and a.name.startswith("_")
+                }
+            if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
+                continue
+            recv = node.value
+            if node.attr.startswith("__") or node.attr in own:
+                continue
+            if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
+                continue
+            if isinstance(recv, ast.Call) and getattr(recv.func, "id", None) == "super":
+                continue
+            found.add(f"{path.name}: {ast.unparse(recv)}.{node.attr}")
+    return found
+
+
+def test_the_cv_uses_no_private_name_of_another_module():
+    """``cv/`` reaches the rest of mvkernels by public names and the declared seam only:
+    ``_cv_engine`` is the one private name of another object it uses, and it imports no
+    private name from outside the package (it used ``nys._fit_views``,
+    ``_base._weighted_missing_model``, ``_base._mvml_constraints``, ``_base._BaseMVML``
+    and ``self._base_class._auto_feature_budget``). scikit-learn's ``_fit_context``
+    (its documented way to write an estimator's ``fit``) is not mvkernels's."""
+    found = _foreign_private_names()
+    assert {name.rsplit(".", 1)[-1] for name in found} == {"_cv_engine"}, sorted(found)
+
+
 def _views(n=60, seed=0):
     rng = np.random.RandomState(seed)
     X1, X2 = rng.randn(n, 3), rng.randn(n, 2)

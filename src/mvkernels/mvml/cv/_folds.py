@@ -23,7 +23,8 @@ from ..._targets import predicted_class_indices
 from ..._validation import take_rows
 from ...kernels import make_view_kernels
 from ...nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
-from .._base import _weighted_missing_model, landmarks_of_rows
+from ...nystrom._map import fit_validated_views, weight_missing_model
+from .._base import landmarks_of_rows
 from .._joint import (
     JOINT_ONLY,
     drop_joint_block,
@@ -560,10 +561,10 @@ class _FoldScoring:
             chunk_size=self.chunk_size,
             random_state=self.random_state,
         )
-        nys._fit_views(S.Xs if Xs is None else Xs, view_statistics=False)
+        fit_validated_views(nys, S.Xs if Xs is None else Xs)
         if S.missing and Xs is None and S.loss_weight is not None:
             # missing views: the completion statistics weighted as the loss (as the refit's)
-            _weighted_missing_model(nys, S.Xs, S.loss_weight)
+            weight_missing_model(nys, S.Xs, S.loss_weight)
         return nys
 
     def _score_nystrom(

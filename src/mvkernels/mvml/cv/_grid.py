@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._bandwidth import scale_bandwidths
-from .._base import _mvml_constraints
+from .._base import mvml_constraints
 from .._joint import JOINT_ONLY
 from .._multiclass import ovo_vote_scores
 from .._relevance import FEATURE_RELEVANCE
@@ -248,7 +248,7 @@ def part_axis(name: str) -> PartAxis:
 
 
 def _cv_constraints() -> dict:
-    base = _mvml_constraints()
+    base = mvml_constraints()
     for name in ("alpha", "eta", "tol", "solver"):
         base.pop(name)
     base.update(

@@ -30,7 +30,6 @@ from ...nystrom import check_landmark_count
 from ...nystrom._landmarks import is_index_landmarks
 from .._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from .._base import (
-    _BaseMVML,
     grown_n_landmarks,
     named_n_landmarks,
     refuse_dropped_rows_of_kernels,
@@ -181,7 +180,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     """Shared cross-validation machinery (see the module docstring)."""
 
     #: the estimator searched for each loss this CV estimator offers
-    _base_classes: dict[str, type[_BaseMVML]] = {"squared": MVMLRegressor}
+    _base_classes: dict[str, type[BaseEstimator]] = {"squared": MVMLRegressor}
     #: the loss this class searches when ``loss`` names it (others: a search apart each,
     #: :meth:`_loss_part`)
     _native_loss: str = "squared"
@@ -279,7 +278,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         return self.__dict__.get("_loss") or self._searched_losses()[0]
 
     @property
-    def _base_class(self) -> type[_BaseMVML]:
+    def _base_class(self) -> type[BaseEstimator]:
         return self._base_classes[self._current_loss]
 
     @property
@@ -806,9 +805,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 )
             n_landmarks: Any = None
         elif isinstance(self.n_landmarks, str):
-            n_landmarks = named_n_landmarks(
-                self.n_landmarks, n, v, self._base_class._auto_feature_budget
-            )
+            budget = self._base_estimator()._cv_engine().auto_feature_budget
+            n_landmarks = named_n_landmarks(self.n_landmarks, n, v, budget)
         else:
             n_landmarks = self.n_landmarks
         if n_landmarks is not None and is_index_landmarks(self.landmarks):
@@ -868,7 +866,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             # (never fewer than the search's; the joint-only candidate's count, bounded by
             # its cost, would shrink)
             n_all, v = data.full[0][0].shape[0], len(data.full[0])
-            grown = grown_n_landmarks(n_all, v, self._base_class._auto_feature_budget)
+            budget = self._base_estimator()._cv_engine().auto_feature_budget
+            grown = grown_n_landmarks(n_all, v, budget)
             n_landmarks = max(grown, int(n_landmarks))
             if n_landmarks_only is not None:
                 n_landmarks_only = max(grown, int(n_landmarks_only))
