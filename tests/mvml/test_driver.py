@@ -10,7 +10,7 @@ from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 from mvkernels.mvml import _driver as driver
 from mvkernels.mvml import _losses as losses
 from mvkernels.mvml._driver import PathState, alternate, reference_path, reference_paths
-from mvkernels.mvml._metric import PSDFactor
+from mvkernels.mvml._metric_algebra import PSDFactor
 
 
 def test_alternate_stops_each_problem_on_its_own_and_records_the_path():

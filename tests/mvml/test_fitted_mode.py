@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mvkernels import MVMLRegressor
+from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 from mvkernels.mvml._fitted_mode import FullFit, NystromFit
 
 MVML = Path(__file__).resolve().parents[2] / "src" / "mvkernels" / "mvml"
@@ -52,6 +52,45 @@ def test_fitted_part_follows_the_mode_and_pickles(n_landmarks, part, mode):
     np.testing.assert_array_equal(back.predict(Xt), reg.predict(Xt))
     refit = reg.set_params(n_landmarks=20 if n_landmarks is None else None).fit(Xs, y)
     assert type(refit._fitted_mode) is not part  # chosen again at every fit
+
+
+class _OldFormat:
+    """Pickles an estimator as the models saved before ``_fitted_mode`` existed: its
+    state without that attribute (restored by the estimator's ``__setstate__``)."""
+
+    def __init__(self, est):
+        self.est = est
+
+    def __reduce__(self):
+        state = self.est.__getstate__()
+        del state["_fitted_mode"]
+        return _restore, (type(self.est), state)
+
+
+def _restore(cls, state):
+    est = cls.__new__(cls)
+    est.__setstate__(state)
+    return est
+
+
+@pytest.mark.parametrize("n_landmarks, part", [(None, FullFit), (20, NystromFit)])
+@pytest.mark.parametrize("cls", [MVMLRegressor, MVMLClassifier, MVMLSVC])
+def test_a_model_pickled_before_the_fitted_mode_predicts_the_same(cls, n_landmarks, part):
+    """A model pickled without ``_fitted_mode`` (the format before the mode's part) gets
+    the part of its ``mode_`` back at unpickling and predicts as the model saved
+    (missing view rows included in Nystrom mode)."""
+    Xs, y = _views()
+    if cls is not MVMLRegressor:
+        y = (y > np.median(y)).astype(int)
+    est = cls(n_landmarks=n_landmarks, random_state=0, max_iter=3).fit(Xs, y)
+    Xt, _ = _views(n=7, seed=1)
+    if part is NystromFit:
+        Xt[1][:2] = np.nan  # completed through the map
+    old = pickle.loads(pickle.dumps(_OldFormat(est)))
+    assert type(old) is cls and type(old._fitted_mode) is part
+    np.testing.assert_array_equal(old.predict(Xt), est.predict(Xt))
+    if cls is not MVMLRegressor:
+        np.testing.assert_array_equal(old.decision_function(Xt), est.decision_function(Xt))
 
 
 @pytest.mark.parametrize("fit_intercept", [False, True])

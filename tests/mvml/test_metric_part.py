@@ -9,12 +9,12 @@ import pytest
 from mvkernels.mvml._metric import (
     MAX_BACKTRACK,
     STEP_CAP,
-    PSDFactor,
     backtrack,
     dense_step_cap,
     metric_step,
     sufficient_decrease,
 )
+from mvkernels.mvml._metric_algebra import PSDFactor
 
 
 def test_backtrack_halves_each_problem_until_accepted_or_given_up():
@@ -57,13 +57,8 @@ def test_metric_step_without_halvings_keeps_the_metric():
 
 
 def test_metric_kinds_say_what_each_metric_does():
-    from mvkernels.mvml._metric import (
-        LEARNED_METRICS,
-        METRIC_KINDS,
-        METRICS,
-        metric_kind,
-        metric_penalty,
-    )
+    from mvkernels.mvml._metric import LEARNED_METRICS, METRIC_KINDS, METRICS, metric_kind
+    from mvkernels.mvml._metric_algebra import metric_penalty
 
     assert METRICS == ("dense", "sparse", "identity", "cov")
     assert LEARNED_METRICS == ("dense", "sparse")
@@ -157,7 +152,7 @@ def test_initial_metric_factored_once_per_fit(cls_name, n_landmarks, monkeypatch
 def _written_out_step(A, g, alpha, eta, kind, n_views, mu0, max_backtrack=MAX_BACKTRACK):
     """The A-step's halving loop written out (``metric_step`` before it ran ``backtrack``),
     with the formulas of eq. 9 / 16 (dense) and eq. 12 / 18 (sparse) inline: the oracle."""
-    from mvkernels.mvml._metric import (
+    from mvkernels.mvml._metric_algebra import (
         NotPSDError,
         dense_metric_update,
         sparse_metric_update,

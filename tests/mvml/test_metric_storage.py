@@ -11,14 +11,8 @@ from sklearn.datasets import make_classification
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 from mvkernels.mvml._lowrank import LowRankMetric, MetricStack
-from mvkernels.mvml._metric import (
-    MatrixMetric,
-    Metric,
-    PSDFactor,
-    metric_kind,
-    metric_penalty,
-    metric_step,
-)
+from mvkernels.mvml._metric import MatrixMetric, Metric, metric_kind, metric_step
+from mvkernels.mvml._metric_algebra import PSDFactor, metric_penalty
 
 
 def _pair(d=6, r=3, s=0.7, seed=0):

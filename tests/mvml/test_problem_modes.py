@@ -12,7 +12,7 @@ import pytest
 from scipy.linalg import block_diag
 
 from mvkernels.mvml import FullProblem, MVMLProblem, NystromProblem
-from mvkernels.mvml._metric import PSDFactor, cov_metric_full
+from mvkernels.mvml._metric_algebra import PSDFactor, cov_metric_full
 from mvkernels.nystrom import BlockNystrom, FeatureMoments
 
 N, P = 30, 5  # rows, landmarks per view

@@ -95,9 +95,8 @@ Dask input (Nystrom mode only) and the documented choices: see the user guide.
 
 from ._base import AUTO_FEATURE_BUDGET, auto_n_landmarks, grown_n_landmarks
 from ._estimators import MVMLClassifier, MVMLRegressor
-from ._metric import (
-    LEARNED_METRICS,
-    METRICS,
+from ._metric import LEARNED_METRICS, METRICS, metric_step
+from ._metric_algebra import (
     NotPSDError,
     PSDFactor,
     cov_metric_full,
@@ -106,7 +105,6 @@ from ._metric import (
     group_norms,
     least_squares_weights,
     metric_penalty,
-    metric_step,
     min_eigenvalue,
     prox_group_frobenius,
     rank_one_metric_minimiser,

@@ -25,6 +25,7 @@ from .._arrays import (
     views_kind,
 )
 from .._kernel_families import kernel_takes_sparse, names_precomputed
+from .._linalg import sym as _sym
 from .._packing import pack, unpack
 from .._threads import serial_blas
 from .._validation import (
@@ -40,7 +41,6 @@ from .._weights import check_sample_weight, class_weight_of_rows, positive_rows
 from ..kernels import make_view_kernels
 from ..nystrom import (
     BlockNystrom,
-    feature_moments,
     map_views,
     resolve_n_landmarks,
 )
@@ -49,12 +49,13 @@ from ..nystrom._landmarks import (
     check_landmark_indices,
     is_index_landmarks,
 )
+from ..nystrom._map import fit_validated_views, weight_missing_model
 from ..nystrom._missing import ConditionalViews
 from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._cv_engine import CVEngine
 from ._driver import reference_paths
-from ._fitted_mode import FITTED_MODES, _MVMLOutputs
+from ._fitted_mode import FITTED_MODE_NAMES, FITTED_MODES, _MVMLOutputs
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import (
     JOINT_AUTO,
@@ -66,12 +67,7 @@ from ._joint import (
 )
 from ._losses import Loss, SquareLoss
 from ._lowrank import MetricStack
-from ._metric import (
-    METRICS,
-    Metric,
-    _sym,
-    metric_kind,
-)
+from ._metric import METRICS, Metric, metric_kind
 from ._problem import MVMLProblem
 from ._reduced import reduced_outputs
 from ._relevance import FEATURE_RELEVANCE, resolve_feature_relevance, scale_views
@@ -146,7 +142,7 @@ def named_n_landmarks(name: str, n_samples: int, n_views: int, budget: int) -> i
     return rule(n_samples, n_views, budget)
 
 
-def _mvml_constraints() -> dict:
+def mvml_constraints() -> dict:
     return {
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "eta": [Interval(Real, 0, None, closed="left")],
@@ -222,17 +218,6 @@ def refuse_dropped_rows_of_kernels(kernel: Any) -> None:
             "sample_weight with zero weights is not supported with "
             "kernel='precomputed': drop those rows and columns of the kernels"
         )
-
-
-def _weighted_missing_model(nys: BlockNystrom, Xs: list, sample_weight: np.ndarray) -> None:
-    """Missing views: the completion statistics of ``nys`` from the weighted moments of
-    the observed features (the map's own are unweighted)."""
-    gram = feature_moments(
-        nys._observed_features, Xs, chunk_size=nys.chunk_size, sample_weight=sample_weight
-    ).gram
-    nys.set_missing_model(
-        ConditionalViews.from_augmented(gram, int(nys.n_views_), int(nys.n_landmarks_))
-    )
 
 
 # ============================================================================ estimators
@@ -337,7 +322,7 @@ class _BaseMVML(BaseEstimator):
         self.fit_intercept = fit_intercept
         self.feature_relevance = feature_relevance
 
-    _parameter_constraints: dict = _mvml_constraints()
+    _parameter_constraints: dict = mvml_constraints()
 
     #: fitted arrays stored compactly and exactly in a pickle (:func:`~mvkernels._packing.pack`,
     #: e.g. ``MVMLSVC``'s mostly-zero ``dual_coef_``); a model in memory is unchanged
@@ -351,9 +336,15 @@ class _BaseMVML(BaseEstimator):
         return state
 
     def __setstate__(self, state: dict) -> None:
-        """Restore a pickled model, the :attr:`_packed_attributes` bit for bit as fitted."""
-        packed = {k: unpack(state[k]) for k in self._packed_attributes if k in state}
-        super().__setstate__({**state, **packed})
+        """Restore a pickled model, the :attr:`_packed_attributes` bit for bit as fitted.
+
+        A model pickled before its mode's prediction part existed (``_fitted_mode``,
+        :mod:`._fitted_mode`) gets the part of its fitted ``mode_`` ("full" or
+        "nystrom"), as the fit chooses it."""
+        state = {**state, **{k: unpack(state[k]) for k in self._packed_attributes if k in state}}
+        if "_fitted_mode" not in state and "mode_" in state:
+            state["_fitted_mode"] = FITTED_MODE_NAMES[state["mode_"]]
+        super().__setstate__(state)
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
@@ -496,9 +487,9 @@ class _BaseMVML(BaseEstimator):
             random_state=self.random_state,
         )
         with serial_blas(resolve_n_landmarks(n_landmarks, n)):  # p x p eighs
-            nys._fit_views(Xs, mask, view_statistics=False)
+            fit_validated_views(nys, Xs, mask)
         if mask is not None and sw is not None:
-            _weighted_missing_model(nys, Xs, sw)
+            weight_missing_model(nys, Xs, sw)
         self.nystrom_ = nys
         self.n_landmarks_ = int(nys.n_landmarks_)
         self.kernels_ = nys.kernels_
@@ -633,10 +624,11 @@ class _BaseMVML(BaseEstimator):
             eig_floor=self.eig_floor,
             chunk_size=self.chunk_size,
             random_state=self.random_state,
-        )._fit_views(Xs, mask)
+        )
+        fit_validated_views(nys, Xs, mask)  # (missing rows: mask is not None)
         sw = self.__dict__.get("_loss_weight")
         if sw is not None:
-            _weighted_missing_model(nys, Xs, sw)
+            weight_missing_model(nys, Xs, sw)
         U = nys.transform(Xs)
         p = nys.n_landmarks_
         Ks = [_sym(U[:, l * p : (l + 1) * p] @ U[:, l * p : (l + 1) * p].T) for l in range(v)]
@@ -647,24 +639,6 @@ class _BaseMVML(BaseEstimator):
         self.n_features_view_ = list(nys.n_features_view_)
         self.n_landmarks_ = None
         return MVMLProblem.full(Ks, Y, sw, scale_rows=self._make_loss().scales_rows)
-
-    def _full_outputs(
-        self,
-        G: np.ndarray,
-        classes: np.ndarray | None = None,
-        offset: np.ndarray | None = None,
-    ) -> _MVMLOutputs:
-        """Full-mode output function for weighted coefficients ``G`` (T, v, n) and the
-        offsets ``offset`` (T,) (None: none)."""
-        completion = getattr(self, "_completion", None)
-        if completion is None:
-            return _MVMLOutputs(
-                Gw=G, kernels=self.kernels_, X_fit=self.X_fit_, classes=classes, offset=offset
-            )
-        nys, U = completion  # kernel rows u^_l(x) U^_l^T: a Nystrom-space model
-        p = nys.n_landmarks_
-        Gw = np.hstack([G[:, l, :] @ U[:, l * p : (l + 1) * p] for l in range(G.shape[1])])
-        return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes, offset=offset)
 
     def _initial_metric(self, problem: MVMLProblem) -> Metric:
         """``A0`` as a :class:`~mvkernels.mvml._metric.Metric` with its factorisation:

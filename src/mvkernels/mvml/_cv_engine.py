@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ._fitted_mode import FullFit
 from ._losses import Loss
 from ._problem import MVMLProblem
 
@@ -63,6 +64,13 @@ class CVEngine:
         """The estimator's parameter checks that the declarative constraints cannot
         express (``ValueError`` naming the parameter)."""
         self.estimator._check_params()
+
+    @property
+    def auto_feature_budget(self) -> int:
+        """The total Nystrom features the estimator's ``n_landmarks="auto"`` aims at
+        (its loss's budget, :func:`~mvkernels.mvml.auto_n_landmarks`): the search's
+        landmark count under a named ``n_landmarks``."""
+        return int(self.estimator._auto_feature_budget)
 
     def _fresh(self) -> Any:
         """A copy of the estimator with the same parameters (nothing fitted)."""
@@ -130,7 +138,7 @@ class CVEngine:
         """Outputs ``(n_rows, T)`` on the views ``X`` of weighted coefficients ``G``
         ``(T, v, n)`` on the rows of :meth:`fold_problem` and offsets ``offset`` (T,)
         (None: none)."""
-        return self.estimator._full_outputs(G, offset=offset).outputs(X)
+        return FullFit.outputs(self.estimator, G, offset=offset).outputs(X)
 
     # ------------------------------------------------------------------ fitted models
     def decision(self, X: Any) -> Any:

@@ -20,7 +20,7 @@ from .._validation import (
 from ._base import (
     _BaseMVML,
     _dask_column,
-    _mvml_constraints,
+    mvml_constraints,
     regression_targets,
 )
 from ._multiclass import (
@@ -505,7 +505,7 @@ feature_relevance_
         self.class_weight = class_weight
 
     _parameter_constraints: dict = {
-        **_mvml_constraints(),
+        **mvml_constraints(),
         "probability": ["boolean"],
         **multiclass_constraints(),
         "class_weight": [StrOptions({"balanced"}), dict, None],

@@ -45,7 +45,30 @@ class FullFit:
         """The output function of weighted coefficients ``g_t,l * w_t,l`` (T, v, n)."""
         T = est._coefs.shape[0]
         G = est._coefs.reshape(T, est.n_views_, est.n_samples_fit_) * est._weights[:, :, None]
-        return est._full_outputs(G, classes, offset)
+        return self.outputs(est, G, classes, offset)
+
+    @staticmethod
+    def outputs(
+        est: Any,
+        G: np.ndarray,
+        classes: np.ndarray | None = None,
+        offset: np.ndarray | None = None,
+    ) -> _MVMLOutputs:
+        """The output function (eq. 11) of weighted coefficients ``G`` (T, v, n) on the
+        training rows of ``est`` (its kernels, fitted) and the offsets ``offset`` (T,)
+        (None: none); with missing views, through the completed features
+        (``_completion``: kernel rows ``u^_l(x) U^_l^T``, a Nystrom-space model). Also
+        the held-out outputs of the full-kernel CV folds
+        (:meth:`~mvkernels.mvml._cv_engine.CVEngine.outputs`)."""
+        completion = getattr(est, "_completion", None)
+        if completion is None:
+            return _MVMLOutputs(
+                Gw=G, kernels=est.kernels_, X_fit=est.X_fit_, classes=classes, offset=offset
+            )
+        nys, U = completion
+        p = nys.n_landmarks_
+        Gw = np.hstack([G[:, l, :] @ U[:, l * p : (l + 1) * p] for l in range(G.shape[1])])
+        return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes, offset=offset)
 
     def joint_only_views(self, est: Any, Xs: list) -> list:
         """The joint view alone of the input views ``Xs`` (precomputed: test kernels)."""
@@ -138,6 +161,11 @@ class NystromFit:
 
 #: the parts, by :attr:`~._problem.MVMLProblem.feature_space` of the training problem
 FITTED_MODES: dict[bool, FullFit | NystromFit] = {False: FullFit(), True: NystromFit()}
+#: the parts by the fitted model's ``mode_`` (a model pickled before ``_fitted_mode``)
+FITTED_MODE_NAMES: dict[str, FullFit | NystromFit] = {
+    "full": FITTED_MODES[False],
+    "nystrom": FITTED_MODES[True],
+}
 
 
 @dataclass

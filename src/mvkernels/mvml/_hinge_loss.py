@@ -59,7 +59,8 @@ from ._hinge_state import (
 )
 from ._losses import _COMMON_PARAMS, Loss, padded_path
 from ._lowrank import LowRankMetrics
-from ._metric import Metric, PSDFactor
+from ._metric import Metric
+from ._metric_algebra import PSDFactor
 from ._problem import MVMLProblem, NystromProblem
 
 __all__ = ["HingeLoss", "OFFSET_KAPPA"]

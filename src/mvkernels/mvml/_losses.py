@@ -42,13 +42,8 @@ from ._lowrank import (
     fixed_metric_solve,
     row_gram_spectra,
 )
-from ._metric import (
-    Metric,
-    MetricKind,
-    PSDFactor,
-    least_squares_weights,
-    metric_kind,
-)
+from ._metric import Metric, MetricKind, metric_kind
+from ._metric_algebra import PSDFactor, least_squares_weights
 from ._problem import MVMLProblem, NystromProblem, feature_problem
 from ._screen import ridge_solve
 

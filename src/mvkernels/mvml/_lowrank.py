@@ -54,12 +54,12 @@ from ._metric import (
     MatrixMetric,
     Metric,
     MetricKind,
-    PSDFactor,
     backtrack,
     dense_step_cap,
     learned_kind,
     sufficient_decrease,
 )
+from ._metric_algebra import PSDFactor
 
 __all__ = [
     "SharedSpectrum",

@@ -3,12 +3,13 @@ and the metric storage.
 
 The formulas on one metric matrix (factorisations, the dense and sparse A-step updates,
 the penalties, the fixed Cov metric's value, the view weights of eq. 10/17) are pure
-functions in :mod:`mvkernels.mvml._metric_algebra`, re-exported here. This module holds
-what Algorithm 1 does with them, shared by every MVML estimator (square and hinge loss):
-the dense reference path (:func:`mvkernels.mvml._driver.reference_paths`) and the
-structured solvers of :mod:`mvkernels.mvml._lowrank`. The kinds and the storage live
-together: a kind builds its initial metric (:meth:`MetricKind.initial`, a
-:class:`Metric`) and the storage runs the kind's A-step.
+functions in :mod:`mvkernels.mvml._metric_algebra`, imported from there by their users
+(not re-exported here). This module holds what Algorithm 1 does with them, shared by
+every MVML estimator (square and hinge loss): the dense reference path
+(:func:`mvkernels.mvml._driver.reference_paths`) and the structured solvers of
+:mod:`mvkernels.mvml._lowrank`. The kinds and the storage live together: a kind
+builds its initial metric (:meth:`MetricKind.initial`, a :class:`Metric`) and the
+storage runs the kind's A-step.
 
 One backtracking rule for the A-steps on one matrix (:func:`metric_step`, a batch of one)
 and on a batch (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`): the cap
@@ -47,37 +48,16 @@ from typing import Any
 
 import numpy as np
 
-from .._linalg import sym as _sym  # noqa: F401  (read from here by _problem, _losses)
 from ._metric_algebra import (
     NotPSDError,
     PSDFactor,
-    cov_metric_full,
-    cov_metric_nystrom,
     dense_metric_update,
-    group_norms,
-    least_squares_weights,
     metric_penalty,
     min_eigenvalue,
-    prox_group_frobenius,
-    rank_one_metric_minimiser,
     sparse_metric_update,
 )
 
 __all__ = [
-    # re-exported from _metric_algebra
-    "NotPSDError",
-    "PSDFactor",
-    "min_eigenvalue",
-    "group_norms",
-    "metric_penalty",
-    "prox_group_frobenius",
-    "dense_metric_update",
-    "sparse_metric_update",
-    "rank_one_metric_minimiser",
-    "cov_metric_full",
-    "cov_metric_nystrom",
-    "least_squares_weights",
-    # the metric part
     "objective_converged",
     "MAX_BACKTRACK",
     "STEP_CAP",

@@ -14,7 +14,8 @@ storage) stands:
   :func:`cov_metric_nystrom`) and the view weights (eq. 10 / 17,
   :func:`least_squares_weights`).
 
-:mod:`mvkernels.mvml._metric` re-exports every name, so either module may be imported.
+Their users import them from here (:mod:`mvkernels.mvml._metric` does not re-export
+them).
 """
 
 from __future__ import annotations

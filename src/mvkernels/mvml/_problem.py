@@ -18,9 +18,10 @@ import numpy as np
 from scipy.linalg import blas
 
 from .._arrays import views_kind
+from .._linalg import sym as _sym
 from .._validation import take_rows
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
-from ._metric import PSDFactor, _sym, cov_metric_full, cov_metric_nystrom
+from ._metric_algebra import PSDFactor, cov_metric_full, cov_metric_nystrom
 
 
 def times_factor(X: np.ndarray, factor: PSDFactor) -> np.ndarray:

@@ -44,7 +44,7 @@ from typing import Any
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _mvml_constraints
+from ._base import mvml_constraints
 from ._estimators import MVMLClassifier
 from ._hinge_fit import DASK_GATHER_MAX_BYTES
 from ._hinge_loss import HingeLoss
@@ -262,7 +262,7 @@ mode_, nystrom_, kernels_, n_views_, feature_relevance_
     _auto_feature_budget = HINGE_FEATURE_BUDGET
 
     _parameter_constraints: dict = {
-        **_mvml_constraints(),
+        **mvml_constraints(),
         "solver": [StrOptions({"auto", "dense"})],  # "cg": the square loss only
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],

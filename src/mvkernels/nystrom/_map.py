@@ -58,6 +58,8 @@ __all__ = [
     "feature_moments",
     "map_views",
     "BlockNystrom",
+    "fit_validated_views",
+    "weight_missing_model",
 ]
 
 
@@ -917,3 +919,72 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         return feature_moments(
             self.features, Xs, Y, chunk_size=self._chunk(), sample_weight=sample_weight
         )
+
+
+# ============================================================================ for estimators
+def fit_validated_views(nys: BlockNystrom, Xs: list, mask: Any = "compute") -> BlockNystrom:
+    """Fit ``nys`` on views its caller has validated (:func:`check_views`), without the
+    pass of view statistics on complete views: the step of an estimator that owns a map
+    and computes the feature moments itself (the MVML estimators and their
+    cross-validated search).
+
+    Parameters
+    ----------
+    nys : BlockNystrom
+        The map, with its parameters set (not fitted).
+    Xs : list of array-like
+        The validated views (NumPy, SciPy sparse or Dask, rows aligned).
+    mask : ndarray of bool, None or "compute", default="compute"
+        The observed mask ``(n, v)`` of the views (:func:`observed_mask`; None: no
+        missing rows), computed here by default. With missing rows the map keeps the
+        completion statistics of the observed features (eq. 13-18), unweighted
+        (:func:`weight_missing_model` weights them).
+
+    Returns
+    -------
+    BlockNystrom
+        ``nys``, fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(20, 3)), rng.normal(size=(20, 2))]
+    >>> nys = fit_validated_views(BlockNystrom(n_landmarks=5, random_state=0), Xs)
+    >>> nys.transform(Xs).shape
+    (20, 10)
+    """
+    return nys._fit_views(Xs, mask, view_statistics=False)
+
+
+def weight_missing_model(nys: BlockNystrom, Xs: list, sample_weight: np.ndarray) -> None:
+    """Set the completion statistics of the fitted map ``nys`` (views with missing rows,
+    eq. 13-18) from the moments of the observed features of ``Xs`` weighted by
+    ``sample_weight`` (the map's own are unweighted), as a weighted loss sees the rows.
+
+    Parameters
+    ----------
+    nys : BlockNystrom
+        A map fitted on ``Xs`` (:func:`fit_validated_views`).
+    Xs : list of array-like
+        The training views, NaN rows where a view is missing.
+    sample_weight : ndarray of shape (n_samples,)
+        The rows' weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(20, 3)), rng.normal(size=(20, 2))]
+    >>> Xs[1][:4] = np.nan  # view 1 missing on 4 rows
+    >>> nys = fit_validated_views(BlockNystrom(n_landmarks=5, random_state=0), Xs)
+    >>> weight_missing_model(nys, Xs, np.linspace(0.5, 2.0, 20))
+    >>> np.isfinite(nys.transform(Xs)).all()
+    np.True_
+    """
+    gram = feature_moments(
+        nys._observed_features, Xs, chunk_size=nys.chunk_size, sample_weight=sample_weight
+    ).gram
+    nys.set_missing_model(
+        ConditionalViews.from_augmented(gram, int(nys.n_views_), int(nys.n_landmarks_))
+    )

@@ -14,7 +14,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLClassifierCV, MVMLRegressor, MVMLRegressorCV
 from mvkernels.mvml._losses import SquareLoss
 from mvkernels.mvml.cv import _grid
-from mvkernels.mvml.cv._grid import Axis, ScoreGrid, SearchGrid
+from mvkernels.mvml.cv._grid import Axis, ScoreGrid, ScreenResult, SearchGrid
 
 CV_PACKAGE = Path(__file__).resolve().parents[3] / "src" / "mvkernels" / "mvml" / "cv"
 
@@ -61,6 +61,47 @@ def test_the_cv_calls_one_private_method_of_the_estimators():
     private = {n for cls in estimators for n in dir(cls) if n.startswith("_")}
     assert (called - own) & private == {"_cv_engine"}
     assert assigned <= own  # the CV's own state on its parts (e.g. _to_beat), nothing else
+
+
+def _foreign_private_names() -> set[str]:
+    """In ``mvml/cv/*.py``: the private names of the rest of mvkernels it uses, as
+    ``file: name``: a ``_name`` imported from a module outside the package, and a
+    ``obj._name`` read, called or set on anything but ``self``, ``cls``, ``super()`` or
+    the CV's own objects (the private names its classes define or keep on ``self``)."""
+    own = _private_uses()[2]
+    found = set()
+    for path in sorted(CV_PACKAGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                ours = node.level >= 2 or (node.level == 0 and module.startswith("mvkernels"))
+                found |= {
+                    f"{path.name}: {module}.{a.name}"
+                    for a in node.names
+                    if ours and a.name.startswith("_")
+                }
+            if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
+                continue
+            recv = node.value
+            if node.attr.startswith("__") or node.attr in own:
+                continue
+            if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
+                continue
+            if isinstance(recv, ast.Call) and getattr(recv.func, "id", None) == "super":
+                continue
+            found.add(f"{path.name}: {ast.unparse(recv)}.{node.attr}")
+    return found
+
+
+def test_the_cv_uses_no_private_name_of_another_module():
+    """``cv/`` reaches the rest of mvkernels by public names and the declared seam only:
+    ``_cv_engine`` is the one private name of another object it uses, and it imports no
+    private name from outside the package (it used ``nys._fit_views``,
+    ``_base._weighted_missing_model``, ``_base._mvml_constraints``, ``_base._BaseMVML``
+    and ``self._base_class._auto_feature_budget``). scikit-learn's ``_fit_context``
+    (its documented way to write an estimator's ``fit``) is not mvkernels's."""
+    found = _foreign_private_names()
+    assert {name.rsplit(".", 1)[-1] for name in found} == {"_cv_engine"}, sorted(found)
 
 
 def _views(n=60, seed=0):
@@ -187,6 +228,40 @@ def test_score_grid_puts_blocks_by_axis_name():
         target.put(block.T, axes=("b", "a"), a=0, folds=1)
     with pytest.raises(KeyError, match="no search axis named 'd'"):
         g.without("d")
+
+
+def test_screen_columns_are_written_by_axis_name():
+    """``ScreenResult.columns`` gives each candidate its own (joint view, bandwidth
+    factor) pair's screen, whatever the order of the grid's axes; a looped axis indexes
+    the runs (a run without a screen: NaN)."""
+    rng = np.random.default_rng(0)
+    runs = {}
+    for k in (0, 2):
+        r = ScreenResult.empty(n_joint=2, n_factor=3)
+        r.score[:] = rng.random((2, 3))
+        r.closeness[:] = -rng.random((2, 3))
+        runs[(k,)] = r
+    axes = {
+        "loss": Axis("loss", ("a", "b", "c"), as_param=str, batched=False),
+        "joint_view": Axis("joint_view", (False, True), as_param=bool),
+        "bandwidth_factor": Axis("bandwidth_factor", (1.0, 2.0, 4.0)),
+        "alpha": Axis("alpha", (0.1, 1.0)),
+    }
+    for order in (
+        ("loss", "joint_view", "bandwidth_factor", "alpha"),
+        ("loss", "alpha", "bandwidth_factor", "joint_view"),
+    ):
+        grid = SearchGrid(tuple(axes[name] for name in order))
+        columns = ScreenResult.columns(runs, grid, looped=("loss",))
+        for flat, (index, _) in enumerate(grid.candidates()):
+            at = dict(zip(order, index))
+            run = runs.get((at["loss"],))
+            pair = (at["joint_view"], at["bandwidth_factor"])
+            if run is None:
+                assert np.isnan(columns["screen_score"][flat])
+                continue
+            assert columns["screen_score"][flat] == run.score[pair]
+            assert columns["screen_squared_error"][flat] == -run.closeness[pair]
 
 
 @pytest.mark.parametrize("cls", [MVMLRegressorCV, MVMLClassifierCV])

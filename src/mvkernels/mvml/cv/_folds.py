@@ -23,7 +23,8 @@ from ..._targets import predicted_class_indices
 from ..._validation import take_rows
 from ...kernels import make_view_kernels
 from ...nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
-from .._base import _weighted_missing_model, landmarks_of_rows
+from ...nystrom._map import fit_validated_views, weight_missing_model
+from .._base import landmarks_of_rows
 from .._joint import (
     JOINT_ONLY,
     drop_joint_block,
@@ -42,7 +43,7 @@ from .._screen import (
     ridge_fold_outputs,
     ridge_loo_outputs,
 )
-from ._grid import ScoreGrid, _CVSearch
+from ._grid import ScoreGrid, ScreenResult, _CVSearch
 from ._scoring import _r2_from_sums, _score_outputs, complement_moments
 
 __all__ = []
@@ -177,14 +178,14 @@ class _FoldScoring:
         k = self._loss_search.n_finalists if self.n_finalists is None else self.n_finalists
         return k * (MISSING_FINALISTS_FACTOR if S.missing else 1)
 
-    def _screened_search(self, S: _CVSearch, scores: ScoreGrid) -> tuple[np.ndarray, np.ndarray]:
+    def _screened_search(self, S: _CVSearch, scores: ScoreGrid) -> ScreenResult:
         """Step 1: every (joint view, factor) pair scored by MVML_I's leave-one-out error
         on all the rows at every ``alpha`` (:mod:`._screen`); step 2: the
         loss's ``n_finalists`` best pairs (ties of the score broken by the smaller
         leave-one-out squared error, :func:`finalists`) cross-validated in full, each at its
         screening-best ``alpha`` and the grid neighbours (:func:`alpha_window`), or at
         every ``alpha`` when the screen has its own grid (``screen_alphas``). The
-        other candidates keep NaN scores."""
+        other candidates keep NaN scores. Returns the screen, without its features."""
         own_grid = self._loss_search.screen_alphas is not None
         n_keep = self._finalist_count(S)
         tiebreak_on = self._loss_search.screen_tiebreak
@@ -193,51 +194,50 @@ class _FoldScoring:
         cache = self.__dict__.get("_screen_cache")
         key = getattr(self, "_current_loss", None)
         if cache is not None and key in cache:
-            screen, closeness, best_alpha, kept = cache[key]
+            screen = cache[key]
         else:
-            screen, closeness, best_alpha, kept = self._screen_pairs(S)
+            screen = self._screen_pairs(S)
             if cache is not None:
-                cache[key] = (screen, closeness, best_alpha, kept)
+                cache[key] = screen
+        # the arrays' axes are ScreenResult.axes: [joint view, bandwidth factor]
         only = ~S.multi_view
-        tiebreak = closeness if tiebreak_on else None
-        best = finalists(np.where(only[:, None], -np.inf, screen), n_keep, tiebreak)
+        tiebreak = screen.closeness if tiebreak_on else None
+        best = finalists(np.where(only[:, None], -np.inf, screen.score), n_keep, tiebreak)
         for fi in map(int, np.flatnonzero(best.any(axis=0))):
             sel = (
                 np.ones(S.alphas.size, dtype=bool)
                 if own_grid
-                else alpha_window(S.alphas, best_alpha[best[:, fi], fi])
+                else alpha_window(S.alphas, screen.best_alpha[best[:, fi], fi])
             )
             self._say(f"cross-validating bandwidth factor {S.factors[fi]:g}")
             part = self._score_nystrom(
                 replace(S, alphas=S.alphas[sel]),
                 S.kernel_params(self._search_kernel, S.factors[fi]),
                 joint_mask=best[:, fi],
-                fitted=kept[fi],
+                fitted=screen.kept[fi],
             )
             scores.put(part, bandwidth_factor=fi, alpha=sel)
         for ji in map(int, np.flatnonzero(only)):
-            fi = best_index(screen[ji], closeness[ji])
+            fi = best_index(screen.score[ji], screen.closeness[ji])
             self._say(f"cross-validating the joint view alone, bandwidth factor {S.factors[fi]:g}")
-            self._score_joint_only(S, fi, alpha_window(S.alphas, best_alpha[ji, fi]), scores)
-        return screen, -closeness
+            window = alpha_window(S.alphas, screen.best_alpha[ji, fi])
+            self._score_joint_only(S, fi, window, scores)
+        return screen.without_features()
 
-    def _screen_pairs(
-        self, S: _CVSearch
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[BlockNystrom, np.ndarray]]]:
+    def _screen_pairs(self, S: _CVSearch) -> ScreenResult:
         """Step 1 of :meth:`_screened_search`: the screening score of every (joint view,
         factor) pair, its leave-one-out closeness (minus the squared error) and
-        screening-best ``alpha`` index, each ``(n_joint, n_factor)``, and the maps and
-        features of the finalists' factors."""
+        screening-best ``alpha`` index, and the maps and features of the finalists'
+        factors (:class:`~._grid.ScreenResult`)."""
         own_grid = self._loss_search.screen_alphas is not None
         n_keep = self._finalist_count(S)
         screen_alphas = np.asarray(self._loss_search.screen_alphas) if own_grid else S.alphas
-        screen = np.full((len(S.joints), len(S.factors)), -np.inf)
-        # ties on the score (leave-one-out accuracy ties often) go to the smaller
-        # leave-one-out squared error of the outputs
-        closeness = np.full(screen.shape, -np.inf)
+        result = ScreenResult.empty(len(S.joints), len(S.factors))
+        # the result's arrays, filled in place below; ties on the score (leave-one-out
+        # accuracy ties often) go to the smaller leave-one-out squared error of the outputs
+        screen, closeness, best_alpha = result.score, result.closeness, result.best_alpha
         tiebreak = closeness if self._loss_search.screen_tiebreak else None
-        best_alpha = np.zeros(screen.shape, dtype=int)
-        kept: dict[int, tuple[BlockNystrom, np.ndarray]] = {}
+        kept = result.kept
         Y = np.asarray(S.Y)
         # the joint-only candidate is screened on the joint block of the same features
         # (its factor and alpha window), then cross-validated apart (_score_joint_only)
@@ -283,7 +283,7 @@ class _FoldScoring:
             )
             for k in [k for k in kept if not so_far[k]]:
                 del kept[k]
-        return screen, closeness, best_alpha, kept
+        return result
 
     def _score_joint_only(self, S: _CVSearch, fi: int, sel: np.ndarray, scores: ScoreGrid) -> None:
         """Cross-validate the joint-only candidate (``joint_view="only"``, identity metric:
@@ -561,10 +561,10 @@ class _FoldScoring:
             chunk_size=self.chunk_size,
             random_state=self.random_state,
         )
-        nys._fit_views(S.Xs if Xs is None else Xs, view_statistics=False)
+        fit_validated_views(nys, S.Xs if Xs is None else Xs)
         if S.missing and Xs is None and S.loss_weight is not None:
             # missing views: the completion statistics weighted as the loss (as the refit's)
-            _weighted_missing_model(nys, S.Xs, S.loss_weight)
+            weight_missing_model(nys, S.Xs, S.loss_weight)
         return nys
 
     def _score_nystrom(

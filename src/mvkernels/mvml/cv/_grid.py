@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from operator import itemgetter
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._bandwidth import scale_bandwidths
-from .._base import _mvml_constraints
+from .._base import mvml_constraints
 from .._joint import JOINT_ONLY
 from .._multiclass import ovo_vote_scores
 from .._relevance import FEATURE_RELEVANCE
@@ -25,6 +25,7 @@ __all__ = [
     "Axis",
     "SearchGrid",
     "ScoreGrid",
+    "ScreenResult",
     "LossSearch",
     "LOSS_SEARCHES",
     "PartAxis",
@@ -247,7 +248,7 @@ def part_axis(name: str) -> PartAxis:
 
 
 def _cv_constraints() -> dict:
-    base = _mvml_constraints()
+    base = mvml_constraints()
     for name in ("alpha", "eta", "tol", "solver"):
         base.pop(name)
     base.update(
@@ -551,6 +552,83 @@ class ScoreGrid:
     def results(self, extra: dict[str, np.ndarray] | None = None) -> tuple[dict[str, Any], int]:
         """``cv_results_`` and the index of the best candidate (:meth:`SearchGrid.results`)."""
         return self.grid.results(self.values, extra)
+
+
+@dataclass(frozen=True)
+class ScreenResult:
+    """The leave-one-out screen of a search's (joint view, bandwidth factor) pairs
+    (``_FoldScoring._screened_search``): arrays whose axes are :attr:`axes`, the two
+    axes of :attr:`_CVSearch.grid` the screen ranks, in that order.
+
+    Attributes
+    ----------
+    score : ndarray of shape (n_joint, n_factor)
+        The screening score of each pair at its screening-best ``alpha`` (-inf: not
+        screened, as the joint-only candidate's row, or not finite).
+    closeness : ndarray of shape (n_joint, n_factor)
+        Minus the leave-one-out squared error there (the tie-break of equal scores).
+    best_alpha : ndarray of int, shape (n_joint, n_factor)
+        The index of the screening-best ``alpha`` in the screen's ``alpha`` grid.
+    kept : dict
+        ``factor index -> (map, features of every row)`` of the finalists' factors,
+        reused by their folds (empty once the folds no longer need them).
+
+    Examples
+    --------
+    >>> r = ScreenResult.empty(n_joint=2, n_factor=3)
+    >>> r.score.shape, ScreenResult.axes
+    ((2, 3), ('joint_view', 'bandwidth_factor'))
+    >>> r.score[1, 2] = 0.75
+    >>> joint, factor = Axis("joint_view", (False, True)), Axis("bandwidth_factor", (1.0, 2.0, 4.0))
+    >>> g = SearchGrid((factor, joint, Axis("alpha", (0.1, 1.0))))  # any order of the axes
+    >>> columns = ScreenResult.columns({(): r}, g, looped=())
+    >>> columns["screen_score"].reshape(3, 2, 2)[2, 1].tolist()  # factor 4, joint view, each alpha
+    [0.75, 0.75]
+    """
+
+    #: the axes of the arrays, by name (:attr:`_CVSearch.grid`'s)
+    axes: ClassVar[tuple[str, str]] = ("joint_view", "bandwidth_factor")
+
+    score: np.ndarray
+    closeness: np.ndarray
+    best_alpha: np.ndarray
+    kept: dict[int, tuple[Any, np.ndarray]] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, n_joint: int, n_factor: int) -> ScreenResult:
+        """Nothing screened yet: -inf scores and closeness, ``alpha`` index 0."""
+        return cls(
+            score=np.full((n_joint, n_factor), -np.inf),
+            closeness=np.full((n_joint, n_factor), -np.inf),
+            best_alpha=np.zeros((n_joint, n_factor), dtype=int),
+        )
+
+    @property
+    def squared_error(self) -> np.ndarray:
+        """The leave-one-out squared error of each pair (minus :attr:`closeness`)."""
+        return -self.closeness
+
+    def without_features(self) -> ScreenResult:
+        """The same result without the finalists' maps and features (:attr:`kept`)."""
+        return replace(self, kept={})
+
+    @classmethod
+    def columns(
+        cls, runs: dict[tuple[int, ...], ScreenResult], grid: SearchGrid, looped: tuple[str, ...]
+    ) -> dict[str, np.ndarray]:
+        """``screen_score`` and ``screen_squared_error`` of every candidate of ``grid``
+        (those of its pair) from the screens of the runs (keys: the indices of the
+        ``looped`` axes of ``grid``, one run each); candidates of runs without a screen
+        get NaN."""
+        names = (*looped, *cls.axes)
+        shape = tuple(grid.axes[grid.position(name)].size for name in names)
+        score, squared_error = np.full(shape, np.nan), np.full(shape, np.nan)
+        for at, r in runs.items():
+            score[at], squared_error[at] = r.score, r.squared_error
+        return {
+            "screen_score": grid.expand(score, names),
+            "screen_squared_error": grid.expand(squared_error, names),
+        }
 
 
 def _ranks(mean: np.ndarray) -> tuple[np.ndarray, int]:

@@ -30,7 +30,6 @@ from ...nystrom import check_landmark_count
 from ...nystrom._landmarks import is_index_landmarks
 from .._bandwidth import BANDWIDTH_KERNELS, resolve_bandwidths, scale_bandwidths
 from .._base import (
-    _BaseMVML,
     grown_n_landmarks,
     named_n_landmarks,
     refuse_dropped_rows_of_kernels,
@@ -57,6 +56,7 @@ from ._grid import (
     Axis,
     LossSearch,
     ScoreGrid,
+    ScreenResult,
     SearchGrid,
     _cv_constraints,
     _CVSearch,
@@ -97,8 +97,9 @@ class _Run:
     """One run of the search at one value of each looped axis (``_looped_axes``)."""
 
     search: _CVSearch
-    #: the screening scores and leave-one-out squared errors (None: searched in full)
-    screen: tuple[np.ndarray, np.ndarray] | None
+    #: the screen of the (joint view, bandwidth factor) pairs, without its features
+    #: (None: searched in full)
+    screen: ScreenResult | None
     joints: tuple
     kernel: Any
     #: the landmark counts of the search (the joint-only candidate's second)
@@ -179,7 +180,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     """Shared cross-validation machinery (see the module docstring)."""
 
     #: the estimator searched for each loss this CV estimator offers
-    _base_classes: dict[str, type[_BaseMVML]] = {"squared": MVMLRegressor}
+    _base_classes: dict[str, type[BaseEstimator]] = {"squared": MVMLRegressor}
     #: the loss this class searches when ``loss`` names it (others: a search apart each,
     #: :meth:`_loss_part`)
     _native_loss: str = "squared"
@@ -277,7 +278,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         return self.__dict__.get("_loss") or self._searched_losses()[0]
 
     @property
-    def _base_class(self) -> type[_BaseMVML]:
+    def _base_class(self) -> type[BaseEstimator]:
         return self._base_classes[self._current_loss]
 
     @property
@@ -804,9 +805,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 )
             n_landmarks: Any = None
         elif isinstance(self.n_landmarks, str):
-            n_landmarks = named_n_landmarks(
-                self.n_landmarks, n, v, self._base_class._auto_feature_budget
-            )
+            budget = self._base_estimator()._cv_engine().auto_feature_budget
+            n_landmarks = named_n_landmarks(self.n_landmarks, n, v, budget)
         else:
             n_landmarks = self.n_landmarks
         if n_landmarks is not None and is_index_landmarks(self.landmarks):
@@ -866,7 +866,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             # (never fewer than the search's; the joint-only candidate's count, bounded by
             # its cost, would shrink)
             n_all, v = data.full[0][0].shape[0], len(data.full[0])
-            grown = grown_n_landmarks(n_all, v, self._base_class._auto_feature_budget)
+            budget = self._base_estimator()._cv_engine().auto_feature_budget
+            grown = grown_n_landmarks(n_all, v, budget)
             n_landmarks = max(grown, int(n_landmarks))
             if n_landmarks_only is not None:
                 n_landmarks_only = max(grown, int(n_landmarks_only))
@@ -902,10 +903,10 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
                 self, Xs, y, mask, data.sample_weight
             )
 
-    def _search(self, S: _CVSearch, scores: ScoreGrid) -> tuple[np.ndarray, np.ndarray] | None:
-        """Fill ``scores`` (the axes of ``S.grid``); return the screening scores and
-        leave-one-out squared errors, each ``(n_joint, n_factor)``, when the grid was
-        screened (None: searched in full)."""
+    def _search(self, S: _CVSearch, scores: ScoreGrid) -> ScreenResult | None:
+        """Fill ``scores`` (the axes of ``S.grid``); return the screen of the (joint
+        view, bandwidth factor) pairs, without its features, when the grid was screened
+        (None: searched in full)."""
         if self._hopeless(S, np.zeros((1, 0))).all():  # an earlier part scored 1
             self._say("abandoned: an earlier part of the search has the best possible score")
             return None
@@ -939,18 +940,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         candidate."""
         grid = scores.grid
         looped = tuple(a.name for a in grid.axes if not a.batched)
-        extra = None
-        screened = [combo for combo, run in runs.items() if run.screen is not None]
-        if screened:
-            pair = (*looped, "joint_view", "bandwidth_factor")
-            shape = tuple(grid.axes[grid.position(name)].size for name in pair)
-            screen = np.full((2, *shape), np.nan)
-            for combo in screened:
-                screen[(slice(None),) + combo] = runs[combo].screen
-            extra = {
-                "screen_score": grid.expand(screen[0], pair),
-                "screen_squared_error": grid.expand(screen[1], pair),
-            }
+        screens = {combo: run.screen for combo, run in runs.items() if run.screen is not None}
+        extra = ScreenResult.columns(screens, grid, looped) if screens else None
         self.cv_results_, self.best_index_ = scores.results(extra)
         self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
