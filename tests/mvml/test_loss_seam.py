@@ -171,18 +171,18 @@ def test_the_hinge_weight_reads_the_contexts_loss_weights_and_pairs():
         assert np.all(svc.dual_coef_[off, k] == 0.0)
 
 
-def test_fold_problem_weights_equal_a_weighted_fit_problem():
-    """The CV engine's fold problem with loss weights (an argument now) is the problem of
-    a fit with those sample weights (full mode: the rows scaled by ``sqrt(s_i)``)."""
+def test_the_fold_problem_takes_the_loss_weights_as_an_argument():
+    """The CV engine's fold problem with loss weights ``s`` (an argument, no longer set on
+    the estimator by the engine) is the weighted square loss's: the unweighted problem's
+    kernels, targets scaled by ``sqrt(s_i)`` (full mode); without weights, unweighted."""
     Xs, y = _views()
     w = np.random.RandomState(2).uniform(0.5, 2.0, y.size)
     Y = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
     kw = dict(n_landmarks=None, joint_view=False, metric="identity")
-    engine = MVMLClassifier(**kw)._cv_engine()
-    problem = engine.fold_problem(Xs, Y, w)
-    est = MVMLClassifier(**kw)
-    est._loss_weight = w
-    ref = est._build_problem(Xs, Y)
-    np.testing.assert_array_equal(problem.Y, ref.Y)
-    for K, Kr in zip(problem.Ks, ref.Ks):
-        np.testing.assert_array_equal(K, Kr)
+    weighted = MVMLClassifier(**kw)._cv_engine().fold_problem(Xs, Y, w)
+    plain = MVMLClassifier(**kw)._cv_engine().fold_problem(Xs, Y, None)
+    assert plain.sample_weight is None
+    np.testing.assert_array_equal(weighted.sample_weight, w)
+    np.testing.assert_allclose(weighted.Y, Y * np.sqrt(w)[:, None], rtol=1e-15)
+    for K, Kp in zip(weighted.Ks, plain.Ks):
+        np.testing.assert_array_equal(K, Kp)
