@@ -184,13 +184,13 @@ def test_fold_paths_from_the_previous_alpha_equal_paths_from_scratch(monkeypatch
         return first(self, problem, X, states, targets, Cp0, seeds, **kw)
 
     monkeypatch.setattr(HingeLoss, "first_g_steps", counted)
-    out, _ = loss.fold_paths(est, problem, Xs, alphas, etas, 2)
+    out, _ = loss.fold_paths(est._fit_context(), problem, Xs, alphas, etas, 2)
     assert reused == [False, True, True]
 
     def scratch(self, problem, X, states, targets=None, Cp0=None, seeds=None, **kw):
         return first(self, problem, X, states, targets, Cp0, None, **kw)
 
     monkeypatch.setattr(HingeLoss, "first_g_steps", scratch)
-    ref, _ = loss.fold_paths(est, problem, Xs, alphas, etas, 2)
+    ref, _ = loss.fold_paths(est._fit_context(), problem, Xs, alphas, etas, 2)
     np.testing.assert_allclose(out, ref, rtol=1e-8, atol=1e-10)
     assert isinstance(problem, MVMLProblem)

@@ -29,7 +29,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   :mod:`._hinge_state`; its problem data and fitted multipliers in :mod:`._hinge_fit`):
   the g-step, the data term, the w-step, the structured solver, the CV's fold paths of
   each loss, and the ends of a fit (``build_problem``, ``nystrom_problem``,
-  ``fitted_attributes``: the problem data the loss reads, the attributes it adds);
+  ``fitted_attributes``: the problem data the loss reads, the attributes it adds); the
+  hooks take the fit's :class:`~._fit_context.FitContext` (:mod:`._fit_context`: the
+  estimator's problem builders, Algorithm 1's path, the initial metric, the rows' loss
+  weights, the one-vs-one row subsets), never the estimator;
 * the metric: :mod:`._metric_algebra` (the formulas on one matrix: factorisations,
   :class:`PSDFactor`; the A-step updates, eq. 9/16 dense and eq. 12/18 sparse; the fixed
   metrics, MVML_Cov; the view weights, eq. 10/17), :mod:`._metric` (the metric kinds and
@@ -64,8 +67,10 @@ How to add
   optionally ``g_steps`` (several targets on one factorisation), ``g_steps_path``
   (several ``alpha`` in one call), ``structured_applies`` /
   ``fit_structured``, ``fold_paths``, and, for a loss that reads the rows or adds fitted
-  attributes, ``build_problem`` / ``nystrom_problem`` / ``fitted_attributes``) returned
-  by an estimator's ``_make_loss`` (see the user guide, "Extending: a new loss");
+  attributes, ``build_problem`` / ``nystrom_problem`` / ``fitted_attributes``, which
+  take a :class:`~._fit_context.FitContext` and return the attributes rather than set
+  them) returned by an estimator's ``_make_loss`` (see the user guide, "Extending: a new
+  loss"); a loss reads no attribute of an estimator (``tests/mvml/test_loss_seam.py``);
 * a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is
   learned, its initial value, its penalty, its A-step's candidate and step cap, which
   :func:`metric_step`'s one backtracking loop runs, whether the structured paths cover

@@ -55,6 +55,7 @@ from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._cv_engine import CVEngine
 from ._driver import reference_paths
+from ._fit_context import FitContext, column_rows
 from ._fitted_mode import FITTED_MODE_NAMES, FITTED_MODES, _MVMLOutputs
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import (
@@ -372,15 +373,49 @@ class _BaseMVML(BaseEstimator):
         return self.__dict__.get("_joint_view_fitted", self.joint_view)
 
     # ------------------------------------------------------------------ fitting
-    def _build_problem(self, X: Any, Y: np.ndarray) -> MVMLProblem:
-        """The problem of a fit, built by the loss (:meth:`Loss.build_problem
-        <mvkernels.mvml._losses.Loss.build_problem>`; by default :meth:`_problem_data`)."""
-        return self._make_loss().build_problem(self, X, Y)
+    def _fit_context(self) -> FitContext:
+        """What the loss hooks of this fit read (:class:`~._fit_context.FitContext`): the
+        problem builders, Algorithm 1's path, the initial metric, the rows' loss weights
+        (``_loss_weight``) and the row subsets of the problems solved."""
+        return FitContext(
+            name=type(self).__name__,
+            problem_data=self._problem_data,
+            statistics_problem=self._nystrom_problem,
+            solve_path=self._solve_path,
+            initial_metric=self._initial_metric,
+            loss_weight=self.__dict__.get("_loss_weight"),
+            row_subsets=self._row_subsets,
+            rows_to_columns=self._rows_to_columns,
+        )
 
-    def _problem_data(self, X: Any, Y: np.ndarray) -> MVMLProblem:
+    def _row_subsets(self) -> list[np.ndarray] | None:
+        """The training rows of each problem solved on a subset of the rows (None: every
+        problem on all the rows; one-vs-one overrides it)."""
+        return None
+
+    def _rows_to_columns(self, cols: list[np.ndarray]) -> np.ndarray:
+        """Per-problem row vectors as an ``(n, T)`` array (one-vs-one overrides it)."""
+        return column_rows(cols)
+
+    def _build_problem(
+        self, X: Any, Y: np.ndarray, context: FitContext | None = None
+    ) -> MVMLProblem:
+        """The problem of a fit, built by the loss (:meth:`Loss.build_problem
+        <mvkernels.mvml._losses.Loss.build_problem>`; by default :meth:`_problem_data`)
+        with the fit's ``context`` (None: :meth:`_fit_context`)."""
+        ctx = self._fit_context() if context is None else context
+        return self._make_loss().build_problem(ctx, X, Y)
+
+    def _fold_problem(self, X: Any, Y: np.ndarray, loss_weight: np.ndarray | None) -> MVMLProblem:
+        """:meth:`_build_problem` of a cross-validation fold, whose rows' loss weights are
+        ``loss_weight`` (None: unweighted), the fit's ``_loss_weight``."""
+        self._loss_weight = loss_weight
+        return self._build_problem(X, Y)
+
+    def _problem_data(self, X: Any, Y: np.ndarray, context: FitContext) -> MVMLProblem:
         """Validate the views, fit kernels / Nystrom map, build the problem data (the
         Nystrom-mode problem: the loss's :meth:`Loss.nystrom_problem
-        <mvkernels.mvml._losses.Loss.nystrom_problem>`).
+        <mvkernels.mvml._losses.Loss.nystrom_problem>`, with the fit's ``context``).
 
         Dask views and/or targets (Nystrom mode only): the Nystrom map is fitted from
         sampled rows and ``C``, ``c``, ``y^T y`` come from one Dask reduction
@@ -495,7 +530,7 @@ class _BaseMVML(BaseEstimator):
         self.kernels_ = nys.kernels_
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
-        return self._make_loss().nystrom_problem(self, nys, Xs, Y, mask is None, sw)
+        return self._make_loss().nystrom_problem(context, nys, Xs, Y, mask is None, sw)
 
     # ------------------------------------------------------------------ weights
     def _weighted_rows(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
@@ -700,7 +735,8 @@ class _BaseMVML(BaseEstimator):
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C);
         the rows' loss weights: ``_loss_weight`` (see :meth:`_weighted_rows`)."""
         self._check_params()
-        problem = self._build_problem(X, Y)
+        ctx = self._fit_context()
+        problem = self._build_problem(X, Y, ctx)
         results = self._solve(problem)
         with serial_blas(problem.dim):
             min_eigs = np.array([r["metric"].min_eigenvalue() for r in results])
@@ -733,7 +769,12 @@ class _BaseMVML(BaseEstimator):
                 stacklevel=2,
             )
         self._set_public_attributes()
-        self._make_loss().fitted_attributes(self, self._fit_states)  # the loss's own
+        # the loss's own attributes
+        attrs = self._make_loss().fitted_attributes(
+            ctx, self._fit_states, self._histories, self.n_samples_fit_
+        )
+        for name, value in attrs.items():
+            setattr(self, name, value)
         return self
 
     def _metric_stack(self, results: list[dict]) -> Any:

@@ -89,11 +89,11 @@ class CVEngine:
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Weighted coefficients ``w (.) g`` of every candidate on one fold's ``problem``,
         shape ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed in
-        (:meth:`Loss.fold_paths <mvkernels.mvml._losses.Loss.fold_paths>`, on a fresh
-        copy of the estimator). ``rows``: the fold's training features when it has fewer
-        rows than features."""
+        (:meth:`Loss.fold_paths <mvkernels.mvml._losses.Loss.fold_paths>`, with the
+        fit context of a fresh copy of the estimator). ``rows``: the fold's training
+        features when it has fewer rows than features."""
         est = self._fresh()
-        return est._make_loss().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
+        return est._make_loss().fold_paths(est._fit_context(), problem, Xtr, alphas, etas, K, rows)
 
     def fold_row_subsets(
         self,
@@ -112,9 +112,10 @@ class CVEngine:
         <mvkernels.mvml._hinge_loss.HingeLoss.fold_row_subsets>`, on a fresh copy of the
         estimator); where :meth:`Loss.row_subsets_apply
         <mvkernels.mvml._losses.Loss.row_subsets_apply>` says so."""
-        est = self._fresh()
-        return est._make_loss().fold_row_subsets(
-            est, feature_map, U, rows, labels, sample_weight, alphas, etas, K
+        return (
+            self._fresh()
+            ._make_loss()
+            .fold_row_subsets(feature_map, U, rows, labels, sample_weight, alphas, etas, K)
         )
 
     # ------------------------------------------------------------------ full-kernel folds
@@ -124,10 +125,7 @@ class CVEngine:
         """The problem of the training views ``Xtr`` (the fold's kernels, fitted on the
         estimator) with targets ``Y`` and the rows' loss weights ``loss_weight`` (None:
         unweighted)."""
-        est = self.estimator
-        if loss_weight is not None:
-            est._loss_weight = loss_weight
-        return est._build_problem(Xtr, Y)
+        return self.estimator._fold_problem(Xtr, Y, loss_weight)
 
     def solve_path(self, problem: MVMLProblem, grid: list) -> list[list[dict]]:
         """Algorithm 1 on ``problem`` at every ``(alpha, eta)`` of ``grid``, each result

@@ -2,7 +2,8 @@
 
 :class:`~mvkernels.mvml._hinge_loss.HingeLoss` plugs these into the estimator base
 (``_BaseMVML``) through the :class:`~mvkernels.mvml._losses.Loss` hooks
-``build_problem``, ``nystrom_problem`` and ``fitted_attributes``:
+``build_problem``, ``nystrom_problem`` and ``fitted_attributes``, which read the fit's
+:class:`~mvkernels.mvml._fit_context.FitContext` (never the estimator):
 
 * the problem data (:func:`hinge_problem`, :func:`hinge_nystrom_problem`): the hinge loss
   has no sufficient statistics, so in Nystrom mode the training features ``U`` (n x vp)
@@ -16,7 +17,7 @@
   client (one pass, as a NumPy array) when it fits in :data:`DASK_GATHER_MAX_BYTES`;
   above it the fit raises a ValueError that points to :class:`~mvkernels.MVMLClassifier`
   (square loss, one Dask reduction, any n).
-* the fitted attributes of the final g-steps (:func:`set_hinge_attributes`): the hinge
+* the fitted attributes of the final g-steps (:func:`hinge_attributes`): the hinge
   weight ``C_``, the paper's multipliers ``dual_coef_`` (eq. 7-8), the liblinear
   iterations ``svm_epochs_`` and ``objective_increase_``, with their
   ``ConvergenceWarning`` s.
@@ -36,13 +37,14 @@ from .._arrays import is_dask_collection, views_kind
 from .._threads import serial_blas
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
+from ._fit_context import FitContext
 from ._problem import MVMLProblem, NystromProblem
 
 __all__ = [
     "DASK_GATHER_MAX_BYTES",
     "hinge_problem",
     "hinge_nystrom_problem",
-    "set_hinge_attributes",
+    "hinge_attributes",
 ]
 
 #: largest training feature matrix (n x vp float64, plus the n x K targets) that
@@ -57,15 +59,15 @@ def _dask_problem(problem: MVMLProblem) -> bool:
     )
 
 
-def hinge_problem(est: Any, X: Any, Y: Any) -> MVMLProblem:
-    """The problem of a hinge-loss fit of ``est`` on views ``X`` and targets ``Y``: the
-    estimator's problem data (``est._problem_data``), on one BLAS thread for in-memory
+def hinge_problem(ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
+    """The problem of the hinge-loss fit of context ``ctx`` on views ``X`` and targets
+    ``Y``: its problem data (``ctx.problem_data``), on one BLAS thread for in-memory
     input; on Dask input, with the training features ``U`` and ``Y`` gathered to the
     client (see the module docstring)."""
     threads = nullcontext() if is_dask_collection(Y) else serial_blas(int(Y.shape[0]))
     with threads:
-        problem = est._problem_data(X, Y)
-    if not _dask_problem(problem):
+        problem = ctx.problem_data(X, Y, ctx)
+    if not (isinstance(problem, NystromProblem) and _dask_problem(problem)):
         return problem
     import dask
 
@@ -73,7 +75,7 @@ def hinge_problem(est: Any, X: Any, Y: Any) -> MVMLProblem:
     size = 8 * n * (dim + T)
     if size > DASK_GATHER_MAX_BYTES:
         raise ValueError(
-            f"{type(est).__name__} on Dask input gathers the training features on the "
+            f"{ctx.name} on Dask input gathers the training features on the "
             f"client (the hinge-loss dual solver needs random access to all rows): "
             f"n x v p = {n} x {dim} float64 is {size / 2**30:.1f} GiB, above "
             f"mvkernels.mvml._hinge_fit.DASK_GATHER_MAX_BYTES = "
@@ -88,7 +90,7 @@ def hinge_problem(est: Any, X: Any, Y: Any) -> MVMLProblem:
 
 def hinge_nystrom_problem(
     loss: Any,
-    est: Any,
+    ctx: FitContext,
     nys: Any,
     Xs: list,
     Y: Any,
@@ -100,10 +102,10 @@ def hinge_nystrom_problem(
     except the moments that the Cov metric's initial metric (``loss.metric_kind``) and,
     with complete training rows (``complete``), the map's missing-view statistics read
     (from ``U``, weighted by the rows' loss weights ``sample_weight``, which the problem
-    keeps). Dask input: the estimator's statistics problem (``est._nystrom_problem``),
+    keeps). Dask input: the statistics problem of the fit (``ctx.statistics_problem``),
     whose rows :func:`hinge_problem` then gathers."""
     if is_dask_collection(Y) or views_kind(Xs) == "dask":
-        return est._nystrom_problem(nys, Xs, Y, complete)
+        return ctx.statistics_problem(nys, Xs, Y, complete)
     Xs = nys.check_views(Xs)
     Y = np.asarray(Y, dtype=np.float64)
     U = nys.features(Xs)
@@ -132,39 +134,38 @@ def _largest_increases(histories: list) -> np.ndarray:
     return np.asarray(incr)
 
 
-def set_hinge_attributes(loss: Any, est: Any, states: list) -> None:
-    """Set the hinge loss's fitted attributes of ``est`` from its targets' solver states
-    ``states`` (:class:`~mvkernels.mvml._hinge_state.HingeState`, released here) and
-    objective histories: ``C_`` (``C``, or ``1 / n``, ``1 / sum_i s_i`` with the rows'
-    loss weights; one-vs-one: per pair over its own rows), ``dual_coef_`` (the paper's
+def hinge_attributes(
+    loss: Any, ctx: FitContext, states: list, histories: list, n: int
+) -> dict[str, Any]:
+    """The hinge loss's fitted attributes of the fit of context ``ctx`` (name -> value),
+    from its targets' solver states ``states``
+    (:class:`~mvkernels.mvml._hinge_state.HingeState`, released here), objective
+    ``histories`` and ``n`` training rows: ``C_`` (``C``, or ``1 / n``, ``1 / sum_i s_i``
+    with the rows' loss weights ``ctx.loss_weight``; one-vs-one: per pair over its own
+    rows, ``ctx.row_subsets()``), ``dual_coef_`` (the paper's
     multipliers of the final g-step, :meth:`HingeLoss.final_dual
     <mvkernels.mvml._hinge_loss.HingeLoss.final_dual>`; one-vs-one: zero off each pair's
     rows), ``svm_epochs_`` and ``objective_increase_``. Warns (``ConvergenceWarning``)
     when an objective increased by more than 1e-6 relative or liblinear reached
     ``svm_max_epochs``."""
-    n = est.n_samples_fit_
-    lw = est.__dict__.get("_loss_weight")
+    lw = ctx.loss_weight
+    rows = None if loss.C is not None else ctx.row_subsets()
     C: float | np.ndarray
     if loss.C is not None:
         C = float(loss.C)
-    elif est._ovo_active():  # each pair's own rows: 1 / n_ij (1 / their weight sum)
-        rows = est._ovo_rows
+    elif rows is not None:  # each pair's own rows: 1 / n_ij (1 / their weight sum)
         sums = [r.size if lw is None else float(np.sum(np.asarray(lw)[r])) for r in rows]
         C = 1.0 / np.asarray(sums, dtype=np.float64)
     else:
         C = 1.0 / n if lw is None else 1.0 / float(np.sum(lw))
-    est.C_ = C
     with serial_blas(n):
-        duals = est._rows_to_columns([loss.final_dual(s) for s in states])
+        duals = ctx.rows_to_columns([loss.final_dual(s) for s in states])
     for s in states:
         s.release()
     epochs = np.array([s.epochs for s in states])
-    increases = _largest_increases(est._histories)
+    increases = _largest_increases(histories)
     single = duals.shape[1] == 1
-    est.dual_coef_ = duals[:, 0] if single else duals
-    est.svm_epochs_ = int(epochs[0]) if single else epochs
-    est.objective_increase_ = float(increases[0]) if single else increases
-    name = type(est).__name__
+    name = ctx.name
     if np.any(increases > 1e-6):
         warnings.warn(
             f"{name}: the primal objective increased between outer iterations (largest "
@@ -180,3 +181,9 @@ def set_hinge_attributes(loss: Any, est: Any, states: list) -> None:
             ConvergenceWarning,
             stacklevel=4,
         )
+    return {
+        "C_": C,
+        "dual_coef_": duals[:, 0] if single else duals,
+        "svm_epochs_": int(epochs[0]) if single else epochs,
+        "objective_increase_": float(increases[0]) if single else increases,
+    }

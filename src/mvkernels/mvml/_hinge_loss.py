@@ -28,6 +28,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ._driver import PathState, alternate
+from ._fit_context import FitContext
 from ._hinge import (
     COLD_MIN_BOX,
     PRESOLVE_TOL,
@@ -47,7 +48,7 @@ from ._hinge_active import (
     polish_active_sets,
     rebox_solutions,
 )
-from ._hinge_fit import hinge_nystrom_problem, hinge_problem, set_hinge_attributes
+from ._hinge_fit import hinge_attributes, hinge_nystrom_problem, hinge_problem
 from ._hinge_state import (
     ROW_SUBSET_BUDGET,
     ExactDual,
@@ -109,14 +110,14 @@ class HingeLoss(Loss):
         return HingeState()
 
     # ------------------------------------------------------------------ fit's ends
-    def build_problem(self, est: Any, X: Any, Y: Any) -> MVMLProblem:
+    def build_problem(self, ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
         """The problem data on one BLAS thread, the rows gathered on Dask input
         (:func:`~mvkernels.mvml._hinge_fit.hinge_problem`)."""
-        return hinge_problem(est, X, Y)
+        return hinge_problem(ctx, X, Y)
 
     def nystrom_problem(
         self,
-        est: Any,
+        ctx: FitContext,
         nys: Any,
         Xs: list,
         Y: Any,
@@ -125,12 +126,14 @@ class HingeLoss(Loss):
     ) -> MVMLProblem:
         """The training features kept, no sufficient statistics
         (:func:`~mvkernels.mvml._hinge_fit.hinge_nystrom_problem`)."""
-        return hinge_nystrom_problem(self, est, nys, Xs, Y, complete, sample_weight)
+        return hinge_nystrom_problem(self, ctx, nys, Xs, Y, complete, sample_weight)
 
-    def fitted_attributes(self, est: Any, states: list) -> None:
+    def fitted_attributes(
+        self, ctx: FitContext, states: list, histories: list, n_samples: int
+    ) -> dict[str, Any]:
         """``C_``, ``dual_coef_``, ``svm_epochs_``, ``objective_increase_``
-        (:func:`~mvkernels.mvml._hinge_fit.set_hinge_attributes`)."""
-        set_hinge_attributes(self, est, states)
+        (:func:`~mvkernels.mvml._hinge_fit.hinge_attributes`)."""
+        return hinge_attributes(self, ctx, states, histories, n_samples)
 
     #: ``fit_intercept``: the offset's penalty is ``C b^2 / (2 offset_kappa)``
     offset_kappa = OFFSET_KAPPA
@@ -888,7 +891,7 @@ class HingeLoss(Loss):
 
     def fold_paths(
         self,
-        est: Any,
+        ctx: FitContext,
         problem: MVMLProblem,
         Xtr: list,
         alphas: np.ndarray,
@@ -903,7 +906,7 @@ class HingeLoss(Loss):
         first g-step's margins. Other variants (sparse metric, learned weights, fixed
         metrics) take the generic path on the same fold features."""
         if not (self.metric_kind.low_rank and self.structured_applies(problem)):
-            return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
+            return super().fold_paths(ctx, problem, Xtr, alphas, etas, K, rows)
         problem = problem.with_views(Xtr)  # (the generic path sets it too)
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         w = np.full(v, 1.0 / v)
@@ -916,8 +919,7 @@ class HingeLoss(Loss):
         seed, firsts = None, None
         gram = Phi @ Phi.T if Phi.shape[0] <= Phi.shape[1] else None  # (every alpha's)
         for ai in np.argsort(-alphas, kind="stable"):
-            est.set_params(alpha=float(alphas[ai]))
-            res = est._make_loss().dense_paths(
+            res = self.at(float(alphas[ai]), self.eta).dense_paths(
                 problem, Phi, w, [float(e) for e in etas], seed, seed_solutions=firsts, gram=gram
             )
             seed = np.stack([res[t]["first_margins"] for t in range(T)])
@@ -930,7 +932,6 @@ class HingeLoss(Loss):
 
     def fold_row_subsets(
         self,
-        est: Any,
         feature_map: Any,
         U: np.ndarray,
         rows: list[np.ndarray],
@@ -970,8 +971,7 @@ class HingeLoss(Loss):
         for group, subsets, Phi_g in row_subset_batches(subs, rows, Phi, ROW_SUBSET_BUDGET):
             seed: list | None = None  # as fold_paths: alpha from the largest down
             for ai in np.argsort(-alphas, kind="stable"):
-                est.set_params(alpha=float(alphas[ai]))
-                res = est._make_loss().dense_paths(
+                res = self.at(float(alphas[ai]), self.eta).dense_paths(
                     subs[group[0]], Phi_g, w, [float(e) for e in etas], seed, subsets
                 )
                 T = len(group)

@@ -22,12 +22,19 @@ loss is a subclass of :class:`Loss` implementing ``g_step``, ``data_loss`` and `
 :func:`~mvkernels.mvml._driver.reference_paths`, runs it with any metric; ``g_steps``
 batches the g-steps of targets that share the metric, by default one ``g_step`` each),
 returned by an estimator's ``_make_loss``.
+
+The hooks that need the fit beyond the problem (``build_problem``, ``nystrom_problem``,
+``fitted_attributes``, ``fold_paths``) take its
+:class:`~mvkernels.mvml._fit_context.FitContext` (the estimator's problem builders,
+Algorithm 1's path, the initial metric, the rows' loss weights, the row subsets), never
+the estimator: a loss reads and sets no attribute of an estimator, and returns the fitted
+attributes it adds.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy import linalg
@@ -35,6 +42,7 @@ from scipy import linalg
 from .._linalg import robust_eigh
 from .._threads import serial_blas
 from ._driver import dense_metric_path
+from ._fit_context import FitContext
 from ._iterative import CGStep
 from ._lowrank import (
     LowRankMetric,
@@ -48,6 +56,8 @@ from ._problem import MVMLProblem, NystromProblem, feature_problem
 from ._screen import ridge_solve
 
 __all__ = ["Loss", "SquareLoss", "padded_path"]
+
+_L = TypeVar("_L", bound="Loss")
 
 #: the estimator parameters every loss reads
 _COMMON_PARAMS = (
@@ -121,36 +131,41 @@ class Loss:
             setattr(self, name, getattr(params, name))
         self.metric_kind: MetricKind = metric_kind(self.metric)
 
-    # -- the ends of a fit (the estimator base calls these) --------------------------
-    def build_problem(self, est: Any, X: Any, Y: Any) -> MVMLProblem:
-        """The problem of ``est``'s fit on views ``X`` and targets ``Y``: here its
-        problem data as they are (``est._problem_data``: the views validated, the
+    # -- the ends of a fit (the estimator base calls these with its FitContext) -------
+    def build_problem(self, ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
+        """The problem of the fit of context ``ctx`` on views ``X`` and targets ``Y``:
+        here its problem data as they are (``ctx.problem_data``: the views validated, the
         kernels or the Nystrom map fitted, then :meth:`nystrom_problem`). A loss that
         builds it otherwise (the hinge loss: on one BLAS thread, its rows gathered on
         Dask input) overrides this."""
-        return est._problem_data(X, Y)
+        return ctx.problem_data(X, Y, ctx)
 
     def nystrom_problem(
         self,
-        est: Any,
+        ctx: FitContext,
         nys: Any,
         Xs: list,
         Y: Any,
         complete: bool,
         sample_weight: np.ndarray | None,
     ) -> MVMLProblem:
-        """The Nystrom-mode problem of ``est``'s fit from its fitted map ``nys`` (with
-        complete training rows, ``complete``, the map's missing-view statistics set too;
-        ``sample_weight``: the rows' loss weights). Here the sufficient statistics of the
-        square loss (``est._nystrom_problem``: one chunked pass, a Dask reduction on Dask
-        input; the features are not kept); a loss whose g-step reads the rows
-        (:attr:`needs_rows`) overrides this."""
-        return est._nystrom_problem(nys, Xs, Y, complete)
+        """The Nystrom-mode problem of the fit of context ``ctx`` from its fitted map
+        ``nys`` (with complete training rows, ``complete``, the map's missing-view
+        statistics set too; ``sample_weight``: the rows' loss weights). Here the
+        sufficient statistics of the square loss (``ctx.statistics_problem``: one
+        chunked pass, a Dask reduction on Dask input; the features are not kept); a loss
+        whose g-step reads the rows (:attr:`needs_rows`) overrides this."""
+        return ctx.statistics_problem(nys, Xs, Y, complete)
 
-    def fitted_attributes(self, est: Any, states: list) -> None:
-        """Set the fitted attributes of ``est`` that this loss adds, from the solver
-        states ``states`` of its targets (called at the end of every fit, after the
-        shared attributes). Here none."""
+    def fitted_attributes(
+        self, ctx: FitContext, states: list, histories: list, n_samples: int
+    ) -> dict[str, Any]:
+        """The fitted attributes that this loss adds to the model of the fit of context
+        ``ctx`` (name -> value; the estimator sets them), from the solver states
+        ``states`` and objective histories ``histories`` of its targets and its number
+        of training rows ``n_samples`` (called at the end of every fit, after the shared
+        attributes). Here none."""
+        return {}
 
     def with_intercept(self, problem: MVMLProblem) -> MVMLProblem:
         """The problem this loss's paths run on: ``problem`` itself, or, with
@@ -216,7 +231,7 @@ class Loss:
             [self.at(a, self.eta).g_steps(problem, targets, factor, w, none) for a in alphas]
         )
 
-    def at(self, alpha: float, eta: float) -> Loss:
+    def at(self: _L, alpha: float, eta: float) -> _L:
         """This loss at another ``(alpha, eta)`` (a shallow copy: every other parameter
         and cached quantity shared), for a run of a regularisation path."""
         out = copy.copy(self)
@@ -296,7 +311,7 @@ class Loss:
         <mvkernels.mvml._hinge_loss.HingeLoss.fit_row_subsets>`)."""
         raise NotImplementedError
 
-    def fold_row_subsets(self, est: Any, *args: Any) -> tuple[np.ndarray, np.ndarray]:
+    def fold_row_subsets(self, *args: Any) -> tuple[np.ndarray, np.ndarray]:
         """The fold paths of problems on subsets of a fold's training rows in batches (see
         :meth:`HingeLoss.fold_row_subsets
         <mvkernels.mvml._hinge_loss.HingeLoss.fold_row_subsets>`)."""
@@ -319,7 +334,7 @@ class Loss:
 
     def fold_paths(
         self,
-        est: Any,
+        ctx: FitContext,
         problem: MVMLProblem,
         Xtr: list,
         alphas: np.ndarray,
@@ -332,9 +347,9 @@ class Loss:
         Returns the weighted coefficients ``w (.) g`` of every ``(alpha, eta, iteration,
         target)``, shape ``(n_alpha, n_eta, K, T, d)``, and the basis they are expressed
         in (``Q``: the held-out decision values are ``(U Q) @ coef``; None: the feature
-        basis). Here the estimator ``est`` (the CV's base estimator, ``tol=None``) runs
-        Algorithm 1 at every ``(alpha, eta)`` on the fold's ``problem``, recording the
-        paths (``est._solve_path``: the dense reference path runs the whole grid as one
+        basis). Here the fit context ``ctx`` (of the CV's base estimator, ``tol=None``)
+        runs Algorithm 1 at every ``(alpha, eta)`` on the fold's ``problem``, recording
+        the paths (``ctx.solve_path``: the dense reference path runs the whole grid as one
         batch, :func:`~mvkernels.mvml._driver.reference_paths`); a path that stopped
         early is continued by its last iterate. A loss with a batched solver overrides
         this for the variants it covers. ``Xtr``: the fold's training views (set on the
@@ -347,7 +362,7 @@ class Loss:
             problem = problem.with_views(Xtr)
         learned = self.metric_kind.learned
         grid = [(float(a), float(e) if learned else self.eta) for a in alphas for e in etas]
-        for p, res in enumerate(est._solve_path(problem, grid, record_path=True)):
+        for p, res in enumerate(ctx.solve_path(problem, grid, True)):
             ai, ei = divmod(p, etas.size)
             for t, r in enumerate(res):
                 P, PW = padded_path(r["path"], K), padded_path(r["path_w"], K)
@@ -661,7 +676,7 @@ class SquareLoss(Loss):
 
     def fold_paths(
         self,
-        est: Any,
+        ctx: FitContext,
         problem: MVMLProblem,
         Xtr: list,
         alphas: np.ndarray,
@@ -676,7 +691,7 @@ class SquareLoss(Loss):
         in the span of the fold's rows, :meth:`SharedSpectrum.from_rows`). Other variants
         (sparse metric, learned weights) take the generic path."""
         if self.learn_weights or not self.metric_kind.structured:
-            return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
+            return super().fold_paths(ctx, problem, Xtr, alphas, etas, K, rows)
         problem = feature_problem(problem)
         T, d, v = problem.n_targets, problem.dim, problem.n_views
         out = np.zeros((alphas.size, etas.size, K, T, d))
@@ -684,7 +699,7 @@ class SquareLoss(Loss):
             w = np.full(v, 1.0 / v)
             M, B = problem.weighted_statistics(w)
             if not self.metric_kind.learned:
-                F = est._initial_metric(problem).factor.F
+                F = ctx.initial_metric(problem).factor.F
                 G = fixed_metric_solve(M, F, B, alphas)  # (n_alpha, T, d)
                 out[:, 0, 0] = G * problem.weight_vector(w)
                 return out, None

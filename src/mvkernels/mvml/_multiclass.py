@@ -473,6 +473,11 @@ class OneVsOneMixin:
         yi = self._ovo_labels
         return [np.flatnonzero((yi == i) | (yi == j)) for i, j in self._ovo_pairs]
 
+    def _row_subsets(self) -> list[np.ndarray] | None:
+        """One-vs-one: the training rows of each pair (:attr:`_ovo_rows`); else None
+        (every problem on all the rows)."""
+        return self._ovo_rows if self._ovo_active() else None
+
     def _rows_to_columns(self, cols: list[np.ndarray]) -> np.ndarray:
         """Per-problem row vectors (e.g. dual coefficients) as an (n, T) array; one-vs-one:
         each pair's values on its rows, zero elsewhere."""

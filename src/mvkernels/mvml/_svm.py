@@ -32,9 +32,11 @@ one-vs-all and one-vs-one, prediction and the stopping rule are inherited unchan
 :class:`MVMLSVC` is :class:`~mvkernels.MVMLClassifier` with its parameters and the hinge
 loss (``_make_loss``), which also builds the problem data (the training features are
 kept: the hinge loss has no sufficient statistics; on Dask input they are gathered to the
-client, up to :data:`DASK_GATHER_MAX_BYTES`) and sets the fitted attributes of its final
+client, up to :data:`DASK_GATHER_MAX_BYTES`) and gives the fitted attributes of its final
 g-steps (``C_``, ``dual_coef_``, ``svm_epochs_``, ``objective_increase_``), see
-:mod:`mvkernels.mvml._hinge_fit`. See ``docs/mvml_svm.md``.
+:mod:`mvkernels.mvml._hinge_fit`; its hooks read the fit's
+:class:`~mvkernels.mvml._fit_context.FitContext`, not the estimator. See
+``docs/mvml_svm.md``.
 """
 
 from __future__ import annotations

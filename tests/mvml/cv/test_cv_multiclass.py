@@ -251,7 +251,7 @@ def test_batched_pair_paths_equal_per_pair_paths(params):
     for k, (rows, y) in enumerate(subsets):
         mom = FeatureMoments.from_features(U_tr[rows], y[:, None]).symmetrize()
         problem = loss.with_intercept(MVMLProblem.from_moments(mom, feature_map, y[:, None]))
-        GW, basis = loss.fold_paths(est, problem, None, alphas, etas, 3)
+        GW, basis = loss.fold_paths(est._fit_context(), problem, None, alphas, etas, 3)
         assert basis.shape == (v * p, v * p)  # the d x d spectrum, not the rows'
         coef = GW[..., 0, :] @ basis.T  # (n_alpha, n_eta, K, d)
         b = loss.intercepts(problem, GW, basis)[..., 0]
@@ -361,7 +361,7 @@ def test_batched_target_columns_equal_fold_paths(fit_intercept):
     feature_map = type("Map", (), {"n_views_": v, "n_landmarks_": p})()
     mom = FeatureMoments.from_features(U[tr], Y).symmetrize()
     problem = loss.with_intercept(MVMLProblem.from_moments(mom, feature_map, Y))
-    GW, basis = loss.fold_paths(est, problem, None, alphas, etas, 4)
+    GW, basis = loss.fold_paths(est._fit_context(), problem, None, alphas, etas, 4)
     coef = GW @ basis.T  # (n_alpha, n_eta, K, T, d)
     b = loss.intercepts(problem, GW, basis)  # (n_alpha, n_eta, K, T)
     direct = np.einsum("aektd,nd->aeknt", coef, U[te]) + b[..., None, :]

@@ -114,9 +114,9 @@ def _views(n=60, seed=0):
 class _CountedLoss(SquareLoss):
     calls: list = []
 
-    def fold_paths(self, est, problem, Xtr, alphas, etas, K, rows=None):
+    def fold_paths(self, ctx, problem, Xtr, alphas, etas, K, rows=None):
         type(self).calls.append(alphas.size)
-        return super().fold_paths(est, problem, Xtr, alphas, etas, K, rows)
+        return super().fold_paths(ctx, problem, Xtr, alphas, etas, K, rows)
 
 
 class _CountedRegressor(MVMLRegressor):

@@ -1,0 +1,98 @@
+"""What a loss reads of the fit it serves: :class:`FitContext`, one typed, frozen object.
+
+A :class:`~mvkernels.mvml._losses.Loss` owns the g-step, the data term, the w-step, its
+structured solver and solver state, and the two ends of a fit (the problem data it reads,
+the fitted attributes it adds). At those ends and in a cross-validation fold it needs a few
+things that belong to the estimator (its problem builders, its Algorithm-1 driver, its
+initial metric, the rows' loss weights, the one-vs-one row subsets): the estimator hands
+them over in a :class:`FitContext` (``_BaseMVML._fit_context``, once per fit; the CV's
+engine, :class:`~mvkernels.mvml._cv_engine.CVEngine`, once per fold call), and the loss
+hooks take that context, never the estimator. So a loss reads no attribute of an
+estimator and sets none: the attributes a loss adds to a fitted model are returned by
+:meth:`Loss.fitted_attributes <mvkernels.mvml._losses.Loss.fitted_attributes>` and set
+by the estimator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ._metric import Metric
+    from ._problem import MVMLProblem
+
+__all__ = ["FitContext", "column_rows"]
+
+
+def column_rows(cols: list[np.ndarray]) -> np.ndarray:
+    """Per-problem row vectors as an ``(n, T)`` array, every problem on all the rows (the
+    default :attr:`FitContext.rows_to_columns`)."""
+    return np.column_stack(cols)
+
+
+def no_row_subsets() -> None:
+    """Every problem of the fit is on all the training rows (the default
+    :attr:`FitContext.row_subsets`)."""
+    return None
+
+
+@dataclass(frozen=True)
+class FitContext:
+    """What the loss hooks of one fit (or of one cross-validation fold) read.
+
+    Parameters
+    ----------
+    name : str
+        The estimator's class name, for messages and warnings.
+    problem_data : callable
+        ``problem_data(X, Y, context)``: the views validated, the kernels or the Nystrom
+        map fitted, the problem built (the Nystrom-mode problem through the loss's
+        ``nystrom_problem`` hook, with this context).
+    statistics_problem : callable
+        ``statistics_problem(nys, Xs, Y, complete)``: the Nystrom-mode problem of the
+        square loss's sufficient statistics (one chunked pass, a Dask reduction on Dask
+        input; with ``complete`` training rows the map's missing-view statistics too).
+    solve_path : callable
+        ``solve_path(problem, grid, record_path)``: Algorithm 1 on ``problem`` at every
+        ``(alpha, eta)`` of ``grid`` (eq. 7 / 11), one list of per-target results per
+        pair.
+    initial_metric : callable
+        ``initial_metric(problem)``: the initial metric ``A0`` as a
+        :class:`~mvkernels.mvml._metric.Metric` with its factorisation.
+    loss_weight : ndarray of shape (n_samples,) or None, default=None
+        The rows' loss weights ``s_i`` (``sample_weight`` times ``class_weight``; None:
+        all 1).
+    row_subsets : callable, default=no_row_subsets
+        ``row_subsets()``: after the fit's solve, the training rows of each problem
+        solved on a subset of the rows (one-vs-one: each class pair's rows), None: every
+        problem on all the rows.
+    rows_to_columns : callable, default=column_rows
+        ``rows_to_columns(cols)``: per-problem row vectors (e.g. the hinge loss's
+        multipliers) as an ``(n, T)`` array, zero off each problem's rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels import MVMLClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(20, 3)), rng.normal(size=(20, 2))]
+    >>> Y = np.where(rng.normal(size=(20, 1)) > 0, 1.0, -1.0)
+    >>> est = MVMLClassifier(n_landmarks=None, metric="identity", joint_view=False)
+    >>> ctx = est._fit_context()
+    >>> problem = est._make_loss().build_problem(ctx, Xs, Y)
+    >>> problem.n_samples, ctx.loss_weight is None, ctx.row_subsets() is None
+    (20, True, True)
+    """
+
+    name: str
+    problem_data: Callable[[Any, Any, FitContext], MVMLProblem]
+    statistics_problem: Callable[[Any, list, Any, bool], MVMLProblem]
+    solve_path: Callable[[MVMLProblem, Sequence | None, bool], list[list[dict]]]
+    initial_metric: Callable[[MVMLProblem], Metric]
+    loss_weight: np.ndarray | None = None
+    row_subsets: Callable[[], list[np.ndarray] | None] = no_row_subsets
+    rows_to_columns: Callable[[list[np.ndarray]], np.ndarray] = column_rows
