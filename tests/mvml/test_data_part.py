@@ -217,12 +217,28 @@ def test_test_kernels():
 
 # ---------------------------------------------------------------------------- one decision
 def test_no_dask_test_outside_the_part():
-    """The NumPy/Dask decision of mvml/ (its own modules; the CV package aside) is asked of
-    the data part only."""
+    """The NumPy/Dask decision of mvml/ (the CV package included) is asked of the data
+    part only."""
     pattern = re.compile(r'is_dask_collection|views_kind|== "dask"|import dask')
     found = {
-        path.name: len(pattern.findall(path.read_text()))
-        for path in MVML.glob("*.py")
+        str(path.relative_to(MVML)): len(pattern.findall(path.read_text()))
+        for path in MVML.rglob("*.py")
         if path.name != "_data_part.py"
     }
     assert not {name: k for name, k in found.items() if k}, found
+
+
+def test_row_block_sums_equal_direct_sum():
+    rng = np.random.default_rng(4)
+    U, y, w = rng.normal(size=(11, 3)), rng.normal(size=11), rng.random(11)
+
+    def stats(Ub, yb, wb=None):
+        r = (Ub.sum(axis=1) - yb) ** 2
+        return np.array([r.sum(), 0.0 if wb is None else wb @ r])
+
+    ref = stats(U, y, w)
+    for chunk in (1, 4, 11, 50):
+        np.testing.assert_allclose(IN_MEMORY.row_block_sums(stats, U, y, w, chunk), ref)
+    got = DaskData().row_block_sums(stats, _lazy(U, 4), y, w, chunk=0)
+    np.testing.assert_allclose(got, ref)
+    np.testing.assert_allclose(DaskData().row_block_sums(stats, _lazy(U, 4), y, None, 0)[0], ref[0])

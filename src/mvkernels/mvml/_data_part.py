@@ -159,6 +159,18 @@ class DataPart:
         """The row-wise function ``fn`` of the views."""
         return fn(Xs)
 
+    def row_block_sums(
+        self, stats: Any, U: Any, y: np.ndarray, w: np.ndarray | None, chunk: int
+    ) -> Any:
+        """``sum_b stats(U_b, y_b, w_b)`` over blocks of ``chunk`` rows of ``U`` (``y``,
+        ``w``: cut as ``U``; ``w`` may be None), summed in row order."""
+        acc = None
+        for s in range(0, U.shape[0], chunk):
+            wb = None if w is None else w[s : s + chunk]
+            block = stats(U[s : s + chunk], y[s : s + chunk], wb)
+            acc = block if acc is None else acc + block
+        return acc
+
     def side_by_side(self, Xs: Any, block_fn: Any) -> Any:
         """The views' columns side by side: ``block_fn(*views)`` on float64 arrays, or
         one CSR matrix (never densified) when a view is sparse."""
@@ -283,6 +295,25 @@ class DaskData(DataPart):
         from ..nystrom import map_views
 
         return map_views(fn, Xs, n_out=n_out, dtype=dtype)
+
+    def row_block_sums(
+        self, stats: Any, U: Any, y: np.ndarray, w: np.ndarray | None, chunk: int
+    ) -> Any:
+        """``sum_b stats(U_b, y_b, w_b)`` over the row blocks ``U_b`` of a Dask ``U`` (each
+        on a worker; ``y``, ``w``: in-memory rows cut as ``U``'s blocks, ``w`` may be
+        None), in one compute; ``chunk`` is not used (the blocks are ``U``'s)."""
+        import dask
+
+        bounds = np.cumsum((0,) + U.chunks[0])
+        parts = [
+            dask.delayed(stats)(
+                blk,
+                y[bounds[i] : bounds[i + 1]],
+                None if w is None else w[bounds[i] : bounds[i + 1]],
+            )
+            for i, blk in enumerate(U.to_delayed().ravel())
+        ]
+        return np.sum(dask.compute(*parts), axis=0)
 
     def side_by_side(self, Xs: Any, block_fn: Any) -> Any:
         """The views' columns side by side, lazily: ``block_fn`` on each aligned row block
