@@ -523,17 +523,18 @@ feature_relevance_
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        part = data_part(X, y)  # in memory or Dask, decided once for the fit's entry
         labels_seen = None
         if sample_weight is not None or getattr(self, "class_weight", None) is not None:
             # weighted: the labels come to the client (one value per row)
-            y = data_part(X, y).to_client(y)
+            y = part.to_client(y)
         if sample_weight is not None:
             labels_seen = np.unique(column_or_1d(np.asarray(y)))
         X, y, _ = self._weighted_rows(X, y, sample_weight)
         self._labels_seen = labels_seen
         self._fit_labels(X, y)
         if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
-            labels = np.asarray(data_part(X, y).to_client(y))
+            labels = np.asarray(part.to_client(y))
             D, yi = cross_val_decisions(
                 self, X, column_or_1d(labels), self.__dict__.get("_bandwidth_weight")
             )
