@@ -47,6 +47,12 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   in one call); the CV's folds and full-kernel search run their grid as one
   batch through ``_BaseMVML._solve_path``; the square loss's structured path, and the
   bookkeeping every path shares);
+* the data: :mod:`._data_part` (in memory or Dask, decided once from the validated
+  views and targets by ``data_part``: :class:`~._data_part.InMemoryData` or
+  :class:`~._data_part.DaskData`, which the fit, a Nystrom problem (``problem.data``),
+  prediction (from the test views) and the CV ask instead of testing the arrays:
+  targets to the client, lazy target validation and label encoding, the BLAS threads,
+  what needs data in memory, rows on the client, outputs chunked or not);
 * the seam to model selection: :mod:`._cv_engine` (:class:`~._cv_engine.CVEngine`, what
   ``estimator._cv_engine()`` gives the CV: the loss, the fold paths, the full-kernel fold
   fits, a refitted model's decision values; the CV calls no other private method of an
@@ -94,6 +100,9 @@ How to add
   :class:`~.cv._grid.Axis` (batched by the scoring steps, or looped over by the search);
   an axis whose values are whole searches on the same folds (the relevance, the loss,
   the multi-class decomposition) one :class:`~.cv._grid.PartAxis` in ``PART_AXES``.
+
+* a data back end (beside NumPy and Dask): a :class:`~._data_part.DataPart` subclass
+  with the same operations, returned by ``data_part`` for its arrays.
 
 Dask input (Nystrom mode only) and the documented choices: see the user guide.
 """

@@ -21,8 +21,6 @@ from .._arrays import (
     MIN_OBSERVED_ROWS,
     check_known_lengths,
     compute_if_dask,
-    is_dask_collection,
-    views_kind,
 )
 from .._kernel_families import kernel_takes_sparse, names_precomputed
 from .._linalg import sym as _sym
@@ -30,8 +28,6 @@ from .._packing import pack, unpack
 from .._threads import serial_blas
 from .._validation import (
     check_precomputed_kernel,
-    check_real_targets,
-    check_targets_finite,
     check_views,
     observed_mask,
     take_rows,
@@ -41,7 +37,6 @@ from .._weights import check_sample_weight, class_weight_of_rows, positive_rows
 from ..kernels import make_view_kernels
 from ..nystrom import (
     BlockNystrom,
-    map_views,
     resolve_n_landmarks,
 )
 from ..nystrom._landmarks import (
@@ -54,6 +49,7 @@ from ..nystrom._missing import ConditionalViews
 from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._cv_engine import CVEngine
+from ._data_part import DataPart, data_part
 from ._driver import reference_paths
 from ._fit_context import FitContext, column_rows
 from ._fitted_mode import FITTED_MODE_NAMES, FITTED_MODES, _MVMLOutputs
@@ -222,43 +218,13 @@ def refuse_dropped_rows_of_kernels(kernel: Any) -> None:
 
 
 # ============================================================================ estimators
-def _dask_column(y: Any) -> Any:
-    """A Dask target as 1-D (an (n, 1) column is raveled with sklearn's warning)."""
-    if y.ndim == 2 and y.shape[1] == 1:
-        from sklearn.exceptions import DataConversionWarning
-
-        warnings.warn(
-            "A column-vector y was passed when a 1d array was expected. Please change the "
-            "shape of y to (n_samples, ), for example using ravel().",
-            DataConversionWarning,
-            stacklevel=3,
-        )
-        return y[:, 0]
-    if y.ndim != 1:
-        raise ValueError(f"y should be a 1d array, got a Dask array of shape {y.shape}")
-    return y
-
-
 def regression_targets(y: Any) -> tuple[Any, bool]:
     """Real targets as an (n, k) float64 array (NumPy or lazy Dask) and whether ``y`` was 1-D.
 
     ``y`` of shape (n,) is one problem; (n, k) is k problems (one per output) that share
     the kernels, the Nystrom map, ``C`` and its factorisation (as the one-vs-all classes).
     """
-    if is_dask_collection(y):  # stays lazy; NaN/inf are caught block by block
-        if y.ndim not in (1, 2):
-            raise ValueError(f"y should be a 1d or 2d array, got a Dask array of shape {y.shape}")
-        if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
-            raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
-        y = y.astype(np.float64)
-        return (y[:, None], True) if y.ndim == 1 else (y, False)
-    y = check_real_targets(np.asarray(y))
-    if y.ndim not in (1, 2):
-        raise ValueError(f"y should be a 1d or 2d array, got an array of shape {y.shape}")
-    if y.ndim == 2 and y.shape[1] == 0:
-        raise ValueError("y has 0 outputs (shape (n, 0)); give at least one target column")
-    check_targets_finite(y)
-    return (y[:, None], True) if y.ndim == 1 else (y, False)
+    return data_part(y=y).regression_targets(y)  # lazy y: NaN/inf caught block by block
 
 
 class _BaseMVML(BaseEstimator):
@@ -428,15 +394,10 @@ class _BaseMVML(BaseEstimator):
         check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
-        dask_input = views_kind(Xs) == "dask" or is_dask_collection(Y)
+        part = data_part(Xs, Y)  # the one in-memory / Dask decision of the fit
         # the observed rows of each view (Dask views: one pass over their blocks)
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
-        if is_dask_collection(Y) and np.isnan(Y.shape[0]):
-            raise ValueError(
-                "y is a Dask array with unknown chunk sizes; call y.compute_chunk_sizes() first"
-            )
-        if Y.shape[0] != n:
-            raise ValueError(f"y has {Y.shape[0]} samples but the views have {n}")
+        part.check_targets(Y, n)
         if self.n_landmarks is not None:  # a count beside landmark indices must agree
             n_in = self.__dict__.get("_n_rows_in") or n  # rows given to fit
             check_landmark_count(self.n_landmarks, self.landmarks, n_in)
@@ -484,15 +445,14 @@ class _BaseMVML(BaseEstimator):
         self.kernel_params_ = kernel_params
         self._completion: tuple[BlockNystrom, np.ndarray] | None = None
         if self.n_landmarks is None and mask is not None:
-            return self._completed_full_problem(Xs, Y, mask, kernel, kernel_params)
+            return self._completed_full_problem(Xs, Y, mask, kernel, kernel_params, part)
         if self.n_landmarks is None:
             kernels = make_view_kernels(kernel, kernel_params, v)
-            if dask_input:
-                raise ValueError(
-                    f"{type(self).__name__}: Dask input needs the Nystrom mode; "
-                    "n_landmarks=None is the full-kernel mode, which builds the n x n "
-                    "kernel matrices in memory. Set n_landmarks (e.g. 200 or 0.1)."
-                )
+            part.refuse(
+                f"{type(self).__name__}: Dask input needs the Nystrom mode; "
+                "n_landmarks=None is the full-kernel mode, which builds the n x n "
+                "kernel matrices in memory. Set n_landmarks (e.g. 200 or 0.1)."
+            )
             if kernels[0].precomputed:
                 Xs = [check_precomputed_kernel(K, i) for i, K in enumerate(Xs)]
             rng = check_random_state(self.random_state)
@@ -622,8 +582,7 @@ class _BaseMVML(BaseEstimator):
         """Whether this fit builds its problem without ``C`` (see :meth:`_nystrom_problem`)."""
         return (
             self.solver == "cg"
-            and views_kind(Xs) != "dask"
-            and not is_dask_collection(Y)
+            and data_part(Xs, Y).in_memory
             and not metric_kind(self.metric).needs_statistics
             and not self.learn_weights
             and not self.__dict__.get("_ovo_pairs")
@@ -636,7 +595,13 @@ class _BaseMVML(BaseEstimator):
         return nys.moments(Xs, Y) if sw is None else nys.moments(Xs, Y, sample_weight=sw)
 
     def _completed_full_problem(
-        self, Xs: list, Y: np.ndarray, mask: np.ndarray, kernel: Any, kernel_params: list
+        self,
+        Xs: list,
+        Y: np.ndarray,
+        mask: np.ndarray,
+        kernel: Any,
+        kernel_params: list,
+        part: DataPart,
     ) -> MVMLProblem:
         """Full-kernel mode with missing views: the completed low-rank kernels.
 
@@ -646,10 +611,7 @@ class _BaseMVML(BaseEstimator):
         expectation (:class:`~mvkernels.nystrom.BlockNystrom`); test kernel rows are
         ``u^_l(x) U^_l^T``. The n x n problem is then solved as in full mode.
         """
-        if is_dask_collection(Y) or views_kind(Xs) == "dask":
-            raise ValueError(
-                f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks"
-            )
+        part.refuse(f"{type(self).__name__}: Dask input needs the Nystrom mode; set n_landmarks")
         n, v = Xs[0].shape[0], len(Xs)
         nys = BlockNystrom(
             kernel=kernel,
@@ -859,10 +821,10 @@ class _BaseMVML(BaseEstimator):
         """
         Xs = self._check_test_views(X)
         fn = self._decision_block(classes)
-        if views_kind(Xs) == "dask":
-            if classes is None:
-                return map_views(fn, Xs, n_out=self._coefs.shape[0])
-            return map_views(fn, Xs, n_out=None, dtype=classes.dtype)
-        if getattr(self, "reduced_models_", None):  # set by the CV estimators (_reduced.py)
+        part = data_part(Xs)  # decided from the test views, once
+        # the reduced models of missing-view patterns: set by the CV estimators (_reduced.py)
+        if part.in_memory and getattr(self, "reduced_models_", None):
             return reduced_outputs(self, Xs, fn, classes)
-        return fn(Xs)
+        if classes is None:
+            return part.row_outputs(fn, Xs, n_out=self._coefs.shape[0])
+        return part.row_outputs(fn, Xs, n_out=None, dtype=classes.dtype)

@@ -12,21 +12,19 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._arrays import compute_if_dask, is_dask_collection
 from .._targets import one_vs_all_targets
 from .._validation import (
     validate_array_input,
 )
 from ._base import (
     _BaseMVML,
-    _dask_column,
     mvml_constraints,
     regression_targets,
 )
+from ._data_part import data_part, map_rows
 from ._multiclass import (
     OneVsOneMixin,
     fit_pairwise_calibration,
-    map_rows,
     multiclass_constraints,
     ovo_pairs,
     ovo_predicted_indices,
@@ -525,18 +523,18 @@ feature_relevance_
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        part = data_part(X, y)  # in memory or Dask, decided once for the fit's entry
         labels_seen = None
-        if is_dask_collection(y) and (
-            sample_weight is not None or getattr(self, "class_weight", None) is not None
-        ):  # weighted: the labels come to the client (one value per row)
-            y = np.asarray(y.compute())
+        if sample_weight is not None or getattr(self, "class_weight", None) is not None:
+            # weighted: the labels come to the client (one value per row)
+            y = part.to_client(y)
         if sample_weight is not None:
             labels_seen = np.unique(column_or_1d(np.asarray(y)))
         X, y, _ = self._weighted_rows(X, y, sample_weight)
         self._labels_seen = labels_seen
         self._fit_labels(X, y)
         if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
-            labels = np.asarray(compute_if_dask(y))
+            labels = np.asarray(part.to_client(y))
             D, yi = cross_val_decisions(
                 self, X, column_or_1d(labels), self.__dict__.get("_bandwidth_weight")
             )
@@ -561,27 +559,19 @@ feature_relevance_
         """Encode the labels (``classes_``, +-1 columns) and fit the one-vs-all problems
         (or, ``multi_class="ovo"``, the one-vs-one problems: see :class:`OneVsOneMixin`)."""
         self._ovo_pairs = None
-        dask_views = is_dask_collection(X) or (
-            isinstance(X, (list, tuple)) and any(is_dask_collection(Xv) for Xv in X)
-        )
-        dask_input = is_dask_collection(y) or dask_views
+        part = data_part(X, y)  # the one in-memory / Dask decision of the labels
         # "auto" (MVMLSVC's default): one-vs-one on in-memory data, one-vs-rest on Dask
-        ovo = self.multi_class == "ovo" or (self.multi_class == "auto" and not dask_input)
-        if self.multi_class == "ovo" and dask_input:
-            raise ValueError(
+        ovo = self.multi_class == "ovo" or (self.multi_class == "auto" and part.in_memory)
+        if self.multi_class == "ovo":
+            part.refuse(
                 f"{type(self).__name__}(multi_class='ovo') does not support Dask input "
                 "(the pairs' row subsets); use multi_class='ovr' (one Dask reduction)"
             )
-        if is_dask_collection(y):
+        if part.lazy_targets:
             # classes by a Dask reduction; the +-1 targets stay lazy (one-hot per block)
-            from ..nystrom._dask import require_dask
-
-            da = require_dask()
-            y = _dask_column(y)
-            self.classes_ = np.asarray(da.unique(y).compute())
+            self.classes_, Y = part.lazy_class_targets(y)
             check_classification_targets(self.classes_)
             self._check_n_classes()
-            Y = self._encode_targets_lazy(y, self.classes_)
             return self._fit_targets(X, Y)
         y = column_or_1d(np.asarray(y), warn=True)
         check_classification_targets(y)
@@ -595,16 +585,6 @@ feature_relevance_
 
     def _check_n_classes(self) -> None:
         check_n_classes(self)
-
-    @staticmethod
-    def _encode_targets_lazy(y: Any, classes: np.ndarray) -> Any:
-        """:meth:`_encode_targets` for a 1-D Dask ``y``: a lazy (n, 1) or (n, K) Dask array."""
-        from ..nystrom._dask import require_dask
-
-        da = require_dask()
-        if len(classes) == 2:
-            return da.where(y == classes[1], 1.0, -1.0)[:, None]
-        return da.where(y[:, None] == classes[None, :], 1.0, -1.0)
 
     @staticmethod
     def _encode_targets(yi: np.ndarray, n_classes: int) -> np.ndarray:

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import is_dask_collection
 from .._targets import predicted_classes
 from .._validation import check_precomputed_kernel, check_views
 from ..nystrom import BlockNystrom, default_chunk_size
 from ..nystrom._missing import CompletedOutputs
+from ._data_part import data_part
 from ._joint import JOINT_ONLY, joint_views
 
 
@@ -91,19 +91,7 @@ class FullFit:
             n_features=None if est.X_fit_ is None else est.n_features_view_[:n_in],
         )
         if est.X_fit_ is None:  # precomputed (Dask cross-kernels: shape checked only)
-            n = est.n_samples_fit_
-            out = []
-            for i, K in enumerate(Xs):
-                if is_dask_collection(K):
-                    if K.shape[1] != n:
-                        raise ValueError(
-                            f"view {i}: precomputed test kernel must have one column per "
-                            f"training sample ({n}), got shape {K.shape}"
-                        )
-                    out.append(K)
-                else:
-                    out.append(check_precomputed_kernel(K, i, n_train=n, square=False))
-            Xs = out
+            Xs = data_part(Xs).test_kernels(Xs, est.n_samples_fit_)
         return joint_views(Xs, est.kernel) if joint else Xs
 
 

@@ -26,17 +26,16 @@
 from __future__ import annotations
 
 import warnings
-from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._arrays import is_dask_collection, views_kind
 from .._threads import serial_blas
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
+from ._data_part import data_part
 from ._fit_context import FitContext
 from ._problem import MVMLProblem, NystromProblem
 
@@ -54,9 +53,7 @@ DASK_GATHER_MAX_BYTES = 2 * 1024**3
 
 def _dask_problem(problem: MVMLProblem) -> bool:
     """Whether ``problem`` is a Nystrom-mode problem on Dask views or targets."""
-    return isinstance(problem, NystromProblem) and (
-        is_dask_collection(problem.Y) or views_kind(problem.Xs) == "dask"
-    )
+    return isinstance(problem, NystromProblem) and not problem.data.in_memory
 
 
 def hinge_problem(ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
@@ -64,13 +61,10 @@ def hinge_problem(ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
     ``Y``: its problem data (``ctx.problem_data``), on one BLAS thread for in-memory
     input; on Dask input, with the training features ``U`` and ``Y`` gathered to the
     client (see the module docstring)."""
-    threads = nullcontext() if is_dask_collection(Y) else serial_blas(int(Y.shape[0]))
-    with threads:
+    with data_part(y=Y).fit_threads(Y.shape[0]):
         problem = ctx.problem_data(X, Y, ctx)
     if not (isinstance(problem, NystromProblem) and _dask_problem(problem)):
         return problem
-    import dask
-
     n, dim, T = problem.n_samples, problem.dim, problem.n_targets
     size = 8 * n * (dim + T)
     if size > DASK_GATHER_MAX_BYTES:
@@ -84,7 +78,7 @@ def hinge_problem(ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
             "subsample."
         )
     U = problem.feature_map.transform(problem.Xs)
-    U, Yc = dask.compute(U, problem.Y)
+    U, Yc = problem.data.compute(U, problem.Y)
     return replace(problem, U=np.asarray(U, dtype=np.float64), Y=np.asarray(Yc, dtype=np.float64))
 
 
@@ -104,7 +98,7 @@ def hinge_nystrom_problem(
     (from ``U``, weighted by the rows' loss weights ``sample_weight``, which the problem
     keeps). Dask input: the statistics problem of the fit (``ctx.statistics_problem``),
     whose rows :func:`hinge_problem` then gathers."""
-    if is_dask_collection(Y) or views_kind(Xs) == "dask":
+    if not data_part(Xs, Y).in_memory:
         return ctx.statistics_problem(nys, Xs, Y, complete)
     Xs = nys.check_views(Xs)
     Y = np.asarray(Y, dtype=np.float64)

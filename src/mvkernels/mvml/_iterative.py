@@ -45,7 +45,6 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._arrays import views_kind
 from .._linalg import robust_eigh, sym
 from ..nystrom._missing import block_mask
 from ._lowrank import _g_step_rows, _solve_spd
@@ -163,9 +162,10 @@ class DesignOperator:
         self.weights = problem.weight_vector(w)
         self.n_products = 0
         self.from_statistics = problem.gram is not None
-        if not self.from_statistics and problem.U is None and views_kind(problem.Xs) == "dask":
-            raise ValueError(
-                "solver='cg' on Dask views needs the sufficient statistics (gram) of the problem"
+        if not self.from_statistics and problem.U is None:
+            problem.data.refuse(
+                "solver='cg' on Dask views needs the sufficient statistics (gram) of the problem",
+                views_only=True,
             )
         self._keep = 8 * problem.n_samples * problem.dim <= cache_bytes
         self._chunks: list | None = None
@@ -233,12 +233,8 @@ def subsample_features(problem: NystromProblem, m: int) -> tuple[np.ndarray, np.
     nys = problem.feature_map
     if problem.U is not None:
         US = np.asarray(problem.U[idx], dtype=np.float64)
-    elif views_kind(problem.Xs) == "dask":
-        from ..nystrom._dask import gather_rows
-
-        US = nys.features(gather_rows(problem.Xs, idx))
-    else:
-        US = nys.features([Xv[idx] for Xv in problem.Xs])
+    else:  # the rows on the client (Dask views: in one compute)
+        US = nys.features(problem.data.gather_rows(problem.Xs, idx))
     if problem.feature_mean is not None:
         US = US - problem.feature_mean
     return US, idx

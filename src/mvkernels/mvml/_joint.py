@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import as_aligned_views, observed_rows, views_kind
+from .._arrays import observed_rows
 from .._kernel_families import names_precomputed
-from .._sparse import is_sparse
 from .._validation import ValidatedViews
 from ..nystrom import BlockNystrom, FeatureMoments
+from ._data_part import data_part
 
 __all__ = [
     "JOINT_ONLY",
@@ -181,24 +181,7 @@ def _joint_view(Xs: list, kernel: Any) -> Any:
         for K in Xs[1:]:
             J = J * K
         return J
-    if views_kind(Xs) == "dask":
-        aligned, _ = as_aligned_views(Xs)
-        import dask.array as da
-
-        width = sum(int(V.shape[1]) for V in aligned)
-        dtype = np.result_type(*[V.dtype for V in aligned])
-        return da.map_blocks(
-            _joint_block,
-            *aligned,
-            dtype=dtype,
-            chunks=(aligned[0].chunks[0], (width,)),
-            meta=np.empty((0, 0), dtype=dtype),
-        )
-    if any(is_sparse(Xv) for Xv in Xs):  # one CSR matrix, never densified
-        import scipy.sparse as sp
-
-        return sp.hstack([sp.csr_matrix(Xv) for Xv in Xs], format="csr")
-    return _joint_block(*[np.asarray(Xv, dtype=np.float64) for Xv in Xs])
+    return data_part(Xs).side_by_side(Xs, _joint_block)
 
 
 def _joint_block(*blocks: np.ndarray) -> np.ndarray:

@@ -43,11 +43,11 @@ import numpy as np
 from scipy.special import expit, log_expit
 from sklearn.utils._param_validation import StrOptions
 
-from .._arrays import is_dask_collection
 from .._targets import one_vs_all_targets
 from .._threads import serial_blas
 from .._validation import take_rows
 from ..nystrom import FeatureMoments
+from ._data_part import map_rows
 from ._problem import MVMLProblem, feature_problem
 
 __all__ = [
@@ -118,17 +118,6 @@ def ovo_vote_scores(D: np.ndarray, n_classes: int) -> np.ndarray:
 def ovo_predicted_indices(D: np.ndarray, n_classes: int) -> np.ndarray:
     """Class indices of one-vs-one decision values: the argmax of :func:`ovo_vote_scores`."""
     return np.argmax(ovo_vote_scores(D, n_classes), axis=1)
-
-
-def map_rows(D: Any, fn: Any, n_out: int | None, dtype: Any = np.float64) -> Any:
-    """``fn`` on the rows of ``D`` (n, T): at once (NumPy) or block by block (lazy Dask);
-    ``n_out`` is the output's number of columns (None: a 1-D output)."""
-    if not is_dask_collection(D):
-        return fn(np.asarray(D))
-    D = D.rechunk({1: -1})
-    if n_out is None:
-        return D.map_blocks(fn, drop_axis=1, chunks=(D.chunks[0],), dtype=dtype)
-    return D.map_blocks(fn, chunks=(D.chunks[0], (n_out,)), dtype=dtype)
 
 
 # ============================================================================ pair problems
@@ -443,7 +432,7 @@ class OneVsOneMixin:
             U is None
             and problem.sample_weight is None
             and min(rows.size for rows in pair_rows) < dim
-            and not is_dask_collection(problem.Xs[0])
+            and problem.data.in_memory
         ):
             U = problem.features()
         subs, feats = [], []

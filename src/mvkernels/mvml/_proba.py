@@ -43,8 +43,9 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.metaestimators import available_if
 
-from .._arrays import compute_if_dask, is_dask_collection
+from .._arrays import compute_if_dask
 from .._validation import check_views
+from ._data_part import map_rows
 
 __all__ = [
     "SoftmaxCalibration",
@@ -86,10 +87,7 @@ class SoftmaxCalibration:
         return Z - logsumexp(Z, axis=1, keepdims=True)
 
     def _apply(self, D: Any, fn: Callable) -> Any:
-        if is_dask_collection(D):
-            D2 = (D[:, None] if D.ndim == 1 else D).rechunk({1: -1})
-            return D2.map_blocks(fn, chunks=(D2.chunks[0], (self.n_classes,)), dtype=np.float64)
-        return fn(D)
+        return map_rows(D[:, None] if D.ndim == 1 else D, fn, self.n_classes)
 
     def predict_log_proba(self, D: Any) -> Any:
         """Log-probabilities, shape (n, K) (a lazy Dask array for Dask ``D``)."""

@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.linalg import blas
 
-from .._arrays import views_kind
 from .._linalg import sym as _sym
 from .._validation import take_rows
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
+from ._data_part import DataPart, data_part
 from ._metric_algebra import PSDFactor, cov_metric_full, cov_metric_nystrom
 
 
@@ -490,6 +490,12 @@ class NystromProblem(MVMLProblem):
     U: np.ndarray | None = None
     target_sum: np.ndarray | None = None
 
+    @property
+    def data(self) -> DataPart:
+        """The problem's data part (:func:`~mvkernels.mvml._data_part.data_part` of its
+        training views and targets): in memory or Dask."""
+        return data_part(self.Xs, self.Y)
+
     def _centred(self, n: float) -> NystromProblem:
         """The statistics become ``C = sum (u - m)(u - m)^T`` (the feature scatter),
         ``c = sum (u - m)(y - ybar)^T = c - (sum u) ybar^T`` and
@@ -533,12 +539,13 @@ class NystromProblem(MVMLProblem):
                 (slice(s, min(self.n_samples, s + chunk)), self.U[s : s + chunk])
                 for s in range(0, self.n_samples, chunk)
             )
-        elif views_kind(self.Xs) == "dask":
-            raise RuntimeError(
-                "the training views are Dask arrays: set problem.U (materialised features) "
-                "or use the sufficient statistics (gram, cross, target_sq)"
-            )
         else:
+            self.data.refuse(
+                "the training views are Dask arrays: set problem.U (materialised features) "
+                "or use the sufficient statistics (gram, cross, target_sq)",
+                RuntimeError,
+                views_only=True,
+            )
             chunks = self.feature_map.iter_features(self.Xs, chunk_size)
         if self.feature_mean is None:
             return chunks

@@ -17,7 +17,6 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils import check_random_state
 
-from ..._arrays import is_dask_collection, views_kind
 from ..._kernel_families import names_precomputed
 from ..._targets import predicted_class_indices
 from ..._validation import take_rows
@@ -25,6 +24,7 @@ from ...kernels import make_view_kernels
 from ...nystrom import BlockNystrom, FeatureMoments, default_chunk_size, resolve_n_landmarks
 from ...nystrom._map import fit_validated_views, weight_missing_model
 from .._base import landmarks_of_rows
+from .._data_part import data_part
 from .._joint import (
     JOINT_ONLY,
     drop_joint_block,
@@ -168,7 +168,7 @@ class _FoldScoring:
         return (
             self.search == "screen"
             and S.n_landmarks is not None
-            and views_kind(S.Xs) != "dask"
+            and data_part(S.Xs).in_memory
             and n_pairs > self._finalist_count(S)
         )
 
@@ -458,16 +458,16 @@ class _FoldScoring:
         classes = getattr(self, "classes_", None)
         b = np.zeros((n_cand, T)) if offsets is None else offsets
         dec = (lambda D: D) if decode is None else decode
+        part = data_part(U)  # the held-out features: in memory or Dask
         if scorer is not None:
-            if is_dask_collection(U):
-                U = np.asarray(U.compute())
+            U = part.to_client(U)
             return np.array(
                 [
                     _score_outputs(dec(U @ GW[c].T + b[c]), y_te, classes, scorer, sample_weight)
                     for c in range(n_cand)
                 ]
             )
-        if sample_weight is not None and not is_dask_collection(U):
+        if sample_weight is not None and part.in_memory:
             return np.array(
                 [
                     _score_outputs(dec(U @ GW[c].T + b[c]), y_te, classes, None, sample_weight)
@@ -493,24 +493,9 @@ class _FoldScoring:
                 return np.einsum("i,ict->ct", wb, r * r)
             return (r * r).sum(axis=0)  # (n_cand, T)
 
-        if is_dask_collection(U):
-            import dask
-
-            bounds = np.cumsum((0,) + U.chunks[0])
-            parts = [
-                dask.delayed(stats)(
-                    blk,
-                    y_te[bounds[i] : bounds[i + 1]],
-                    None if sample_weight is None else sample_weight[bounds[i] : bounds[i + 1]],
-                )
-                for i, blk in enumerate(U.to_delayed().ravel())
-            ]
-            acc = np.sum(dask.compute(*parts), axis=0)
-        else:
-            chunk = default_chunk_size(max(n_cand * T, d))
-            acc = np.zeros(n_cand if classes is not None else (n_cand, T))
-            for s in range(0, U.shape[0], chunk):
-                acc += stats(U[s : s + chunk], y_te[s : s + chunk])
+        # row chunks in memory, each Dask block on a worker
+        chunk = default_chunk_size(max(n_cand * T, d))
+        acc = part.row_block_sums(stats, U, y_te, sample_weight, chunk)
         m = y_te.shape[0] if sample_weight is None else sample_weight.sum()
         if classes is not None:
             return acc / m
@@ -585,7 +570,7 @@ class _FoldScoring:
         # the joint-only candidate is scored apart
         joint_mask = S.multi_view if joint_mask is None else joint_mask & S.multi_view
         nys, U_all = fitted if fitted is not None else (self._fit_map(S, kernel_params), None)
-        dask_input = views_kind(Xs) == "dask"
+        dask_input = not data_part(Xs).in_memory
         n = Xs[0].shape[0]
         if U_all is None and not dask_input:  # in memory: every row's features, once
             U_all = nys.transform(Xs)

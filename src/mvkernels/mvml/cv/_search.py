@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ..._arrays import MIN_OBSERVED_ROWS, check_known_lengths, is_dask_collection, views_kind
+from ..._arrays import MIN_OBSERVED_ROWS, check_known_lengths
 from ..._kernel_families import kernel_takes_sparse, names_precomputed
 from ..._targets import one_vs_all_targets
 from ..._threads import serial_blas
@@ -36,6 +36,7 @@ from .._base import (
     regression_targets,
     weighted_input,
 )
+from .._data_part import data_part
 from .._estimators import MVMLRegressor, check_n_classes
 from .._joint import (
     JOINT_ONLY,
@@ -454,17 +455,14 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     def _encode(self, y: Any) -> tuple[Any, Any, Any]:
         """``(Y, y_split, y_score)``: +-1 or real target columns, labels for the splitter,
         and the values scored against."""
+        y = data_part(y=y).to_client(y)  # the labels / targets on the client
         if is_classifier(self):
-            if is_dask_collection(y):
-                y = np.asarray(y.compute())
             y = column_or_1d(np.asarray(y), warn=True)
             check_classification_targets(y)
             self.classes_, yi = np.unique(y, return_inverse=True)
             check_n_classes(self)  # the classifiers' check and messages
             Y = one_vs_all_targets(yi, len(self.classes_))
             return Y, y, y
-        if is_dask_collection(y):
-            y = np.asarray(y.compute())
         Y, single = regression_targets(y)
         return Y, None, Y[:, 0] if single else Y
 
@@ -587,7 +585,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             limit is None
             or n <= limit
             or mask is not None
-            or views_kind(Xs) == "dask"
+            or not data_part(Xs).in_memory
             or names_precomputed(self.kernel)
             or is_index_landmarks(self.landmarks)
         ):
@@ -733,7 +731,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         Xs, mask, Y, y_score = data.Xs, data.mask, data.Y, data.y_score
         splits, scorer = data.splits, data.scorer
         n, v = Xs[0].shape[0], len(Xs)
-        dask_input = views_kind(Xs) == "dask"
+        dask_input = not data_part(Xs).in_memory
         alphas = self._grid(self.alphas, self._loss_search.alphas, "alphas")
         etas = (
             self._grid(self.etas, self._loss_search.etas, "etas")
@@ -859,7 +857,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
 
     def _refit_best(self, data: _SearchData) -> None:
         Xs, y, mask = data.Xs, data.y, data.mask
-        dask_input = views_kind(Xs) == "dask"
+        dask_input = not data_part(Xs).in_memory
         n_landmarks, n_landmarks_only = self._refit_at[0]
         if data.full is not None and isinstance(self.n_landmarks, str):
             # searched on a subsample: capacity that grows with the rows of the refit
