@@ -586,7 +586,7 @@ def _settle_active_sets(
     d = X.shape[1]
     out: list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None] = [None] * K
     live = list(range(K))
-    seen: list[set] = [set() for _ in range(K)]  # each problem's sets so far
+    seen: list[set] = [set() for _ in range(K)]  # each problem's sets so far (packed)
     cautious = np.zeros(K, dtype=bool)
     grams: list[_FreeGram | None] = [None] * K  # each problem's last free-set Gram matrix
     widths = np.full(K, d) if extras is None else np.array([d + E.shape[1] for E in extras])
@@ -621,19 +621,34 @@ def _settle_active_sets(
             weight[ks] if per_problem else weight,
         )
         moved = status == 0
-        at_c[ks[moved]] = sets_c[moved]
-        free[ks[moved]] = sets_f[moved]
-        live = []
-        for j, k in enumerate(solved_ks):
-            v, idx, a_free = sol[k]
-            if status[j] == 1:
+        ks_moved = ks[moved]
+        at_c[ks_moved] = sets_c[moved]
+        free[ks_moved] = sets_f[moved]
+        done = np.flatnonzero(status == 1).tolist()
+        if done:
+            V = VE = None
+            if coefs is not None:  # the dual's coefficients a_i y_i: v from them, one
+                CD = coefs[done]  # product for every problem settled at this correction
+                V = CD @ X
+                if stacked is not None:
+                    VE = np.matmul(CD[:, None, :], stacked[ks[done]])[:, 0, :]
+            for i, j in enumerate(done):
+                k = solved_ks[j]
+                v, idx, a_free = sol[k]
                 wk = weight[k] if per_problem else weight
                 a = _multipliers(at_c[k], idx, a_free, float(Cs[k]), wk)
-                if coefs is not None:  # the dual's coefficients a_i y_i: v from them
-                    v = v @ X if extras is None else np.concatenate([v @ X, v @ extras[k]])
+                if V is not None:
+                    if extras is None:
+                        v = V[i]
+                    else:
+                        ve = v @ extras[k] if VE is None else VE[i]
+                        v = np.concatenate([V[i], ve])
                 out[k] = (v, a, used, M[j].copy())
-            elif status[j] == 0:
-                state = hash(at_c[k].tobytes() + free[k].tobytes())
+        live = []
+        if ks_moved.size:  # the new sets of each moved problem, as bytes (cycles)
+            keys = np.packbits(np.concatenate([sets_c[moved], sets_f[moved]], axis=1), axis=1)
+            for key, k in zip(keys, ks_moved.tolist()):
+                state = key.tobytes()
                 if state not in seen[k]:
                     seen[k].add(state)
                     live.append(k)
