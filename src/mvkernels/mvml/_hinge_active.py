@@ -483,8 +483,10 @@ def _dual_solves(
     (``v`` itself is formed once, by the caller, from the settled coefficients).
     ``stacked``: the ``extras`` as one (K, n, r) array (all of one width), whose ``E (E^T
     c)`` terms are then two batched products for every live problem; per problem only the
-    free rows' Gram block and one Cholesky solve are left (the Python work per problem
-    was the largest cost of the many small solves of the CV's g-steps). Returns
+    free rows' Gram block and one Cholesky solve are left, the ``b``'s scattered into the
+    coefficients and multiplied into the multipliers once for all problems (the Python
+    work per problem was the largest cost of the many small solves of the CV's
+    g-steps). Returns
     ``(coefs, sol, M)``: ``sol[k] = (c, free rows, their multipliers)`` (``c`` a row of
     ``coefs``) of the problems whose free set is not singular, ``M`` their margins, in
     ``sol``'s order."""
@@ -498,15 +500,15 @@ def _dual_solves(
     # order); per problem its slice, and ``take`` (a fancy index of ``gram`` costs
     # several times more for these small blocks)
     F = free[live]
-    ends = np.cumsum(np.count_nonzero(F, axis=1)).tolist()
-    cols = F.nonzero()[1]
+    fr, cols = F.nonzero()
+    ends = np.cumsum(F.sum(axis=1)).tolist()
+    bs = np.zeros(cols.size)  # every problem's b, in the order of its free rows
     sol: dict = {}
     rows: list[int] = []
     start = 0
     for j, k in enumerate(live):
-        idx = cols[start : ends[j]]
-        start = ends[j]
-        coef = CB[j]
+        end = ends[j]
+        idx = cols[start:end]
         if idx.size:
             G = gram.take(idx, 0).take(idx, 1)
             rhs = R[j].take(idx)
@@ -516,16 +518,22 @@ def _dual_solves(
             elif extras is not None:
                 EF = extras[k].take(idx, 0)
                 G += EF @ EF.T
-                rhs -= EF @ (coef @ extras[k])
+                rhs -= EF @ (CB[j] @ extras[k])
             # (_free_solve without its finiteness test: one test for all problems below)
             _, b, info = linalg.lapack.dposv(G, rhs, lower=True)
             if info != 0:  # singular: this problem gives up (None)
+                start = end
                 continue
-            coef[idx] += b
-            sol[k] = (coef, idx, YT[k].take(idx) * b)
-        else:
-            sol[k] = (coef, idx, np.zeros(0))
+            bs[start:end] = b
+        sol[k] = (CB[j], idx, (start, end))
         rows.append(j)
+        start = end
+    # the b's into the coefficients (F and B are disjoint: c_F = b) and the free rows'
+    # multipliers y_F b, for every problem at once (a problem that gave up has b = 0)
+    CB[fr, cols] += bs
+    a_free = YT[live][fr, cols] * bs
+    for k, (coef, idx, (start, end)) in sol.items():
+        sol[k] = (coef, idx, a_free[start:end])
     coefs = CB[rows]
     bad = ~np.isfinite(coefs.sum(axis=1))  # a NaN or inf in b: that problem gives up too
     if bad.any():
