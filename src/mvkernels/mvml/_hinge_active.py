@@ -488,10 +488,9 @@ def _dual_solves(
     free rows' Gram block and one Cholesky solve are left, the ``b``'s scattered into the
     coefficients and multiplied into the multipliers once for all problems (the Python
     work per problem was the largest cost of the many small solves of the CV's
-    g-steps). Returns
-    ``(coefs, sol, M)``: ``sol[k] = (c, free rows, their multipliers)`` (``c`` a row of
-    ``coefs``) of the problems whose free set is not singular, ``M`` their margins, in
-    ``sol``'s order."""
+    g-steps). Returns ``(coefs, sol, M)``: ``sol[k] = (c, free rows, their
+    multipliers)`` (``c`` a row of ``coefs``) of the problems whose free set is not
+    singular (nor its solution finite), ``M`` their margins, in ``sol``'s order."""
     CB = np.where(at_c[live], CY[live], 0.0)  # (L, n): the bound rows' c_i
     R = YT[live] - CB @ gram  # row j: y - X v_B of problem live[j] (gram is symmetric)
     EL = None
