@@ -111,7 +111,7 @@ def test_active_set_with_fewer_rows_than_features_is_exact(monkeypatch):
     read = active_set_svm(X, Y, 5.0)
     seen = []
 
-    def on_features(gram, YT, CY, at_c, free, live, extras):
+    def on_features(gram, YT, CY, at_c, free, live, extras, stacked=None):
         seen.append(True)
         K = YT.shape[0]
         Cs = np.full(K, 5.0)

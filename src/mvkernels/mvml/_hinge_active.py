@@ -400,13 +400,15 @@ def _multipliers(
 ) -> np.ndarray:
     """All rows' multipliers: ``C`` (``C s_i`` with ``weight``) on ``B``, the free ones
     (clipped to the box), 0."""
+    # (np.minimum of np.maximum: np.clip's checks cost several times more on these
+    # small arrays, once per settled problem)
     if weight is None:
         a = np.where(at_c, C, 0.0)
-        a[idx] = np.clip(a_free, 0.0, C)
+        a[idx] = np.minimum(np.maximum(a_free, 0.0), C)
         return a
     box = C * weight
     a = np.where(at_c, box, 0.0)
-    a[idx] = np.clip(a_free, 0.0, box[idx])
+    a[idx] = np.minimum(np.maximum(a_free, 0.0), box[idx])
     return a
 
 
@@ -471,42 +473,80 @@ def _dual_solves(
     free: np.ndarray,
     live: list[int],
     extras: list[np.ndarray] | None,
+    stacked: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict, np.ndarray]:
     """:func:`_primal_solves` in the dual, for fewer rows than features (``gram = X
     X^T``): a problem's ``v`` is ``sum_i c_i [x_i, e_i]`` with the coefficients ``c_i =
-    a_i y_i`` (``C s_i y_i`` on ``B``, the solve's ``b`` on ``F``: ``G b = y_F - X_F v_B``,
-    ``G = X_F X_F^T + E_F E_F^T``), so ``X_F v_B`` is read from one product ``C_B X X^T``
-    for every live problem (``C_B`` (L, n) their bound rows' coefficients), and the
-    margins ``y_i (x_i^T v + e_i^T v_E)`` from one product ``C X X^T`` plus ``E (E^T c)``
-    per problem: no product with ``X`` per problem and correction (``v`` itself is formed
-    once, by the caller, from the settled coefficients). Returns ``(coefs, sol, M)``:
-    ``sol[k] = (c, free rows, their multipliers)`` (``c`` a row of ``coefs``) of the
-    problems whose free set is not singular, ``M`` their margins, in ``sol``'s order."""
+    a_i y_i`` (``C s_i y_i`` on ``B``, the solve's ``b`` on ``F``: ``G b = y_F - X_F v_B
+    - E_F E_B^T c_B``, ``G = X_F X_F^T + E_F E_F^T``), so ``X_F v_B`` is read from one
+    product ``C_B X X^T`` for every live problem (``C_B`` (L, n) their bound rows'
+    coefficients), and the margins ``y_i (x_i^T v + e_i^T v_E)`` from one product ``C X
+    X^T`` plus ``E (E^T c)`` per problem: no product with ``X`` per problem and correction
+    (``v`` itself is formed once, by the caller, from the settled coefficients).
+    ``stacked``: the ``extras`` as one (K, n, r) array (all of one width), whose ``E (E^T
+    c)`` terms are then two batched products for every live problem; per problem only the
+    free rows' Gram block and one Cholesky solve are left, the ``b``'s scattered into the
+    coefficients and multiplied into the multipliers once for all problems (the Python
+    work per problem was the largest cost of the many small solves of the CV's
+    g-steps). Returns ``(coefs, sol, M)``: ``sol[k] = (c, free rows, their
+    multipliers)`` (``c`` a row of ``coefs``) of the problems whose free set is not
+    singular (nor its solution finite), ``M`` their margins, in ``sol``'s order."""
     CB = np.where(at_c[live], CY[live], 0.0)  # (L, n): the bound rows' c_i
-    XB = CB @ gram  # row j: X v_B of problem live[j] (gram is symmetric)
+    R = YT[live] - CB @ gram  # row j: y - X v_B of problem live[j] (gram is symmetric)
+    EL = None
+    if stacked is not None:  # ... - E_k (E_k^T c_B), every live problem at once
+        EL = stacked[live]
+        R -= np.matmul(EL, np.matmul(CB[:, None, :], EL).transpose(0, 2, 1))[:, :, 0]
+    # every live problem's free rows from one pass (row-major: each one's in increasing
+    # order); per problem its slice, and ``take`` (a fancy index of ``gram`` costs
+    # several times more for these small blocks)
+    F = free[live]
+    fr, cols = F.nonzero()
+    ends = np.cumsum(F.sum(axis=1)).tolist()
+    bs = np.zeros(cols.size)  # every problem's b, in the order of its free rows
     sol: dict = {}
     rows: list[int] = []
+    start = 0
     for j, k in enumerate(live):
-        idx = np.flatnonzero(free[k])
-        coef = CB[j]
+        end = ends[j]
+        idx = cols[start:end]
         if idx.size:
-            G = gram[idx[:, None], idx]
-            rhs = YT[k, idx] - XB[j, idx]
-            if extras is not None:
-                EF = extras[k][idx]
+            G = gram.take(idx, 0).take(idx, 1)
+            rhs = R[j].take(idx)
+            if EL is not None:
+                EF = EL[j].take(idx, 0)
                 G += EF @ EF.T
-                rhs -= EF @ (coef @ extras[k])
-            b = _free_solve(G, rhs)
-            if b is None:  # singular: this problem gives up (None)
+            elif extras is not None:
+                EF = extras[k].take(idx, 0)
+                G += EF @ EF.T
+                rhs -= EF @ (CB[j] @ extras[k])
+            # (_free_solve without its finiteness test: one test for all problems below)
+            _, b, info = linalg.lapack.dposv(G, rhs, lower=True)
+            if info != 0:  # singular: this problem gives up (None)
+                start = end
                 continue
-            coef[idx] += b
-            sol[k] = (coef, idx, YT[k, idx] * b)
-        else:
-            sol[k] = (coef, idx, np.zeros(0))
+            bs[start:end] = b
+        sol[k] = (CB[j], idx, (start, end))
         rows.append(j)
+        start = end
+    # the b's into the coefficients (F and B are disjoint: c_F = b) and the free rows'
+    # multipliers y_F b, for every problem at once (a problem that gave up has b = 0)
+    CB[fr, cols] += bs
+    a_free = YT[live][fr, cols] * bs
+    for k, (coef, idx, (start, end)) in sol.items():
+        sol[k] = (coef, idx, a_free[start:end])
     coefs = CB[rows]
+    bad = ~np.isfinite(coefs.sum(axis=1))  # a NaN or inf in b: that problem gives up too
+    if bad.any():
+        for k in [k for k, gone in zip(list(sol), bad) if gone]:
+            del sol[k]
+        rows = [j for j, gone in zip(rows, bad) if not gone]
+        coefs = coefs[~bad]
     M = coefs @ gram
-    if extras is not None:
+    if EL is not None:
+        EK = EL[rows]
+        M += np.matmul(EK, np.matmul(coefs[:, None, :], EK).transpose(0, 2, 1))[:, :, 0]
+    elif extras is not None:
         for j, k in enumerate(sol):
             M[j] += extras[k] @ (coefs[j] @ extras[k])
     M *= YT[list(sol)]  # the margins
@@ -555,7 +595,7 @@ def _settle_active_sets(
     d = X.shape[1]
     out: list[tuple[np.ndarray, np.ndarray, int, np.ndarray] | None] = [None] * K
     live = list(range(K))
-    seen: list[set] = [set() for _ in range(K)]  # each problem's sets so far
+    seen: list[set] = [set() for _ in range(K)]  # each problem's sets so far (packed)
     cautious = np.zeros(K, dtype=bool)
     grams: list[_FreeGram | None] = [None] * K  # each problem's last free-set Gram matrix
     widths = np.full(K, d) if extras is None else np.array([d + E.shape[1] for E in extras])
@@ -563,10 +603,13 @@ def _settle_active_sets(
     if gram is None and X.shape[0] <= d:
         gram = X @ X.T
     CY = Cs[:, None] * YT if weight is None else Cs[:, None] * YT * weight
+    stacked = None  # the dual's extras as one array where they have one width
+    if gram is not None and extras is not None and len({E.shape for E in extras}) == 1:
+        stacked = np.stack(extras)
     for used in range(rounds + 1):
         coefs: np.ndarray | None
         if gram is not None:  # fewer rows than features: the solves in the dual
-            coefs, sol, M = _dual_solves(gram, YT, CY, at_c, free, live, extras)
+            coefs, sol, M = _dual_solves(gram, YT, CY, at_c, free, live, extras, stacked)
         else:
             coefs, sol, M = _primal_solves(X, YT, Cs, CY, at_c, free, live, extras, weight, grams)
         if not sol:
@@ -587,19 +630,34 @@ def _settle_active_sets(
             weight[ks] if per_problem else weight,
         )
         moved = status == 0
-        at_c[ks[moved]] = sets_c[moved]
-        free[ks[moved]] = sets_f[moved]
-        live = []
-        for j, k in enumerate(solved_ks):
-            v, idx, a_free = sol[k]
-            if status[j] == 1:
+        ks_moved = ks[moved]
+        at_c[ks_moved] = sets_c[moved]
+        free[ks_moved] = sets_f[moved]
+        done = np.flatnonzero(status == 1).tolist()
+        if done:
+            V = VE = None
+            if coefs is not None:  # the dual's coefficients a_i y_i: v from them, one
+                CD = coefs[done]  # product for every problem settled at this correction
+                V = CD @ X
+                if stacked is not None:
+                    VE = np.matmul(CD[:, None, :], stacked[ks[done]])[:, 0, :]
+            for i, j in enumerate(done):
+                k = solved_ks[j]
+                v, idx, a_free = sol[k]
                 wk = weight[k] if per_problem else weight
                 a = _multipliers(at_c[k], idx, a_free, float(Cs[k]), wk)
-                if coefs is not None:  # the dual's coefficients a_i y_i: v from them
-                    v = v @ X if extras is None else np.concatenate([v @ X, v @ extras[k]])
+                if V is not None:
+                    if extras is None:
+                        v = V[i]
+                    else:
+                        ve = v @ extras[k] if VE is None else VE[i]
+                        v = np.concatenate([V[i], ve])
                 out[k] = (v, a, used, M[j].copy())
-            elif status[j] == 0:
-                state = hash(at_c[k].tobytes() + free[k].tobytes())
+        live = []
+        if ks_moved.size:  # the new sets of each moved problem, as bytes (cycles)
+            keys = np.packbits(np.concatenate([sets_c[moved], sets_f[moved]], axis=1), axis=1)
+            for key, k in zip(keys, ks_moved.tolist()):
+                state = key.tobytes()
                 if state not in seen[k]:
                     seen[k].add(state)
                     live.append(k)
