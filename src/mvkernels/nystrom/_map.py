@@ -512,11 +512,16 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         Xs: list[np.ndarray],
         mask: Any = "compute",
         view_statistics: bool = True,
+        defer_normalizers: bool = False,
     ) -> BlockNystrom:
         """Fit on validated views. ``mask``: the observed mask (:func:`observed_mask`;
         None: complete), computed here by default. ``view_statistics=False`` skips the pass
         of :attr:`missing_model_` on complete data (a caller then sets it from its own
-        moments, :meth:`set_missing_model`)."""
+        moments, :meth:`set_missing_model`). ``defer_normalizers=True`` (complete in-memory
+        views, built-in kernels, no view statistics): the landmarks and kernels only, the
+        normalisers ``S_l`` (one eigendecomposition a view) left to
+        :meth:`_fit_normalizers`, which a caller that only needs the landmark Gram matrices
+        (:meth:`_landmark_grams`) may skip; ``normalizers_`` is unset until then."""
         rng = check_random_state(self.random_state)
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
         dask_input = views_kind(Xs) == "dask"
@@ -564,7 +569,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             for Xv, kern in zip(Xs, kernels):
                 kern.fit(Xv, random_state=rng)
             idx = select_landmarks(Xs, kernels, p, self.landmarks, rng)
-        normalizers, ranks, landmark_rows = [], [], []
+        landmark_rows, grams = [], []
         for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
             W = None
             if kern.precomputed:
@@ -573,14 +578,22 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             else:
                 Z = gathered[l] if dask_input or mask is not None else Xv[idx]
                 landmark_rows.append(Z.copy() if is_sparse(Z) else np.array(Z))
-            S, r = landmark_normalizer(kern, landmark_rows[l], self.eig_floor, W=W, view=l)
-            normalizers.append(S)
-            ranks.append(r)
+            grams.append(W)
         self.kernels_ = kernels
         self.landmark_indices_ = idx
         self.landmarks_ = landmark_rows
-        self.normalizers_ = normalizers
-        self.ranks_ = ranks
+        deferred = (
+            defer_normalizers
+            and mask is None
+            and not dask_input
+            and not view_statistics
+            and all(not k.precomputed and k.name != "callable" for k in kernels)
+        )
+        if deferred:  # unset (not fitted) until _fit_normalizers
+            self.__dict__.pop("normalizers_", None)
+            self.__dict__.pop("ranks_", None)
+        else:
+            self._fit_normalizers(grams)
         self.n_views_ = len(Xs)
         self.n_landmarks_ = p
         self.n_samples_fit_ = n
@@ -588,6 +601,28 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         if len(Xs) > 1 and (mask is not None or (view_statistics and not dask_input)):
             self._fit_missing_model(Xs)
         return self
+
+    def _landmark_grams(self) -> list[np.ndarray]:
+        """The landmark Gram matrices ``W_l = k_l(Z_l, Z_l)`` of a map fitted with
+        built-in kernels, computed as :func:`landmark_normalizer` does (one BLAS thread),
+        so that :meth:`_fit_normalizers` on them gives the same ``S_l`` bit for bit."""
+        out = []
+        for kern, Z in zip(self.kernels_, self.landmarks_):
+            with serial_blas(int(Z.shape[0]), max_size=None):
+                out.append(kern(Z, Z))
+        return out
+
+    def _fit_normalizers(self, grams: list | None = None) -> None:
+        """``normalizers_`` and ``ranks_`` (:func:`landmark_normalizer`), from the
+        landmark Gram matrices ``grams`` where given (None entries: computed)."""
+        normalizers, ranks = [], []
+        for l, (kern, Z) in enumerate(zip(self.kernels_, self.landmarks_)):
+            W = None if grams is None else grams[l]
+            S, r = landmark_normalizer(kern, Z, self.eig_floor, W=W, view=l)
+            normalizers.append(S)
+            ranks.append(r)
+        self.normalizers_ = normalizers
+        self.ranks_ = ranks
 
     def _fit_missing_model(self, Xs: list) -> None:
         """:attr:`missing_model_` from one pass over validated training views."""
