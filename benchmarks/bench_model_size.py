@@ -61,12 +61,12 @@ def _mb(obj: object) -> float:
 @contextlib.contextmanager
 def _plain_arrays():
     """Pickles store every array plainly (as before :mod:`mvkernels._packing`)."""
-    saved = (_map._stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack)
-    _map._stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack = (list, *[_identity] * 3)
+    saved = (_map.stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack)
+    _map.stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack = (list, *[_identity] * 3)
     try:
         yield
     finally:
-        _map._stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack = saved
+        _map.stored_landmarks, _map.pack, _mvml_base.pack, _packing.pack = saved
 
 
 def _identity(a):

@@ -38,6 +38,43 @@ def test_alternate_stops_each_problem_on_its_own_and_records_the_path():
     assert run.histories[0][-1] == 0.25
 
 
+def test_record_stops_as_objective_converged_on_each_history(rng):
+    """PathState.record writes the histories a batch at a time and stops a problem exactly
+    when objective_converged on its own list says so (ties at the tolerance, equal
+    values, NaN and inf objectives included); finish and finish_all append the final
+    objective, history(i) returns the values as recorded."""
+    from mvkernels.mvml._metric import objective_converged
+
+    n, max_iter, tol = 40, 6, 1e-3
+    base = rng.uniform(0.5, 2.0, size=n)
+    steps = rng.choice([0.0, 5e-4, 1e-3, 0.02, np.nan, np.inf], size=(max_iter, n))
+    table = base * np.cumprod(1.0 - np.nan_to_num(steps, nan=0.0, posinf=0.0), axis=0)
+    table[np.isnan(steps)] = np.nan
+    table[np.isinf(steps)] = np.inf
+    table[3, 0] = table[2, 0] * (1.0 - tol)  # the bound hit exactly (to rounding)
+    run = PathState.start(n, 1, max_iter, record_path=False)
+    lists = [[] for _ in range(n)]
+    alive = np.ones(n, dtype=bool)
+    for it in range(max_iter):
+        idx = run.idx
+        rows = np.arange(n)[idx]
+        np.testing.assert_array_equal(rows, np.flatnonzero(alive))
+        if rows.size == 0:
+            break
+        run.record(it, np.zeros((rows.size, 1)), table[it, rows], tol)
+        for i in rows:
+            lists[i].append(float(table[it, i]))
+            alive[i] = not objective_converged(lists[i], tol)
+    np.testing.assert_array_equal(run.converged, ~alive)
+    for i in range(n):
+        np.testing.assert_array_equal(run.history(i), lists[i])
+        assert run.histories[i] == lists[i] or np.isnan(lists[i]).any()
+    run.finish(1, np.zeros(1), 0.5)
+    run.finish_all(np.arange(n, dtype=float))
+    assert run.histories[1][-2:] == [0.5, 1.0] and run.history(0)[-1] == 0.0
+    assert len(run.histories) == n and len(list(run.histories)) == n
+
+
 def test_alternate_without_tol_runs_every_iteration():
     run = PathState.start(2, 1, max_iter=3, record_path=False)
     alternate(run, 3, None, lambda it, idx: (np.zeros((2, 1)), np.ones(2)))

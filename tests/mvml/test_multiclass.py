@@ -308,3 +308,53 @@ def test_nystrom_pairs_in_one_batch_equal_binary_solves(params):
         min_eig = r["metric"].min_eigenvalue()
         np.testing.assert_allclose(clf.metric_min_eigenvalue_[k], min_eig, atol=1e-10)
     ctx.__exit__(None, None, None)
+
+
+def test_ovo_training_moments_in_one_pass_and_class_moments_on_demand(monkeypatch):
+    """One-vs-one in Nystrom mode: the merged training moments come from one pass over the
+    rows (merged_targets of the class moments, to rounding), and the classes' moments are
+    computed only when a pair reads them: not by the batched square-loss pairs with fewer
+    rows than features (the fit is unchanged), but by a pair fitted from its statistics."""
+    from mvkernels.mvml import _multiclass as mc
+
+    Xs, y = _blobs(n_per=12, K=4)
+    made = []
+    real = mc.class_moments
+
+    def counted(*args, **kw):
+        made.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(mc, "class_moments", counted)
+    seen = {}
+    real_training = mc.OneVsOneMixin._training_moments
+
+    def keep(self, nys, Xs_, Y):
+        mom = real_training(self, nys, Xs_, Y)
+        seen["merged"], seen["lazy"] = mom, self._ovo_class_moments
+        yi = np.argmax(np.asarray(Y), axis=1)
+        seen["want"] = mc.merged_targets(
+            real(nys, Xs_, yi, 4), mc.one_vs_all_targets(np.arange(4), 4)
+        )
+        return mom
+
+    monkeypatch.setattr(mc.OneVsOneMixin, "_training_moments", keep)
+    est = MVMLClassifier(multi_class="ovo", n_landmarks=20, max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(Xs, y)
+    for name in ("gram", "sum", "cross", "target_gram"):
+        np.testing.assert_allclose(
+            getattr(seen["merged"], name), getattr(seen["want"], name), rtol=1e-12, atol=1e-12
+        )
+    assert not seen["lazy"].computed and not made  # the pairs read their rows
+    # the classes' moments on demand: the same as class_moments, computed once
+    lazy = seen["lazy"]
+    assert len(lazy) == 4 and lazy[2] is lazy[2] and len(made) == 1
+    # fewer features than a pair's rows: the pairs are fitted from the classes' moments
+    made.clear()
+    est = MVMLClassifier(multi_class="ovo", n_landmarks=4, max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(Xs, y)
+    assert seen["lazy"].computed and len(made) == 1

@@ -168,7 +168,7 @@ def test_default_svc_pickles_small_and_round_trips():
 def test_joint_view_landmarks_are_pickled_by_reference():
     """The joint view's landmark rows are the views' rows side by side: the pickle refers
     to them; continuous rows keep float64, integer rows are stored narrower."""
-    from mvkernels.nystrom._map import _JoinedRows
+    from mvkernels.nystrom._storage import JoinedRows
 
     rng = np.random.RandomState(0)
     Xs = [rng.randn(60, 3), rng.randint(0, 9, size=(60, 4)).astype(float)]
@@ -176,7 +176,7 @@ def test_joint_view_landmarks_are_pickled_by_reference():
     nys = est.nystrom_
     stored = nys.__getstate__()["landmarks_"]
     assert isinstance(stored[0], np.ndarray) and stored[0] is nys.landmarks_[0]
-    assert stored[1].values.dtype == np.float16 and stored[2] == _JoinedRows((0, 1))
+    assert stored[1].values.dtype == np.float16 and stored[2] == JoinedRows((0, 1))
     back = pickle.loads(pickle.dumps(nys))
     for a, b in zip(back.landmarks_, nys.landmarks_):
         assert a.dtype == b.dtype and a.flags.c_contiguous and a.tobytes() == b.tobytes()

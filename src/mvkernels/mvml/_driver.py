@@ -33,7 +33,7 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 from ._lowrank import LowRankMetrics, _frob2, _g_step_rows
-from ._metric import Metric, objective_converged
+from ._metric import Metric
 from ._problem import MVMLProblem
 
 __all__ = [
@@ -50,6 +50,23 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------- bookkeeping
+class _Histories:
+    """The objective histories of a :class:`PathState` as a read-only sequence of lists
+    (``histories[i]``: problem ``i``'s objectives in order)."""
+
+    def __init__(self, state: PathState) -> None:
+        self._state = state
+
+    def __len__(self) -> int:
+        return int(self._state.lengths.shape[0])
+
+    def __getitem__(self, i: int) -> list[float]:
+        return self._state.history(i).tolist()
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+
 @dataclass
 class PathState:
     """The bookkeeping of Algorithm 1's outer loop for a batch of problems, shared by every
@@ -61,9 +78,16 @@ class PathState:
     ``path[i, k]`` is problem ``i``'s g-step solution for the metric after ``k + 1``
     outer iterations, i.e. the final ``g`` of a fit with ``max_iter = k + 1`` and
     ``tol=None``: iteration ``k + 1`` writes ``path[:, k]`` (:meth:`record`) and the
-    final g-step writes ``path[i, n_iter[i] - 1]`` (:meth:`finish`)."""
+    final g-step writes ``path[i, n_iter[i] - 1]`` (:meth:`finish`).
 
-    histories: list[list[float]]
+    The histories are one array (``values[i, :lengths[i]]``: problem ``i``'s objectives),
+    written and tested for convergence a batch at a time: the same values and stopping
+    decisions as a list per problem and :func:`~mvkernels.mvml._metric.objective_converged`
+    on each (the same floating-point operations).
+    """
+
+    values: np.ndarray
+    lengths: np.ndarray
     n_iter: np.ndarray
     converged: np.ndarray
     path: np.ndarray | None
@@ -72,11 +96,30 @@ class PathState:
     @classmethod
     def start(cls, n: int, d: int, max_iter: int, record_path: bool) -> PathState:
         return cls(
-            histories=[[] for _ in range(n)],
+            values=np.empty((n, max_iter + 1)),  # max_iter records, then the final one
+            lengths=np.zeros(n, dtype=int),
             n_iter=np.zeros(n, dtype=int),
             converged=np.zeros(n, dtype=bool),
             path=np.zeros((n, max_iter, d)) if record_path else None,
         )
+
+    @property
+    def histories(self) -> _Histories:
+        """Problem ``i``'s objective history as a list: ``histories[i]``."""
+        return _Histories(self)
+
+    def history(self, i: int) -> np.ndarray:
+        """Problem ``i``'s objective history (a copy)."""
+        return self.values[i, : self.lengths[i]].copy()
+
+    def _append(self, rows: Any, obj: np.ndarray) -> np.ndarray:
+        """Append ``obj`` to the histories of ``rows``; returns their earlier lengths."""
+        at = self.lengths[rows]
+        if at.size and int(at.max()) >= self.values.shape[1]:  # room for more
+            self.values = np.concatenate([self.values, np.empty_like(self.values)], axis=1)
+        self.values[rows, at] = obj
+        self.lengths[rows] = at + 1
+        return at
 
     def record(self, it: int, g: np.ndarray, obj: np.ndarray, tol: float | None) -> None:
         """Iteration ``it`` of the running problems: g-step ``g``, objective ``obj``."""
@@ -84,13 +127,16 @@ class PathState:
         self.n_iter[idx] = it + 1
         if self.path is not None and it > 0:
             self.path[idx, it - 1] = g
-        rows = range(len(self.histories)) if isinstance(idx, slice) else idx
-        for i, value in zip(rows, np.asarray(obj, dtype=np.float64).tolist()):
-            self.histories[i].append(value)
+        rows = np.arange(self.lengths.shape[0]) if isinstance(idx, slice) else idx
+        obj = np.asarray(obj, dtype=np.float64).reshape(-1)
+        at = self._append(rows, obj)
         if tol is not None:
-            for i in rows:
-                if objective_converged(self.histories[i], tol):
-                    self.converged[i] = True
+            # objective_converged on each history: |h[-2] - h[-1]| <= tol max(|h[-2]|, tiny)
+            prev = self.values[rows, np.maximum(at - 1, 0)]
+            bound = tol * np.maximum(np.abs(prev), np.finfo(float).tiny)
+            with np.errstate(invalid="ignore"):
+                done = (at >= 1) & (np.abs(prev - obj) <= bound)
+            self.converged[rows[done]] = True
             if self.converged.any():
                 self.idx = np.flatnonzero(~self.converged)
 
@@ -98,7 +144,11 @@ class PathState:
         """Problem ``i``'s final g-step and its objective."""
         if self.path is not None:
             self.path[i, self.n_iter[i] - 1] = g
-        self.histories[i].append(float(obj))
+        self._append(np.array([i]), np.array([float(obj)]))
+
+    def finish_all(self, obj: np.ndarray) -> None:
+        """The final objective of every problem (their final g-steps: the caller's)."""
+        self._append(np.arange(self.lengths.shape[0]), np.asarray(obj, dtype=np.float64))
 
 
 def alternate(
@@ -322,13 +372,12 @@ def _final_path(
     W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
     quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
     obj = _data_term(Bb, yy, G, gMg) + alpha * quad + eta * _frob2(s, gram, mets.dim)
-    for h, value in zip(state.histories, obj.tolist()):
-        h.append(value)
+    state.finish_all(obj)
     return LowRankPath(
         G=G,
         s=s,
         W=W,
-        history=[np.asarray(h) for h in state.histories],
+        history=[state.history(i) for i in range(n)],
         n_iter=state.n_iter,
         converged=state.converged,
         path=state.path,
@@ -592,7 +641,7 @@ def reference_paths(
             metric=r.metric,
             g=r.g,
             w=r.w,
-            history=np.asarray(run.histories[i]),
+            history=run.history(i),
             n_iter=n_iter,
             converged=bool(run.converged[i]) or not alternates,
             state=r.state,

@@ -36,8 +36,9 @@ libsvm does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from scipy.special import expit, log_expit
@@ -56,6 +57,7 @@ __all__ = [
     "ovo_predicted_indices",
     "pair_problem",
     "pair_moments",
+    "LazyClassMoments",
     "couple_pairwise",
     "PairwiseCalibration",
     "fit_pairwise_calibration",
@@ -152,6 +154,59 @@ def class_moments(
     return out
 
 
+class LazyClassMoments(Sequence[FeatureMoments]):
+    """:func:`class_moments` computed on first access (a sequence of the classes'
+    moments): a one-vs-one fit whose pairs read their rows' features
+    (:meth:`OneVsOneMixin._solve_pairs_batched` with fewer rows a pair than features) never
+    needs them, and one pass over the rows gives the merged moments
+    (:func:`merged_targets`' value, to rounding) without ``n_classes`` Gram matrices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.nystrom import BlockNystrom
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(9, 2)), rng.normal(size=(9, 3))]
+    >>> nys = BlockNystrom(n_landmarks=4, random_state=0).fit(Xs)
+    >>> yi = np.array([0, 1, 2] * 3)
+    >>> lazy = LazyClassMoments(nys, Xs, yi, 3)
+    >>> lazy.computed, len(lazy)
+    (False, 3)
+    >>> bool(np.allclose(lazy[1].gram, class_moments(nys, Xs, yi, 3)[1].gram)), lazy.computed
+    (True, True)
+    """
+
+    def __init__(
+        self,
+        nys: Any,
+        Xs: Any,
+        yi: np.ndarray,
+        n_classes: int,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
+        self._args = (nys, Xs, yi, int(n_classes), sample_weight)
+        self._moments: list[FeatureMoments] | None = None
+
+    @property
+    def computed(self) -> bool:
+        """Whether the classes' moments have been computed."""
+        return self._moments is not None
+
+    def __len__(self) -> int:
+        return self._args[3]
+
+    @overload
+    def __getitem__(self, k: int) -> FeatureMoments: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[FeatureMoments]: ...
+
+    def __getitem__(self, k: int | slice) -> FeatureMoments | list[FeatureMoments]:
+        if self._moments is None:
+            self._moments = class_moments(*self._args)
+        return self._moments[k]
+
+
 def merged_targets(moms: list[FeatureMoments], Y_rows: np.ndarray) -> FeatureMoments:
     """The moments of all rows with targets, from class moments ``moms`` whose rows all have
     the target row ``Y_rows[k]`` (e.g. the one-vs-all ``+-1`` row of class ``k``)."""
@@ -173,7 +228,7 @@ def merged_targets(moms: list[FeatureMoments], Y_rows: np.ndarray) -> FeatureMom
     return total.symmetrize()
 
 
-def pair_moments(moments: list[FeatureMoments], i: int, j: int) -> FeatureMoments:
+def pair_moments(moments: Sequence[FeatureMoments], i: int, j: int) -> FeatureMoments:
     """The moments of the pair ``(i, j)`` with targets ``+1`` (class ``i``) and ``-1``
     (``j``) from the class moments ``moments`` (no targets): ``C = C_i + C_j``,
     ``c = s_i - s_j``, ``y^T y = n_i + n_j``."""
@@ -185,7 +240,7 @@ def pair_problem(
     yi: np.ndarray,
     i: int,
     j: int,
-    moments: list[FeatureMoments] | None = None,
+    moments: Sequence[FeatureMoments] | None = None,
 ) -> tuple[MVMLProblem, np.ndarray]:
     """The binary problem of classes ``i`` (target ``+1``) and ``j`` (``-1``), and its rows.
 
@@ -197,8 +252,9 @@ def pair_problem(
         Class index of every training row.
     i, j : int
         The pair's classes.
-    moments : list of FeatureMoments or None
-        Nystrom mode: the feature moments of every class (:func:`class_moments`); the
+    moments : sequence of FeatureMoments or None
+        Nystrom mode: the feature moments of every class (:func:`class_moments`, or
+        :class:`LazyClassMoments`); the
         pair's statistics are ``C_i + C_j``, ``s_i - s_j``, ``n_i + n_j``. Without them
         (a loss that keeps the features ``U``) they are recomputed from the pair's rows,
         and only when ``problem`` has statistics at all.
@@ -371,9 +427,13 @@ class OneVsOneMixin:
             return super()._training_moments(nys, Xs, Y)  # type: ignore[misc]
         Y = np.asarray(Y)
         yi = np.argmax(Y, axis=1)
-        moms = class_moments(nys, Xs, yi, Y.shape[1], self.__dict__.get("_loss_weight"))
-        self._ovo_class_moments = moms
-        return merged_targets(moms, one_vs_all_targets(np.arange(len(moms)), len(moms)))
+        # the classes' moments only if a pair reads them (_solve); the merged moments (every
+        # row with its class's one-vs-all row of targets) in one pass
+        self._ovo_class_moments = LazyClassMoments(
+            nys, Xs, yi, Y.shape[1], self.__dict__.get("_loss_weight")
+        )
+        Y_rows = one_vs_all_targets(yi, Y.shape[1])
+        return super()._training_moments(nys, Xs, Y_rows).symmetrize()  # type: ignore[misc]
 
     def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
         moms = self.__dict__.pop("_ovo_class_moments", None)
@@ -413,7 +473,7 @@ class OneVsOneMixin:
         self,
         problem: MVMLProblem,
         yi: np.ndarray,
-        moms: list[FeatureMoments] | None,
+        moms: Sequence[FeatureMoments] | None,
         loss: Any,
         record_path: bool,
     ) -> list[dict]:

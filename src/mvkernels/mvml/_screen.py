@@ -145,6 +145,23 @@ def ridge_loo_outputs(
         s, Q = robust_eigh(U.T @ U if gram is None else gram, what="feature Gram matrix U^T U")
         s = np.maximum(s, 0.0)
         P = U @ Q
+    return _loo_from_factor(s, P, Y, alphas, n_blocks, base, H0, r)
+
+
+def _loo_from_factor(
+    s: np.ndarray,
+    P: np.ndarray,
+    Y: np.ndarray,
+    alphas: np.ndarray,
+    n_blocks: int,
+    base: np.ndarray,
+    H0: Any,
+    r: np.ndarray | None,
+) -> np.ndarray:
+    """:func:`ridge_loo_outputs` from the factor ``P`` and the spectrum ``s`` of the
+    (transformed) rows' Gram matrix: the hat matrix's diagonal and fitted values per
+    ``alpha``, then the leave-one-out identity; ``base``, ``H0`` and ``r`` the intercept's
+    and the row weights' parts (zeros, 0 and None without them)."""
     PY = P.T @ Y  # (min(n, d), T)
     inv = 1.0 / (s[None, :] + np.asarray(alphas, dtype=np.float64)[:, None] * n_blocks**2)
     H = (P * P) @ inv.T  # (n, m): diagonal of the hat matrix per alpha
@@ -189,12 +206,114 @@ class ScreenGrams:
     True
     """
 
-    def __init__(self, U: np.ndarray, d_in: int) -> None:
-        self.U, self.d_in = U, int(d_in)
+    def __init__(self, U: np.ndarray | None, d_in: int) -> None:
+        self._U, self.d_in = U, int(d_in)
         self._done: dict[tuple[int, int], np.ndarray] = {}
+        self._map: tuple[Any, list] | None = None
+        #: the views' landmark Gram matrices, when every row is a landmark and no
+        #: eigenvalue is floored: then ``U_l U_l^T = W_l`` and the features wait
+        self._direct: list[np.ndarray] | None = None
+
+    @classmethod
+    def of_map(cls, nys: Any, Xs: list, d_in: int) -> ScreenGrams:
+        """The Gram matrices of the features of the views ``Xs`` under the Nystrom map
+        ``nys`` (a :class:`~mvkernels.nystrom.BlockNystrom` fitted on ``Xs``).
+
+        With every row a landmark (in order) the features of view ``l`` are
+        ``U_l = W_l S_l`` with ``S_l = (W_l^+)^{1/2}``, so ``U_l U_l^T = W_l W_l^+ W_l =
+        W_l`` when no eigenvalue of ``W_l`` falls under the map's floor (checked by one
+        Cholesky factorisation, :func:`_nothing_floored`): the row-side Gram matrices are
+        sums of the landmark Gram matrices. A map fitted with deferred normalisers
+        (``BlockNystrom._fit_views(..., defer_normalizers=True)``) then computes neither
+        ``S_l`` (one eigendecomposition a view) nor the features until :attr:`U` or
+        :meth:`fitted` asks (the screen's finalists only). Otherwise the features are
+        computed at once, as ``ScreenGrams(nys.transform(Xs), d_in)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from mvkernels.nystrom import BlockNystrom
+        >>> rng = np.random.default_rng(0)
+        >>> Xs = [rng.normal(size=(12, 3)), rng.normal(size=(12, 2))]
+        >>> nys = BlockNystrom(n_landmarks=12, random_state=0)
+        >>> nys = nys._fit_views(Xs, view_statistics=False, defer_normalizers=True)
+        >>> grams = ScreenGrams.of_map(nys, Xs, 12)
+        >>> U = grams.U  # the features, computed on demand
+        >>> bool(np.allclose(grams.of(slice(None)), U @ U.T))
+        True
+        """
+        deferred = "normalizers_" not in nys.__dict__
+        n = int(Xs[0].shape[0])
+        idx = np.asarray(nys.landmark_indices_)
+        if deferred and idx.size == n and np.array_equal(idx, np.arange(n)):
+            Ws = nys._landmark_grams()
+            if all(_nothing_floored(W, nys.eig_floor) for W in Ws):
+                grams = cls(None, d_in)
+                grams._map, grams._direct = (nys, Xs), Ws
+                return grams
+            nys._fit_normalizers(Ws)  # the same S_l as an eager fit, bit for bit
+        elif deferred:
+            nys._fit_normalizers()
+        grams = cls(nys.transform(Xs), d_in)
+        grams._map = (nys, Xs)
+        return grams
+
+    @property
+    def U(self) -> np.ndarray:
+        """The features of all the rows (computed on first use from the map)."""
+        if self._U is None:
+            if self._map is None:
+                raise ValueError("ScreenGrams holds neither features nor a Nystrom map")
+            nys, Xs = self._map
+            if "normalizers_" not in nys.__dict__:
+                nys._fit_normalizers(self._direct)
+            self._U = nys.transform(Xs)
+        return self._U
+
+    def fitted(self) -> tuple[Any, np.ndarray]:
+        """The Nystrom map (normalisers fitted) and the features of all the rows."""
+        if self._map is None:
+            raise ValueError("ScreenGrams was built from features, not from a Nystrom map")
+        U = self.U
+        return self._map[0], U
+
+    def loo_outputs(
+        self,
+        cols: slice,
+        Y: np.ndarray,
+        alphas: np.ndarray,
+        n_blocks: int,
+        fit_intercept: bool = False,
+        sample_weight: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """:func:`ridge_loo_outputs` of the features ``U[:, cols]``, from this object's
+        Gram matrix where the function reads one (neither ``fit_intercept`` nor
+        ``sample_weight``): the same computation, without the features when the Gram
+        matrix is a sum of landmark Gram matrices."""
+        plain = not fit_intercept and sample_weight is None
+        if plain and self._direct is not None:  # row side: U U^T = V diag(s) V^T
+            s, V = robust_eigh(self.of(cols), what="row Gram matrix U U^T")
+            s = np.maximum(s, 0.0)
+            Y = np.asarray(Y, dtype=np.float64)
+            base = np.zeros((1, Y.shape[1]))
+            return _loo_from_factor(s, V * np.sqrt(s), Y, alphas, n_blocks, base, 0.0, None)
+        return ridge_loo_outputs(
+            self.U[:, cols],
+            Y,
+            alphas,
+            n_blocks,
+            fit_intercept,
+            sample_weight,
+            gram=self.of(cols) if plain else None,
+        )
+
+    def _n_columns(self) -> int:
+        if self._direct is not None:
+            return sum(W.shape[0] for W in self._direct)
+        return self.U.shape[1]
 
     def _key(self, cols: slice) -> tuple[int, int]:
-        start, stop, _ = cols.indices(self.U.shape[1])
+        start, stop, _ = cols.indices(self._n_columns())
         return start, stop
 
     def of(self, cols: slice) -> np.ndarray:
@@ -205,6 +324,14 @@ class ScreenGrams:
         return self._done[key]
 
     def _compute(self, start: int, stop: int) -> np.ndarray:
+        if self._direct is not None:  # whole blocks of n columns: the row side
+            p = self._direct[0].shape[0]
+            if start % p or stop % p:
+                raise ValueError(f"columns {start}:{stop} are not whole view blocks of {p}")
+            total = self._direct[start // p]
+            for W in self._direct[start // p + 1 : stop // p]:
+                total = total + W
+            return total
         n, d = self.U.shape
         B = self.U[:, start:stop]
         if n <= stop - start:  # row side
@@ -215,6 +342,21 @@ class ScreenGrams:
         if (start, stop) != (0, d) and n > d:  # a diagonal block of the feature side's
             return self.of(slice(0, d))[start:stop, start:stop]
         return B.T @ B
+
+
+def _nothing_floored(W: np.ndarray, eig_floor: float) -> bool:
+    """Whether every eigenvalue of the PSD matrix ``W`` is above ``eig_floor`` times the
+    largest (the Nystrom normaliser then keeps them all): ``W - eig_floor tr(W) I`` is
+    positive definite (one Cholesky factorisation) and ``tr(W)`` bounds the largest
+    eigenvalue; the floor at least ``n`` machine epsilons, so that an eigenvalue that is
+    zero up to rounding never passes. A sufficient test: False may also mean a floor close
+    to the smallest."""
+    top = float(np.trace(W))
+    if not top > 0 or not np.all(np.isfinite(W)):
+        return False
+    S = np.array(W, dtype=np.float64)
+    S[np.diag_indices_from(S)] -= max(eig_floor, S.shape[0] * np.finfo(float).eps) * top
+    return robust_cholesky(S) is not None
 
 
 def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:

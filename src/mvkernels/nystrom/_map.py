@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
@@ -50,6 +49,7 @@ from ._moments import (
     _as_targets,
     numpy_feature_moments,
 )
+from ._storage import restored_landmarks, stored_landmarks
 
 __all__ = [
     "select_landmarks",
@@ -262,54 +262,6 @@ def landmark_normalizer(
         return sqrt_pinv_psd(W, eig_floor)
 
 
-@dataclass(frozen=True)
-class _JoinedRows:
-    """A pickled view's landmark rows that are the rows of the views ``parts`` side by
-    side (``np.hstack``), stored by reference."""
-
-    parts: tuple[int, ...]
-
-
-def _joined_from(rows: list, l: int) -> _JoinedRows | None:
-    """The other views whose landmark rows, side by side, equal view ``l``'s bit for bit
-    (every other view, in order), or None."""
-    others = [j for j in range(len(rows)) if j != l]
-    arrays = [rows[j] for j in [l, *others]]
-    if not others or not all(
-        isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.dtype.kind == "f" for Z in arrays
-    ):
-        return None
-    Z, parts = arrays[0], arrays[1:]
-    if any(P.shape[0] != Z.shape[0] or P.dtype != Z.dtype for P in parts):
-        return None
-    if sum(P.shape[1] for P in parts) != Z.shape[1] or not Z.flags.c_contiguous:
-        return None
-    return _JoinedRows(tuple(others)) if np.hstack(parts).tobytes() == Z.tobytes() else None
-
-
-def _stored_landmarks(rows: list) -> list:
-    """The landmark rows of a map as pickled: a view whose rows are the other views'
-    rows side by side (the joint view) as a :class:`_JoinedRows` reference, the others
-    through :func:`mvkernels._packing.pack` (the narrowest exact floating type, e.g.
-    float16 for 8-bit pixel values). :func:`_restored_landmarks` gives them back bit
-    for bit."""
-    out = list(rows)
-    for l in range(len(rows)):
-        joined = _joined_from(rows, l)
-        if joined is not None:
-            out[l] = joined
-            break  # at most one view is all the others side by side
-    return [Z if isinstance(Z, _JoinedRows) else pack(Z) for Z in out]
-
-
-def _restored_landmarks(stored: list) -> list:
-    """The landmark rows that :func:`_stored_landmarks` stored."""
-    rows = [unpack(Z) for Z in stored]
-    return [
-        np.hstack([rows[j] for j in Z.parts]) if isinstance(Z, _JoinedRows) else Z for Z in rows
-    ]
-
-
 def _recomputable(kern: ViewKernel) -> bool:
     """Whether ``S_l`` is a function of what a pickled map keeps: a named kernel family and
     the landmark rows (not a precomputed Gram matrix, not a user's callable)."""
@@ -440,7 +392,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         determine (:func:`landmark_normalizer`): ``v p^2`` numbers, the largest part of a
         map (``p = 1347`` landmarks of a 64-column view: 14.5 MB against 0.7 MB of
         landmark rows). Those of precomputed kernels and callables are kept. The
-        landmark rows are stored compactly and exactly (:func:`_stored_landmarks`: a
+        landmark rows are stored compactly and exactly (:func:`~._storage.stored_landmarks`: a
         view whose rows are the other views' rows side by side, as the MVML estimators'
         joint view, by reference; values in the narrowest exact floating type), and the
         landmark indices in the narrowest integer type."""
@@ -451,18 +403,18 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
                 None if _recomputable(kern) else S for kern, S in zip(kernels, normalizers)
             ]
         if state.get("landmarks_") is not None:
-            state["landmarks_"] = _stored_landmarks(state["landmarks_"])
+            state["landmarks_"] = stored_landmarks(state["landmarks_"])
         if "landmark_indices_" in state:
             state["landmark_indices_"] = pack(state["landmark_indices_"])
         return state
 
     def __setstate__(self, state: dict) -> None:
         """Restore a pickled map: the landmark rows bit for bit as fitted
-        (:func:`_restored_landmarks`), then each dropped ``S_l`` recomputed from them
+        (:func:`~._storage.restored_landmarks`), then each dropped ``S_l`` recomputed from them
         exactly as the fit computed it (one eigendecomposition of ``W_l`` per view, on one
         BLAS thread: bit for bit the fitted ``S_l``)."""
         if state.get("landmarks_") is not None:
-            state = {**state, "landmarks_": _restored_landmarks(state["landmarks_"])}
+            state = {**state, "landmarks_": restored_landmarks(state["landmarks_"])}
         if "landmark_indices_" in state:
             state = {**state, "landmark_indices_": unpack(state["landmark_indices_"])}
         super().__setstate__(state)
@@ -514,11 +466,16 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         Xs: list[np.ndarray],
         mask: Any = "compute",
         view_statistics: bool = True,
+        defer_normalizers: bool = False,
     ) -> BlockNystrom:
         """Fit on validated views. ``mask``: the observed mask (:func:`observed_mask`;
         None: complete), computed here by default. ``view_statistics=False`` skips the pass
         of :attr:`missing_model_` on complete data (a caller then sets it from its own
-        moments, :meth:`set_missing_model`)."""
+        moments, :meth:`set_missing_model`). ``defer_normalizers=True`` (complete in-memory
+        views, built-in kernels, no view statistics): the landmarks and kernels only, the
+        normalisers ``S_l`` (one eigendecomposition a view) left to
+        :meth:`_fit_normalizers`, which a caller that only needs the landmark Gram matrices
+        (:meth:`_landmark_grams`) may skip; ``normalizers_`` is unset until then."""
         rng = check_random_state(self.random_state)
         kernels = make_view_kernels(self.kernel, self.kernel_params, len(Xs))
         dask_input = views_kind(Xs) == "dask"
@@ -566,7 +523,7 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             for Xv, kern in zip(Xs, kernels):
                 kern.fit(Xv, random_state=rng)
             idx = select_landmarks(Xs, kernels, p, self.landmarks, rng)
-        normalizers, ranks, landmark_rows = [], [], []
+        landmark_rows, grams = [], []
         for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
             W = None
             if kern.precomputed:
@@ -575,14 +532,22 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
             else:
                 Z = gathered[l] if dask_input or mask is not None else Xv[idx]
                 landmark_rows.append(Z.copy() if is_sparse(Z) else np.array(Z))
-            S, r = landmark_normalizer(kern, landmark_rows[l], self.eig_floor, W=W, view=l)
-            normalizers.append(S)
-            ranks.append(r)
+            grams.append(W)
         self.kernels_ = kernels
         self.landmark_indices_ = idx
         self.landmarks_ = landmark_rows
-        self.normalizers_ = normalizers
-        self.ranks_ = ranks
+        deferred = (
+            defer_normalizers
+            and mask is None
+            and not dask_input
+            and not view_statistics
+            and all(not k.precomputed and k.name != "callable" for k in kernels)
+        )
+        if deferred:  # unset (not fitted) until _fit_normalizers
+            self.__dict__.pop("normalizers_", None)
+            self.__dict__.pop("ranks_", None)
+        else:
+            self._fit_normalizers(grams)
         self.n_views_ = len(Xs)
         self.n_landmarks_ = p
         self.n_samples_fit_ = n
@@ -590,6 +555,28 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
         if len(Xs) > 1 and (mask is not None or (view_statistics and not dask_input)):
             self._fit_missing_model(Xs)
         return self
+
+    def _landmark_grams(self) -> list[np.ndarray]:
+        """The landmark Gram matrices ``W_l = k_l(Z_l, Z_l)`` of a map fitted with
+        built-in kernels, computed as :func:`landmark_normalizer` does (one BLAS thread),
+        so that :meth:`_fit_normalizers` on them gives the same ``S_l`` bit for bit."""
+        out = []
+        for kern, Z in zip(self.kernels_, self.landmarks_):
+            with serial_blas(int(Z.shape[0]), max_size=None):
+                out.append(kern(Z, Z))
+        return out
+
+    def _fit_normalizers(self, grams: list | None = None) -> None:
+        """``normalizers_`` and ``ranks_`` (:func:`landmark_normalizer`), from the
+        landmark Gram matrices ``grams`` where given (None entries: computed)."""
+        normalizers, ranks = [], []
+        for l, (kern, Z) in enumerate(zip(self.kernels_, self.landmarks_)):
+            W = None if grams is None else grams[l]
+            S, r = landmark_normalizer(kern, Z, self.eig_floor, W=W, view=l)
+            normalizers.append(S)
+            ranks.append(r)
+        self.normalizers_ = normalizers
+        self.ranks_ = ranks
 
     def _fit_missing_model(self, Xs: list) -> None:
         """:attr:`missing_model_` from one pass over validated training views."""
@@ -922,7 +909,9 @@ class BlockNystrom(TransformerMixin, BaseEstimator):
 
 
 # ============================================================================ for estimators
-def fit_validated_views(nys: BlockNystrom, Xs: list, mask: Any = "compute") -> BlockNystrom:
+def fit_validated_views(
+    nys: BlockNystrom, Xs: list, mask: Any = "compute", defer_normalizers: bool = False
+) -> BlockNystrom:
     """Fit ``nys`` on views its caller has validated (:func:`check_views`), without the
     pass of view statistics on complete views: the step of an estimator that owns a map
     and computes the feature moments itself (the MVML estimators and their
@@ -939,6 +928,10 @@ def fit_validated_views(nys: BlockNystrom, Xs: list, mask: Any = "compute") -> B
         missing rows), computed here by default. With missing rows the map keeps the
         completion statistics of the observed features (eq. 13-18), unweighted
         (:func:`weight_missing_model` weights them).
+    defer_normalizers : bool, default=False
+        Complete in-memory views only: leave the normalisers ``S_l`` (one
+        eigendecomposition per view) to the first use of the features, for a caller that
+        may need only the landmark Gram matrices (the cross-validated search's screen).
 
     Returns
     -------
@@ -954,7 +947,7 @@ def fit_validated_views(nys: BlockNystrom, Xs: list, mask: Any = "compute") -> B
     >>> nys.transform(Xs).shape
     (20, 10)
     """
-    return nys._fit_views(Xs, mask, view_statistics=False)
+    return nys._fit_views(Xs, mask, view_statistics=False, defer_normalizers=defer_normalizers)
 
 
 def weight_missing_model(nys: BlockNystrom, Xs: list, sample_weight: np.ndarray) -> None:

@@ -9,6 +9,7 @@ from mvkernels.mvml._screen import (
     MISSING_FINALISTS_FACTOR,
     N_FINALISTS,
     ScreenGrams,
+    _nothing_floored,
     alpha_window,
     best_index,
     finalists,
@@ -63,6 +64,71 @@ def test_screen_grams_equal_the_direct_products(rng, n):
             rtol=1e-10,
             atol=1e-12,
         )
+
+
+def _deferred_map(Xs, n_landmarks, **kw):
+    nys = BlockNystrom(n_landmarks=n_landmarks, random_state=0, **kw)
+    return nys._fit_views(Xs, view_statistics=False, defer_normalizers=True)
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_screen_grams_of_a_map_equal_the_features_products(rng, factor):
+    """With every row a landmark and no eigenvalue floored, ScreenGrams.of_map reads each
+    column set's Gram matrix off the landmark Gram matrices (U_l U_l^T = W_l) without the
+    normalisers; the Gram matrices, the leave-one-out outputs and the features it computes
+    on demand equal those of the eagerly fitted map (features bit for bit)."""
+    Xs = [rng.standard_normal((14, 3)), rng.standard_normal((14, 2))]
+    Xs.append(np.hstack(Xs))  # a joint view last, as the CV estimators'
+    params = [{"gamma": factor / X.shape[1]} for X in Xs]
+    nys = _deferred_map(Xs, 14, kernel_params=params)
+    assert "normalizers_" not in nys.__dict__
+    grams = ScreenGrams.of_map(nys, Xs, 28)
+    assert grams._direct is not None and grams._U is None  # nothing factored yet
+    eager = BlockNystrom(n_landmarks=14, random_state=0, kernel_params=params)
+    U = eager._fit_views(Xs, view_statistics=False).transform(Xs)
+    Y = np.where(rng.standard_normal((14, 3)) > 0, 1.0, -1.0)
+    alphas = np.array([1e-3, 0.1, 2.0])
+    for cols, v in ((slice(0, 28), 2), (slice(None), 3), (slice(28, None), 1)):
+        B = U[:, cols]
+        np.testing.assert_allclose(grams.of(cols), B @ B.T, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            grams.loo_outputs(cols, Y, alphas, v),
+            ridge_loo_outputs(B, Y, alphas, v),
+            rtol=1e-7,
+            atol=1e-9,
+        )
+    fitted_map, U_late = grams.fitted()
+    assert fitted_map is nys and np.array_equal(U_late, U)
+    for S_late, S in zip(nys.normalizers_, eager.normalizers_):
+        assert np.array_equal(S_late, S)
+
+
+def test_screen_grams_of_a_map_fall_back_to_the_features(rng):
+    """Fewer landmarks than rows, or a floored eigenvalue (duplicated rows make W
+    singular): ScreenGrams.of_map fits the normalisers and computes the features at once,
+    the same as the eager map's bit for bit, and loo_outputs is ridge_loo_outputs on them."""
+    X = rng.standard_normal((10, 3))
+    for Xs, p in (([X, X[:, :2]], 6), ([np.vstack([X, X[:2]]), np.vstack([X, X[:2]])], 12)):
+        nys = _deferred_map(Xs, p)
+        grams = ScreenGrams.of_map(nys, Xs, 2 * p)
+        assert grams._direct is None and grams._U is not None
+        U = BlockNystrom(n_landmarks=p, random_state=0)._fit_views(Xs).transform(Xs)
+        assert np.array_equal(grams.U, U)
+        Y = rng.standard_normal((Xs[0].shape[0], 2))
+        np.testing.assert_array_equal(
+            grams.loo_outputs(slice(None), Y, np.array([0.1]), 2),
+            ridge_loo_outputs(U, Y, np.array([0.1]), 2, gram=grams.of(slice(None))),
+        )
+
+
+def test_nothing_floored_is_a_sufficient_test(rng):
+    """_nothing_floored is True only when every eigenvalue is above the floor times the
+    largest (its bound, the trace, is at most the rank times the largest)."""
+    Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+    for low, floor, want in ((1e-3, 1e-10, True), (1e-12, 1e-10, False), (0.0, 0.0, False)):
+        W = (Q * np.array([1.0, 0.5, 0.2, 0.1, 0.05, low])) @ Q.T
+        assert _nothing_floored(W, floor) is want
+    assert not _nothing_floored(np.zeros((3, 3)), 1e-10)
 
 
 def test_ridge_solves_equal_ridge_solve_per_alpha(rng):

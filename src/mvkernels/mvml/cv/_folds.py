@@ -41,7 +41,6 @@ from .._screen import (
     finalists,
     kernel_ridge_fold_outputs,
     ridge_fold_outputs,
-    ridge_loo_outputs,
 )
 from ._grid import ScoreGrid, ScreenResult, _CVSearch
 from ._scoring import _r2_from_sums, _score_outputs, complement_moments
@@ -214,7 +213,7 @@ class _FoldScoring:
                 replace(S, alphas=S.alphas[sel]),
                 S.kernel_params(self._search_kernel, S.factors[fi]),
                 joint_mask=best[:, fi],
-                fitted=screen.kept[fi],
+                fitted=screen.kept[fi].fitted(),
             )
             scores.put(part, bandwidth_factor=fi, alpha=sel)
         for ji in map(int, np.flatnonzero(only)):
@@ -227,8 +226,10 @@ class _FoldScoring:
     def _screen_pairs(self, S: _CVSearch) -> ScreenResult:
         """Step 1 of :meth:`_screened_search`: the screening score of every (joint view,
         factor) pair, its leave-one-out closeness (minus the squared error) and
-        screening-best ``alpha`` index, and the maps and features of the finalists'
-        factors (:class:`~._grid.ScreenResult`)."""
+        screening-best ``alpha`` index, and the screen's Gram matrices of the finalists'
+        factors (:class:`~._grid.ScreenResult`; their maps' normalisers and features are
+        computed only for the finalists when every row is a landmark,
+        :meth:`ScreenGrams.of_map`, :meth:`ScreenGrams.fitted`)."""
         own_grid = self._loss_search.screen_alphas is not None
         n_keep = self._finalist_count(S)
         screen_alphas = np.asarray(self._loss_search.screen_alphas) if own_grid else S.alphas
@@ -242,11 +243,12 @@ class _FoldScoring:
         # the joint-only candidate is screened on the joint block of the same features
         # (its factor and alpha window), then cross-validated apart (_score_joint_only)
         only = ~S.multi_view
+        plain = not self.fit_intercept and S.loss_weight is None
         for fi, f in enumerate(S.factors):
-            nys = self._fit_map(S, S.kernel_params(self._search_kernel, f))
-            U = nys.transform(S.Xs)
+            params = S.kernel_params(self._search_kernel, f)
+            nys = self._fit_map(S, params, defer=plain and not S.missing)
             d_in = S.v_in * nys.n_landmarks_
-            grams = ScreenGrams(U, d_in)  # shared by the joint-view variants
+            grams = ScreenGrams.of_map(nys, S.Xs, d_in)  # shared by the joint-view variants
             for ji, joint in enumerate(S.joints):
                 if joint == JOINT_ONLY:
                     cols, n_blocks = slice(d_in, None), 1
@@ -254,15 +256,8 @@ class _FoldScoring:
                     cols, n_blocks = slice(None), len(S.Xs)
                 else:
                     cols, n_blocks = slice(0, d_in), S.v_in
-                plain = not self.fit_intercept and S.loss_weight is None
-                loo = ridge_loo_outputs(
-                    U[:, cols],
-                    Y,
-                    screen_alphas,
-                    n_blocks,
-                    self.fit_intercept,
-                    S.loss_weight,
-                    gram=grams.of(cols) if plain else None,
+                loo = grams.loo_outputs(
+                    cols, Y, screen_alphas, n_blocks, self.fit_intercept, S.loss_weight
                 )
                 per_alpha = np.array([self._loo_score(D, S) for D in loo])
                 per_alpha[~np.isfinite(per_alpha)] = -np.inf
@@ -277,7 +272,7 @@ class _FoldScoring:
                 screen[ji, fi] = per_alpha[best_alpha[ji, fi]]
                 closeness[ji, fi] = close[best_alpha[ji, fi]]
             self._say(f"screened bandwidth factor {f:g}: {screen[:, fi]}")
-            kept[fi] = (nys, U)  # features of the factors that are finalists so far
+            kept[fi] = grams  # maps and features of the factors that are finalists so far
             so_far = np.asarray(
                 finalists(np.where(only[:, None], -np.inf, screen), n_keep, tiebreak).any(axis=0)
             )
@@ -532,9 +527,11 @@ class _FoldScoring:
         Xs: list | None = None,
         kernel: Any = None,
         n_landmarks: Any = None,
+        defer: bool = False,
     ) -> BlockNystrom:
         """The Nystrom map of one bandwidth (all training rows, every fold); by default of
-        the searched views with the search's kernel and landmark count."""
+        the searched views with the search's kernel and landmark count. ``defer``: the
+        normalisers left to the caller (:meth:`ScreenGrams.of_map`)."""
         nys = BlockNystrom(
             kernel=self._search_kernel if kernel is None else kernel,
             kernel_params=kernel_params,
@@ -546,7 +543,7 @@ class _FoldScoring:
             chunk_size=self.chunk_size,
             random_state=self.random_state,
         )
-        fit_validated_views(nys, S.Xs if Xs is None else Xs)
+        fit_validated_views(nys, S.Xs if Xs is None else Xs, defer_normalizers=defer)
         if S.missing and Xs is None and S.loss_weight is not None:
             # missing views: the completion statistics weighted as the loss (as the refit's)
             weight_missing_model(nys, S.Xs, S.loss_weight)

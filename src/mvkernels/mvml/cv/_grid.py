@@ -570,7 +570,8 @@ class ScreenResult:
     best_alpha : ndarray of int, shape (n_joint, n_factor)
         The index of the screening-best ``alpha`` in the screen's ``alpha`` grid.
     kept : dict
-        ``factor index -> (map, features of every row)`` of the finalists' factors,
+        ``factor index -> ScreenGrams`` (:class:`~mvkernels.mvml._screen.ScreenGrams`:
+        the map, and its features of every row once asked) of the finalists' factors,
         reused by their folds (empty once the folds no longer need them).
 
     Examples
@@ -592,7 +593,7 @@ class ScreenResult:
     score: np.ndarray
     closeness: np.ndarray
     best_alpha: np.ndarray
-    kept: dict[int, tuple[Any, np.ndarray]] = field(default_factory=dict)
+    kept: dict[int, Any] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, n_joint: int, n_factor: int) -> ScreenResult:
