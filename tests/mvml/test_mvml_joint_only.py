@@ -202,6 +202,12 @@ def test_joint_only_on_dask_and_precomputed_kernels():
             ref.predict([X[60:] for X in Xs]),
             atol=1e-10,
         )
+        if n_landmarks is None:  # full mode: Dask test kernels, checked as the other modes'
+            lazy = pre.predict([da.from_array(K[60:, :60], chunks=10) for K in Ks])
+            assert hasattr(lazy, "dask")  # stays lazy, as with joint_view=True / False
+            np.testing.assert_allclose(np.asarray(lazy), pre.predict([K[60:, :60] for K in Ks]))
+            with pytest.raises(ValueError, match="view 1: precomputed test kernel must have"):
+                pre.predict([da.from_array(Ks[0][60:, :60]), da.from_array(Ks[1][60:, :50])])
 
 
 def test_cv_joint_only_with_fewer_landmarks_than_rows_is_ridge_on_its_nystrom_features():

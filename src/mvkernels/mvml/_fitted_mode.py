@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._targets import predicted_classes
-from .._validation import check_precomputed_kernel, check_views
+from .._validation import check_views
 from ..nystrom import BlockNystrom, default_chunk_size
 from ..nystrom._missing import CompletedOutputs
 from ._data_part import data_part
@@ -71,10 +71,10 @@ class FullFit:
         return _MVMLOutputs(Gw=Gw, nystrom=nys, classes=classes, offset=offset)
 
     def joint_only_views(self, est: Any, Xs: list) -> list:
-        """The joint view alone of the input views ``Xs`` (precomputed: test kernels)."""
+        """The joint view alone of the input views ``Xs`` (precomputed: test kernels,
+        checked as :meth:`test_views` checks them)."""
         if est.X_fit_ is None:
-            n = est.n_samples_fit_
-            Xs = [check_precomputed_kernel(K, i, n_train=n, square=False) for i, K in enumerate(Xs)]
+            Xs = data_part(Xs).test_kernels(Xs, est.n_samples_fit_)
         return joint_views(Xs, est.kernel)[-1:]
 
     def test_views(self, est: Any, X: Any, joint: bool) -> list:
