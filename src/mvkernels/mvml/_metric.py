@@ -58,7 +58,6 @@ from ._metric_algebra import (
 )
 
 __all__ = [
-    "objective_converged",
     "MAX_BACKTRACK",
     "STEP_CAP",
     "dense_step_cap",
@@ -78,14 +77,6 @@ __all__ = [
     "metric_kind",
     "learned_kind",
 ]
-
-
-def objective_converged(history: list[float], tol: float | None) -> bool:
-    """The outer loop's stopping rule: the last relative decrease of the objective,
-    ``|h[-2] - h[-1]| <= tol |h[-2]|``, is at most ``tol`` (``tol=None``: never)."""
-    if tol is None or len(history) < 2:
-        return False
-    return abs(history[-2] - history[-1]) <= tol * max(abs(history[-2]), np.finfo(float).tiny)
 
 
 #: halvings of the A-step size before a step is given up (the step is then 0)
