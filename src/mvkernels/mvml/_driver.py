@@ -34,7 +34,7 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 from ._lowrank import LowRankMetrics, _frob2, _g_step_rows
-from ._metric import Metric
+from ._metric import Metric, first_step_size, next_step_size
 from ._problem import MVMLProblem
 
 __all__ = [
@@ -416,8 +416,7 @@ def initial_step(loss: Any, metric: Metric, g: np.ndarray) -> float:
     A = metric.dense()
     q = metric.factor.solve(g)
     grad = -loss.alpha * np.outer(q, q) + loss.metric_kind.smooth_gradient(A, loss.eta)
-    gn = float(np.linalg.norm(grad))
-    return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / loss.eta
+    return float(first_step_size(float(np.linalg.norm(A)), float(np.linalg.norm(grad)), loss.eta))
 
 
 def reference_path(
@@ -599,10 +598,7 @@ def reference_paths(
                 threshold=lp.sparse_threshold,
                 eig_floor=lp.eig_floor,
             )
-            if mu > 0:  # next step starts from twice the accepted one
-                r.mu_next = 2.0 * mu
-            else:
-                r.mu_next = None if r.mu_next is None else 0.5 * r.mu_next
+            r.mu_next = next_step_size(mu > 0, mu, r.mu_next)
 
     def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
         rows = range(n) if isinstance(idx, slice) else idx
