@@ -38,13 +38,20 @@ def test_alternate_stops_each_problem_on_its_own_and_records_the_path():
     assert run.histories[0][-1] == 0.25
 
 
+def objective_converged(history, tol):
+    """The stopping rule on one history, as a plain scalar reference: the last relative
+    decrease of the objective, ``|h[-2] - h[-1]| <= tol |h[-2]|``, is at most ``tol``
+    (``tol=None``: never)."""
+    if tol is None or len(history) < 2:
+        return False
+    return abs(history[-2] - history[-1]) <= tol * max(abs(history[-2]), np.finfo(float).tiny)
+
+
 def test_record_stops_as_objective_converged_on_each_history(rng):
     """PathState.record writes the histories a batch at a time and stops a problem exactly
     when objective_converged on its own list says so (ties at the tolerance, equal
     values, NaN and inf objectives included); finish and finish_all append the final
     objective, history(i) returns the values as recorded."""
-    from mvkernels.mvml._metric import objective_converged
-
     n, max_iter, tol = 40, 6, 1e-3
     base = rng.uniform(0.5, 2.0, size=n)
     steps = rng.choice([0.0, 5e-4, 1e-3, 0.02, np.nan, np.inf], size=(max_iter, n))

@@ -11,7 +11,9 @@ from mvkernels.mvml._metric import (
     STEP_CAP,
     backtrack,
     dense_step_cap,
+    first_step_size,
     metric_step,
+    next_step_size,
     sufficient_decrease,
 )
 from mvkernels.mvml._metric_algebra import PSDFactor
@@ -43,6 +45,27 @@ def test_sufficient_decrease_and_cap():
     )
     assert dense_step_cap(10.0, 2.0) == STEP_CAP / 2.0
     np.testing.assert_array_equal(dense_step_cap(np.array([0.1, 10.0]), 2.0), [0.1, STEP_CAP / 2])
+
+
+def test_step_size_schedule_is_one_rule_for_scalars_and_batches():
+    """The first size of an A-step: ||A||_F / ||grad||_F (1 / eta at a zero gradient), then
+    twice the accepted step, or half the previous first size after a step given up (none
+    yet: the auto rule again); the batch form (the low-rank path's) gives, bit for bit,
+    what the scalar form (the dense reference path's) gives on each problem."""
+    norm_A, gn = np.array([2.0, 3.0, 1.5]), np.array([4.0, 0.0, 0.3])
+    eta = np.array([0.5, 4.0, 1.0])
+    batch = first_step_size(norm_A, gn, eta)
+    np.testing.assert_array_equal(batch, [0.5, 0.25, 5.0])
+    assert list(batch) == [first_step_size(*map(float, t)) for t in zip(norm_A, gn, eta)]
+    accepted = np.array([True, False, False])
+    mu, prev = np.array([0.3, 0.0, 0.0]), np.array([0.4, 0.8, np.nan])
+    batch = next_step_size(accepted, mu, prev)
+    np.testing.assert_array_equal(batch, [0.6, 0.4, np.nan])
+    scalar = [
+        next_step_size(bool(a), float(m), None if np.isnan(p) else float(p))
+        for a, m, p in zip(accepted, mu, prev)
+    ]
+    assert scalar == [0.6, 0.4, None]
 
 
 def test_metric_step_without_halvings_keeps_the_metric():

@@ -18,6 +18,7 @@ from mvkernels.mvml._multiclass import (
     ovo_vote_scores,
     pair_problem,
 )
+from mvkernels.nystrom import FeatureMoments
 
 
 def _blobs(n_per=15, K=4, seed=0, spread=1.5):
@@ -310,6 +311,27 @@ def test_nystrom_pairs_in_one_batch_equal_binary_solves(params):
     ctx.__exit__(None, None, None)
 
 
+def merged_targets(moms, Y_rows):
+    """The moments of all rows with targets, from class moments ``moms`` whose rows all have
+    the target row ``Y_rows[k]`` (e.g. the one-vs-all ``+-1`` row of class ``k``): the
+    reference for the one-pass training moments of a one-vs-one Nystrom fit."""
+    total = None
+    for mom, y in zip(moms, Y_rows):
+        n = mom.total
+        part = FeatureMoments(
+            mom.n_samples,
+            mom.sum,
+            mom.gram,
+            cross=np.outer(mom.sum, y),
+            target_sum=n * y,
+            target_gram=n * np.outer(y, y),
+            scatter=mom.scatter,
+            weight=mom.weight,
+        )
+        total = part if total is None else total.merge(part)
+    return total.symmetrize()
+
+
 def test_ovo_training_moments_in_one_pass_and_class_moments_on_demand(monkeypatch):
     """One-vs-one in Nystrom mode: the merged training moments come from one pass over the
     rows (merged_targets of the class moments, to rounding), and the classes' moments are
@@ -333,9 +355,7 @@ def test_ovo_training_moments_in_one_pass_and_class_moments_on_demand(monkeypatc
         mom = real_training(self, nys, Xs_, Y)
         seen["merged"], seen["lazy"] = mom, self._ovo_class_moments
         yi = np.argmax(np.asarray(Y), axis=1)
-        seen["want"] = mc.merged_targets(
-            real(nys, Xs_, yi, 4), mc.one_vs_all_targets(np.arange(4), 4)
-        )
+        seen["want"] = merged_targets(real(nys, Xs_, yi, 4), mc.one_vs_all_targets(np.arange(4), 4))
         return mom
 
     monkeypatch.setattr(mc.OneVsOneMixin, "_training_moments", keep)

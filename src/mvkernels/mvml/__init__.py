@@ -46,7 +46,8 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   eta)`` pairs, which share their first g-steps (``Loss.g_steps_path``: every ``alpha``
   in one call); the CV's folds and full-kernel search run their grid as one
   batch through ``_BaseMVML._solve_path``; the square loss's structured path, and the
-  bookkeeping every path shares);
+  bookkeeping every path shares); :mod:`._iterative` (the square loss's g-step by
+  preconditioned conjugate gradient in Nystrom mode, ``solver="cg"``);
 * the data: :mod:`._data_part` (in memory or Dask, decided once from the validated
   views and targets by ``data_part``: :class:`~._data_part.InMemoryData` or
   :class:`~._data_part.DaskData`, which the fit, a Nystrom problem (``problem.data``),
@@ -61,10 +62,13 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   fitted attributes), :mod:`._estimators` (:class:`MVMLRegressor`,
   :class:`MVMLClassifier`), :mod:`._svm`
   (:class:`MVMLSVC`: the classifier with the hinge loss's parameters and loss), :mod:`._proba`
-  (probabilities), :mod:`._reduced` (models of the observed views, missing views);
+  (probabilities), :mod:`._reduced` (models of the observed views, missing views),
+  :mod:`._multiclass` (``multi_class="ovo"``: one binary problem per pair of classes on
+  the shared kernels, features or class statistics, their votes and pairwise coupling);
 * model selection: :mod:`.cv` (:class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`,
   :class:`MVMLSVCCV`; the grid of named axes in :mod:`.cv._grid`, the search in
-  :mod:`.cv._search`, scoring in :mod:`.cv._scoring`) and :mod:`._screen` (the
+  :mod:`.cv._search`, the folds' paths and scores in :mod:`.cv._folds`, scoring in
+  :mod:`.cv._scoring`) and :mod:`._screen` (the
   leave-one-out screen).
 
 How to add

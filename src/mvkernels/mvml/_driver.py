@@ -18,8 +18,9 @@ iterations), run by the three paths, which supply only the body of an outer iter
   :mod:`mvkernels.mvml._hinge_loss`), whose g-steps are SVM solves, on :class:`PathState`.
 
 Every path stops a problem when the relative decrease of its objective falls below
-``tol`` (:func:`~mvkernels.mvml._metric.objective_converged`) and ends with a final
-g-step, so that ``coef_`` is the exact minimiser for the returned metric and weights.
+``tol``, ``|h[-2] - h[-1]| <= tol max(|h[-2]|, tiny)`` (the one stopping rule,
+:meth:`PathState.record`), and ends with a final g-step, so that ``coef_`` is the exact
+minimiser for the returned metric and weights.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 
 from .._linalg import robust_eigh, sym
 from ._lowrank import LowRankMetrics, _frob2, _g_step_rows
-from ._metric import Metric
+from ._metric import Metric, first_step_size, next_step_size
 from ._problem import MVMLProblem
 
 __all__ = [
@@ -72,7 +73,8 @@ class PathState:
     """The bookkeeping of Algorithm 1's outer loop for a batch of problems, shared by every
     path (the dense reference path, one problem; the square loss's structured path; the
     hinge loss's low-rank path): objective histories, iteration counts, the stopping rule
-    (:func:`~mvkernels.mvml._metric.objective_converged`) and the recorded g-step path.
+    (:meth:`record`: the last relative decrease of the objective at most ``tol``) and the
+    recorded g-step path.
     ``idx``: the problems still running (a slice while all are).
 
     ``path[i, k]`` is problem ``i``'s g-step solution for the metric after ``k + 1``
@@ -82,8 +84,8 @@ class PathState:
 
     The histories are one array (``values[i, :lengths[i]]``: problem ``i``'s objectives),
     written and tested for convergence a batch at a time: the same values and stopping
-    decisions as a list per problem and :func:`~mvkernels.mvml._metric.objective_converged`
-    on each (the same floating-point operations).
+    decisions as a list per problem tested one at a time (the same floating-point
+    operations; ``tests/mvml/test_driver.py`` compares them).
     """
 
     values: np.ndarray
@@ -131,7 +133,7 @@ class PathState:
         obj = np.asarray(obj, dtype=np.float64).reshape(-1)
         at = self._append(rows, obj)
         if tol is not None:
-            # objective_converged on each history: |h[-2] - h[-1]| <= tol max(|h[-2]|, tiny)
+            # the stopping rule on each history: |h[-2] - h[-1]| <= tol max(|h[-2]|, tiny)
             prev = self.values[rows, np.maximum(at - 1, 0)]
             bound = tol * np.maximum(np.abs(prev), np.finfo(float).tiny)
             with np.errstate(invalid="ignore"):
@@ -414,8 +416,7 @@ def initial_step(loss: Any, metric: Metric, g: np.ndarray) -> float:
     A = metric.dense()
     q = metric.factor.solve(g)
     grad = -loss.alpha * np.outer(q, q) + loss.metric_kind.smooth_gradient(A, loss.eta)
-    gn = float(np.linalg.norm(grad))
-    return float(np.linalg.norm(A)) / gn if gn > 0 else 1.0 / loss.eta
+    return float(first_step_size(float(np.linalg.norm(A)), float(np.linalg.norm(grad)), loss.eta))
 
 
 def reference_path(
@@ -597,10 +598,7 @@ def reference_paths(
                 threshold=lp.sparse_threshold,
                 eig_floor=lp.eig_floor,
             )
-            if mu > 0:  # next step starts from twice the accepted one
-                r.mu_next = 2.0 * mu
-            else:
-                r.mu_next = None if r.mu_next is None else 0.5 * r.mu_next
+            r.mu_next = next_step_size(mu > 0, mu, r.mu_next)
 
     def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
         rows = range(n) if isinstance(idx, slice) else idx

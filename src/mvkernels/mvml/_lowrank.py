@@ -56,7 +56,9 @@ from ._metric import (
     MetricKind,
     backtrack,
     dense_step_cap,
+    first_step_size,
     learned_kind,
+    next_step_size,
     sufficient_decrease,
 )
 from ._metric_algebra import PSDFactor
@@ -691,10 +693,7 @@ class LowRankMetrics:
             grad2 = a**2 * qq**2 - 4.0 * a * e * qAq + 4.0 * e**2 * normA2
             gn = np.sqrt(np.maximum(grad2, 0.0))
             first = np.isnan(mu)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                mu[first] = np.where(
-                    gn[first] > 0, np.sqrt(normA2[first]) / gn[first], 1.0 / e[first]
-                )
+            mu[first] = first_step_size(np.sqrt(normA2[first]), gn[first], e[first])
         else:
             mu[np.isnan(mu)] = float(step_size)
         mu = dense_step_cap(mu, e)
@@ -756,8 +755,5 @@ class LowRankMetrics:
         self.gram[idx] = Gn
         self.s[idx] = sa * c1_acc
         self.r = r + 1
-        prev = self.mu_next[idx]
-        self.mu_next[idx] = np.where(
-            accepted, 2.0 * mu, np.where(np.isnan(prev), np.nan, 0.5 * prev)
-        )
+        self.mu_next[idx] = next_step_size(accepted, mu, self.mu_next[idx])
         return s_new_acc

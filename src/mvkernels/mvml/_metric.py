@@ -14,8 +14,9 @@ storage runs the kind's A-step.
 One backtracking rule for the A-steps on one matrix (:func:`metric_step`, a batch of one)
 and on a batch (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`): the cap
 (:meth:`MetricKind.capped_step`), the test (:func:`sufficient_decrease`), the halving and
-the give-up (:func:`backtrack`), written once. The step is a method of the metric kind
-(:meth:`MetricKind.candidate`), not a comparison of names.
+the give-up (:func:`backtrack`) and the first size each A-step tries
+(:func:`first_step_size`, :func:`next_step_size`), written once. The step is a method of
+the metric kind (:meth:`MetricKind.candidate`), not a comparison of names.
 
 Storage. Every metric a path holds or hands on is a :class:`Metric`: ``dense()``,
 ``matvec(x)``, ``factor`` (``A = F F^T`` for the g-step), ``penalty(kind)``,
@@ -58,10 +59,11 @@ from ._metric_algebra import (
 )
 
 __all__ = [
-    "objective_converged",
     "MAX_BACKTRACK",
     "STEP_CAP",
     "dense_step_cap",
+    "first_step_size",
+    "next_step_size",
     "sufficient_decrease",
     "backtrack",
     "metric_step",
@@ -80,14 +82,6 @@ __all__ = [
 ]
 
 
-def objective_converged(history: list[float], tol: float | None) -> bool:
-    """The outer loop's stopping rule: the last relative decrease of the objective,
-    ``|h[-2] - h[-1]| <= tol |h[-2]|``, is at most ``tol`` (``tol=None``: never)."""
-    if tol is None or len(history) < 2:
-        return False
-    return abs(history[-2] - history[-1]) <= tol * max(abs(history[-2]), np.finfo(float).tiny)
-
-
 #: halvings of the A-step size before a step is given up (the step is then 0)
 MAX_BACKTRACK = 40
 #: what an attempt on a batch of one returns (:func:`metric_step`)
@@ -100,6 +94,30 @@ STEP_CAP = 0.499
 def dense_step_cap(mu: Any, eta: Any) -> Any:
     """The dense A-step size ``mu`` capped at ``STEP_CAP / eta`` (scalars or arrays)."""
     return np.minimum(mu, STEP_CAP / eta) if isinstance(mu, np.ndarray) else min(mu, STEP_CAP / eta)
+
+
+def first_step_size(norm_A: Any, grad_norm: Any, eta: Any) -> Any:
+    """``step_size="auto"``: the first A-step's size ``mu0 = ||A||_F / ||grad||_F`` (the step
+    moves ``A`` by at most ``||A||_F``), ``1 / eta`` where the gradient of the smooth part
+    is zero (scalars or arrays: one per problem of a batch). The one rule of the dense
+    reference path (:func:`~mvkernels.mvml._driver.initial_step`) and the low-rank
+    batched step (:meth:`~mvkernels.mvml._lowrank.LowRankMetrics.a_step`)."""
+    if isinstance(grad_norm, np.ndarray):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(grad_norm > 0, norm_A / grad_norm, 1.0 / eta)
+    return norm_A / grad_norm if grad_norm > 0 else 1.0 / eta
+
+
+def next_step_size(accepted: Any, mu: Any, prev: Any) -> Any:
+    """The first size the next A-step tries: twice the accepted step ``mu``; after a step
+    given up, half the previous first size ``prev``, or none yet (``step_size="auto"``'s
+    :func:`first_step_size` again: None for a scalar, NaN in an array). Scalars or arrays
+    (one per problem of a batch), for the same two paths as :func:`first_step_size`."""
+    if isinstance(accepted, np.ndarray):
+        return np.where(accepted, 2.0 * mu, np.where(np.isnan(prev), np.nan, 0.5 * prev))
+    if accepted:
+        return 2.0 * mu
+    return None if prev is None else 0.5 * prev
 
 
 def sufficient_decrease(s_new: Any, s0: Any, lin: Any, dist2: Any, mu: Any) -> Any:

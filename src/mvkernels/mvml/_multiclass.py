@@ -159,7 +159,8 @@ class LazyClassMoments(Sequence[FeatureMoments]):
     moments): a one-vs-one fit whose pairs read their rows' features
     (:meth:`OneVsOneMixin._solve_pairs_batched` with fewer rows a pair than features) never
     needs them, and one pass over the rows gives the merged moments
-    (:func:`merged_targets`' value, to rounding) without ``n_classes`` Gram matrices.
+    (the class moments merged with their targets, to rounding) without ``n_classes``
+    Gram matrices.
 
     Examples
     --------
@@ -205,27 +206,6 @@ class LazyClassMoments(Sequence[FeatureMoments]):
         if self._moments is None:
             self._moments = class_moments(*self._args)
         return self._moments[k]
-
-
-def merged_targets(moms: list[FeatureMoments], Y_rows: np.ndarray) -> FeatureMoments:
-    """The moments of all rows with targets, from class moments ``moms`` whose rows all have
-    the target row ``Y_rows[k]`` (e.g. the one-vs-all ``+-1`` row of class ``k``)."""
-    total: FeatureMoments | None = None
-    for mom, y in zip(moms, Y_rows):
-        n = mom.total
-        part = FeatureMoments(
-            mom.n_samples,
-            mom.sum,
-            mom.gram,
-            cross=np.outer(mom.sum, y),
-            target_sum=n * y,
-            target_gram=n * np.outer(y, y),
-            scatter=mom.scatter,
-            weight=mom.weight,
-        )
-        total = part if total is None else total.merge(part)
-    assert total is not None
-    return total.symmetrize()
 
 
 def pair_moments(moments: Sequence[FeatureMoments], i: int, j: int) -> FeatureMoments:
