@@ -208,7 +208,7 @@ class ScreenGrams:
 
     def __init__(self, U: np.ndarray | None, d_in: int) -> None:
         self._U, self.d_in = U, int(d_in)
-        self._done: dict[tuple[int, int], np.ndarray] = {}
+        self._done: dict[tuple, np.ndarray] = {}
         self._map: tuple[Any, list] | None = None
         #: the views' landmark Gram matrices, when every row is a landmark and no
         #: eigenvalue is floored: then ``U_l U_l^T = W_l`` and the features wait
@@ -270,6 +270,40 @@ class ScreenGrams:
             self._U = nys.transform(Xs)
         return self._U
 
+    @property
+    def nystrom(self) -> Any:
+        """The Nystrom map (its normalisers possibly deferred: :meth:`fitted` fits them)."""
+        if self._map is None:
+            raise ValueError("ScreenGrams was built from features, not from a Nystrom map")
+        return self._map[0]
+
+    @property
+    def row_side(self) -> bool:
+        """Whether the row-side Gram matrices are sums of the landmark Gram matrices
+        (every row a landmark, nothing floored: :meth:`of_map`), available without the
+        features."""
+        return self._direct is not None
+
+    def row_gram(self, cols: slice, centred: bool = False) -> np.ndarray:
+        """The row-side Gram matrix ``U[:, cols] U[:, cols]^T`` (``centred``: of the
+        features minus their column means, :meth:`centred`), as
+        :meth:`Loss.row_gram <mvkernels.mvml._losses.SquareLoss.row_gram>` computes it
+        from the features; whole view blocks when :attr:`row_side`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> U = np.random.default_rng(0).normal(size=(4, 6))
+        >>> bool(np.allclose(ScreenGrams(U, 6).row_gram(slice(0, 3)), U[:, :3] @ U[:, :3].T))
+        True
+        """
+        if self._direct is None:
+            B = self.U[:, cols]
+            if centred:
+                B = B - B.mean(axis=0)
+            return B @ B.T
+        return self.centred(cols) if centred else self.of(cols)
+
     def fitted(self) -> tuple[Any, np.ndarray]:
         """The Nystrom map (normalisers fitted) and the features of all the rows."""
         if self._map is None:
@@ -291,12 +325,18 @@ class ScreenGrams:
         ``sample_weight``): the same computation, without the features when the Gram
         matrix is a sum of landmark Gram matrices."""
         plain = not fit_intercept and sample_weight is None
-        if plain and self._direct is not None:  # row side: U U^T = V diag(s) V^T
-            s, V = robust_eigh(self.of(cols), what="row Gram matrix U U^T")
-            s = np.maximum(s, 0.0)
+        if sample_weight is None and self._direct is not None:  # row side: V diag(s) V^T
             Y = np.asarray(Y, dtype=np.float64)
-            base = np.zeros((1, Y.shape[1]))
-            return _loo_from_factor(s, V * np.sqrt(s), Y, alphas, n_blocks, base, 0.0, None)
+            base, H0 = np.zeros((1, Y.shape[1])), 0.0
+            if fit_intercept:  # the centred rows' Gram matrix J U U^T J (J = I - 11^T / n)
+                G = self.centred(cols)
+                base, H0 = Y.mean(axis=0, keepdims=True), 1.0 / Y.shape[0]
+                Y = Y - base
+            else:
+                G = self.of(cols)
+            s, V = robust_eigh(G, what="row Gram matrix U U^T")
+            s = np.maximum(s, 0.0)
+            return _loo_from_factor(s, V * np.sqrt(s), Y, alphas, n_blocks, base, H0, None)
         return ridge_loo_outputs(
             self.U[:, cols],
             Y,
@@ -306,6 +346,34 @@ class ScreenGrams:
             sample_weight,
             gram=self.of(cols) if plain else None,
         )
+
+    def centred(self, cols: slice) -> np.ndarray:
+        """The row-side Gram matrix of the centred features ``U_c = U[:, cols] - 1 m^T``
+        (``m`` the column means): ``U_c U_c^T = J G J`` with ``G = U U^T`` (:meth:`of`,
+        row side) and ``J = I - 11^T / n``, the row and column means of ``G`` removed and
+        its grand mean added back; computed once per column range.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> U = np.random.default_rng(0).normal(size=(5, 7))
+        >>> Uc = U - U.mean(axis=0)
+        >>> bool(np.allclose(ScreenGrams(U, 4).centred(slice(None)), Uc @ Uc.T))
+        True
+        """
+        key = ("centred", *self._key(cols))
+        if key not in self._done:
+            G = self.of(cols)
+            if G.shape[0] != self._rows():
+                raise ValueError("the centred Gram matrix needs the row side (n <= d)")
+            m = G.mean(axis=0)
+            self._done[key] = sym(G - m[None, :] - m[:, None] + m.mean())
+        return self._done[key]
+
+    def _rows(self) -> int:
+        if self._direct is not None:
+            return int(self._direct[0].shape[0])
+        return int(self.U.shape[0])
 
     def _n_columns(self) -> int:
         if self._direct is not None:

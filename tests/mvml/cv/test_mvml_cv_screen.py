@@ -455,3 +455,67 @@ def test_folds_with_fewer_rows_than_features_use_the_row_space(rng, monkeypatch)
     scored = np.isfinite(ref)
     assert scored.sum() > 4
     np.testing.assert_allclose(got[scored], ref[scored], rtol=1e-9, atol=1e-10)
+
+
+def test_screen_grams_of_a_map_with_an_intercept_equal_the_centred_features(rng):
+    """With an unpenalised intercept the screen's row-side Gram matrix is that of the
+    centred features, J W J (J = I - 11^T / n) from the landmark Gram matrices: equal to
+    the centred features' product, and the leave-one-out outputs equal ridge_loo_outputs
+    with fit_intercept on the features (no normalisers fitted for either)."""
+    Xs = [rng.standard_normal((16, 3)), rng.standard_normal((16, 2))]
+    Xs.append(np.hstack(Xs))
+    nys = _deferred_map(Xs, 16)
+    grams = ScreenGrams.of_map(nys, Xs, 32)
+    assert grams.row_side
+    U = BlockNystrom(n_landmarks=16, random_state=0)._fit_views(Xs).transform(Xs)
+    Y = np.where(rng.standard_normal((16, 3)) > 0, 1.0, -1.0)
+    alphas = np.array([1e-3, 0.1, 2.0])
+    for cols, v in ((slice(0, 32), 2), (slice(None), 3), (slice(32, None), 1)):
+        B = U[:, cols] - U[:, cols].mean(axis=0)
+        for G in (grams.centred(cols), grams.row_gram(cols, centred=True)):
+            np.testing.assert_allclose(G, B @ B.T, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            grams.row_gram(cols), U[:, cols] @ U[:, cols].T, rtol=1e-9, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            grams.loo_outputs(cols, Y, alphas, v, fit_intercept=True),
+            ridge_loo_outputs(U[:, cols], Y, alphas, v, fit_intercept=True),
+            rtol=1e-7,
+            atol=1e-9,
+        )
+    assert "normalizers_" not in nys.__dict__ and grams._U is None
+
+
+@pytest.mark.parametrize("multi_class, fit_intercept", [("ovr", False), ("ovo", True)])
+def test_batched_finalist_reads_the_screen_gram(rng, monkeypatch, multi_class, fit_intercept):
+    """The finalist's batched folds (fewer rows per problem than features, every row a
+    landmark) read the screen's landmark Gram matrices as their row Gram matrix: the
+    same scores and choices as from the features (ScreenGrams.row_side off), and the
+    search fits no normaliser of the map (the refit fits its own)."""
+    n = 36
+    Xs = [rng.standard_normal((n, 4)), rng.standard_normal((n, 3))]
+    y = np.argmax(Xs[0][:, :3] + 0.5 * Xs[1][:, :3], axis=1)
+    kw = dict(
+        multi_class=multi_class,
+        fit_intercept=fit_intercept,
+        etas=[0.1, 1.0],
+        max_iter=3,
+        cv=3,
+        random_state=0,
+    )
+    fitted = []
+    real = ScreenGrams.fitted
+    monkeypatch.setattr(ScreenGrams, "fitted", lambda self: fitted.append(1) or real(self))
+    got = MVMLClassifierCV(**kw).fit(Xs, y)
+    assert not fitted  # the batched CV needed neither the normalisers nor the features
+    monkeypatch.setattr(ScreenGrams, "row_side", property(lambda self: False))
+    ref = MVMLClassifierCV(**kw).fit(Xs, y)
+    assert fitted  # the features' route
+    a, b = got.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"]
+    np.testing.assert_array_equal(np.isfinite(a), np.isfinite(b))
+    assert np.isfinite(a).sum() >= 4
+    np.testing.assert_allclose(a[np.isfinite(a)], b[np.isfinite(b)], rtol=1e-12, atol=1e-12)
+    assert got.best_params_ == ref.best_params_ and got.best_score_ == ref.best_score_
+    np.testing.assert_allclose(
+        got.decision_function(Xs), ref.decision_function(Xs), rtol=0, atol=1e-12
+    )

@@ -213,7 +213,7 @@ class _FoldScoring:
                 replace(S, alphas=S.alphas[sel]),
                 S.kernel_params(self._search_kernel, S.factors[fi]),
                 joint_mask=best[:, fi],
-                fitted=screen.kept[fi].fitted(),
+                grams=screen.kept[fi],
             )
             scores.put(part, bandwidth_factor=fi, alpha=sel)
         for ji in map(int, np.flatnonzero(only)):
@@ -243,10 +243,9 @@ class _FoldScoring:
         # the joint-only candidate is screened on the joint block of the same features
         # (its factor and alpha window), then cross-validated apart (_score_joint_only)
         only = ~S.multi_view
-        plain = not self.fit_intercept and S.loss_weight is None
         for fi, f in enumerate(S.factors):
             params = S.kernel_params(self._search_kernel, f)
-            nys = self._fit_map(S, params, defer=plain and not S.missing)
+            nys = self._fit_map(S, params, defer=S.loss_weight is None and not S.missing)
             d_in = S.v_in * nys.n_landmarks_
             grams = ScreenGrams.of_map(nys, S.Xs, d_in)  # shared by the joint-view variants
             for ji, joint in enumerate(S.joints):
@@ -554,29 +553,30 @@ class _FoldScoring:
         S: _CVSearch,
         kernel_params: list,
         joint_mask: np.ndarray | None = None,
-        fitted: tuple[BlockNystrom, np.ndarray] | None = None,
+        grams: ScreenGrams | None = None,
     ) -> ScoreGrid:
         """Scores of one bandwidth, on every axis of ``S.grid`` but the bandwidth factor
         (the joint view, ``alpha``, ``eta``, the iterations; by name). With a
         joint-view candidate ``S.Xs`` holds the joint view last; the candidate without it
         uses the same features minus the joint block (same landmarks, statistics
         restricted). ``joint_mask``: the joint-view candidates to score (others: NaN);
-        ``fitted``: the map and the features of all rows, when already computed."""
+        ``grams``: the screen's map and Gram matrices of this bandwidth
+        (:class:`~.._screen.ScreenGrams`), when already computed: the batched folds read
+        its row-side Gram matrix (a sum of landmark Gram matrices when every row is a
+        landmark, :meth:`~.._screen.ScreenGrams.row_gram`), and neither the map's
+        normalisers nor the features are computed then."""
         Xs, Y, y_score, splits = S.Xs, S.Y, S.y_score, S.splits
         alphas, etas, K, scorer, v_in = S.alphas, S.etas, S.K, S.scorer, S.v_in
         # the joint-only candidate is scored apart
         joint_mask = S.multi_view if joint_mask is None else joint_mask & S.multi_view
-        nys, U_all = fitted if fitted is not None else (self._fit_map(S, kernel_params), None)
+        nys = grams.nystrom if grams is not None else self._fit_map(S, kernel_params)
         dask_input = not data_part(Xs).in_memory
         n = Xs[0].shape[0]
-        if U_all is None and not dask_input:  # in memory: every row's features, once
-            U_all = nys.transform(Xs)
         # held-out parts: features (for scoring) and statistics, each row read once
         # (one-vs-one: the statistics of each class, no targets; in memory only)
         yi = np.argmax(np.asarray(Y), axis=1) if S.pairs else None
         engine = self._base_estimator()._cv_engine()  # the estimator's one seam
         loss = engine.loss
-        small = drop_joint_block(nys, v_in)
         d_in = v_in * int(nys.n_landmarks_)
         # classification with fewer training rows per problem than features (unweighted,
         # in memory): the problems of a fold (one-vs-one: its pairs; one-vs-rest: its
@@ -585,11 +585,20 @@ class _FoldScoring:
         largest = max(tr.size for tr, _ in splits) if yi is None else _largest_pair(yi, splits)
         batched = (
             (yi is not None or getattr(self, "classes_", None) is not None)
-            and U_all is not None
+            and not dask_input
             and S.loss_weight is None
             and loss.subset_paths_apply()
             and largest < d_in
         )
+        U_all: np.ndarray | None = None
+        if batched and grams is not None and grams.row_side:  # the Gram matrices alone
+            pass
+        elif grams is not None:
+            nys, U_all = grams.fitted()
+        elif not dask_input:  # in memory: every row's features, once
+            U_all = nys.transform(Xs)
+        # the map without the joint block (its normalisers: only when they are fitted)
+        small = None if U_all is None and not dask_input else drop_joint_block(nys, v_in)
         # one-vs-one with a loss that fits a fold's pairs in batches on its rows' features
         # (the hinge loss: Loss.fold_row_subsets), in memory
         pairs_in_one_batch = (
@@ -599,6 +608,8 @@ class _FoldScoring:
         test_mom: list = []  # FeatureMoments, or (one-vs-one) a list of them per class
         for _, te in splits:
             lw_te = None if S.loss_weight is None else S.loss_weight[te]
+            if batched:  # the batched folds read the row Gram matrix only
+                continue
             if U_all is None:  # Dask views
                 Xte = take_rows(Xs, te)
                 test_U.append(nys.transform(Xte))
@@ -606,8 +617,6 @@ class _FoldScoring:
             else:
                 U = U_all[te]
                 test_U.append(U)
-                if batched:
-                    continue
                 if yi is None:
                     test_mom.append(FeatureMoments.from_features(U, Y[te], lw_te))
                 else:
@@ -749,9 +758,9 @@ class _FoldScoring:
                 ]
             results = []
             for ji in map(int, np.flatnonzero(joint_mask)):
-                nys_j, width, gram = row_grams[ji]
+                n_views, width, gram = row_grams[ji]
                 D = loss.subset_fold_outputs(
-                    gram, tr, te, subsets, alphas[live], etas, int(nys_j.n_views_), width
+                    gram, tr, te, subsets, alphas[live], etas, n_views, width
                 )
                 D = D.reshape(-1, *D.shape[-2:])  # (n_cand, n_te, P)
                 sc = np.full((alphas.size, etas.size * K), np.nan)
@@ -767,9 +776,13 @@ class _FoldScoring:
 
         row_grams: dict[int, tuple] = {}  # per joint-view candidate: map, width, Gram
         for ji in map(int, np.flatnonzero(joint_mask)) if batched else ():
-            nys_j = nys if S.joints[ji] or len(Xs) == v_in else small
-            width = int(nys_j.n_views_) * int(nys_j.n_landmarks_)
-            row_grams[ji] = (nys_j, width, loss.row_gram(U_all[:, :width]))
+            n_views = len(Xs) if S.joints[ji] or len(Xs) == v_in else v_in
+            width = n_views * int(nys.n_landmarks_)
+            if U_all is None:  # the screen's Gram matrix (every row a landmark)
+                gram = grams.row_gram(slice(0, width), loss.fit_intercept)
+            else:
+                gram = loss.row_gram(U_all[:, :width])
+            row_grams[ji] = (n_views, width, gram)
         # folds in parallel threads (n_jobs; BLAS is single-threaded inside the search);
         # Dask views keep one fold at a time (their work is already parallel), and so does
         # a loss whose solver is not thread-safe (the hinge loss: liblinear's random number
