@@ -47,6 +47,7 @@ from ._hinge_active import (
     polish_active_set,
     polish_active_sets,
     rebox_solutions,
+    reseed_solutions,
 )
 from ._hinge_fit import hinge_attributes, hinge_nystrom_problem, hinge_problem
 from ._hinge_state import (
@@ -101,6 +102,13 @@ class HingeLoss(Loss):
     #: warm-start each g-step from the previous exact one (see :meth:`svm_g`); tests and
     #: the benchmark switch it off to compare with cold solves
     warm_start = True
+
+    #: the CV's store of first g-step solutions across folds (set by
+    #: :class:`~mvkernels.mvml._cv_engine.CVEngine`, one per search; None: none), keyed by
+    #: ``(alpha, targets, features)``: :meth:`fold_paths` starts a fold's first ``alpha``
+    #: from the previous fold's exact solutions there (the folds share each row's
+    #: features), :func:`~mvkernels.mvml._hinge_active.reseed_solutions`
+    fold_seeds: dict | None = None
 
     def __init__(self, params: Any):
         super().__init__(params)
@@ -448,6 +456,7 @@ class HingeLoss(Loss):
         subsets: RowSubsets | None = None,
         seed_solutions: FirstSolutions | None = None,
         gram: np.ndarray | None = None,
+        fold_seeds: list | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
 
@@ -505,7 +514,9 @@ class HingeLoss(Loss):
                 X[:, -1] = self.offset_column(Cp0[0])
             # (an offset column changes X X^T: formed by the active set then)
             g0 = None if self.fit_intercept else gram
-            self.first_g_steps(problem, X, states[:T], seeds=seed_solutions, gram=g0)
+            self.first_g_steps(
+                problem, X, states[:T], seeds=seed_solutions, gram=g0, fold_seeds=fold_seeds
+            )
             firsts = FirstSolutions(float(Cp0[0]), [st.cold for st in states[:T]])
         else:
             X = Phi  # (unused: each subset's g-step has its own features)
@@ -714,6 +725,7 @@ class HingeLoss(Loss):
         Cp0: np.ndarray | None = None,
         seeds: FirstSolutions | None = None,
         gram: np.ndarray | None = None,
+        fold_seeds: list | None = None,
     ) -> None:
         """The first g-step (``A = I``, features ``X``) of every target at once.
 
@@ -741,7 +753,12 @@ class HingeLoss(Loss):
         if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX, weight=sw):
             return
         todo = list(range(len(states)))
-        if seeds is not None and self.offset_column(Cp) is None:
+        if fold_seeds is not None and seeds is None:
+            reseeded = reseed_solutions(X, problem.Y, fold_seeds, Cp, weight=sw, gram=gram)
+            for state, exact in zip(states, reseeded):
+                state.cold = exact
+            todo = [t for t, exact in enumerate(reseeded) if exact is None]
+        elif seeds is not None and self.offset_column(Cp) is None:
             reboxed = rebox_solutions(X, problem.Y, seeds, Cp, weight=sw, gram=gram)
             for state, exact in zip(states, reboxed):
                 state.cold = exact
@@ -918,12 +935,25 @@ class HingeLoss(Loss):
         # next one's first g-steps (FirstSolutions: at a larger box, most stay exact)
         seed, firsts = None, None
         gram = Phi @ Phi.T if Phi.shape[0] <= Phi.shape[1] else None  # (every alpha's)
+        store = self.fold_seeds
         for ai in np.argsort(-alphas, kind="stable"):
+            # the first alpha's first g-steps start from another fold's at this alpha
+            key = (float(alphas[ai]), T, d)
+            across = None if firsts is not None or store is None else store.get(key)
             res = self.at(float(alphas[ai]), self.eta).dense_paths(
-                problem, Phi, w, [float(e) for e in etas], seed, seed_solutions=firsts, gram=gram
+                problem,
+                Phi,
+                w,
+                [float(e) for e in etas],
+                seed,
+                seed_solutions=firsts,
+                gram=gram,
+                fold_seeds=across,
             )
             seed = np.stack([res[t]["first_margins"] for t in range(T)])
             firsts = res[0].pop("first_solutions", None)
+            if store is not None and firsts is not None:
+                store[key] = [None if s is None else s[0] for s in firsts.solutions]
             for ei in range(etas.size):
                 for t in range(T):
                     P = res[ei * T + t]["path"]
