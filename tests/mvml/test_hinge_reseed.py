@@ -91,14 +91,14 @@ def test_cv_folds_started_from_the_previous_fold_equal_folds_from_scratch(monkey
         return out
 
     monkeypatch.setattr(_hinge_loss, "reseed_solutions", counted)
-    seeded = MVMLSVCCV(cv=3).fit(Xs, y)
+    seeded = MVMLSVCCV(cv=3, random_state=0).fit(Xs, y)
     assert calls and sum(calls) > 0
 
     def nothing(X, Y, V, C, **kw):
         return [None] * Y.shape[1]
 
     monkeypatch.setattr(_hinge_loss, "reseed_solutions", nothing)
-    scratch = MVMLSVCCV(cv=3).fit(Xs, y)
+    scratch = MVMLSVCCV(cv=3, random_state=0).fit(Xs, y)
     a = np.asarray(seeded.cv_results_["mean_test_score"], dtype=float)
     b = np.asarray(scratch.cv_results_["mean_test_score"], dtype=float)
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-10)
