@@ -77,8 +77,8 @@ WARM_ROUNDS = 40
 #: :func:`reseed_solutions`: band of the seeds' margins read as "on the margin" (the
 #: seeds solve other problems, so their free rows' margins are near 1, not at it;
 #: measured on the first g-steps of MVMLClassifierCV(loss="auto") over 6 digits draws of
-#: 20 rows a class, seeded from the previous fold: 4.4 corrections a problem with 0.01,
-#: 4.8 with 1e-6 and 4.6 with 0.1, against 8.5 grown from scratch)
+#: 20 rows a class, landmarks unseeded, one run each: 4.4 corrections a seeded problem
+#: with 0.01, 4.8 with 1e-6 and 4.6 with 0.1, against 8.5 grown from scratch)
 FOLD_BAND = 0.01
 
 #: an active-set solve updates the free rows' Gram matrix from the previous correction's
