@@ -97,8 +97,9 @@ class CVEngine:
         features when it has fewer rows than features."""
         est = self._fresh()
         loss = est._make_loss()
-        if hasattr(loss, "fold_seeds"):
-            loss.fold_seeds = self.fold_seeds
+        share = getattr(loss, "share_fold_seeds", None)
+        if share is not None:
+            share(self.fold_seeds)
         return loss.fold_paths(est._fit_context(), problem, Xtr, alphas, etas, K, rows)
 
     def fold_row_subsets(

@@ -114,6 +114,10 @@ class HingeLoss(Loss):
         super().__init__(params)
         self._features: tuple | None = None  # the training features, once per fit
 
+    def share_fold_seeds(self, store: dict) -> None:
+        """Read and write :attr:`fold_seeds` in ``store`` (the CV engine's, one per search)."""
+        self.fold_seeds = store
+
     def new_state(self) -> HingeState:
         return HingeState()
 
