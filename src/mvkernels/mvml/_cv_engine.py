@@ -54,6 +54,9 @@ class CVEngine:
 
     def __init__(self, estimator: Any):
         self.estimator = estimator
+        # a loss's solutions shared across this engine's folds (the hinge loss's first
+        # g-steps, which seed the next fold's: HingeLoss.fold_seeds)
+        self.fold_seeds: dict = {}
 
     @cached_property
     def loss(self) -> Loss:
@@ -93,7 +96,11 @@ class CVEngine:
         fit context of a fresh copy of the estimator). ``rows``: the fold's training
         features when it has fewer rows than features."""
         est = self._fresh()
-        return est._make_loss().fold_paths(est._fit_context(), problem, Xtr, alphas, etas, K, rows)
+        loss = est._make_loss()
+        share = getattr(loss, "share_fold_seeds", None)
+        if share is not None:
+            share(self.fold_seeds)
+        return loss.fold_paths(est._fit_context(), problem, Xtr, alphas, etas, K, rows)
 
     def fold_row_subsets(
         self,

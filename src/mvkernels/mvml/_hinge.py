@@ -76,11 +76,13 @@ The full-kernel variant therefore also runs liblinear, on ``x_i = F^T H_{x_i}^T 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import linalg
+from scipy.optimize import linprog
 from sklearn.svm import _liblinear
 from sklearn.utils import check_random_state
 
@@ -95,6 +97,7 @@ __all__ = [
     "linear_svm_polished",
     "dual_from_primal",
     "hinge_offsets",
+    "hinge_view_weights",
 ]
 
 #: liblinear's solver type for the L2-regularised L1-loss (hinge) SVM, dual form
@@ -493,3 +496,55 @@ def hinge_offsets(
     hinge = np.maximum(0.0, 1.0 - Y * (F + b))
     vals = (hinge.sum(axis=0) if weight is None else weight @ hinge) + b**2 / (2.0 * float(kappa))
     return b, vals
+
+
+def hinge_view_weights(
+    Z: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    sw: np.ndarray | None = None,
+    offset_loss: Callable[[np.ndarray], float] | None = None,
+) -> np.ndarray:
+    """Hinge-loss view weights: ``min_w sum_i s_i max(0, 1 - y_i Z_i w)`` over the simplex.
+
+    ``Z`` (n x v) holds the per-view outputs (paper eq. 10 / 17). Only the loss depends on
+    ``w``, so this is the exact w-minimiser of MVML-SVM; it is the linear program ``min
+    sum s_i xi_i`` s.t. ``xi_i >= 1 - y_i Z_i w``, ``xi >= 0``, ``w >= 0``, ``sum w = 1``
+    (HiGHS). The simplex fixes the scale as MVML's ``sum w = 1`` does (see
+    :func:`mvkernels.mvml.least_squares_weights`), and ``w >= 0`` keeps the LP's vertex
+    solutions from flipping the sign of a view. The current ``w`` is kept if the LP fails
+    or does not improve the loss. ``offset_loss`` (the outputs ``f`` to the loss minimised
+    over an offset): the LP has a free offset too, and the losses compared are
+    ``offset_loss(Z w)``. ``sw``: the rows' weights ``s_i`` (None: 1 each).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.mvml._hinge import hinge_view_weights
+    >>> Z = np.array([[2.0, -1.0], [-2.0, 1.0], [1.5, 0.2]])
+    >>> hinge_view_weights(Z, np.array([1.0, -1.0, 1.0]), np.array([0.5, 0.5])).round(6)
+    array([1., 0.])
+    """
+    n, v = Z.shape
+    k = v + (offset_loss is not None)  # the weights (and the offset)
+    c = np.concatenate([np.zeros(k), np.ones(n) if sw is None else sw])
+    cols = [-(y[:, None] * Z)] + ([-y[:, None]] if offset_loss is not None else [])
+    A_ub = np.hstack([*cols, -np.eye(n)])
+    A_eq = np.concatenate([np.ones(v), np.zeros(n + k - v)])[None, :]
+    bounds = [(0, None)] * v + [(None, None)] * (k - v) + [(0, None)] * n
+    res = linprog(
+        c, A_ub=A_ub, b_ub=-np.ones(n), A_eq=A_eq, b_eq=[1.0], bounds=bounds, method="highs"
+    )
+    if not res.success:
+        return w
+    w_new = np.asarray(res.x[:v], dtype=np.float64)
+    if offset_loss is not None:
+        old = offset_loss(Z @ w)
+        new = offset_loss(Z @ w_new)
+    elif sw is None:
+        old = np.maximum(0.0, 1.0 - y * (Z @ w)).sum()
+        new = np.maximum(0.0, 1.0 - y * (Z @ w_new)).sum()
+    else:
+        old = float(sw @ np.maximum(0.0, 1.0 - y * (Z @ w)))
+        new = float(sw @ np.maximum(0.0, 1.0 - y * (Z @ w_new)))
+    return w_new if new <= old else w

@@ -25,7 +25,6 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog
 
 from ._driver import PathState, alternate
 from ._fit_context import FitContext
@@ -34,6 +33,7 @@ from ._hinge import (
     PRESOLVE_TOL,
     LinearSVMResult,
     hinge_offsets,
+    hinge_view_weights,
     linear_svm_polished,
     polish_applies,
     svm_c_prime,
@@ -47,6 +47,7 @@ from ._hinge_active import (
     polish_active_set,
     polish_active_sets,
     rebox_solutions,
+    reseed_solutions,
 )
 from ._hinge_fit import hinge_attributes, hinge_nystrom_problem, hinge_problem
 from ._hinge_state import (
@@ -102,9 +103,20 @@ class HingeLoss(Loss):
     #: the benchmark switch it off to compare with cold solves
     warm_start = True
 
+    #: the CV's store of first g-step solutions across folds (set by
+    #: :class:`~mvkernels.mvml._cv_engine.CVEngine`, one per search; None: none), keyed by
+    #: ``(alpha, targets, features)``: :meth:`fold_paths` starts a fold's first ``alpha``
+    #: from the previous fold's exact solutions there (the folds share each row's
+    #: features), :func:`~mvkernels.mvml._hinge_active.reseed_solutions`
+    fold_seeds: dict | None = None
+
     def __init__(self, params: Any):
         super().__init__(params)
         self._features: tuple | None = None  # the training features, once per fit
+
+    def share_fold_seeds(self, store: dict) -> None:
+        """Read and write :attr:`fold_seeds` in ``store`` (the CV engine's, one per search)."""
+        self.fold_seeds = store
 
     def new_state(self) -> HingeState:
         return HingeState()
@@ -448,6 +460,7 @@ class HingeLoss(Loss):
         subsets: RowSubsets | None = None,
         seed_solutions: FirstSolutions | None = None,
         gram: np.ndarray | None = None,
+        fold_seeds: list | None = None,
     ) -> list[dict]:
         """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
 
@@ -476,7 +489,9 @@ class HingeLoss(Loss):
         first g-steps solved exactly here are returned in the first result's
         ``"first_solutions"`` (a :class:`FirstSolutions`). ``gram``: ``Phi Phi^T`` (the
         active sets read their free rows' Gram matrices from it when the rows are fewer
-        than the features; formed here then if not given).
+        than the features; formed here then if not given). ``fold_seeds``: the targets'
+        first-g-step ``v`` on other rows with the same features (another CV fold), for
+        :meth:`first_g_steps` without ``seed_solutions``.
         """
         tg = _Targets(problem, subsets)
         T, d = tg.T, problem.dim
@@ -505,7 +520,9 @@ class HingeLoss(Loss):
                 X[:, -1] = self.offset_column(Cp0[0])
             # (an offset column changes X X^T: formed by the active set then)
             g0 = None if self.fit_intercept else gram
-            self.first_g_steps(problem, X, states[:T], seeds=seed_solutions, gram=g0)
+            self.first_g_steps(
+                problem, X, states[:T], seeds=seed_solutions, gram=g0, fold_seeds=fold_seeds
+            )
             firsts = FirstSolutions(float(Cp0[0]), [st.cold for st in states[:T]])
         else:
             X = Phi  # (unused: each subset's g-step has its own features)
@@ -714,6 +731,7 @@ class HingeLoss(Loss):
         Cp0: np.ndarray | None = None,
         seeds: FirstSolutions | None = None,
         gram: np.ndarray | None = None,
+        fold_seeds: list | None = None,
     ) -> None:
         """The first g-step (``A = I``, features ``X``) of every target at once.
 
@@ -731,7 +749,10 @@ class HingeLoss(Loss):
         box): those still exact at this box are taken as they are, the others polished
         from their margins (:func:`~mvkernels.mvml._hinge_active.rebox_solutions`); the
         active set grows from scratch for the rest (the solutions are exact either way).
-        ``gram``: ``X X^T`` where the caller has it.
+        ``gram``: ``X X^T`` where the caller has it. ``fold_seeds`` (without ``seeds``):
+        the targets' ``v`` on other rows with the same features (the previous CV fold's),
+        whose margins here guess the sets
+        (:func:`~mvkernels.mvml._hinge_active.reseed_solutions`).
         """
         if targets is not None and targets.subsets is not None:
             self._first_subset_g_steps(X, states, targets, Cp0)
@@ -741,7 +762,12 @@ class HingeLoss(Loss):
         if not polish_applies(X, Cp, float(self.svm_tol), min_box=COLD_MIN_BOX, weight=sw):
             return
         todo = list(range(len(states)))
-        if seeds is not None and self.offset_column(Cp) is None:
+        if fold_seeds is not None and seeds is None:
+            reseeded = reseed_solutions(X, problem.Y, fold_seeds, Cp, weight=sw, gram=gram)
+            for state, exact in zip(states, reseeded):
+                state.cold = exact
+            todo = [t for t, exact in enumerate(reseeded) if exact is None]
+        elif seeds is not None and self.offset_column(Cp) is None:
             reboxed = rebox_solutions(X, problem.Y, seeds, Cp, weight=sw, gram=gram)
             for state, exact in zip(states, reboxed):
                 state.cold = exact
@@ -840,45 +866,21 @@ class HingeLoss(Loss):
         return b.reshape(coef.shape[:-1])
 
     def w_step(self, problem: MVMLProblem, t: int, g: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Hinge-loss view weights: ``min_w sum_i s_i max(0, 1 - y_i Z_i w)`` over the simplex.
-
-        ``Z`` (n x v) holds the per-view outputs (column ``l`` = ``K_l g_l`` or
-        ``U_l g~_l``, as in eq. 10 / 17). Only the loss depends on ``w``, so this is the
-        exact w-minimiser; it is the linear program ``min sum s_i xi_i`` s.t.
-        ``xi_i >= 1 - y_i Z_i w``, ``xi >= 0``, ``w >= 0``, ``sum w = 1`` (HiGHS).
-        The simplex fixes the scale as MVML's ``sum w = 1`` does (see
-        :func:`mvkernels.mvml.least_squares_weights`), and ``w >= 0`` keeps the LP's
-        vertex solutions from flipping the sign of a view. The current ``w`` is kept
-        if the LP fails or does not improve the loss. With ``fit_intercept`` the LP has a
-        free offset too, and the losses compared are minimised over the offset
-        (:meth:`data_loss`). ``s_i``: the rows' weights (1 without).
-        """
-        Z = problem.view_outputs(g)
+        """Hinge-loss view weights over the simplex: the linear program of
+        :func:`~mvkernels.mvml._hinge.hinge_view_weights` on the per-view outputs ``Z``
+        (column ``l`` = ``K_l g_l`` or ``U_l g~_l``, as in eq. 10 / 17) with the rows'
+        weights; with ``fit_intercept`` the losses compared are minimised over the
+        offset (:meth:`data_loss`)."""
         y = problem.Y[:, t]
-        n, v = Z.shape
-        sw = self.row_weight(problem)
-        k = v + bool(self.fit_intercept)  # the weights (and the offset)
-        c = np.concatenate([np.zeros(k), np.ones(n) if sw is None else sw])
-        cols = [-(y[:, None] * Z)] + ([-y[:, None]] if self.fit_intercept else [])
-        A_ub = np.hstack([*cols, -np.eye(n)])
-        A_eq = np.concatenate([np.ones(v), np.zeros(n + k - v)])[None, :]
-        bounds = [(0, None)] * v + [(None, None)] * (k - v) + [(0, None)] * n
-        res = linprog(
-            c, A_ub=A_ub, b_ub=-np.ones(n), A_eq=A_eq, b_eq=[1.0], bounds=bounds, method="highs"
-        )
-        if not res.success:
-            return w
-        w_new = np.asarray(res.x[:v], dtype=np.float64)
+        offset_loss = None
         if self.fit_intercept:
-            old = self.offset_loss(problem, Z @ w, y)
-            new = self.offset_loss(problem, Z @ w_new, y)
-        elif sw is None:
-            old = np.maximum(0.0, 1.0 - y * (Z @ w)).sum()
-            new = np.maximum(0.0, 1.0 - y * (Z @ w_new)).sum()
-        else:
-            old = float(sw @ np.maximum(0.0, 1.0 - y * (Z @ w)))
-            new = float(sw @ np.maximum(0.0, 1.0 - y * (Z @ w_new)))
-        return w_new if new <= old else w
+
+            def offset_loss(f: np.ndarray) -> float:
+                return self.offset_loss(problem, f, y)
+
+        return hinge_view_weights(
+            problem.view_outputs(g), y, w, self.row_weight(problem), offset_loss
+        )
 
     def final_dual(self, state: HingeState) -> np.ndarray:
         """The paper's multipliers of the last g-step (KKT recovery from ``v``)."""
@@ -918,12 +920,18 @@ class HingeLoss(Loss):
         # next one's first g-steps (FirstSolutions: at a larger box, most stay exact)
         seed, firsts = None, None
         gram = Phi @ Phi.T if Phi.shape[0] <= Phi.shape[1] else None  # (every alpha's)
+        store = self.fold_seeds
         for ai in np.argsort(-alphas, kind="stable"):
+            # the first alpha's first g-steps start from another fold's at this alpha
+            key = (float(alphas[ai]), T, d)
+            across = None if firsts is not None or store is None else store.get(key)
             res = self.at(float(alphas[ai]), self.eta).dense_paths(
-                problem, Phi, w, [float(e) for e in etas], seed, seed_solutions=firsts, gram=gram
+                problem, Phi, w, [float(e) for e in etas], seed, None, firsts, gram, across
             )
             seed = np.stack([res[t]["first_margins"] for t in range(T)])
             firsts = res[0].pop("first_solutions", None)
+            if store is not None and firsts is not None:
+                store[key] = [None if s is None else s[0] for s in firsts.solutions]
             for ei in range(etas.size):
                 for t in range(T):
                     P = res[ei * T + t]["path"]
