@@ -44,32 +44,34 @@ def resolve_bandwidths(
     rng = check_random_state(random_state)
     out: list[dict | None] = []
     for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
-        given = dict(kern.params)
-        open_bw = kern.family is not None and kern.family.open_bandwidth(given)
-        if open_bw:
+        given, family = dict(kern.params), kern.family
+        if family is not None and family.open_bandwidth(given):
             if sample_weight is None:
                 kern.fit(Xv, random_state=rng)
             else:
                 kern.fit(Xv, random_state=rng, sample_weight=sample_weight[l])
-            out.append(
-                {
-                    **{k: v for k, v in given.items() if k not in ("gamma", "sigma")},
-                    "gamma": float(factor) * float(kern.params_["gamma"]),
-                }
-            )
+            out.append(family.with_bandwidth(given, kern.params_, factor))
         else:
             out.append(given or None)
     return out
 
 
 def scale_bandwidths(kernel: Any, params: list, factor: float) -> list:
-    """Multiply the resolved per-view ``gamma`` of bandwidth kernels by ``factor``."""
+    """Scale the resolved per-view bandwidth parameter of bandwidth kernels by ``factor``
+    (:meth:`~mvkernels._kernel_families.KernelFamily.scale_bandwidth`: ``gamma * factor``
+    for the built-in kernels)."""
     kernels = make_view_kernels(kernel, params, len(params))
-    return [
-        (
-            {**p, "gamma": float(p["gamma"]) * float(factor)}
-            if k.name in BANDWIDTH_KERNELS and p is not None and "gamma" in p
-            else p
-        )
-        for k, p in zip(kernels, params)
-    ]
+    out = []
+    for k, p in zip(kernels, params):
+        family = k.family
+        key = None if family is None else family.bandwidth_param
+        if (
+            family is not None
+            and k.name in BANDWIDTH_KERNELS
+            and p is not None
+            and key is not None
+            and key in p
+        ):
+            p = {**p, key: family.scale_bandwidth(p[key], factor)}
+        out.append(p)
+    return out
