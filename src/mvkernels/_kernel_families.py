@@ -3,12 +3,53 @@
 A :class:`KernelFamily` says everything the package needs to know about one named kernel
 (``kernel="rbf"``, ``"laplacian"``, ...): its name and aliases, the parameters it takes,
 whether it is evaluated on sparse views without densifying them, which mean pairwise
-distance sets its default bandwidth (if any), how its parameters are resolved on the
-training rows, and how its Gram matrix and diagonal are computed. Input validation
+distance sets its default bandwidth (if any) and which parameter holds it, the value
+checks of its parameters, how its parameters are resolved on the training rows, and how
+its Gram matrix and diagonal are computed. Input validation
 (:data:`KERNEL_NAMES`), the sparse-input tags (:func:`kernel_takes_sparse`), the view
 kernels (:class:`mvkernels.kernels.ViewKernel`), the bandwidth grid of the CV estimators
 and the Dask back end all read :data:`KERNEL_FAMILIES`, so a new named kernel is one
 class registered there.
+
+How a kernel is added
+---------------------
+Subclass :class:`KernelFamily` and register one instance, ``KERNEL_FAMILIES[f.name] = f``
+(the built-in ones are listed at the end of this module). The class declares:
+
+* ``name``/``aliases`` and ``takes_sparse``;
+* ``params``: each parameter's value check (:data:`ParamCheck`, e.g.
+  :func:`positive_real_or_none`, :func:`finite_real`, :func:`positive_int`), run when a
+  :class:`~mvkernels.kernels.ViewKernel` is built and again at its fit;
+* for a data-driven bandwidth: ``bandwidth_distance`` (its mean pairwise distance sets
+  the default in :meth:`KernelFamily.resolve`), ``bandwidth_param`` (the parameter that
+  holds the resolved bandwidth), ``bandwidth_inputs`` (the parameters that give it;
+  default ``(bandwidth_param,)``) and, unless the parameter scales like ``gamma``,
+  :meth:`KernelFamily.scale_bandwidth` (the bandwidth factor ``f`` multiplies ``gamma``;
+  a length scale ``s`` becomes ``s / sqrt(f)``);
+* :meth:`KernelFamily.gram` and :meth:`KernelFamily.diag` (and :meth:`KernelFamily.resolve`
+  for data-driven defaults).
+
+Nothing else changes: the accepted names (:data:`KERNEL_NAMES`, the estimators'
+``kernel`` constraint), the sparse tags, the default bandwidths
+(:func:`mvkernels.mvml._bandwidth.resolve_bandwidths`), the CV estimators' bandwidth grid
+(``bandwidth_factors``) and the Dask back end read the registry at each use
+(``tests/test_kernel_families.py`` registers a test-only family and checks it). E.g. a
+cosine-similarity kernel without parameters:
+
+>>> class Cosine(KernelFamily):
+...     name = "cossim"
+...     def gram(self, X, Z, p):
+...         Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+...         return Xn @ (Z / np.linalg.norm(Z, axis=1, keepdims=True)).T
+...     def diag(self, X, p):
+...         return np.ones(X.shape[0])
+>>> KERNEL_FAMILIES["cossim"] = Cosine()
+>>> from mvkernels.kernels import ViewKernel
+>>> X = np.array([[1.0, 0.0], [1.0, 1.0]])
+>>> ViewKernel("CosSim").fit(X)(X, X).round(4), "cossim" in KERNEL_NAMES
+(array([[1.    , 0.7071],
+       [0.7071, 1.    ]]), True)
+>>> del KERNEL_FAMILIES["cossim"]
 
 This module stands on the bottom floor (it imports nothing of the package but
 :mod:`mvkernels._sparse`): the default bandwidths' mean distances are computed above it

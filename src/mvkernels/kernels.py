@@ -20,8 +20,10 @@ callable              ``f(X, Z, **params)`` -> (n_x, n_z) array    anything ``f`
 ====================  ===========================================  ===========================
 
 Each named kernel is one small class in :mod:`mvkernels._kernel_families` (its
-parameters, default bandwidth, evaluation and sparse support), registered in
-``KERNEL_FAMILIES``: a new named kernel is one class there.
+parameters and their value checks, default bandwidth and the parameter holding it,
+evaluation and sparse support), registered in ``KERNEL_FAMILIES``: a new named kernel is
+one class there (see "How a kernel is added" in that module); :class:`ViewKernel` reads it
+and branches on no kernel or parameter name.
 
 The default Gaussian bandwidth follows the MVML paper (Sec. 4.2): sigma is the mean
 pairwise distance between training points of the view. For more than

@@ -9,6 +9,11 @@ estimators' default ``f = 4`` is a narrower kernel, of the order of scikit-learn
 ``gamma="scale"`` (``1 / (d_l var_l)``, about ``4 gamma_l^0`` for high-dimensional views),
 which the cross-validated estimators select most often. Given ``gamma``/``sigma`` values and
 other kernels (linear, polynomial, precomputed, callables) are left unchanged.
+
+Nothing here names a kernel or a parameter: each
+:class:`~mvkernels._kernel_families.KernelFamily` says whether its bandwidth is open
+(``open_bandwidth``), which parameter holds it (``bandwidth_param``, ``"gamma"`` for the
+built-in kernels) and how a factor scales it (``scale_bandwidth``: ``gamma * f``).
 """
 
 from __future__ import annotations
