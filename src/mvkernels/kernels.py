@@ -20,8 +20,10 @@ callable              ``f(X, Z, **params)`` -> (n_x, n_z) array    anything ``f`
 ====================  ===========================================  ===========================
 
 Each named kernel is one small class in :mod:`mvkernels._kernel_families` (its
-parameters, default bandwidth, evaluation and sparse support), registered in
-``KERNEL_FAMILIES``: a new named kernel is one class there.
+parameters and their value checks, default bandwidth and the parameter holding it,
+evaluation and sparse support), registered in ``KERNEL_FAMILIES``: a new named kernel is
+one class there (see "How a kernel is added" in that module); :class:`ViewKernel` reads it
+and branches on no kernel or parameter name.
 
 The default Gaussian bandwidth follows the MVML paper (Sec. 4.2): sigma is the mean
 pairwise distance between training points of the view. For more than
@@ -48,7 +50,6 @@ splitter, ``GridSearchCV`` or ``cross_val_score`` works unchanged::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from numbers import Integral, Real
 from typing import Any, cast
 
 import numpy as np
@@ -316,50 +317,6 @@ def _mean_euclidean_distance(X: np.ndarray, dtype: Any = np.float64, block: int 
     return scale * total / (n * (n - 1) / 2)
 
 
-def _is_real(v: Any) -> bool:
-    return isinstance(v, (Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
-def _check_kernel_param_values(params: dict, view: int) -> None:
-    """Types and ranges of the built-in kernels' parameters (checked when built, at fit).
-
-    ``gamma``/``sigma``: None or a finite real > 0; ``coef0``: a finite real; ``degree``:
-    an int >= 1 (a float such as 2.5 is refused: a fractional power of a possibly
-    negative base is NaN).
-    """
-    for key in ("gamma", "sigma"):
-        v = params.get(key)
-        if v is None:
-            continue
-        if not _is_real(v):
-            raise TypeError(
-                f"view {view}: kernel parameter {key} must be a real number > 0 "
-                f"or None, got {type(v).__name__} {v!r}"
-            )
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(
-                f"view {view}: kernel parameter {key} must be > 0 and finite, got {v!r}"
-            )
-    if "coef0" in params:
-        v = params["coef0"]
-        if not _is_real(v):
-            raise TypeError(
-                f"view {view}: kernel parameter coef0 must be a real number, "
-                f"got {type(v).__name__} {v!r}"
-            )
-        if not np.isfinite(v):
-            raise ValueError(f"view {view}: kernel parameter coef0 must be finite, got {v!r}")
-    if "degree" in params:
-        v = params["degree"]
-        if not isinstance(v, (Integral, np.integer)) or isinstance(v, (bool, np.bool_)):
-            raise TypeError(
-                f"view {view}: kernel parameter degree must be an int >= 1, "
-                f"got {type(v).__name__} {v!r}"
-            )
-        if v < 1:
-            raise ValueError(f"view {view}: kernel parameter degree must be >= 1, got {v!r}")
-
-
 class ViewKernel:
     """A scalar kernel for one view whose data-dependent parameters are set in ``fit``.
 
@@ -417,8 +374,7 @@ class ViewKernel:
                     f"{', '.join(KERNEL_NAMES)} or a callable"
                 )
             self.family, self.name = family, family.name
-            family.check_params(self.params, view)
-            _check_kernel_param_values(self.params, view)
+            family.check_params(self.params, view)  # names and values
         self.params_: dict | None = None
 
     @property
@@ -447,12 +403,8 @@ class ViewKernel:
         if is_sparse(X):
             check_kernel_takes_sparse(self.name, self.view)
         p = dict(self.params)
-        for key in ("gamma", "sigma"):
-            if key in p and p[key] is not None and not (np.isfinite(p[key]) and p[key] > 0):
-                raise ValueError(
-                    f"view {self.view}: kernel parameter {key} must be > 0, got {p[key]!r}"
-                )
         if self.family is not None:
+            self.family.check_params(p, self.view)  # again: ``params`` may have been set
 
             def mean_distance(metric: str) -> float:
                 """The default bandwidths' mean pairwise distance of the rows ``X``

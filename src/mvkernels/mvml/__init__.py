@@ -98,8 +98,10 @@ How to add
   (``FullFit`` / ``NystromFit``: the test views' checks, the output function, the
   compact missing-view model), chosen once at fit as ``_fitted_mode``;
 * a kernel: one :class:`~mvkernels._kernel_families.KernelFamily` registered in
-  ``KERNEL_FAMILIES`` (its name, parameters, default bandwidth, evaluation and sparse
-  support), which validation, ``ViewKernel``, the bandwidth grid and Dask read;
+  ``KERNEL_FAMILIES`` (its name, parameters with their value checks, default bandwidth,
+  the bandwidth parameter and how a bandwidth factor scales it, evaluation and sparse
+  support), which validation, ``ViewKernel``, :mod:`._bandwidth`, the bandwidth grid and
+  Dask read at each use;
 * a CV axis: see :mod:`.cv` ("How a search axis is added"): a product axis is one
   :class:`~.cv._grid.Axis` (batched by the scoring steps, or looped over by the search);
   an axis whose values are whole searches on the same folds (the relevance, the loss,

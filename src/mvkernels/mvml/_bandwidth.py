@@ -9,6 +9,11 @@ estimators' default ``f = 4`` is a narrower kernel, of the order of scikit-learn
 ``gamma="scale"`` (``1 / (d_l var_l)``, about ``4 gamma_l^0`` for high-dimensional views),
 which the cross-validated estimators select most often. Given ``gamma``/``sigma`` values and
 other kernels (linear, polynomial, precomputed, callables) are left unchanged.
+
+Nothing here names a kernel or a parameter: each
+:class:`~mvkernels._kernel_families.KernelFamily` says whether its bandwidth is open
+(``open_bandwidth``), which parameter holds it (``bandwidth_param``, ``"gamma"`` for the
+built-in kernels) and how a factor scales it (``scale_bandwidth``: ``gamma * f``).
 """
 
 from __future__ import annotations
@@ -44,32 +49,34 @@ def resolve_bandwidths(
     rng = check_random_state(random_state)
     out: list[dict | None] = []
     for l, (Xv, kern) in enumerate(zip(Xs, kernels)):
-        given = dict(kern.params)
-        open_bw = kern.family is not None and kern.family.open_bandwidth(given)
-        if open_bw:
+        given, family = dict(kern.params), kern.family
+        if family is not None and family.open_bandwidth(given):
             if sample_weight is None:
                 kern.fit(Xv, random_state=rng)
             else:
                 kern.fit(Xv, random_state=rng, sample_weight=sample_weight[l])
-            out.append(
-                {
-                    **{k: v for k, v in given.items() if k not in ("gamma", "sigma")},
-                    "gamma": float(factor) * float(kern.params_["gamma"]),
-                }
-            )
+            out.append(family.with_bandwidth(given, kern.params_, factor))
         else:
             out.append(given or None)
     return out
 
 
 def scale_bandwidths(kernel: Any, params: list, factor: float) -> list:
-    """Multiply the resolved per-view ``gamma`` of bandwidth kernels by ``factor``."""
+    """Scale the resolved per-view bandwidth parameter of bandwidth kernels by ``factor``
+    (:meth:`~mvkernels._kernel_families.KernelFamily.scale_bandwidth`: ``gamma * factor``
+    for the built-in kernels)."""
     kernels = make_view_kernels(kernel, params, len(params))
-    return [
-        (
-            {**p, "gamma": float(p["gamma"]) * float(factor)}
-            if k.name in BANDWIDTH_KERNELS and p is not None and "gamma" in p
-            else p
-        )
-        for k, p in zip(kernels, params)
-    ]
+    out = []
+    for k, p in zip(kernels, params):
+        family = k.family
+        key = None if family is None else family.bandwidth_param
+        if (
+            family is not None
+            and k.name in BANDWIDTH_KERNELS
+            and p is not None
+            and key is not None
+            and key in p
+        ):
+            p = {**p, key: family.scale_bandwidth(p[key], factor)}
+        out.append(p)
+    return out
