@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.utils._param_validation import StrOptions
 
 from _abandon import check_abandoned, fold_order, splits
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
+from mvkernels.mvml.cv import _grid as _grid_module
 from mvkernels.mvml.cv import _search
 from mvkernels.mvml.cv._folds import _FoldScoring
-from mvkernels.mvml.cv._grid import Axis, ScoreGrid, SearchGrid
+from mvkernels.mvml.cv._grid import Axis, PartAxis, ScoreGrid, SearchGrid
 
 
 def _grid():
@@ -204,3 +206,57 @@ def test_fold_order_beside_earlier_parts_moves_only_where_candidates_stop(monkey
             earlier.append(part)
     stopped = {m: int(np.isnan(splits(f.cv_results_)).sum()) for m, f in fits.items()}
     assert stopped["worst first"] >= stopped["in order"]
+
+
+class _SearchAxisCV(MVMLRegressorCV):
+    """A CV regressor whose ``search`` may be "auto" (the toy part axis below)."""
+
+    _parameter_constraints = {
+        **MVMLRegressorCV._parameter_constraints,
+        "search": [StrOptions({"screen", "exhaustive", "auto"})],
+    }
+
+
+def test_a_declared_part_axis_gives_its_columns_and_best_params(monkeypatch):
+    """A part axis is one declaration in PART_AXES: a toy axis over ``search`` (its
+    "screen" part configured to one finalist) gives the union of the two searches run
+    alone, its ``param_search`` column and ``best_params_``, with no other code."""
+    toy = PartAxis(
+        "search",
+        auto=lambda est: ("screen", "exhaustive"),
+        own=lambda est: est.search,
+        configure=lambda value, est: {"n_finalists": 1} if value == "screen" else {},
+    )
+    axes = (*_grid_module.PART_AXES, toy)
+    monkeypatch.setattr(_grid_module, "PART_AXES", axes)
+    monkeypatch.setattr(_search, "PART_AXES", axes)
+    rng = np.random.default_rng(1)
+    Xs = [rng.normal(size=(60, 3)), rng.normal(size=(60, 2))]
+    y = np.sin(2 * Xs[0][:, 0]) + Xs[1][:, 1]
+    grid = dict(alphas=[0.01, 1.0], etas=[0.1], bandwidth_factors=[1.0, 4.0, 16.0], cv=3)
+    grid |= dict(max_iter=2, random_state=0)
+    both = _SearchAxisCV(search="auto", **grid).fit(Xs, y)
+    alone = {
+        "screen": MVMLRegressorCV(search="screen", n_finalists=1, **grid).fit(Xs, y),
+        "exhaustive": MVMLRegressorCV(search="exhaustive", **grid).fit(Xs, y),
+    }
+    res, n = both.cv_results_, len(alone["screen"].cv_results_["params"])
+    assert_array_equal(res["param_search"], ["screen"] * n + ["exhaustive"] * n)
+    for i, value in enumerate(("screen", "exhaustive")):
+        rows, other = slice(i * n, (i + 1) * n), alone[value].cv_results_
+        assert_array_equal(res["mean_test_score"][rows], other["mean_test_score"])
+        assert_array_equal(splits(res, rows), splits(other))
+        assert [{"search": value} | p for p in other["params"]] == res["params"][rows]
+    # the screen with one finalist left candidates unscored: the parts differ
+    unscored = np.isnan(res["mean_test_score"])
+    assert unscored[:n].sum() > unscored[n:].sum()
+    # ties go to the first value; the best part's choices and refit
+    winner = max(alone.values(), key=lambda e: (e.best_score_, e.search == "screen"))
+    assert both.best_score_ == winner.best_score_
+    assert both.best_params_ == {"search": winner.search, **winner.best_params_}
+    assert both._current("search") == winner.search and both.search == "auto"
+    assert_allclose(both.predict(Xs), winner.predict(Xs), rtol=1e-12, atol=1e-12)
+    # one value searched: the estimator searches itself (the axis not reported)
+    one = _SearchAxisCV(search="exhaustive", **grid).fit(Xs, y)
+    assert "param_search" not in one.cv_results_ and "search" not in one.best_params_
+    assert_array_equal(one.cv_results_["mean_test_score"], res["mean_test_score"][n:])

@@ -71,12 +71,18 @@ and the tie order (the first candidate in grid order) follow from the declaratio
   another order naming its axes, ``put(block, axes=(...), folds=k)``; no step depends on
   the order of the axes, ``tests/mvml/cv/test_cv_seam.py`` permutes them).
 * An axis whose values are whole searches, each with its own grid, on the same folds
-  (the feature relevance, the loss, the multi-class decomposition): a
-  :class:`~._grid.PartAxis` in ``PART_AXES``: the CV parameter it names, the values
-  ``"auto"`` searches, the data of a part (``data``: the relevance's views), the values
-  whose searches are the same (``alias``) and whether later parts are abandoned once
-  they cannot beat the earlier parts' best (``abandon``: the same choice; their folds
-  run worst first). The parts' results are joined by :func:`~._grid.union_results`.
+  (the feature relevance, the loss, the multi-class decomposition): one
+  :class:`~._grid.PartAxis` declaration in ``PART_AXES``, and nothing else: the CV
+  parameter it names, the values ``"auto"`` searches, the other parameters a value sets
+  on its part (``configure``: the loss's :class:`~._grid.LossSearch` path length and
+  joint-view candidates), whether the value is the searched estimator's parameter too
+  (``to_estimator``: the decomposition), the data of a part (``data``: the relevance's
+  views), the values whose searches are the same (``alias``) and whether later parts are
+  abandoned once they cannot beat the earlier parts' best (``abandon``: the same choice;
+  their folds run worst first). A part's values are one dict keyed by axis name, read
+  by ``_MVMLCVBase._current(name)``; the parts' results are joined by
+  :func:`~._grid.union_results` into ``cv_results_`` (a ``param_<name>`` column) and
+  ``best_params_`` (``tests/mvml/cv/test_cv_grid.py`` declares a toy axis so).
 """
 
 from ._estimators import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV

@@ -96,6 +96,17 @@ class LossSearch:
     max_iter: int | None = None
     auto_joint_view: bool | str = "auto"
 
+    def beside(self, est: Any) -> dict[str, Any]:
+        """The parameters of ``est``'s search of this loss beside its own loss (a part of
+        ``loss="auto"``): the path capped at :attr:`max_iter`, and ``joint_view="auto"``
+        read as :attr:`auto_joint_view`."""
+        params: dict[str, Any] = {}
+        if self.max_iter is not None:
+            params["max_iter"] = min(est.max_iter, self.max_iter)
+        if _is_auto(est.joint_view):
+            params["joint_view"] = self.auto_joint_view
+        return params
+
 
 #: The search of each loss. The hinge loss: every candidate runs the dual solver (no
 #: sufficient statistics to share), so its grid is smaller. Its screen chooses the
@@ -161,6 +172,22 @@ class PartAxis:
     reported_single : bool
         Whether ``"auto"`` reports the axis when it searches a single value (the
         decomposition with two classes: yes; the relevance where nothing is learned: no).
+    configure : callable or None
+        ``configure(value, est)``: the parameters of ``est``'s part searching ``value``
+        besides the axis's own parameter (set after it; the loss: its
+        :meth:`LossSearch.beside`); None: the axis's parameter alone.
+    to_estimator : bool
+        Whether the value is also a parameter of the estimator searched (the
+        decomposition: ``MVMLClassifier(multi_class=...)``); False: the CV estimator's
+        alone (the loss picks the estimator's class, the relevance the part's views).
+    first : callable or None
+        ``first(est)``: the value of a search under ``"auto"`` before it is split in
+        parts (the decomposition: ``"ovr"``); None: the first value ``auto`` gives.
+
+    A part reads its values by name (``_MVMLCVBase._current``); ``cv_results_``'s
+    ``param_<name>`` column, ``best_params_``, the tie order (the first value first) and
+    the abandoning follow from this declaration: a new part axis is one entry of
+    :data:`PART_AXES` (``tests/mvml/cv/test_cv_grid.py`` declares one).
 
     Examples
     --------
@@ -177,6 +204,9 @@ class PartAxis:
     data: Callable[[Any, Any], Any] | None = None
     alias: Callable[[Any, Any], Any] | None = None
     reported_single: bool = True
+    configure: Callable[[Any, Any], dict[str, Any]] | None = None
+    to_estimator: bool = False
+    first: Callable[[Any], Any] | None = None
 
     def searched(self, est: Any) -> tuple:
         """The values of this axis that ``est`` searches (none: it has no such parameter)."""
@@ -193,6 +223,16 @@ class PartAxis:
         if _is_auto(getattr(est, self.name)):
             return len(values) > 1 or self.reported_single
         return values != (self.own(est),)
+
+    def unsplit(self, est: Any) -> Any:
+        """The value of ``est``'s search before it is split in parts: its parameter, or
+        under ``"auto"`` :attr:`first` (None: ``est`` has no such parameter)."""
+        if not hasattr(est, self.name):
+            return None
+        value = getattr(est, self.name)
+        if not _is_auto(value):
+            return value
+        return self.first(est) if self.first is not None else self.auto(est)[0]
 
 
 def _is_auto(value: Any) -> bool:
@@ -232,12 +272,17 @@ PART_AXES: tuple[PartAxis, ...] = (
         auto=lambda est: tuple(sorted(est._base_classes, key=lambda k: k != est._native_loss)),
         own=lambda est: est._native_loss,
         abandon=True,
+        configure=lambda loss, est: (
+            {} if loss == est._native_loss else LOSS_SEARCHES[loss].beside(est)
+        ),
     ),
     PartAxis(
         "multi_class",
         auto=lambda est: ("ovr", "ovo") if len(est.classes_) > 2 else ("ovr",),
         own=lambda est: est.multi_class,
         abandon=True,
+        to_estimator=True,
+        first=lambda est: "ovr",
     ),
 )
 

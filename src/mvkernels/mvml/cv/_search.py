@@ -183,7 +183,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     #: the estimator searched for each loss this CV estimator offers
     _base_classes: dict[str, type[BaseEstimator]] = {"squared": MVMLRegressor}
     #: the loss this class searches when ``loss`` names it (others: a search apart each,
-    #: :meth:`_loss_part`)
+    #: :meth:`_part`)
     _native_loss: str = "squared"
     #: a part of a search along the part axes: its probability calibration is kept as a
     #: callable and fitted only for the part chosen (:meth:`_adopt_union`)
@@ -193,7 +193,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     best_score_: float
     best_estimator_: Any
     n_splits_: int
-    _loss: str
+    _part_values: dict[str, Any]
     _parameter_constraints: dict = _cv_constraints()
 
     def __init__(
@@ -273,10 +273,17 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         (the class's own loss first: ties go to it; :data:`PART_AXES`)."""
         return part_axis("loss").searched(self)
 
+    def _current(self, name: str) -> Any:
+        """The value of the part axis ``name`` (:data:`PART_AXES`) of the search being run
+        (after ``fit``: of the best candidate; None: this estimator has no such
+        parameter): a part's own (``_part_values``), else :meth:`PartAxis.unsplit`."""
+        values = self.__dict__.get("_part_values", {})
+        return values[name] if name in values else part_axis(name).unsplit(self)
+
     @property
     def _current_loss(self) -> str:
         """The loss of the search being run (after ``fit``: of the best candidate)."""
-        return self.__dict__.get("_loss") or self._searched_losses()[0]
+        return self._current("loss")
 
     @property
     def _base_class(self) -> type[BaseEstimator]:
@@ -286,15 +293,6 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
     def _loss_search(self) -> LossSearch:
         """Default grids and screen of the current loss (:data:`LOSS_SEARCHES`)."""
         return LOSS_SEARCHES[self._current_loss]
-
-    @property
-    def _current_multi_class(self) -> str | None:
-        """The decomposition of the search being run (after ``fit``: of the best
-        candidate); None for a regressor."""
-        if not hasattr(self, "multi_class"):
-            return None
-        value = self.__dict__.get("_multi_class") or self.multi_class
-        return "ovr" if value == "auto" else value
 
     def _search_parts(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
         """The part axes this search reports (:data:`PART_AXES`) and, when it reports
@@ -311,19 +309,15 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
 
     def _part(self, values: dict[str, Any]) -> _MVMLCVBase:
         """A copy of this estimator searching one value of each part axis (``values``), on
-        the same folds. A loss other than the class's own takes its :class:`LossSearch`
-        path length and joint-view candidates."""
-        loss = values.get("loss", self._current_loss)
-        ls = LOSS_SEARCHES[loss]
-        part = clone(self).set_params(**values)
-        if loss != self._native_loss:
-            if ls.max_iter is not None:
-                part.set_params(max_iter=min(self.max_iter, ls.max_iter))
-            if self.joint_view == "auto":
-                part.set_params(joint_view=ls.auto_joint_view)
-        part._loss = loss
-        if "multi_class" in values:
-            part._multi_class = values["multi_class"]
+        the same folds: each axis's parameter set to its value, and the parameters its
+        :attr:`PartAxis.configure` gives (a loss other than the class's own: its
+        :class:`LossSearch` path length and joint-view candidates)."""
+        params = dict(values)
+        for axis in PART_AXES:
+            if axis.name in values and axis.configure is not None:
+                params.update(axis.configure(values[axis.name], self))
+        part = clone(self).set_params(**params)
+        part._part_values = dict(values)
         for name in ("classes_", "n_features_in_", "feature_names_in_"):
             if hasattr(self, name):
                 setattr(part, name, getattr(self, name))
@@ -346,9 +340,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         self.cv_results_, self.best_index_, self._best_part_index = results, best, which
         self.best_params_ = dict(results["params"][best])
         self.best_score_ = winner.best_score_
-        self._loss = winner._current_loss
-        if winner._current_multi_class is not None:
-            self._multi_class = winner._current_multi_class
+        self._part_values = dict(winner._part_values)
         for name in (
             "best_kernel_params_",
             "best_joint_view_",
@@ -368,7 +360,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         column scales."""
         names, values = self._search_parts()
         if not names:  # the class's own loss and decomposition: this estimator searches
-            self._loss = self._searched_losses()[0]
+            self._part_values = {a.name: a.searched(self)[0] for a in PART_AXES if a.searched(self)}
             self._search_and_store(data)
             return self, data
         # one search per part (their product) on the same folds, then their union; the
@@ -436,8 +428,9 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             "fit_intercept",
         )
         est = self._base_class(tol=None, **{k: getattr(self, k) for k in names})
-        if self._current_multi_class is not None:
-            est.set_params(multi_class=self._current_multi_class)
+        for axis in PART_AXES:  # the part axes that are the estimator's parameters too
+            if axis.to_estimator and hasattr(self, axis.name):
+                est.set_params(**{axis.name: self._current(axis.name)})
         return est
 
     @staticmethod
@@ -492,8 +485,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
-        for name in ("_loss", "_multi_class"):  # the choices of an earlier fit
-            self.__dict__.pop(name, None)
+        self.__dict__.pop("_part_values", None)  # the choices of an earlier fit
         X = validate_array_input(self, X, reset=True)
         self._base_estimator()._cv_engine().check_params()
         check_known_lengths(X)
@@ -677,7 +669,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             self.set_params(**before)
 
     def _search_and_store(self, data: _SearchData) -> None:
-        """Run the search of this estimator's loss (``_loss``) on ``data``'s folds and
+        """Run the search of this estimator's part (:meth:`_current`) on ``data``'s folds and
         store ``cv_results_``, the best candidate and (classifiers with ``refit``) the
         calibration of the best candidate's held-out decision values. The scores are a
         :class:`~._grid.ScoreGrid` over the looped axes (:meth:`_looped_axes`, one search
@@ -750,7 +742,7 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             and not names_precomputed(self.kernel)
         )
         pairs = None
-        if self._current_multi_class == "ovo" and len(self.classes_) > 2:
+        if self._current("multi_class") == "ovo" and len(self.classes_) > 2:
             pairs = ovo_pairs(len(self.classes_))
             if dask_input:
                 raise ValueError(
