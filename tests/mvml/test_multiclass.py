@@ -378,3 +378,50 @@ def test_ovo_training_moments_in_one_pass_and_class_moments_on_demand(monkeypatc
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(Xs, y)
     assert seen["lazy"].computed and len(made) == 1
+
+
+@pytest.mark.parametrize("alpha", [1e-4, 0.3])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("joint_view", ["only", False])
+def test_identity_metric_pairs_in_row_space_equal_statistics_form(
+    monkeypatch, alpha, fit_intercept, weighted, joint_view
+):
+    """Identity metric, one-vs-one, fewer rows a pair than features: the pairs' ridge fits
+    in the row space (one m x m Cholesky a pair from the rows' Gram) equal the fits from
+    the pairs' d x d statistics to 1e-10 (coefficients, offsets, decision values), with
+    and without intercept and sample weights, small alphas included; and the fallback (a
+    failed factorisation) is the statistics' form."""
+    from mvkernels.mvml import _multiclass as mc
+
+    Xs, y = _blobs(n_per=8, K=4)  # 16 rows a pair, 30 or 40 features
+    sw = np.random.default_rng(1).uniform(0.2, 2.0, y.size) if weighted else None
+    kw = dict(
+        multi_class="ovo",
+        metric="identity",
+        alpha=alpha,
+        fit_intercept=fit_intercept,
+        joint_view=joint_view,
+        n_landmarks=30 if joint_view == "only" else 20,
+        random_state=0,
+    )
+    calls = []
+    real = mc.ridge_rows_solve
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(mc, "ridge_rows_solve", counted)
+    row = MVMLClassifier(**kw).fit(Xs, y, sample_weight=sw)
+    assert len(calls) == 6 and row.solver_ == "structured"
+    monkeypatch.setattr(mc.OneVsOneMixin, "_ridge_row_form", lambda self, p, loss: None)
+    stats = MVMLClassifier(**kw).fit(Xs, y, sample_weight=sw)
+    np.testing.assert_allclose(row.coef_, stats.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(row.intercept_, stats.intercept_, rtol=0, atol=1e-10)
+    D_row, D_stats = row.decision_function(Xs), stats.decision_function(Xs)
+    np.testing.assert_allclose(D_row, D_stats, rtol=0, atol=1e-10)
+    monkeypatch.undo()
+    monkeypatch.setattr(mc, "ridge_rows_solve", lambda *a: None)  # every Cholesky fails
+    fallback = MVMLClassifier(**kw).fit(Xs, y, sample_weight=sw)
+    np.testing.assert_array_equal(fallback.coef_, stats.coef_)

@@ -49,7 +49,9 @@ from .._threads import serial_blas
 from .._validation import take_rows
 from ..nystrom import FeatureMoments
 from ._data_part import map_rows
-from ._problem import MVMLProblem, feature_problem
+from ._losses import SquareLoss
+from ._problem import MVMLProblem, NystromProblem, feature_problem
+from ._screen import ridge_rows_solve
 
 __all__ = [
     "ovo_pairs",
@@ -441,8 +443,14 @@ class OneVsOneMixin:
             self.solver_ = "structured"
             with serial_blas(problem.dim):
                 return loss.fit_row_subsets(problem, subs, self._ovo_rows)
+        row_form = self._ridge_row_form(problem, loss)
         results = []
-        for i, j in self._ovo_pairs:
+        for (i, j), rows in zip(self._ovo_pairs, self._ovo_rows):
+            if row_form is not None:
+                r = row_form.solve(rows, yi[rows] == i)
+                if r is not None:
+                    results.append(r)
+                    continue
             sub, rows = pair_problem(problem, yi, i, j, moms)
             (r,) = solve(sub, record_path)
             # full mode: g on the pair's rows -> every training row
@@ -494,6 +502,27 @@ class OneVsOneMixin:
             r["intercept"] = float(loss.intercepts(sub, GW)[0])
         return results
 
+    def _ridge_row_form(self, problem: MVMLProblem, loss: Any) -> _RidgeRowForm | None:
+        """The pairs' row-space ridge fits (:class:`_RidgeRowForm`) when they apply: a
+        Nystrom-mode square-loss fit with the identity metric and fixed view weights
+        (e.g. the joint-only candidate, kernel ridge on the joint view), its features in
+        memory and some pair with fewer rows than features; else None."""
+        if not (
+            problem.feature_space
+            and self.solver == "auto"  # type: ignore[attr-defined]
+            and type(loss) is SquareLoss
+            and loss.metric_kind.identity
+            and loss.structured_applies(problem)
+        ):
+            return None
+        feats = feature_problem(problem)
+        if feats.U is None and not feats.data.in_memory:
+            return None
+        if min(rows.size for rows in self._ovo_rows) >= feats.dim:
+            return None
+        self.solver_ = "structured"
+        return _RidgeRowForm(self, feats, loss)
+
     @property
     def _ovo_rows(self) -> list[np.ndarray]:
         """The training rows of each pair (increasing), as :func:`pair_problem` took
@@ -516,3 +545,76 @@ class OneVsOneMixin:
         for k, (rows, c) in enumerate(zip(self._ovo_rows, cols)):
             out[rows, k] = c
         return out
+
+
+class _RidgeRowForm:
+    """The identity metric's one-vs-one pair fits in the row space.
+
+    A pair's ridge g-step (eq. 15 with ``A = I``, ``w = 1 / v``) is
+    ``g = (M + alpha I)^{-1} b`` with ``M = P^T P``, ``b = P^T z``, ``P = S^{1/2} U_c D_w``
+    (the pair's features ``U_c``, centred on its weighted means with ``fit_intercept``,
+    ``S`` its rows' weights) and ``z = S^{1/2} (y - ybar)``. By the push-through identity
+    ``g = P^T beta`` with ``(P P^T + alpha I) beta = z``: one ``m x m`` Cholesky
+    factorisation for the pair's ``m`` rows (:func:`~._screen.ridge_rows_solve`) instead
+    of the ``dim x dim`` statistics and factorisation of :func:`pair_problem`. The row
+    Gram ``P P^T`` is the pair's rows and columns of one ``(U D_w)(U D_w)^T`` of all
+    rows, centred by ``(I - 1 p^T) K (I - p 1^T)`` (``p`` the pair's normalised
+    weights). The coefficients are stored in the feature space, ``g = D_w U_c^T S^{1/2}
+    beta``, as the statistics' form gives them (to rounding); the offset is
+    ``ybar - m^T (D_w g)``. :meth:`solve` returns None for a pair with as many rows as
+    features or whose factorisation fails (the caller then fits it from its
+    statistics)."""
+
+    def __init__(self, estimator: Any, problem: NystromProblem, loss: Any) -> None:
+        self.loss = loss
+        self.dim = problem.dim
+        self.intercept = bool(loss.fit_intercept)
+        U = problem.U if problem.U is not None else problem.features()
+        # a common shift leaves every centred pair unchanged and keeps the entries small
+        self.shift = U.mean(axis=0) if self.intercept else np.zeros(self.dim)
+        self.U = U - self.shift if self.intercept else U
+        self.w = np.full(problem.n_views, 1.0 / problem.n_views)
+        self.wv = problem.weight_vector(self.w)
+        self.sample_weight = problem.sample_weight
+        with serial_blas(self.dim):
+            Uw = self.U * self.wv
+            self.K = Uw @ Uw.T
+            self.metric0 = estimator._initial_metric(problem)
+
+    def solve(self, rows: np.ndarray, positive: np.ndarray) -> dict | None:
+        """The result of the pair on ``rows`` (targets ``+1`` where ``positive``, else
+        ``-1``), as one binary fit gives it; None where the row form does not apply."""
+        m = rows.size
+        if m >= self.dim:
+            return None
+        y = np.where(positive, 1.0, -1.0)
+        K = self.K[np.ix_(rows, rows)]
+        U = self.U[rows]
+        s = None if self.sample_weight is None else np.asarray(self.sample_weight)[rows]
+        mean = np.zeros(self.dim)
+        ybar = 0.0
+        if self.intercept:
+            p = np.full(m, 1.0 / m) if s is None else s / np.sum(s)
+            Kp = K @ p
+            K = K - Kp[:, None] - Kp[None, :] + p @ Kp
+            ybar = float(p @ y)
+            mean = p @ U
+            y = y - ybar
+            U = U - mean
+        r = None if s is None else np.sqrt(s)
+        z = y if r is None else r * y
+        if r is not None:
+            K = K * r[:, None] * r[None, :]
+        alpha = float(self.loss.alpha)
+        with serial_blas(self.dim):
+            beta = ridge_rows_solve(K, z, alpha)
+            if beta is None:
+                return None
+            g = self.wv * (U.T @ (beta if r is None else r * beta))
+        data = alpha**2 * float(beta @ beta)  # ||z - K beta||^2 = ||alpha beta||^2
+        (res,) = self.loss._fixed_results(
+            self.metric0, g[None], self.w, [data], lambda g: float(g @ g)
+        )
+        # (no intercept: ybar, mean and shift are zero, so is the offset)
+        res["intercept"] = ybar - float((g * self.wv) @ (mean + self.shift))
+        return res

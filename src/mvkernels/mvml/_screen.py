@@ -38,6 +38,7 @@ __all__ = [
     "ridge_loo_outputs",
     "ScreenGrams",
     "ridge_solve",
+    "ridge_rows_solve",
     "ridge_solves",
     "ridge_fold_outputs",
     "kernel_ridge_fold_outputs",
@@ -463,6 +464,48 @@ def ridge_solve(M: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
         s, Q = robust_eigh(S, what="ridge system M + alpha I")
         return ((B @ Q) / np.maximum(s, np.finfo(float).tiny)) @ Q.T
     return linalg.cho_solve((L, True), B.T, check_finite=False).T
+
+
+def ridge_rows_solve(K: np.ndarray, z: np.ndarray, alpha: float) -> np.ndarray | None:
+    """The row-space ridge solve ``beta = (K + alpha I)^{-1} z`` by one Cholesky
+    factorisation, or None when ``K + alpha I`` is numerically not positive definite.
+
+    The push-through form of the identity metric's g-step (eq. 15 with ``A = I``): with
+    ``M = P^T P`` and ``b = P^T z`` (``P`` the rows' scaled features, ``K = P P^T``),
+    ``(M + alpha I)^{-1} b = P^T (K + alpha I)^{-1} z``; an ``m x m`` factorisation for
+    ``m`` rows instead of a ``d x d`` one. The caller falls back to
+    :func:`ridge_solve` on None.
+
+    Parameters
+    ----------
+    K : ndarray of shape (m, m)
+        PSD row Gram matrix ``P P^T``.
+    z : ndarray of shape (m,)
+        Right-hand side (the rows' scaled targets).
+    alpha : float
+        Regularisation (> 0).
+
+    Returns
+    -------
+    ndarray of shape (m,) or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> P, z = rng.normal(size=(3, 8)), rng.normal(size=3)
+    >>> beta = ridge_rows_solve(P @ P.T, z, 0.5)
+    >>> bool(np.allclose(P.T @ beta, ridge_solve(P.T @ P, (P.T @ z)[None], 0.5)[0]))
+    True
+    """
+    S = sym(np.asarray(K, dtype=np.float64))
+    S[np.diag_indices_from(S)] += alpha
+    potrf, potrs = linalg.get_lapack_funcs(("potrf", "potrs"), (S,))
+    L, info = potrf(S, lower=True, overwrite_a=True, clean=True)
+    if info != 0 or not np.all(np.isfinite(L)):
+        return None
+    beta, info = potrs(L, np.asarray(z, dtype=np.float64), lower=True)
+    return beta if info == 0 and np.all(np.isfinite(beta)) else None
 
 
 def ridge_solves(M: np.ndarray, B: np.ndarray, alphas: np.ndarray) -> np.ndarray:
