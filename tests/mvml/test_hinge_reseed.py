@@ -5,27 +5,10 @@ solutions as the active set from scratch, and the same CV results."""
 import numpy as np
 import pytest
 
+from _svm_checks import assert_kkt as _kkt
+from _svm_checks import one_vs_rest_problems as _problems
 from mvkernels.mvml import MVMLSVCCV, _hinge_loss
 from mvkernels.mvml._hinge_active import active_set_svm, reseed_solutions
-
-
-def _kkt(X, y, C, v, a, weight=None, tol=1e-8):
-    """The KKT conditions of the bias-free L1-loss SVM at box ``C`` (``C s_i``)."""
-    box = C if weight is None else C * weight
-    m = y * (X @ v)
-    np.testing.assert_allclose(v, (a * y) @ X, rtol=1e-9, atol=1e-9)
-    assert np.all(a >= -tol) and np.all(a <= box * (1 + tol))
-    inside = (a > 1e-9 * np.max(box)) & (a < box * (1 - 1e-9))
-    np.testing.assert_allclose(m[inside], 1.0, atol=1e-7)
-    counts = np.ones(X.shape[0], dtype=bool) if weight is None else weight > 0
-    assert np.all(m[(a <= 1e-12) & counts] >= 1 - 1e-7)
-
-
-def _problems(n, d, K, seed):
-    rng = np.random.RandomState(seed)
-    X = rng.randn(n, d)
-    labels = np.argmax(X[:, :K] + 0.5 * rng.randn(n, K), axis=1)
-    return X, np.where(labels[:, None] == np.arange(K), 1.0, -1.0)
 
 
 @pytest.mark.parametrize("C", [0.05, 1.0, 100.0])
