@@ -225,7 +225,8 @@ class ScreenGrams:
         W_l`` when no eigenvalue of ``W_l`` falls under the map's floor (checked by one
         Cholesky factorisation, :func:`_nothing_floored`): the row-side Gram matrices are
         sums of the landmark Gram matrices. A map fitted with deferred normalisers
-        (``BlockNystrom._fit_views(..., defer_normalizers=True)``) then computes neither
+        (:func:`~mvkernels.nystrom._map.fit_validated_views` with ``defer_normalizers=True``)
+        then computes neither
         ``S_l`` (one eigendecomposition a view) nor the features until :attr:`U` or
         :meth:`fitted` asks (the screen's finalists only). Otherwise the features are
         computed at once, as ``ScreenGrams(nys.transform(Xs), d_in)``.
@@ -237,7 +238,8 @@ class ScreenGrams:
         >>> rng = np.random.default_rng(0)
         >>> Xs = [rng.normal(size=(12, 3)), rng.normal(size=(12, 2))]
         >>> nys = BlockNystrom(n_landmarks=12, random_state=0)
-        >>> nys = nys._fit_views(Xs, view_statistics=False, defer_normalizers=True)
+        >>> from mvkernels.nystrom._map import fit_validated_views
+        >>> nys = fit_validated_views(nys, Xs, defer_normalizers=True)
         >>> grams = ScreenGrams.of_map(nys, Xs, 12)
         >>> U = grams.U  # the features, computed on demand
         >>> bool(np.allclose(grams.of(slice(None)), U @ U.T))
