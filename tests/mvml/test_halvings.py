@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from mvkernels.mvml import _lowrank
-from mvkernels.mvml._driver import dense_metric_path
 from mvkernels.mvml._lowrank import halvings_ahead
 from mvkernels.mvml._metric import backtrack
+from mvkernels.mvml._square_paths import dense_metric_path
 
 
 def _problems(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 from mvkernels.mvml import AUTO_FEATURE_BUDGET, auto_n_landmarks
-from mvkernels.mvml._driver import dense_metric_path
 from mvkernels.mvml._lowrank import SharedSpectrum
+from mvkernels.mvml._square_paths import dense_metric_path
 from mvkernels.mvml._svm import HINGE_FEATURE_BUDGET
 
 

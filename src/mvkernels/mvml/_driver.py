@@ -2,8 +2,10 @@
 
 One loop, :func:`alternate`, with one bookkeeping (:class:`PathState`: objective
 histories, iteration counts, the stopping rule and the recorded path along the
-iterations), run by the three paths, which supply only the body of an outer iteration
-(their g-steps, w-steps and A-steps) and their final g-step:
+iterations). A path supplies only the body of an outer iteration, declared by
+:class:`PathBody` (``g_steps``, ``a_steps`` (the w-steps and A-steps), ``objective``,
+and ``finish``: the final g-steps and the results), and :func:`run_paths` runs it. The
+bodies, each in its loss's module:
 
 * :func:`reference_paths`: the dense reference path, any loss
   (:class:`~mvkernels.mvml._losses.Loss`: its g-step, data term and w-step) and any
@@ -11,11 +13,12 @@ iterations), run by the three paths, which supply only the body of an outer iter
   columns as one batch: g-steps shared while the targets share the metric and the
   weights (the first one always), A-steps and w-steps per target
   (:func:`reference_path`: one target);
-* :func:`dense_metric_path`: the square loss's structured path, a batch of problems with
-  the low-rank dense metric ``s I + W W^T`` (:mod:`mvkernels.mvml._lowrank`) and one
-  shared eigendecomposition;
-* the hinge loss's low-rank path (``HingeLoss.dense_paths`` in
-  :mod:`mvkernels.mvml._hinge_loss`), whose g-steps are SVM solves, on :class:`PathState`.
+* :class:`~mvkernels.mvml._square_paths.SquarePaths`: the square loss's structured path
+  (:func:`~mvkernels.mvml._square_paths.dense_metric_path`), a batch of problems with the
+  low-rank dense metric ``s I + W W^T`` (:mod:`mvkernels.mvml._lowrank`) and one shared
+  eigendecomposition;
+* :class:`~mvkernels.mvml._hinge_paths.HingePaths`: the hinge loss's low-rank path
+  (``HingeLoss.dense_paths``), whose g-steps are SVM solves.
 
 Every path stops a problem when the relative decrease of its objective falls below
 ``tol``, ``|h[-2] - h[-1]| <= tol max(|h[-2]|, tiny)`` (the one stopping rule,
@@ -28,25 +31,23 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from .._linalg import robust_eigh, sym
-from ._lowrank import LowRankMetrics, _frob2, _g_step_rows
 from ._metric import Metric, first_step_size, next_step_size
 from ._problem import MVMLProblem
 
 __all__ = [
     "alternate",
+    "PathBody",
+    "run_paths",
     "PathState",
-    "LowRankPath",
-    "dense_metric_path",
     "reference_path",
     "reference_paths",
+    "ReferencePaths",
     "objective",
     "initial_step",
-    "ExactGStep",
 ]
 
 
@@ -176,214 +177,52 @@ def alternate(
         run.record(it, g, obj, tol)
 
 
-# ------------------------------------------------------------------- square loss, structured
-@dataclass
-class LowRankPath:
-    """Result of :func:`dense_metric_path` for a batch of ``n`` problems (eigenbasis).
+_R_co = TypeVar("_R_co", covariant=True)
+_R = TypeVar("_R")
 
-    Attributes
-    ----------
-    G : ndarray (n, d)
-        Final ``g`` (after the final g-step), in the eigenbasis of ``M``.
-    s : ndarray (n,)
-    W : ndarray (n, d, r)
-        The metric is ``A~ = Q (s I + W W^T) Q^T``.
-    history : list of ndarray
-        Objective per recorded step, per problem.
-    n_iter : ndarray of int (n,)
-    converged : ndarray of bool (n,)
-    path : ndarray (n, max_iter, d) or None
-        ``path[:, k]``: the g-step solution for the metric after ``k + 1`` outer
-        iterations, i.e. the final ``g`` of a fit with ``max_iter = k + 1`` and
-        ``tol=None`` (only when requested).
+
+class PathBody(Protocol[_R_co]):
+    """The body of Algorithm 1's outer iteration for one path (a loss's batched solver),
+    which :func:`run_paths` runs inside :func:`alternate`.
+
+    ``idx`` is :attr:`PathState.idx`, the problems still running (a slice while all are,
+    else their indices). An iteration is :meth:`g_steps`, then :meth:`a_steps`, then
+    :meth:`objective`; after the loop, :meth:`finish` runs the final g-steps, records
+    their objectives (:meth:`PathState.finish` / :meth:`PathState.finish_all`) and
+    returns the path's results.
     """
 
-    G: np.ndarray
-    s: np.ndarray
-    W: np.ndarray
-    history: list
-    n_iter: np.ndarray
-    converged: np.ndarray
-    path: np.ndarray | None = None
+    def g_steps(self, it: int, idx: Any) -> np.ndarray:
+        """Iteration ``it``'s g-steps of the problems ``idx``: one row of ``g`` each."""
+        ...
 
-    def metric(self, Q: np.ndarray, i: int) -> np.ndarray:
-        """Dense ``A~`` of problem ``i`` in the original basis."""
-        QW = Q @ self.W[i]
-        return sym(self.s[i] * np.eye(Q.shape[0]) + QW @ QW.T)
+    def a_steps(self, idx: Any, G: np.ndarray) -> None:
+        """The w-steps and A-steps after the g-steps ``G`` (their metrics and weights
+        updated)."""
+        ...
 
-    def min_eigenvalue(self, i: int) -> float:
-        """Smallest eigenvalue of ``s I + W W^T``: ``s`` when ``W`` (d x r) has fewer columns
-        than rows, else ``s + lambda_min(W W^T)``. (``W W^T``, not ``W^T W``: for ``r > d``,
-        e.g. one landmark per view, ``W^T W`` has ``r - d`` zero eigenvalues that are not
-        eigenvalues of the metric.)"""
-        d, r = self.W.shape[1:]
-        if r < d:
-            return float(self.s[i])
-        G = self.W[i] @ self.W[i].T
-        return float(self.s[i] + robust_eigh(G, eigvals_only=True, what="W W^T")[0])
+    def objective(self, idx: Any, G: np.ndarray) -> np.ndarray:
+        """Algorithm 1's objective of the problems ``idx`` after the steps, one each."""
+        ...
+
+    def finish(self, run: PathState) -> _R_co:
+        """The final g-steps (``coef_`` the exact minimiser for the last metric and
+        weights), their objectives recorded in ``run``, and the results."""
+        ...
 
 
-def dense_metric_path(
-    lam: np.ndarray,
-    Bb: np.ndarray,
-    yy: np.ndarray,
-    alpha: np.ndarray,
-    eta: np.ndarray,
-    *,
-    max_iter: int,
-    n_a_steps: int = 1,
-    tol: float | None = None,
-    step_size: float | str = "auto",
-    record_path: bool = False,
-    dim: int | None = None,
-    gstep: Any = None,
-) -> LowRankPath:
-    """Algorithm 1 with the dense metric (eq. 15-16) for a batch of problems.
-
-    Parameters
-    ----------
-    lam : ndarray (d,) or (n, d)
-        Eigenvalues of ``M = D_w C D_w``: shared by the batch, or one spectrum per
-        problem (each problem in its own eigenbasis, e.g. the class pairs of a one-vs-one
-        fit, each on its own rows; a spectrum with fewer than ``d`` eigenvalues padded with
-        zeros, whose entries of ``Bb`` are zero: those coordinates then stay zero).
-    Bb : ndarray (n, d)
-        ``Q^T b`` per problem.
-    yy : ndarray (n,)
-        ``y^T y`` per problem (for the objective).
-    alpha, eta : ndarray (n,)
-        Per-problem regularisation (``alpha > 0``, ``eta > 0``).
-    max_iter, n_a_steps, tol, step_size
-        As the estimators' parameters (``tol=None``: run ``max_iter`` iterations).
-    record_path : bool
-        Keep the g-step solution of every outer iteration (``LowRankPath.path``).
-    dim : int, optional
-        Dimension of the feature space when ``Q`` holds only the eigenvectors of the
-        nonzero eigenvalues of ``M`` (``d < dim``, :meth:`SharedSpectrum.from_rows`): every
-        ``b``, hence every ``g`` and ``q = A^{-1} g``, lies in their span, so the path runs
-        in that basis and the metric is ``s I`` on the null space of ``M``, whose
-        ``dim - d`` directions still count in ``||A||_F^2``. None: ``d``.
-    gstep : object, optional
-        The g-step: ``gstep.solve(idx, s, WT, sc, alpha, Bb)`` returns ``g``, ``W^T A^{-1}
-        g``, ``A^{-1} g`` and ``g^T M g`` for the problems ``idx`` (as
-        :class:`ExactGStep`, the default: the exact solve with ``lam``);
-        :class:`~mvkernels.mvml._iterative.CGStep` solves it by conjugate gradient, ``lam``
-        then being its preconditioner's spectrum.
-
-    Notes
-    -----
-    The metrics are a :class:`LowRankMetrics` batch; an outer iteration reads ``W``
-    about four times.
-    """
-    lam = np.asarray(lam, dtype=np.float64)
-    Bb = np.asarray(Bb, dtype=np.float64)
-    n, d = Bb.shape
-    alpha, eta, yy = (
-        np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)).copy() for x in (alpha, eta, yy)
-    )
-    mets = LowRankMetrics.identity(n, d, max_iter * n_a_steps, full_dim=dim)
-    state = PathState.start(n, d, max_iter, record_path)
-    step = ExactGStep(lam) if gstep is None else gstep
+def run_paths(body: PathBody[_R], run: PathState, max_iter: int, tol: float | None) -> _R:
+    """Algorithm 1 on the path ``body``: :func:`alternate` with its iteration
+    (:meth:`PathBody.g_steps`, :meth:`PathBody.a_steps`, :meth:`PathBody.objective`),
+    then :meth:`PathBody.finish`."""
 
     def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
-        g, gMg, s_obj = _outer_iteration(
-            mets, step, Bb[idx], idx, alpha[idx], eta[idx], n_a_steps, step_size
-        )
-        return g, _data_term(Bb[idx], yy[idx], g, gMg) + s_obj
+        G = body.g_steps(it, idx)
+        body.a_steps(idx, G)
+        return G, body.objective(idx, G)
 
-    alternate(state, max_iter, tol, iteration)
-    return _final_path(mets, step, Bb, yy, alpha, eta, state)
-
-
-@dataclass
-class ExactGStep:
-    """The structured path's exact g-step in the eigenbasis of ``M`` (eigenvalues ``lam``,
-    shared (d,) or one row per problem (n, d)):
-    :func:`~mvkernels.mvml._lowrank._g_step_rows`, ``g^T M g = sum lam g^2``."""
-
-    lam: np.ndarray
-
-    def solve(
-        self,
-        idx: Any,
-        s: np.ndarray,
-        WT: np.ndarray,
-        sc: np.ndarray,
-        alpha: np.ndarray,
-        Bb: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if self.lam.ndim == 1:
-            g, v, z = _g_step_rows(self.lam, s, WT, sc, alpha, Bb)
-            return g, v, z, (g * g) @ self.lam
-        lam = self.lam[idx]
-        g, v, z = _g_step_rows(lam, s, WT, sc, alpha, Bb)
-        return g, v, z, np.einsum("bd,bd->b", g * g, lam)
-
-
-def _data_term(Bb: np.ndarray, yy: np.ndarray, G: np.ndarray, gMg: np.ndarray) -> np.ndarray:
-    """``||y - U D_w g||^2 = y^T y - 2 b^T g + g^T M g`` (clipped at 0), stacked."""
-    return np.maximum(yy - 2.0 * np.einsum("bd,bd->b", Bb, G) + gMg, 0.0)
-
-
-def _outer_iteration(
-    mets: LowRankMetrics,
-    gstep: Any,
-    Bb: np.ndarray,
-    idx: Any,
-    alpha: np.ndarray,
-    eta: np.ndarray,
-    n_a_steps: int,
-    step_size: float | str,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One outer iteration of the problems ``idx``: the g-step, then ``n_a_steps``
-    A-steps (the metrics updated in place). Returns ``g``, ``g^T M g`` and the metric
-    part of the objective."""
-    r = mets.r
-    sa = mets.s[idx]
-    g, v, z, gMg = gstep.solve(idx, sa, mets.WT[idx, :r], mets.sc[idx, :r], alpha, Bb)
-    s_obj = np.zeros(g.shape[0])
-    for step in range(n_a_steps):
-        if step == 0:  # q = A^{-1} g = z, W^T q = v, W^T g = s v + W^T W v (g-step)
-            Ga = mets.gram[idx, : mets.r, : mets.r]
-            q, Wq = z, v
-            xg = sa[:, None] * v + np.matmul(Ga, v[:, :, None])[:, :, 0]
-        else:
-            q, Wq, xg = mets.solve(idx, g)
-        s_obj = mets.a_step(idx, g, q, Wq, xg, alpha, eta, step_size)
-    return g, gMg, s_obj
-
-
-def _final_path(
-    mets: LowRankMetrics,
-    step: Any,
-    Bb: np.ndarray,
-    yy: np.ndarray,
-    alpha: np.ndarray,
-    eta: np.ndarray,
-    state: PathState,
-) -> LowRankPath:
-    """The final g-step of every problem (``G`` is the exact minimiser for the returned
-    metric), its objective, and the path."""
-    n, d = Bb.shape
-    r = mets.r
-    WT, sc, gram = mets.WT[:, :r], mets.sc[:, :r], mets.gram[:, :r, :r]
-    s = mets.s
-    G, _, Z, gMg = step.solve(slice(None), s, WT, sc, alpha, Bb)
-    if state.path is not None:
-        state.path[np.arange(n), state.n_iter - 1] = G
-    W = np.swapaxes(WT * sc[:, :, None], 1, 2)  # (n, d, r)
-    quad = np.einsum("bd,bd->b", G, Z)  # <g, A^{-1} g> with A^{-1} g = z
-    obj = _data_term(Bb, yy, G, gMg) + alpha * quad + eta * _frob2(s, gram, mets.dim)
-    state.finish_all(obj)
-    return LowRankPath(
-        G=G,
-        s=s,
-        W=W,
-        history=[state.history(i) for i in range(n)],
-        n_iter=state.n_iter,
-        converged=state.converged,
-        path=state.path,
-    )
+    alternate(run, max_iter, tol, iteration)
+    return body.finish(run)
 
 
 # ---------------------------------------------------------------------------- reference path
@@ -572,19 +411,76 @@ def reference_paths(
                 for r in reference_paths(loss, problem, metric0, targets, record_path, chunk)
             ]
     losses = [loss] if grid is None else [loss.at(a, e) for a, e in grid]
-    n, v, d = len(losses) * len(targets), problem.n_views, metric0.dim
-    kind = loss.metric_kind
-    learned = kind.learned
-    alternates = learned or loss.learn_weights
-    w0 = np.full(v, 1.0 / v)
+    d = metric0.dim
+    w0 = np.full(problem.n_views, 1.0 / problem.n_views)
     runs = [
         _Target(loss=lp, t=t, metric=metric0, w=w0, state=lp.new_state(), g=np.zeros(d))
         for lp in losses
         for t in targets
     ]
-    run = PathState.start(n, d, loss.max_iter, record_path)
+    body = ReferencePaths(loss, problem, runs)
+    run = PathState.start(len(runs), d, loss.max_iter, record_path)
+    # a fixed metric with fixed weights: one g-step is the minimiser
+    return run_paths(body, run, loss.max_iter if body.alternates else 1, loss.tol)
 
-    def a_steps(r: _Target) -> None:
+
+@dataclass(eq=False)
+class ReferencePaths:
+    """The body of Algorithm 1's outer iteration on the dense reference path (a
+    :class:`PathBody`), for the runs ``runs`` (one target column at one ``(alpha, eta)``
+    each, :class:`_Target`) of ``problem``; ``loss``: the loss of the path (its metric
+    kind, ``learn_weights``, ``n_a_steps``...; each run's ``alpha`` and ``eta`` are its
+    own loss's).
+
+    An iteration is the g-steps, batched where the runs share the metric and the weights
+    (:meth:`g_steps`, :func:`_shared_g_steps`), each run's w-step (shared by the runs
+    whose g-step was shared) and A-steps (:meth:`a_steps`), and Algorithm 1's objective
+    (:meth:`objective`); :meth:`finish` runs the final g-steps (when the path
+    alternates) and returns one result per run."""
+
+    loss: Any
+    problem: MVMLProblem
+    runs: list[_Target]
+
+    def __post_init__(self) -> None:
+        self.kind = self.loss.metric_kind
+        #: whether anything is learned (else one g-step is the minimiser)
+        self.alternates = bool(self.kind.learned or self.loss.learn_weights)
+
+    def _live(self, idx: Any) -> list[_Target]:
+        rows = range(len(self.runs)) if isinstance(idx, slice) else idx
+        return [self.runs[i] for i in rows]
+
+    def g_steps(self, it: int, idx: Any) -> np.ndarray:
+        """The g-steps of the running runs (shared where they share the metric and the
+        weights); the weights of the previous iterate recorded."""
+        live = self._live(idx)
+        G = _shared_g_steps(self.problem, live)
+        for j, r in enumerate(live):
+            r.g = G[j]
+            if it > 0:
+                r.path_w.append(r.w)
+        return G
+
+    def a_steps(self, idx: Any, G: np.ndarray) -> None:
+        """Each running run's w-step (learned weights; runs whose g-step was shared, of
+        one ``alpha`` and target with the same factor and weights and no solver state,
+        share it) and its A-steps (a learned metric)."""
+        live = self._live(idx)
+        if self.loss.learn_weights:
+            w_steps: dict[tuple, np.ndarray] = {}
+            keys = [(id(r.metric), id(r.w), float(r.loss.alpha), r.t) for r in live]
+            for r, key in zip(live, keys):
+                if r.state is not None or key not in w_steps:
+                    w_steps[key] = r.loss.w_step(self.problem, r.t, r.g, r.w)
+                r.w = w_steps[key]
+        if self.kind.learned:
+            for r in live:
+                self._metric_steps(r)
+
+    def _metric_steps(self, r: _Target) -> None:
+        """Run ``r``'s ``n_a_steps`` A-steps (:meth:`~mvkernels.mvml._metric.Metric.a_step`),
+        its step size carried from one to the next."""
         lp = r.loss
         for _ in range(lp.n_a_steps):
             mu0 = initial_step(lp, r.metric, r.g) if r.mu_next is None else r.mu_next
@@ -592,60 +488,46 @@ def reference_paths(
                 r.g,
                 lp.alpha,
                 lp.eta,
-                kind,
-                v,
+                self.kind,
+                self.problem.n_views,
                 mu0,
                 threshold=lp.sparse_threshold,
                 eig_floor=lp.eig_floor,
             )
             r.mu_next = next_step_size(mu > 0, mu, r.mu_next)
 
-    def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
-        rows = range(n) if isinstance(idx, slice) else idx
-        live = [runs[i] for i in rows]
-        G = _shared_g_steps(problem, live)
-        obj = np.empty(len(live))
-        # runs whose g-step was shared (one alpha and target, the same factor and
-        # weights, no solver state) share their w-step too
-        w_steps: dict[tuple, np.ndarray] = {}
-        for j, r in enumerate(live):
-            key = (id(r.metric), id(r.w), float(r.loss.alpha), r.t)
-            r.g = G[j]
-            if it > 0:
-                r.path_w.append(r.w)
-            if loss.learn_weights:
-                if r.state is not None or key not in w_steps:
-                    w_steps[key] = r.loss.w_step(problem, r.t, r.g, r.w)
-                r.w = w_steps[key]
-            if learned:
-                a_steps(r)
-            obj[j] = objective(r.loss, problem, r.t, r.metric, r.g, r.w)
-        return G, obj
-
-    # a fixed metric with fixed weights: one g-step is the minimiser
-    alternate(run, loss.max_iter if alternates else 1, loss.tol, iteration)
-    if alternates:  # final g-step: coef_ is the exact minimiser for the metric and weights
-        G = _shared_g_steps(problem, runs)
-        for i, r in enumerate(runs):
-            r.g = G[i]
-            run.finish(i, r.g, objective(r.loss, problem, r.t, r.metric, r.g, r.w))
-    elif run.path is not None:
-        run.path[:, 0] = [r.g for r in runs]
-    out: list[dict] = []
-    for i, r in enumerate(runs):
-        r.path_w.append(r.w)
-        n_iter = int(run.n_iter[i])
-        res = dict(
-            metric=r.metric,
-            g=r.g,
-            w=r.w,
-            history=run.history(i),
-            n_iter=n_iter,
-            converged=bool(run.converged[i]) or not alternates,
-            state=r.state,
+    def objective(self, idx: Any, G: np.ndarray) -> np.ndarray:
+        """Algorithm 1's objective of each running run (:func:`objective`)."""
+        return np.array(
+            [objective(r.loss, self.problem, r.t, r.metric, r.g, r.w) for r in self._live(idx)]
         )
-        if run.path is not None:
-            res["path"] = run.path[i, :n_iter].copy()
-            res["path_w"] = np.asarray(r.path_w)
-        out.append(res)
-    return out
+
+    def finish(self, run: PathState) -> list[dict]:
+        """The final g-steps (``coef_`` the exact minimiser for the metric and weights)
+        when the path alternates, and one result per run."""
+        runs, problem = self.runs, self.problem
+        if self.alternates:
+            G = _shared_g_steps(problem, runs)
+            for i, r in enumerate(runs):
+                r.g = G[i]
+                run.finish(i, r.g, objective(r.loss, problem, r.t, r.metric, r.g, r.w))
+        elif run.path is not None:
+            run.path[:, 0] = [r.g for r in runs]
+        out: list[dict] = []
+        for i, r in enumerate(runs):
+            r.path_w.append(r.w)
+            n_iter = int(run.n_iter[i])
+            res = dict(
+                metric=r.metric,
+                g=r.g,
+                w=r.w,
+                history=run.history(i),
+                n_iter=n_iter,
+                converged=bool(run.converged[i]) or not self.alternates,
+                state=r.state,
+            )
+            if run.path is not None:
+                res["path"] = run.path[i, :n_iter].copy()
+                res["path_w"] = np.asarray(r.path_w)
+            out.append(res)
+        return out

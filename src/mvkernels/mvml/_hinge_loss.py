@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from ._driver import PathState, alternate
 from ._fit_context import FitContext
 from ._hinge import (
     COLD_MIN_BOX,
@@ -50,6 +49,7 @@ from ._hinge_active import (
     reseed_solutions,
 )
 from ._hinge_fit import hinge_attributes, hinge_nystrom_problem, hinge_problem
+from ._hinge_paths import HingePathResults, hinge_dense_paths
 from ._hinge_state import (
     ROW_SUBSET_BUDGET,
     ExactDual,
@@ -409,7 +409,7 @@ class HingeLoss(Loss):
                 G.append(self.g_step(problem, t, factor, w, states[t]))
                 data.append(self.data_loss(problem, t, G[t], w))
             return self._fixed_results(metric0, G, w, data, factor.quad, states)
-        return self.dense_paths(problem, Phi, w, [float(self.eta)])
+        return self.dense_paths(problem, Phi, w, [float(self.eta)]).results
 
     #: one-vs-one: the pairs' structured paths in one batch (:meth:`fit_row_subsets`);
     #: tests switch it off to compare with one fit per pair
@@ -442,7 +442,8 @@ class HingeLoss(Loss):
         results: list[dict] = [{} for _ in subs]
         for group, subsets, Phi_g in row_subset_batches(subs, rows, Phi, ROW_SUBSET_BUDGET):
             for k, r in zip(
-                group, self.dense_paths(problem, Phi_g, w, [float(self.eta)], subsets=subsets)
+                group,
+                self.dense_paths(problem, Phi_g, w, [float(self.eta)], subsets=subsets).results,
             ):
                 results[k] = r
         for r, sub in zip(results, subs):
@@ -461,8 +462,10 @@ class HingeLoss(Loss):
         seed_solutions: FirstSolutions | None = None,
         gram: np.ndarray | None = None,
         fold_seeds: list | None = None,
-    ) -> list[dict]:
-        """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major.
+    ) -> HingePathResults:
+        """The low-rank dense path of every ``(eta, target)`` pair, ``eta``-major
+        (:class:`~mvkernels.mvml._hinge_paths.HingePaths`, run by the one driver
+        :func:`~mvkernels.mvml._driver.run_paths`).
 
         The first g-step (metric ``A = I``) does not depend on ``eta``: it is solved once
         per target and shared by every ``eta`` (with a copy of its solver state, so that
@@ -471,8 +474,8 @@ class HingeLoss(Loss):
         ``seed_margins`` (T, n), e.g. the first g-step's margins at a neighbouring
         ``alpha``, choose liblinear's working set of rows for a target where that gives up
         (the result is exact whatever they are, see
-        :func:`~mvkernels.mvml._hinge.linear_svm_working_set`); each result's
-        ``"first_margins"`` holds the margins of its first g-step.
+        :func:`~mvkernels.mvml._hinge.linear_svm_working_set`); the results'
+        ``first_margins`` hold the margins of each target's first g-step.
 
         ``subsets``: the targets are problems on subsets of the rows of ``problem``
         (``Phi`` holds the features of all its rows), e.g. the class pairs of
@@ -486,175 +489,25 @@ class HingeLoss(Loss):
         ``seed_solutions``: the exact first g-steps of the same targets on the same
         features at a smaller box (:class:`FirstSolutions`, e.g. at the next larger
         ``alpha``; without ``subsets``), which :meth:`first_g_steps` starts from; the
-        first g-steps solved exactly here are returned in the first result's
-        ``"first_solutions"`` (a :class:`FirstSolutions`). ``gram``: ``Phi Phi^T`` (the
+        first g-steps solved exactly here are returned in the results'
+        ``first_solutions`` (a :class:`FirstSolutions`). ``gram``: ``Phi Phi^T`` (the
         active sets read their free rows' Gram matrices from it when the rows are fewer
         than the features; formed here then if not given). ``fold_seeds``: the targets'
         first-g-step ``v`` on other rows with the same features (another CV fold), for
         :meth:`first_g_steps` without ``seed_solutions``.
         """
-        tg = _Targets(problem, subsets)
-        T, d = tg.T, problem.dim
-        E = len(etas)
-        B = E * T
-        alpha = float(self.alpha)
-        R = self.max_iter * self.n_a_steps
-        mets = LowRankMetrics.identity(B, d, R)
-        states = [HingeState() for _ in range(B)]
-        if seed_margins is not None:
-            for t in range(T):
-                states[t].margins = np.asarray(seed_margins[t], dtype=np.float64)
-        first_margins: list[np.ndarray] = []
-        # features x_i / sqrt(s) = [phi_i, W^T phi_i / sqrt(s)] (the problem with C' s):
-        # phi_i written once; liblinear skips the zero columns of the A-steps to come.
-        # fit_intercept: the offset's constant column last (its value set per g-step)
-        Cp0 = np.array([svm_c_prime(self.hinge_weight(tg.of(t)[0]), alpha) for t in range(T)])
-        width = d + R + bool(self.fit_intercept)
-        firsts: FirstSolutions | None = None
-        if gram is None and Phi.shape[0] <= Phi.shape[1]:
-            gram = Phi @ Phi.T  # (the active sets' free rows' Gram matrices, read)
-        if subsets is None:
-            X = np.zeros((Phi.shape[0], width))
-            X[:, :d] = Phi
-            if self.fit_intercept:
-                X[:, -1] = self.offset_column(Cp0[0])
-            # (an offset column changes X X^T: formed by the active set then)
-            g0 = None if self.fit_intercept else gram
-            self.first_g_steps(
-                problem, X, states[:T], seeds=seed_solutions, gram=g0, fold_seeds=fold_seeds
-            )
-            firsts = FirstSolutions(float(Cp0[0]), [st.cold for st in states[:T]])
-        else:
-            X = Phi  # (unused: each subset's g-step has its own features)
-            self.first_g_steps(problem, Phi, states[:T], tg, Cp0)
-
-        def g_step(b: int) -> np.ndarray:
-            t = b % T
-            sub, col_t = tg.of(t)
-            r = mets.r
-            W = mets.columns(b)
-            sq = np.sqrt(mets.s[b])
-            col = self.offset_column(Cp0[t] * mets.s[b])
-            if subsets is None:
-                Phi_b, X_b = Phi, X
-                if states[b].polished is None:  # (the solution needs no features)
-                    if r:
-                        X_b[:, d : d + r] = (Phi_b @ W) / sq
-                    if col is not None:
-                        X_b[:, -1] = col
-            else:  # the subset's own rows, as its fit alone
-                Phi_b = X_b = Phi[subsets.rows[t]]  # (X_b is not read when solved before)
-                if states[b].polished is None and states[b].cold is None:
-                    X_b = np.zeros((Phi_b.shape[0], width))
-                    X_b[:, :d] = Phi_b
-                    if r:
-                        X_b[:, d : d + r] = (Phi_b @ W) / sq
-                    if col is not None:
-                        X_b[:, -1] = col
-            g_old, m_old, b_old = states[b].g, states[b].margins, states[b].offset
-
-            def ref() -> float | None:  # read only after an inexact solve
-                if g_old is None:
-                    return None
-                q_old = mets.solve([b], g_old[None])[0][0]
-                # margins do not depend on the metric (fixed weights): no product with Phi
-                return (
-                    self.hinge_from_margins(sub, m_old)
-                    + self.offset_penalty(sub, b_old)
-                    + alpha * float(g_old @ q_old)
-                )
-
-            def value(vv: np.ndarray, W: np.ndarray = W, sq: float = sq) -> np.ndarray:
-                return vv[:d] + W @ (vv[d : d + r] / sq)  # g = F v with v = vv / sqrt(s)
-
-            def objective(g: np.ndarray, m: np.ndarray) -> float:
-                q = mets.solve([b], g[None])[0][0]
-                return self.hinge_from_margins(sub, m) + alpha * float(g @ q)
-
-            def rebuild(
-                rows: np.ndarray,
-                W: np.ndarray = W,
-                sq: float = sq,
-                col: float | None = col,
-                Phi_b: np.ndarray = Phi_b,
-            ) -> np.ndarray:
-                Xb = np.zeros((rows.size, width))
-                Xb[:, :d] = Phi_b[rows]
-                Xb[:, d : d + W.shape[1]] = (Phi_b[rows] @ W) / sq
-                if col is not None:
-                    Xb[:, -1] = col
-                return Xb
-
-            return self.svm_g(
-                sub,
-                col_t,
-                X_b,
-                states[b],
-                value,
-                objective,
-                ref,
-                c_scale=float(mets.s[b]),
-                rebuild=rebuild,
-            )
-
-        run = PathState.start(B, d, self.max_iter, record_path=True)
-        al = np.full(B, alpha)
-        et = np.repeat(np.asarray(etas, dtype=np.float64), T)
-        G = np.zeros((B, d))
-
-        def iteration(it: int, idx: Any) -> tuple[np.ndarray, np.ndarray]:
-            active = np.arange(B)[idx]
-            if it > 0:
-                self.warm_g_steps(problem, Phi, mets, states, active.tolist(), tg, Cp0, gram)
-            for b in active.tolist():
-                if it == 0 and b >= T:  # A = I for every eta: share the first g-step
-                    G[b] = G[b % T]
-                    states[b] = states[b % T].copy()
-                else:
-                    G[b] = g_step(int(b))
-                if it == 0 and b < T:
-                    first_margins.append(states[b].margins)
-            s_obj = np.zeros(active.size)
-            for _ in range(self.n_a_steps):
-                q, Wq, xg = mets.solve(active, G[active])
-                s_obj = mets.a_step(
-                    active, G[active], q, Wq, xg, al[active], et[active], self.step_size
-                )
-            hinge = np.array([self.margin_loss(tg.of(b % T)[0], states[b]) for b in active])
-            return G[active], hinge + s_obj
-
-        alternate(run, self.max_iter, self.tol, iteration)
-        out: list[dict] = []
-        self.warm_g_steps(problem, Phi, mets, states, list(range(B)), tg, Cp0, gram)
-        final = np.array([g_step(b) for b in range(B)])  # (B, d): the final g-steps
-        every = np.arange(B)
-        quad = np.einsum("bd,bd->b", final, mets.solve(every, final)[0])  # <g, A^{-1} g>
-        frob = mets.frob2(every)
-        for b in range(B):
-            g = final[b]
-            obj = self.margin_loss(tg.of(b % T)[0], states[b]) + alpha * float(quad[b])
-            obj += et[b] * float(frob[b])
-            run.finish(b, g, obj)
-            n_iter = int(run.n_iter[b])
-            out.append(
-                dict(
-                    # kept structured: A = s I + W W^T (the estimator's MetricStack builds
-                    # the dense metric on access; the CV's paths never need it)
-                    metric=mets.take(b),
-                    g=g,
-                    w=w,
-                    history=np.asarray(run.histories[b]),
-                    n_iter=n_iter,
-                    converged=bool(run.converged[b]),
-                    state=states[b],
-                    first_margins=first_margins[b % T],
-                    path=run.path[b, :n_iter].copy(),
-                    path_w=np.tile(w, (n_iter, 1)),
-                )
-            )
-        if firsts is not None:
-            out[0]["first_solutions"] = firsts
-        return out
+        return hinge_dense_paths(
+            self,
+            problem,
+            Phi,
+            w,
+            etas,
+            seed_margins,
+            subsets,
+            seed_solutions,
+            gram,
+            fold_seeds,
+        )
 
     def warm_start_applies(self, state: HingeState) -> bool:
         """Whether a target's next g-step starts from its previous solution's sets: the
@@ -928,13 +781,13 @@ class HingeLoss(Loss):
             res = self.at(float(alphas[ai]), self.eta).dense_paths(
                 problem, Phi, w, [float(e) for e in etas], seed, None, firsts, gram, across
             )
-            seed = np.stack([res[t]["first_margins"] for t in range(T)])
-            firsts = res[0].pop("first_solutions", None)
+            seed = np.stack(res.first_margins)
+            firsts = res.first_solutions
             if store is not None and firsts is not None:
                 store[key] = [None if s is None else s[0] for s in firsts.solutions]
             for ei in range(etas.size):
                 for t in range(T):
-                    P = res[ei * T + t]["path"]
+                    P = res.results[ei * T + t]["path"]
                     out[ai, ei, :, t] = padded_path(P, K) * problem.weight_vector(w)
         return out, None
 
@@ -983,10 +836,11 @@ class HingeLoss(Loss):
                     subs[group[0]], Phi_g, w, [float(e) for e in etas], seed, subsets
                 )
                 T = len(group)
-                seed = [res[t]["first_margins"] for t in range(T)]
+                seed = res.first_margins
                 for ei in range(etas.size):
                     for t, k in enumerate(group):
-                        out[ai, ei, :, k] = padded_path(res[ei * T + t]["path"], K) * wv
+                        P = res.results[ei * T + t]["path"]
+                        out[ai, ei, :, k] = padded_path(P, K) * wv
         GW = out.reshape(-1, len(subs), d)
         b = np.concatenate(
             [self.intercepts(sub, GW[:, k : k + 1]) for k, sub in enumerate(subs)], axis=1

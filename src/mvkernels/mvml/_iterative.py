@@ -21,7 +21,7 @@ Preconditioner (:class:`CGStep`): the same g-step with ``M`` replaced by its est
 ``F^T M_S F`` for a fixed metric ``A = F F^T``) by the structured solver's Woodbury form
 (:func:`~mvkernels.mvml._lowrank._g_step_rows`): ``O(m d^2 + d^3)`` once per fit and
 ``O(d r)`` per application. The CG runs in that basis, so the learned dense metric
-``A = s I + W W^T`` of :func:`~mvkernels.mvml._driver.dense_metric_path` (its A-steps
+``A = s I + W W^T`` of :func:`~mvkernels.mvml._square_paths.dense_metric_path` (its A-steps
 only need ``g``, ``A^{-1} g`` and ``W^T W``, which are basis-invariant) takes the CG as its
 g-step unchanged (``gstep=``); the identity and the fixed (Cov) metrics need one solve.
 Every target column (one-vs-all class) is a column of one batched CG: a product with the
@@ -308,7 +308,8 @@ class CGStep:
 
     ``g = V x``; the metric of problem ``i`` in that basis is ``s_i I + W_i W_i^T``
     (``W_i^T = diag(sc_i) WT_i``: the identity, a fixed metric's ``F = V ...`` change of
-    variable, or the learned dense metric of :func:`~mvkernels.mvml._driver.dense_metric_path`).
+    variable, or the learned dense metric of
+    :func:`~mvkernels.mvml._square_paths.dense_metric_path`).
     :meth:`solve` is the ``gstep`` of that path.
 
     Attributes

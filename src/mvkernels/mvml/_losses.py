@@ -41,7 +41,6 @@ from scipy import linalg
 
 from .._linalg import robust_eigh
 from .._threads import serial_blas
-from ._driver import dense_metric_path
 from ._fit_context import FitContext
 from ._iterative import CGStep
 from ._lowrank import (
@@ -54,6 +53,7 @@ from ._metric import Metric, MetricKind, metric_kind
 from ._metric_algebra import PSDFactor, least_squares_weights
 from ._problem import MVMLProblem, NystromProblem, feature_problem
 from ._screen import ridge_solve
+from ._square_paths import dense_metric_path
 
 __all__ = ["Loss", "SquareLoss", "padded_path"]
 
@@ -594,7 +594,7 @@ class SquareLoss(Loss):
     ) -> list[dict]:
         """:meth:`fit_structured` of several one-target problems with a learned dense
         metric (:meth:`subset_paths_apply`; one-vs-one: the class pairs), each in its own
-        eigenbasis, in one batched path (:func:`~mvkernels.mvml._driver.dense_metric_path`
+        eigenbasis, in one batched path (:func:`~mvkernels.mvml._square_paths.dense_metric_path`
         with one spectrum per problem; a shorter spectrum padded with inert zeros).
         ``rows``: per problem, its training features when it has fewer rows than
         features (the spectrum from the row side, :meth:`SharedSpectrum.from_rows`; the
@@ -687,7 +687,7 @@ class SquareLoss(Loss):
         """:meth:`Loss.fold_paths` from the fold's sufficient statistics alone, with fixed
         weights and a dense, identity or Cov metric: ``D_w C D_w`` is factored once and
         shared by every target, ``alpha``, ``eta`` and iteration (the learned dense paths
-        in one batch, :func:`~mvkernels.mvml._driver.dense_metric_path`; with ``rows``,
+        in one batch, :func:`~mvkernels.mvml._square_paths.dense_metric_path`; with ``rows``,
         in the span of the fold's rows, :meth:`SharedSpectrum.from_rows`). Other variants
         (sparse metric, learned weights) take the generic path."""
         if self.learn_weights or not self.metric_kind.structured:
@@ -760,7 +760,7 @@ class SquareLoss(Loss):
         one-vs-rest: every training row, one target column per class), for every
         ``(alpha, eta, iteration)``, with a learned dense metric and uniform view weights
         (:meth:`subset_paths_apply`): the paths of every problem in one batch
-        (:func:`~mvkernels.mvml._driver.dense_metric_path` with one spectrum per
+        (:func:`~mvkernels.mvml._square_paths.dense_metric_path` with one spectrum per
         subset, shared by its targets), the same values as :meth:`fold_paths` with
         ``rows`` problem by problem.
 

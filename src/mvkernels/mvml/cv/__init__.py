@@ -22,7 +22,7 @@ a fold's training statistics are the total minus the held-out part
 (:func:`complement_moments`), so a whole cross-validation is one pass over the data per
 bandwidth. Per fold, ``D_w C D_w`` is factored once (:class:`~._lowrank.SharedSpectrum`) and
 shared by every class, ``alpha``, ``eta`` and iteration: the dense-metric problems of a fold
-run as one batch (:func:`~mvkernels.mvml._driver.dense_metric_path`). Variants that break that
+run as one batch (:func:`~mvkernels.mvml._square_paths.dense_metric_path`). Variants that break that
 structure (sparse metric, learned weights) run the reference solver on the same fold
 statistics; the hinge loss runs on the fold's features, computed once per fold
 (:class:`MVMLSVCCV`: the learned dense paths of all ``eta`` of an ``alpha`` in one batch).
