@@ -10,6 +10,7 @@ import pytest
 from sklearn.datasets import make_classification
 
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
+from mvkernels.mvml._driver import PathResult
 from mvkernels.mvml._lowrank import LowRankMetric, MetricStack
 from mvkernels.mvml._metric import MatrixMetric, Metric, metric_kind, metric_step
 from mvkernels.mvml._metric_algebra import PSDFactor, metric_penalty
@@ -221,8 +222,8 @@ def test_every_path_hands_on_a_metric(cls, kw):
         target = est._encode_targets(np.unique(y, return_inverse=True)[1], 2)
     results = est._solve(est._build_problem(Xs, target))
     for r in results:
-        assert type(r) is dict and isinstance(r["metric"], Metric)
-        assert not {"A", "min_eig", "metric_lowrank"} & r.keys()
+        assert type(r) is PathResult and isinstance(r.metric, Metric)
+        assert not {"A", "min_eig", "metric_lowrank"} & set(PathResult.__dataclass_fields__)
     est.fit(Xs, y)
     A = est.metric_.reshape(-1, *est.metric_.shape[-2:])
     mins = np.atleast_1d(est.metric_min_eigenvalue_)

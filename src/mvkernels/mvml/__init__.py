@@ -41,13 +41,18 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   low-rank storage ``s I + W W^T``, one metric or a
   batch of the structured solvers on one eigendecomposition per fit, and the fitted
   model's compact store, ``MetricStack``);
-* Algorithm 1: :mod:`._driver` (the outer loop: the dense reference path for any loss
-  and metric, batched over the targets and over a regularisation path of ``(alpha,
-  eta)`` pairs, which share their first g-steps (``Loss.g_steps_path``: every ``alpha``
-  in one call); the CV's folds and full-kernel search run their grid as one
-  batch through ``_BaseMVML._solve_path``; the square loss's structured path, and the
-  bookkeeping every path shares); :mod:`._iterative` (the square loss's g-step by
-  preconditioned conjugate gradient in Nystrom mode, ``solver="cg"``);
+* Algorithm 1: :mod:`._driver` (the one outer loop, ``alternate`` / ``run_paths``, the
+  bookkeeping every path shares, ``PathState``, the declared loop body of a path,
+  ``PathBody``: ``g_steps``, ``a_steps``, ``objective``, ``finish``, and the one result
+  type, ``PathResult``; the dense reference path for any loss and metric,
+  ``ReferencePaths``, batched over the targets and over a regularisation path of
+  ``(alpha, eta)`` pairs, which share their first g-steps (``Loss.g_steps_path``: every
+  ``alpha`` in one call); the CV's folds and full-kernel search run their grid as one
+  batch through ``_BaseMVML._solve_path``); each loss's batched structured path in its
+  own module: :mod:`._square_paths` (``SquarePaths``, the square loss's low-rank dense
+  path) and :mod:`._hinge_paths` (``HingePaths``, the hinge loss's); :mod:`._iterative`
+  (the square loss's g-step by preconditioned conjugate gradient in Nystrom mode,
+  ``solver="cg"``);
 * the data: :mod:`._data_part` (in memory or Dask, decided once from the validated
   views and targets by ``data_part``: :class:`~._data_part.InMemoryData` or
   :class:`~._data_part.DaskData`, which the fit, a Nystrom problem (``problem.data``),
@@ -74,13 +79,17 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 How to add
 
 * a loss: a subclass of :class:`~._losses.Loss` (``g_step``, ``data_loss``, ``w_step``;
-  optionally ``g_steps`` (several targets on one factorisation), ``g_steps_path``
-  (several ``alpha`` in one call), ``structured_applies`` /
-  ``fit_structured``, ``fold_paths``, and, for a loss that reads the rows or adds fitted
-  attributes, ``build_problem`` / ``nystrom_problem`` / ``fitted_attributes``, which
-  take a :class:`~._fit_context.FitContext` and return the attributes rather than set
-  them) returned by an estimator's ``_make_loss`` (see the user guide, "Extending: a new
-  loss"); a loss reads no attribute of an estimator (``tests/mvml/test_loss_seam.py``);
+  with these alone the dense reference path runs it; optionally ``g_steps`` (several
+  targets on one factorisation), ``g_steps_path`` (several ``alpha`` in one call),
+  ``structured_applies`` / ``fit_structured`` (a batched path of its own: a
+  :class:`~._driver.PathBody` in the loss's own module, run by
+  :func:`~._driver.run_paths`, returning :class:`~._driver.PathResult` objects, as
+  :mod:`._square_paths` and :mod:`._hinge_paths` do), ``fold_paths``, and, for a loss
+  that reads the rows or adds fitted attributes, ``build_problem`` / ``nystrom_problem``
+  / ``fitted_attributes``, which take a :class:`~._fit_context.FitContext` and return the
+  attributes rather than set them) returned by an estimator's ``_make_loss`` (see the
+  user guide, "Extending: a new loss"); a loss reads no attribute of an estimator
+  (``tests/mvml/test_loss_seam.py``);
 * a metric: a :class:`~._metric.MetricKind` registered in ``METRIC_KINDS`` (whether it is
   learned, its initial value, its penalty, its A-step's candidate and step cap, which
   :func:`metric_step`'s one backtracking loop runs, whether the structured paths cover

@@ -50,7 +50,7 @@ from ..nystrom._moments import FeatureMoments
 from ._bandwidth import resolve_bandwidths
 from ._cv_engine import CVEngine
 from ._data_part import DataPart, data_part
-from ._driver import reference_paths
+from ._driver import PathResult, reference_paths
 from ._fit_context import FitContext, column_rows
 from ._fitted_mode import FITTED_MODE_NAMES, FITTED_MODES, _MVMLOutputs
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
@@ -658,13 +658,13 @@ class _BaseMVML(BaseEstimator):
         :class:`~._cv_engine.CVEngine`)."""
         return CVEngine(self)
 
-    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
+    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[PathResult]:
         """Run Algorithm 1 on ``problem`` for every target column; sets ``solver_``."""
         return self._solve_path(problem, None, record_path)[0]
 
     def _solve_path(
         self, problem: MVMLProblem, grid: Any = None, record_path: bool = False
-    ) -> list[list[dict]]:
+    ) -> list[list[PathResult]]:
         """:meth:`_solve` at every ``(alpha, eta)`` of ``grid`` (None: this estimator's
         own pair): one list of per-target results per pair. The dense reference path
         runs the whole grid as one batch (:func:`~._driver.reference_paths`, sharing
@@ -688,9 +688,9 @@ class _BaseMVML(BaseEstimator):
                 flat = reference_paths(loss, problem, metric0, record_path=record_path, grid=grid)
                 per_pair = [flat[p * T : (p + 1) * T] for p in range(len(pairs))]
         for results in per_pair:
-            GW = np.stack([r["g"] * problem.weight_vector(r["w"]) for r in results])
+            GW = np.stack([r.g * problem.weight_vector(r.w) for r in results])
             for r, b in zip(results, loss.intercepts(problem, GW)):  # 0 without intercept
-                r["intercept"] = float(b)
+                r.intercept = float(b)
         return per_pair
 
     def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
@@ -701,9 +701,9 @@ class _BaseMVML(BaseEstimator):
         problem = self._build_problem(X, Y, ctx)
         results = self._solve(problem)
         with serial_blas(problem.dim):
-            min_eigs = np.array([r["metric"].min_eigenvalue() for r in results])
+            min_eigs = np.array([r.metric.min_eigenvalue() for r in results])
         learned = metric_kind(self.metric).learned or self.learn_weights
-        if learned and self.tol is not None and not all(r["converged"] for r in results):
+        if learned and self.tol is not None and not all(r.converged for r in results):
             warnings.warn(
                 f"{type(self).__name__} stopped after max_iter={self.max_iter} outer "
                 f"iterations before the relative objective decrease fell below tol={self.tol}",
@@ -711,16 +711,16 @@ class _BaseMVML(BaseEstimator):
                 stacklevel=2,
             )
         self._metric_store = self._metric_stack(results)
-        self._coefs = np.stack([r["g"] for r in results])
-        self._intercepts = np.array([r["intercept"] for r in results])
-        self._weights = np.stack([r["w"] for r in results])
-        self._histories = [r["history"] for r in results]
-        self._n_iters = np.array([r["n_iter"] for r in results])
+        self._coefs = np.stack([r.g for r in results])
+        self._intercepts = np.array([r.intercept for r in results])
+        self._weights = np.stack([r.w for r in results])
+        self._histories = [r.history for r in results]
+        self._n_iters = np.array([r.n_iter for r in results])
         self._min_eigs = min_eigs
         self.n_views_ = problem.n_views
         self.mode_ = problem.mode
         self.n_samples_fit_ = problem.n_samples
-        self._fit_states = [r["state"] for r in results]
+        self._fit_states = [r.state for r in results]
         self._fitted_mode = FITTED_MODES[problem.feature_space]  # the mode's prediction part
         self._completed_outputs = self._fitted_mode.compact_missing_model(self)
         if np.any(self._min_eigs < -1e-8 * self._metric_store.max_abs()):
@@ -739,10 +739,10 @@ class _BaseMVML(BaseEstimator):
             setattr(self, name, value)
         return self
 
-    def _metric_stack(self, results: list[dict]) -> Any:
+    def _metric_stack(self, results: list[PathResult]) -> Any:
         """The fitted metrics of ``results`` in their compact form (:class:`MetricStack`)."""
         return MetricStack.from_metrics(
-            [r["metric"] for r in results], fixed=not metric_kind(self.metric).learned
+            [r.metric for r in results], fixed=not metric_kind(self.metric).learned
         )
 
     def _set_public_attributes(self) -> None:

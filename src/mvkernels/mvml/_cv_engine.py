@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ._driver import PathResult
 from ._fitted_mode import FullFit
 from ._losses import Loss
 from ._problem import MVMLProblem
@@ -47,7 +48,7 @@ class CVEngine:
     >>> engine = est._cv_engine()
     >>> problem = engine.fold_problem([X[:20] for X in Xs], y[:20, None])
     >>> [result] = engine.solve_path(problem, [(1.0, 1.0)])[0]  # one (alpha, eta), one target
-    >>> G = (result["g"] * problem.weight_vector(result["w"])).reshape(1, 2, 20)
+    >>> G = (result.g * problem.weight_vector(result.w)).reshape(1, 2, 20)
     >>> engine.outputs(G, None, [X[20:] for X in Xs]).shape
     (10, 1)
     """
@@ -134,7 +135,7 @@ class CVEngine:
         unweighted)."""
         return self.estimator._fold_problem(Xtr, Y, loss_weight)
 
-    def solve_path(self, problem: MVMLProblem, grid: list) -> list[list[dict]]:
+    def solve_path(self, problem: MVMLProblem, grid: list) -> list[list[PathResult]]:
         """Algorithm 1 on ``problem`` at every ``(alpha, eta)`` of ``grid``, each result
         with its recorded path (one list of per-target results per pair)."""
         return self.estimator._solve_path(problem, grid, record_path=True)

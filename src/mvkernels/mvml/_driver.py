@@ -43,12 +43,71 @@ __all__ = [
     "PathBody",
     "run_paths",
     "PathState",
+    "PathResult",
     "reference_path",
     "reference_paths",
     "ReferencePaths",
     "objective",
     "initial_step",
 ]
+
+
+# ---------------------------------------------------------------------------- results
+@dataclass
+class PathResult:
+    """The result of Algorithm 1 for one problem (a target column, at one ``(alpha,
+    eta)``), as every path returns it (:meth:`PathBody.finish`: the dense reference path,
+    the square loss's and the hinge loss's structured paths, a fixed metric's single
+    g-step).
+
+    Attributes
+    ----------
+    metric : Metric
+        The final metric (:class:`~mvkernels.mvml._metric.Metric`, in its stored form).
+    g : ndarray of shape (d,)
+        The final g-step's solution (the exact minimiser for ``metric`` and ``w``).
+    w : ndarray of shape (n_views,)
+        The final view weights.
+    history : ndarray
+        The objective after every outer iteration, then after the final g-step.
+    n_iter : int
+        Outer iterations run.
+    converged : bool
+        Whether the stopping rule stopped it (True for a fixed metric and weights).
+    state : object or None
+        The loss's solver state (the hinge loss's
+        :class:`~mvkernels.mvml._hinge_state.HingeState`; None for the square loss).
+    path, path_w : ndarray or None
+        With a recorded path: ``path[k]`` the g-step solution for the metric after
+        ``k + 1`` outer iterations, with its weights ``path_w[k]``.
+    intercept : float
+        The offset (set by the estimator from ``g`` and ``w``; 0 without an intercept).
+    cg_iter, cg_products : int or None
+        ``solver="cg"``: conjugate-gradient iterations and products with the data.
+    """
+
+    metric: Metric
+    g: np.ndarray
+    w: np.ndarray
+    history: np.ndarray
+    n_iter: int
+    converged: bool
+    state: Any = None
+    path: np.ndarray | None = None
+    path_w: np.ndarray | None = None
+    intercept: float = 0.0
+    cg_iter: int | None = None
+    cg_products: int | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        """``result["g"]``: the field ``name`` (the results' former dict form, which
+        code written against it still reads)."""
+        if name not in _RESULT_FIELDS:
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+_RESULT_FIELDS = frozenset(PathResult.__dataclass_fields__)
 
 
 # ---------------------------------------------------------------------------- bookkeeping
@@ -264,7 +323,7 @@ def reference_path(
     t: int,
     metric0: Metric,
     record_path: bool = False,
-) -> dict:
+) -> PathResult:
     """Algorithm 1 for target column ``t`` alone: :func:`reference_paths` with one
     target (the same result as that target's entry of a batch, to rounding)."""
     return reference_paths(loss, problem, metric0, [t], record_path)[0]
@@ -367,7 +426,7 @@ def reference_paths(
     targets: Any = None,
     record_path: bool = False,
     grid: Any = None,
-) -> list[dict]:
+) -> list[PathResult]:
     """Alternate g-, w- and A-steps for the target columns ``targets`` (Algorithm 1).
 
     The dense reference path: any loss, any metric (``metric0``: its initial value ``A0``
@@ -502,7 +561,7 @@ class ReferencePaths:
             [objective(r.loss, self.problem, r.t, r.metric, r.g, r.w) for r in self._live(idx)]
         )
 
-    def finish(self, run: PathState) -> list[dict]:
+    def finish(self, run: PathState) -> list[PathResult]:
         """The final g-steps (``coef_`` the exact minimiser for the metric and weights)
         when the path alternates, and one result per run."""
         runs, problem = self.runs, self.problem
@@ -513,21 +572,22 @@ class ReferencePaths:
                 run.finish(i, r.g, objective(r.loss, problem, r.t, r.metric, r.g, r.w))
         elif run.path is not None:
             run.path[:, 0] = [r.g for r in runs]
-        out: list[dict] = []
+        out: list[PathResult] = []
         for i, r in enumerate(runs):
             r.path_w.append(r.w)
             n_iter = int(run.n_iter[i])
-            res = dict(
-                metric=r.metric,
-                g=r.g,
-                w=r.w,
-                history=run.history(i),
-                n_iter=n_iter,
-                converged=bool(run.converged[i]) or not self.alternates,
-                state=r.state,
+            recorded = run.path is not None
+            out.append(
+                PathResult(
+                    metric=r.metric,
+                    g=r.g,
+                    w=r.w,
+                    history=run.history(i),
+                    n_iter=n_iter,
+                    converged=bool(run.converged[i]) or not self.alternates,
+                    state=r.state,
+                    path=run.path[i, :n_iter].copy() if recorded else None,
+                    path_w=np.asarray(r.path_w) if recorded else None,
+                )
             )
-            if run.path is not None:
-                res["path"] = run.path[i, :n_iter].copy()
-                res["path_w"] = np.asarray(r.path_w)
-            out.append(res)
         return out

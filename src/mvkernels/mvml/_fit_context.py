@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from ._driver import PathResult
     from ._metric import Metric
     from ._problem import MVMLProblem
 
@@ -91,7 +92,7 @@ class FitContext:
     name: str
     problem_data: Callable[[Any, Any, FitContext], MVMLProblem]
     statistics_problem: Callable[[Any, list, Any, bool], MVMLProblem]
-    solve_path: Callable[[MVMLProblem, Sequence | None, bool], list[list[dict]]]
+    solve_path: Callable[[MVMLProblem, Sequence | None, bool], list[list[PathResult]]]
     initial_metric: Callable[[MVMLProblem], Metric]
     loss_weight: np.ndarray | None = None
     row_subsets: Callable[[], list[np.ndarray] | None] = no_row_subsets

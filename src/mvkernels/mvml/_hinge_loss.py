@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ._driver import PathResult
 from ._fit_context import FitContext
 from ._hinge import (
     COLD_MIN_BOX,
@@ -387,7 +388,7 @@ class HingeLoss(Loss):
 
     def fit_structured(
         self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """Algorithm 1 with the hinge g-step and the low-rank dense A-step.
 
         The metric of every target is ``A = s I + W W^T``
@@ -431,25 +432,23 @@ class HingeLoss(Loss):
 
     def fit_row_subsets(
         self, problem: MVMLProblem, subs: list[MVMLProblem], rows: list[np.ndarray]
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """:meth:`fit_structured` of the one-target problems ``subs``, problem ``k`` on the
         rows ``rows[k]`` of ``problem`` (one-vs-one: the class pairs), in one batch
         (:meth:`dense_paths` with :class:`RowSubsets`): the results of one fit per
         problem (the active-set solutions are exact, so to rounding), with their offsets
-        (``"intercept"``, as ``_BaseMVML._solve_path`` sets them)."""
+        (``intercept``, as ``_BaseMVML._solve_path`` sets them)."""
         w = np.full(problem.n_views, 1.0 / problem.n_views)
         Phi = self.phi(problem, w)
-        results: list[dict] = [{} for _ in subs]
+        results: dict[int, PathResult] = {}
         for group, subsets, Phi_g in row_subset_batches(subs, rows, Phi, ROW_SUBSET_BUDGET):
-            for k, r in zip(
-                group,
-                self.dense_paths(problem, Phi_g, w, [float(self.eta)], subsets=subsets).results,
-            ):
-                results[k] = r
-        for r, sub in zip(results, subs):
-            GW = (r["g"] * sub.weight_vector(r["w"]))[None]
-            r["intercept"] = float(self.intercepts(sub, GW)[0])
-        return results
+            paths = self.dense_paths(problem, Phi_g, w, [float(self.eta)], subsets=subsets)
+            results.update(zip(group, paths.results))
+        out = [results[k] for k in range(len(subs))]
+        for r, sub in zip(out, subs):
+            GW = (r.g * sub.weight_vector(r.w))[None]
+            r.intercept = float(self.intercepts(sub, GW)[0])
+        return out
 
     def dense_paths(
         self,
@@ -787,7 +786,7 @@ class HingeLoss(Loss):
                 store[key] = [None if s is None else s[0] for s in firsts.solutions]
             for ei in range(etas.size):
                 for t in range(T):
-                    P = res.results[ei * T + t]["path"]
+                    P = res.results[ei * T + t].path
                     out[ai, ei, :, t] = padded_path(P, K) * problem.weight_vector(w)
         return out, None
 
@@ -839,7 +838,7 @@ class HingeLoss(Loss):
                 seed = res.first_margins
                 for ei in range(etas.size):
                     for t, k in enumerate(group):
-                        P = res.results[ei * T + t]["path"]
+                        P = res.results[ei * T + t].path
                         out[ai, ei, :, k] = padded_path(P, K) * wv
         GW = out.reshape(-1, len(subs), d)
         b = np.concatenate(

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ._driver import PathState, run_paths
+from ._driver import PathResult, PathState, run_paths
 from ._hinge import svm_c_prime
 from ._hinge_active import FirstSolutions
 from ._hinge_state import HingeState, RowSubsets, _Targets
@@ -102,10 +102,8 @@ class HingePathResults:
 
     Attributes
     ----------
-    results : list of dict
-        One result per ``(eta, target)`` pair, ``eta``-major (the keys of every path's
-        results: ``metric``, ``g``, ``w``, ``history``, ``n_iter``, ``converged``,
-        ``state``, ``path``, ``path_w``).
+    results : list of PathResult
+        One result per ``(eta, target)`` pair, ``eta``-major, with its recorded path.
     first_margins : list of ndarray
         Per target, the margins of its first g-step (``A = I``), e.g. to choose the
         working set of the next ``alpha``'s.
@@ -114,7 +112,7 @@ class HingePathResults:
         larger box's first g-steps start from.
     """
 
-    results: list[dict]
+    results: list[PathResult]
     first_margins: list[np.ndarray]
     first_solutions: FirstSolutions | None = None
 
@@ -414,7 +412,7 @@ class HingePaths:
         every = np.arange(B)
         quad = np.einsum("bd,bd->b", final, self.mets.solve(every, final)[0])  # <g, A^-1 g>
         frob = self.mets.frob2(every)
-        out: list[dict] = []
+        out: list[PathResult] = []
         for b in range(B):
             g = final[b]
             obj = self._margin_loss(b) + self.alpha * float(quad[b])
@@ -422,7 +420,7 @@ class HingePaths:
             run.finish(b, g, obj)
             n_iter = int(run.n_iter[b])
             out.append(
-                dict(
+                PathResult(
                     # kept structured: A = s I + W W^T (the estimator's MetricStack builds
                     # the dense metric on access; the CV's paths never need it)
                     metric=self.mets.take(b),

@@ -41,6 +41,7 @@ from scipy import linalg
 
 from .._linalg import robust_eigh
 from .._threads import serial_blas
+from ._driver import PathResult
 from ._fit_context import FitContext
 from ._iterative import CGStep
 from ._lowrank import (
@@ -250,7 +251,7 @@ class Loss:
 
     def fit_structured(
         self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """The structured solver on ``problem`` from the initial metric ``metric0``
         (:meth:`~mvkernels.mvml._metric.MetricKind.initial_metric`, with its factor)."""
         raise NotImplementedError
@@ -263,17 +264,17 @@ class Loss:
         data: list,
         quad: Any,
         states: list | None = None,
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """The results of a fixed metric's single g-step ``G`` (T rows of ``d``) with data
         terms ``data`` (and, for a loss with solver state, each target's state); the
         targets share the one :class:`~mvkernels.mvml._metric.Metric` ``metric`` (the
         fit's initial metric)."""
-        out: list[dict] = []
+        out: list[PathResult] = []
         for t in range(len(G)):
             g = G[t]
             obj = data[t] + self.alpha * quad(g)
             out.append(
-                dict(
+                PathResult(
                     metric=metric,
                     g=g,
                     w=w,
@@ -305,7 +306,7 @@ class Loss:
 
     def fit_row_subsets(
         self, problem: MVMLProblem, subs: list[MVMLProblem], rows: list[np.ndarray]
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """The structured fits of the problems ``subs`` on the rows ``rows`` of
         ``problem`` in batches (see :meth:`HingeLoss.fit_row_subsets
         <mvkernels.mvml._hinge_loss.HingeLoss.fit_row_subsets>`)."""
@@ -365,7 +366,7 @@ class Loss:
         for p, res in enumerate(ctx.solve_path(problem, grid, True)):
             ai, ei = divmod(p, etas.size)
             for t, r in enumerate(res):
-                P, PW = padded_path(r["path"], K), padded_path(r["path_w"], K)
+                P, PW = padded_path(r.path, K), padded_path(r.path_w, K)
                 out[ai, ei, :, t] = P * np.repeat(PW, problem.block_size, axis=1)
         return out, None
 
@@ -506,7 +507,7 @@ class SquareLoss(Loss):
 
     def fit_structured(
         self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """All target columns at once with the shared factorisation (same results as
         :func:`~mvkernels.mvml._driver.reference_path`, see :mod:`mvkernels.mvml._lowrank`)."""
         problem = feature_problem(problem)
@@ -548,7 +549,7 @@ class SquareLoss(Loss):
         w: np.ndarray,
         yy: np.ndarray,
         record_path: bool,
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """:meth:`fit_structured` with conjugate-gradient g-steps
         (:class:`~mvkernels.mvml._iterative.CGStep`): the same path, the products with
         ``M`` streamed over the rows (or on the statistics when the problem has them)."""
@@ -585,13 +586,13 @@ class SquareLoss(Loss):
             quad: Any = (lambda g: float(g @ g)) if factor is None else factor.quad
             out = self._fixed_results(metric0, X @ step.V.T, w, list(data), quad)
         for r in out:
-            r["cg_iter"] = int(sum(step.n_iter))
-            r["cg_products"] = int(step.operator.n_products)
+            r.cg_iter = int(sum(step.n_iter))
+            r.cg_products = int(step.operator.n_products)
         return out
 
     def fit_structured_subsets(
         self, problems: list[MVMLProblem], rows: list, record_path: bool = False
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """:meth:`fit_structured` of several one-target problems with a learned dense
         metric (:meth:`subset_paths_apply`; one-vs-one: the class pairs), each in its own
         eigenbasis, in one batched path (:func:`~mvkernels.mvml._square_paths.dense_metric_path`
@@ -637,7 +638,7 @@ class SquareLoss(Loss):
 
     def _lowrank_results(
         self, path: Any, spec: SharedSpectrum | list, w: np.ndarray, record_path: bool
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """The results of a learned dense metric's path (:class:`LowRankPath` in the basis
         ``spec.Q``, or one basis ``Q_t`` per problem: a list, the path's coordinates
         past ``Q_t``'s columns zero)."""
@@ -647,8 +648,8 @@ class SquareLoss(Loss):
         else:
             Qs = spec
             G = np.stack([path.G[t, : Q.shape[1]] @ Q.T for t, Q in enumerate(Qs)])
-        out: list[dict] = [
-            dict(
+        out: list[PathResult] = [
+            PathResult(
                 # kept structured: s I + V V^T with V = Q W (see MetricStack.from_metrics)
                 metric=LowRankMetric(
                     float(path.s[t]),
@@ -670,8 +671,8 @@ class SquareLoss(Loss):
             else:
                 P = np.stack([path.path[t, :, : Q.shape[1]] @ Q.T for t, Q in enumerate(Qs)])
             for t in range(T):
-                out[t]["path"] = P[t, : out[t]["n_iter"]]
-                out[t]["path_w"] = np.tile(w, (out[t]["n_iter"], 1))
+                out[t].path = P[t, : out[t].n_iter]
+                out[t].path_w = np.tile(w, (out[t].n_iter, 1))
         return out
 
     def fold_paths(

@@ -37,7 +37,7 @@ libsvm does.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 import numpy as np
@@ -49,6 +49,7 @@ from .._threads import serial_blas
 from .._validation import take_rows
 from ..nystrom import FeatureMoments
 from ._data_part import map_rows
+from ._driver import PathResult
 from ._losses import SquareLoss
 from ._problem import MVMLProblem, NystromProblem, feature_problem
 from ._screen import ridge_rows_solve
@@ -417,7 +418,7 @@ class OneVsOneMixin:
         Y_rows = one_vs_all_targets(yi, Y.shape[1])
         return super()._training_moments(nys, Xs, Y_rows).symmetrize()  # type: ignore[misc]
 
-    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[dict]:
+    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[PathResult]:
         moms = self.__dict__.pop("_ovo_class_moments", None)
         solve = super()._solve  # type: ignore[misc]
         if not self._ovo_active():
@@ -444,7 +445,7 @@ class OneVsOneMixin:
             with serial_blas(problem.dim):
                 return loss.fit_row_subsets(problem, subs, self._ovo_rows)
         row_form = self._ridge_row_form(problem, loss)
-        results = []
+        results: list[PathResult] = []
         for (i, j), rows in zip(self._ovo_pairs, self._ovo_rows):
             if row_form is not None:
                 r = row_form.solve(rows, yi[rows] == i)
@@ -454,7 +455,7 @@ class OneVsOneMixin:
             sub, rows = pair_problem(problem, yi, i, j, moms)
             (r,) = solve(sub, record_path)
             # full mode: g on the pair's rows -> every training row
-            results.append({**r, "g": problem.subset_coefficients(r["g"], rows)})
+            results.append(replace(r, g=problem.subset_coefficients(r.g, rows)))
         return results
 
     def _solve_pairs_batched(
@@ -464,7 +465,7 @@ class OneVsOneMixin:
         moms: Sequence[FeatureMoments] | None,
         loss: Any,
         record_path: bool,
-    ) -> list[dict]:
+    ) -> list[PathResult]:
         """The pairs of a Nystrom-mode fit with the square loss's structured path and a
         learned dense metric, in one batched path
         (:meth:`~mvkernels.mvml._losses.SquareLoss.fit_structured_subsets`): a pair with
@@ -498,8 +499,8 @@ class OneVsOneMixin:
             results = loss.fit_structured_subsets(subs, feats, record_path)
         self.solver_ = "structured"
         for r, sub in zip(results, subs):
-            GW = (r["g"] * sub.weight_vector(r["w"]))[None]
-            r["intercept"] = float(loss.intercepts(sub, GW)[0])
+            GW = (r.g * sub.weight_vector(r.w))[None]
+            r.intercept = float(loss.intercepts(sub, GW)[0])
         return results
 
     def _ridge_row_form(self, problem: MVMLProblem, loss: Any) -> _RidgeRowForm | None:
@@ -581,7 +582,7 @@ class _RidgeRowForm:
             self.K = Uw @ Uw.T
             self.metric0 = estimator._initial_metric(problem)
 
-    def solve(self, rows: np.ndarray, positive: np.ndarray) -> dict | None:
+    def solve(self, rows: np.ndarray, positive: np.ndarray) -> PathResult | None:
         """The result of the pair on ``rows`` (targets ``+1`` where ``positive``, else
         ``-1``), as one binary fit gives it; None where the row form does not apply."""
         m = rows.size
@@ -616,5 +617,5 @@ class _RidgeRowForm:
             self.metric0, g[None], self.w, [data], lambda g: float(g @ g)
         )
         # (no intercept: ybar, mean and shift are zero, so is the offset)
-        res["intercept"] = ybar - float((g * self.wv) @ (mean + self.shift))
+        res.intercept = ybar - float((g * self.wv) @ (mean + self.shift))
         return res
