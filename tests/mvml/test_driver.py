@@ -150,10 +150,10 @@ def _reference_problem(cls, params, which):
 
 
 def _assert_same_result(a, b, rtol=1e-10):
-    assert a["n_iter"] == b["n_iter"] and a["converged"] == b["converged"]
-    ma, mb = a["metric"], b["metric"]
+    assert a.n_iter == b.n_iter and a.converged == b.converged
+    ma, mb = a.metric, b.metric
     for key in ("g", "w", "A", "history", "path", "path_w"):
-        x, y = (ma.dense(), mb.dense()) if key == "A" else (a[key], b[key])
+        x, y = (ma.dense(), mb.dense()) if key == "A" else (getattr(a, key), getattr(b, key))
         x, y = np.asarray(x), np.asarray(y)
         scale = max(np.abs(y).max(), 1e-300)
         np.testing.assert_allclose(x, y, rtol=0, atol=rtol * scale, err_msg=key)
@@ -193,7 +193,7 @@ def test_batched_reference_path_with_targets_stopping_apart():
     ones still batch nothing wrong (the per-target paths, to 1e-10)."""
     loss, problem, metric0 = _reference_problem(*_REFERENCE_VARIANTS["sparse with tol, outputs"])
     batch = reference_paths(loss, problem, metric0, record_path=True)
-    n_iter = [r["n_iter"] for r in batch]
+    n_iter = [r.n_iter for r in batch]
     assert len(set(n_iter)) > 1 and min(n_iter) < loss.max_iter
     for t in (2, 0, 1):  # any order of the targets
         alone = reference_paths(loss, problem, metric0, [t], record_path=True)[0]
@@ -329,8 +329,8 @@ def test_solve_path_of_a_structured_fit_equals_per_pair_fits():
         one = MVMLSVC(metric="identity", n_landmarks=8, random_state=0, alpha=a)
         one._check_params()
         for r, s in zip(res, one._solve(one._build_problem(Xs, Y), record_path=True)):
-            np.testing.assert_allclose(r["g"], s["g"], rtol=0, atol=1e-10 * np.abs(s["g"]).max())
-            assert r["intercept"] == s["intercept"]
+            np.testing.assert_allclose(r.g, s.g, rtol=0, atol=1e-10 * np.abs(s.g).max())
+            assert r.intercept == s.intercept
 
 
 @pytest.mark.parametrize(

@@ -267,7 +267,7 @@ def test_svc_cv_fold_scores_equal_direct_refits(rng):
             )
             out = est._solve(problem)
             Ute = nys.transform([X[te] for X in Xs])
-            D = np.column_stack([Ute @ (r["g"] / 2) + r["intercept"] for r in out])
+            D = np.column_stack([Ute @ (r.g / 2) + r.intercept for r in out])
             ref.append(accuracy_score(yc[te], classes[np.argmax(D, axis=1)]))
         got = [res[f"split{k}_test_score"][i] for k in range(3)]
         np.testing.assert_allclose(got, ref, atol=1e-12, err_msg=str(params))

@@ -71,18 +71,18 @@ def test_pairs_in_one_batch_equal_binary_fits(params, fit, monkeypatch):
         for k, (i, j) in enumerate(ovo_pairs(4)):
             sub, rows = pair_problem(problem, y, i, j)
             (r,) = _BaseMVML._solve(clf, sub)  # the pair's own binary fit
-            np.testing.assert_allclose(clf.coef_[k], r["g"], rtol=0, atol=1e-10)
-            np.testing.assert_allclose(clf.intercept_[k], r["intercept"], atol=1e-10)
-            np.testing.assert_allclose(clf.objective_[k], r["history"], rtol=1e-10, atol=0)
-            assert clf.n_iter_[k] == r["n_iter"]
+            np.testing.assert_allclose(clf.coef_[k], r.g, rtol=0, atol=1e-10)
+            np.testing.assert_allclose(clf.intercept_[k], r.intercept, atol=1e-10)
+            np.testing.assert_allclose(clf.objective_[k], r.history, rtol=1e-10, atol=0)
+            assert clf.n_iter_[k] == r.n_iter
             A = _BaseMVML._metric_stack(clf, [r]).toarray()[0]
             np.testing.assert_allclose(clf.metric_[k], A, atol=1e-10)
             # the multipliers solve the free rows' Gram system (conditioned as it is):
             # relative to the largest
-            dual = HingeLoss(clf).final_dual(r["state"])
+            dual = HingeLoss(clf).final_dual(r.state)
             atol = 1e-9 * np.abs(dual).max()
             np.testing.assert_allclose(clf.dual_coef_[rows, k], dual, rtol=0, atol=atol)
-            assert clf.svm_epochs_[k] == r["state"].epochs
+            assert clf.svm_epochs_[k] == r.state.epochs
     if params.get("n_landmarks") == 2:
         assert np.any(clf.svm_epochs_ > 0)  # the case where liblinear runs
 

@@ -241,7 +241,7 @@ def _fold_reference(est_cls, Xs, Y, splits, kp, p, score, **params):
         res = est._solve(problem)
         Ute = nys.transform([X[te] for X in Xs])
         D = np.column_stack(
-            [Ute @ (r["g"] * np.repeat(r["w"], problem.block_size)) + r["intercept"] for r in res]
+            [Ute @ (r.g * np.repeat(r.w, problem.block_size)) + r.intercept for r in res]
         )
         out.append(score(D, te))
     return np.array(out)

@@ -133,8 +133,8 @@ def test_cg_iterates_and_warm_starts(rng, small_subsample):
     problem = est._build_problem(Xs, y[:, None])
     loss = est._make_loss()
     res = loss.fit_structured(problem, est._initial_metric(problem))
-    assert res[0]["cg_iter"] >= est.max_iter + 3
-    assert res[0]["cg_products"] == res[0]["cg_iter"] + est.max_iter + 1  # + first residuals
+    assert res[0].cg_iter >= est.max_iter + 3
+    assert res[0].cg_products == res[0].cg_iter + est.max_iter + 1  # + first residuals
 
 
 def test_cg_exact_preconditioner_needs_no_iteration(rng):

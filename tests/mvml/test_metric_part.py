@@ -169,7 +169,7 @@ def test_initial_metric_factored_once_per_fit(cls_name, n_landmarks, monkeypatch
     for (a, _), results in zip(grid, paths):
         alone = est.set_params(alpha=a)._solve(problem)
         for r, q in zip(results, alone):
-            np.testing.assert_allclose(r["g"], q["g"], rtol=0, atol=1e-10 * np.abs(q["g"]).max())
+            np.testing.assert_allclose(r.g, q.g, rtol=0, atol=1e-10 * np.abs(q.g).max())
 
 
 def _written_out_step(A, g, alpha, eta, kind, n_views, mu0, max_backtrack=MAX_BACKTRACK):

@@ -186,10 +186,10 @@ def test_one_vs_one_metrics_in_one_stack(n_landmarks, metric):
     for k, (i, j) in enumerate(ovo_pairs(3)):
         sub, _ = pair_problem(problem, y, i, j)
         (r,) = _BaseMVML._solve(est, sub)
-        want = r["metric"].dense()
+        want = r.metric.dense()
         np.testing.assert_allclose(A[k], want, rtol=0, atol=1e-8 * np.abs(want).max())
         np.testing.assert_allclose(
-            clf.metric_min_eigenvalue_[k], r["metric"].min_eigenvalue(), atol=1e-8
+            clf.metric_min_eigenvalue_[k], r.metric.min_eigenvalue(), atol=1e-8
         )
 
 

@@ -95,7 +95,7 @@ def test_pair_statistics_are_sums_of_class_moments(metric):
     for k, (i, j) in enumerate(ovo_pairs(3)):
         sub, _ = pair_problem(problem, y, i, j, moms)
         (r,) = _BaseMVML._solve(clf, sub)  # the binary solve, not the pairs'
-        np.testing.assert_allclose(clf.coef_[k], r["g"], atol=1e-10)
+        np.testing.assert_allclose(clf.coef_[k], r.g, atol=1e-10)
 
 
 def test_vote_scores_match_sklearn_rule():
@@ -301,12 +301,12 @@ def test_nystrom_pairs_in_one_batch_equal_binary_solves(params):
         sub, rows = pair_problem(problem, y, i, j, moms)
         assert rows.size < sub.dim
         (r,) = _BaseMVML._solve(clf, sub)  # the binary solve, not the pairs'
-        np.testing.assert_allclose(clf.coef_[k], r["g"], rtol=0, atol=1e-10)
-        np.testing.assert_allclose(clf.intercept_[k], r["intercept"], atol=1e-10)
-        assert clf.n_iter_[k] == r["n_iter"]
+        np.testing.assert_allclose(clf.coef_[k], r.g, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(clf.intercept_[k], r.intercept, atol=1e-10)
+        assert clf.n_iter_[k] == r.n_iter
         A = _BaseMVML._metric_stack(clf, [r]).toarray()[0]
         np.testing.assert_allclose(clf.metric_[k], A, atol=1e-10)
-        min_eig = r["metric"].min_eigenvalue()
+        min_eig = r.metric.min_eigenvalue()
         np.testing.assert_allclose(clf.metric_min_eigenvalue_[k], min_eig, atol=1e-10)
     ctx.__exit__(None, None, None)
 

@@ -46,7 +46,7 @@ def test_reference_path_metric_is_the_tracked_low_rank_form(kw):
     store = est._metric_store
     assert store.dense is None and store.factors.shape[2] <= 4 * est.n_a_steps
     for t, r in enumerate(results):
-        A = r["metric"].dense()
+        A = r.metric.dense()
         np.testing.assert_allclose(est.metric_[t], A, rtol=0, atol=1e-12 * np.abs(A).max())
 
 

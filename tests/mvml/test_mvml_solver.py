@@ -93,12 +93,12 @@ def test_path_entries_are_fits_with_fewer_iterations(rng):
     est = MVMLRegressor(n_landmarks=20, random_state=0, alpha=0.2, eta=0.3, max_iter=K)
     problem = est._build_problem(Xs, y[:, None])
     res = est._solve(problem, record_path=True)[0]
-    assert res["path"].shape == (K, problem.dim)
+    assert res.path.shape == (K, problem.dim)
     for k in (1, 3, K):
         ref = MVMLRegressor(
             n_landmarks=20, random_state=0, alpha=0.2, eta=0.3, max_iter=k, solver="dense"
         ).fit(Xs, y)
-        assert _rel(res["path"][k - 1], ref.coef_) < 1e-8
+        assert _rel(res.path[k - 1], ref.coef_) < 1e-8
 
 
 def test_batched_path_equals_separate_problems(rng):

@@ -99,16 +99,6 @@ class PathResult:
     cg_iter: int | None = None
     cg_products: int | None = None
 
-    def __getitem__(self, name: str) -> Any:
-        """``result["g"]``: the field ``name`` (the results' former dict form, which
-        code written against it still reads)."""
-        if name not in _RESULT_FIELDS:
-            raise KeyError(name)
-        return getattr(self, name)
-
-
-_RESULT_FIELDS = frozenset(PathResult.__dataclass_fields__)
-
 
 # ---------------------------------------------------------------------------- bookkeeping
 class _Histories:

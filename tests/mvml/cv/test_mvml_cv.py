@@ -62,7 +62,7 @@ def _reference_scores(est_cls, Xs, y, Y, splits, kp, p, alpha, eta, max_iter, sc
             est.set_params(fit_intercept=False)
         res = est._solve(problem)
         Ute = nys.transform([X[te] for X in Xs])
-        D = np.column_stack([Ute @ (r["g"] * np.repeat(r["w"], problem.block_size)) for r in res])
+        D = np.column_stack([Ute @ (r.g * np.repeat(r.w, problem.block_size)) for r in res])
         out.append(score(D, te))
     return np.array(out)
 
@@ -368,7 +368,7 @@ def test_svc_cv_scores_equal_separate_fits(rng):
             out = est._solve(problem)
             assert est.solver_ == "structured"
             Ute = nys.transform([X[te] for X in Xs])
-            D = np.column_stack([Ute @ (r["g"] / 2) for r in out])
+            D = np.column_stack([Ute @ (r.g / 2) for r in out])
             ref.append(accuracy_score(yc[te], classes[np.argmax(D, axis=1)]))
         np.testing.assert_allclose(got, ref, atol=1e-12, err_msg=str(params))
 

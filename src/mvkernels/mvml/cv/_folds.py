@@ -111,11 +111,12 @@ def fold_views(Xs: list, tr: np.ndarray, te: np.ndarray, kernel: Any) -> tuple[l
     return take_rows(Xs, tr), take_rows(Xs, te)
 
 
-def _path_point(r: dict, it: int, n_views: int) -> np.ndarray:
+def _path_point(r: Any, it: int, n_views: int) -> np.ndarray:
     """The weighted coefficients ``w (.) g`` (v, m) of the ``it``-th iterate of a
-    recorded path ``r`` (its last iterate past its end)."""
-    at = min(it, len(r["path"]) - 1)
-    return r["path"][at].reshape(n_views, -1) * r["path_w"][at][:, None]
+    recorded path ``r`` (a path's result, with ``path`` and ``path_w``; its last iterate
+    past its end)."""
+    at = min(it, len(r.path) - 1)
+    return r.path[at].reshape(n_views, -1) * r.path_w[at][:, None]
 
 
 class _FoldScoring:
