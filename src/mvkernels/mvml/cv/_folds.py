@@ -667,12 +667,12 @@ class _FoldScoring:
             problem = MVMLProblem.from_moments(mom, nys_j, Y_tr, sample_weight=lw_tr)
             Xtr = take_rows(Xj, tr)
             if loss.needs_rows and dask_input:  # e.g. the hinge loss: no statistics
-                problem = replace(problem, U=np.asarray(nys_j.transform(Xtr).compute()))
+                problem = problem.with_rows(None, np.asarray(nys_j.transform(Xtr).compute()))
             # fit_intercept: the fold's centred problem (means of its training rows);
             # a loss that fits its offsets from the rows (the hinge loss) reads them
             problem = loss.with_intercept(problem)
             if self.fit_intercept and loss.needs_rows and problem.U is None:
-                problem = replace(problem, Xs=Xtr, U=None if U_all is None else U_all[tr, :width])
+                problem = problem.with_rows(Xtr, None if U_all is None else U_all[tr, :width])
             rows = None
             if U_all is not None and tr.size < width and lw_tr is None:
                 # fewer rows than features (weighted: the d x d statistics instead)

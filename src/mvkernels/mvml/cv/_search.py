@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from numbers import Integral
@@ -723,7 +723,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
         Xs, mask, Y, y_score = data.Xs, data.mask, data.Y, data.y_score
         splits, scorer = data.splits, data.scorer
         n, v = Xs[0].shape[0], len(Xs)
-        dask_input = not data_part(Xs).in_memory
+        part = data_part(Xs)  # (the targets are on the client)
+        dask_input = not part.in_memory
         alphas = self._grid(self.alphas, self._loss_search.alphas, "alphas")
         etas = (
             self._grid(self.etas, self._loss_search.etas, "etas")
@@ -777,8 +778,8 @@ class _MVMLCVBase(_FoldScoring, BaseEstimator):
             bandwidth_views = [Xv[search_mask[:, l]] for l, Xv in enumerate(Xs_search)]
             if bandwidth_weight is not None:  # each view's observed rows' weights
                 bandwidth_weight = [bandwidth_weight[m] for m in search_mask.T]
-        # thin products: one BLAS thread up to SERIAL_BLAS_MAX_SIZE rows (as MVMLSVC's fit)
-        with nullcontext() if dask_input else serial_blas(n):
+        # thin products: the fit's BLAS threads (DataPart.fit_threads, as MVMLSVC's fit)
+        with part.fit_threads(n):
             base_params = resolve_bandwidths(
                 kernel,
                 kernel_params,
