@@ -92,7 +92,8 @@ WARM_ROUNDS = 40
 # - joins from Z deferred while the margin misses 1 by less than 1e-4 to 0.2 and other
 #   rows move: 2,611 to 3,350; 600 rows 1,960 to 2,813, 3 to 11 unsettled;
 # - the free rows' Gram matrix read from X X^T on the features' side (formed once, 1.4 ms
-#   for 600 rows): no faster than the products (the reuse of GRAM_REUSE_MIN_ROWS is lost);
+#   for 600 rows): no faster than the products (the reuse of GRAM_REUSE_MIN_ROWS is lost),
+#   nor the whole correction in the dual there (_dual_solves with it);
 # - the settled problems' multipliers formed in one pass: no measurable change.
 # In the warm starts, 47 % of the problems settle with the sets of the previous g-step on
 # the small draws (26 % on 600 rows): one solve each, the least a new g-step needs.
