@@ -84,9 +84,11 @@ WARM_ROUNDS = 40
 #   7,713 or 8,180;
 # - rows of Z with 1 - m > k C s_i ||x_i||^2 sent to B directly (k = 1, 2, 4): 2,656,
 #   2,602, 2,597 solves; 600 rows 1,646, 1,681, 1,638, but 15-16 problems unsettled;
-# - COLD_ADD of 2, 4, 8, 12 or 24 to 64 and none: 2,581 to 3,322 solves; 600 rows 1,782
-#   to 2,340, 4 to 22 unsettled (8: 1,782 and 4, but two problems settle where they did
-#   not, or the reverse: results change);
+# - COLD_ADD of 2, 4, 8, 12 or 24 to 64 and none, for every caller: 2,581 to 3,322
+#   solves; 600 rows 1,782 to 2,340, 4 to 22 unsettled (8: 1,782 and 4, but two problems
+#   settle where they did not, or the reverse: results change); 8 for the warm starts
+#   alone: 600 rows 1,803 solves, but MVMLSVCCV()'s there 3,439 -> 3,327 with three
+#   problems changing outcome, and no change on the small draws;
 # - joins from Z deferred (at most 0, 1, 2, 4) while rows leave F: 2,686 to 3,643; 600
 #   rows 1,937 to 3,590 with 8 to 33 unsettled;
 # - joins from Z deferred while the margin misses 1 by less than 1e-4 to 0.2 and other
