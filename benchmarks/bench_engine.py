@@ -105,10 +105,10 @@ def run(src: Path, cases: str = CASES) -> Any:
     """Run the script ``cases`` on the package tree ``src`` (one BLAS thread, a subprocess)
     and return the JSON its last line prints."""
     env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run(
-        [sys.executable, "-c", cases], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    done = subprocess.run([sys.executable, "-c", cases], env=env, capture_output=True, text=True)
+    if done.returncode:  # the case's own traceback, not only the exit status
+        sys.exit(f"the timed cases failed on {src} (exit {done.returncode}):\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:

@@ -84,7 +84,7 @@ from sklearn.svm import SVC
 from mvkernels import MVMLSVC, MVMLSVCCV
 from mvkernels._threads import serial_blas
 from mvkernels.datasets import load_uwave
-from mvkernels.mvml import _estimators, auto_n_landmarks
+from mvkernels.mvml import _base, _metric, auto_n_landmarks
 from mvkernels.mvml._hinge import (
     active_set_svm,
     linear_svm_polished,
@@ -137,9 +137,9 @@ REFERENCE_TIGHT_TOL = 1e-6
 
 #: phases of a fit, each timed by wrapping these functions (outermost phase counts)
 PHASES = {
-    "bandwidth heuristic": [(_estimators, "resolve_bandwidths")],
+    "bandwidth heuristic": [(_base, "resolve_bandwidths")],
     "landmarks (selection, p x p eigh)": [(BlockNystrom, "_fit_views")],
-    "features (and missing-view moments)": [(MVMLSVC, "_nystrom_problem")],
+    "features (and missing-view moments)": [(HingeLoss, "nystrom_problem")],
     "g-step": [
         (HingeLoss, "svm_g"),
         (HingeLoss, "first_g_steps"),
@@ -149,7 +149,7 @@ PHASES = {
     "A-step": [
         (LowRankMetrics, "a_step"),
         (LowRankMetrics, "solve"),
-        (_estimators, "metric_step"),
+        (_metric, "metric_step"),
     ],
     "multipliers (dual_coef_)": [(HingeLoss, "final_dual")],
 }

@@ -15,7 +15,9 @@ reference path (a CV fold runs its whole ``(alpha, eta)`` grid as one batch of t
 reference path since the regularisation path is batched; the cases with ``max_iter=2``
 are those where the first g-steps, shared by the grid, are a third of the g-steps). As
 ``bench_engine.py``, the package of an earlier commit (``--against``, default ``main``)
-is exported with ``git archive`` and each tree runs every case in a subprocess,
+is exported with ``git archive`` and each tree runs every case in a subprocess (before
+the engine, e.g. 9946e0c, the reference path was ``_BaseMVML._fit_target``, one target at
+a time: that method is timed there),
 the trees alternating, ``--repeat`` times (minimum CPU time kept), BLAS on one thread.
 
 Run:  .venv/bin/python benchmarks/bench_reference_path.py [--against main] [--repeat 3]
@@ -39,15 +41,19 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the timed cases, run in a subprocess against one tree (prints a JSON dict name ->
 #: [CPU s of the fit, CPU s inside the reference path])
 CASES = r"""
-import json, os, time, warnings
+import functools, json, os, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
-import mvkernels.mvml._base as base
 from mvkernels import MVMLClassifier, MVMLClassifierCV, MVMLRegressor, MVMLRegressorCV
 inside = [0.0]
-name = "reference_paths" if hasattr(base, "reference_paths") else "reference_path"
+try:  # the engine's module (the reference path a function of mvml/_driver.py)
+    import mvkernels.mvml._base as base
+    name = "reference_paths" if hasattr(base, "reference_paths") else "reference_path"
+except ImportError:  # before the engine (9946e0c): a method of the estimators' base
+    import mvkernels.mvml._estimators as est
+    base, name = est._BaseMVML, "_fit_target"
 inner = getattr(base, name)
 def timed(*a, **k):
     t = time.process_time()
@@ -60,8 +66,15 @@ X, y = load_digits(return_X_y=True)
 tr, _ = train_test_split(np.arange(len(y)), train_size=300, random_state=0, stratify=y)
 Xs, yy = [X[tr, :32], X[tr, 32:]], y[tr]
 Xc, yc = [V[:150] for V in Xs], yy[:150]
+# every estimator at the defaults of 9946e0c where they changed later (no joint view, no
+# intercept, one-vs-rest): both trees fit the same problems
+PINNED = dict(joint_view=False, fit_intercept=False, multi_class="ovr")
+def pinned(cls):
+    return functools.partial(cls, **{k: v for k, v in PINNED.items() if k in cls().get_params()})
+MVMLClassifier, MVMLClassifierCV = pinned(MVMLClassifier), pinned(MVMLClassifierCV)
+MVMLRegressor, MVMLRegressorCV = pinned(MVMLRegressor), pinned(MVMLRegressorCV)
 grid = dict(alphas=[0.1, 1.0, 10.0], etas=[0.1, 1.0], bandwidth_factors=[4.0], cv=3)
-grid.update(joint_view=False, max_iter=5, random_state=0)
+grid.update(max_iter=5, random_state=0)
 rng = np.random.RandomState(0)
 R = [rng.randn(1000, 20), rng.randn(1000, 30)]
 Yr = np.column_stack([np.sin(R[0][:, k]) + R[1][:, k] for k in range(4)])
@@ -83,11 +96,11 @@ cases = {
     "digits 10 cl., full, metric='cov'": lambda: MVMLClassifier(
         n_landmarks=None, metric="cov", **old
     ).fit(Xs, yy),
-    "regression 4 outputs, metric='sparse'": lambda: MVMLRegressor(
-        metric="sparse", random_state=0
-    ).fit(R, Yr),
+    "regression 4 outputs, metric='sparse'": lambda: MVMLRegressor(metric="sparse", **old).fit(
+        R, Yr
+    ),
     "regression 4 outputs, learn_weights=True": lambda: MVMLRegressor(
-        learn_weights=True, random_state=0
+        learn_weights=True, **old
     ).fit(R, Yr),
     "CV digits 150 rows, metric='sparse'": lambda: MVMLClassifierCV(metric="sparse", **grid).fit(
         Xc, yc

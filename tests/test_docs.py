@@ -26,7 +26,7 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 SKIP: dict[tuple[str, str], str] = {
     ("docs/reproduce.md", "run_experiment("): (
         "a quick reproduction on the real data takes minutes; "
-        "tests/test_reproduce*.py run the reproductions"
+        "tests/reproduce/ runs the reproductions"
     ),
 }
 #: (page, text in the block) -> the optional module the block needs: skipped without it.

@@ -20,6 +20,7 @@ from mvkernels._packing import PackedArray
 from mvkernels.mvml._hinge import dual_from_primal, linear_svm
 from mvkernels.mvml._hinge_active import active_set_svm
 from mvkernels.mvml._hinge_state import ExactDual, PrimalSolution
+from mvkernels.mvml._problem import MissingPartError
 
 
 def _views(n=80, seed=0):
@@ -48,7 +49,9 @@ def test_the_loss_builds_the_problem():
     square = MVMLClassifier(**kw)._build_problem(Xs, Y)
     hinge = MVMLSVC(**kw)._build_problem(Xs, Y)
     assert square.U is None and square.gram is not None
-    assert hinge.gram is None and hinge.U.shape == (80, 20)
+    assert hinge.statistics is None and hinge.U.shape == (80, 20)
+    with pytest.raises(MissingPartError, match="no sufficient statistics.*hinge loss"):
+        hinge.cross  # noqa: B018  (a missing part: a clear error, not a None)
     U = hinge.feature_map.transform(Xs)
     np.testing.assert_allclose(hinge.U, U, rtol=1e-12, atol=1e-12)
     Us = square.feature_map.transform(Xs)  # (its own bandwidths: MVMLClassifier's)

@@ -14,7 +14,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.svm import SVC
 
 from mvkernels import MVMLSVC, MVMLSVCCV, BlockNystrom, MVMLClassifier, MVMLClassifierCV
-from mvkernels.mvml import NystromProblem
+from mvkernels.mvml import FeatureRows, NystromProblem
 from mvkernels.mvml._hinge import hinge_offsets
 from mvkernels.mvml._hinge_loss import OFFSET_KAPPA, HingeLoss
 
@@ -252,8 +252,7 @@ def test_svc_cv_fold_scores_equal_direct_refits(rng):
                 2,
                 12,
                 Y[tr],
-                feature_map=nys,
-                U=nys.transform([X[tr] for X in Xs]),
+                feature_rows=FeatureRows(nys, U=nys.transform([X[tr] for X in Xs])),
             )
             est = MVMLSVC(
                 **SVC_PAPER,

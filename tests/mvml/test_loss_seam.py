@@ -137,8 +137,8 @@ def test_a_loss_hook_runs_on_a_context_without_an_estimator():
         calls.append(("data", X, Y, ctx.name))
         return problem
 
-    def statistics(nys, Xs, Y, complete):
-        calls.append(("stats", nys, complete))
+    def statistics(nys, Xs, Y, complete, data):
+        calls.append(("stats", nys, complete, data))
         return problem
 
     ctx = FitContext(
@@ -150,8 +150,8 @@ def test_a_loss_hook_runs_on_a_context_without_an_estimator():
     )
     loss = SquareLoss(MVMLClassifier())
     assert loss.build_problem(ctx, "X", "Y") is problem
-    assert loss.nystrom_problem(ctx, "nys", [], "Y", True, None) is problem
-    assert calls == [("data", "X", "Y", "Mine"), ("stats", "nys", True)]
+    assert loss.nystrom_problem(ctx, "nys", [], "Y", True, None, "part") is problem
+    assert calls == [("data", "X", "Y", "Mine"), ("stats", "nys", True, "part")]
     assert loss.fitted_attributes(ctx, [], [], 3) == {}
 
 

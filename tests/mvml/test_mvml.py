@@ -13,8 +13,10 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from mvkernels import BlockNystrom, MVMLClassifier, MVMLRegressor
 from mvkernels import mvml as M
 from mvkernels.mvml import (
+    FeatureRows,
     FullProblem,
     NystromProblem,
+    NystromStatistics,
     PSDFactor,
     cov_metric_full,
     cov_metric_nystrom,
@@ -210,11 +212,10 @@ def test_sufficient_statistics_equal_direct_nystrom(rng):
         v,
         p,
         y.reshape(-1, 1),
-        gram=mom.gram,
-        cross=mom.cross.reshape(-1, 1),
-        feature_sum=mom.sum,
-        feature_map=nys,
-        Xs=Xs,
+        statistics=NystromStatistics(
+            mom.cross.reshape(-1, 1), mom.sum, np.array([y @ y]), gram=mom.gram
+        ),
+        feature_rows=FeatureRows(nys, Xs=Xs),
     )
     A = random_spd(rng, v * p)
     w = np.array([0.2, 0.5, 0.3])
@@ -287,9 +288,9 @@ def test_nystrom_all_landmarks_equals_full_for_mapped_metric(rng):
         2,
         n,
         y.reshape(-1, 1),
-        gram=mom.gram,
-        cross=mom.cross.reshape(-1, 1),
-        feature_sum=mom.sum,
+        statistics=NystromStatistics(
+            mom.cross.reshape(-1, 1), mom.sum, np.array([y @ y]), gram=mom.gram
+        ),
     )
     gt = est._make_loss().g_step(prob, 0, PSDFactor(At), w, None)
     np.testing.assert_allclose(gt, Ub.T @ g, rtol=1e-6, atol=1e-8)  # g~ = U^T g

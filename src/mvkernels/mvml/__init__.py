@@ -19,8 +19,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
 
 * the problem: :mod:`._problem` (:class:`MVMLProblem`, the training data of one fit,
   one type per mode: :class:`FullProblem`, the kernels, and :class:`NystromProblem`, the
-  Nystrom features and their sufficient statistics; each says how its mode does what
-  depends on it, so no other part compares mode names), :mod:`._bandwidth`
+  Nystrom features in two typed parts, the square loss's :class:`NystromStatistics` and
+  the :class:`FeatureRows` that a loss reading the rows needs, each present or not as a
+  whole; each mode says how it does what depends on it, so no other part compares mode
+  names), :mod:`._bandwidth`
   (default bandwidths), :mod:`._joint` (the joint view), :mod:`._relevance` (the learned
   column scales of ``feature_relevance="ard"``, applied to the input views first);
 * the loss: :mod:`._losses` (:class:`~._losses.Loss` and the square loss) and
@@ -72,8 +74,9 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   the shared kernels, features or class statistics, their votes and pairwise coupling);
 * model selection: :mod:`.cv` (:class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`,
   :class:`MVMLSVCCV`; the grid of named axes in :mod:`.cv._grid`, the search in
-  :mod:`.cv._search`, the folds' paths and scores in :mod:`.cv._folds`, scoring in
-  :mod:`.cv._scoring`) and :mod:`._screen` (the
+  :mod:`.cv._search`, the fold-scoring object in :mod:`.cv._folds` and its steps in
+  :mod:`.cv._steps` and ``cv/_folds_*.py``, scoring in :mod:`.cv._scoring`; the package
+  docstring lists where each part lives) and :mod:`._screen` (the
   leave-one-out screen).
 
 How to add
@@ -139,7 +142,7 @@ from ._metric_algebra import (
     rank_one_metric_minimiser,
     sparse_metric_update,
 )
-from ._problem import FullProblem, MVMLProblem, NystromProblem
+from ._problem import FeatureRows, FullProblem, MVMLProblem, NystromProblem, NystromStatistics
 from ._svm import DASK_GATHER_MAX_BYTES, MVMLSVC
 from .cv import MVMLSVCCV, MVMLClassifierCV, MVMLRegressorCV, complement_moments
 
@@ -162,6 +165,8 @@ __all__ = [
     "MVMLProblem",
     "FullProblem",
     "NystromProblem",
+    "NystromStatistics",
+    "FeatureRows",
     "MVMLRegressor",
     "MVMLClassifier",
     "MVMLSVC",

@@ -7,6 +7,7 @@ estimators are in :mod:`._estimators`."""
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from numbers import Integral, Real
 from typing import Any
 
@@ -51,7 +52,7 @@ from ._bandwidth import resolve_bandwidths
 from ._cv_engine import CVEngine
 from ._data_part import DataPart, data_part
 from ._driver import PathResult, reference_paths
-from ._fit_context import FitContext, column_rows
+from ._fit_context import FitContext, column_rows, solver_plan
 from ._fitted_mode import FITTED_MODE_NAMES, FITTED_MODES, _MVMLOutputs
 from ._iterative import preconditioner_rows, row_statistics_problem, subsample_features
 from ._joint import (
@@ -390,7 +391,6 @@ class _BaseMVML(BaseEstimator):
         weighted statistics (Nystrom) or the rows scaled by their square roots (full
         mode), see :class:`MVMLProblem`.
         """
-        sw = self.__dict__.get("_loss_weight")
         check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
@@ -398,6 +398,26 @@ class _BaseMVML(BaseEstimator):
         # the observed rows of each view (Dask views: one pass over their blocks)
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         part.check_targets(Y, n)
+        loss = self._make_loss()
+        # a loss whose problem data are thin products of the rows (the hinge loss's
+        # features) builds them on the fit's BLAS threads (DataPart.fit_threads)
+        with part.fit_threads(n) if loss.builds_on_fit_threads else nullcontext():
+            return self._validated_problem_data(Xs, Y, mask, part, loss, context)
+
+    def _validated_problem_data(
+        self,
+        Xs: Any,
+        Y: Any,
+        mask: np.ndarray | None,
+        part: DataPart,
+        loss: Loss,
+        context: FitContext,
+    ) -> MVMLProblem:
+        """:meth:`_problem_data` after the views' validation: ``Xs`` validated, ``mask``
+        their observed rows (None: complete), ``part`` the fit's data part, ``loss`` the
+        fit's loss."""
+        sw = self.__dict__.get("_loss_weight")
+        n = Xs[0].shape[0]
         if self.n_landmarks is not None:  # a count beside landmark indices must agree
             n_in = self.__dict__.get("_n_rows_in") or n  # rows given to fit
             check_landmark_count(self.n_landmarks, self.landmarks, n_in)
@@ -465,7 +485,7 @@ class _BaseMVML(BaseEstimator):
             self.nystrom_ = None
             self.n_features_view_ = [Xv.shape[1] for Xv in Xs]
             self.n_landmarks_ = None
-            return MVMLProblem.full(Ks, Y, sw, scale_rows=self._make_loss().scales_rows)
+            return MVMLProblem.full(Ks, Y, sw, scale_rows=loss.scales_rows)
         n_landmarks = self.n_landmarks
         if isinstance(n_landmarks, str):  # "auto" / "grow" (validated by the constraints)
             n_landmarks = named_n_landmarks(
@@ -490,7 +510,7 @@ class _BaseMVML(BaseEstimator):
         self.kernels_ = nys.kernels_
         self.X_fit_ = None
         self.n_features_view_ = list(nys.n_features_view_)
-        return self._make_loss().nystrom_problem(context, nys, Xs, Y, mask is None, sw)
+        return loss.nystrom_problem(context, nys, Xs, Y, mask is None, sw, part)
 
     # ------------------------------------------------------------------ weights
     def _weighted_rows(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
@@ -547,18 +567,21 @@ class _BaseMVML(BaseEstimator):
         # to the statistics or the loss (the data choices were made with them)
         self._loss_weight = w
 
-    def _nystrom_problem(self, nys: BlockNystrom, Xs: list, Y: Any, complete: bool) -> MVMLProblem:
+    def _nystrom_problem(
+        self, nys: BlockNystrom, Xs: list, Y: Any, complete: bool, part: DataPart
+    ) -> MVMLProblem:
         """Nystrom-mode problem from the fitted map: the sufficient statistics in one
         chunked pass (a Dask reduction on Dask input); the features are not kept. With
         complete training rows (``complete``) the same moments give the map's missing-view
-        statistics (:meth:`BlockNystrom.set_missing_model`).
+        statistics (:meth:`BlockNystrom.set_missing_model`). ``part``: the fit's data
+        part, which the problem keeps.
 
         ``solver="cg"`` on in-memory views with a metric that needs no statistics
         (identity, dense) and one-vs-all targets: ``C`` is not formed
         (:func:`~mvkernels.mvml._iterative.row_statistics_problem`, one ``O(n d T)``
         pass); the missing-view model then comes from the moments of the CG
         preconditioner's subsample of rows."""
-        if self._cg_without_statistics(Xs, Y):
+        if self._cg_without_statistics(part):
             problem = row_statistics_problem(nys, Xs, Y)
             if complete:
                 m = preconditioner_rows(problem.n_samples, problem.dim)
@@ -575,14 +598,15 @@ class _BaseMVML(BaseEstimator):
                 ConditionalViews.from_moments(mom, int(nys.n_views_), int(nys.n_landmarks_))
             )
         return MVMLProblem.from_moments(
-            mom, nys, Y, Xs=Xs, sample_weight=self.__dict__.get("_loss_weight")
+            mom, nys, Y, Xs=Xs, sample_weight=self.__dict__.get("_loss_weight"), data=part
         )
 
-    def _cg_without_statistics(self, Xs: list, Y: Any) -> bool:
-        """Whether this fit builds its problem without ``C`` (see :meth:`_nystrom_problem`)."""
+    def _cg_without_statistics(self, part: DataPart) -> bool:
+        """Whether this fit (of data part ``part``) builds its problem without ``C`` (see
+        :meth:`_nystrom_problem`)."""
         return (
-            self.solver == "cg"
-            and data_part(Xs, Y).in_memory
+            solver_plan(self.solver).conjugate_gradient
+            and part.in_memory
             and not metric_kind(self.metric).needs_statistics
             and not self.learn_weights
             and not self.__dict__.get("_ovo_pairs")

@@ -22,6 +22,21 @@ in-memory data (:meth:`~DataPart.refuse`), the BLAS-thread context of a fit
 (:meth:`~DataPart.row_outputs`). :func:`map_rows` applies a row-wise function to an
 output that is already computed (NumPy) or lazy (Dask), deciding from that output.
 
+**Decided once per fit.** The estimator's problem data (``_BaseMVML._problem_data``)
+calls :func:`data_part` once, where the views are validated, and passes the part down: to
+the loss's ``nystrom_problem`` hook, the statistics problem and the
+:class:`~mvkernels.mvml._problem.NystromProblem` (its ``data`` field), whose steps ask it
+(:meth:`NystromProblem.with_client_rows
+<mvkernels.mvml._problem.NystromProblem.with_client_rows>` takes
+:meth:`~DataPart.with_client_targets` once a loss has gathered the rows).
+
+**BLAS threads** (:meth:`~DataPart.fit_threads`), one rule for every fit and the CV: the
+client's thin products (kernel rows, features, moments, the bandwidth heuristic) run on
+one BLAS thread up to :data:`~mvkernels._threads.SERIAL_BLAS_MAX_SIZE` rows
+(:func:`~mvkernels._threads.serial_blas`), in memory and on Dask views alike, so that
+their results do not depend on the machine's thread count; only on lazy targets, whose
+row count the client may not know, the threads are left as they are.
+
 The decision itself is :func:`mvkernels._arrays.views_kind` (the bottom-floor seam) and
 :func:`mvkernels._arrays.is_dask_collection` for the targets, asked here only. Parts are
 stateless but for their two flags, small and picklable. Dask is imported lazily.
@@ -137,8 +152,13 @@ class DataPart:
         """Raise ``error(message)`` where the data (``views_only``: the views) are lazy."""
 
     def fit_threads(self, n: Any) -> AbstractContextManager:
-        """The BLAS threads of a fit on ``n`` rows: one thread (:func:`serial_blas`)."""
+        """The BLAS threads of a fit on ``n`` rows: one thread (:func:`serial_blas`; see
+        the module docstring, "BLAS threads")."""
         return serial_blas(int(n))
+
+    def with_client_targets(self) -> DataPart:
+        """The part of the same data once the targets are on the client."""
+        return self
 
     def regression_targets(self, y: Any) -> tuple[Any, bool]:
         """Real targets as an (n, k) float64 array and whether ``y`` was 1-D."""
@@ -258,8 +278,14 @@ class DaskData(DataPart):
 
     def fit_threads(self, n: Any) -> AbstractContextManager:
         """The BLAS threads of a fit: as they are on lazy targets (their row count ``n``
-        may be unknown to the client), else one thread (:func:`serial_blas`)."""
+        may be unknown to the client), else one thread (:func:`serial_blas`), lazy views
+        or not (see the module docstring, "BLAS threads")."""
         return nullcontext() if self.lazy_targets else serial_blas(int(n))
+
+    def with_client_targets(self) -> DataPart:
+        """The part of the same data once the targets are on the client: in memory
+        without lazy views."""
+        return DaskData(lazy_views=True) if self.lazy_views else IN_MEMORY
 
     def regression_targets(self, y: Any) -> tuple[Any, bool]:
         """Real targets as an (n, k) float64 array, lazy on lazy targets (NaN/inf are

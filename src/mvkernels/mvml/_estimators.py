@@ -21,7 +21,7 @@ from ._base import (
     mvml_constraints,
     regression_targets,
 )
-from ._data_part import data_part, map_rows
+from ._data_part import DataPart, data_part, map_rows
 from ._multiclass import (
     OneVsOneMixin,
     fit_pairwise_calibration,
@@ -523,16 +523,17 @@ feature_relevance_
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
-        part = data_part(X, y)  # in memory or Dask, decided once for the fit's entry
+        part = data_part(X, y)  # in memory or Dask, decided once for the fit
         labels_seen = None
         if sample_weight is not None or getattr(self, "class_weight", None) is not None:
             # weighted: the labels come to the client (one value per row)
             y = part.to_client(y)
+            part = part.with_client_targets()
         if sample_weight is not None:
             labels_seen = np.unique(column_or_1d(np.asarray(y)))
         X, y, _ = self._weighted_rows(X, y, sample_weight)
         self._labels_seen = labels_seen
-        self._fit_labels(X, y)
+        self._fit_labels(X, y, part)
         if self.probability:  # out-of-fold decision values -> calibration_ (5 extra fits)
             labels = np.asarray(part.to_client(y))
             D, yi = cross_val_decisions(
@@ -555,11 +556,11 @@ feature_relevance_
         check_is_fitted(self, "calibration_")
         return self.calibration_, self._decision(X)
 
-    def _fit_labels(self, X: Any, y: Any) -> MVMLClassifier:
+    def _fit_labels(self, X: Any, y: Any, part: DataPart) -> MVMLClassifier:
         """Encode the labels (``classes_``, +-1 columns) and fit the one-vs-all problems
-        (or, ``multi_class="ovo"``, the one-vs-one problems: see :class:`OneVsOneMixin`)."""
+        (or, ``multi_class="ovo"``, the one-vs-one problems: see :class:`OneVsOneMixin`);
+        ``part``: the fit's data part (:meth:`fit` decides it once)."""
         self._ovo_pairs = None
-        part = data_part(X, y)  # the one in-memory / Dask decision of the labels
         # "auto" (MVMLSVC's default): one-vs-one on in-memory data, one-vs-rest on Dask
         ovo = self.multi_class == "ovo" or (self.multi_class == "auto" and part.in_memory)
         if self.multi_class == "ovo":

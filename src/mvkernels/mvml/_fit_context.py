@@ -11,22 +11,97 @@ hooks take that context, never the estimator. So a loss reads no attribute of an
 estimator and sets none: the attributes a loss adds to a fitted model are returned by
 :meth:`Loss.fitted_attributes <mvkernels.mvml._losses.Loss.fitted_attributes>` and set
 by the estimator.
+
+The estimators' ``solver`` parameter is resolved once, when a loss is built from the
+parameters, into a :class:`SolverPlan` (:func:`solver_plan`): whether the structured path
+may run (or the dense reference path is forced) and whether its g-steps are direct
+factorisations or conjugate gradient. The parts (the losses, the problem builders, the
+one-vs-one batches) read the plan, never the parameter's string.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from ._data_part import DataPart
     from ._driver import PathResult
     from ._metric import Metric
     from ._problem import MVMLProblem
 
-__all__ = ["FitContext", "column_rows"]
+__all__ = ["FitContext", "GStepMethod", "SolverPlan", "column_rows", "solver_plan"]
+
+
+class GStepMethod(Enum):
+    """How the structured path's g-steps are solved."""
+
+    #: one factorisation (Cholesky / eigendecomposition) of the system
+    DIRECT = "direct"
+    #: preconditioned conjugate gradient (:mod:`mvkernels.mvml._iterative`)
+    CONJUGATE_GRADIENT = "cg"
+
+
+@dataclass(frozen=True)
+class SolverPlan:
+    """The ``solver`` parameter of a fit, resolved once (:func:`solver_plan`).
+
+    Attributes
+    ----------
+    structured : bool
+        Whether the structured path (all targets on one factorisation and a low-rank
+        metric, :mod:`mvkernels.mvml._lowrank`) runs where it applies (``"auto"``,
+        ``"cg"``); False: the dense reference path always (``"dense"``).
+    g_step : GStepMethod
+        The structured path's g-steps: direct (``"auto"``) or conjugate gradient
+        (``"cg"``, which the square loss requires to apply, else a ``ValueError``).
+
+    Examples
+    --------
+    >>> plan = solver_plan("cg")
+    >>> plan.structured, plan.conjugate_gradient, plan.direct_structured
+    (True, True, False)
+    >>> solver_plan("dense").structured
+    False
+    """
+
+    structured: bool
+    g_step: GStepMethod = GStepMethod.DIRECT
+
+    @property
+    def conjugate_gradient(self) -> bool:
+        """Whether the g-steps are solved by conjugate gradient (``solver="cg"``): the
+        structured path is then required, not only preferred."""
+        return self.g_step is GStepMethod.CONJUGATE_GRADIENT
+
+    @property
+    def direct_structured(self) -> bool:
+        """The structured path with direct g-steps (``solver="auto"``): the paths that
+        have no conjugate-gradient form (the hinge loss's, the one-vs-one batches) run
+        only then."""
+        return self.structured and not self.conjugate_gradient
+
+
+#: the plan of each value of the ``solver`` parameter (validated by the estimators'
+#: ``_parameter_constraints``)
+SOLVER_PLANS = {
+    "auto": SolverPlan(structured=True),
+    "dense": SolverPlan(structured=False),
+    "cg": SolverPlan(structured=True, g_step=GStepMethod.CONJUGATE_GRADIENT),
+}
+
+
+def solver_plan(solver: str) -> SolverPlan:
+    """The :class:`SolverPlan` of the ``solver`` parameter ``"auto"``, ``"dense"`` or
+    ``"cg"`` (see :class:`SolverPlan`)."""
+    try:
+        return SOLVER_PLANS[solver]
+    except (KeyError, TypeError):
+        raise ValueError(f"solver must be one of {sorted(SOLVER_PLANS)}, got {solver!r}") from None
 
 
 def column_rows(cols: list[np.ndarray]) -> np.ndarray:
@@ -54,9 +129,11 @@ class FitContext:
         map fitted, the problem built (the Nystrom-mode problem through the loss's
         ``nystrom_problem`` hook, with this context).
     statistics_problem : callable
-        ``statistics_problem(nys, Xs, Y, complete)``: the Nystrom-mode problem of the
-        square loss's sufficient statistics (one chunked pass, a Dask reduction on Dask
-        input; with ``complete`` training rows the map's missing-view statistics too).
+        ``statistics_problem(nys, Xs, Y, complete, data)``: the Nystrom-mode problem of
+        the square loss's sufficient statistics (one chunked pass, a Dask reduction on
+        Dask input; with ``complete`` training rows the map's missing-view statistics
+        too), with the fit's data part ``data``
+        (:class:`~mvkernels.mvml._data_part.DataPart`).
     solve_path : callable
         ``solve_path(problem, grid, record_path)``: Algorithm 1 on ``problem`` at every
         ``(alpha, eta)`` of ``grid`` (eq. 7 / 11), one list of per-target results per
@@ -91,7 +168,7 @@ class FitContext:
 
     name: str
     problem_data: Callable[[Any, Any, FitContext], MVMLProblem]
-    statistics_problem: Callable[[Any, list, Any, bool], MVMLProblem]
+    statistics_problem: Callable[[Any, list, Any, bool, DataPart], MVMLProblem]
     solve_path: Callable[[MVMLProblem, Sequence | None, bool], list[list[PathResult]]]
     initial_metric: Callable[[MVMLProblem], Metric]
     loss_weight: np.ndarray | None = None

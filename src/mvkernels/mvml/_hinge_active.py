@@ -74,6 +74,32 @@ WARM_BAND = 1e-6
 #: failed warm start costs its corrections and then liblinear, several times more)
 WARM_ROUNDS = 40
 
+# Alternatives to these corrections (every row that breaks its condition moves at once,
+# at most COLD_ADD joins from Z), measured by replaying the solver's calls of
+# MVMLClassifierCV(loss="auto") on two 20-rows-a-class digits draws (2,609 solves, every
+# problem settled) and on digits in 3 views (600 rows; 1,982 solves, 6 problems
+# unsettled); benchmarks/bench_hinge_solves.py counts them in the fits. None was kept:
+# - the sets guessed from margins extrapolated across the outer iterations,
+#   m + f (m - m_before), f = 0.5 or 1: the warm starts' corrections of 6 draws 4,942 ->
+#   7,713 or 8,180;
+# - rows of Z with 1 - m > k C s_i ||x_i||^2 sent to B directly (k = 1, 2, 4): 2,656,
+#   2,602, 2,597 solves; 600 rows 1,646, 1,681, 1,638, but 15-16 problems unsettled;
+# - COLD_ADD of 2, 4, 8, 12 or 24 to 64 and none, for every caller: 2,581 to 3,322
+#   solves; 600 rows 1,782 to 2,340, 4 to 22 unsettled (8: 1,782 and 4, but two problems
+#   settle where they did not, or the reverse: results change); 8 for the warm starts
+#   alone: 600 rows 1,803 solves, but MVMLSVCCV()'s there 3,439 -> 3,327 with three
+#   problems changing outcome, and no change on the small draws;
+# - joins from Z deferred (at most 0, 1, 2, 4) while rows leave F: 2,686 to 3,643; 600
+#   rows 1,937 to 3,590 with 8 to 33 unsettled;
+# - joins from Z deferred while the margin misses 1 by less than 1e-4 to 0.2 and other
+#   rows move: 2,611 to 3,350; 600 rows 1,960 to 2,813, 3 to 11 unsettled;
+# - the free rows' Gram matrix read from X X^T on the features' side (formed once, 1.4 ms
+#   for 600 rows): no faster than the products (the reuse of GRAM_REUSE_MIN_ROWS is lost),
+#   nor the whole correction in the dual there (_dual_solves with it);
+# - the settled problems' multipliers formed in one pass: no measurable change.
+# In the warm starts, 47 % of the problems settle with the sets of the previous g-step on
+# the small draws (26 % on 600 rows): one solve each, the least a new g-step needs.
+
 #: :func:`reseed_solutions`: band of the seeds' margins read as "on the margin" (the
 #: seeds solve other problems, so their free rows' margins are near 1, not at it;
 #: measured on the first g-steps of MVMLClassifierCV(loss="auto") over 6 digits draws of

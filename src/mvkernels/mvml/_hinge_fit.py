@@ -26,7 +26,6 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -35,9 +34,9 @@ from sklearn.exceptions import ConvergenceWarning
 from .._threads import serial_blas
 from ..nystrom import FeatureMoments
 from ..nystrom._missing import ConditionalViews
-from ._data_part import data_part
+from ._data_part import DataPart
 from ._fit_context import FitContext
-from ._problem import MVMLProblem, NystromProblem
+from ._problem import FeatureRows, MVMLProblem, NystromProblem
 
 __all__ = [
     "DASK_GATHER_MAX_BYTES",
@@ -51,19 +50,15 @@ __all__ = [
 DASK_GATHER_MAX_BYTES = 2 * 1024**3
 
 
-def _dask_problem(problem: MVMLProblem) -> bool:
-    """Whether ``problem`` is a Nystrom-mode problem on Dask views or targets."""
-    return isinstance(problem, NystromProblem) and not problem.data.in_memory
-
-
 def hinge_problem(ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
     """The problem of the hinge-loss fit of context ``ctx`` on views ``X`` and targets
-    ``Y``: its problem data (``ctx.problem_data``), on one BLAS thread for in-memory
-    input; on Dask input, with the training features ``U`` and ``Y`` gathered to the
-    client (see the module docstring)."""
-    with data_part(y=Y).fit_threads(Y.shape[0]):
-        problem = ctx.problem_data(X, Y, ctx)
-    if not (isinstance(problem, NystromProblem) and _dask_problem(problem)):
+    ``Y``: its problem data (``ctx.problem_data``, built on the fit's BLAS threads,
+    ``HingeLoss.builds_on_fit_threads``: one thread up to
+    :data:`~mvkernels._threads.SERIAL_BLAS_MAX_SIZE` rows unless the targets are lazy);
+    on Dask input (the problem's data part), with the training features ``U`` and ``Y``
+    gathered to the client (see the module docstring)."""
+    problem = ctx.problem_data(X, Y, ctx)
+    if not isinstance(problem, NystromProblem) or problem.data.in_memory:
         return problem
     n, dim, T = problem.n_samples, problem.dim, problem.n_targets
     size = 8 * n * (dim + T)
@@ -77,9 +72,11 @@ def hinge_problem(ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
             "loss, fitted by one Dask reduction for any n), fewer landmarks, or a "
             "subsample."
         )
-    U = problem.feature_map.transform(problem.Xs)
-    U, Yc = problem.data.compute(U, problem.Y)
-    return replace(problem, U=np.asarray(U, dtype=np.float64), Y=np.asarray(Yc, dtype=np.float64))
+    rows = problem.row_data
+    U, Yc = problem.data.compute(rows.feature_map.transform(rows.Xs), problem.Y)
+    return problem.with_client_rows(
+        np.asarray(U, dtype=np.float64), np.asarray(Yc, dtype=np.float64)
+    )
 
 
 def hinge_nystrom_problem(
@@ -90,16 +87,17 @@ def hinge_nystrom_problem(
     Y: Any,
     complete: bool,
     sample_weight: np.ndarray | None,
+    data: DataPart,
 ) -> MVMLProblem:
     """The Nystrom-mode problem of a hinge-loss fit from the fitted map ``nys``: on
     NumPy input the features ``U`` computed once and kept, no sufficient statistics
     except the moments that the Cov metric's initial metric (``loss.metric_kind``) and,
     with complete training rows (``complete``), the map's missing-view statistics read
     (from ``U``, weighted by the rows' loss weights ``sample_weight``, which the problem
-    keeps). Dask input: the statistics problem of the fit (``ctx.statistics_problem``),
-    whose rows :func:`hinge_problem` then gathers."""
-    if not data_part(Xs, Y).in_memory:
-        return ctx.statistics_problem(nys, Xs, Y, complete)
+    keeps). Dask input (the fit's data part ``data``): the statistics problem of the
+    fit (``ctx.statistics_problem``), whose rows :func:`hinge_problem` then gathers."""
+    if not data.in_memory:
+        return ctx.statistics_problem(nys, Xs, Y, complete, data)
     Xs = nys.check_views(Xs)
     Y = np.asarray(Y, dtype=np.float64)
     U = nys.features(Xs)
@@ -113,8 +111,10 @@ def hinge_nystrom_problem(
         if complete:
             nys.set_missing_model(ConditionalViews.from_moments(mom, v, p))
         if stats:
-            return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U, sample_weight=sw)
-    return NystromProblem(n, v, p, Y, feature_map=nys, Xs=Xs, U=U, sample_weight=sw)
+            return MVMLProblem.from_moments(mom, nys, Y, Xs=Xs, U=U, sample_weight=sw, data=data)
+    return NystromProblem(
+        n, v, p, Y, feature_rows=FeatureRows(nys, Xs=Xs, U=U), sample_weight=sw, data=data
+    )
 
 
 def _largest_increases(histories: list) -> np.ndarray:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ._data_part import DataPart
 from ._driver import PathResult
 from ._fit_context import FitContext
 from ._hinge import (
@@ -64,7 +65,7 @@ from ._losses import _COMMON_PARAMS, Loss, padded_path
 from ._lowrank import LowRankMetrics
 from ._metric import Metric
 from ._metric_algebra import PSDFactor
-from ._problem import MVMLProblem, NystromProblem
+from ._problem import FeatureRows, MVMLProblem, NystromProblem
 
 __all__ = ["HingeLoss", "OFFSET_KAPPA"]
 
@@ -123,8 +124,11 @@ class HingeLoss(Loss):
         return HingeState()
 
     # ------------------------------------------------------------------ fit's ends
+    #: the features, thin products: on the fit's BLAS threads (DataPart.fit_threads)
+    builds_on_fit_threads = True
+
     def build_problem(self, ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
-        """The problem data on one BLAS thread, the rows gathered on Dask input
+        """The problem data on the fit's BLAS threads, the rows gathered on Dask input
         (:func:`~mvkernels.mvml._hinge_fit.hinge_problem`)."""
         return hinge_problem(ctx, X, Y)
 
@@ -136,10 +140,11 @@ class HingeLoss(Loss):
         Y: Any,
         complete: bool,
         sample_weight: np.ndarray | None,
+        data: DataPart,
     ) -> MVMLProblem:
         """The training features kept, no sufficient statistics
         (:func:`~mvkernels.mvml._hinge_fit.hinge_nystrom_problem`)."""
-        return hinge_nystrom_problem(self, ctx, nys, Xs, Y, complete, sample_weight)
+        return hinge_nystrom_problem(self, ctx, nys, Xs, Y, complete, sample_weight, data)
 
     def fitted_attributes(
         self, ctx: FitContext, states: list, histories: list, n_samples: int
@@ -384,7 +389,8 @@ class HingeLoss(Loss):
         """Low-rank path: fixed weights and a dense (from ``A = I``) or fixed metric, in
         both modes (the hinge g-step only needs the features), and this class's g-step
         and loss (a subclass that overrides them gets the dense reference path)."""
-        return self.solver == "auto" and not self.learn_weights and self.metric_kind.structured
+        plan, kind = self.solver_plan, self.metric_kind
+        return plan.direct_structured and not self.learn_weights and kind.structured
 
     def fit_structured(
         self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
@@ -817,8 +823,7 @@ class HingeLoss(Loss):
                 v,
                 p,
                 np.asarray(y, dtype=np.float64).reshape(-1, 1),
-                feature_map=feature_map,
-                U=U[r],
+                feature_rows=FeatureRows(feature_map, U=U[r]),
                 sample_weight=None if sample_weight is None else sample_weight[r],
             )
             for r, y in zip(rows, labels)

@@ -48,7 +48,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._linalg import robust_eigh, sym
 from ..nystrom._missing import block_mask
 from ._lowrank import _g_step_rows, _solve_spd
-from ._problem import NystromProblem
+from ._problem import FeatureRows, NystromProblem, NystromStatistics
 
 __all__ = [
     "CG_TOL",
@@ -143,7 +143,7 @@ class DesignOperator:
     Parameters
     ----------
     problem : MVMLProblem
-        Nystrom mode. With statistics (``problem.gram``) the products are ``D_w C D_w x``
+        Nystrom mode. With statistics (``problem.stats.gram``) the products are ``D_w C D_w x``
         (``O(d^2)``); otherwise they stream the training rows (``O(n d)``), centred by
         ``problem.feature_mean`` when set.
     w : ndarray (v,)
@@ -161,8 +161,8 @@ class DesignOperator:
         self.problem = problem
         self.weights = problem.weight_vector(w)
         self.n_products = 0
-        self.from_statistics = problem.gram is not None
-        if not self.from_statistics and problem.U is None:
+        self.from_statistics = problem.stats.gram is not None
+        if not self.from_statistics and problem.row_data.U is None:
             problem.data.refuse(
                 "solver='cg' on Dask views needs the sufficient statistics (gram) of the problem",
                 views_only=True,
@@ -173,7 +173,8 @@ class DesignOperator:
     def _iter_chunks(self) -> Iterator[tuple[slice, Any]]:
         if self._chunks is not None:
             return iter(self._chunks)
-        it = _row_chunks(self.problem.feature_map, self.problem.Xs, self.problem.U)
+        rd = self.problem.row_data
+        it = _row_chunks(rd.feature_map, rd.Xs, rd.U)
         if not self._keep:
             return it
         self._chunks = list(it)
@@ -185,7 +186,7 @@ class DesignOperator:
         d = self.weights[:, None]
         DX = d * X
         if self.from_statistics:
-            return d * (self.problem.gram @ DX)
+            return d * (self.problem.stats.gram @ DX)
         mean = self.problem.feature_mean
         out = np.zeros_like(DX)
         for _, chunk in self._iter_chunks():
@@ -213,12 +214,13 @@ def row_statistics_problem(nys: Any, Xs: Any, Y: np.ndarray) -> NystromProblem:
         int(nys.n_views_),
         int(nys.n_landmarks_),
         Y,
-        cross=cross,
-        feature_sum=total,
-        target_sq=np.einsum("it,it->t", Y, Y),
-        feature_map=nys,
-        Xs=Xs,
-        target_sum=Y.sum(axis=0),
+        statistics=NystromStatistics(
+            cross=cross,
+            feature_sum=total,
+            target_sq=np.einsum("it,it->t", Y, Y),
+            target_sum=Y.sum(axis=0),
+        ),
+        feature_rows=FeatureRows(nys, Xs=Xs),
     )
 
 
@@ -230,11 +232,11 @@ def subsample_features(problem: NystromProblem, m: int) -> tuple[np.ndarray, np.
         idx = np.arange(n)
     else:
         idx = np.sort(np.random.default_rng(SUBSAMPLE_SEED).choice(n, m, replace=False))
-    nys = problem.feature_map
-    if problem.U is not None:
-        US = np.asarray(problem.U[idx], dtype=np.float64)
+    rd = problem.row_data
+    if rd.U is not None:
+        US = np.asarray(rd.U[idx], dtype=np.float64)
     else:  # the rows on the client (Dask views: in one compute)
-        US = nys.features(problem.data.gather_rows(problem.Xs, idx))
+        US = rd.feature_map.features(problem.data.gather_rows(rd.Xs, idx))
     if problem.feature_mean is not None:
         US = US - problem.feature_mean
     return US, idx

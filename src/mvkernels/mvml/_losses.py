@@ -41,8 +41,9 @@ from scipy import linalg
 
 from .._linalg import robust_eigh
 from .._threads import serial_blas
+from ._data_part import DataPart
 from ._driver import PathResult
-from ._fit_context import FitContext
+from ._fit_context import FitContext, SolverPlan, solver_plan
 from ._iterative import CGStep
 from ._lowrank import (
     LowRankMetric,
@@ -122,6 +123,11 @@ class Loss:
     #: folds of a cross-validation may run in parallel threads
     thread_safe: bool = True
 
+    #: the problem data of a fit are built on the fit's BLAS threads
+    #: (:meth:`~mvkernels.mvml._data_part.DataPart.fit_threads`: one thread for the thin
+    #: products of an in-memory fit), for a loss whose problem reads the rows
+    builds_on_fit_threads: bool = False
+
     #: full mode with row weights ``s_i``: the problem holds the rows scaled by
     #: ``sqrt(s_i)`` (the weighted square loss), or as given (False: a loss that weighs
     #: each row itself, the hinge loss), see :class:`~mvkernels.mvml._problem.MVMLProblem`
@@ -131,6 +137,8 @@ class Loss:
         for name in self.param_names:
             setattr(self, name, getattr(params, name))
         self.metric_kind: MetricKind = metric_kind(self.metric)
+        #: the ``solver`` parameter resolved once (the parts read this, not the string)
+        self.solver_plan: SolverPlan = solver_plan(self.solver)
 
     # -- the ends of a fit (the estimator base calls these with its FitContext) -------
     def build_problem(self, ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
@@ -149,14 +157,16 @@ class Loss:
         Y: Any,
         complete: bool,
         sample_weight: np.ndarray | None,
+        data: DataPart,
     ) -> MVMLProblem:
         """The Nystrom-mode problem of the fit of context ``ctx`` from its fitted map
         ``nys`` (with complete training rows, ``complete``, the map's missing-view
-        statistics set too; ``sample_weight``: the rows' loss weights). Here the
+        statistics set too; ``sample_weight``: the rows' loss weights; ``data``: the
+        fit's data part, decided once where the views were validated). Here the
         sufficient statistics of the square loss (``ctx.statistics_problem``: one
         chunked pass, a Dask reduction on Dask input; the features are not kept); a loss
         whose g-step reads the rows (:attr:`needs_rows`) overrides this."""
-        return ctx.statistics_problem(nys, Xs, Y, complete)
+        return ctx.statistics_problem(nys, Xs, Y, complete, data)
 
     def fitted_attributes(
         self, ctx: FitContext, states: list, histories: list, n_samples: int
@@ -496,14 +506,14 @@ class SquareLoss(Loss):
         :meth:`fit_structured` with its own low-rank path.
         """
         applies = problem.feature_space and not self.learn_weights and self.metric_kind.structured
-        if self.solver == "cg" and not applies:
+        if self.solver_plan.conjugate_gradient and not applies:
             raise ValueError(
                 "solver='cg' needs the Nystrom mode (n_landmarks not None), fixed view "
                 "weights (learn_weights=False) and metric='dense', 'identity' or 'cov'; got "
                 f"n_landmarks mode {problem.mode!r}, learn_weights={self.learn_weights}, "
                 f"metric={self.metric!r}"
             )
-        return self.solver in ("auto", "cg") and applies
+        return self.solver_plan.structured and applies
 
     def fit_structured(
         self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
@@ -513,8 +523,8 @@ class SquareLoss(Loss):
         problem = feature_problem(problem)
         v, T = problem.n_views, problem.n_targets
         w = np.full(v, 1.0 / v)
-        yy = np.asarray(problem.target_sq, dtype=np.float64)
-        if self.solver == "cg":
+        yy = np.asarray(problem.stats.target_sq, dtype=np.float64)
+        if self.solver_plan.conjugate_gradient:
             return self._fit_cg(problem, metric0, w, yy, record_path)
         M, B = problem.weighted_statistics(w)
         if not self.metric_kind.learned:
@@ -557,7 +567,7 @@ class SquareLoss(Loss):
         kind = self.metric_kind
         factor = None if kind.learned or kind.identity else metric0.factor
         step = CGStep.build(problem, w, None if factor is None else factor.F)
-        B = (problem.cross * problem.weight_vector(w)[:, None]).T
+        B = (problem.stats.cross * problem.weight_vector(w)[:, None]).T
         Bb = B @ step.V
         alpha = np.full(T, float(self.alpha))
         if kind.learned:
@@ -614,7 +624,7 @@ class SquareLoss(Loss):
                 if problem.feature_mean is not None:
                     R = R - problem.feature_mean  # the centred problem's rows
                 spec = SharedSpectrum.from_rows(R * wv)
-                B = (problem.cross * wv[:, None]).T
+                B = (problem.stats.cross * wv[:, None]).T
             specs.append(spec)
             Bbs.append(spec.rotate(B)[0])
         k = max(spec.lam.size for spec in specs)
@@ -624,7 +634,7 @@ class SquareLoss(Loss):
         path = dense_metric_path(
             lam,
             Bb,
-            np.array([float(problem.target_sq[0]) for problem in stats]),
+            np.array([float(problem.stats.target_sq[0]) for problem in stats]),
             np.full(len(specs), float(self.alpha)),
             np.full(len(specs), float(self.eta)),
             max_iter=self.max_iter,
@@ -716,7 +726,7 @@ class SquareLoss(Loss):
             path = dense_metric_path(
                 spec.lam,
                 Bb[t_g.ravel()],
-                problem.target_sq[t_g.ravel()],
+                problem.stats.target_sq[t_g.ravel()],
                 a_g.ravel(),
                 e_g.ravel(),
                 max_iter=self.max_iter,

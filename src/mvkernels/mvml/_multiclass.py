@@ -429,7 +429,7 @@ class OneVsOneMixin:
         loss = self._make_loss()  # type: ignore[attr-defined]
         if (
             problem.feature_space
-            and self.solver == "auto"  # type: ignore[attr-defined]
+            and loss.solver_plan.direct_structured
             and loss.subset_paths_apply()
             and loss.structured_applies(problem)
         ):
@@ -510,7 +510,7 @@ class OneVsOneMixin:
         memory and some pair with fewer rows than features; else None."""
         if not (
             problem.feature_space
-            and self.solver == "auto"  # type: ignore[attr-defined]
+            and loss.solver_plan.direct_structured
             and type(loss) is SquareLoss
             and loss.metric_kind.identity
             and loss.structured_applies(problem)

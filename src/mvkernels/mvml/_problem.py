@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import KW_ONLY, dataclass, field, replace
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,7 +21,7 @@ from scipy.linalg import blas
 from .._linalg import sym as _sym
 from .._validation import take_rows
 from ..nystrom import BlockNystrom, FeatureMoments, default_chunk_size
-from ._data_part import DataPart, data_part
+from ._data_part import IN_MEMORY, DataPart, data_part
 from ._metric_algebra import PSDFactor, cov_metric_full, cov_metric_nystrom
 
 
@@ -61,7 +62,7 @@ class MVMLProblem:
     Y : ndarray of shape (n, T), or a Dask array (Nystrom mode on Dask input)
         Targets, one column per independent problem (one-vs-all: +-1 columns). On Dask
         input it stays a lazy Dask array: the square loss only uses the statistics
-        ``cross`` and ``target_sq``.
+        (:class:`NystromStatistics`).
     sample_weight : ndarray of shape (n,) or None
         The rows' loss weights ``s_i > 0`` (None: 1 each), for the weighted square loss
         ``sum_i s_i (y_i - f(x_i))^2`` (rows of zero weight are dropped before the problem
@@ -127,56 +128,47 @@ class MVMLProblem:
         Xs: list | None = None,
         U: np.ndarray | None = None,
         sample_weight: np.ndarray | None = None,
+        data: DataPart | None = None,
     ) -> NystromProblem:
         """Nystrom-mode problem from :class:`~mvkernels.nystrom.FeatureMoments` (with
         targets) of the training rows: ``C``, ``c``, ``y^T y``, the feature sum and scatter
-        (weighted moments with ``sample_weight``, the rows' weights)."""
-        T = Y.shape[1]
-        cross = np.asarray(mom.cross, dtype=np.float64).reshape(-1, T)
-        target_sq = np.diag(np.asarray(mom.target_gram, dtype=np.float64)).copy()
+        (weighted moments with ``sample_weight``, the rows' weights), with the feature
+        rows ``feature_map``, ``Xs``, ``U`` (:class:`FeatureRows`). ``data``: the fit's
+        data part (None: :func:`~mvkernels.mvml._data_part.data_part` of ``Xs`` and
+        ``Y``)."""
         return NystromProblem(
             int(mom.n_samples),
             int(feature_map.n_views_),
             int(feature_map.n_landmarks_),
             Y,
-            gram=_sym(np.asarray(mom.gram, dtype=np.float64)),
-            cross=cross,
-            feature_sum=np.asarray(mom.sum),
-            target_sq=target_sq,
-            feature_scatter=mom.centered_gram(),
-            feature_map=feature_map,
-            Xs=Xs,
-            U=U,
-            target_sum=(
-                None
-                if mom.target_sum is None
-                else np.asarray(mom.target_sum, dtype=np.float64).reshape(T)
-            ),
+            statistics=NystromStatistics.of_moments(mom, Y.shape[1]),
+            feature_rows=FeatureRows(feature_map, Xs=Xs, U=U),
             sample_weight=sample_weight,
+            data=data_part(Xs, Y) if data is None else data,
         )
 
     @staticmethod
     def from_rows(
         U: np.ndarray, Y: np.ndarray, feature_map: BlockNystrom, Xs: list | None = None
     ) -> NystromProblem:
-        """Nystrom-mode problem of the training features ``U`` (n x dim, unweighted)
-        without ``C``: ``c = U^T Y``, ``sum u``, ``y^T y`` and ``sum y`` (``O(n dim T)``),
-        for the structured path from the rows (fewer rows than features,
-        :meth:`~mvkernels.mvml._lowrank.SharedSpectrum.from_rows`), which needs no
-        more."""
+        """Nystrom-mode problem of the in-memory training features ``U`` (n x dim,
+        unweighted) without ``C``: ``c = U^T Y``, ``sum u``, ``y^T y`` and ``sum y``
+        (``O(n dim T)``), for the structured path from the rows (fewer rows than
+        features, :meth:`~mvkernels.mvml._lowrank.SharedSpectrum.from_rows`), which
+        needs no more."""
         Y = np.asarray(Y, dtype=np.float64)
         return NystromProblem(
             U.shape[0],
             int(feature_map.n_views_),
             int(feature_map.n_landmarks_),
             Y,
-            cross=U.T @ Y,
-            feature_sum=U.sum(axis=0),
-            target_sq=np.einsum("it,it->t", Y, Y),
-            feature_map=feature_map,
-            Xs=Xs,
-            U=U,
-            target_sum=Y.sum(axis=0),
+            statistics=NystromStatistics(
+                cross=U.T @ Y,
+                feature_sum=U.sum(axis=0),
+                target_sq=np.einsum("it,it->t", Y, Y),
+                target_sum=Y.sum(axis=0),
+            ),
+            feature_rows=FeatureRows(feature_map, Xs=Xs, U=U),
         )
 
     # ------------------------------------------------------------------ shared
@@ -331,7 +323,6 @@ class FullProblem(MVMLProblem):
     Ks: list
     _: KW_ONLY
     scale_rows: bool = True
-    _design_cache: dict = field(default_factory=dict, repr=False)
 
     def _row_scale(self) -> np.ndarray | None:
         """``sqrt(s_i)`` per row (None: unweighted or ``scale_rows`` False)."""
@@ -361,20 +352,34 @@ class FullProblem(MVMLProblem):
             feature_mean=np.concatenate(means),
             target_mean=ybar,
             uncentred=self,
-            _design_cache={},
         )
 
     def design(self, w: np.ndarray) -> np.ndarray:
-        """``P = W H = [w_1 K_1, ..., w_v K_v]`` (n x nv), cached per ``w``."""
-        key = tuple(np.asarray(w, dtype=np.float64).tolist())
-        P = self._design_cache.get(key)
-        if P is None:
-            P = np.hstack([wl * K for wl, K in zip(w, self.Ks)])
-            s = self._row_scale()
-            if s is not None:  # the weighted loss: rows scaled by sqrt(s_i)
-                P *= s[:, None]
-            self._design_cache.clear()
-            self._design_cache[key] = P
+        """``P = W H = [w_1 K_1, ..., w_v K_v]`` (n x nv); the design of the fixed view
+        weights ``w_l = 1 / v`` (every fit without ``learn_weights``) is built once and
+        kept (:attr:`_uniform_design`), any other is built at each call. Not to be
+        modified in place."""
+        w = np.asarray(w, dtype=np.float64)
+        if np.array_equal(w, self._uniform_weights()):
+            return self._uniform_design
+        return self._design_of(w)
+
+    def _uniform_weights(self) -> np.ndarray:
+        return np.full(self.n_views, 1.0 / self.n_views)
+
+    # functools.cached_property stores the value in the instance's __dict__ on first use,
+    # which is not a dataclass field: the frozen problem's data never change (a
+    # dataclasses.replace, e.g. the centred problem, is a new problem without it)
+    @cached_property
+    def _uniform_design(self) -> np.ndarray:
+        """:meth:`design` of the fixed view weights ``w_l = 1 / v``, built on first use."""
+        return self._design_of(self._uniform_weights())
+
+    def _design_of(self, w: np.ndarray) -> np.ndarray:
+        P = np.hstack([wl * K for wl, K in zip(w, self.Ks)])
+        s = self._row_scale()
+        if s is not None:  # the weighted loss: rows scaled by sqrt(s_i)
+            P *= s[:, None]
         return P
 
     def view_outputs(self, g: np.ndarray) -> np.ndarray:
@@ -428,40 +433,138 @@ class FullProblem(MVMLProblem):
         return self
 
 
+class MissingPartError(RuntimeError):
+    """A step asked a :class:`NystromProblem` for a part it was built without (its
+    :class:`NystromStatistics` or its :class:`FeatureRows`)."""
+
+
 @dataclass(frozen=True)
-class NystromProblem(MVMLProblem):
-    """Block Nystrom mode (Sec. 3.5, eq. 13-18): features ``u_i`` (``dim = v p``) and
-    their sufficient statistics.
+class NystromStatistics:
+    """The square loss's sufficient statistics of a Nystrom-mode problem (eq. 14-15):
+    what its g-step, data term and w-step read instead of the rows.
+
+    The weighted sums with the problem's ``sample_weight``
+    (:class:`~mvkernels.nystrom.FeatureMoments` with weights).
 
     Attributes
     ----------
-    gram, cross, feature_sum : ndarray or None
-        ``C = sum u u^T`` (dim, dim), ``c = sum u y^T`` (dim, T) and ``sum u`` from
-        :meth:`BlockNystrom.moments`. ``gram`` is None on a problem built for
-        ``solver="cg"`` without the statistics
-        (:func:`~mvkernels.mvml._iterative.row_statistics_problem`; the products with
-        ``C`` then stream the rows) and on one of a loss that reads the rows only (the
-        hinge loss).
-    target_sq : ndarray of shape (T,) or None
-        ``y_t^T y_t`` per target column (diagonal of the moments' ``target_gram``), for
-        the square loss from the statistics.
-    feature_scatter : ndarray or None
-        ``sum (u - mean)(u - mean)^T`` accumulated stably
-        (:attr:`FeatureMoments.scatter`), for the MVML_Cov metric.
-    feature_map : BlockNystrom or None
-        The fitted feature map (for losses that need the features themselves, e.g. the
-        hinge loss: :meth:`iter_features`, :meth:`features`).
-    Xs : list of arrays or None
-        The validated training views (for :meth:`iter_features`); NumPy or Dask.
-    U : ndarray of shape (n, dim) or None
-        The training features, when a loss has materialised them (e.g.
-        :class:`~mvkernels.MVMLSVC` on Dask input); :meth:`iter_features` and
-        :meth:`features` then read them instead of recomputing from ``Xs``.
+    cross : ndarray of shape (dim, T)
+        ``c = sum u y^T``.
+    feature_sum : ndarray of shape (dim,)
+        ``sum u``.
+    target_sq : ndarray of shape (T,)
+        ``y_t^T y_t`` per target column (diagonal of the moments' ``target_gram``).
     target_sum : ndarray of shape (T,) or None
-        ``sum_i y_i`` (for the target means of :meth:`centred`).
+        ``sum_i y_i`` (for the target means of :meth:`MVMLProblem.centred`; None: from
+        the targets).
+    gram : ndarray of shape (dim, dim) or None
+        ``C = sum u u^T`` from :meth:`BlockNystrom.moments`. None on statistics built
+        without it: ``solver="cg"``
+        (:func:`~mvkernels.mvml._iterative.row_statistics_problem`, whose products with
+        ``C`` stream the rows) and the structured path from the rows
+        (:meth:`MVMLProblem.from_rows`).
+    feature_scatter : ndarray of shape (dim, dim) or None
+        ``sum (u - mean)(u - mean)^T`` accumulated stably
+        (:attr:`FeatureMoments.scatter`), for the MVML_Cov metric and the centred ``C``.
 
-    The statistics are the weighted sums with ``sample_weight``
-    (:class:`~mvkernels.nystrom.FeatureMoments` with weights).
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U, Y = np.eye(3), np.ones((3, 1))
+    >>> stats = NystromStatistics(U.T @ Y, U.sum(axis=0), (Y**2).sum(axis=0), gram=U.T @ U)
+    >>> stats.cross.ravel(), stats.target_sq
+    (array([1., 1., 1.]), array([3.]))
+    """
+
+    cross: np.ndarray
+    feature_sum: np.ndarray
+    target_sq: np.ndarray
+    target_sum: np.ndarray | None = None
+    gram: np.ndarray | None = field(default=None, repr=False)
+    feature_scatter: np.ndarray | None = field(default=None, repr=False)
+
+    @staticmethod
+    def of_moments(mom: Any, T: int) -> NystromStatistics:
+        """The statistics of :class:`~mvkernels.nystrom.FeatureMoments` ``mom`` with
+        ``T`` target columns."""
+        return NystromStatistics(
+            cross=np.asarray(mom.cross, dtype=np.float64).reshape(-1, T),
+            feature_sum=np.asarray(mom.sum),
+            target_sq=np.diag(np.asarray(mom.target_gram, dtype=np.float64)).copy(),
+            target_sum=(
+                None
+                if mom.target_sum is None
+                else np.asarray(mom.target_sum, dtype=np.float64).reshape(T)
+            ),
+            gram=_sym(np.asarray(mom.gram, dtype=np.float64)),
+            feature_scatter=mom.centered_gram(),
+        )
+
+
+@dataclass(frozen=True)
+class FeatureRows:
+    """The training rows of a Nystrom-mode problem, for a loss whose g-step reads them
+    (the hinge loss; the square loss with ``solver="cg"``), for :meth:`subset`'s
+    statistics and the fitted model's outputs.
+
+    Attributes
+    ----------
+    feature_map : BlockNystrom
+        The fitted feature map (``u = feature_map.transform(x)``).
+    Xs : list of arrays or None
+        The validated training views (the features then come from the map, chunk by
+        chunk); NumPy or Dask. None: not kept (``U`` is).
+    U : ndarray of shape (n, dim) or None
+        The training features, when materialised (e.g. :class:`~mvkernels.MVMLSVC`'s
+        problem, Dask input gathered to the client); read instead of recomputing them
+        from ``Xs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvkernels.nystrom import BlockNystrom
+    >>> Xs = [np.random.default_rng(0).normal(size=(10, 2))]
+    >>> nys = BlockNystrom(n_landmarks=4, random_state=0).fit(Xs)
+    >>> FeatureRows(nys, U=nys.transform(Xs)).U.shape
+    (10, 4)
+    """
+
+    feature_map: BlockNystrom
+    Xs: list | None = field(default=None, repr=False)
+    U: np.ndarray | None = field(default=None, repr=False)
+
+    def take(self, rows: np.ndarray) -> FeatureRows:
+        """The rows ``rows`` of the views / features."""
+        return FeatureRows(
+            self.feature_map,
+            Xs=None if self.Xs is None else take_rows(self.Xs, rows),
+            U=None if self.U is None else self.U[rows],
+        )
+
+
+@dataclass(frozen=True)
+class NystromProblem(MVMLProblem):
+    """Block Nystrom mode (Sec. 3.5, eq. 13-18): features ``u_i`` (``dim = v p``), in
+    two typed parts, each present or not as a whole.
+
+    Attributes
+    ----------
+    statistics : NystromStatistics or None
+        The square loss's sufficient statistics (``C``, ``c``, ``y^T y``, ...). None on a
+        problem of a loss that reads the rows only (the hinge loss).
+    feature_rows : FeatureRows or None
+        The feature map and the training views or features. None on a problem of
+        statistics alone (the CV's fold problems of the square loss).
+    data : DataPart
+        The data part of the fit (:func:`~mvkernels.mvml._data_part.data_part` of the
+        training views and targets, chosen once by the fit and passed down): in memory
+        or Dask.
+
+    :attr:`stats` and :attr:`row_data` give the parts, with a clear
+    :class:`MissingPartError` where the problem was built without one; the read-only
+    shortcuts ``gram``, ``cross``, ``feature_sum``, ``target_sq``, ``feature_scatter``,
+    ``target_sum`` (of :attr:`stats`) and ``feature_map``, ``Xs``, ``U`` (of
+    :attr:`row_data`) read them the same way.
 
     Examples
     --------
@@ -472,54 +575,130 @@ class NystromProblem(MVMLProblem):
     >>> Xs = [rng.normal(size=(20, 2)), rng.normal(size=(20, 3))]
     >>> nys = BlockNystrom(n_landmarks=5, random_state=0).fit(Xs)
     >>> problem = MVMLProblem.from_rows(nys.transform(Xs), np.ones((20, 1)), nys)
-    >>> problem.mode, problem.dim
-    ('nystrom', 10)
+    >>> problem.mode, problem.dim, problem.stats.gram is None, problem.U.shape
+    ('nystrom', 10, True, (20, 10))
     """
 
     mode = "nystrom"
     feature_space = True
 
     _: KW_ONLY
-    gram: np.ndarray | None = None
-    cross: np.ndarray | None = None
-    feature_sum: np.ndarray | None = None
-    target_sq: np.ndarray | None = None
-    feature_scatter: np.ndarray | None = None
-    feature_map: BlockNystrom | None = None
-    Xs: list | None = None
-    U: np.ndarray | None = None
-    target_sum: np.ndarray | None = None
+    statistics: NystromStatistics | None = None
+    feature_rows: FeatureRows | None = None
+    data: DataPart = field(default=IN_MEMORY, repr=False)
+
+    # ------------------------------------------------------------------ the parts
+    @property
+    def stats(self) -> NystromStatistics:
+        """The sufficient statistics; :class:`MissingPartError` on a problem built
+        without them."""
+        if self.statistics is None:
+            raise MissingPartError(
+                "this Nystrom problem has no sufficient statistics (C, c, y^T y): it was "
+                "built for a loss that reads the feature rows (e.g. the hinge loss); build "
+                "it with MVMLProblem.from_moments for the square loss"
+            )
+        return self.statistics
 
     @property
-    def data(self) -> DataPart:
-        """The problem's data part (:func:`~mvkernels.mvml._data_part.data_part` of its
-        training views and targets): in memory or Dask."""
-        return data_part(self.Xs, self.Y)
+    def row_data(self) -> FeatureRows:
+        """The feature map and training rows; :class:`MissingPartError` on a problem
+        built from statistics alone."""
+        if self.feature_rows is None:
+            raise MissingPartError(
+                "this Nystrom problem has no feature rows (feature map, views or features): "
+                "it was built from sufficient statistics alone; pass feature_map (and Xs "
+                "or U) to MVMLProblem.from_moments for a loss or step that reads the rows"
+            )
+        return self.feature_rows
 
+    @property
+    def gram(self) -> np.ndarray | None:
+        """``C`` (:attr:`NystromStatistics.gram`; None: statistics without it)."""
+        return self.stats.gram
+
+    @property
+    def cross(self) -> np.ndarray:
+        """``c`` (:attr:`NystromStatistics.cross`)."""
+        return self.stats.cross
+
+    @property
+    def feature_sum(self) -> np.ndarray:
+        """``sum u`` (:attr:`NystromStatistics.feature_sum`)."""
+        return self.stats.feature_sum
+
+    @property
+    def target_sq(self) -> np.ndarray:
+        """``y_t^T y_t`` (:attr:`NystromStatistics.target_sq`)."""
+        return self.stats.target_sq
+
+    @property
+    def feature_scatter(self) -> np.ndarray | None:
+        """:attr:`NystromStatistics.feature_scatter`."""
+        return self.stats.feature_scatter
+
+    @property
+    def target_sum(self) -> np.ndarray | None:
+        """:attr:`NystromStatistics.target_sum`."""
+        return self.stats.target_sum
+
+    @property
+    def feature_map(self) -> BlockNystrom:
+        """:attr:`FeatureRows.feature_map`."""
+        return self.row_data.feature_map
+
+    @property
+    def Xs(self) -> list | None:
+        """:attr:`FeatureRows.Xs`."""
+        return self.row_data.Xs
+
+    @property
+    def U(self) -> np.ndarray | None:
+        """:attr:`FeatureRows.U`."""
+        return self.row_data.U
+
+    def with_rows(self, Xs: list | None, U: np.ndarray | None) -> NystromProblem:
+        """The problem with the training views ``Xs`` and features ``U`` (either may be
+        None) of the same feature map."""
+        return replace(self, feature_rows=FeatureRows(self.row_data.feature_map, Xs=Xs, U=U))
+
+    def with_client_rows(self, U: np.ndarray, Y: np.ndarray) -> NystromProblem:
+        """The problem with its training features ``U`` and targets ``Y`` brought to the
+        client (a loss that reads the rows, on Dask input)."""
+        return replace(
+            self,
+            Y=Y,
+            feature_rows=replace(self.row_data, U=U),
+            data=self.data.with_client_targets(),
+        )
+
+    # ------------------------------------------------------------------ the mode
     def _centred(self, n: float) -> NystromProblem:
         """The statistics become ``C = sum (u - m)(u - m)^T`` (the feature scatter),
         ``c = sum (u - m)(y - ybar)^T = c - (sum u) ybar^T`` and
         ``y^T y = sum (y - ybar)^2``; the features (:meth:`iter_features`) are centred
         on the fly."""
-        total = self.target_sum
+        st = self.stats
+        total = st.target_sum
         if total is None:
             total = np.asarray(self.Y.sum(axis=0), dtype=np.float64)
         ybar = np.asarray(total, dtype=np.float64).reshape(-1) / n
-        mean = np.asarray(self.feature_sum, dtype=np.float64) / n
-        scatter = self.feature_scatter
-        if scatter is None and self.gram is not None:  # (no statistics: solver="cg")
-            scatter = _sym(self.gram - n * np.outer(mean, mean))
-        target_sq = None
-        if self.target_sq is not None:
-            target_sq = np.maximum(self.target_sq - n * ybar**2, 0.0)
+        mean = np.asarray(st.feature_sum, dtype=np.float64) / n
+        scatter = st.feature_scatter
+        if scatter is None and st.gram is not None:  # (no statistics: solver="cg")
+            scatter = _sym(st.gram - n * np.outer(mean, mean))
+        stats = replace(
+            st,
+            gram=scatter,
+            cross=st.cross - np.outer(st.feature_sum, ybar),
+            feature_sum=np.zeros_like(mean),
+            target_sq=np.maximum(st.target_sq - n * ybar**2, 0.0),
+            target_sum=np.zeros_like(ybar),
+        )
         return replace(
             self,
             Y=self.Y - ybar,
-            gram=scatter,
-            cross=self.cross - np.outer(self.feature_sum, ybar),
-            feature_sum=np.zeros_like(mean),
-            target_sq=target_sq,
-            target_sum=np.zeros_like(ybar),
+            statistics=stats,
             feature_mean=mean,
             target_mean=ybar,
             uncentred=self,
@@ -528,25 +707,29 @@ class NystromProblem(MVMLProblem):
     def weighted_statistics(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``M = D_w C D_w`` (dim, dim) and the rows ``b_t = D_w c_t`` (T, dim), the only
         data the square-loss g-step sees (eq. 15)."""
+        st = self.stats
         d = self.weight_vector(w)
-        return self.gram * d[:, None] * d[None, :], (self.cross * d[:, None]).T
+        return st.gram * d[:, None] * d[None, :], (st.cross * d[:, None]).T
 
     def iter_features(self, chunk_size: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(rows, U_chunk)``, ``U_chunk`` of shape (rows, dim)."""
-        if self.U is not None:
+        rd = self.row_data
+        if rd.U is not None:
             chunk = chunk_size or default_chunk_size(self.dim)
+            U = rd.U
             chunks: Any = (
-                (slice(s, min(self.n_samples, s + chunk)), self.U[s : s + chunk])
+                (slice(s, min(self.n_samples, s + chunk)), U[s : s + chunk])
                 for s in range(0, self.n_samples, chunk)
             )
         else:
             self.data.refuse(
-                "the training views are Dask arrays: set problem.U (materialised features) "
-                "or use the sufficient statistics (gram, cross, target_sq)",
+                "the training views are Dask arrays: set the problem's features U "
+                "(NystromProblem.with_client_rows) or use the sufficient statistics "
+                "(gram, cross, target_sq)",
                 RuntimeError,
                 views_only=True,
             )
-            chunks = self.feature_map.iter_features(self.Xs, chunk_size)
+            chunks = rd.feature_map.iter_features(rd.Xs, chunk_size)
         if self.feature_mean is None:
             return chunks
         mean = self.feature_mean  # a centred problem: centred features
@@ -554,11 +737,12 @@ class NystromProblem(MVMLProblem):
 
     def features(self) -> np.ndarray:
         """All training features ``U`` (n x dim), materialised."""
-        if self.U is not None and self.feature_mean is None:
-            return self.U
+        U = self.row_data.U
+        if U is not None and self.feature_mean is None:
+            return U
         out = np.empty((self.n_samples, self.dim))
-        for rows, U in self.iter_features():
-            out[rows] = U
+        for rows, Uc in self.iter_features():
+            out[rows] = Uc
         return out
 
     def view_outputs(self, g: np.ndarray) -> np.ndarray:
@@ -575,22 +759,20 @@ class NystromProblem(MVMLProblem):
     def view_moments(self, g: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
         """From the sufficient statistics only: ``(Z^T Z)_lm = g_l^T C_lm g_m``,
         ``(Z^T y)_l = g_l^T c_l`` (eq. 17)."""
+        st = self.stats
         b, v = self.block_size, self.n_views
         Gb = g.reshape(v, b)
-        Cb = self.gram.reshape(v, b, v, b)
+        Cb = st.gram.reshape(v, b, v, b)
         ZtZ = np.einsum("li,limj,mj->lm", Gb, Cb, Gb)
-        Zty = np.einsum("li,li->l", Gb, self.cross[:, t].reshape(v, b))
+        Zty = np.einsum("li,li->l", Gb, st.cross[:, t].reshape(v, b))
         return _sym(ZtZ), Zty
 
     def squared_residual(self, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """``y^T y - 2 b^T g + g^T M g`` from the statistics (eq. 14)."""
-        if self.target_sq is not None:
-            yy = float(self.target_sq[t])
-        else:
-            y = np.asarray(self.Y[:, t])
-            yy = float(y @ y)
+        st = self.stats
+        yy = float(st.target_sq[t])
         dg = self.weight_vector(w) * g
-        val = yy - 2.0 * float(self.cross[:, t] @ dg) + float(dg @ self.gram @ dg)
+        val = yy - 2.0 * float(st.cross[:, t] @ dg) + float(dg @ st.gram @ dg)
         return max(val, 0.0)
 
     def ridge_system(
@@ -606,9 +788,10 @@ class NystromProblem(MVMLProblem):
         return None, S, factor.F.T @ rhs
 
     def cov_metric(self) -> np.ndarray:
+        st = self.stats
         n: Any = self.n_samples if self.sample_weight is None else self.total_weight
         return cov_metric_nystrom(
-            self.gram, self.feature_sum, n, self.n_views, scatter=self.feature_scatter
+            st.gram, st.feature_sum, n, self.n_views, scatter=st.feature_scatter
         )
 
     def subset(
@@ -617,27 +800,28 @@ class NystromProblem(MVMLProblem):
         """The same feature map, the rows of the views / features and their statistics
         (none when this problem has none: a loss that reads the rows only)."""
         sw = None if self.sample_weight is None else self.sample_weight[rows]
-        Xs = None if self.Xs is None else take_rows(self.Xs, rows)
-        U = None if self.U is None else self.U[rows]
-        if self.gram is None:  # a loss that reads the rows only (the hinge loss)
+        taken = self.row_data.take(rows)
+        if self.statistics is None or self.statistics.gram is None:
+            # a loss that reads the rows only (the hinge loss)
             return NystromProblem(
                 rows.size,
                 self.n_views,
                 self.block_size,
                 Y,
-                feature_map=self.feature_map,
-                Xs=Xs,
-                U=U,
+                feature_rows=taken,
                 sample_weight=sw,
+                data=self.data,
             )
         mom = moments
-        if mom is None and U is not None:
-            mom = FeatureMoments.from_features(U, Y, sw).symmetrize()
+        if mom is None and taken.U is not None:
+            mom = FeatureMoments.from_features(taken.U, Y, sw).symmetrize()
         elif mom is None and sw is None:
-            mom = self.feature_map.moments(Xs, Y)
+            mom = taken.feature_map.moments(taken.Xs, Y)
         elif mom is None:
-            mom = self.feature_map.moments(Xs, Y, sample_weight=sw)
-        return MVMLProblem.from_moments(mom, self.feature_map, Y, Xs=Xs, U=U, sample_weight=sw)
+            mom = taken.feature_map.moments(taken.Xs, Y, sample_weight=sw)
+        return MVMLProblem.from_moments(
+            mom, taken.feature_map, Y, Xs=taken.Xs, U=taken.U, sample_weight=sw, data=self.data
+        )
 
     def subset_coefficients(self, g: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The feature-space coefficients, shared by every row: ``g`` as is."""
@@ -648,7 +832,7 @@ class NystromProblem(MVMLProblem):
         return self.features() @ coef.T
 
     def with_views(self, Xs: list | None) -> NystromProblem:
-        return replace(self, Xs=Xs)
+        return replace(self, feature_rows=replace(self.row_data, Xs=Xs))
 
 
 def feature_problem(problem: MVMLProblem) -> NystromProblem:

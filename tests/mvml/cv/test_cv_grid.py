@@ -9,9 +9,9 @@ from sklearn.utils._param_validation import StrOptions
 
 from _abandon import check_abandoned, fold_order, splits
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
+from mvkernels.mvml.cv import _data, _search
 from mvkernels.mvml.cv import _grid as _grid_module
-from mvkernels.mvml.cv import _search
-from mvkernels.mvml.cv._folds import _FoldScoring
+from mvkernels.mvml.cv._folds import FoldScorer
 from mvkernels.mvml.cv._grid import Axis, PartAxis, ScoreGrid, SearchGrid
 
 
@@ -151,11 +151,11 @@ def test_a_declared_looped_axis_gives_its_columns_and_best_params():
     assert_allclose(both.predict(Xs), winner.predict(Xs), rtol=1e-12, atol=1e-12)
     assert both.fit_intercept is True  # the parameter as given, after the search
     # beside a part axis (the relevance's two searches) the looped axis is in each part
-    _search.RELEVANCE_MIN_ROWS, before = 0, _search.RELEVANCE_MIN_ROWS
+    _data.RELEVANCE_MIN_ROWS, before = 0, _data.RELEVANCE_MIN_ROWS
     try:
         rel = _InterceptAxisCV(feature_relevance="auto", random_state=0, **grid).fit(Xs, y)
     finally:
-        _search.RELEVANCE_MIN_ROWS = before
+        _data.RELEVANCE_MIN_ROWS = before
     keys = {(p["feature_relevance"], p["fit_intercept"]) for p in rel.cv_results_["params"]}
     assert keys == {(r, f) for r in ("none", "ard") for f in (False, True)}
 
@@ -172,11 +172,9 @@ def test_fold_order_beside_earlier_parts_moves_only_where_candidates_stop(monkey
     fits = {}
     for mode in ("worst first", "reversed", "in order"):
         if mode == "reversed":
-            monkeypatch.setattr(
-                _FoldScoring, "_folds_in_order", lambda self, n: list(range(n))[::-1]
-            )
+            monkeypatch.setattr(FoldScorer, "folds_in_order", lambda self, n: list(range(n))[::-1])
         if mode == "in order":
-            monkeypatch.setattr(_FoldScoring, "_folds_in_order", lambda self, n: [*range(n)])
+            monkeypatch.setattr(FoldScorer, "folds_in_order", lambda self, n: [*range(n)])
         auto = MVMLClassifierCV(multi_class="auto", loss="auto", random_state=0, **grid)
         fits[mode] = auto.fit(Xs, y)
     monkeypatch.undo()

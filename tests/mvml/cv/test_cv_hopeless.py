@@ -1,4 +1,4 @@
-"""The abandoning rule of the part axes (``_FoldScoring._hopeless``): a candidate is
+"""The abandoning rule of the part axes (``_folds.hopeless``): a candidate is
 abandoned once its best possible mean, averaged as ``cv_results_``'s means are, is not
 above the earlier parts' best (a tie goes to the earlier part)."""
 
@@ -8,13 +8,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from mvkernels.mvml.cv._folds import _FoldScoring
+from mvkernels.mvml.cv._folds import hopeless
 
 
 def _scoring(to_beat):
-    f = _FoldScoring()
-    f._to_beat = to_beat
-    return f
+    """The rule beside earlier parts whose best mean score is ``to_beat``."""
+    return SimpleNamespace(hopeless=lambda S, *a: hopeless(to_beat, S.n_splits, S.scorer, *a))
 
 
 def test_a_candidate_that_can_at_best_tie_is_abandoned():
@@ -24,10 +23,10 @@ def test_a_candidate_that_can_at_best_tie_is_abandoned():
     f = _scoring(to_beat)
     # the same scores on folds 4, 0 and 2 (run worst first): at best the same mean
     tie = np.array([[0.95, 0.975, 0.9]])
-    assert f._hopeless(S, tie, np.array([0, 2, 4])).all()
+    assert f.hopeless(S, tie, np.array([0, 2, 4])).all()
     # one more hit on a fold: it can still win
     ahead = np.array([[0.95, 1.0, 0.9]])
-    assert not f._hopeless(S, ahead, np.array([0, 2, 4])).any()
+    assert not f.hopeless(S, ahead, np.array([0, 2, 4])).any()
     # every outcome of the folds left averages at most the bound (a rounded sum is
     # nondecreasing in each term), so the full search would not have chosen it either
     rng = np.random.default_rng(0)
@@ -35,15 +34,15 @@ def test_a_candidate_that_can_at_best_tie_is_abandoned():
         rest = rng.choice([0.9, 0.925, 0.95, 0.975, 1.0], size=2)
         assert np.mean([0.95, rest[0], 0.975, rest[1], 0.9]) <= to_beat
     # not scored: never chosen; scores of 1 to beat: everything is abandoned
-    assert f._hopeless(S, np.array([[np.nan]]), np.array([1])).all()
-    assert _scoring(1.0)._hopeless(S, np.zeros((2, 0))).all()
+    assert f.hopeless(S, np.array([[np.nan]]), np.array([1])).all()
+    assert _scoring(1.0).hopeless(S, np.zeros((2, 0))).all()
 
 
 def test_no_earlier_part_or_a_custom_scoring_abandons_nothing():
     S = SimpleNamespace(n_splits=3, scorer=None)
-    assert not _scoring(None)._hopeless(S, np.zeros((4, 2))).any()
+    assert not _scoring(None).hopeless(S, np.zeros((4, 2))).any()
     custom = SimpleNamespace(n_splits=3, scorer=lambda *a: 0.0)
-    assert not _scoring(0.5)._hopeless(custom, np.zeros((4, 2))).any()
+    assert not _scoring(0.5).hopeless(custom, np.zeros((4, 2))).any()
 
 
 def test_the_joint_only_candidates_pairs_are_abandoned_too():

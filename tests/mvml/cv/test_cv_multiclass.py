@@ -371,16 +371,16 @@ def test_batched_target_columns_equal_fold_paths(fit_intercept):
 def test_the_searches_of_one_loss_share_the_screen(monkeypatch):
     """multi_class="auto" screens once per loss: "ovr" and "ovo" read the same screen
     (the same candidates cross-validated, test_auto_is_the_union_... checks the scores)."""
-    from mvkernels.mvml.cv._folds import _FoldScoring
+    from mvkernels.mvml.cv import _folds_screen
 
     calls = []
-    screen = _FoldScoring._screen_pairs
+    screen = _folds_screen.screen_pairs
 
-    def counted(self, S):
-        calls.append(self._current_loss)
-        return screen(self, S)
+    def counted(fs, S):
+        calls.append(fs.loss)
+        return screen(fs, S)
 
-    monkeypatch.setattr(_FoldScoring, "_screen_pairs", counted)
+    monkeypatch.setattr(_folds_screen, "screen_pairs", counted)
     Xs, y = _line(5, n=60)
     kw = dict(cv=3, random_state=0, bandwidth_factors=[1.0, 4.0])
     MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
@@ -389,3 +389,36 @@ def test_the_searches_of_one_loss_share_the_screen(monkeypatch):
     # a scoring without a known bound: no part is abandoned, the hinge is searched too
     MVMLClassifierCV(multi_class="auto", loss="auto", scoring="accuracy", **kw).fit(Xs, y)
     assert sorted(calls) == ["hinge", "squared"]
+
+
+def test_a_part_axis_that_changes_the_screen_gets_its_own(monkeypatch):
+    """The screen cache is keyed by the values of the part axes that declare
+    ``changes_screen``: declared on the decomposition too, "ovr" and "ovo" each screen
+    (the loss's key has both values), and the search is the same (the screen does not
+    read the decomposition). A scoring without a known bound: no part is abandoned."""
+    from dataclasses import replace
+
+    from mvkernels.mvml.cv import _folds_screen, _search
+
+    Xs, y = _line(5, n=60)
+    kw = dict(cv=3, random_state=0, bandwidth_factors=[1.0, 4.0], scoring="accuracy")
+    shared = MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
+    keys = []
+    screen = _folds_screen.screen_pairs
+
+    def counted(fs, S):
+        keys.append(fs.screen_key)
+        return screen(fs, S)
+
+    axes = tuple(
+        replace(a, changes_screen=True) if a.name == "multi_class" else a for a in PART_AXES
+    )
+    monkeypatch.setattr(_search, "PART_AXES", axes)
+    monkeypatch.setattr(_folds_screen, "screen_pairs", counted)
+    apart = MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
+    names = [tuple(name for name, _ in key) for key in keys]
+    assert names == [("feature_relevance", "loss", "multi_class")] * 2
+    assert [dict(key)["multi_class"] for key in keys] == ["ovr", "ovo"]
+    for name in ("mean_test_score", "screen_score", "params"):
+        assert_array_equal(np.asarray(apart.cv_results_[name]), shared.cv_results_[name])
+    assert apart.best_params_ == shared.best_params_

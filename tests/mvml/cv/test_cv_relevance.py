@@ -1,5 +1,5 @@
-"""The relevance axis of the CV estimators (``feature_relevance="auto"``, mvml/cv/_search.py):
-"none" and "ard" searched on the same folds, the better one kept."""
+"""The relevance axis of the CV estimators (``feature_relevance="auto"``, mvml/cv/_data.py
+and _search.py): "none" and "ard" searched on the same folds, the better one kept."""
 
 import numpy as np
 import pytest
@@ -8,9 +8,9 @@ from sklearn.model_selection import StratifiedKFold
 from _abandon import check_abandoned, fold_order, splits
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
 from mvkernels.mvml._relevance import learn_feature_relevance, learn_feature_relevance_rows
-from mvkernels.mvml.cv import _search
+from mvkernels.mvml.cv import _data
+from mvkernels.mvml.cv._data import _held_out_elsewhere
 from mvkernels.mvml.cv._grid import RELEVANCE_SEARCH
-from mvkernels.mvml.cv._search import _held_out_elsewhere
 
 GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0, 4.0], max_iter=2, cv=3)
 
@@ -19,7 +19,7 @@ GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0, 4.0], m
 def _relevance_at_any_size(monkeypatch):
     """The axis on small data: "auto" searches the learned relevance from 0 rows (the
     default threshold, RELEVANCE_MIN_ROWS, has its own test below)."""
-    monkeypatch.setattr(_search, "RELEVANCE_MIN_ROWS", 0)
+    monkeypatch.setattr(_data, "RELEVANCE_MIN_ROWS", 0)
 
 
 def _noise_columns(seed=0, n=200):
@@ -203,17 +203,17 @@ def test_auto_searches_the_relevance_from_enough_rows(monkeypatch):
     # below RELEVANCE_MIN_ROWS complete rows "auto" is "none" alone (the subsample the
     # scales are learned on would be most of the rows), from it both
     Xs, y = _noise_columns(n=400)
-    monkeypatch.setattr(_search, "RELEVANCE_MIN_ROWS", 401)
+    monkeypatch.setattr(_data, "RELEVANCE_MIN_ROWS", 401)
     auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
     none = MVMLClassifierCV(feature_relevance="none", random_state=0, **GRID).fit(Xs, y)
     assert "param_feature_relevance" not in auto.cv_results_ and auto.feature_relevance_ is None
     np.testing.assert_array_equal(
         auto.cv_results_["mean_test_score"], none.cv_results_["mean_test_score"]
     )
-    monkeypatch.setattr(_search, "RELEVANCE_MIN_ROWS", 400)
+    monkeypatch.setattr(_data, "RELEVANCE_MIN_ROWS", 400)
     auto = MVMLClassifierCV(feature_relevance="auto", random_state=0, **GRID).fit(Xs, y)
     assert auto.best_params_["feature_relevance"] == "ard"
-    assert _search.RELEVANCE_MIN_ROWS == 400 and MVMLClassifierCV().feature_relevance == "auto"
+    assert _data.RELEVANCE_MIN_ROWS == 400 and MVMLClassifierCV().feature_relevance == "auto"
 
 
 @pytest.mark.parametrize("fit_intercept", [False, True])

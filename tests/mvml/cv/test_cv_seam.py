@@ -280,3 +280,34 @@ def test_full_kernel_folds_of_a_per_view_precomputed_list(cls):
         one.cv_results_["mean_test_score"], per_view.cv_results_["mean_test_score"]
     )
     assert one.best_params_ == per_view.best_params_
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(n_landmarks=None)], ids=["nystrom", "full"])
+def test_the_scoring_steps_hold_no_estimator(monkeypatch, kw):
+    """The scoring steps read a :class:`FoldScorer` built for each run (the CV
+    estimator's parameters, the searched estimator's class and parameters, the run's
+    state), not the CV estimator: none of its fields is an estimator or a method of one,
+    and the estimators it makes through its seam are new, of the searched class."""
+    from sklearn.base import BaseEstimator
+
+    from mvkernels.mvml.cv import _search
+    from mvkernels.mvml.cv._folds import FoldScorer
+
+    seen = []
+    score = _search.score_candidates
+
+    def recorded(fs, S, scores):
+        seen.append(fs)
+        return score(fs, S, scores)
+
+    monkeypatch.setattr(_search, "score_candidates", recorded)
+    Xs, y = _views()
+    cv = MVMLRegressorCV(cv=3, alphas=[0.1], bandwidth_factors=[1.0, 4.0], **kw).fit(Xs, y)
+    (fs,) = seen
+    assert isinstance(fs, FoldScorer)
+    for name, value in vars(fs).items():
+        assert not isinstance(value, BaseEstimator), name
+        assert not isinstance(getattr(value, "__self__", None), BaseEstimator), name
+    a, b = fs.estimator(), fs.estimator()
+    assert type(a) is MVMLRegressor and a is not b and a is not cv.best_estimator_
+    assert a.get_params() == b.get_params() and a.tol is None  # the paths run to the end

@@ -8,7 +8,7 @@ from sklearn.base import clone
 
 from mvkernels import MVMLClassifier, MVMLClassifierCV, MVMLRegressorCV
 from mvkernels.mvml import grown_n_landmarks
-from mvkernels.mvml.cv._search import SEARCH_MAX_ROWS, search_subsample
+from mvkernels.mvml.cv._data import SEARCH_MAX_ROWS, search_subsample
 
 GRID = dict(alphas=[0.01, 0.1, 1.0], etas=[0.5], bandwidth_factors=[1.0, 4.0], max_iter=2, cv=3)
 

@@ -37,14 +37,42 @@ candidate without it uses the leading blocks of the same features and statistics
 (:mod:`._joint`). The third candidate of ``"auto"``, the joint view alone with the identity
 metric (kernel ridge on the concatenation, ``joint_view="only"``), has a capacity of its
 own (:func:`~._joint.joint_only_landmarks`: every row a landmark up to 3000 rows) and is
-cross-validated apart (``_FoldScoring._score_joint_only`` in :mod:`._folds`).
+cross-validated apart (:mod:`._folds_joint_only`).
 By default (``search="screen"``) the search runs in two named steps: every
 (joint view, bandwidth factor) pair is screened by the exact leave-one-out score of
 MVML_I on all the rows (:mod:`._screen`), and the steps above run only for the best
-pairs (``_FoldScoring._screened_search``; :class:`MVMLSVCCV`: the best pair, at every
-``alpha``). Layout: the grid of named axes and the per-loss search settings in
-:mod:`._grid`, the search and its results in :mod:`._search`, how candidates are scored
-(screen, folds, held-out scores) in :mod:`._folds`, the estimators in :mod:`._estimators`.
+pairs (:mod:`._folds_screen`; :class:`MVMLSVCCV`: the best pair, at every
+``alpha``).
+
+Where each part lives (one concern a module; the estimator base keeps the ``fit``-level
+methods and delegates the rest to functions and small objects, as scikit-learn's thin
+estimators over private functions):
+
+* :mod:`._estimators`: the public estimators (their parameters and documentation).
+* :mod:`._search`: ``_MVMLCVBase``: ``fit``, the part axes (one search per part on the
+  same folds, ``_search_part_axes``, joined by ``_adopt_union``), the looped axes (one
+  run per value, ``_search_and_store``), ``predict``/``score`` through the refitted model.
+* :mod:`._data`: the search's data (``_SearchData``: the validated views, the encoded
+  targets, the folds, the scorer, the rows' weights, the learned column scales, the
+  subsample of large data).
+* :mod:`._prepare`: one run's declaration (``prepare_search``: the grids, the joint-view
+  candidates and searched views, the base bandwidths, the landmark counts).
+* :mod:`._grid`: the axes (``Axis``, ``PartAxis``, ``PART_AXES``), the per-loss search
+  settings (``LossSearch``), the scores by axis name (``ScoreGrid``), the screen's result
+  (``ScreenResult``) and the union of the parts' results (``union_results``).
+* :mod:`._folds`: ``FoldScorer``, what the scoring steps read (the CV estimator's
+  parameters, the searched estimator's class and parameters, a run's state; built by
+  ``_MVMLCVBase._fold_scorer`` for each run, it holds no estimator), and the abandoning
+  rule beside earlier parts (``hopeless``).
+* :mod:`._steps`: which steps a run takes (``score_candidates``): the screen and its
+  finalists (:mod:`._folds_screen`), or every bandwidth in full: the block Nystrom folds
+  (:mod:`._folds_nystrom`: the map, the held-out parts, the total statistics, the paths,
+  the folds run and abandoned, the held-out values, each a named step), the joint-only
+  candidate (:mod:`._folds_joint_only`) and the full-kernel folds (:mod:`._folds_full`).
+* :mod:`._scoring`: the held-out scores of one candidate and of every candidate of a
+  fold's paths; the fold statistics as the total minus the held-out part.
+* :mod:`._results`: ``cv_results_`` and the best candidate (``search_results``).
+* :mod:`._refit`: the refit of the best candidate (``refit_best``).
 
 The seam to the estimators. The search reaches the estimator it searches only through
 ``estimator._cv_engine()`` (:class:`~mvkernels.mvml._cv_engine.CVEngine`: the loss and
@@ -79,7 +107,10 @@ and the tie order (the first candidate in grid order) follow from the declaratio
   (``to_estimator``: the decomposition), the data of a part (``data``: the relevance's
   views), the values whose searches are the same (``alias``) and whether later parts are
   abandoned once they cannot beat the earlier parts' best (``abandon``: the same choice;
-  their folds run worst first). A part's values are one dict keyed by axis name, read
+  their folds run worst first), and whether a part's leave-one-out screen depends on the
+  value (``changes_screen``: the loss and the relevance; the parts on the same views
+  share one screen per combination of those values, the decomposition's parts read the
+  same screen). A part's values are one dict keyed by axis name, read
   by ``_MVMLCVBase._current(name)``; the parts' results are joined by
   :func:`~._grid.union_results` into ``cv_results_`` (a ``param_<name>`` column) and
   ``best_params_`` (``tests/mvml/cv/test_cv_grid.py`` declares a toy axis so).

@@ -156,11 +156,11 @@ class PartAxis:
         Each part's candidates are abandoned once they cannot beat the best mean score
         of the earlier parts (ties go to those): the folds a candidate has left are not
         fitted once even scores of 1 on them would not lift its mean above that best
-        (default scoring only; :meth:`~._folds._FoldScoring._hopeless`). The choice is the
+        (default scoring only; :func:`~._folds.hopeless`). The choice is the
         full search's; ``cv_results_`` has NaN scores on the folds a candidate was not
         fitted on (every fold when an earlier part scored 1). A part's folds are run
         hardest first: in the order of the per-fold scores of the earlier parts' best
-        candidate (:attr:`~._folds._FoldScoring._fold_order`). With several part axes,
+        candidate (:attr:`~._folds.FoldScorer.fold_order`). With several part axes,
         every part after the first abandons when one of them does.
     data : callable or None
         ``data(value, data)``: the search data of a part from the search's (the
@@ -183,6 +183,13 @@ class PartAxis:
     first : callable or None
         ``first(est)``: the value of a search under ``"auto"`` before it is split in
         parts (the decomposition: ``"ovr"``); None: the first value ``auto`` gives.
+    changes_screen : bool
+        Whether the leave-one-out screen of a part depends on the value (the loss: its
+        screen's ``alpha`` grid and tie-break, :class:`LossSearch`; the relevance: the
+        part's views). The parts on the same views share one screen per combination of
+        the values of these axes (:attr:`~._folds.FoldScorer.screen_key`); the other
+        axes' parts (the decomposition) read the screen of the first
+        (:func:`~._folds_screen.screened_search`).
 
     A part reads its values by name (``_MVMLCVBase._current``); ``cv_results_``'s
     ``param_<name>`` column, ``best_params_``, the tie order (the first value first) and
@@ -207,6 +214,7 @@ class PartAxis:
     configure: Callable[[Any, Any], dict[str, Any]] | None = None
     to_estimator: bool = False
     first: Callable[[Any], Any] | None = None
+    changes_screen: bool = False
 
     def searched(self, est: Any) -> tuple:
         """The values of this axis that ``est`` searches (none: it has no such parameter)."""
@@ -266,6 +274,7 @@ PART_AXES: tuple[PartAxis, ...] = (
         ),
         alias=lambda value, data: "none" if value == "ard" and _flat(data.relevance) else value,
         reported_single=False,
+        changes_screen=True,
     ),
     PartAxis(
         "loss",
@@ -275,6 +284,7 @@ PART_AXES: tuple[PartAxis, ...] = (
         configure=lambda loss, est: (
             {} if loss == est._native_loss else LOSS_SEARCHES[loss].beside(est)
         ),
+        changes_screen=True,
     ),
     PartAxis(
         "multi_class",
@@ -602,7 +612,7 @@ class ScoreGrid:
 @dataclass(frozen=True)
 class ScreenResult:
     """The leave-one-out screen of a search's (joint view, bandwidth factor) pairs
-    (``_FoldScoring._screened_search``): arrays whose axes are :attr:`axes`, the two
+    (:func:`~._folds_screen.screened_search`): arrays whose axes are :attr:`axes`, the two
     axes of :attr:`_CVSearch.grid` the screen ranks, in that order.
 
     Attributes

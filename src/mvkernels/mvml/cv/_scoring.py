@@ -1,5 +1,7 @@
-"""Scoring held-out outputs of the MVML CV estimators, and the fold statistics as the
-total minus the held-out part (:func:`complement_moments`)."""
+"""Scoring held-out outputs of the MVML CV estimators (one candidate,
+:func:`_score_outputs`; every candidate of a fold's paths, :func:`candidate_scores` and
+:func:`output_scores`), and the fold statistics as the total minus the held-out part
+(:func:`complement_moments`)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from ..._targets import predicted_classes
-from ...nystrom import FeatureMoments
+from ..._targets import predicted_class_indices, predicted_classes
+from ...nystrom import FeatureMoments, default_chunk_size
+from .._data_part import data_part
 
 __all__ = ["complement_moments"]
 
@@ -148,3 +151,94 @@ def _r2_from_sums(
         sst = (sample_weight[:, None] * (Yt - mean) ** 2).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sst > 0, 1.0 - sse / sst, np.where(sse == 0, 1.0, 0.0))
+
+
+def candidate_scores(
+    U: Any,
+    y_te: np.ndarray,
+    GW: np.ndarray,
+    scorer: Any,
+    classes: np.ndarray | None,
+    offsets: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    decode: Any = None,
+) -> np.ndarray:
+    """Scores of every candidate on one held-out part.
+
+    ``GW``: ``(n_cand, T, d)`` weighted coefficients ``w (.) g`` and ``offsets``
+    ``(n_cand, T)`` their intercepts (None: none); decision values
+    ``U @ GW[c].T + offsets[c]``. Default scoring (accuracy / R^2; ``classes`` None:
+    regression) is accumulated over row chunks (Dask blocks run on the workers); a custom
+    ``scoring`` materialises one candidate's outputs at a time. ``sample_weight``: the
+    held-out rows' weights (weighted accuracy / R^2; passed to ``scoring``). ``decode``:
+    maps decision values (..., T) to the values scored (:meth:`_CVSearch.decode`; None: as
+    they are).
+    """
+    n_cand, T, d = GW.shape
+    b = np.zeros((n_cand, T)) if offsets is None else offsets
+    dec = (lambda D: D) if decode is None else decode
+    part = data_part(U)  # the held-out features: in memory or Dask
+    if scorer is not None:
+        U = part.to_client(U)
+        return np.array(
+            [
+                _score_outputs(dec(U @ GW[c].T + b[c]), y_te, classes, scorer, sample_weight)
+                for c in range(n_cand)
+            ]
+        )
+    if sample_weight is not None and part.in_memory:
+        return np.array(
+            [
+                _score_outputs(dec(U @ GW[c].T + b[c]), y_te, classes, None, sample_weight)
+                for c in range(n_cand)
+            ]
+        )
+    flat = GW.reshape(n_cand * T, d).T
+
+    def stats(Ub: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None) -> np.ndarray:
+        D = (Ub @ flat).reshape(Ub.shape[0], n_cand, T)
+        if offsets is not None:
+            D += offsets
+        D = dec(D)
+        if classes is not None:
+            pred = predicted_class_indices(D)
+            yi = np.searchsorted(classes, yb)
+            hit = pred == yi[:, None]
+            if wb is not None:  # the held-out weight of the rows predicted right
+                return wb @ hit
+            return hit.sum(axis=0).astype(np.float64)
+        r = yb.reshape(yb.shape[0], 1, -1) - D
+        if wb is not None:
+            return np.einsum("i,ict->ct", wb, r * r)
+        return (r * r).sum(axis=0)  # (n_cand, T)
+
+    # row chunks in memory, each Dask block on a worker
+    chunk = default_chunk_size(max(n_cand * T, d))
+    acc = part.row_block_sums(stats, U, y_te, sample_weight, chunk)
+    m = y_te.shape[0] if sample_weight is None else sample_weight.sum()
+    if classes is not None:
+        return acc / m
+    # uniform average over outputs
+    return _r2_from_sums(acc, y_te, sample_weight).mean(axis=1)
+
+
+def output_scores(
+    D: np.ndarray,
+    y_te: np.ndarray,
+    scorer: Any,
+    classes: np.ndarray | None,
+    sample_weight: np.ndarray | None,
+    decode: Any,
+) -> np.ndarray:
+    """Scores of every candidate from its held-out decision values ``D``
+    ``(n_te, n_cand, T)`` (as :func:`candidate_scores` scores them); ``decode`` maps
+    decision values to the values scored."""
+    if scorer is not None or sample_weight is not None or classes is None:
+        return np.array(
+            [
+                _score_outputs(decode(D[:, c]), y_te, classes, scorer, sample_weight)
+                for c in range(D.shape[1])
+            ]
+        )
+    hit = predicted_class_indices(decode(D)) == np.searchsorted(classes, y_te)[:, None]
+    return hit.sum(axis=0) / y_te.shape[0]
