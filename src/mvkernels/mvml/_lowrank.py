@@ -206,12 +206,14 @@ def halvings_ahead(
     acc_at = np.full(n, -1)  # the call at which a problem's step passes (-1: not known)
     upto = np.zeros(n, dtype=int)  # the calls whose test of a problem is known
     calls = [0]
+    fresh = [False]  # tested since settled last looked
 
     def attempt(pi: np.ndarray, mu: np.ndarray) -> np.ndarray:
         c = calls[0]
         calls[0] += 1
         todo = upto[pi] <= c
         if todo.any():
+            fresh[0] = True
             n_todo = int(todo.sum())
             J = first if c == 0 else max(later, budget // n_todo)
             J = max(1, min(J, max_halvings - c))
@@ -232,7 +234,11 @@ def halvings_ahead(
     def settled(pi: np.ndarray) -> np.ndarray | None:
         """The call at which each problem of ``pi`` is accepted (``max_halvings``: never)
         when every one is known from the tests so far, else None (for
-        :func:`~mvkernels.mvml._metric.backtrack`, which then ends its loop)."""
+        :func:`~mvkernels.mvml._metric.backtrack`, which then ends its loop; nothing is
+        known anew after a call that tested nothing)."""
+        if not fresh[0]:
+            return None
+        fresh[0] = False
         at = acc_at[pi]
         if np.any((at < 0) & (upto[pi] < max_halvings)):
             return None
