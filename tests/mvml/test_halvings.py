@@ -152,6 +152,7 @@ def test_backtrack_ends_once_halvings_ahead_knows_the_rest(later, budget, max_ha
 
         if settle:
             with_count.settled = attempt.settled
+            with_count.max_halvings = attempt.max_halvings
         accepted, mu = backtrack(mu0, with_count, max_halvings=max_halvings)
         return accepted, mu, kept, len(calls)
 
@@ -162,3 +163,18 @@ def test_backtrack_ends_once_halvings_ahead_knows_the_rest(later, budget, max_ha
     assert n2 <= n1
     if later > 1 and max_halvings > 2:  # tests ahead of the loop: it ends early
         assert n2 < n1
+
+
+def test_backtrack_reads_settled_of_its_own_bound_only():
+    """An attempt built for another number of halvings than the loop's is run call by
+    call (its ``settled`` would answer for its own bound): the result of one halving per
+    call with the loop's bound."""
+    mu0, largest = _problems(3, 100)
+
+    def evaluate(pi, mu):
+        return mu <= largest[pi], (mu,)
+
+    short = halvings_ahead(evaluate, lambda p, v: None, mu0.size, 2, 4, max_halvings=5)
+    acc1, mu1 = backtrack(mu0, short, max_halvings=12)
+    acc2, mu2 = backtrack(mu0, lambda pi, mu: mu <= largest[pi], max_halvings=12)
+    assert np.array_equal(acc1, acc2) and np.array_equal(mu1, mu2)

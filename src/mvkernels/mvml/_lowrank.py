@@ -245,6 +245,7 @@ def halvings_ahead(
         return np.where(at < 0, max_halvings, at)
 
     attempt.settled = settled  # type: ignore[attr-defined]
+    attempt.max_halvings = max_halvings  # type: ignore[attr-defined]
     return attempt
 
 

@@ -152,6 +152,7 @@ def backtrack(
     problems ``idx``, the call at which each one's step is accepted (``max_halvings``:
     never), or None while one is unknown; the loop then ends at once with the same
     result (each step is the current one times a power of two, exact as the halvings).
+    It is read only from an ``attempt`` whose ``max_halvings`` attribute is this loop's.
 
     Returns
     -------
@@ -163,6 +164,8 @@ def backtrack(
     accepted = np.zeros(mu.shape[0], dtype=bool)
     idx = np.arange(mu.shape[0])  # the pending problems, in order
     settled = getattr(attempt, "settled", None)
+    if getattr(attempt, "max_halvings", None) != max_halvings:  # built for another bound
+        settled = None
     for c in range(max_halvings):
         if idx.size == 0:
             break
