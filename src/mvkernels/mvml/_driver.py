@@ -68,6 +68,16 @@ class _Histories:
         return (self[i] for i in range(len(self)))
 
 
+class _HistoryArrays(_Histories):
+    """The objective histories of a :class:`PathState` as a read-only sequence of arrays
+    (``histories[i]``: a copy of problem ``i``'s, :meth:`PathState.history`), each made
+    when read: a batch's paths (e.g. the CV's fold paths) whose histories nobody reads
+    copy none of them."""
+
+    def __getitem__(self, i: int) -> np.ndarray:  # type: ignore[override]
+        return self._state.history(i)
+
+
 @dataclass
 class PathState:
     """The bookkeeping of Algorithm 1's outer loop for a batch of problems, shared by every
@@ -188,8 +198,8 @@ class LowRankPath:
     s : ndarray (n,)
     W : ndarray (n, d, r)
         The metric is ``A~ = Q (s I + W W^T) Q^T``.
-    history : list of ndarray
-        Objective per recorded step, per problem.
+    history : sequence of ndarray
+        Objective per recorded step, per problem (each array made when read).
     n_iter : ndarray of int (n,)
     converged : ndarray of bool (n,)
     path : ndarray (n, max_iter, d) or None
@@ -201,7 +211,7 @@ class LowRankPath:
     G: np.ndarray
     s: np.ndarray
     W: np.ndarray
-    history: list
+    history: Any
     n_iter: np.ndarray
     converged: np.ndarray
     path: np.ndarray | None = None
@@ -379,7 +389,7 @@ def _final_path(
         G=G,
         s=s,
         W=W,
-        history=[state.history(i) for i in range(n)],
+        history=_HistoryArrays(state),
         n_iter=state.n_iter,
         converged=state.converged,
         path=state.path,
