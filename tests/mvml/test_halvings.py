@@ -22,9 +22,13 @@ def _problems(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return mu0, largest
 
 
-@pytest.mark.parametrize("first, later", [(1, 1), (2, 4), (3, 8), (1, 16), (40, 40)])
+@pytest.mark.parametrize(
+    "first, later, budget", [(1, 1, 0), (2, 4, 0), (3, 8, 0), (1, 16, 0), (40, 40, 0), (2, 4, 2048)]
+)
 @pytest.mark.parametrize("max_halvings", [40, 5, 1])
-def test_halvings_ahead_equals_one_halving_per_call(first, later, max_halvings):
+def test_halvings_ahead_equals_one_halving_per_call(first, later, budget, max_halvings):
+    """Any number of halvings per call (``later``, and more on a call with few problems
+    left: ``budget``) gives the steps and kept values of one halving per call."""
     mu0, largest = _problems(0, 200)
 
     def evaluate(pi, mu):
@@ -58,7 +62,7 @@ def test_halvings_ahead_equals_one_halving_per_call(first, later, max_halvings):
     def ahead(evaluate, commit):  # one attempt object for the whole loop
         if "f" not in state:
             state["f"] = halvings_ahead(
-                evaluate, commit, mu0.size, first, later, max_halvings=max_halvings
+                evaluate, commit, mu0.size, first, later, max_halvings, budget
             )
         return state["f"]
 
@@ -103,11 +107,74 @@ def test_dense_metric_path_bitwise_with_halvings_ahead(monkeypatch, seed):
 
     monkeypatch.setattr(_lowrank, "HALVINGS_FIRST", 1)
     monkeypatch.setattr(_lowrank, "HALVINGS_LATER", 1)
+    monkeypatch.setattr(_lowrank, "HALVINGS_BUDGET", 0)
     ref = path()
     monkeypatch.setattr(_lowrank, "HALVINGS_FIRST", 2)
     monkeypatch.setattr(_lowrank, "HALVINGS_LATER", 4)
+    monkeypatch.setattr(_lowrank, "HALVINGS_BUDGET", 2048)
     new = path()
     for name in ("G", "s", "W", "path"):
         assert np.array_equal(getattr(ref, name), getattr(new, name)), name
+    assert len(ref.history) == len(new.history) == n  # read lazily, one array a problem
     for h1, h2 in zip(ref.history, new.history):
         assert np.array_equal(h1, h2)
+
+
+@pytest.mark.parametrize("later, budget", [(1, 0), (4, 0), (4, 2048)])
+@pytest.mark.parametrize("max_halvings", [40, 5, 1])
+def test_backtrack_ends_once_halvings_ahead_knows_the_rest(later, budget, max_halvings):
+    """backtrack with halvings_ahead's ``settled`` ends its loop as soon as every pending
+    problem's outcome is known, with the accepted flags, steps and kept values of one
+    halving per call; the calls of the test are fewer than the halving rounds."""
+    mu0, largest = _problems(2, 300)
+
+    def run(settle):
+        kept = np.full(mu0.size, np.nan)
+        calls = []
+
+        def evaluate(pi, mu):
+            return mu <= largest[pi], (np.cos(pi * mu),)
+
+        def commit(p, values):
+            kept[p] = values[0]
+
+        attempt = halvings_ahead(evaluate, commit, mu0.size, 2, later, max_halvings, budget)
+        if settle:
+            counted = attempt
+        else:  # the same attempt without settled: the loop runs every round
+
+            def counted(pi, mu):
+                return attempt(pi, mu)
+
+        def with_count(pi, mu):
+            calls.append(pi.size)
+            return counted(pi, mu)
+
+        if settle:
+            with_count.settled = attempt.settled
+            with_count.max_halvings = attempt.max_halvings
+        accepted, mu = backtrack(mu0, with_count, max_halvings=max_halvings)
+        return accepted, mu, kept, len(calls)
+
+    acc1, mu1, kept1, n1 = run(False)
+    acc2, mu2, kept2, n2 = run(True)
+    assert np.array_equal(acc1, acc2) and np.array_equal(mu1, mu2)
+    assert np.array_equal(kept1, kept2, equal_nan=True)
+    assert n2 <= n1
+    if later > 1 and max_halvings > 2:  # tests ahead of the loop: it ends early
+        assert n2 < n1
+
+
+def test_backtrack_reads_settled_of_its_own_bound_only():
+    """An attempt built for another number of halvings than the loop's is run call by
+    call (its ``settled`` would answer for its own bound): the result of one halving per
+    call with the loop's bound."""
+    mu0, largest = _problems(3, 100)
+
+    def evaluate(pi, mu):
+        return mu <= largest[pi], (mu,)
+
+    short = halvings_ahead(evaluate, lambda p, v: None, mu0.size, 2, 4, max_halvings=5)
+    acc1, mu1 = backtrack(mu0, short, max_halvings=12)
+    acc2, mu2 = backtrack(mu0, lambda pi, mu: mu <= largest[pi], max_halvings=12)
+    assert np.array_equal(acc1, acc2) and np.array_equal(mu1, mu2)

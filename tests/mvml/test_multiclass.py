@@ -11,8 +11,10 @@ from sklearn.utils.multiclass import _ovr_decision_function
 from mvkernels import MVMLSVC, MVMLClassifier
 from mvkernels.mvml._base import _BaseMVML
 from mvkernels.mvml._multiclass import (
+    _fit_sigmoid,
     class_moments,
     couple_pairwise,
+    fit_pairwise_calibration,
     ovo_pairs,
     ovo_predicted_indices,
     ovo_vote_scores,
@@ -425,3 +427,25 @@ def test_identity_metric_pairs_in_row_space_equal_statistics_form(
     monkeypatch.setattr(mc, "ridge_rows_solve", lambda *a: None)  # every Cholesky fails
     fallback = MVMLClassifier(**kw).fit(Xs, y, sample_weight=sw)
     np.testing.assert_array_equal(fallback.coef_, stats.coef_)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pairwise_calibration_batched_equals_one_sigmoid_per_pair(seed):
+    """fit_pairwise_calibration (the pairs of one row count in one batched Newton fit,
+    _fit_sigmoids) gives the sigmoid of one _fit_sigmoid per pair: unbalanced classes (pairs
+    of several row counts), a separable pair, a pair of constant values and noisy ones."""
+    rng = np.random.default_rng(seed)
+    K = 5
+    yi = np.concatenate([np.full(m, c) for c, m in enumerate([6, 9, 9, 14, 7])])
+    rng.shuffle(yi)
+    pairs = ovo_pairs(K)
+    D = rng.normal(size=(yi.size, len(pairs))) * rng.uniform(0.1, 5.0, size=len(pairs))
+    D[:, 0] = np.where(yi == 0, 2.0, -2.0) + 0.1 * rng.normal(size=yi.size)  # separable
+    D[:, 1] = 0.7  # constant values: std 0
+    cal = fit_pairwise_calibration(D, yi, K)
+    for k, (i, j) in enumerate(pairs):
+        rows = (yi == i) | (yi == j)
+        a, b = _fit_sigmoid(D[rows, k], yi[rows] == i)
+        got = [cal.slopes[k], cal.intercepts[k]]
+        np.testing.assert_allclose(got, [a, b], rtol=1e-12, atol=1e-12)
+    assert np.all(np.isfinite(cal.slopes)) and cal.slopes[0] > 0

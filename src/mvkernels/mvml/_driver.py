@@ -118,6 +118,16 @@ class _Histories:
         return (self[i] for i in range(len(self)))
 
 
+class _HistoryArrays(_Histories):
+    """The objective histories of a :class:`PathState` as a read-only sequence of arrays
+    (``histories[i]``: a copy of problem ``i``'s, :meth:`PathState.history`), each made
+    when read: a batch's paths (e.g. the CV's fold paths) whose histories nobody reads
+    copy none of them."""
+
+    def __getitem__(self, i: int) -> np.ndarray:  # type: ignore[override]
+        return self._state.history(i)
+
+
 @dataclass
 class PathState:
     """The bookkeeping of Algorithm 1's outer loop for a batch of problems, shared by every

@@ -166,6 +166,10 @@ def row_gram_spectra(blocks: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndar
 #: on the first call (most steps are accepted at once or after one halving: the next
 #: try is twice the last accepted step), then on each later call (the few problems left)
 HALVINGS_FIRST, HALVINGS_LATER = 2, 4
+#: on a later call the problems left test more halvings at once, up to this many (problem,
+#: step) pairs in all: a call costs a dozen NumPy operations whatever its size, and the
+#: problems still halving after two calls (a few in a batch) often need many more
+HALVINGS_BUDGET = 2048
 
 
 def halvings_ahead(
@@ -175,6 +179,7 @@ def halvings_ahead(
     first: int | None = None,
     later: int | None = None,
     max_halvings: int = MAX_BACKTRACK,
+    budget: int | None = None,
 ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """An ``attempt`` for :func:`~mvkernels.mvml._metric.backtrack` on a batch of ``n``
     problems that tests several halvings of a problem's step in one call.
@@ -191,22 +196,28 @@ def halvings_ahead(
     one halving per call (the steps are halved by the same exact multiplications); the
     loop's calls (each a dozen NumPy operations on a few problems) drop from the most
     halvings any problem needs to about two. ``J`` is ``first`` at the first call,
-    ``later`` after (None: :data:`HALVINGS_FIRST`, :data:`HALVINGS_LATER`), never past
-    ``max_halvings``.
+    ``later`` after (None: :data:`HALVINGS_FIRST`, :data:`HALVINGS_LATER`), or more on a
+    later call with few problems left (up to ``budget`` tested steps in all; None:
+    :data:`HALVINGS_BUDGET`), never past ``max_halvings``.
     """
     first = HALVINGS_FIRST if first is None else first
     later = HALVINGS_LATER if later is None else later
+    budget = HALVINGS_BUDGET if budget is None else budget
     acc_at = np.full(n, -1)  # the call at which a problem's step passes (-1: not known)
     upto = np.zeros(n, dtype=int)  # the calls whose test of a problem is known
     calls = [0]
+    fresh = [False]  # tested since settled last looked
 
     def attempt(pi: np.ndarray, mu: np.ndarray) -> np.ndarray:
         c = calls[0]
         calls[0] += 1
         todo = upto[pi] <= c
         if todo.any():
-            J = max(1, min(first if c == 0 else later, max_halvings - c))
-            p, steps = pi[todo], np.empty((J, int(todo.sum())))
+            fresh[0] = True
+            n_todo = int(todo.sum())
+            J = first if c == 0 else max(later, budget // n_todo)
+            J = max(1, min(J, max_halvings - c))
+            p, steps = pi[todo], np.empty((J, n_todo))
             steps[0] = mu[todo]
             for j in range(1, J):
                 steps[j] = steps[j - 1] * 0.5
@@ -220,6 +231,21 @@ def halvings_ahead(
             upto[p] = c + J
         return acc_at[pi] == c
 
+    def settled(pi: np.ndarray) -> np.ndarray | None:
+        """The call at which each problem of ``pi`` is accepted (``max_halvings``: never)
+        when every one is known from the tests so far, else None (for
+        :func:`~mvkernels.mvml._metric.backtrack`, which then ends its loop; nothing is
+        known anew after a call that tested nothing)."""
+        if not fresh[0]:
+            return None
+        fresh[0] = False
+        at = acc_at[pi]
+        if np.any((at < 0) & (upto[pi] < max_halvings)):
+            return None
+        return np.where(at < 0, max_halvings, at)
+
+    attempt.settled = settled  # type: ignore[attr-defined]
+    attempt.max_halvings = max_halvings  # type: ignore[attr-defined]
     return attempt
 
 

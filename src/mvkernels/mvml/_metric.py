@@ -147,6 +147,13 @@ def backtrack(
     same test (:func:`sufficient_decrease`) and cap (:meth:`MetricKind.capped_step`:
     :func:`dense_step_cap` for the dense step).
 
+    An ``attempt`` that knows the outcome of later calls (:func:`~mvkernels.mvml._lowrank.
+    halvings_ahead`) may say so: ``attempt.settled(idx)`` returns, for the pending
+    problems ``idx``, the call at which each one's step is accepted (``max_halvings``:
+    never), or None while one is unknown; the loop then ends at once with the same
+    result (each step is the current one times a power of two, exact as the halvings).
+    It is read only from an ``attempt`` whose ``max_halvings`` attribute is this loop's.
+
     Returns
     -------
     accepted : ndarray of bool
@@ -156,13 +163,21 @@ def backtrack(
     mu = np.array(mu0, dtype=np.float64, copy=True)
     accepted = np.zeros(mu.shape[0], dtype=bool)
     idx = np.arange(mu.shape[0])  # the pending problems, in order
-    for _ in range(max_halvings):
+    settled = getattr(attempt, "settled", None)
+    if getattr(attempt, "max_halvings", None) != max_halvings:  # built for another bound
+        settled = None
+    for c in range(max_halvings):
         if idx.size == 0:
             break
         ok = np.asarray(attempt(idx, mu[idx]), dtype=bool)
         accepted[idx[ok]] = True
         idx = idx[~ok]
         mu[idx] *= 0.5
+        at = None if settled is None or idx.size == 0 else settled(idx)
+        if at is not None:  # the calls left are known: the step of each problem's last
+            mu[idx] *= np.ldexp(1.0, -(np.minimum(at, max_halvings) - c - 1))
+            accepted[idx[at < max_halvings]] = True
+            break
     return accepted, mu
 
 

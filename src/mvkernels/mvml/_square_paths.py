@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._linalg import robust_eigh, sym
-from ._driver import PathState, run_paths
+from ._driver import PathState, _HistoryArrays, run_paths
 from ._lowrank import LowRankMetrics, _frob2, _g_step_rows
 
 __all__ = ["LowRankPath", "SquarePaths", "dense_metric_path", "ExactGStep"]
@@ -34,8 +34,8 @@ class LowRankPath:
     s : ndarray (n,)
     W : ndarray (n, d, r)
         The metric is ``A~ = Q (s I + W W^T) Q^T``.
-    history : list of ndarray
-        Objective per recorded step, per problem.
+    history : sequence of ndarray
+        Objective per recorded step, per problem (each array made when read).
     n_iter : ndarray of int (n,)
     converged : ndarray of bool (n,)
     path : ndarray (n, max_iter, d) or None
@@ -47,7 +47,7 @@ class LowRankPath:
     G: np.ndarray
     s: np.ndarray
     W: np.ndarray
-    history: list
+    history: Any
     n_iter: np.ndarray
     converged: np.ndarray
     path: np.ndarray | None = None
@@ -243,7 +243,7 @@ class SquarePaths:
             G=G,
             s=s,
             W=W,
-            history=[run.history(i) for i in range(n)],
+            history=_HistoryArrays(run),
             n_iter=run.n_iter,
             converged=run.converged,
             path=run.path,
