@@ -9,7 +9,7 @@ import pytest
 from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 from mvkernels.mvml import _driver as driver
 from mvkernels.mvml import _losses as losses
-from mvkernels.mvml._driver import PathState, alternate, reference_path, reference_paths
+from mvkernels.mvml._driver import PathState, alternate, reference_paths
 from mvkernels.mvml._metric_algebra import PSDFactor
 
 
@@ -183,7 +183,7 @@ def test_batched_reference_path_equals_per_target_paths(variant, monkeypatch):
         assert calls == [T]  # a fixed metric with fixed weights: one solve in all
     calls.clear()
     for t in range(T):
-        alone = reference_path(loss, problem, t, metric0, record_path=True)
+        alone = reference_paths(loss, problem, metric0, [t], record_path=True)[0]
         assert set(calls) == {1}
         _assert_same_result(batch[t], alone)
 

@@ -11,8 +11,7 @@ bodies, each in its loss's module:
   (:class:`~mvkernels.mvml._losses.Loss`: its g-step, data term and w-step) and any
   metric (dense matrices, :func:`~mvkernels.mvml._metric.metric_step`), the target
   columns as one batch: g-steps shared while the targets share the metric and the
-  weights (the first one always), A-steps and w-steps per target
-  (:func:`reference_path`: one target);
+  weights (the first one always), A-steps and w-steps per target;
 * :class:`~mvkernels.mvml._square_paths.SquarePaths`: the square loss's structured path
   (:func:`~mvkernels.mvml._square_paths.dense_metric_path`), a batch of problems with the
   low-rank dense metric ``s I + W W^T`` (:mod:`mvkernels.mvml._lowrank`) and one shared
@@ -44,7 +43,6 @@ __all__ = [
     "run_paths",
     "PathState",
     "PathResult",
-    "reference_path",
     "reference_paths",
     "ReferencePaths",
     "objective",
@@ -315,18 +313,6 @@ def initial_step(loss: Any, metric: Metric, g: np.ndarray) -> float:
     q = metric.factor.solve(g)
     grad = -loss.alpha * np.outer(q, q) + loss.metric_kind.smooth_gradient(A, loss.eta)
     return float(first_step_size(float(np.linalg.norm(A)), float(np.linalg.norm(grad)), loss.eta))
-
-
-def reference_path(
-    loss: Any,
-    problem: MVMLProblem,
-    t: int,
-    metric0: Metric,
-    record_path: bool = False,
-) -> PathResult:
-    """Algorithm 1 for target column ``t`` alone: :func:`reference_paths` with one
-    target (the same result as that target's entry of a batch, to rounding)."""
-    return reference_paths(loss, problem, metric0, [t], record_path)[0]
 
 
 @dataclass

@@ -402,7 +402,7 @@ class HingeLoss(Loss):
         square-loss structured solver); with ``F = [sqrt(s) I, W]`` the g-step features
         are ``[sqrt(s) phi_i, W^T phi_i]`` (``O(n d r)`` per g-step) and
         ``<g, A^{-1} g>`` comes from the Woodbury identity. Same iterates as the dense
-        path (:func:`~mvkernels.mvml._driver.reference_path`) up to the dual solver's
+        path (:func:`~mvkernels.mvml._driver.reference_paths`) up to the dual solver's
         tolerance. Fixed metrics (identity, Cov) need one g-step.
         """
         v, T = problem.n_views, problem.n_targets

@@ -519,7 +519,7 @@ class SquareLoss(Loss):
         self, problem: MVMLProblem, metric0: Metric, record_path: bool = False
     ) -> list[PathResult]:
         """All target columns at once with the shared factorisation (same results as
-        :func:`~mvkernels.mvml._driver.reference_path`, see :mod:`mvkernels.mvml._lowrank`)."""
+        :func:`~mvkernels.mvml._driver.reference_paths`, see :mod:`mvkernels.mvml._lowrank`)."""
         problem = feature_problem(problem)
         v, T = problem.n_views, problem.n_targets
         w = np.full(v, 1.0 / v)

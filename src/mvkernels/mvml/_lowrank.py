@@ -23,7 +23,7 @@ keeps ``A~ = s I + W W^T`` with a scalar ``s > 0`` and ``W`` of one column per A
 So an outer iteration costs ``O(d r^2 + r^3)`` instead of ``O(d^3)`` (``d = v p``), and the
 problems of a batch (classes x alphas x etas) run together as stacked arrays. The
 iterates, step sizes, accept/reject decisions and objective values are those of the dense
-reference path (:func:`mvkernels.mvml._driver.reference_path`), up to rounding
+reference path (:func:`mvkernels.mvml._driver.reference_paths`), up to rounding
 (tested to 1e-8 relative).
 
 Fixed metrics (``"identity"``, ``"cov"``) with fixed weights need one g-step:
