@@ -200,53 +200,75 @@ def halvings_ahead(
     later call with few problems left (up to ``budget`` tested steps in all; None:
     :data:`HALVINGS_BUDGET`), never past ``max_halvings``.
     """
-    first = HALVINGS_FIRST if first is None else first
-    later = HALVINGS_LATER if later is None else later
-    budget = HALVINGS_BUDGET if budget is None else budget
-    acc_at = np.full(n, -1)  # the call at which a problem's step passes (-1: not known)
-    upto = np.zeros(n, dtype=int)  # the calls whose test of a problem is known
-    calls = [0]
-    fresh = [False]  # tested since settled last looked
+    return _HalvingsAhead(
+        evaluate,
+        commit,
+        n,
+        HALVINGS_FIRST if first is None else first,
+        HALVINGS_LATER if later is None else later,
+        max_halvings,
+        HALVINGS_BUDGET if budget is None else budget,
+    )
 
-    def attempt(pi: np.ndarray, mu: np.ndarray) -> np.ndarray:
-        c = calls[0]
-        calls[0] += 1
-        todo = upto[pi] <= c
+
+class _HalvingsAhead:
+    """The ``attempt`` that :func:`halvings_ahead` returns: called as ``attempt(pi, mu)``
+    by :func:`~mvkernels.mvml._metric.backtrack`, which also reads its ``settled`` and
+    ``max_halvings``."""
+
+    def __init__(
+        self,
+        evaluate: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, tuple]],
+        commit: Callable[[np.ndarray, tuple], None],
+        n: int,
+        first: int,
+        later: int,
+        max_halvings: int,
+        budget: int,
+    ) -> None:
+        self.evaluate, self.commit = evaluate, commit
+        self.first, self.later, self.budget = first, later, budget
+        self.max_halvings = max_halvings
+        self.acc_at = np.full(n, -1)  # the call at which a problem's step passes (-1: not known)
+        self.upto = np.zeros(n, dtype=int)  # the calls whose test of a problem is known
+        self.calls = 0
+        self.fresh = False  # tested since settled last looked
+
+    def __call__(self, pi: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        c = self.calls
+        self.calls += 1
+        todo = self.upto[pi] <= c
         if todo.any():
-            fresh[0] = True
+            self.fresh = True
             n_todo = int(todo.sum())
-            J = first if c == 0 else max(later, budget // n_todo)
-            J = max(1, min(J, max_halvings - c))
+            J = self.first if c == 0 else max(self.later, self.budget // n_todo)
+            J = max(1, min(J, self.max_halvings - c))
             p, steps = pi[todo], np.empty((J, n_todo))
             steps[0] = mu[todo]
             for j in range(1, J):
                 steps[j] = steps[j - 1] * 0.5
-            ok, values = evaluate(np.tile(p, J), steps.ravel())
+            ok, values = self.evaluate(np.tile(p, J), steps.ravel())
             ok = np.asarray(ok, dtype=bool).reshape(J, p.size)
             hit = ok.any(axis=0)
             j_first = np.argmax(ok, axis=0)[hit]
             at = j_first * p.size + np.flatnonzero(hit)
-            commit(p[hit], tuple(np.asarray(v)[at] for v in values))
-            acc_at[p[hit]] = c + j_first
-            upto[p] = c + J
-        return acc_at[pi] == c
+            self.commit(p[hit], tuple(np.asarray(v)[at] for v in values))
+            self.acc_at[p[hit]] = c + j_first
+            self.upto[p] = c + J
+        return self.acc_at[pi] == c
 
-    def settled(pi: np.ndarray) -> np.ndarray | None:
+    def settled(self, pi: np.ndarray) -> np.ndarray | None:
         """The call at which each problem of ``pi`` is accepted (``max_halvings``: never)
         when every one is known from the tests so far, else None (for
         :func:`~mvkernels.mvml._metric.backtrack`, which then ends its loop; nothing is
         known anew after a call that tested nothing)."""
-        if not fresh[0]:
+        if not self.fresh:
             return None
-        fresh[0] = False
-        at = acc_at[pi]
-        if np.any((at < 0) & (upto[pi] < max_halvings)):
+        self.fresh = False
+        at = self.acc_at[pi]
+        if np.any((at < 0) & (self.upto[pi] < self.max_halvings)):
             return None
-        return np.where(at < 0, max_halvings, at)
-
-    attempt.settled = settled  # type: ignore[attr-defined]
-    attempt.max_halvings = max_halvings  # type: ignore[attr-defined]
-    return attempt
+        return np.where(at < 0, self.max_halvings, at)
 
 
 def _solve_spd(K: np.ndarray, x: np.ndarray) -> np.ndarray:
