@@ -1,0 +1,101 @@
+"""The same timed cases on this tree and on an earlier commit's package, side by side.
+
+``bench_engine.py`` and ``bench_reference_path.py`` (and the filing-commit fits of
+``bench_mvml_svm.py``) compare the package of this working tree with the package of an
+earlier commit: the earlier ``src/mvkernels`` is exported with ``git archive`` into a
+temporary folder, and a script of cases (a string of Python that prints a JSON dict, case
+name -> result, on its last line) runs in a subprocess per tree with that tree's ``src`` on
+``PYTHONPATH`` and one BLAS thread, the trees alternating, ``repeat`` times; per tree and
+case the least disturbed run (smallest CPU time) is kept. :data:`PINNED` is a preamble for
+the case scripts: ``pinned(cls)``, the estimator class with the parameters whose defaults
+changed since the earlier commit held at that commit's values (where ``cls`` has them), so
+that both trees fit the same problems.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _common import ROOT
+
+#: a preamble for the case scripts: ``pinned(cls)``, ``cls`` with the defaults of 9946e0c
+#: (``main`` before the engine refactoring, issue 33) where they changed later (no joint
+#: view, no intercept, one-vs-rest), among the parameters ``cls`` has
+PINNED = r"""
+import functools
+PINNED = dict(joint_view=False, fit_intercept=False, multi_class="ovr")
+def pinned(cls):
+    return functools.partial(cls, **{k: v for k, v in PINNED.items() if k in cls().get_params()})
+"""
+
+#: how the times of :func:`alternate` were taken, for the report's header
+CONDITIONS = "one BLAS thread; minimum CPU seconds of {repeat} runs per tree, trees alternating"
+
+
+def short_rev(rev: str = "HEAD") -> str:
+    """The abbreviated commit hash of ``rev`` in this repository ("" where git cannot say)."""
+    return subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def export(rev: str, into: Path) -> Path:
+    """``src/mvkernels`` of ``rev`` (``git archive``) extracted under ``into``; returns the
+    folder to put on ``PYTHONPATH``. Raises ``subprocess.CalledProcessError`` or ``OSError``
+    where git or the commit is not available (e.g. a shallow clone)."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", rev, "src/mvkernels"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(into, filter="data")
+        else:  # pragma: no cover - Python < 3.12 without the backported filters
+            tar.extractall(into)  # noqa: S202 (our own history)
+    return into / "src"
+
+
+def run(src: Path, cases: str) -> Any:
+    """Run the script ``cases`` on the package tree ``src`` (one BLAS thread, a subprocess)
+    and return the JSON its last line prints."""
+    env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-c", cases], env=env, capture_output=True, text=True)
+    if done.returncode:  # the case's own traceback, not only the exit status
+        sys.exit(f"the timed cases failed on {src} (exit {done.returncode}):\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def alternate(
+    cases: str,
+    against: str,
+    repeat: int,
+    cpu: Callable[[Any], float] = float,
+) -> dict[str, dict[str, Any]]:
+    """The cases on the package of ``against`` (``"before"``) and on this tree (``"now"``),
+    the trees alternating, ``repeat`` times: per tree and case the result of the run with
+    the smallest ``cpu(result)`` (the first such run on ties). Exits with a message when
+    the commit cannot be exported."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            old_src = export(against, Path(tmp))
+        except (subprocess.CalledProcessError, OSError) as exc:
+            sys.exit(f"cannot export {against} from this repository's history: {exc}")
+        trees = {"before": old_src, "now": ROOT / "src"}
+        best: dict[str, dict[str, Any]] = {k: {} for k in trees}
+        for _ in range(repeat):
+            for key, src in trees.items():
+                for name, result in run(src, cases).items():
+                    if name not in best[key] or cpu(result) < cpu(best[key][name]):
+                        best[key][name] = result
+    return best
