@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT
+from _common import ROOT, cores, load_average
 
 #: a preamble for the case scripts: ``pinned(cls)``, ``cls`` with the defaults of 9946e0c
 #: (``main`` before the engine refactoring, issue 33) where they changed later (no joint
@@ -36,9 +36,6 @@ PINNED = dict(joint_view=False, fit_intercept=False, multi_class="ovr")
 def pinned(cls):
     return functools.partial(cls, **{k: v for k, v in PINNED.items() if k in cls().get_params()})
 """
-
-#: how the times of :func:`alternate` were taken, for the report's header
-CONDITIONS = "one BLAS thread; minimum CPU seconds of {repeat} runs per tree, trees alternating"
 
 
 def short_rev(rev: str = "HEAD") -> str:
@@ -99,3 +96,14 @@ def alternate(
                     if name not in best[key] or cpu(result) < cpu(best[key][name]):
                         best[key][name] = result
     return best
+
+
+def conditions(before: str, repeat: int) -> str:
+    """How the times of :func:`alternate` were taken, for the report's header: the machine
+    and load, the runs, and the two trees (``before``: as the report names the earlier
+    commit; ``now``: this tree's commit)."""
+    return (
+        f"({cores()} cores, load {load_average():.1f}; one BLAS thread; minimum CPU seconds "
+        f"of {repeat} runs per tree, trees alternating). `before`: {before}; `now`: "
+        f"{short_rev()}."
+    )

@@ -24,14 +24,13 @@ from __future__ import annotations
 from _common import (
     add_out,
     command_line,
-    cores,
     generated_by,
-    load_average,
     markdown_table,
     parser,
+    report,
     write_report,
 )
-from _trees import CONDITIONS, PINNED, alternate, short_rev
+from _trees import PINNED, alternate, conditions
 
 #: ``main`` before the engine refactoring (issue 33)
 BASE_COMMIT = "9946e0c"
@@ -89,19 +88,13 @@ def main() -> None:
     for name, n in best["now"].items():
         b = best["before"].get(name, float("nan"))
         rows.append([f"`{name}`", f"{b:.3f}", f"{n:.3f}", f"{n / b:.2f}"])
-    table = "\n".join(
-        [
-            "# The MVML engine before and after",
-            "",
-            generated_by(command_line("bench_engine.py", ["--against", args.against]))
-            + f" ({cores()} cores, load {load_average():.1f}; "
-            + CONDITIONS.format(repeat=args.repeat)
-            + f"). `before`: {args.against}; `now`: {short_rev()}.",
-            "",
-            markdown_table(["fit", "before (s)", "now (s)", "now / before"], rows, aligned=False),
-        ]
+    table = report(
+        "The MVML engine before and after",
+        generated_by(command_line("bench_engine.py", ["--against", args.against]))
+        + " "
+        + conditions(args.against, args.repeat),
+        markdown_table(["fit", "before (s)", "now (s)", "now / before"], rows, aligned=False),
     )
-    table += "\n"
     print(table)
     if args.out:
         write_report(args.out, table)

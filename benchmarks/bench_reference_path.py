@@ -29,14 +29,13 @@ from __future__ import annotations
 from _common import (
     add_out,
     command_line,
-    cores,
     generated_by,
-    load_average,
     markdown_table,
     parser,
+    report,
     write_report,
 )
-from _trees import CONDITIONS, PINNED, alternate, short_rev
+from _trees import PINNED, alternate, conditions, short_rev
 
 #: the timed cases, run in a subprocess against one tree (prints a JSON dict name ->
 #: [CPU s of the fit, CPU s inside the reference path])
@@ -149,27 +148,21 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per tree (minimum kept)")
     add_out(ap, None)
     args = ap.parse_args()
-    base = short_rev(args.against)
     best = alternate(CASES, args.against, args.repeat, cpu=lambda t: t[0])
     rows = []
     for name, (n, inside) in best["now"].items():
         b = best["before"].get(name, [float("nan")])[0]
         rows.append([f"`{name}`", f"{b:.3f}", f"{n:.3f}", f"{n / b:.2f}", f"{inside / n:.0%}"])
     head = ["fit", "before (s)", "now (s)", "now / before", "path share"]
-    table = "\n".join(
-        [
-            "# The dense reference path, batched over targets and the regularisation path",
-            "",
-            generated_by(command_line("bench_reference_path.py", ["--against", args.against]))
-            + f" ({cores()} cores, load {load_average():.1f}; "
-            + CONDITIONS.format(repeat=args.repeat)
-            + f"). `before`: {base}; `now`: {short_rev()}. `path share`: the part of the "
-            "fit's CPU time spent inside the reference path (`now`).",
-            "",
-            markdown_table(head, rows, aligned=False),
-        ]
+    table = report(
+        "The dense reference path, batched over targets and the regularisation path",
+        generated_by(command_line("bench_reference_path.py", ["--against", args.against]))
+        + " "
+        + conditions(short_rev(args.against), args.repeat)
+        + " `path share`: the part of the fit's CPU time spent inside the reference path "
+        "(`now`).",
+        markdown_table(head, rows, aligned=False),
     )
-    table += "\n"
     print(table)
     if args.out:
         write_report(args.out, table)
