@@ -67,6 +67,18 @@ def add_quick(ap: argparse.ArgumentParser, what: str) -> None:
     ap.add_argument("--quick", action="store_true", help=what)
 
 
+def add_extra(ap: argparse.ArgumentParser, example: str) -> None:
+    """``--extra SPEC ...``: more MVML estimators, written as calls
+    (``mvkernels.demo.estimator_from_spec``), e.g. ``example``."""
+    ap.add_argument(
+        "--extra",
+        nargs="*",
+        default=[],
+        metavar="SPEC",
+        help=f"extra MVML estimators on the views, written as calls, e.g. {example!r}",
+    )
+
+
 def command_line(script: str, argv: Sequence[str] | None = None, *, python: bool = True) -> str:
     """The command that ran a script: ``python benchmarks/<script> <argv>`` (``argv``: the
     arguments, by default those of this process).

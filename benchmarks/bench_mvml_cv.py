@@ -177,8 +177,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"GridSearchCV: {t_gs:.1f} s, test accuracy {rows[-1][3]:.4f}, best {gp}", flush=True)
 
-    head = ["method", "candidates", "wall (s)", "CPU (s)", "wall / default fit"]
-    head += ["test accuracy", "chosen"]
+    head = [
+        "method",
+        "candidates",
+        "wall (s)",
+        "CPU (s)",
+        "wall / default fit",
+        "test accuracy",
+        "chosen",
+    ]
     body = [
         [name, n_c, f"{wall:.2f}", f"{cpu:.2f}", f"{wall / t_def:.1f}x", f"{acc:.4f}", chosen]
         for name, wall, cpu, acc, chosen, n_c in rows

@@ -121,8 +121,14 @@ def main(argv: list[str] | None = None) -> int:
         f"\n## 1. dense reference path vs structured solver (n_landmarks={args.landmarks:g}: "
         f"{p} per view, {p * len(Xtr)} features; max_iter={args.max_iter}, tol=None)\n"
     )
-    head = ["solver", "solver_", "fit wall (s)", "fit CPU (s)", "speed-up wall / CPU"]
-    head.append("test accuracy")
+    head = [
+        "solver",
+        "solver_",
+        "fit wall (s)",
+        "fit CPU (s)",
+        "speed-up wall / CPU",
+        "test accuracy",
+    ]
     body = [
         [
             'solver="dense"',

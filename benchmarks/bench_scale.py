@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 from _common import (
     RESULTS,
+    add_extra,
     add_out,
     beside,
     command_line,
@@ -184,12 +185,7 @@ def main() -> None:
         "--only", nargs="+", default=[""], help="estimators whose name contains one of these"
     )
     ap.add_argument("--variants", nargs="+", default=["sparse", "dense"])
-    ap.add_argument(
-        "--extra",
-        nargs="+",
-        default=[],
-        help='extra MVML estimators on the views, e.g. "MVMLClassifier(n_landmarks=800)"',
-    )
+    add_extra(ap, "MVMLClassifier(n_landmarks=800)")
     args = ap.parse_args()
     names = [
         "HistGradientBoostingClassifier()",
@@ -227,7 +223,7 @@ def main() -> None:
 
 
 def _write(out: Path, rows: list, figure: tuple[Path, int] | None) -> None:
-    head = ["variant", "rows", "estimator", "test accuracy", "fit (s)", "peak memory (MB)"]
+    head = ["variant", "rows", "estimator", "test accuracy", "fit (s)", "peak memory (MB)", "notes"]
     body = [
         [variant, f"{n:,}", f"`{name}`", f"{acc:.3f}", f"{fit_s:.1f}", f"{peak:.0f}", info]
         for variant, n, name, acc, fit_s, peak, info in rows
@@ -246,7 +242,7 @@ def _write(out: Path, rows: list, figure: tuple[Path, int] | None) -> None:
         "data (`passes`); `chose`: the relevance `feature_relevance='auto'` chose; "
         "`searched`: the rows of a CV's search (`max_search_rows`).",
         "",
-        markdown_table([*head, "notes"], body, aligned=False),
+        markdown_table(head, body, aligned=False),
     ]
     if figure is not None:
         lines += [

@@ -27,7 +27,7 @@ import time
 import warnings
 
 import numpy as np
-from _common import RESULTS, add_out, cores, markdown_table, parser, report, write_report
+from _common import RESULTS, add_extra, add_out, cores, markdown_table, parser, report, write_report
 from sklearn.datasets import load_digits
 from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.preprocessing import StandardScaler
@@ -140,12 +140,7 @@ def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--draws", type=int, default=6, help="seeded draws per data set")
     add_out(ap, OUT)
-    ap.add_argument(
-        "--extra",
-        nargs="*",
-        default=[],
-        help="extra MVML estimators on the views, e.g. \"MVMLClassifier(multi_class='ovo')\"",
-    )
+    add_extra(ap, "MVMLClassifier(multi_class='ovo')")
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # tiny folds: the tuned SVC's CV may warn
     extra = tuple(args.extra)

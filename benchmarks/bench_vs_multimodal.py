@@ -189,8 +189,12 @@ def main(argv=None) -> int:
                     + (f"{acc_theirs:.2f} % {t_theirs:.2f} s" if acc_theirs is not None else note),
                     flush=True,
                 )
-    head = ["method", "landmarks", "draw", "ours acc (%)", "scikit-multimodallearn acc (%)"]
-    head += [
+    head = [
+        "method",
+        "landmarks",
+        "draw",
+        "ours acc (%)",
+        "scikit-multimodallearn acc (%)",
         "ours fit (s)",
         "theirs fit (s)",
         "fit-time ratio theirs/ours",

@@ -37,7 +37,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import RESULTS, add_out, add_quick, machine, markdown_table, parser, write_report
+from _common import (
+    RESULTS,
+    add_extra,
+    add_out,
+    add_quick,
+    machine,
+    markdown_table,
+    parser,
+    write_report,
+)
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import r2_score
@@ -395,12 +404,7 @@ def main() -> None:
         help="data sets to run (default: all)",
     )
     add_out(ap, OUT, what="the report (Markdown; rewritten after each data set)")
-    ap.add_argument(
-        "--extra",
-        nargs="*",
-        default=[],
-        help="extra MVML estimators, e.g. \"MVMLClassifier(multi_class='ovo')\"",
-    )
+    add_extra(ap, "MVMLClassifier(multi_class='ovo')")
     args = ap.parse_args()
     rows, notes = run(
         args.quick,
