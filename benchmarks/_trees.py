@@ -9,7 +9,9 @@ name -> result, on its last line) runs in a subprocess per tree with that tree's
 case the least disturbed run (smallest CPU time) is kept. :data:`PINNED` is a preamble for
 the case scripts: ``pinned(cls)``, the estimator class with the parameters whose defaults
 changed since the earlier commit held at that commit's values (where ``cls`` has them), so
-that both trees fit the same problems.
+that both trees fit the same problems. :func:`compare_main` is the command line and the
+report of such a benchmark (``--against``, ``--repeat``, ``--out``; a table of the cases,
+``before`` and ``now`` side by side).
 """
 
 from __future__ import annotations
@@ -21,11 +23,22 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, cores, load_average
+from _common import (
+    ROOT,
+    add_out,
+    command_line,
+    cores,
+    generated_by,
+    load_average,
+    markdown_table,
+    parser,
+    report,
+    write_report,
+)
 
 #: a preamble for the case scripts: ``pinned(cls)``, ``cls`` with the defaults of 9946e0c
 #: (``main`` before the engine refactoring, issue 33) where they changed later (no joint
@@ -107,3 +120,40 @@ def conditions(before: str, repeat: int) -> str:
         f"of {repeat} runs per tree, trees alternating). `before`: {before}; `now`: "
         f"{short_rev()}."
     )
+
+
+def compare_main(
+    doc: str | None,
+    *,
+    script: str,
+    cases: str,
+    against: str,
+    title: str,
+    head: Sequence[str],
+    row: Callable[[str, Any, Any], list[str]],
+    cpu: Callable[[Any], float] = float,
+    note: str = "",
+) -> None:
+    """The command line of a two-tree benchmark: parse ``--against`` (default ``against``),
+    ``--repeat`` and ``--out``, time ``cases`` on both trees (:func:`alternate`) and print
+    (and write) the report ``title``: the header (command, date, :func:`conditions`, then
+    ``note``) and a table of ``head`` with one ``row(name, before, now)`` per case (``before``
+    is None for a case the earlier tree does not have)."""
+    ap = parser(doc)
+    ap.add_argument("--against", default=against, help="commit to compare with")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per tree (minimum kept)")
+    add_out(ap, None)
+    args = ap.parse_args()
+    best = alternate(cases, args.against, args.repeat, cpu)
+    rows = [row(name, best["before"].get(name), now) for name, now in best["now"].items()]
+    text = report(
+        title,
+        generated_by(command_line(script, ["--against", args.against]))
+        + " "
+        + conditions(short_rev(args.against), args.repeat)
+        + (f" {note}" if note else ""),
+        markdown_table(head, rows, aligned=False),
+    )
+    print(text)
+    if args.out:
+        write_report(args.out, text)

@@ -21,16 +21,7 @@ Run:  .venv/bin/python benchmarks/bench_engine.py [--against REV] [--repeat 3]
 
 from __future__ import annotations
 
-from _common import (
-    add_out,
-    command_line,
-    generated_by,
-    markdown_table,
-    parser,
-    report,
-    write_report,
-)
-from _trees import PINNED, alternate, conditions
+from _trees import PINNED, compare_main
 
 #: ``main`` before the engine refactoring (issue 33)
 BASE_COMMIT = "9946e0c"
@@ -77,27 +68,22 @@ print(json.dumps(out))
 )
 
 
+def _row(name: str, before: float | None, now: float) -> list[str]:
+    """A case's row: CPU seconds before and now, and their ratio."""
+    b = float("nan") if before is None else before
+    return [f"`{name}`", f"{b:.3f}", f"{now:.3f}", f"{now / b:.2f}"]
+
+
 def main() -> None:
-    ap = parser(__doc__)
-    ap.add_argument("--against", default=BASE_COMMIT, help="commit to compare with")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per tree (minimum kept)")
-    add_out(ap, None)
-    args = ap.parse_args()
-    best = alternate(CASES, args.against, args.repeat)
-    rows = []
-    for name, n in best["now"].items():
-        b = best["before"].get(name, float("nan"))
-        rows.append([f"`{name}`", f"{b:.3f}", f"{n:.3f}", f"{n / b:.2f}"])
-    table = report(
-        "The MVML engine before and after",
-        generated_by(command_line("bench_engine.py", ["--against", args.against]))
-        + " "
-        + conditions(args.against, args.repeat),
-        markdown_table(["fit", "before (s)", "now (s)", "now / before"], rows, aligned=False),
+    compare_main(
+        __doc__,
+        script="bench_engine.py",
+        cases=CASES,
+        against=BASE_COMMIT,
+        title="The MVML engine before and after",
+        head=["fit", "before (s)", "now (s)", "now / before"],
+        row=_row,
     )
-    print(table)
-    if args.out:
-        write_report(args.out, table)
 
 
 if __name__ == "__main__":

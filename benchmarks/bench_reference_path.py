@@ -26,16 +26,7 @@ Run:  .venv/bin/python benchmarks/bench_reference_path.py [--against main] [--re
 
 from __future__ import annotations
 
-from _common import (
-    add_out,
-    command_line,
-    generated_by,
-    markdown_table,
-    parser,
-    report,
-    write_report,
-)
-from _trees import PINNED, alternate, conditions, short_rev
+from _trees import PINNED, compare_main
 
 #: the timed cases, run in a subprocess against one tree (prints a JSON dict name ->
 #: [CPU s of the fit, CPU s inside the reference path])
@@ -142,30 +133,26 @@ print(json.dumps(out))
 )
 
 
+def _row(name: str, before: list[float] | None, now: list[float]) -> list[str]:
+    """A case's row: CPU seconds before and now, their ratio and the reference path's share
+    of the fit now."""
+    b, (n, inside) = float("nan") if before is None else before[0], now
+    return [f"`{name}`", f"{b:.3f}", f"{n:.3f}", f"{n / b:.2f}", f"{inside / n:.0%}"]
+
+
 def main() -> None:
-    ap = parser(__doc__)
-    ap.add_argument("--against", default="main", help="commit to compare with")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per tree (minimum kept)")
-    add_out(ap, None)
-    args = ap.parse_args()
-    best = alternate(CASES, args.against, args.repeat, cpu=lambda t: t[0])
-    rows = []
-    for name, (n, inside) in best["now"].items():
-        b = best["before"].get(name, [float("nan")])[0]
-        rows.append([f"`{name}`", f"{b:.3f}", f"{n:.3f}", f"{n / b:.2f}", f"{inside / n:.0%}"])
-    head = ["fit", "before (s)", "now (s)", "now / before", "path share"]
-    table = report(
-        "The dense reference path, batched over targets and the regularisation path",
-        generated_by(command_line("bench_reference_path.py", ["--against", args.against]))
-        + " "
-        + conditions(short_rev(args.against), args.repeat)
-        + " `path share`: the part of the fit's CPU time spent inside the reference path "
+    compare_main(
+        __doc__,
+        script="bench_reference_path.py",
+        cases=CASES,
+        against="main",
+        title="The dense reference path, batched over targets and the regularisation path",
+        head=["fit", "before (s)", "now (s)", "now / before", "path share"],
+        row=_row,
+        cpu=lambda t: t[0],
+        note="`path share`: the part of the fit's CPU time spent inside the reference path "
         "(`now`).",
-        markdown_table(head, rows, aligned=False),
     )
-    print(table)
-    if args.out:
-        write_report(args.out, table)
 
 
 if __name__ == "__main__":
