@@ -115,18 +115,17 @@ def thread_pools() -> str:
     return ", ".join(pools) or "none"
 
 
-def machine(load_start: float | None = None) -> str:
-    """Cores, thread pools and load: the conditions the times were taken under (the load at
-    the start too when ``load_start`` is given).
+def machine() -> str:
+    """Cores, thread pools and load at the end of the run: the conditions the times were
+    taken under.
 
     >>> machine().startswith(f"{cores()} cores; thread pools (library, threads): ")
     True
     """
-    load = f"load average {load_average():.1f} at the end of the run"
-    if load_start is not None:
-        load = f"load average {load_start:.1f} at the start and {load_average():.1f} at the end"
-        load += " of the run"
-    return f"{cores()} cores; thread pools (library, threads): {thread_pools()}; {load}"
+    return (
+        f"{cores()} cores; thread pools (library, threads): {thread_pools()}; "
+        f"load average {load_average():.1f} at the end of the run"
+    )
 
 
 # -- the report --------------------------------------------------------------------------------
