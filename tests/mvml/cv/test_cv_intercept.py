@@ -197,3 +197,18 @@ def test_fit_intercept_is_validated_and_a_bool_is_not_split():
     assert "fit_intercept" not in est.best_params_
     assert "param_fit_intercept" not in est.cv_results_
     assert est.best_estimator_.fit_intercept is True
+
+
+def test_the_reduced_models_of_missing_views_take_the_choice():
+    """With missing views the refit searches a model per pattern of observed views from
+    the chosen part: its intercept value, not "auto" again."""
+    Xs, y = _shifted(1, n=45)
+    Xs[1] = Xs[1].copy()
+    Xs[1][:9] = np.nan
+    kw = dict(cv=3, random_state=0, bandwidth_factors=[16.0])
+    auto = MVMLRegressorCV(fit_intercept="auto", **kw).fit(Xs, y)
+    assert auto.best_params_["fit_intercept"] is True
+    reduced = auto.best_estimator_.reduced_models_
+    assert reduced and all(m.fit_intercept is True for m in reduced.values())
+    alone = MVMLRegressorCV(fit_intercept=True, **kw).fit(Xs, y)
+    assert_allclose(auto.predict(Xs), alone.predict(Xs), rtol=1e-12)
