@@ -176,8 +176,8 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     ----------
     best_params_ : dict
         ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``,
-        ``joint_view`` when both candidates were searched, and ``feature_relevance``
-        when ``"auto"`` searched both.
+        ``joint_view`` when both candidates were searched, ``feature_relevance`` when
+        ``"auto"`` searched both, and ``fit_intercept`` under ``fit_intercept="auto"``.
     best_score_ : float
         Mean held-out score of the best candidate.
     best_kernel_params_ : list of dict
