@@ -4,6 +4,7 @@ named axes (:class:`Axis`, :class:`PartAxis`), the scores indexed by axis name
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -178,18 +179,19 @@ class PartAxis:
         :meth:`LossSearch.beside`); None: the axis's parameter alone.
     to_estimator : bool
         Whether the value is also a parameter of the estimator searched (the
-        decomposition: ``MVMLClassifier(multi_class=...)``); False: the CV estimator's
-        alone (the loss picks the estimator's class, the relevance the part's views).
+        decomposition: ``MVMLClassifier(multi_class=...)``, the intercept); False: the CV
+        estimator's alone (the loss picks the estimator's class, the relevance the part's
+        views).
     first : callable or None
         ``first(est)``: the value of a search under ``"auto"`` before it is split in
         parts (the decomposition: ``"ovr"``); None: the first value ``auto`` gives.
     changes_screen : bool
         Whether the leave-one-out screen of a part depends on the value (the loss: its
         screen's ``alpha`` grid and tie-break, :class:`LossSearch`; the relevance: the
-        part's views). The parts on the same views share one screen per combination of
-        the values of these axes (:attr:`~._folds.FoldScorer.screen_key`); the other
-        axes' parts (the decomposition) read the screen of the first
-        (:func:`~._folds_screen.screened_search`).
+        part's views; the intercept: ridge with or without the offset). The parts on the
+        same views share one screen per combination of the values of these axes
+        (:attr:`~._folds.FoldScorer.screen_key`); the other axes' parts (the
+        decomposition) read the screen of the first (:func:`~._folds_screen.screened_search`).
 
     A part reads its values by name (``_MVMLCVBase._current``); ``cv_results_``'s
     ``param_<name>`` column, ``best_params_``, the tie order (the first value first) and
@@ -247,6 +249,11 @@ def _is_auto(value: Any) -> bool:
     return isinstance(value, str) and value == "auto"
 
 
+def _default(est: Any, name: str) -> Any:
+    """The default of ``est``'s parameter ``name`` (its class's ``__init__`` signature)."""
+    return inspect.signature(type(est)).parameters[name].default
+
+
 def _flat(relevance: list | None) -> bool:
     """Whether learned column scales are all ones (they scale nothing)."""
     return all(np.all(r == 1.0) for r in relevance or ())
@@ -257,12 +264,14 @@ def _flat(relevance: list | None) -> bool:
 #: (``feature_relevance="auto"``: the views as given, then scaled by the column scales
 #: learned before the search, when it learned any; both on the same folds, those that
 #: score only rows the scales were not learned on), the loss
-#: (``MVMLClassifierCV(loss="auto")``: the class's own loss first) and the multi-class
+#: (``MVMLClassifierCV(loss="auto")``: the class's own loss first), the multi-class
 #: decomposition (``multi_class="auto"``: one-vs-rest first; with two classes one-vs-one
-#: is the same model, so only "ovr"). All abandon (``abandon``): a later part's
-#: candidates (the learned relevance's, the hinge loss's, one-vs-one's) stop where they
-#: can no longer beat the earlier parts' best (the same choice; ``docs/mvml.md``, "The
-#: loss is a search axis too").
+#: is the same model, so only "ovr") and the intercept (``fit_intercept="auto"``: the
+#: class's default first, False for the classifiers, True for the regressor; the screen
+#: reads it, and it is the searched estimator's parameter too). All abandon
+#: (``abandon``): a later part's candidates (the learned relevance's, the hinge loss's,
+#: one-vs-one's, the other intercept's) stop where they can no longer beat the earlier
+#: parts' best (the same choice; ``docs/mvml.md``, "The loss is a search axis too").
 PART_AXES: tuple[PartAxis, ...] = (
     PartAxis(
         "feature_relevance",
@@ -294,6 +303,14 @@ PART_AXES: tuple[PartAxis, ...] = (
         to_estimator=True,
         first=lambda est: "ovr",
     ),
+    PartAxis(
+        "fit_intercept",
+        auto=lambda est: (_default(est, "fit_intercept"), not _default(est, "fit_intercept")),
+        own=lambda est: est.fit_intercept,
+        abandon=True,
+        to_estimator=True,
+        changes_screen=True,
+    ),
 )
 
 
@@ -321,6 +338,7 @@ def _cv_constraints() -> dict:
             "n_finalists": [Interval(Integral, 1, None, closed="left"), None],
             "missing_views": [StrOptions({"reduced", "complete"})],
             "loss": [StrOptions({"squared"})],
+            "fit_intercept": ["boolean", StrOptions({"auto"})],
         }
     )
     base["feature_relevance"] = [StrOptions({*FEATURE_RELEVANCE, "auto"}), list]

@@ -110,7 +110,7 @@ class _MVMLCVBase(BaseEstimator):
         n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "squared",
-        fit_intercept: bool = False,
+        fit_intercept: bool | str = False,
         feature_relevance: Any = "auto",
         max_search_rows: int | str | None = "auto",
     ):
@@ -468,7 +468,7 @@ class _MVMLCVBase(BaseEstimator):
         return FoldScorer(
             search=self.search,
             n_finalists=self.n_finalists,
-            fit_intercept=self.fit_intercept,
+            fit_intercept=self._current("fit_intercept"),
             landmarks=self.landmarks,
             kernel=self.kernel,
             search_kernel=self._search_kernel,
