@@ -40,7 +40,7 @@ from ._grid import (
     part_axis,
 )
 from ._parts import PartSplit, search_parts
-from ._prepare import candidate_grid, prepare_search
+from ._prepare import prepare_search
 from ._refit import refit_best
 from ._results import _Run, search_results
 from ._steps import score_candidates
@@ -197,10 +197,6 @@ class _MVMLCVBase(BaseEstimator):
             if axis.to_estimator and hasattr(self, axis.name):
                 est.set_params(**{axis.name: self._current(axis.name)})
         return est
-
-    #: a searched parameter's values (:func:`~._prepare.candidate_grid`; the reduced
-    #: models' searches read it, :mod:`mvkernels.mvml._reduced`)
-    _grid = staticmethod(candidate_grid)
 
     def _learned(self) -> bool:
         return metric_kind(self.metric).learned
