@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from _abandon import check_abandoned, fold_order, splits
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
-from mvkernels.mvml.cv import _data, _search
+from mvkernels.mvml.cv import _data, _parts, _search
 from mvkernels.mvml.cv import _grid as _grid_module
 from mvkernels.mvml.cv._folds import FoldScorer
 from mvkernels.mvml.cv._grid import Axis, PartAxis, ScoreGrid, SearchGrid
@@ -229,6 +229,7 @@ def test_a_declared_part_axis_gives_its_columns_and_best_params(monkeypatch):
     axes = (*_grid_module.PART_AXES, toy)
     monkeypatch.setattr(_grid_module, "PART_AXES", axes)
     monkeypatch.setattr(_search, "PART_AXES", axes)
+    monkeypatch.setattr(_parts, "PART_AXES", axes)
     rng = np.random.default_rng(1)
     Xs = [rng.normal(size=(60, 3)), rng.normal(size=(60, 2))]
     y = np.sin(2 * Xs[0][:, 0]) + Xs[1][:, 1]

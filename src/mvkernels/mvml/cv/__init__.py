@@ -49,9 +49,12 @@ methods and delegates the rest to functions and small objects, as scikit-learn's
 estimators over private functions):
 
 * :mod:`._estimators`: the public estimators (their parameters and documentation).
-* :mod:`._search`: ``_MVMLCVBase``: ``fit``, the part axes (one search per part on the
-  same folds, ``_search_part_axes``, joined by ``_adopt_union``), the looped axes (one
-  run per value, ``_search_and_store``), ``predict``/``score`` through the refitted model.
+* :mod:`._search`: ``_MVMLCVBase``: ``fit``, the looped axes (one run per value,
+  ``_search_and_store``), ``predict``/``score`` through the refitted model.
+* :mod:`._parts`: the part axes (``PartSplit``: the axes a search reports and the values
+  of every part; ``search_parts``: one search per part on the same folds, a copy of the
+  CV estimator each, joined by ``union_results`` into a ``PartsResult`` that ``fit``
+  adopts).
 * :mod:`._data`: the search's data (``_SearchData``: the validated views, the encoded
   targets, the folds, the scorer, the rows' weights, the learned column scales, the
   subsample of large data).
@@ -110,7 +113,8 @@ and the tie order (the first candidate in grid order) follow from the declaratio
   the same choice; their folds run worst first), and whether a part's leave-one-out
   screen depends on the value (``changes_screen``: the loss, the relevance and the
   intercept; the parts on the same views share one screen per combination of those
-  values, the decomposition's parts read the same screen). A part's values are one dict
+  values, the decomposition's parts read the same screen). The parts are split and run
+  by :mod:`._parts` (``PartSplit``, ``search_parts``); a part's values are one dict
   keyed by axis name, read by ``_MVMLCVBase._current(name)``; the parts' results are joined by
   :func:`~._grid.union_results` into ``cv_results_`` (a ``param_<name>`` column) and
   ``best_params_`` (``tests/mvml/cv/test_cv_grid.py`` declares a toy axis so).

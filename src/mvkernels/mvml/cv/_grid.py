@@ -392,7 +392,7 @@ class SearchGrid:
 
     The score array of a search has the shape :attr:`shape` plus one last axis, the
     folds; its axes are those of :attr:`axes`, in order. :meth:`candidates` flattens the
-    grid in that (C) order, which is the order of ``cv_results_``. A new search axis is
+    grid in that (C) order: the rows of ``cv_results_`` (:meth:`results`). A new search axis is
     one more :class:`Axis` in :meth:`_CVSearch.grid` (and the search code that fills its
     scores by name, :class:`ScoreGrid`), or an ``Axis(batched=False)`` of
     ``_MVMLCVBase._looped_axes`` (the search runs once per value); ``cv_results_`` and
@@ -472,25 +472,16 @@ class SearchGrid:
         """
         n_splits = scores.shape[-1]
         flat = np.asarray(scores, dtype=np.float64).reshape(self.size, n_splits)
-        # column by column (the candidates' dicts of :meth:`candidates`, in grid order,
-        # without a dict per candidate and axis: a default "auto" search has thousands)
-        names, columns = [], []
-        for k, a in enumerate(self.axes):
-            if a.reported:
-                values = [a.as_param(v) for v in a.values]
-                at = np.arange(self.size) // int(np.prod(self.shape[k + 1 :], dtype=np.int64))
-                names.append(a.name)
-                columns.append([values[i] for i in (at % a.size).tolist()])
-        if names:
-            params = list(map(dict, map(zip, itertools.repeat(names), zip(*columns))))
-        else:
-            params = [{} for _ in range(self.size)]
+        params = [p for _, p in self.candidates()]  # in grid order, a dict each
         mean = flat.mean(axis=1)
         std = flat.std(axis=1)
         rank, best = _ranks(mean)
         results: dict[str, Any] = {"params": params}
-        for name, column in zip(names, columns):
-            results[f"param_{name}"] = np.ma.MaskedArray(column, mask=False)
+        for a in self.axes:
+            if a.reported:
+                results[f"param_{a.name}"] = np.ma.MaskedArray(
+                    [p[a.name] for p in params], mask=False
+                )
         for k in range(n_splits):
             results[f"split{k}_test_score"] = flat[:, k]
         results["mean_test_score"] = mean
