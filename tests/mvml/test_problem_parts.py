@@ -164,6 +164,35 @@ def test_full_design_is_kept_without_mutating_the_problem():
     )
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("scale_rows", [True, False])
+def test_full_squared_residual_builds_no_design_at_learned_weights(
+    monkeypatch, weighted, scale_rows
+):
+    """``||y - W H g||^2``: at the fixed weights from the kept design (exactly its
+    product), at other weights from ``sum_l w_l K_l g_l`` without building the design
+    again, equal to the direct formula to rounding."""
+    rng = np.random.default_rng(2)
+    Ks = [np.cov(rng.normal(size=(N, 2 * N))) for _ in range(3)]
+    Y = rng.normal(size=(N, 2))
+    sw = rng.uniform(0.5, 2.0, N) if weighted else None
+    problem = MVMLProblem.full(Ks, Y, sw, scale_rows=scale_rows)
+    g = rng.normal(size=problem.dim)
+    w = np.full(3, 1.0 / 3)
+    r = problem.Y[:, 1] - problem.design(w) @ g
+    assert problem.squared_residual(1, g, w) == float(r @ r)  # the kept design, exactly
+    w2 = np.array([0.2, 0.3, 0.5])
+    s = np.sqrt(sw) if weighted and scale_rows else np.ones(N)
+    f = s * sum(a * K @ gl for a, K, gl in zip(w2, Ks, g.reshape(3, N)))
+    direct = float(np.sum((problem.Y[:, 0] - f) ** 2))
+
+    def no_design(*args):
+        raise AssertionError("the design was built")
+
+    monkeypatch.setattr(type(problem), "_design_of", no_design)
+    assert problem.squared_residual(0, g, w2) == pytest.approx(direct, rel=1e-12)
+
+
 # ---------------------------------------------------------------- the solver decision
 def test_solver_plan_of_each_value():
     assert solver_plan("auto") == SolverPlan(structured=True, g_step=GStepMethod.DIRECT)
