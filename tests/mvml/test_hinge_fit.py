@@ -48,14 +48,14 @@ def test_the_loss_builds_the_problem():
     kw = dict(n_landmarks=10, random_state=0, joint_view=False)
     square = MVMLClassifier(**kw)._build_problem(Xs, Y)
     hinge = MVMLSVC(**kw)._build_problem(Xs, Y)
-    assert square.U is None and square.gram is not None
-    assert hinge.statistics is None and hinge.U.shape == (80, 20)
+    assert square.row_data.U is None and square.stats.gram is not None
+    assert hinge.statistics is None and hinge.row_data.U.shape == (80, 20)
     with pytest.raises(MissingPartError, match="no sufficient statistics.*hinge loss"):
-        hinge.cross  # noqa: B018  (a missing part: a clear error, not a None)
-    U = hinge.feature_map.transform(Xs)
-    np.testing.assert_allclose(hinge.U, U, rtol=1e-12, atol=1e-12)
-    Us = square.feature_map.transform(Xs)  # (its own bandwidths: MVMLClassifier's)
-    np.testing.assert_allclose(square.gram, Us.T @ Us, rtol=1e-10, atol=1e-10)
+        hinge.stats  # noqa: B018  (a missing part: a clear error, not a None)
+    U = hinge.row_data.feature_map.transform(Xs)
+    np.testing.assert_allclose(hinge.row_data.U, U, rtol=1e-12, atol=1e-12)
+    Us = square.row_data.feature_map.transform(Xs)  # (its own bandwidths: MVMLClassifier's)
+    np.testing.assert_allclose(square.stats.gram, Us.T @ Us, rtol=1e-10, atol=1e-10)
 
 
 def test_fitted_attributes_are_the_losss():

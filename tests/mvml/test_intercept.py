@@ -198,9 +198,9 @@ def test_centred_problem_statistics_equal_centred_features(rng):
     P = MVMLProblem.from_moments(mom, nys, Y, Xs=Xs).centred()
     F = nys.transform(Xs)
     Fc, Yc = F - F.mean(0), Y - Y.mean(0)
-    np.testing.assert_allclose(P.gram, Fc.T @ Fc, atol=1e-10)
-    np.testing.assert_allclose(P.cross, Fc.T @ Yc, atol=1e-10)
-    np.testing.assert_allclose(P.target_sq, (Yc**2).sum(0), atol=1e-10)
+    np.testing.assert_allclose(P.stats.gram, Fc.T @ Fc, atol=1e-10)
+    np.testing.assert_allclose(P.stats.cross, Fc.T @ Yc, atol=1e-10)
+    np.testing.assert_allclose(P.stats.target_sq, (Yc**2).sum(0), atol=1e-10)
     np.testing.assert_allclose(P.features(), Fc, atol=1e-12)
     assert P.centred() is P
 

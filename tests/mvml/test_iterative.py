@@ -80,13 +80,13 @@ def test_design_operator_streams_the_statistics(rng, centred, cache):
     est = MVMLRegressor(n_landmarks=20, random_state=0, joint_view=False, fit_intercept=False)
     est._check_params()
     problem = est._build_problem(Xs, y[:, None])
-    lean = row_statistics_problem(problem.feature_map, problem.Xs, y[:, None])
-    assert lean.gram is None
-    np.testing.assert_allclose(lean.cross, problem.cross, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(lean.feature_sum, problem.feature_sum, rtol=1e-10)
+    lean = row_statistics_problem(problem.row_data.feature_map, problem.row_data.Xs, y[:, None])
+    assert lean.stats.gram is None
+    np.testing.assert_allclose(lean.stats.cross, problem.stats.cross, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(lean.stats.feature_sum, problem.stats.feature_sum, rtol=1e-10)
     if centred:
         problem, lean = problem.centred(), lean.centred()
-        np.testing.assert_allclose(lean.cross, problem.cross, atol=1e-9)
+        np.testing.assert_allclose(lean.stats.cross, problem.stats.cross, atol=1e-9)
     w = np.array([0.5, 0.3, 0.2])
     X = rng.standard_normal((problem.dim, 2))
     rows = DesignOperator(lean, w, cache_bytes=cache)
@@ -157,7 +157,7 @@ def test_cg_exact_preconditioner_needs_no_iteration(rng):
         np.zeros((1, 0, 75)),
         np.zeros((1, 0)),
         np.array([0.1]),
-        (problem.cross * (1 / 3)).T @ step.V,
+        (problem.stats.cross * (1 / 3)).T @ step.V,
     )
     assert step.n_iter == [0]
 
@@ -170,7 +170,7 @@ def test_cg_without_statistics_and_missing_views(rng, small_subsample):
     Xs, y = _data(rng)
     est = MVMLRegressor(alpha=0.1, n_landmarks=25, solver="cg", random_state=0)
     est._check_params()
-    assert est._build_problem(Xs, y[:, None]).gram is None
+    assert est._build_problem(Xs, y[:, None]).stats.gram is None
     est.fit(Xs, y)
     Xt = [X[:10].copy() for X in Xs]
     Xt[1][:5] = np.nan

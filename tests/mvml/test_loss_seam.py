@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mvkernels import MVMLSVC, MVMLClassifier
+from mvkernels import MVMLSVC, MVMLClassifier, MVMLRegressor
 from mvkernels.mvml._fit_context import FitContext
 from mvkernels.mvml._losses import SquareLoss
 
@@ -121,6 +121,7 @@ def test_the_context_is_frozen_and_typed():
         "loss_weight",
         "row_subsets",
         "rows_to_columns",
+        "data",
     }
     assert ctx.name == "MVMLClassifier" and ctx.row_subsets() is None
     cols = [np.arange(3.0), np.ones(3)]
@@ -133,8 +134,8 @@ def test_a_loss_hook_runs_on_a_context_without_an_estimator():
     calls = []
     problem = object()
 
-    def problem_data(X, Y, ctx):
-        calls.append(("data", X, Y, ctx.name))
+    def problem_data(X, Y, ctx, loss):
+        calls.append(("data", X, Y, ctx.name, loss))
         return problem
 
     def statistics(nys, Xs, Y, complete, data):
@@ -151,7 +152,7 @@ def test_a_loss_hook_runs_on_a_context_without_an_estimator():
     loss = SquareLoss(MVMLClassifier())
     assert loss.build_problem(ctx, "X", "Y") is problem
     assert loss.nystrom_problem(ctx, "nys", [], "Y", True, None, "part") is problem
-    assert calls == [("data", "X", "Y", "Mine"), ("stats", "nys", True, "part")]
+    assert calls == [("data", "X", "Y", "Mine", loss), ("stats", "nys", True, "part")]
     assert loss.fitted_attributes(ctx, [], [], 3) == {}
 
 
@@ -186,3 +187,28 @@ def test_the_fold_problem_takes_the_loss_weights_as_an_argument():
     np.testing.assert_allclose(weighted.Y, Y * np.sqrt(w)[:, None], rtol=1e-15)
     for K, Kp in zip(weighted.Ks, plain.Ks):
         np.testing.assert_array_equal(K, Kp)
+
+
+@pytest.mark.parametrize("cls", [MVMLClassifier, MVMLRegressor, MVMLSVC])
+@pytest.mark.parametrize("kw", [{}, {"n_landmarks": None}, {"multi_class": "ovo"}])
+def test_a_fit_builds_one_loss(monkeypatch, cls, kw):
+    """One loss object per fit: the problem, the solve (every one-vs-one pair's too), the
+    completed full problem of missing views and the loss's fitted attributes all take the
+    fit's loss."""
+    if cls is MVMLRegressor and "multi_class" in kw:
+        pytest.skip("one-vs-one is the classifiers'")
+    Xs, y = _views()
+    if kw.get("n_landmarks", 0) is None:  # full-kernel mode with a missing view
+        Xs[1] = Xs[1].copy()
+        Xs[1][:3] = np.nan
+    made = []
+    original = cls._make_loss
+
+    def counted(self):
+        made.append(original(self))
+        return made[-1]
+
+    monkeypatch.setattr(cls, "_make_loss", counted)
+    w = np.random.RandomState(3).uniform(0.5, 2.0, y.size)
+    cls(random_state=0, max_iter=3, **kw).fit(Xs, y, sample_weight=w)
+    assert len(made) == 1

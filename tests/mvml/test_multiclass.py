@@ -83,16 +83,16 @@ def test_pair_statistics_are_sums_of_class_moments(metric):
     clf.fit(Xs, y)
     nys = clf.nystrom_
     problem = clf._build_problem(Xs, np.where(y[:, None] == np.arange(3), 1.0, -1.0))
-    moms = class_moments(nys, problem.Xs, y, 3)
+    moms = class_moments(nys, problem.row_data.Xs, y, 3)
     for i, j in ovo_pairs(3):
         sub, rows = pair_problem(problem, y, i, j, moms)
         yp = np.where(y[rows] == i, 1.0, -1.0)[:, None]
         ref = nys.moments([X[rows] for X in Xs], yp)
-        np.testing.assert_allclose(sub.gram, ref.gram, atol=1e-10)
-        np.testing.assert_allclose(sub.cross, ref.cross, atol=1e-10)
-        np.testing.assert_allclose(sub.target_sq, [rows.size], atol=1e-12)
-        np.testing.assert_allclose(sub.feature_sum, ref.sum, atol=1e-10)
-        np.testing.assert_allclose(sub.feature_scatter, ref.centered_gram(), atol=1e-10)
+        np.testing.assert_allclose(sub.stats.gram, ref.gram, atol=1e-10)
+        np.testing.assert_allclose(sub.stats.cross, ref.cross, atol=1e-10)
+        np.testing.assert_allclose(sub.stats.target_sq, [rows.size], atol=1e-12)
+        np.testing.assert_allclose(sub.stats.feature_sum, ref.sum, atol=1e-10)
+        np.testing.assert_allclose(sub.stats.feature_scatter, ref.centered_gram(), atol=1e-10)
     # the fitted pair models are the solutions of those problems
     for k, (i, j) in enumerate(ovo_pairs(3)):
         sub, _ = pair_problem(problem, y, i, j, moms)
@@ -298,7 +298,7 @@ def test_nystrom_pairs_in_one_batch_equal_binary_solves(params):
     clf = MVMLClassifier(multi_class="ovo", n_landmarks=15, **kw).fit(Xs, y)
     assert clf.solver_ == "structured"
     problem = clf._build_problem(Xs, np.where(y[:, None] == np.arange(4), 1.0, -1.0))
-    moms = class_moments(clf.nystrom_, problem.Xs, y, 4)
+    moms = class_moments(clf.nystrom_, problem.row_data.Xs, y, 4)
     for k, (i, j) in enumerate(ovo_pairs(4)):
         sub, rows = pair_problem(problem, y, i, j, moms)
         assert rows.size < sub.dim

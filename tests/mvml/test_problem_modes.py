@@ -87,9 +87,9 @@ def test_nystrom_centring_equals_centred_features(rng, weighted):
     m = s @ U / s.sum()
     ybar = s @ nystrom.Y / s.sum()
     Uc, Yc = U - m, nystrom.Y - ybar
-    np.testing.assert_allclose(c.gram, Uc.T @ (s[:, None] * Uc), atol=1e-10)
-    np.testing.assert_allclose(c.cross, Uc.T @ (s[:, None] * Yc), atol=1e-10)
-    np.testing.assert_allclose(c.target_sq, s @ Yc**2, atol=1e-10)
+    np.testing.assert_allclose(c.stats.gram, Uc.T @ (s[:, None] * Uc), atol=1e-10)
+    np.testing.assert_allclose(c.stats.cross, Uc.T @ (s[:, None] * Yc), atol=1e-10)
+    np.testing.assert_allclose(c.stats.target_sq, s @ Yc**2, atol=1e-10)
     np.testing.assert_allclose(c.features(), Uc, atol=1e-12)
 
 
@@ -158,8 +158,8 @@ def test_subsets_and_their_coefficients(rng):
     for K, Ks in zip(full.Ks, fs.Ks):
         np.testing.assert_array_equal(Ks, K[np.ix_(rows, rows)])
     direct = FeatureMoments.from_features(U[rows], y, nystrom.sample_weight[rows])
-    np.testing.assert_allclose(ns.gram, direct.gram, atol=1e-10)
-    np.testing.assert_allclose(ns.cross.ravel(), np.ravel(direct.cross), atol=1e-10)
+    np.testing.assert_allclose(ns.stats.gram, direct.gram, atol=1e-10)
+    np.testing.assert_allclose(ns.stats.cross.ravel(), np.ravel(direct.cross), atol=1e-10)
     g = rng.standard_normal(2 * rows.size)
     lifted = full.subset_coefficients(g, rows)
     assert lifted.shape == (full.dim,)
@@ -183,4 +183,4 @@ def test_training_outputs_and_cov_metric(rng):
         nystrom.cov_metric(), Ub.T @ full.cov_metric() @ Ub, rtol=1e-8, atol=1e-10
     )
     assert full.with_views(None) is full
-    assert nystrom.with_views(None).Xs is None and nystrom.Xs is not None
+    assert nystrom.with_views(None).row_data.Xs is None and nystrom.row_data.Xs is not None

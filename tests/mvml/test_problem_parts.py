@@ -6,6 +6,7 @@ BLAS threads)."""
 
 from __future__ import annotations
 
+import sys
 from contextlib import nullcontext
 from dataclasses import FrozenInstanceError, fields, replace
 
@@ -51,10 +52,11 @@ def test_the_statistics_part_holds_the_moments():
     np.testing.assert_allclose(st.target_sum, Y.sum(axis=0), atol=1e-12)
     Uc = U - U.mean(axis=0)
     np.testing.assert_allclose(st.feature_scatter, Uc.T @ Uc, atol=1e-10)
-    # the shortcuts read the parts
-    assert problem.gram is st.gram and problem.cross is st.cross
-    assert problem.feature_map is nys and problem.Xs is Xs and problem.U is None
     assert problem.row_data == FeatureRows(nys, Xs=Xs)
+    assert problem.row_data.feature_map is nys and problem.row_data.Xs is Xs
+    # the parts are the problem's one surface: no field of theirs forwarded
+    for name in {f.name for f in fields(NystromStatistics)} | {"feature_map", "Xs", "U"}:
+        assert not hasattr(problem, name), name
     assert problem.data is IN_MEMORY
 
 
@@ -63,10 +65,10 @@ def test_a_missing_part_is_a_clear_error():
     rows: asking for the missing part names it (not a None deep inside a product)."""
     Xs, y = _data()
     hinge = MVMLSVC(n_landmarks=P, random_state=0, joint_view=False)._build_problem(Xs, y[:, None])
-    assert hinge.statistics is None and hinge.U.shape == (N, 2 * P)
+    assert hinge.statistics is None and hinge.row_data.U.shape == (N, 2 * P)
     for read in (
         lambda p: p.stats,
-        lambda p: p.cross,
+        lambda p: p.stats.cross,
         lambda p: p.squared_residual(0, np.zeros(p.dim), np.full(2, 0.5)),
         lambda p: p.weighted_statistics(np.full(2, 0.5)),
         lambda p: p.cov_metric(),
@@ -79,7 +81,7 @@ def test_a_missing_part_is_a_clear_error():
     assert stats_only.squared_residual(0, np.zeros(problem.dim), np.full(2, 0.5)) > 0
     for read in (
         lambda p: p.row_data,
-        lambda p: p.U,
+        lambda p: p.row_data.U,
         lambda p: p.features(),
         lambda p: p.view_outputs(np.zeros(p.dim)),
         lambda p: p.subset(np.arange(5), Y[:5]),
@@ -116,8 +118,8 @@ def test_subset_and_centring_act_on_the_parts(weighted):
     s = np.ones(rows.size) if problem.sample_weight is None else problem.sample_weight[rows]
     np.testing.assert_allclose(sub.stats.gram, U.T @ (s[:, None] * U), atol=1e-10)
     np.testing.assert_allclose(sub.stats.cross, U.T @ (s[:, None] * Y[rows]), atol=1e-10)
-    assert sub.feature_map is nys and sub.data is problem.data
-    np.testing.assert_array_equal(sub.Xs[1], Xs[1][rows])
+    assert sub.row_data.feature_map is nys and sub.data is problem.data
+    np.testing.assert_array_equal(sub.row_data.Xs[1], Xs[1][rows])
     c = problem.centred()
     assert c.feature_rows is problem.feature_rows and c.statistics is not problem.statistics
     np.testing.assert_allclose(c.stats.gram, problem.stats.feature_scatter, atol=1e-12)
@@ -125,14 +127,14 @@ def test_subset_and_centring_act_on_the_parts(weighted):
     # the rows-only problem of a loss that reads the rows: its subset reads the rows only
     hinge = NystromProblem(N, 2, P, Y, feature_rows=FeatureRows(nys, U=nys.transform(Xs)))
     sub = hinge.subset(rows, Y[rows])
-    assert sub.statistics is None and np.array_equal(sub.U, nys.transform(Xs)[rows])
+    assert sub.statistics is None and np.array_equal(sub.row_data.U, nys.transform(Xs)[rows])
 
 
 def test_from_rows_statistics_have_no_gram():
     problem, nys, Xs, Y = _statistics_problem()
     U = nys.transform(Xs)
     rows = NystromProblem.from_rows(U, Y, nys)
-    assert rows.stats.gram is None and rows.U is U
+    assert rows.stats.gram is None and rows.row_data.U is U
     np.testing.assert_allclose(rows.stats.cross, problem.stats.cross, atol=1e-10)
     ref = FeatureMoments.from_features(U, Y)
     np.testing.assert_allclose(rows.stats.feature_sum, ref.sum, atol=1e-10)
@@ -160,6 +162,35 @@ def test_full_design_is_kept_without_mutating_the_problem():
     np.testing.assert_allclose(
         c.design(w), np.sqrt(sw)[:, None] * np.hstack([K / 3 for K in c.Ks]), atol=1e-14
     )
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("scale_rows", [True, False])
+def test_full_squared_residual_builds_no_design_at_learned_weights(
+    monkeypatch, weighted, scale_rows
+):
+    """``||y - W H g||^2``: at the fixed weights from the kept design (exactly its
+    product), at other weights from ``sum_l w_l K_l g_l`` without building the design
+    again, equal to the direct formula to rounding."""
+    rng = np.random.default_rng(2)
+    Ks = [np.cov(rng.normal(size=(N, 2 * N))) for _ in range(3)]
+    Y = rng.normal(size=(N, 2))
+    sw = rng.uniform(0.5, 2.0, N) if weighted else None
+    problem = MVMLProblem.full(Ks, Y, sw, scale_rows=scale_rows)
+    g = rng.normal(size=problem.dim)
+    w = np.full(3, 1.0 / 3)
+    r = problem.Y[:, 1] - problem.design(w) @ g
+    assert problem.squared_residual(1, g, w) == float(r @ r)  # the kept design, exactly
+    w2 = np.array([0.2, 0.3, 0.5])
+    s = np.sqrt(sw) if weighted and scale_rows else np.ones(N)
+    f = s * sum(a * K @ gl for a, K, gl in zip(w2, Ks, g.reshape(3, N)))
+    direct = float(np.sum((problem.Y[:, 0] - f) ** 2))
+
+    def no_design(*args):
+        raise AssertionError("the design was built")
+
+    monkeypatch.setattr(type(problem), "_design_of", no_design)
+    assert problem.squared_residual(0, g, w2) == pytest.approx(direct, rel=1e-12)
 
 
 # ---------------------------------------------------------------- the solver decision
@@ -220,15 +251,19 @@ def test_the_fit_reports_the_path_of_its_plan(solver, fitted):
 
 # ---------------------------------------------------------------- the data part, once per fit
 def _count_data_parts(monkeypatch):
+    """Every call of :func:`data_part`, from any module of the package that imported it."""
+    from mvkernels.mvml import _data_part
+
+    original = _data_part.data_part
     made = []
 
     def counted(*args, **kwargs):
-        made.append(_data_part(*args, **kwargs))
+        made.append(original(*args, **kwargs))
         return made[-1]
 
-    from mvkernels.mvml._data_part import data_part as _data_part
-
-    monkeypatch.setattr(_base, "data_part", counted)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("mvkernels") and getattr(module, "data_part", None) is original:
+            monkeypatch.setattr(module, "data_part", counted)
     return made
 
 
@@ -244,6 +279,56 @@ def test_the_problem_chain_chooses_the_data_part_once(monkeypatch, cls, solver):
     assert len(made) == 1 and problem.data is made[0]
 
 
+def _record_validated_parts(monkeypatch):
+    """The views, targets and data part where the views are validated."""
+    seen = []
+    original = _base._BaseMVML._validated_problem_data
+
+    def recorded(self, Xs, Y, mask, part, loss, context):
+        seen.append((Xs, Y, part))
+        return original(self, Xs, Y, mask, part, loss, context)
+
+    monkeypatch.setattr(_base._BaseMVML, "_validated_problem_data", recorded)
+    return seen
+
+
+@pytest.mark.parametrize("cls", [MVMLClassifier, MVMLRegressor, MVMLSVC])
+@pytest.mark.parametrize("data", ["numpy", "dask views", "dask targets", "full missing"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_fit_chooses_the_data_part_once(monkeypatch, cls, data, weighted):
+    """A whole fit (the joint view, weighted rows and labels, one-vs-one included) calls
+    ``data_part`` once, at its entry, and that part is the one of the validated views and
+    the targets that the problem is built from (after ``with_client_targets`` where a
+    weighted fit brings the targets to the client)."""
+    from mvkernels.mvml._data_part import data_part
+
+    Xs, y = _data()
+    if cls is MVMLRegressor:
+        y = y + np.linspace(0.0, 1.0, N)
+    kw = dict(n_landmarks=P, random_state=0, max_iter=3)  # joint_view="auto": on
+    if data in ("dask views", "dask targets"):
+        da = pytest.importorskip("dask.array")
+        if data == "dask views":
+            Xs = [da.from_array(X, chunks=(10, -1)) for X in Xs]
+        else:
+            y = da.from_array(y, chunks=10)
+    elif data == "full missing":  # full-kernel mode with a missing view: the completion
+        Xs[1] = Xs[1].copy()
+        Xs[1][:3] = np.nan
+        kw["n_landmarks"] = None
+    w = np.linspace(0.5, 2.0, N) if weighted else None
+    made = _count_data_parts(monkeypatch)
+    seen = _record_validated_parts(monkeypatch)
+    est = cls(**kw).fit(Xs, y, sample_weight=w)
+    assert len(made) == 1
+    assert est.n_views_ == 3  # the joint view was built on the fit's part
+    monkeypatch.undo()
+    [(Xv, Y, part)] = seen
+    assert part == data_part(Xv, Y)
+    assert part.lazy_views == (data == "dask views")
+    assert part.lazy_targets == (data == "dask targets" and not weighted)
+
+
 def test_dask_problem_keeps_the_fits_part():
     da = pytest.importorskip("dask.array")
     Xs, y = _data()
@@ -254,7 +339,7 @@ def test_dask_problem_keeps_the_fits_part():
     hinge = MVMLSVC(**kw)._build_problem(lazy, da.from_array(y[:, None], chunks=10))
     # the rows and targets gathered to the client: the views stay lazy
     assert hinge.data == DaskData(lazy_views=True, lazy_targets=False)
-    assert isinstance(hinge.Y, np.ndarray) and hinge.U.shape == (N, 2 * P)
+    assert isinstance(hinge.Y, np.ndarray) and hinge.row_data.U.shape == (N, 2 * P)
     assert DaskData(lazy_views=False, lazy_targets=True).with_client_targets() is IN_MEMORY
     assert IN_MEMORY.with_client_targets() is IN_MEMORY
 

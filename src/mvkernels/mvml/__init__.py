@@ -55,8 +55,9 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   path) and :mod:`._hinge_paths` (``HingePaths``, the hinge loss's); :mod:`._iterative`
   (the square loss's g-step by preconditioned conjugate gradient in Nystrom mode,
   ``solver="cg"``);
-* the data: :mod:`._data_part` (in memory or Dask, decided once from the validated
-  views and targets by ``data_part``: :class:`~._data_part.InMemoryData` or
+* the data: :mod:`._data_part` (in memory or Dask, decided once per fit, at its entry,
+  from the views and targets by ``data_part`` and carried on the fit's
+  :class:`~._fit_context.FitContext`: :class:`~._data_part.InMemoryData` or
   :class:`~._data_part.DaskData`, which the fit, a Nystrom problem (``problem.data``),
   prediction (from the test views) and the CV ask instead of testing the arrays:
   targets to the client, lazy target validation and label encoding, the BLAS threads,

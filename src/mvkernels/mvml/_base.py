@@ -340,10 +340,12 @@ class _BaseMVML(BaseEstimator):
         return self.__dict__.get("_joint_view_fitted", self.joint_view)
 
     # ------------------------------------------------------------------ fitting
-    def _fit_context(self) -> FitContext:
+    def _fit_context(self, data: DataPart | None = None) -> FitContext:
         """What the loss hooks of this fit read (:class:`~._fit_context.FitContext`): the
         problem builders, Algorithm 1's path, the initial metric, the rows' loss weights
-        (``_loss_weight``) and the row subsets of the problems solved."""
+        (``_loss_weight``), the row subsets of the problems solved and the fit's data part
+        ``data`` (decided once at the estimator's entry; None: where the views are
+        validated, :meth:`_problem_data`)."""
         return FitContext(
             name=type(self).__name__,
             problem_data=self._problem_data,
@@ -353,6 +355,7 @@ class _BaseMVML(BaseEstimator):
             loss_weight=self.__dict__.get("_loss_weight"),
             row_subsets=self._row_subsets,
             rows_to_columns=self._rows_to_columns,
+            data=data,
         )
 
     def _row_subsets(self) -> list[np.ndarray] | None:
@@ -365,24 +368,40 @@ class _BaseMVML(BaseEstimator):
         return column_rows(cols)
 
     def _build_problem(
-        self, X: Any, Y: np.ndarray, context: FitContext | None = None
+        self,
+        X: Any,
+        Y: np.ndarray,
+        context: FitContext | None = None,
+        loss: Loss | None = None,
     ) -> MVMLProblem:
-        """The problem of a fit, built by the loss (:meth:`Loss.build_problem
-        <mvkernels.mvml._losses.Loss.build_problem>`; by default :meth:`_problem_data`)
-        with the fit's ``context`` (None: :meth:`_fit_context`)."""
+        """The problem of a fit, built by the fit's ``loss`` (None: :meth:`_make_loss`;
+        :meth:`Loss.build_problem <mvkernels.mvml._losses.Loss.build_problem>`, by
+        default :meth:`_problem_data`) with the fit's ``context`` (None:
+        :meth:`_fit_context`)."""
         ctx = self._fit_context() if context is None else context
-        return self._make_loss().build_problem(ctx, X, Y)
+        return (self._make_loss() if loss is None else loss).build_problem(ctx, X, Y)
 
-    def _fold_problem(self, X: Any, Y: np.ndarray, loss_weight: np.ndarray | None) -> MVMLProblem:
+    def _fold_problem(
+        self,
+        X: Any,
+        Y: np.ndarray,
+        loss_weight: np.ndarray | None,
+        loss: Loss | None = None,
+    ) -> MVMLProblem:
         """:meth:`_build_problem` of a cross-validation fold, whose rows' loss weights are
-        ``loss_weight`` (None: unweighted), the fit's ``_loss_weight``."""
+        ``loss_weight`` (None: unweighted), the fit's ``_loss_weight``; ``loss``: the
+        fold's loss (None: :meth:`_make_loss`)."""
         self._loss_weight = loss_weight
-        return self._build_problem(X, Y)
+        return self._build_problem(X, Y, loss=loss)
 
-    def _problem_data(self, X: Any, Y: np.ndarray, context: FitContext) -> MVMLProblem:
-        """Validate the views, fit kernels / Nystrom map, build the problem data (the
-        Nystrom-mode problem: the loss's :meth:`Loss.nystrom_problem
+    def _problem_data(self, X: Any, Y: np.ndarray, context: FitContext, loss: Loss) -> MVMLProblem:
+        """Validate the views, fit kernels / Nystrom map, build the problem data of the
+        fit's ``loss`` (the loss whose :meth:`Loss.build_problem
+        <mvkernels.mvml._losses.Loss.build_problem>` asks for them; the Nystrom-mode
+        problem: its :meth:`Loss.nystrom_problem
         <mvkernels.mvml._losses.Loss.nystrom_problem>`, with the fit's ``context``).
+        The data part is the context's (``context.data``, decided at the estimator's
+        entry), else decided here, once, from the validated views and ``Y``.
 
         Dask views and/or targets (Nystrom mode only): the Nystrom map is fitted from
         sampled rows and ``C``, ``c``, ``y^T y`` come from one Dask reduction
@@ -394,11 +413,11 @@ class _BaseMVML(BaseEstimator):
         check_known_lengths(X)
         Xs = check_views(X, views=self.views, ensure_min_samples=2, allow_missing=True)
         n = Xs[0].shape[0]
-        part = data_part(Xs, Y)  # the one in-memory / Dask decision of the fit
+        # the one in-memory / Dask decision of the fit: at its entry, or here
+        part = data_part(Xs, Y) if context.data is None else context.data
         # the observed rows of each view (Dask views: one pass over their blocks)
         mask = observed_mask(Xs, min_observed=MIN_OBSERVED_ROWS)
         part.check_targets(Y, n)
-        loss = self._make_loss()
         # a loss whose problem data are thin products of the rows (the hinge loss's
         # features) builds them on the fit's BLAS threads (DataPart.fit_threads)
         with part.fit_threads(n) if loss.builds_on_fit_threads else nullcontext():
@@ -431,7 +450,7 @@ class _BaseMVML(BaseEstimator):
         # "auto": the joint view with 2 or more views and one kernel (kept: _joint_view)
         self._joint_view_fitted = fitted_joint_view(self.joint_view, n_input_views, kernel)
         if self._joint_view_fitted:  # one more view: all views together (see _joint.py)
-            Xs = joint_views(Xs, kernel)
+            Xs = joint_views(Xs, kernel, part)
             kernel, kernel_params = joint_kernel_spec(kernel, kernel_params, n_input_views)
             if mask is not None:  # the joint view is observed where every view is
                 mask = np.column_stack([mask, mask.all(axis=1)])
@@ -465,7 +484,7 @@ class _BaseMVML(BaseEstimator):
         self.kernel_params_ = kernel_params
         self._completion: tuple[BlockNystrom, np.ndarray] | None = None
         if self.n_landmarks is None and mask is not None:
-            return self._completed_full_problem(Xs, Y, mask, kernel, kernel_params, part)
+            return self._completed_full_problem(Xs, Y, mask, kernel, kernel_params, part, loss)
         if self.n_landmarks is None:
             kernels = make_view_kernels(kernel, kernel_params, v)
             part.refuse(
@@ -626,8 +645,11 @@ class _BaseMVML(BaseEstimator):
         kernel: Any,
         kernel_params: list,
         part: DataPart,
+        loss: Loss,
     ) -> MVMLProblem:
-        """Full-kernel mode with missing views: the completed low-rank kernels.
+        """Full-kernel mode with missing views: the completed low-rank kernels (``part``:
+        the fit's data part, ``loss``: the fit's loss, whose ``scales_rows`` the problem
+        follows).
 
         Each view's kernel is replaced by ``K^_l = U^_l U^_l^T``, with ``U^`` the block
         Nystrom features (``n_landmarks="auto"`` budget, landmarks from the rows where the
@@ -659,7 +681,7 @@ class _BaseMVML(BaseEstimator):
         self.nystrom_ = None
         self.n_features_view_ = list(nys.n_features_view_)
         self.n_landmarks_ = None
-        return MVMLProblem.full(Ks, Y, sw, scale_rows=self._make_loss().scales_rows)
+        return MVMLProblem.full(Ks, Y, sw, scale_rows=loss.scales_rows)
 
     def _initial_metric(self, problem: MVMLProblem) -> Metric:
         """``A0`` as a :class:`~mvkernels.mvml._metric.Metric` with its factorisation:
@@ -682,18 +704,26 @@ class _BaseMVML(BaseEstimator):
         :class:`~._cv_engine.CVEngine`)."""
         return CVEngine(self)
 
-    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[PathResult]:
-        """Run Algorithm 1 on ``problem`` for every target column; sets ``solver_``."""
-        return self._solve_path(problem, None, record_path)[0]
+    def _solve(
+        self, problem: MVMLProblem, record_path: bool = False, loss: Loss | None = None
+    ) -> list[PathResult]:
+        """Run Algorithm 1 on ``problem`` for every target column with the fit's ``loss``
+        (None: :meth:`_make_loss`); sets ``solver_``."""
+        return self._solve_path(problem, None, record_path, loss)[0]
 
     def _solve_path(
-        self, problem: MVMLProblem, grid: Any = None, record_path: bool = False
+        self,
+        problem: MVMLProblem,
+        grid: Any = None,
+        record_path: bool = False,
+        loss: Loss | None = None,
     ) -> list[list[PathResult]]:
         """:meth:`_solve` at every ``(alpha, eta)`` of ``grid`` (None: this estimator's
         own pair): one list of per-target results per pair. The dense reference path
         runs the whole grid as one batch (:func:`~._driver.reference_paths`, sharing
-        the first g-steps); the structured solvers run one pair at a time."""
-        loss = self._make_loss()
+        the first g-steps); the structured solvers run one pair at a time. ``loss``: the
+        fit's loss (None: :meth:`_make_loss`)."""
+        loss = self._make_loss() if loss is None else loss
         pairs = [(loss.alpha, loss.eta)] if grid is None else list(grid)
         T = problem.n_targets
         with serial_blas(problem.dim):
@@ -717,13 +747,17 @@ class _BaseMVML(BaseEstimator):
                 r.intercept = float(b)
         return per_pair
 
-    def _fit_targets(self, X: Any, Y: np.ndarray) -> _BaseMVML:
+    def _fit_targets(self, X: Any, Y: np.ndarray, part: DataPart | None = None) -> _BaseMVML:
         """Fit one independent MVML problem per column of ``Y`` (shared kernels / C);
-        the rows' loss weights: ``_loss_weight`` (see :meth:`_weighted_rows`)."""
+        the rows' loss weights: ``_loss_weight`` (see :meth:`_weighted_rows`). ``part``:
+        the fit's data part, decided at the estimator's entry (None: where the views are
+        validated). One loss (:meth:`_make_loss`) serves the whole fit: its problem, its
+        solve and its fitted attributes."""
         self._check_params()
-        ctx = self._fit_context()
-        problem = self._build_problem(X, Y, ctx)
-        results = self._solve(problem)
+        loss = self._make_loss()
+        ctx = self._fit_context(part)
+        problem = self._build_problem(X, Y, ctx, loss)
+        results = self._solve(problem, loss=loss)
         with serial_blas(problem.dim):
             min_eigs = np.array([r.metric.min_eigenvalue() for r in results])
         learned = metric_kind(self.metric).learned or self.learn_weights
@@ -756,9 +790,7 @@ class _BaseMVML(BaseEstimator):
             )
         self._set_public_attributes()
         # the loss's own attributes
-        attrs = self._make_loss().fitted_attributes(
-            ctx, self._fit_states, self._histories, self.n_samples_fit_
-        )
+        attrs = loss.fitted_attributes(ctx, self._fit_states, self._histories, self.n_samples_fit_)
         for name, value in attrs.items():
             setattr(self, name, value)
         return self

@@ -132,13 +132,14 @@ class CVEngine:
     ) -> MVMLProblem:
         """The problem of the training views ``Xtr`` (the fold's kernels, fitted on the
         estimator) with targets ``Y`` and the rows' loss weights ``loss_weight`` (None:
-        unweighted)."""
-        return self.estimator._fold_problem(Xtr, Y, loss_weight)
+        unweighted), built by this engine's :attr:`loss` (one loss per fold)."""
+        return self.estimator._fold_problem(Xtr, Y, loss_weight, self.loss)
 
     def solve_path(self, problem: MVMLProblem, grid: list) -> list[list[PathResult]]:
         """Algorithm 1 on ``problem`` at every ``(alpha, eta)`` of ``grid``, each result
-        with its recorded path (one list of per-target results per pair)."""
-        return self.estimator._solve_path(problem, grid, record_path=True)
+        with its recorded path (one list of per-target results per pair), solved by this
+        engine's :attr:`loss`."""
+        return self.estimator._solve_path(problem, grid, record_path=True, loss=self.loss)
 
     def outputs(self, G: np.ndarray, offset: np.ndarray | None, X: list) -> np.ndarray:
         """Outputs ``(n_rows, T)`` on the views ``X`` of weighted coefficients ``G``

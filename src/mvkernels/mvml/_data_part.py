@@ -22,13 +22,18 @@ in-memory data (:meth:`~DataPart.refuse`), the BLAS-thread context of a fit
 (:meth:`~DataPart.row_outputs`). :func:`map_rows` applies a row-wise function to an
 output that is already computed (NumPy) or lazy (Dask), deciding from that output.
 
-**Decided once per fit.** The estimator's problem data (``_BaseMVML._problem_data``)
-calls :func:`data_part` once, where the views are validated, and passes the part down: to
+**Decided once per fit.** The estimator's ``fit`` calls :func:`data_part` once, at its
+entry, on the views and targets it is given (a weighted fit, which brings its targets to
+the client, takes :meth:`~DataPart.with_client_targets` of it), and carries the part on
+the fit's :class:`~mvkernels.mvml._fit_context.FitContext` (``data``). The problem data
+(``_BaseMVML._problem_data``, where the views are validated) take it from there (a
+problem built outside a fit decides there, once) and pass it down: to the joint view,
 the loss's ``nystrom_problem`` hook, the statistics problem and the
 :class:`~mvkernels.mvml._problem.NystromProblem` (its ``data`` field), whose steps ask it
 (:meth:`NystromProblem.with_client_rows
 <mvkernels.mvml._problem.NystromProblem.with_client_rows>` takes
-:meth:`~DataPart.with_client_targets` once a loss has gathered the rows).
+:meth:`~DataPart.with_client_targets` once a loss has gathered the rows). Prediction
+decides from the test views, once per call.
 
 **BLAS threads** (:meth:`~DataPart.fit_threads`), one rule for every fit and the CV: the
 client's thin products (kernel rows, features, moments, the bandwidth heuristic) run on
@@ -343,7 +348,10 @@ class DaskData(DataPart):
 
     def side_by_side(self, Xs: Any, block_fn: Any) -> Any:
         """The views' columns side by side, lazily: ``block_fn`` on each aligned row block
-        of the views (the views' row chunks, one column chunk)."""
+        of the views (the views' row chunks, one column chunk); views in memory (only the
+        targets lazy) as :class:`InMemoryData` does."""
+        if not self.lazy_views:
+            return super().side_by_side(Xs, block_fn)
         da = require_dask()
         aligned, _ = as_aligned_views(Xs)
         width = sum(int(V.shape[1]) for V in aligned)

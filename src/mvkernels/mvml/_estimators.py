@@ -19,7 +19,6 @@ from .._validation import (
 from ._base import (
     _BaseMVML,
     mvml_constraints,
-    regression_targets,
 )
 from ._data_part import DataPart, data_part, map_rows
 from ._multiclass import (
@@ -313,10 +312,13 @@ class MVMLRegressor(RegressorMixin, _BaseMVML):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = validate_array_input(self, X, reset=True)
+        part = data_part(X, y)  # in memory or Dask, decided once for the fit
+        if sample_weight is not None:  # weighted: the targets come to the client
+            part = part.with_client_targets()
         X, y, _ = self._weighted_rows(X, y, sample_weight)
-        Y, self._single_output = regression_targets(y)
+        Y, self._single_output = part.regression_targets(y)  # lazy y: checked by block
         self.n_outputs_ = int(Y.shape[1])
-        return self._fit_targets(X, Y)
+        return self._fit_targets(X, Y, part)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -573,7 +575,7 @@ feature_relevance_
             self.classes_, Y = part.lazy_class_targets(y)
             check_classification_targets(self.classes_)
             self._check_n_classes()
-            return self._fit_targets(X, Y)
+            return self._fit_targets(X, Y, part)
         y = column_or_1d(np.asarray(y), warn=True)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
@@ -582,7 +584,7 @@ feature_relevance_
             self._ovo_pairs = ovo_pairs(len(self.classes_))
         self._apply_class_weight(yi, self.__dict__.get("_labels_seen"))
         Y = self._encode_targets(yi, len(self.classes_))
-        return self._fit_targets(X, Y)
+        return self._fit_targets(X, Y, part)
 
     def _check_n_classes(self) -> None:
         check_n_classes(self)

@@ -125,8 +125,9 @@ class FitContext:
     name : str
         The estimator's class name, for messages and warnings.
     problem_data : callable
-        ``problem_data(X, Y, context)``: the views validated, the kernels or the Nystrom
-        map fitted, the problem built (the Nystrom-mode problem through the loss's
+        ``problem_data(X, Y, context, loss)``: the views validated, the kernels or the
+        Nystrom map fitted, the problem of the fit's ``loss`` built (the loss that asks:
+        its ``build_problem`` passes itself; the Nystrom-mode problem through its
         ``nystrom_problem`` hook, with this context).
     statistics_problem : callable
         ``statistics_problem(nys, Xs, Y, complete, data)``: the Nystrom-mode problem of
@@ -151,6 +152,12 @@ class FitContext:
     rows_to_columns : callable, default=column_rows
         ``rows_to_columns(cols)``: per-problem row vectors (e.g. the hinge loss's
         multipliers) as an ``(n, T)`` array, zero off each problem's rows.
+    data : DataPart or None, default=None
+        The fit's data part (:class:`~mvkernels.mvml._data_part.DataPart`), decided once
+        at the estimator's entry from the views and targets given to ``fit`` (after
+        :meth:`~mvkernels.mvml._data_part.DataPart.with_client_targets` where a weighted
+        fit brings its targets to the client) and read by ``problem_data``; None: decided
+        there, from the validated views and targets (a problem built outside a fit).
 
     Examples
     --------
@@ -167,10 +174,11 @@ class FitContext:
     """
 
     name: str
-    problem_data: Callable[[Any, Any, FitContext], MVMLProblem]
+    problem_data: Callable[[Any, Any, FitContext, Any], MVMLProblem]
     statistics_problem: Callable[[Any, list, Any, bool, DataPart], MVMLProblem]
     solve_path: Callable[[MVMLProblem, Sequence | None, bool], list[list[PathResult]]]
     initial_metric: Callable[[MVMLProblem], Metric]
     loss_weight: np.ndarray | None = None
     row_subsets: Callable[[], list[np.ndarray] | None] = no_row_subsets
     rows_to_columns: Callable[[list[np.ndarray]], np.ndarray] = column_rows
+    data: DataPart | None = None

@@ -50,14 +50,14 @@ __all__ = [
 DASK_GATHER_MAX_BYTES = 2 * 1024**3
 
 
-def hinge_problem(ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
-    """The problem of the hinge-loss fit of context ``ctx`` on views ``X`` and targets
-    ``Y``: its problem data (``ctx.problem_data``, built on the fit's BLAS threads,
-    ``HingeLoss.builds_on_fit_threads``: one thread up to
+def hinge_problem(loss: Any, ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
+    """The problem of the hinge-loss fit (of loss ``loss``) of context ``ctx`` on views
+    ``X`` and targets ``Y``: its problem data (``ctx.problem_data``, built on the fit's
+    BLAS threads, ``HingeLoss.builds_on_fit_threads``: one thread up to
     :data:`~mvkernels._threads.SERIAL_BLAS_MAX_SIZE` rows unless the targets are lazy);
     on Dask input (the problem's data part), with the training features ``U`` and ``Y``
     gathered to the client (see the module docstring)."""
-    problem = ctx.problem_data(X, Y, ctx)
+    problem = ctx.problem_data(X, Y, ctx, loss)
     if not isinstance(problem, NystromProblem) or problem.data.in_memory:
         return problem
     n, dim, T = problem.n_samples, problem.dim, problem.n_targets

@@ -130,7 +130,7 @@ class HingeLoss(Loss):
     def build_problem(self, ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
         """The problem data on the fit's BLAS threads, the rows gathered on Dask input
         (:func:`~mvkernels.mvml._hinge_fit.hinge_problem`)."""
-        return hinge_problem(ctx, X, Y)
+        return hinge_problem(self, ctx, X, Y)
 
     def nystrom_problem(
         self,

@@ -41,7 +41,7 @@ from .._arrays import observed_rows
 from .._kernel_families import names_precomputed
 from .._validation import ValidatedViews
 from ..nystrom import BlockNystrom, FeatureMoments
-from ._data_part import data_part
+from ._data_part import DataPart, data_part
 
 __all__ = [
     "JOINT_ONLY",
@@ -147,16 +147,18 @@ def fitted_joint_view(joint_view: bool | str, n_views: int, kernel: Any) -> bool
     return joint_view
 
 
-def joint_views(Xs: list, kernel: Any) -> list:
+def joint_views(Xs: list, kernel: Any, part: DataPart | None = None) -> list:
     """The views followed by the joint view (the concatenation, or for precomputed
     kernels the elementwise product of the Gram / cross-kernel matrices). A sample with
     a missing view (NaN row) has a missing joint view; sparse views give a CSR joint view.
-    Validated views (:class:`~mvkernels._validation.ValidatedViews`) stay validated."""
-    J = _joint_view(Xs, kernel)
+    Validated views (:class:`~mvkernels._validation.ValidatedViews`) stay validated.
+    ``part``: the fit's data part (:class:`~mvkernels.mvml._data_part.DataPart`, whose
+    ``side_by_side`` builds the concatenation); None: decided from ``Xs``."""
+    J = _joint_view(Xs, kernel, part)
     return Xs.with_view(J) if isinstance(Xs, ValidatedViews) else [*Xs, J]
 
 
-def _joint_view(Xs: list, kernel: Any) -> Any:
+def _joint_view(Xs: list, kernel: Any, part: DataPart | None) -> Any:
     if len(Xs) < 2:
         raise ValueError(
             f"joint_view=True needs at least 2 views (the joint view is a kernel on all "
@@ -181,7 +183,7 @@ def _joint_view(Xs: list, kernel: Any) -> Any:
         for K in Xs[1:]:
             J = J * K
         return J
-    return data_part(Xs).side_by_side(Xs, _joint_block)
+    return (data_part(Xs) if part is None else part).side_by_side(Xs, _joint_block)
 
 
 def _joint_block(*blocks: np.ndarray) -> np.ndarray:

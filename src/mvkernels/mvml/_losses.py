@@ -117,7 +117,7 @@ class Loss:
     step_size: float | str
     fit_intercept: bool
 
-    #: the g-step reads the training rows' features (``problem.U`` / ``problem.Xs``), not
+    #: the g-step reads the training rows' features (``problem.row_data``), not
     #: only the sufficient statistics: on Dask input they are gathered to the client
     needs_rows: bool = False
     #: folds of a cross-validation may run in parallel threads
@@ -144,10 +144,10 @@ class Loss:
     def build_problem(self, ctx: FitContext, X: Any, Y: Any) -> MVMLProblem:
         """The problem of the fit of context ``ctx`` on views ``X`` and targets ``Y``:
         here its problem data as they are (``ctx.problem_data``: the views validated, the
-        kernels or the Nystrom map fitted, then :meth:`nystrom_problem`). A loss that
-        builds it otherwise (the hinge loss: on one BLAS thread, its rows gathered on
-        Dask input) overrides this."""
-        return ctx.problem_data(X, Y, ctx)
+        kernels or the Nystrom map fitted, then :meth:`nystrom_problem` of this loss). A
+        loss that builds it otherwise (the hinge loss: on one BLAS thread, its rows
+        gathered on Dask input) overrides this."""
+        return ctx.problem_data(X, Y, ctx, self)
 
     def nystrom_problem(
         self,

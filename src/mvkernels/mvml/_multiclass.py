@@ -506,15 +506,20 @@ class OneVsOneMixin:
         Y_rows = one_vs_all_targets(yi, Y.shape[1])
         return super()._training_moments(nys, Xs, Y_rows).symmetrize()  # type: ignore[misc]
 
-    def _solve(self, problem: MVMLProblem, record_path: bool = False) -> list[PathResult]:
+    def _solve(
+        self, problem: MVMLProblem, record_path: bool = False, loss: Any = None
+    ) -> list[PathResult]:
+        """The fit's problems (one-vs-one: the pairs') solved with the fit's ``loss``
+        (None: ``_make_loss()``)."""
         moms = self.__dict__.pop("_ovo_class_moments", None)
         solve = super()._solve  # type: ignore[misc]
         if not self._ovo_active():
-            return solve(problem, record_path)
+            return solve(problem, record_path, loss)
         yi = np.argmax(np.asarray(problem.Y), axis=1)
         # the class index of every row (the pairs' rows follow: _ovo_rows), not the rows
         self._ovo_labels = yi.astype(np.min_scalar_type(np.asarray(problem.Y).shape[1]))
-        loss = self._make_loss()  # type: ignore[attr-defined]
+        if loss is None:
+            loss = self._make_loss()  # type: ignore[attr-defined]
         if (
             problem.feature_space
             and loss.solver_plan.direct_structured
@@ -527,7 +532,7 @@ class OneVsOneMixin:
             # (the hinge loss: Loss.fit_row_subsets); the pairs read the features U, so
             # their problems take no copy of their rows of the views
             feats = feature_problem(problem)  # (the row subsets share the feature rows)
-            rows_only = feats.with_views(None) if feats.U is not None else feats
+            rows_only = feats.with_views(None) if feats.row_data.U is not None else feats
             subs = [pair_problem(rows_only, yi, i, j, moms)[0] for i, j in self._ovo_pairs]
             self.solver_ = "structured"
             with serial_blas(problem.dim):
@@ -541,7 +546,7 @@ class OneVsOneMixin:
                     results.append(r)
                     continue
             sub, rows = pair_problem(problem, yi, i, j, moms)
-            (r,) = solve(sub, record_path)
+            (r,) = solve(sub, record_path, loss)
             # full mode: g on the pair's rows -> every training row
             results.append(replace(r, g=problem.subset_coefficients(r.g, rows)))
         return results
@@ -564,7 +569,8 @@ class OneVsOneMixin:
         problem = feature_problem(problem)
         dim = problem.dim
         pair_rows = self._ovo_rows
-        U = problem.U
+        feature_rows = feature_problem(problem).row_data
+        U = feature_rows.U
         if (
             U is None
             and problem.sample_weight is None
@@ -577,7 +583,7 @@ class OneVsOneMixin:
             sub: MVMLProblem
             if U is not None and problem.sample_weight is None and rows.size < dim:
                 y = np.where(yi[rows] == i, 1.0, -1.0)[:, None]
-                sub = MVMLProblem.from_rows(U[rows], y, problem.feature_map)
+                sub = MVMLProblem.from_rows(U[rows], y, feature_rows.feature_map)
                 feats.append(U[rows])
             else:
                 sub, _ = pair_problem(problem, yi, i, j, moms)
@@ -605,7 +611,7 @@ class OneVsOneMixin:
         ):
             return None
         feats = feature_problem(problem)
-        if feats.U is None and not feats.data.in_memory:
+        if feats.row_data.U is None and not feats.data.in_memory:
             return None
         if min(rows.size for rows in self._ovo_rows) >= feats.dim:
             return None
@@ -658,7 +664,9 @@ class _RidgeRowForm:
         self.loss = loss
         self.dim = problem.dim
         self.intercept = bool(loss.fit_intercept)
-        U = problem.U if problem.U is not None else problem.features()
+        U = problem.row_data.U
+        if U is None:
+            U = problem.features()
         # a common shift leaves every centred pair unchanged and keeps the entries small
         self.shift = U.mean(axis=0) if self.intercept else np.zeros(self.dim)
         self.U = U - self.shift if self.intercept else U

@@ -396,7 +396,22 @@ class FullProblem(MVMLProblem):
         return Z.T @ Z, Z.T @ self.Y[:, t]
 
     def squared_residual(self, t: int, g: np.ndarray, w: np.ndarray) -> float:
-        r = self.Y[:, t] - self.design(w) @ g
+        """``||y_t - W H g||^2`` (eq. 7's data term): the kept design of the fixed view
+        weights times ``g``, or at other weights (``learn_weights``) the outputs
+        ``sum_l w_l K_l g_l`` (rows scaled by ``sqrt(s_i)`` with row scaling), without
+        building the ``n x nv`` design again (equal to rounding)."""
+        w = np.asarray(w, dtype=np.float64)
+        if np.array_equal(w, self._uniform_weights()):
+            f = self._uniform_design @ g
+        else:
+            b = self.block_size
+            f = w[0] * (self.Ks[0] @ g[:b])
+            for l in range(1, self.n_views):
+                f += w[l] * (self.Ks[l] @ g[l * b : (l + 1) * b])
+            s = self._row_scale()
+            if s is not None:
+                f *= s
+        r = self.Y[:, t] - f
         return float(r @ r)
 
     def ridge_system(
@@ -561,10 +576,9 @@ class NystromProblem(MVMLProblem):
         or Dask.
 
     :attr:`stats` and :attr:`row_data` give the parts, with a clear
-    :class:`MissingPartError` where the problem was built without one; the read-only
-    shortcuts ``gram``, ``cross``, ``feature_sum``, ``target_sq``, ``feature_scatter``,
-    ``target_sum`` (of :attr:`stats`) and ``feature_map``, ``Xs``, ``U`` (of
-    :attr:`row_data`) read them the same way.
+    :class:`MissingPartError` where the problem was built without one: read ``C`` as
+    ``problem.stats.gram``, the features as ``problem.row_data.U`` (the parts are the
+    problem's one surface; it forwards none of their fields).
 
     Examples
     --------
@@ -575,7 +589,7 @@ class NystromProblem(MVMLProblem):
     >>> Xs = [rng.normal(size=(20, 2)), rng.normal(size=(20, 3))]
     >>> nys = BlockNystrom(n_landmarks=5, random_state=0).fit(Xs)
     >>> problem = MVMLProblem.from_rows(nys.transform(Xs), np.ones((20, 1)), nys)
-    >>> problem.mode, problem.dim, problem.stats.gram is None, problem.U.shape
+    >>> problem.mode, problem.dim, problem.stats.gram is None, problem.row_data.U.shape
     ('nystrom', 10, True, (20, 10))
     """
 
@@ -611,51 +625,6 @@ class NystromProblem(MVMLProblem):
                 "or U) to MVMLProblem.from_moments for a loss or step that reads the rows"
             )
         return self.feature_rows
-
-    @property
-    def gram(self) -> np.ndarray | None:
-        """``C`` (:attr:`NystromStatistics.gram`; None: statistics without it)."""
-        return self.stats.gram
-
-    @property
-    def cross(self) -> np.ndarray:
-        """``c`` (:attr:`NystromStatistics.cross`)."""
-        return self.stats.cross
-
-    @property
-    def feature_sum(self) -> np.ndarray:
-        """``sum u`` (:attr:`NystromStatistics.feature_sum`)."""
-        return self.stats.feature_sum
-
-    @property
-    def target_sq(self) -> np.ndarray:
-        """``y_t^T y_t`` (:attr:`NystromStatistics.target_sq`)."""
-        return self.stats.target_sq
-
-    @property
-    def feature_scatter(self) -> np.ndarray | None:
-        """:attr:`NystromStatistics.feature_scatter`."""
-        return self.stats.feature_scatter
-
-    @property
-    def target_sum(self) -> np.ndarray | None:
-        """:attr:`NystromStatistics.target_sum`."""
-        return self.stats.target_sum
-
-    @property
-    def feature_map(self) -> BlockNystrom:
-        """:attr:`FeatureRows.feature_map`."""
-        return self.row_data.feature_map
-
-    @property
-    def Xs(self) -> list | None:
-        """:attr:`FeatureRows.Xs`."""
-        return self.row_data.Xs
-
-    @property
-    def U(self) -> np.ndarray | None:
-        """:attr:`FeatureRows.U`."""
-        return self.row_data.U
 
     def with_rows(self, Xs: list | None, U: np.ndarray | None) -> NystromProblem:
         """The problem with the training views ``Xs`` and features ``U`` (either may be

@@ -266,7 +266,7 @@ class _NystromFolds:
         # fit_intercept: the fold's centred problem (means of its training rows);
         # a loss that fits its offsets from the rows (the hinge loss) reads them
         problem = loss.with_intercept(problem)
-        if self.fs.fit_intercept and loss.needs_rows and problem.U is None:
+        if self.fs.fit_intercept and loss.needs_rows and problem.row_data.U is None:
             problem = problem.with_rows(Xtr, None if U_all is None else U_all[tr, :width])
         rows = None
         if U_all is not None and tr.size < width and lw_tr is None:
