@@ -10,7 +10,8 @@ A newcomer compares the defaults first. This script fits, side by side on the sa
   (breast cancer in 3 standardised views of 10 columns: means / standard errors / worst
   values, 4 stratified outer folds; nutrimouse genotype, 6 draws of 30 mice) and the small
   draws of ``bench_small_data.py`` (6 draws each: uWave and digits with 4 classes x 10
-  rows, uWave with 8 classes x 10 rows, digits with 10 classes x 10 and x 20 rows). The
+  rows, uWave with 8 classes x 10 rows, digits with 10 classes x 10 and x 20 rows; raw
+  uWave, views x and y in the sensor's units, 4 classes x 10 rows). The
   default is the setting that is within half a point of ``SVC()`` (or above it) on every
   set with the best mean at a comparable fit time (the last column: the total fit time over
   ``SVC()``'s); the table says where it is not.
@@ -66,6 +67,7 @@ from bench_small_data import (  # noqa: E402
     _draws_digits,
     _draws_nutrimouse,
     _draws_uwave,
+    _draws_uwave_raw,
     _views,
 )
 from bench_vs_sklearn import load_cases  # noqa: E402
@@ -210,6 +212,7 @@ def _sets():
     yield "uWave, 8 classes x 10 rows (6 draws)", list(_draws_uwave(6, n_classes=8))
     yield "digits, 10 classes x 10 rows (6 draws)", list(_draws_digits(6, n_classes=10))
     yield "digits, 10 classes x 20 rows (6 draws)", list(_draws_digits(6, 20, 10))
+    yield "raw uWave x, y, 4 classes x 10 rows (6 draws)", list(_draws_uwave_raw(6))
 
 
 def _reg_sets():
