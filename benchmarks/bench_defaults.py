@@ -85,7 +85,7 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / 
 CANDIDATES: list[tuple[type, str, dict]] = [
     (
         MVMLClassifier,
-        "MVMLClassifier() (default: joint_view='auto', alpha=0.1, bandwidth_factor=6)",
+        "MVMLClassifier() (default: joint_view='auto', alpha=0.1, bandwidth_factor=4)",
         {},
     ),
     (MVMLClassifier, "joint_view=False (the former default)", dict(joint_view=False)),
@@ -94,7 +94,8 @@ CANDIDATES: list[tuple[type, str, dict]] = [
         "joint_view=False, alpha=1, bandwidth_factor=4 (the default before)",
         dict(joint_view=False, alpha=1.0, bandwidth_factor=4.0),
     ),
-    (MVMLClassifier, "bandwidth_factor=4", dict(bandwidth_factor=4.0)),
+    (MVMLClassifier, "bandwidth_factor=3", dict(bandwidth_factor=3.0)),
+    (MVMLClassifier, "bandwidth_factor=6 (the former default)", dict(bandwidth_factor=6.0)),
     (MVMLClassifier, "bandwidth_factor=8", dict(bandwidth_factor=8.0)),
     (MVMLClassifier, "alpha=0.03", dict(alpha=0.03)),
     (MVMLClassifier, "alpha=0.3", dict(alpha=0.3)),
@@ -161,7 +162,7 @@ REG_CANDIDATES: list[tuple[dict, str]] = [
     ),
     (
         dict(bandwidth_factor=6.0, fit_intercept=False),
-        "the classifier's defaults (alpha=0.1, bandwidth_factor=6, fit_intercept=False)",
+        "the classifier's former defaults (alpha=0.1, bandwidth_factor=6, fit_intercept=False)",
     ),
     (dict(fit_intercept=False), "fit_intercept=False"),
     (dict(joint_view=False), "joint_view=False"),
