@@ -29,7 +29,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -39,6 +38,7 @@ import time
 import tracemalloc
 
 import numpy as np
+from _common import parser
 
 DIMS = (6, 4, 3)
 
@@ -216,7 +216,7 @@ def run_mode(args) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--n-samples", type=int, default=20_000_000)
     ap.add_argument(
         "--memory-n",

@@ -21,25 +21,15 @@ Run:  .venv/bin/python benchmarks/bench_engine.py [--against REV] [--repeat 3]
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import io
-import json
-import os
-import subprocess
-import sys
-import tarfile
-import tempfile
-from pathlib import Path
-from typing import Any
-
-ROOT = Path(__file__).resolve().parents[1]
+from _trees import PINNED, compare_main
 
 #: ``main`` before the engine refactoring (issue 33)
 BASE_COMMIT = "9946e0c"
 
 #: the timed cases, run in a subprocess against one tree (prints a JSON dict name -> CPU s)
-CASES = r"""
+CASES = (
+    PINNED
+    + r"""
 import json, sys, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
@@ -52,26 +42,19 @@ Xs, yy = [X[tr, :32], X[tr, 32:]], y[tr]
 rng = np.random.RandomState(0)
 R = [rng.randn(3000, 20), rng.randn(3000, 30)]
 yr = np.sin(R[0][:, 0]) + R[1][:, 1]
-# MVMLClassifier at the defaults of 9946e0c (alpha 1, bandwidth factor 4, no joint view;
-# they changed later) and MVMLSVC without the joint view, one-vs-rest (9946e0c has no
-# multi_class; the defaults are "auto" since): both trees fit the same problems
-old = dict(alpha=1.0, bandwidth_factor=4.0, joint_view=False, random_state=0)
-svc = dict(joint_view=False, random_state=0)
-if "multi_class" in MVMLSVC().get_params():
-    svc["multi_class"] = "ovr"
-# MVMLRegressor at the defaults of 9946e0c (they changed later: alpha 0.1, bandwidth
-# factor 1.5, the joint view and the intercept)
-reg = dict(alpha=1.0, bandwidth_factor=4.0, joint_view=False, random_state=0)
-if "fit_intercept" in MVMLRegressor().get_params():
-    reg["fit_intercept"] = False
+# the single fits at the defaults of 9946e0c (no joint view, no intercept, one-vs-rest;
+# they changed later), MVMLClassifier and MVMLRegressor also at its alpha 1 and bandwidth
+# factor 4: both trees fit the same problems; the CV estimators at each tree's defaults
+Classifier, SVC, Regressor = pinned(MVMLClassifier), pinned(MVMLSVC), pinned(MVMLRegressor)
+old = dict(alpha=1.0, bandwidth_factor=4.0, random_state=0)
 cases = {
-    "MVMLClassifier()": lambda: MVMLClassifier(**old).fit(Xs, yy),
-    "MVMLSVC()": lambda: MVMLSVC(**svc).fit(Xs, yy),
-    "MVMLClassifier(metric='sparse')": lambda: MVMLClassifier(metric="sparse", **old).fit(Xs, yy),
-    "MVMLClassifier(solver='dense', n_landmarks=0.2)": lambda: MVMLClassifier(
+    "MVMLClassifier()": lambda: Classifier(**old).fit(Xs, yy),
+    "MVMLSVC()": lambda: SVC(random_state=0).fit(Xs, yy),
+    "MVMLClassifier(metric='sparse')": lambda: Classifier(metric="sparse", **old).fit(Xs, yy),
+    "MVMLClassifier(solver='dense', n_landmarks=0.2)": lambda: Classifier(
         solver="dense", n_landmarks=0.2, **old
     ).fit(Xs, yy),
-    "MVMLRegressor(), 3000 rows": lambda: MVMLRegressor(**reg).fit(R, yr),
+    "MVMLRegressor(), 3000 rows": lambda: Regressor(**old).fit(R, yr),
     "MVMLClassifierCV()": lambda: MVMLClassifierCV(random_state=0).fit(Xs, yy),
     "MVMLSVCCV()": lambda: MVMLSVCCV(random_state=0).fit(Xs, yy),
 }
@@ -82,74 +65,25 @@ for name, fit in cases.items():
     out[name] = time.process_time() - t
 print(json.dumps(out))
 """
+)
 
 
-def export(rev: str, into: Path) -> Path:
-    """``src/mvkernels`` of ``rev`` (git archive) extracted under ``into``; returns the
-    folder to put on ``PYTHONPATH``."""
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", rev, "src/mvkernels"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(into, filter="data")
-        else:  # pragma: no cover - Python < 3.12
-            tar.extractall(into)
-    return into / "src"
-
-
-def run(src: Path, cases: str = CASES) -> Any:
-    """Run the script ``cases`` on the package tree ``src`` (one BLAS thread, a subprocess)
-    and return the JSON its last line prints."""
-    env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, "-c", cases], env=env, capture_output=True, text=True)
-    if done.returncode:  # the case's own traceback, not only the exit status
-        sys.exit(f"the timed cases failed on {src} (exit {done.returncode}):\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def _row(name: str, before: float | None, now: float) -> list[str]:
+    """A case's row: CPU seconds before and now, and their ratio."""
+    b = float("nan") if before is None else before
+    return [f"`{name}`", f"{b:.3f}", f"{now:.3f}", f"{now / b:.2f}"]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--against", default=BASE_COMMIT, help="commit to compare with")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per tree (minimum kept)")
-    parser.add_argument("--out", type=Path, help="also write the table (Markdown) here")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            old_src = export(args.against, Path(tmp))
-        except (subprocess.CalledProcessError, FileNotFoundError) as exc:
-            sys.exit(f"cannot export {args.against} from this repository's history: {exc}")
-        trees = {"before": old_src, "now": ROOT / "src"}
-        best: dict[str, dict[str, float]] = {k: {} for k in trees}
-        for _ in range(args.repeat):
-            for key, src in trees.items():
-                for name, t in run(src).items():
-                    best[key][name] = min(t, best[key].get(name, float("inf")))
-    head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    lines = [
-        "# The MVML engine before and after",
-        "",
-        f"Generated by `python benchmarks/bench_engine.py --against {args.against}` on "
-        f"{datetime.date.today()} ({os.cpu_count()} cores, load {load:.1f}; one BLAS "
-        f"thread; minimum CPU seconds of {args.repeat} runs per tree, trees alternating). "
-        f"`before`: {args.against}; `now`: {head}.",
-        "",
-        "| fit | before (s) | now (s) | now / before |",
-        "|---|---|---|---|",
-    ]
-    for name in best["now"]:
-        b, n = best["before"].get(name, float("nan")), best["now"][name]
-        lines.append(f"| `{name}` | {b:.3f} | {n:.3f} | {n / b:.2f} |")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    if args.out:
-        args.out.write_text(table)
+    compare_main(
+        __doc__,
+        script="bench_engine.py",
+        cases=CASES,
+        against=BASE_COMMIT,
+        title="The MVML engine before and after",
+        head=["fit", "before (s)", "now (s)", "now / before"],
+        row=_row,
+    )
 
 
 if __name__ == "__main__":

@@ -32,11 +32,10 @@ Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_mvml_cv.py
 
 from __future__ import annotations
 
-import argparse
-import os
 import time
 
 import numpy as np
+from _common import add_quick, cores, load_average, markdown_table, parser
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from mvkernels import MVMLClassifier, MVMLClassifierCV
@@ -56,9 +55,9 @@ def _timed(est, X, y):
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--data", default=None)
-    ap.add_argument("--quick", action="store_true", help="a 3 x 3 x 3 x max_iter sub-grid")
+    add_quick(ap, "a 3 x 3 x 3 x max_iter sub-grid")
     ap.add_argument("--max-iter", type=int, default=10)
     ap.add_argument("--landmarks", type=float, default=0.12)
     ap.add_argument(
@@ -74,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"uWave: {len(ytr)} train / {len(yte)} test, views {views}, "
         f"{len(np.unique(ytr))} classes; n_landmarks={args.landmarks:g}; "
-        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
+        f"load average {load_average():.1f} on {cores()} CPUs",
         flush=True,
     )
 
@@ -178,23 +177,28 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"GridSearchCV: {t_gs:.1f} s, test accuracy {rows[-1][3]:.4f}, best {gp}", flush=True)
 
-    print(
-        "\n| method | candidates | wall (s) | CPU (s) | wall / default fit | test accuracy "
-        "| chosen |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    for name, wall, cpu, acc, chosen, n_c in rows:
-        print(
-            f"| {name} | {n_c} | {wall:.2f} | {cpu:.2f} | {wall / t_def:.1f}x | {acc:.4f} | "
-            f"{chosen} |"
-        )
+    head = [
+        "method",
+        "candidates",
+        "wall (s)",
+        "CPU (s)",
+        "wall / default fit",
+        "test accuracy",
+        "chosen",
+    ]
+    body = [
+        [name, n_c, f"{wall:.2f}", f"{cpu:.2f}", f"{wall / t_def:.1f}x", f"{acc:.4f}", chosen]
+        for name, wall, cpu, acc, chosen, n_c in rows
+    ]
+    print()
+    print(markdown_table(head, body, aligned=False))
     print(
         f"\nMVMLClassifierCV: cv_time_ {cvest.cv_time_:.2f} s; CV / default fit = "
         f"{t_cv / t_def:.1f}x wall, {c_cv / c_def:.1f}x CPU (target <= 10x); test accuracy "
         f"{rows[1][3]:.4f} (target >= 0.94)"
     )
     print(
-        f"load average after the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+        f"load average after the run: {load_average():.1f} on {cores()} CPUs "
         "(shared machine: CPU time = process_time, the steadier measure under load)"
     )
     return 0

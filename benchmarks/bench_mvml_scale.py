@@ -14,7 +14,6 @@ made during fit, i.e. the algorithm's working memory on top of the input).
 
 from __future__ import annotations
 
-import argparse
 import resource
 import sys
 import time
@@ -22,6 +21,7 @@ import tracemalloc
 import warnings
 
 import numpy as np
+from _common import markdown_table, parser
 
 from mvkernels import MVMLRegressor
 
@@ -40,7 +40,7 @@ def make_data(n: int, random_state: int = 0):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--landmarks", type=int, default=200)
     ap.add_argument("--metric", default="dense", choices=["dense", "sparse", "identity", "cov"])
@@ -80,15 +80,27 @@ def main(argv=None) -> int:
         f"A~ {est.metric_.shape}, {est.n_iter_} iterations",
         flush=True,
     )
-    print(
-        "| n | views x landmarks | fit (s) | predict (s) | fit working memory (MiB, tracemalloc) "
-        "| peak RSS (MiB) | train R^2 | min eig(A~) |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    print(
-        f"| {args.n:,} | 3 x {args.landmarks} | {fit_s:.1f} | {pred_s:.1f} | "
-        f"{fit_peak / 2**20:.0f} | {rss:.0f} | {r2:.3f} | {est.metric_min_eigenvalue_:.3g} |"
-    )
+    head = [
+        "n",
+        "views x landmarks",
+        "fit (s)",
+        "predict (s)",
+        "fit working memory (MiB, tracemalloc)",
+        "peak RSS (MiB)",
+        "train R^2",
+        "min eig(A~)",
+    ]
+    row = [
+        f"{args.n:,}",
+        f"3 x {args.landmarks}",
+        f"{fit_s:.1f}",
+        f"{pred_s:.1f}",
+        f"{fit_peak / 2**20:.0f}",
+        f"{rss:.0f}",
+        f"{r2:.3f}",
+        f"{est.metric_min_eigenvalue_:.3g}",
+    ]
+    print(markdown_table(head, [row], aligned=False))
     ok = fit_s < 60 and rss < 2048
     print(f"target fit < 60 s and < 2 GB: {'met' if ok else 'NOT met'}")
     return 0

@@ -26,12 +26,11 @@ Run:  .venv/bin/python benchmarks/bench_mvml_solver.py [--repeats 3] [--max-iter
 
 from __future__ import annotations
 
-import argparse
-import os
 import time
 from typing import Any
 
 import numpy as np
+from _common import cores, load_average, markdown_table, parser
 from scipy.fft import dctn
 from sklearn.datasets import load_digits
 from sklearn.svm import SVC
@@ -91,7 +90,7 @@ def _best_fit(make: Any, X: Any, y: np.ndarray, repeats: int) -> tuple[Any, floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--repeats", type=int, default=3, help="runs per fast fit (best is kept)")
     ap.add_argument("--max-iter", type=int, default=10)
     ap.add_argument("--landmarks", type=float, default=0.2)
@@ -101,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"data: {len(ytr)} train / {len(yte)} test rows, {len(Xtr)} views "
         f"({', '.join(f'{nm} {X.shape[1]}' for nm, X in zip(VIEW_NAMES, Xtr))}), "
-        f"{len(np.unique(ytr))} classes; load average {os.getloadavg()[0]:.1f} "
-        f"on {os.cpu_count()} CPUs",
+        f"{len(np.unique(ytr))} classes; load average {load_average():.1f} "
+        f"on {cores()} CPUs",
         flush=True,
     )
 
@@ -122,16 +121,33 @@ def main(argv: list[str] | None = None) -> int:
         f"\n## 1. dense reference path vs structured solver (n_landmarks={args.landmarks:g}: "
         f"{p} per view, {p * len(Xtr)} features; max_iter={args.max_iter}, tol=None)\n"
     )
-    print("| solver | solver_ | fit wall (s) | fit CPU (s) | speed-up wall / CPU | test accuracy |")
-    print("|---|---|---|---|---|---|")
-    print(
-        f'| solver="dense" | {dense.solver_} | {t_dense:.3f} | {c_dense:.3f} | 1.0x / 1.0x | '
-        f"{dense.score(Xte, yte):.4f} |"
-    )
-    print(
-        f'| solver="auto" | {fast.solver_} | {t_fast:.3f} | {c_fast:.3f} | '
-        f"{t_dense / t_fast:.1f}x / {c_dense / c_fast:.1f}x | {fast.score(Xte, yte):.4f} |"
-    )
+    head = [
+        "solver",
+        "solver_",
+        "fit wall (s)",
+        "fit CPU (s)",
+        "speed-up wall / CPU",
+        "test accuracy",
+    ]
+    body = [
+        [
+            'solver="dense"',
+            dense.solver_,
+            f"{t_dense:.3f}",
+            f"{c_dense:.3f}",
+            "1.0x / 1.0x",
+            f"{dense.score(Xte, yte):.4f}",
+        ],
+        [
+            'solver="auto"',
+            fast.solver_,
+            f"{t_fast:.3f}",
+            f"{c_fast:.3f}",
+            f"{t_dense / t_fast:.1f}x / {c_dense / c_fast:.1f}x",
+            f"{fast.score(Xte, yte):.4f}",
+        ],
+    ]
+    print(markdown_table(head, body, aligned=False))
     print(
         f"\nmax |decision(dense) - decision(auto)| = {diff:.2e} "
         f"(relative to max |decision| {scale:.3g}: {diff / scale:.2e}); "
@@ -148,16 +164,21 @@ def main(argv: list[str] | None = None) -> int:
         f"\n## 2. default MVMLClassifier() vs SVC() on the concatenated views "
         f"(MVML: n_landmarks='auto' = {default.n_landmarks_} per view)\n"
     )
-    print("| estimator | fit wall (s) | fit CPU (s) | ratio to SVC wall / CPU | test accuracy |")
-    print("|---|---|---|---|---|")
-    print(f"| SVC() | {t_svc:.3f} | {c_svc:.3f} | 1.0x / 1.0x | {svc.score(Xte_cat, yte):.4f} |")
-    print(
-        f"| MVMLClassifier() | {t_default:.3f} | {c_default:.3f} | "
-        f"{t_default / t_svc:.1f}x / {c_default / c_svc:.1f}x | {default.score(Xte, yte):.4f} |"
-    )
+    head = ["estimator", "fit wall (s)", "fit CPU (s)", "ratio to SVC wall / CPU", "test accuracy"]
+    body = [
+        ["SVC()", f"{t_svc:.3f}", f"{c_svc:.3f}", "1.0x / 1.0x", f"{svc.score(Xte_cat, yte):.4f}"],
+        [
+            "MVMLClassifier()",
+            f"{t_default:.3f}",
+            f"{c_default:.3f}",
+            f"{t_default / t_svc:.1f}x / {c_default / c_svc:.1f}x",
+            f"{default.score(Xte, yte):.4f}",
+        ],
+    ]
+    print(markdown_table(head, body, aligned=False))
     print(f"target <= 10x SVC (wall): {'met' if t_default / t_svc <= 10 else 'NOT met'}")
     print(
-        f"\nload average after the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+        f"\nload average after the run: {load_average():.1f} on {cores()} CPUs "
         "(wall times on a shared machine; CPU time = process_time of the fit)"
     )
     return 0

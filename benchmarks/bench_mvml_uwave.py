@@ -13,12 +13,12 @@ Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_mvml_uwave
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
 
 import numpy as np
+from _common import markdown_table, parser
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
@@ -36,7 +36,7 @@ NAMES = {"dense": "MVML", "sparse": "MVMLsparse", "cov": "MVML_Cov", "identity":
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--data", default=None)
     ap.add_argument("--draws", type=int, default=2)
     ap.add_argument("--cv", action="store_true")
@@ -98,13 +98,19 @@ def main(argv=None) -> int:
                 flush=True,
             )
     print()
-    print("| method | landmarks | test accuracy (%) | paper (%) | fit time (s) | min eig(A~) |")
-    print("|---|---|---|---|---|---|")
-    for name, lev, acc, sd, paper, secs, lmin in rows:
-        print(
-            f"| {name} | {int(round(100 * lev))} % | {acc:.2f} +- {sd:.2f} | {paper:.2f} | "
-            f"{secs:.2f} | {lmin:.3g} |"
-        )
+    head = ["method", "landmarks", "test accuracy (%)", "paper (%)", "fit time (s)", "min eig(A~)"]
+    body = [
+        [
+            name,
+            f"{int(round(100 * lev))} %",
+            f"{acc:.2f} +- {sd:.2f}",
+            f"{paper:.2f}",
+            f"{secs:.2f}",
+            f"{lmin:.3g}",
+        ]
+        for name, lev, acc, sd, paper, secs, lmin in rows
+    ]
+    print(markdown_table(head, body, aligned=False))
     return 0
 
 

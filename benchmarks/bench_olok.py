@@ -21,13 +21,13 @@ Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_olok.py [-
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import add_quick, parser
 
 from mvkernels.olok import OLOKRegressor
 from mvkernels.reproduce import olok as R
@@ -58,10 +58,10 @@ def speed_vs_reference(X: np.ndarray, Y: np.ndarray, params: dict[str, Any]) -> 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--datasets", nargs="+", default=list(R.DATASETS), choices=R.DATASETS)
-    ap.add_argument("--quick", action="store_true", help="smaller hyperparameter grids")
+    add_quick(ap, "smaller hyperparameter grids")
     ap.add_argument("--data", default=None, help="data folder (default $MVKERNELS_DATA)")
     ap.add_argument("--figure", default="olok_fig1.png")
     ap.add_argument("--seed", type=int, default=0)

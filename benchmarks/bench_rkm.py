@@ -19,12 +19,12 @@ minute on 2 cores; SantaFe primal eig trains in under 20 s. Figures (paper Figs.
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import add_quick, parser
 
 from mvkernels import RKMForecaster
 from mvkernels.datasets import fetch_santafe, make_sum_of_sines
@@ -103,8 +103,8 @@ def stiefel_to_eig(
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+    ap = parser(__doc__)
+    add_quick(ap, "fewer Stiefel iterations, no primal Stiefel on SantaFe")
     ap.add_argument("--output", default="bench_rkm_out")
     ap.add_argument("--data", default=None)
     args = ap.parse_args()

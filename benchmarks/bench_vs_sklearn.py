@@ -31,14 +31,22 @@ Writes docs/results/benchmarks/vs_sklearn.md (``--out`` to change).
 
 from __future__ import annotations
 
-import argparse
-import os
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import (
+    RESULTS,
+    add_extra,
+    add_out,
+    add_quick,
+    machine,
+    markdown_table,
+    parser,
+    write_report,
+)
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import r2_score
@@ -56,14 +64,13 @@ from mvkernels import (
 )
 from mvkernels.datasets import load_digits_views, load_nutrimouse, load_sarcos, load_uwave
 from mvkernels.demo import (
-    aligned_markdown_table,
     corrupted_digits_views,
     estimator_from_spec,
     tuned_kernel_ridge,
     tuned_svc,
 )
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / "vs_sklearn.md"
+OUT = RESULTS / "vs_sklearn.md"
 
 
 def scale_gamma(X: np.ndarray) -> float:
@@ -315,8 +322,7 @@ def run(
                 flush=True,
             )
         if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(markdown(rows, notes, quick))
+            write_report(out, markdown(rows, notes, quick), say=False)
     return rows, notes
 
 
@@ -346,17 +352,6 @@ def targets(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def machine() -> str:
-    """Cores, BLAS threads and load: the conditions the times were taken under."""
-    from threadpoolctl import threadpool_info
-
-    blas = sorted({f"{i['internal_api']} {i['num_threads']}" for i in threadpool_info()})
-    return (
-        f"{os.cpu_count()} cores; thread pools (library, threads): {', '.join(blas) or 'none'}; "
-        f"load average {os.getloadavg()[0]:.1f} at the end of the run"
-    )
-
-
 def markdown(rows: list[dict[str, Any]], notes: list[str], quick: bool) -> str:
     head = ["Data set", "n train", "Method", "Accuracy / R^2", "Fit (s)", "x tuned", "Chosen"]
     body = [
@@ -382,7 +377,7 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], quick: bool) -> str:
         "",
         f"Machine: {machine()}.",
         "",
-        aligned_markdown_table(head, body),
+        markdown_table(head, body),
         "",
         "Targets (MVMLClassifierCV / MVMLRegressorCV at least as accurate as the tuned "
         "baseline, in at most 3x its time):",
@@ -395,8 +390,8 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], quick: bool) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="subsample the training rows")
+    ap = parser(__doc__)
+    add_quick(ap, "subsample the training rows")
     ap.add_argument("--skip-svm", action="store_true", help="leave out MVMLSVC and MVMLSVCCV")
     ap.add_argument(
         "--skip-anchor", action="store_true", help="leave out the multiple-kernel anchor"
@@ -408,18 +403,13 @@ def main() -> None:
         default=list(DATASETS),
         help="data sets to run (default: all)",
     )
-    ap.add_argument("--out", default=str(OUT))
-    ap.add_argument(
-        "--extra",
-        nargs="*",
-        default=[],
-        help="extra MVML estimators, e.g. \"MVMLClassifier(multi_class='ovo')\"",
-    )
+    add_out(ap, OUT, what="the report (Markdown; rewritten after each data set)")
+    add_extra(ap, "MVMLClassifier(multi_class='ovo')")
     args = ap.parse_args()
     rows, notes = run(
         args.quick,
         svm=not args.skip_svm,
-        out=Path(args.out),
+        out=args.out,
         datasets=tuple(args.datasets),
         anchor=not args.skip_anchor,
         extra=tuple(args.extra),

@@ -459,7 +459,7 @@ def test_reduced_searches_start_from_the_search_of_all_the_views(digits):
     bounds = np.cumsum([0] + v)
     Xv = [Atr[:, bounds[l] : bounds[l + 1]] for l in range(len(v))]
     params = {**kw, "views": None, "cv": REDUCED_CV_FOLDS, "missing_views": "complete"}
-    params.update(reduced_search_params(cv, views.size))
+    params.update(reduced_search_params(cv, views.size, np.array(kw["alphas"])))
     ref = MVMLClassifierCV(**params).fit([Xv[l][rows] for l in views], ytr[rows])
     sel = np.flatnonzero((mte == np.asarray(pat)).all(axis=1))
     assert sel.size > 0

@@ -54,7 +54,7 @@ def test_reduced_model_equals_a_search_on_the_observed_views(rng, estimator):
     views = np.flatnonzero(pat)
     rows = tr[mask[tr][:, views].any(axis=1)]
     restricted = {**KW, "cv": min(KW["cv"], REDUCED_CV_FOLDS)}
-    restricted.update(reduced_search_params(red, views.size))
+    restricted.update(reduced_search_params(red, views.size, np.array(KW["alphas"])))
     sub = cls(random_state=0, missing_views="complete", **restricted).fit(
         [Xs[l][rows] for l in views], y[rows]
     )

@@ -74,10 +74,10 @@ Layout of the subpackage, one part per concern (public names are re-exported her
   the shared kernels, features or class statistics, their votes and pairwise coupling);
 * model selection: :mod:`.cv` (:class:`MVMLClassifierCV`, :class:`MVMLRegressorCV`,
   :class:`MVMLSVCCV`; the grid of named axes in :mod:`.cv._grid`, the search in
-  :mod:`.cv._search`, the fold-scoring object in :mod:`.cv._folds` and its steps in
-  :mod:`.cv._steps` and ``cv/_folds_*.py``, scoring in :mod:`.cv._scoring`; the package
-  docstring lists where each part lives) and :mod:`._screen` (the
-  leave-one-out screen).
+  :mod:`.cv._search`, the searches of the part axes in :mod:`.cv._parts`, the
+  fold-scoring object in :mod:`.cv._folds` and its steps in :mod:`.cv._steps` and
+  ``cv/_folds_*.py``, scoring in :mod:`.cv._scoring`; the package docstring lists where
+  each part lives) and :mod:`._screen` (the leave-one-out screen).
 
 How to add
 

@@ -67,13 +67,14 @@ MAX_REDUCED_MODELS = 14
 REDUCED_CV_FOLDS = 3
 
 
-def reduced_search_params(cv_est: Any, n_views: int) -> dict:
+def reduced_search_params(cv_est: Any, n_views: int, alphas: np.ndarray) -> dict:
     """Parameters of the search of a pattern of ``n_views`` views, from the fitted search of
-    all the views ``cv_est``: its bandwidth factor and ``eta`` fixed, ``alphas`` its chosen
-    ``alpha`` and the grid neighbours (:func:`~._screen.alpha_window`); the joint-view
-    options stay those of ``cv_est`` (none for a single view)."""
+    all the views ``cv_est`` and its grid of ``alpha`` (``alphas``, in grid order): its
+    bandwidth factor and ``eta`` fixed, ``alphas`` its chosen ``alpha`` and the grid
+    neighbours (:func:`~._screen.alpha_window`); the joint-view options stay those of
+    ``cv_est`` (none for a single view)."""
     best = cv_est.best_params_
-    alphas = cv_est._grid(cv_est.alphas, cv_est._loss_search.alphas, "alphas")
+    alphas = np.asarray(alphas, dtype=np.float64)
     params: dict = {
         "bandwidth_factors": [best["bandwidth_factor"]],
         "alphas": alphas[alpha_window(alphas, np.flatnonzero(alphas == best["alpha"])[:1])],
@@ -86,7 +87,12 @@ def reduced_search_params(cv_est: Any, n_views: int) -> dict:
 
 
 def fit_reduced_models(
-    cv_est: Any, Xs: list, y: Any, mask: np.ndarray, sample_weight: np.ndarray | None = None
+    cv_est: Any,
+    Xs: list,
+    y: Any,
+    mask: np.ndarray,
+    alphas: np.ndarray,
+    sample_weight: np.ndarray | None = None,
 ) -> dict:
     """One refitted model per strict pattern of observed views among the training rows.
 
@@ -105,6 +111,9 @@ def fit_reduced_models(
     y : array of shape (n,) or (n, k)
     mask : ndarray of bool (n, v)
         Observed views per training row.
+    alphas : ndarray
+        The ``alpha`` grid of ``cv_est``'s search (of its best candidate's loss), in grid
+        order: the reduced searches take the chosen value's neighbours in it.
     sample_weight : ndarray of shape (n,), optional
         The rows' frequency weights (all positive: the rows of zero weight were dropped
         before the search); each pattern's search is weighted by those of its rows (and
@@ -136,7 +145,7 @@ def fit_reduced_models(
             classes, n_class = np.unique(y_sub, return_counts=True)
             if classes.size != cv_est.classes_.size or n_class.min() < folds:
                 continue
-        params = reduced_search_params(cv_est, views.size)
+        params = reduced_search_params(cv_est, views.size, alphas)
         if is_index_landmarks(cv_est.landmarks):
             # training-row indices (among the rows of positive weight), renumbered among
             # the rows kept (every given row is observed in every view: checked by the

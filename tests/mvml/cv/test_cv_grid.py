@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from _abandon import check_abandoned, fold_order, splits
 from mvkernels import MVMLClassifierCV, MVMLRegressorCV
-from mvkernels.mvml.cv import _data, _search
+from mvkernels.mvml.cv import _data, _parts, _search
 from mvkernels.mvml.cv import _grid as _grid_module
 from mvkernels.mvml.cv._folds import FoldScorer
 from mvkernels.mvml.cv._grid import Axis, PartAxis, ScoreGrid, SearchGrid
@@ -115,12 +115,13 @@ def test_score_grid_reads_and_writes_by_name_as_positional_indexing():
             bad(loss=0)
 
 
-class _InterceptAxisCV(MVMLRegressorCV):
-    """A toy product axis, declared and nothing else: ``fit_intercept`` searched, the
-    search run once per value (the scoring steps do not batch over it)."""
+class _WeightsAxisCV(MVMLRegressorCV):
+    """A toy product axis, declared and nothing else: ``learn_weights`` searched, the
+    search run once per value (the scoring steps do not batch over it). (It was
+    ``learn_weights`` until that became a part axis, :data:`PART_AXES`.)"""
 
     def _looped_axes(self):
-        return (Axis("fit_intercept", (False, True), as_param=bool, batched=False),)
+        return (Axis("learn_weights", (False, True), as_param=bool, batched=False),)
 
 
 def test_a_declared_looped_axis_gives_its_columns_and_best_params():
@@ -128,35 +129,35 @@ def test_a_declared_looped_axis_gives_its_columns_and_best_params():
     Xs = [rng.normal(size=(90, 3)), rng.normal(size=(90, 2))]
     y = np.sin(2 * Xs[0][:, 0]) + Xs[1][:, 1] + 2.0
     grid = dict(alphas=[0.01, 1.0], etas=[0.1], bandwidth_factors=[1.0, 4.0], max_iter=2, cv=3)
-    both = _InterceptAxisCV(random_state=0, **grid).fit(Xs, y)
-    alone = {v: MVMLRegressorCV(fit_intercept=v, random_state=0, **grid) for v in (False, True)}
+    both = _WeightsAxisCV(random_state=0, **grid).fit(Xs, y)
+    alone = {v: MVMLRegressorCV(learn_weights=v, random_state=0, **grid) for v in (False, True)}
     alone = {v: est.fit(Xs, y) for v, est in alone.items()}
     res, n = both.cv_results_, len(alone[False].cv_results_["params"])
     # the axis is outermost: each value's rows are that value's search, screen included
-    assert list(res["params"][0])[0] == "fit_intercept"
-    assert_array_equal(res["param_fit_intercept"], [False] * n + [True] * n)
+    assert list(res["params"][0])[0] == "learn_weights"
+    assert_array_equal(res["param_learn_weights"], [False] * n + [True] * n)
     for i, value in enumerate((False, True)):
         rows, other = slice(i * n, (i + 1) * n), alone[value].cv_results_
         for key in ("mean_test_score", "std_test_score", "screen_score", "screen_squared_error"):
             assert_array_equal(res[key][rows], other[key])
         assert_array_equal(splits(res, rows), splits(other))
-        assert [p | {"fit_intercept": value} for p in other["params"]] == res["params"][rows]
+        assert [p | {"learn_weights": value} for p in other["params"]] == res["params"][rows]
     # the best candidate over both (ties to the first value) and its refit
     winner = alone[alone[True].best_score_ > alone[False].best_score_]
     assert both.best_score_ == winner.best_score_
-    assert both.best_params_ == {"fit_intercept": winner.fit_intercept, **winner.best_params_}
+    assert both.best_params_ == {"learn_weights": winner.learn_weights, **winner.best_params_}
     assert res["params"][both.best_index_] == both.best_params_
     assert res["rank_test_score"][both.best_index_] == 1
-    assert both.best_estimator_.fit_intercept == winner.fit_intercept
+    assert both.best_estimator_.learn_weights == winner.learn_weights
     assert_allclose(both.predict(Xs), winner.predict(Xs), rtol=1e-12, atol=1e-12)
-    assert both.fit_intercept is True  # the parameter as given, after the search
+    assert both.learn_weights is False  # the parameter as given, after the search
     # beside a part axis (the relevance's two searches) the looped axis is in each part
     _data.RELEVANCE_MIN_ROWS, before = 0, _data.RELEVANCE_MIN_ROWS
     try:
-        rel = _InterceptAxisCV(feature_relevance="auto", random_state=0, **grid).fit(Xs, y)
+        rel = _WeightsAxisCV(feature_relevance="auto", random_state=0, **grid).fit(Xs, y)
     finally:
         _data.RELEVANCE_MIN_ROWS = before
-    keys = {(p["feature_relevance"], p["fit_intercept"]) for p in rel.cv_results_["params"]}
+    keys = {(p["feature_relevance"], p["learn_weights"]) for p in rel.cv_results_["params"]}
     assert keys == {(r, f) for r in ("none", "ard") for f in (False, True)}
 
 
@@ -228,6 +229,7 @@ def test_a_declared_part_axis_gives_its_columns_and_best_params(monkeypatch):
     axes = (*_grid_module.PART_AXES, toy)
     monkeypatch.setattr(_grid_module, "PART_AXES", axes)
     monkeypatch.setattr(_search, "PART_AXES", axes)
+    monkeypatch.setattr(_parts, "PART_AXES", axes)
     rng = np.random.default_rng(1)
     Xs = [rng.normal(size=(60, 3)), rng.normal(size=(60, 2))]
     y = np.sin(2 * Xs[0][:, 0]) + Xs[1][:, 1]

@@ -214,7 +214,12 @@ def test_multi_class_is_validated_and_declared():
     Xs, y = _blobs(0)
     with pytest.raises(ValueError, match="multi_class"):
         MVMLClassifierCV(multi_class="ova").fit(Xs, y)
-    assert [a.name for a in PART_AXES] == ["feature_relevance", "loss", "multi_class"]
+    assert [a.name for a in PART_AXES] == [
+        "feature_relevance",
+        "loss",
+        "multi_class",
+        "fit_intercept",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -417,7 +422,7 @@ def test_a_part_axis_that_changes_the_screen_gets_its_own(monkeypatch):
     monkeypatch.setattr(_folds_screen, "screen_pairs", counted)
     apart = MVMLClassifierCV(multi_class="auto", **kw).fit(Xs, y)
     names = [tuple(name for name, _ in key) for key in keys]
-    assert names == [("feature_relevance", "loss", "multi_class")] * 2
+    assert names == [("feature_relevance", "loss", "multi_class", "fit_intercept")] * 2
     assert [dict(key)["multi_class"] for key in keys] == ["ovr", "ovo"]
     for name in ("mean_test_score", "screen_score", "params"):
         assert_array_equal(np.asarray(apart.cv_results_[name]), shared.cv_results_[name])

@@ -1,8 +1,12 @@
-"""``cv_results_`` built column by column (``SearchGrid.results``, ``union_results``) equal
-the per-candidate definitions: the dicts of ``SearchGrid.candidates`` and, in a union,
-each candidate's merged dict read key by key (values, types, dtypes and masks)."""
+"""``cv_results_`` (``SearchGrid.results``, ``union_results``) equal the per-candidate
+definitions: the product of the reported axes' parameter values in C order (the
+candidates of ``SearchGrid.candidates``, the rows of ``SearchGrid.results``) and, in a
+union built column by column, each candidate's merged dict read key by key (values,
+types, dtypes and masks)."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -29,12 +33,23 @@ def _same_column(a: np.ma.MaskedArray, b: np.ma.MaskedArray) -> None:
 
 
 def test_results_columns_are_the_candidates_dicts():
+    """The rows are the product of the reported axes' parameter values, the last axis
+    fastest (the index of ``candidates`` is the position in that product), and the
+    ``param_<name>`` columns read the rows' dicts."""
     g = _grid()
     scores = np.random.default_rng(0).uniform(size=(*g.shape, 2))
     res, _ = g.results(scores)
-    params = [p for _, p in g.candidates()]
+    shown = [[a.as_param(v) for v in a.values] for a in g.axes]
+    product = list(itertools.product(*(range(a.size) for a in g.axes)))
+    params = [
+        {a.name: shown[k][i] for k, (a, i) in enumerate(zip(g.axes, at)) if a.reported}
+        for at in product
+    ]
+    assert [index for index, _ in g.candidates()] == product
+    assert [p for _, p in g.candidates()] == params
     assert res["params"] == params
     assert all(list(p) == list(q) for p, q in zip(res["params"], params))
+    np.testing.assert_array_equal(res["mean_test_score"], scores.reshape(g.size, 2).mean(1))
     assert len({id(p) for p in res["params"]}) == g.size  # a dict per candidate
     for name in ("joint_view", "bandwidth_factor", "alpha", "max_iter"):
         _same_column(res[f"param_{name}"], np.ma.MaskedArray([p[name] for p in params], mask=False))

@@ -116,8 +116,34 @@ def test_classifier_cv_scores_equal_brute_force(rng):
     assert cv.best_score_ == pytest.approx(res["mean_test_score"].max())
 
 
-def test_regressor_cv_scores_equal_brute_force(rng):
+def _kfold(n):
+    return KFold(3), list(KFold(3).split(np.zeros((n, 1))))
+
+
+def _shuffle_split(n):
+    ss = ShuffleSplit(3, test_size=0.3, random_state=0)
+    return ss, list(ss.split(np.zeros((n, 1))))
+
+
+def _rows_never_held_out(n, rest=15):
+    splits = [
+        (np.setdiff1d(np.arange(n), te + rest), te + rest)
+        for _, te in KFold(3).split(np.zeros((n - rest, 1)))
+    ]
+    return splits, splits
+
+
+@pytest.mark.parametrize("folds", [_kfold, _shuffle_split, _rows_never_held_out])
+def test_regressor_cv_scores_equal_brute_force(rng, folds):
+    """Every candidate's held-out R^2 on every fold equals the brute-force reference
+    (training moments recomputed on the fold's rows). K folds (a partition: the fold
+    statistics are the total minus the held-out part); ShuffleSplit, whose test sets
+    overlap across splits (the training statistics recomputed); held-out parts that
+    leave some rows out (the rows a learned relevance was fitted on): each fold trains
+    on its complement, the statistics are the total (those rows included) minus the
+    held-out part's."""
     Xs, y = _data(rng)
+    cv_arg, splits = folds(len(y))
     cv = MVMLRegressorCV(
         joint_view=False,
         fit_intercept=False,  # the reference scores are the bias-free model's
@@ -125,11 +151,10 @@ def test_regressor_cv_scores_equal_brute_force(rng):
         etas=[0.2],
         bandwidth_factors=[2.0],
         max_iter=3,
-        cv=KFold(3),
+        cv=cv_arg,
         n_landmarks=12,
         random_state=0,
     ).fit(Xs, y)
-    splits = list(KFold(3).split(Xs[0]))
     kp = cv.best_kernel_params_
     for i, params in enumerate(cv.cv_results_["params"]):
         ref = _reference_scores(
@@ -194,72 +219,6 @@ def test_custom_scoring_equals_default_accuracy(rng):
     np.testing.assert_allclose(
         a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"], atol=1e-15
     )
-
-
-def test_non_partition_splitter_recomputes_training_statistics(rng):
-    """ShuffleSplit test sets overlap across splits: training moments are recomputed."""
-    Xs, y = _data(rng)
-    kw = dict(
-        alphas=[0.1],
-        etas=[0.5],
-        bandwidth_factors=[1.0],
-        max_iter=2,
-        n_landmarks=10,
-        random_state=0,
-    )
-    ss = ShuffleSplit(3, test_size=0.3, random_state=0)
-    cv = MVMLRegressorCV(joint_view=False, fit_intercept=False, cv=ss, **kw).fit(Xs, y)
-    splits = list(ss.split(Xs[0]))
-    for i, params in enumerate(cv.cv_results_["params"]):
-        ref = _reference_scores(
-            MVMLRegressor,
-            Xs,
-            y,
-            y[:, None],
-            splits,
-            cv.best_kernel_params_,
-            10,
-            0.1,
-            0.5,
-            params["max_iter"],
-            lambda D, te: r2_score(y[te], D[:, 0]),
-        )
-        np.testing.assert_allclose(
-            [cv.cv_results_[f"split{k}_test_score"][i] for k in range(3)], ref, rtol=1e-10
-        )
-
-
-def test_rows_never_held_out_train_every_fold(rng):
-    """Held-out parts that leave some rows out (the rows a learned relevance was fitted
-    on): each fold trains on its complement, the statistics are the total (those rows
-    included) minus the held-out part's, equal to recomputed ones."""
-    Xs, y = _data(rng)
-    n, rest = len(y), 15
-    splits = [
-        (np.setdiff1d(np.arange(n), te + rest), te + rest)
-        for _, te in KFold(3).split(np.zeros((n - rest, 1)))
-    ]
-    kw = dict(alphas=[0.1], etas=[0.5], bandwidth_factors=[1.0], max_iter=2, n_landmarks=10)
-    cv = MVMLRegressorCV(
-        joint_view=False, fit_intercept=False, cv=splits, random_state=0, **kw
-    ).fit(Xs, y)
-    for i, params in enumerate(cv.cv_results_["params"]):
-        ref = _reference_scores(
-            MVMLRegressor,
-            Xs,
-            y,
-            y[:, None],
-            splits,
-            cv.best_kernel_params_,
-            10,
-            0.1,
-            0.5,
-            params["max_iter"],
-            lambda D, te: r2_score(y[te], D[:, 0]),
-        )
-        np.testing.assert_allclose(
-            [cv.cv_results_[f"split{k}_test_score"][i] for k in range(3)], ref, rtol=1e-10
-        )
 
 
 @pytest.mark.parametrize(

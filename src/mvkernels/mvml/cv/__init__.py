@@ -49,9 +49,12 @@ methods and delegates the rest to functions and small objects, as scikit-learn's
 estimators over private functions):
 
 * :mod:`._estimators`: the public estimators (their parameters and documentation).
-* :mod:`._search`: ``_MVMLCVBase``: ``fit``, the part axes (one search per part on the
-  same folds, ``_search_part_axes``, joined by ``_adopt_union``), the looped axes (one
-  run per value, ``_search_and_store``), ``predict``/``score`` through the refitted model.
+* :mod:`._search`: ``_MVMLCVBase``: ``fit``, the looped axes (one run per value,
+  ``_search_and_store``), ``predict``/``score`` through the refitted model.
+* :mod:`._parts`: the part axes (``PartSplit``: the axes a search reports and the values
+  of every part; ``search_parts``: one search per part on the same folds, a copy of the
+  CV estimator each, joined by ``union_results`` into a ``PartsResult`` that ``fit``
+  adopts).
 * :mod:`._data`: the search's data (``_SearchData``: the validated views, the encoded
   targets, the folds, the scorer, the rows' weights, the learned column scales, the
   subsample of large data).
@@ -91,7 +94,7 @@ and the tie order (the first candidate in grid order) follow from the declaratio
   batched=False)`` returned by ``_MVMLCVBase._looped_axes`` (outermost in the grid). The
   search sets the CV estimator's parameter ``name`` to each value for its run (the
   screen, the folds) and for the refit of a best candidate there; nothing else changes
-  (``tests/mvml/cv/test_cv_grid.py`` declares ``fit_intercept`` so).
+  (``tests/mvml/cv/test_cv_grid.py`` declares ``learn_weights`` so).
 * A product axis the scoring steps batch over (the joint view, the bandwidth factor,
   ``alpha``, ``eta``, the outer iterations): one more :class:`~._grid.Axis` in
   ``_CVSearch.grid``, and the fold paths that score all its values at once (they write
@@ -99,19 +102,20 @@ and the tie order (the first candidate in grid order) follow from the declaratio
   another order naming its axes, ``put(block, axes=(...), folds=k)``; no step depends on
   the order of the axes, ``tests/mvml/cv/test_cv_seam.py`` permutes them).
 * An axis whose values are whole searches, each with its own grid, on the same folds
-  (the feature relevance, the loss, the multi-class decomposition): one
+  (the feature relevance, the loss, the multi-class decomposition, the intercept): one
   :class:`~._grid.PartAxis` declaration in ``PART_AXES``, and nothing else: the CV
   parameter it names, the values ``"auto"`` searches, the other parameters a value sets
   on its part (``configure``: the loss's :class:`~._grid.LossSearch` path length and
   joint-view candidates), whether the value is the searched estimator's parameter too
-  (``to_estimator``: the decomposition), the data of a part (``data``: the relevance's
-  views), the values whose searches are the same (``alias``) and whether later parts are
-  abandoned once they cannot beat the earlier parts' best (``abandon``: the same choice;
-  their folds run worst first), and whether a part's leave-one-out screen depends on the
-  value (``changes_screen``: the loss and the relevance; the parts on the same views
-  share one screen per combination of those values, the decomposition's parts read the
-  same screen). A part's values are one dict keyed by axis name, read
-  by ``_MVMLCVBase._current(name)``; the parts' results are joined by
+  (``to_estimator``: the decomposition, the intercept), the data of a part (``data``:
+  the relevance's views), the values whose searches are the same (``alias``) and whether
+  later parts are abandoned once they cannot beat the earlier parts' best (``abandon``:
+  the same choice; their folds run worst first), and whether a part's leave-one-out
+  screen depends on the value (``changes_screen``: the loss, the relevance and the
+  intercept; the parts on the same views share one screen per combination of those
+  values, the decomposition's parts read the same screen). The parts are split and run
+  by :mod:`._parts` (``PartSplit``, ``search_parts``); a part's values are one dict
+  keyed by axis name, read by ``_MVMLCVBase._current(name)``; the parts' results are joined by
   :func:`~._grid.union_results` into ``cv_results_`` (a ``param_<name>`` column) and
   ``best_params_`` (``tests/mvml/cv/test_cv_grid.py`` declares a toy axis so).
 """

@@ -108,12 +108,23 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     loss : {"squared"}, default="squared"
         The loss searched (regression has the square loss only; classifiers: see
         :class:`MVMLClassifierCV`).
-    fit_intercept : bool, default=True
+    fit_intercept : bool or "auto", default=True
         An unpenalised offset per output (:class:`~mvkernels.MVMLRegressor`'s
         ``fit_intercept``) for every candidate: each fold is centred by its training
         means (from the total-minus-held-out statistics), the held-out outputs add each
         candidate's offset, the leave-one-out screen uses ridge with the intercept, and
-        the refitted ``best_estimator_`` has it. The default is ``True`` since issue 32
+        the refitted ``best_estimator_`` has it. ``"auto"``: a search along the
+        intercept axis, the search with this class's default value first (``True``
+        here, ``False`` for the classifiers) then the other, on the same folds, each
+        with its own leave-one-out screen; their candidates side by side in
+        ``cv_results_`` (column ``param_fit_intercept``), the better kept (ties to the
+        default; ``best_params_["fit_intercept"]``) and ``best_estimator_`` refitted
+        with it. The second search abandons the candidates that can no longer beat the
+        first's best mean score (the default scores are at most 1 a fold; the same
+        choice, as ``loss="auto"`` in :class:`MVMLClassifierCV`), so it costs up to one
+        more search. With the other part axes (``feature_relevance``, and the
+        classifiers' ``loss`` and ``multi_class``) the searches are those of the product
+        of their values, the intercept innermost. The default is ``True`` since issue 32
         (``False`` before, and still for :class:`MVMLClassifierCV` and
         :class:`MVMLSVCCV`), as :class:`~mvkernels.MVMLRegressor`'s, measured in
         ``benchmarks/bench_defaults.py --part cv`` against the tuned
@@ -125,8 +136,8 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         1.09 below on the worst set (wine quality, red: 0.3579 against 0.3688; the
         bias-free model pulls scores of 3 to 9 towards 0), 5 of 6, at 0.95 times the
         processor time. Searching both values on the same folds (the better
-        ``best_score_``) chose the same accuracy (+2.46, worst -0.22) at twice the cost,
-        so it is not offered.
+        ``best_score_``, now ``"auto"``) chose the same accuracy (+2.46, worst -0.22) at
+        twice the cost, so it is not the default.
     feature_relevance : {"none", "ard", "auto"} or list of array-like, default="auto"
         As :class:`~mvkernels.MVMLRegressor`. ``"ard"`` learns the column scales once,
         before the search, on a subsample of at most half the (searched) rows and at most
@@ -165,8 +176,8 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     ----------
     best_params_ : dict
         ``bandwidth_factor``, ``alpha``, for learned metrics ``eta`` and ``max_iter``,
-        ``joint_view`` when both candidates were searched, and ``feature_relevance``
-        when ``"auto"`` searched both.
+        ``joint_view`` when both candidates were searched, ``feature_relevance`` when
+        ``"auto"`` searched both, and ``fit_intercept`` under ``fit_intercept="auto"``.
     best_score_ : float
         Mean held-out score of the best candidate.
     best_kernel_params_ : list of dict
@@ -213,6 +224,13 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
     ['alpha', 'bandwidth_factor', 'eta', 'joint_view', 'max_iter']
     >>> reg.predict([X1, X2]).shape
     (40,)
+
+    Both values of the intercept on the same folds (``fit_intercept="auto"``): on targets
+    far from 0 the offset wins.
+
+    >>> reg = MVMLRegressorCV(cv=3, fit_intercept="auto").fit([X1, X2], y + 100.0)
+    >>> reg.best_params_["fit_intercept"], sorted(set(reg.cv_results_["param_fit_intercept"]))
+    (True, [False, True])
     """
 
     _base_classes = {"squared": MVMLRegressor}
@@ -247,7 +265,7 @@ step_size, n_a_steps, sparse_threshold, eig_floor, chunk_size, views, random_sta
         n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "squared",
-        fit_intercept: bool = True,
+        fit_intercept: bool | str = True,
         feature_relevance: Any = "auto",
         max_search_rows: int | str | None = "auto",
     ):
@@ -310,8 +328,18 @@ class MVMLClassifierCV(ProbaMixin, ClassifierMixin, _MVMLCVBase):
     alphas, etas, bandwidth_factors, cv, scoring, n_jobs, refit, metric, learn_weights, \
 n_landmarks, landmarks, kernel, kernel_params, max_iter, step_size, n_a_steps, \
 sparse_threshold, eig_floor, chunk_size, views, random_state, verbose, joint_view, search, \
-n_finalists, missing_views, fit_intercept, feature_relevance, max_search_rows
+n_finalists, missing_views, feature_relevance, max_search_rows
         As :class:`MVMLRegressorCV`.
+    fit_intercept : bool or "auto", default=False
+        As :class:`MVMLRegressorCV` (an offset per one-vs-all problem or pair; with
+        ``loss="hinge"`` the g-step's augmented constant feature, :class:`MVMLSVCCV`),
+        but ``False`` by default, the papers' bias-free model: ``"auto"`` searches
+        ``False`` first, then ``True``, the better kept (ties to ``False``). An offset
+        matters with few rows a class and unbalanced one-vs-rest problems, where a
+        bias-free model's decision values of rows far from the training rows fall to 0
+        (docs/mvml.md, "The intercept"). With ``multi_class="auto"`` and ``loss="auto"``
+        the searches of their product (up to eight; each after the first abandoning
+        beside the best before it).
     class_weight : None, "balanced" or dict, default=None
         As :class:`~mvkernels.MVMLClassifier`: multiplies the loss weight of the rows of
         each class in every fold's fit and in the refit (``"balanced"`` from the class
@@ -437,7 +465,7 @@ n_splits_, cv_time_, feature_relevance_, n_search_rows_
         n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "squared",
-        fit_intercept: bool = False,
+        fit_intercept: bool | str = False,
         feature_relevance: Any = "auto",
         max_search_rows: int | str | None = "auto",
         class_weight: Any = None,
@@ -522,11 +550,12 @@ eig_floor, chunk_size, views, random_state, verbose, missing_views, max_search_r
         measured for the hinge loss.
     loss : {"hinge"}, default="hinge"
         The hinge loss only (``MVMLClassifierCV(loss="auto")`` searches both losses).
-    fit_intercept : bool, default=False
+    fit_intercept : bool or "auto", default=False
         An offset per one-vs-all problem (:class:`~mvkernels.MVMLSVC`'s
         ``fit_intercept``: the g-step's augmented constant feature) for every candidate:
         each candidate's offset minimises its data term on the fold's training rows and
         is added to its held-out outputs; the refitted ``best_estimator_`` has it.
+        ``"auto"``: both, as :class:`MVMLClassifierCV` (``False`` first, ties to it).
     multi_class : {"ovr", "ovo", "auto"}, default="ovr"
         As :class:`MVMLClassifierCV` (one-vs-one: the hinge loss's paths on each pair's
         training rows of the fold).
@@ -618,7 +647,7 @@ n_iter_, best_index_, n_splits_, cv_time_, classes_, feature_relevance_, n_searc
         n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "hinge",
-        fit_intercept: bool = False,
+        fit_intercept: bool | str = False,
         feature_relevance: Any = "none",
         max_search_rows: int | str | None = "auto",
         class_weight: Any = None,

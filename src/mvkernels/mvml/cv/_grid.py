@@ -4,6 +4,7 @@ named axes (:class:`Axis`, :class:`PartAxis`), the scores indexed by axis name
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -178,18 +179,19 @@ class PartAxis:
         :meth:`LossSearch.beside`); None: the axis's parameter alone.
     to_estimator : bool
         Whether the value is also a parameter of the estimator searched (the
-        decomposition: ``MVMLClassifier(multi_class=...)``); False: the CV estimator's
-        alone (the loss picks the estimator's class, the relevance the part's views).
+        decomposition: ``MVMLClassifier(multi_class=...)``, the intercept); False: the CV
+        estimator's alone (the loss picks the estimator's class, the relevance the part's
+        views).
     first : callable or None
         ``first(est)``: the value of a search under ``"auto"`` before it is split in
         parts (the decomposition: ``"ovr"``); None: the first value ``auto`` gives.
     changes_screen : bool
         Whether the leave-one-out screen of a part depends on the value (the loss: its
         screen's ``alpha`` grid and tie-break, :class:`LossSearch`; the relevance: the
-        part's views). The parts on the same views share one screen per combination of
-        the values of these axes (:attr:`~._folds.FoldScorer.screen_key`); the other
-        axes' parts (the decomposition) read the screen of the first
-        (:func:`~._folds_screen.screened_search`).
+        part's views; the intercept: ridge with or without the offset). The parts on the
+        same views share one screen per combination of the values of these axes
+        (:attr:`~._folds.FoldScorer.screen_key`); the other axes' parts (the
+        decomposition) read the screen of the first (:func:`~._folds_screen.screened_search`).
 
     A part reads its values by name (``_MVMLCVBase._current``); ``cv_results_``'s
     ``param_<name>`` column, ``best_params_``, the tie order (the first value first) and
@@ -247,6 +249,11 @@ def _is_auto(value: Any) -> bool:
     return isinstance(value, str) and value == "auto"
 
 
+def _default(est: Any, name: str) -> Any:
+    """The default of ``est``'s parameter ``name`` (its class's ``__init__`` signature)."""
+    return inspect.signature(type(est)).parameters[name].default
+
+
 def _flat(relevance: list | None) -> bool:
     """Whether learned column scales are all ones (they scale nothing)."""
     return all(np.all(r == 1.0) for r in relevance or ())
@@ -257,12 +264,14 @@ def _flat(relevance: list | None) -> bool:
 #: (``feature_relevance="auto"``: the views as given, then scaled by the column scales
 #: learned before the search, when it learned any; both on the same folds, those that
 #: score only rows the scales were not learned on), the loss
-#: (``MVMLClassifierCV(loss="auto")``: the class's own loss first) and the multi-class
+#: (``MVMLClassifierCV(loss="auto")``: the class's own loss first), the multi-class
 #: decomposition (``multi_class="auto"``: one-vs-rest first; with two classes one-vs-one
-#: is the same model, so only "ovr"). All abandon (``abandon``): a later part's
-#: candidates (the learned relevance's, the hinge loss's, one-vs-one's) stop where they
-#: can no longer beat the earlier parts' best (the same choice; ``docs/mvml.md``, "The
-#: loss is a search axis too").
+#: is the same model, so only "ovr") and the intercept (``fit_intercept="auto"``: the
+#: class's default first, False for the classifiers, True for the regressor; the screen
+#: reads it, and it is the searched estimator's parameter too). All abandon
+#: (``abandon``): a later part's candidates (the learned relevance's, the hinge loss's,
+#: one-vs-one's, the other intercept's) stop where they can no longer beat the earlier
+#: parts' best (the same choice; ``docs/mvml.md``, "The loss is a search axis too").
 PART_AXES: tuple[PartAxis, ...] = (
     PartAxis(
         "feature_relevance",
@@ -294,6 +303,14 @@ PART_AXES: tuple[PartAxis, ...] = (
         to_estimator=True,
         first=lambda est: "ovr",
     ),
+    PartAxis(
+        "fit_intercept",
+        auto=lambda est: (_default(est, "fit_intercept"), not _default(est, "fit_intercept")),
+        own=lambda est: est.fit_intercept,
+        abandon=True,
+        to_estimator=True,
+        changes_screen=True,
+    ),
 )
 
 
@@ -321,6 +338,7 @@ def _cv_constraints() -> dict:
             "n_finalists": [Interval(Integral, 1, None, closed="left"), None],
             "missing_views": [StrOptions({"reduced", "complete"})],
             "loss": [StrOptions({"squared"})],
+            "fit_intercept": ["boolean", StrOptions({"auto"})],
         }
     )
     base["feature_relevance"] = [StrOptions({*FEATURE_RELEVANCE, "auto"}), list]
@@ -374,7 +392,7 @@ class SearchGrid:
 
     The score array of a search has the shape :attr:`shape` plus one last axis, the
     folds; its axes are those of :attr:`axes`, in order. :meth:`candidates` flattens the
-    grid in that (C) order, which is the order of ``cv_results_``. A new search axis is
+    grid in that (C) order: the rows of ``cv_results_`` (:meth:`results`). A new search axis is
     one more :class:`Axis` in :meth:`_CVSearch.grid` (and the search code that fills its
     scores by name, :class:`ScoreGrid`), or an ``Axis(batched=False)`` of
     ``_MVMLCVBase._looped_axes`` (the search runs once per value); ``cv_results_`` and
@@ -454,25 +472,16 @@ class SearchGrid:
         """
         n_splits = scores.shape[-1]
         flat = np.asarray(scores, dtype=np.float64).reshape(self.size, n_splits)
-        # column by column (the candidates' dicts of :meth:`candidates`, in grid order,
-        # without a dict per candidate and axis: a default "auto" search has thousands)
-        names, columns = [], []
-        for k, a in enumerate(self.axes):
-            if a.reported:
-                values = [a.as_param(v) for v in a.values]
-                at = np.arange(self.size) // int(np.prod(self.shape[k + 1 :], dtype=np.int64))
-                names.append(a.name)
-                columns.append([values[i] for i in (at % a.size).tolist()])
-        if names:
-            params = list(map(dict, map(zip, itertools.repeat(names), zip(*columns))))
-        else:
-            params = [{} for _ in range(self.size)]
+        params = [p for _, p in self.candidates()]  # in grid order, a dict each
         mean = flat.mean(axis=1)
         std = flat.std(axis=1)
         rank, best = _ranks(mean)
         results: dict[str, Any] = {"params": params}
-        for name, column in zip(names, columns):
-            results[f"param_{name}"] = np.ma.MaskedArray(column, mask=False)
+        for a in self.axes:
+            if a.reported:
+                results[f"param_{a.name}"] = np.ma.MaskedArray(
+                    [p[a.name] for p in params], mask=False
+                )
         for k in range(n_splits):
             results[f"split{k}_test_score"] = flat[:, k]
         results["mean_test_score"] = mean

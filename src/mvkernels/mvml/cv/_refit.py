@@ -11,6 +11,7 @@ from .._data_part import data_part
 from .._joint import JOINT_ONLY
 from .._reduced import fit_reduced_models
 from ._data import _SearchData
+from ._prepare import candidate_grid
 
 __all__ = []
 
@@ -64,5 +65,7 @@ def refit_best(cv_est: Any, data: _SearchData, n_landmarks_pair: tuple) -> Any:
         if hasattr(cv_est, name):
             setattr(model, name, getattr(cv_est, name))
     if mask is not None and cv_est.missing_views == "reduced" and not dask_input:
-        model.reduced_models_ = fit_reduced_models(cv_est, Xs, y, mask, data.sample_weight)
+        # the alpha grid of the best candidate's search (its loss's default or ``alphas``)
+        alphas = candidate_grid(cv_est.alphas, cv_est._loss_search.alphas, "alphas")
+        model.reduced_models_ = fit_reduced_models(cv_est, Xs, y, mask, alphas, data.sample_weight)
     return model

@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
+from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -38,19 +38,14 @@ from ._grid import (
     SearchGrid,
     _cv_constraints,
     part_axis,
-    union_results,
 )
-from ._prepare import candidate_grid, prepare_search
+from ._parts import PartSplit, search_parts
+from ._prepare import prepare_search
 from ._refit import refit_best
 from ._results import _Run, search_results
 from ._steps import score_candidates
 
 __all__ = []
-
-
-def _itself(value: Any, data: Any) -> Any:
-    """A part axis's value without an alias (:attr:`~._grid.PartAxis.alias`)."""
-    return value
 
 
 class _MVMLCVBase(BaseEstimator):
@@ -59,10 +54,10 @@ class _MVMLCVBase(BaseEstimator):
     #: the estimator searched for each loss this CV estimator offers
     _base_classes: dict[str, type[BaseEstimator]] = {"squared": MVMLRegressor}
     #: the loss this class searches when ``loss`` names it (others: a search apart each,
-    #: :meth:`_part`)
+    #: :func:`~._parts.part_estimator`)
     _native_loss: str = "squared"
     #: a part of a search along the part axes: its probability calibration is kept as a
-    #: callable and fitted only for the part chosen (:meth:`_adopt_union`)
+    #: callable and fitted only for the part chosen (:func:`~._parts.search_parts`)
     _calibrate_later: bool = False
     #: the best mean score of the earlier parts of a search along the part axes (None:
     #: none, or an axis that does not abandon, :class:`~._grid.PartAxis`); a candidate
@@ -110,7 +105,7 @@ class _MVMLCVBase(BaseEstimator):
         n_finalists: int | None = None,
         missing_views: str = "reduced",
         loss: str = "squared",
-        fit_intercept: bool = False,
+        fit_intercept: bool | str = False,
         feature_relevance: Any = "auto",
         max_search_rows: int | str | None = "auto",
     ):
@@ -178,120 +173,6 @@ class _MVMLCVBase(BaseEstimator):
         """Default grids and screen of the current loss (:data:`LOSS_SEARCHES`)."""
         return LOSS_SEARCHES[self._current_loss]
 
-    def _search_parts(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
-        """The part axes this search reports (:data:`PART_AXES`) and, when it reports
-        any, the values of every part (their product, in order); no reported axis: this
-        estimator searches itself (one part, ``[{}]``)."""
-        axes = [a for a in PART_AXES if a.searched(self)]
-        reported = tuple(a.name for a in axes if a.reported(self))
-        if not reported:
-            return (), [{}]
-        values = [a.searched(self) for a in axes]
-        return reported, [
-            {a.name: val for a, val in zip(axes, combo)} for combo in itertools.product(*values)
-        ]
-
-    def _part(self, values: dict[str, Any]) -> _MVMLCVBase:
-        """A copy of this estimator searching one value of each part axis (``values``), on
-        the same folds: each axis's parameter set to its value, and the parameters its
-        :attr:`PartAxis.configure` gives (a loss other than the class's own: its
-        :class:`LossSearch` path length and joint-view candidates)."""
-        params = dict(values)
-        for axis in PART_AXES:
-            if axis.name in values and axis.configure is not None:
-                params.update(axis.configure(values[axis.name], self))
-        part = clone(self).set_params(**params)
-        part._part_values = dict(values)
-        for name in ("classes_", "n_features_in_", "feature_names_in_"):
-            if hasattr(self, name):
-                setattr(part, name, getattr(self, name))
-        return part
-
-    def _adopt_union(
-        self, parts: list[_MVMLCVBase], names: tuple[str, ...], values: list[dict[str, Any]]
-    ) -> None:
-        """``cv_results_`` and the best candidate of a search along the part axes
-        ``names``, from the searches of each part (:func:`union_results`): the best
-        part's choices."""
-        results, best, which = union_results(
-            [p.cv_results_ for p in parts], names, [tuple(v[k] for k in names) for v in values]
-        )
-        winner = parts[which]
-        if "_calibrate" in winner.__dict__:  # the calibration of the best part alone
-            winner.calibration_ = winner.__dict__.pop("_calibrate")()
-        for part in parts:
-            part.__dict__.pop("_calibrate", None)
-        self.cv_results_, self.best_index_, self._best_part_index = results, best, which
-        self.best_params_ = dict(results["params"][best])
-        self.best_score_ = winner.best_score_
-        self._part_values = dict(winner._part_values)
-        for name in (
-            "best_kernel_params_",
-            "best_joint_view_",
-            "n_splits_",
-            "calibration_",
-            "_joints",
-            "_search_kernel",
-        ):
-            if hasattr(winner, name):
-                setattr(self, name, getattr(winner, name))
-
-    def _search_part_axes(self, data: _SearchData) -> tuple[_MVMLCVBase, _SearchData]:
-        """Search the part axes (:data:`PART_AXES`: the relevance, the loss, the
-        decomposition) on ``data``'s folds and store the results here; return the
-        estimator whose search holds the best candidate (this one, or the best part), the
-        one to refit, and its search data. ``feature_relevance_`` is the best part's
-        column scales."""
-        names, values = self._search_parts()
-        if not names:  # the class's own loss and decomposition: this estimator searches
-            self._part_values = {a.name: a.searched(self)[0] for a in PART_AXES if a.searched(self)}
-            self._search_and_store(data)
-            return self, data
-        # one search per part (their product) on the same folds, then their union; the
-        # parts of one loss on the same views share its screen (_folds_screen.screened_search);
-        # where an axis abandons, each part's candidates are abandoned once they cannot
-        # beat the earlier parts' best (:meth:`FoldScorer.hopeless`), the folds run in the
-        # order of that best's per-fold scores, worst first: the same choice
-        axes = [a for a in PART_AXES if a.name in values[0]]
-        abandon = any(a.abandon for a in PART_AXES if a.name in names)
-        to_beat, order = self._to_beat, self._fold_order
-        parts: list[_MVMLCVBase] = []
-        datas: list[_SearchData] = []
-        per_views: dict[tuple, tuple[_SearchData, dict]] = {}  # the data and screens of views
-        for value in values:
-            same = {a.name: (a.alias or _itself)(value[a.name], data) for a in axes}
-            if same != value:  # the same search as an earlier part's: its candidates
-                parts.append(parts[values.index(same)])
-                datas.append(datas[values.index(same)])
-                continue
-            key = tuple(value[a.name] for a in axes if a.data is not None)
-            if key not in per_views:
-                part_data = data
-                for a in axes:
-                    if a.data is not None:
-                        part_data = a.data(value[a.name], part_data)
-                per_views[key] = (part_data, {})
-            part_data, screens = per_views[key]
-            part = self._part(value)
-            self._say(", ".join(f"{k}={v!r}" for k, v in value.items() if k in names))
-            part._to_beat = to_beat if abandon else None
-            part._fold_order = order if abandon else None
-            part._screen_cache = screens
-            part._calibrate_later = True
-            part._search_and_store(part_data)
-            del part._screen_cache
-            parts.append(part)
-            datas.append(part_data)
-            best = part.best_score_
-            if abandon and np.isfinite(best) and (to_beat is None or best > to_beat):
-                folds = [part.cv_results_[f"split{k}_test_score"] for k in range(part.n_splits_)]
-                to_beat = best
-                order = np.argsort([f[part.best_index_] for f in folds], kind="stable")
-        self._adopt_union(parts, names, values)
-        which = int(self._best_part_index)
-        self.feature_relevance_ = datas[which].relevance
-        return parts[which], datas[which]
-
     # ------------------------------------------------------------------ grids
     def _base_estimator(self) -> Any:
         names = (
@@ -316,10 +197,6 @@ class _MVMLCVBase(BaseEstimator):
             if axis.to_estimator and hasattr(self, axis.name):
                 est.set_params(**{axis.name: self._current(axis.name)})
         return est
-
-    #: a searched parameter's values (:func:`~._prepare.candidate_grid`; the reduced
-    #: models' searches read it, :mod:`mvkernels.mvml._reduced`)
-    _grid = staticmethod(candidate_grid)
 
     def _learned(self) -> bool:
         return metric_kind(self.metric).learned
@@ -376,7 +253,16 @@ class _MVMLCVBase(BaseEstimator):
         self._cv_rows, self._cv_n_in = data.rows, data.n_in
         self.feature_relevance_ = data.relevance
         self.n_search_rows_ = int(data.Xs[0].shape[0])
-        winner, data = self._search_part_axes(data)
+        split = PartSplit.of(self)
+        if split.names:  # one search per part, on the same folds; the best part's choices
+            union = search_parts(self, data, split)
+            for name, value in union.attributes().items():
+                setattr(self, name, value)
+            winner, data = union.winner, union.data
+        else:  # the class's own loss and decomposition: this estimator searches
+            self._part_values = dict(split.values[0])
+            self._search_and_store(data)
+            winner = self
         if self.refit:
             winner._refit(data)
             if winner is not self:
@@ -449,7 +335,7 @@ class _MVMLCVBase(BaseEstimator):
             fit = fit_pairwise_calibration if best.search.pairs else fit_softmax_calibration
             calibrate = partial(oof.calibration, data.y_score, self.classes_, fit)
             if self._calibrate_later:  # a part: only the best part's is fitted
-                self._calibrate = calibrate  # (by _adopt_union)
+                self._calibrate = calibrate  # (by search_parts)
             else:
                 self.calibration_ = calibrate()
 
@@ -468,7 +354,7 @@ class _MVMLCVBase(BaseEstimator):
         return FoldScorer(
             search=self.search,
             n_finalists=self.n_finalists,
-            fit_intercept=self.fit_intercept,
+            fit_intercept=self._current("fit_intercept"),
             landmarks=self.landmarks,
             kernel=self.kernel,
             search_kernel=self._search_kernel,
