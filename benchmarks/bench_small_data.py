@@ -13,7 +13,16 @@ classes as test rows, several seeded draws; mean and min test accuracy over the 
 * scikit-learn digits cut into 2 views (top and bottom halves of the image), standardised on
   the training rows: classes 0-3, and all 10 classes at 10 and 20 rows a class;
 * nutrimouse (genes and lipids of 40 mice): genotype (2 classes) and diet (5 classes), 30
-  training mice a draw (stratified), 10 test mice.
+  training mice a draw (stratified), 10 test mice;
+* raw uWave (:func:`mvkernels.datasets.load_uwave_raw`: the recordings in the sensor's
+  units, gravity's offset kept, each axis resampled to 300 samples, not normalised), a
+  proxy of raw sensor data: views x and y (2 views of 300) with gestures 1-4, and the 3
+  axes with all 8 gestures; 10 recordings a gesture drawn over all users and days, the
+  other recordings of those gestures as test rows.
+
+``--scaled`` also fits every method on the views standardised per column on the training
+rows (``StandardScaler``, which per view or on the concatenation is the same);
+``--sets raw`` runs the sets whose name contains "raw".
 
 Run:  MVKERNELS_DATA=../shared/data .venv/bin/python benchmarks/bench_small_data.py
 ``--extra "MVMLClassifier(multi_class='ovo')" ...`` adds MVML configurations (on the views).
@@ -34,7 +43,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from mvkernels import MVMLClassifier, MVMLClassifierCV
-from mvkernels.datasets import load_nutrimouse, load_uwave
+from mvkernels.datasets import load_nutrimouse, load_uwave, load_uwave_raw
 from mvkernels.demo import estimator_from_spec, tuned_svc
 
 OUT = RESULTS / "small_data.md"
@@ -82,6 +91,27 @@ def _draws_nutrimouse(n_draws: int, target: str):
         yield X[tr], y[tr], X[te], y[te], widths
 
 
+def _draws_uwave_raw(
+    n_draws: int,
+    per_class: int = PER_CLASS,
+    gestures: tuple[int, ...] = (1, 2, 3, 4),
+    views: tuple[str, ...] = ("x", "y"),
+):
+    """Raw uWave (sensor units, 300 samples an axis), ``per_class`` recordings of each of
+    ``gestures`` drawn over all users and days; the other recordings of those gestures are
+    the test rows."""
+    Xs, y = load_uwave_raw(views=views, return_X_y=True)
+    X, widths = np.hstack(Xs), [V.shape[1] for V in Xs]
+    rows = np.flatnonzero(np.isin(y, gestures))
+    for seed in range(n_draws):
+        rng = np.random.default_rng(seed)
+        tr = np.concatenate(
+            [rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in gestures]
+        )
+        te = np.setdiff1d(rows, tr)
+        yield X[tr], y[tr], X[te], y[te], widths
+
+
 #: (name, draws(n_draws)): the sets, 10 (or 20) training rows a class
 SETS = [
     ("uWave, classes 1-4, 10 a class", lambda k: _draws_uwave(k)),
@@ -91,6 +121,11 @@ SETS = [
     ("digits (2 views), 10 classes, 20 a class", lambda k: _draws_digits(k, 20, 10)),
     ("nutrimouse genotype (30 mice)", lambda k: _draws_nutrimouse(k, "genotype")),
     ("nutrimouse diet (30 mice)", lambda k: _draws_nutrimouse(k, "diet")),
+    ("raw uWave (views x, y), gestures 1-4, 10 a class", lambda k: _draws_uwave_raw(k)),
+    (
+        "raw uWave (views x, y, z), 8 gestures, 10 a class",
+        lambda k: _draws_uwave_raw(k, gestures=tuple(range(1, 9)), views=("x", "y", "z")),
+    ),
 ]
 
 
@@ -99,7 +134,13 @@ def _views(X: np.ndarray, widths: list[int]) -> list[np.ndarray]:
     return [X[:, a:b] for a, b in zip(edges[:-1], edges[1:], strict=True)]
 
 
-def _run(name: str, draws, extra: tuple[str, ...] = ()) -> list[list[str]]:
+def _scaled(Xtr: np.ndarray, Xte: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both parts standardised per column on the training rows."""
+    scaler = StandardScaler().fit(Xtr)
+    return scaler.transform(Xtr), scaler.transform(Xte)
+
+
+def _run(name: str, draws, extra: tuple[str, ...] = (), scaled: bool = False) -> list[list[str]]:
     methods = {
         "SVC()": lambda X, y, w: SVC().fit(X, y),
         "tuned SVC (GridSearchCV, 12 candidates)": lambda X, y, w: tuned_svc(X).fit(X, y),
@@ -113,15 +154,20 @@ def _run(name: str, draws, extra: tuple[str, ...] = ()) -> list[list[str]]:
         methods[spec] = lambda X, y, w, spec=spec: estimator_from_spec(spec, random_state=0).fit(
             _views(X, w), y
         )
-    acc: dict[str, list[float]] = {m: [] for m in methods}
-    secs: dict[str, list[float]] = {m: [] for m in methods}
+    runs = [(m, fit, False) for m, fit in methods.items()]
+    if scaled:
+        runs += [(f"{m} [StandardScaler first]", fit, True) for m, fit in methods.items()]
+    acc: dict[str, list[float]] = {m: [] for m, _, _ in runs}
+    secs: dict[str, list[float]] = {m: [] for m, _, _ in runs}
     for Xtr, ytr, Xte, yte, widths in draws:
-        for m, fit in methods.items():
+        parts = {False: (Xtr, Xte), True: _scaled(Xtr, Xte) if scaled else (Xtr, Xte)}
+        for m, fit, scale in runs:
+            Xa, Xb = parts[scale]
             t0 = time.process_time()
-            model = fit(Xtr, ytr, widths)
+            model = fit(Xa, ytr, widths)
             secs[m].append(time.process_time() - t0)
             on_views = m.startswith("MVML")  # the SVCs read the concatenation
-            acc[m].append(model.score(_views(Xte, widths) if on_views else Xte, yte))
+            acc[m].append(model.score(_views(Xb, widths) if on_views else Xb, yte))
     n = len(acc["SVC()"])
     return [
         [
@@ -132,7 +178,7 @@ def _run(name: str, draws, extra: tuple[str, ...] = ()) -> list[list[str]]:
             f"{np.min(acc[m]):.4f}",
             f"{np.mean(secs[m]):.2f}",
         ]
-        for m in methods
+        for m in acc
     ]
 
 
@@ -141,12 +187,28 @@ def main() -> int:
     ap.add_argument("--draws", type=int, default=6, help="seeded draws per data set")
     add_out(ap, OUT)
     add_extra(ap, "MVMLClassifier(multi_class='ovo')")
+    ap.add_argument(
+        "--sets",
+        nargs="*",
+        default=[],
+        help="run only the sets whose name contains one of these words (case-insensitive), "
+        "e.g. --sets raw",
+    )
+    ap.add_argument(
+        "--scaled",
+        action="store_true",
+        help="also fit every method on the views standardised per column (StandardScaler "
+        "on the training rows)",
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # tiny folds: the tuned SVC's CV may warn
     extra = tuple(args.extra)
+    words = [w.lower() for w in args.sets]
     rows = []
     for name, draws in SETS:
-        rows += _run(name, draws(args.draws), extra)
+        if words and not any(w in name.lower() for w in words):
+            continue
+        rows += _run(name, draws(args.draws), extra, args.scaled)
     head = ["Data set", "draws", "Method", "mean acc.", "min acc.", "fit (CPU s)"]
     table = markdown_table(head, rows)
     print(table)

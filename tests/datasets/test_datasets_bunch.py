@@ -16,7 +16,7 @@ from sklearn.utils import Bunch
 from mvkernels import datasets
 
 LOADERS = ["load_uwave", "load_sarcos", "load_winequality", "load_parkinsons", "load_santafe"]
-LOADERS += ["load_nutrimouse", "load_digits_views"]
+LOADERS += ["load_nutrimouse", "load_digits_views", "load_uwave_raw"]
 FETCHERS = ["fetch_uwave", "fetch_sarcos", "fetch_winequality", "fetch_parkinsons"]
 FETCHERS += ["fetch_santafe", "fetch_nutrimouse"]
 
@@ -60,6 +60,7 @@ def test_digits_views_bunch_and_x_y():
 # (loader, its keyword arguments, the Bunch keys return_X_y gives, the former keys kept)
 REAL = [
     ("load_uwave", {}, ["Xs_train", "Xs_test", "y_train", "y_test"], ["view_names"]),
+    ("load_uwave_raw", {"length": 20}, ["data", "target"], ["user", "day", "view_names"]),
     ("load_sarcos", {}, ["data", "target"], ["Xs", "y", "view_names"]),
     ("load_sarcos", {"torque": None}, ["data", "target"], ["Xs", "y"]),
     ("load_winequality", {"color": "red"}, ["data", "target"], ["X", "quality", "columns"]),

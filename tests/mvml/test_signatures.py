@@ -31,7 +31,7 @@ from mvkernels.mvml.cv._search import _MVMLCVBase
 
 #: (subclass, base) -> the defaults the subclass changes on purpose
 INTENDED = {
-    (MVMLClassifier, _BaseMVML): {"alpha": 0.1, "bandwidth_factor": 6.0, "joint_view": "auto"},
+    (MVMLClassifier, _BaseMVML): {"alpha": 0.1, "joint_view": "auto"},
     (MVMLRegressor, _BaseMVML): {
         "alpha": 0.1,
         "bandwidth_factor": 1.5,
@@ -41,7 +41,6 @@ INTENDED = {
     (MVMLSVC, MVMLClassifier): {
         "alpha": 1e-5,
         "max_iter": 2,
-        "bandwidth_factor": 4.0,
         "multi_class": "auto",
     },
     (MVMLClassifierCV, _MVMLCVBase): {},

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+import re
+import zipfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ __all__ = [
     "DataFileError",
     "data_home",
     "load_uwave",
+    "load_uwave_raw",
     "load_sarcos",
     "load_winequality",
     "load_parkinsons",
@@ -150,6 +153,128 @@ def load_uwave(data_dir: Any = None, *, return_X_y: bool = False) -> Any:
     if return_X_y:
         return out.Xs_train, out.Xs_test, out.y_train, out.y_test
     return out
+
+
+#: a raw uWave recording in the archive:
+#: ``U{user}/U{user} ({day})/{letter}_Template_Acceleration{gesture}-{rep}.txt``
+_UWAVE_RAW_NAME = re.compile(
+    r"U(\d+)/U(\d+) \((\d+)\)/[A-Za-z]+_Template_Acceleration(\d+)-(\d+)\.txt$"
+)
+_UWAVE_AXES = ("x", "y", "z")
+
+
+def _resample(series: np.ndarray, length: int) -> np.ndarray:
+    """Resample the rows of ``series`` (m samples) to ``length`` samples, linearly.
+
+    Sample ``i`` of the input sits at ``t_i = i / (m - 1)`` on ``[0, 1]``; output sample
+    ``j`` is the linear interpolation at ``s_j = j / (length - 1)``, so the first and last
+    samples are kept exactly. A series of one sample (``m = 1``) becomes a constant.
+    """
+    series = np.asarray(series, dtype=np.float64)
+    m = series.shape[0]
+    if m == 1:
+        return np.repeat(series, length, axis=0)
+    t, s = np.linspace(0.0, 1.0, m), np.linspace(0.0, 1.0, length)
+    columns = series.reshape(m, -1).T
+    out = np.stack([np.interp(s, t, c) for c in columns], axis=1)
+    return out.reshape((length, *series.shape[1:]))
+
+
+def _check_raw_args(length: Any, views: Any) -> list[int]:
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 2:
+        raise ValueError(f"length must be an int >= 2 (samples per series), got {length!r}")
+    if isinstance(views, str) or not all(v in _UWAVE_AXES for v in views) or not views:
+        raise ValueError(
+            f"views must be a non-empty list of axis names among {list(_UWAVE_AXES)}, got {views!r}"
+        )
+    if len(set(views)) != len(views):
+        raise ValueError(f"views must not repeat an axis, got {views!r}")
+    return [_UWAVE_AXES.index(v) for v in views]
+
+
+@_reads_files
+def load_uwave_raw(
+    data_dir: Any = None,
+    *,
+    length: int = 300,
+    views: Sequence[str] = _UWAVE_AXES,
+    return_X_y: bool = False,
+) -> Any:
+    """uWaveGestureLibrary, the raw accelerometer recordings (8 users x 7 days x 8 gestures
+    x 10 repetitions: 4,480 series).
+
+    Raw sensor data, unlike :func:`load_uwave`: each recording's x, y and z acceleration
+    series in the device's units, with their offsets (gravity) and not z-normalised, of
+    unequal lengths (1 to 315 samples) resampled to ``length`` samples by linear
+    interpolation on ``[0, 1]`` (sample ``i`` of ``m`` at ``i / (m - 1)``; the first and
+    last are kept). At ``length=315``, z-normalised per series, these are the series of
+    :func:`load_uwave` (the UCR split) to float32 precision. Read from
+    ``uwave/uWaveGestureLibrary_raw.zip`` in the data home, without unpacking it. Rows are
+    ordered by user, day, gesture and repetition. No split is given: draw one over users
+    and days (e.g. a few recordings a gesture for training).
+
+    Parameters
+    ----------
+    data_dir : str, path or None, default=None
+        The data home (:func:`data_home`: ``$MVKERNELS_DATA``, else ``~/mvkernels_data``).
+    length : int >= 2, default=300
+        Samples per resampled series (the width of each view).
+    views : list of {"x", "y", "z"}, default=("x", "y", "z")
+        The axes returned as views, in this order.
+    return_X_y : bool, default=False
+        Return ``(Xs, y)``, the list of the views and the gestures, instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (the list of the views, each (4480, ``length``)), ``target`` (the gesture,
+        1..8), ``user`` (1..8), ``day`` (1..7), ``repetition`` (1..10), ``n_raw_samples``
+        (each recording's length before resampling), ``view_names``.
+    (Xs, y) : tuple
+        With ``return_X_y=True``.
+
+    Examples
+    --------
+    >>> from mvkernels.datasets import load_uwave_raw
+    >>> d = load_uwave_raw(views=["x", "y"])  # doctest: +SKIP
+    >>> [X.shape for X in d.data], d.target.shape  # doctest: +SKIP
+    ([(4480, 300), (4480, 300)], (4480,))
+    """
+    axes = _check_raw_args(length, views)
+    path = _file("uwave", "uWaveGestureLibrary_raw.zip", data_dir)
+    records = []
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.namelist():
+            match = _UWAVE_RAW_NAME.search(member)
+            if match is None:
+                continue
+            user, user_again, day, gesture, rep = (int(g) for g in match.groups())
+            values = np.array(archive.read(member).split(), dtype=np.float64)
+            if user != user_again or values.size == 0 or values.size % 3:
+                raise DataFileError(
+                    f"could not read {member} in {path}: expected rows of 'x y z' under "
+                    f"U<user>/U<user> (<day>)/, got {values.size} values"
+                )
+            series = _resample(values.reshape(-1, 3), length)
+            records.append(((user, day, gesture, rep), series, values.size // 3))
+    if not records:
+        raise DataFileError(f"could not read {path}: it holds no uWave recordings")
+    records.sort(key=lambda r: r[0])
+    keys = np.array([r[0] for r in records], dtype=np.int64)
+    stacked = np.stack([r[1] for r in records])  # (n, length, 3)
+    Xs = [np.ascontiguousarray(stacked[:, :, a]) for a in axes]
+    y = keys[:, 2].copy()
+    if return_X_y:
+        return Xs, y
+    return Bunch(
+        data=Xs,
+        target=y,
+        user=keys[:, 0].copy(),
+        day=keys[:, 1].copy(),
+        repetition=keys[:, 3].copy(),
+        n_raw_samples=np.array([r[2] for r in records], dtype=np.int64),
+        view_names=list(views),
+    )
 
 
 @_reads_files

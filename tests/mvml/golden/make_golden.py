@@ -185,7 +185,7 @@ def cases() -> dict[str, Callable[[], dict[str, np.ndarray]]]:
         return [da.from_array(v, chunks=40) for v in Xtr], da.from_array(Y, chunks=40), Xte
 
     rs = {"random_state": 0}
-    # MVMLClassifier's defaults at 9946e0c (they changed later: alpha 0.1, factor 6,
+    # MVMLClassifier's defaults at 9946e0c (they changed later: alpha 0.1, factor 6, then 4,
     # joint_view "auto")
     clf = {"alpha": 1.0, "bandwidth_factor": 4.0, "joint_view": False, **rs}
     # MVMLSVC's defaults at 9946e0c: no joint view, one-vs-rest (later joint_view "auto" and
