@@ -219,15 +219,6 @@ def refuse_dropped_rows_of_kernels(kernel: Any) -> None:
 
 
 # ============================================================================ estimators
-def regression_targets(y: Any) -> tuple[Any, bool]:
-    """Real targets as an (n, k) float64 array (NumPy or lazy Dask) and whether ``y`` was 1-D.
-
-    ``y`` of shape (n,) is one problem; (n, k) is k problems (one per output) that share
-    the kernels, the Nystrom map, ``C`` and its factorisation (as the one-vs-all classes).
-    """
-    return data_part(y=y).regression_targets(y)  # lazy y: NaN/inf caught block by block
-
-
 class _BaseMVML(BaseEstimator):
     """Shared MVML machinery (Algorithm 1 of the paper, both versions a and b).
 

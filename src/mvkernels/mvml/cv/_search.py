@@ -19,9 +19,6 @@ from ..._kernel_families import kernel_takes_sparse, names_precomputed
 from ..._targets import one_vs_all_targets
 from ..._threads import serial_blas
 from ..._validation import validate_array_input
-from .._base import (
-    regression_targets,
-)
 from .._data_part import data_part
 from .._estimators import MVMLRegressor, check_n_classes
 from .._metric import metric_kind
@@ -204,7 +201,8 @@ class _MVMLCVBase(BaseEstimator):
     def _encode(self, y: Any) -> tuple[Any, Any, Any]:
         """``(Y, y_split, y_score)``: +-1 or real target columns, labels for the splitter,
         and the values scored against."""
-        y = data_part(y=y).to_client(y)  # the labels / targets on the client
+        part = data_part(y=y)  # decided once: the labels / targets on the client
+        y = part.to_client(y)
         if is_classifier(self):
             y = column_or_1d(np.asarray(y), warn=True)
             check_classification_targets(y)
@@ -212,7 +210,7 @@ class _MVMLCVBase(BaseEstimator):
             check_n_classes(self)  # the classifiers' check and messages
             Y = one_vs_all_targets(yi, len(self.classes_))
             return Y, y, y
-        Y, single = regression_targets(y)
+        Y, single = part.with_client_targets().regression_targets(y)
         return Y, None, Y[:, 0] if single else Y
 
     # ------------------------------------------------------------------ fit
