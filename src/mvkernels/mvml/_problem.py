@@ -398,19 +398,14 @@ class FullProblem(MVMLProblem):
     def squared_residual(self, t: int, g: np.ndarray, w: np.ndarray) -> float:
         """``||y_t - W H g||^2`` (eq. 7's data term): the kept design of the fixed view
         weights times ``g``, or at other weights (``learn_weights``) the outputs
-        ``sum_l w_l K_l g_l`` (rows scaled by ``sqrt(s_i)`` with row scaling), without
-        building the ``n x nv`` design again (equal to rounding)."""
+        ``sum_l w_l K_l g_l`` from :meth:`view_outputs` (rows scaled by ``sqrt(s_i)``
+        with row scaling), without building the ``n x nv`` design again (equal to
+        rounding)."""
         w = np.asarray(w, dtype=np.float64)
         if np.array_equal(w, self._uniform_weights()):
             f = self._uniform_design @ g
         else:
-            b = self.block_size
-            f = w[0] * (self.Ks[0] @ g[:b])
-            for l in range(1, self.n_views):
-                f += w[l] * (self.Ks[l] @ g[l * b : (l + 1) * b])
-            s = self._row_scale()
-            if s is not None:
-                f *= s
+            f = self.view_outputs(g) @ w
         r = self.Y[:, t] - f
         return float(r @ r)
 
