@@ -569,7 +569,7 @@ class OneVsOneMixin:
         problem = feature_problem(problem)
         dim = problem.dim
         pair_rows = self._ovo_rows
-        feature_rows = feature_problem(problem).row_data
+        feature_rows = problem.row_data
         U = feature_rows.U
         if (
             U is None
