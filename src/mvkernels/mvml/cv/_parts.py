@@ -1,5 +1,5 @@
 """The part axes of a cross-validated search (:data:`~._grid.PART_AXES`: the feature
-relevance, the loss, the multi-class decomposition): axes whose values are whole
+relevance, the loss, the multi-class decomposition, the intercept): axes whose values are whole
 searches, each with its own grid, run on the same folds and joined by
 :func:`~._grid.union_results`.
 
