@@ -51,6 +51,13 @@ PER_CLASS = 10
 CLASSES = 4
 
 
+def _per_class_rows(rng, y, classes, per_class: int) -> np.ndarray:
+    """``per_class`` rows of each of ``classes`` drawn without replacement (class order)."""
+    return np.concatenate(
+        [rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in classes]
+    )
+
+
 def _draws_uwave(n_draws: int, per_class: int = PER_CLASS, n_classes: int = CLASSES):
     d = load_uwave()
     Xtr, ytr = np.hstack(d["Xs_train"]), np.asarray(d["y_train"])
@@ -60,9 +67,7 @@ def _draws_uwave(n_draws: int, per_class: int = PER_CLASS, n_classes: int = CLAS
     test = np.isin(yte, classes)
     for seed in range(n_draws):
         rng = np.random.default_rng(seed)
-        tr = np.concatenate(
-            [rng.choice(np.flatnonzero(ytr == c), per_class, replace=False) for c in classes]
-        )
+        tr = _per_class_rows(rng, ytr, classes, per_class)
         yield Xtr[tr], ytr[tr], Xte[test], yte[test], widths
 
 
@@ -72,9 +77,7 @@ def _draws_digits(n_draws: int, per_class: int = PER_CLASS, n_classes: int = CLA
     X, y = X[keep], y[keep]
     for seed in range(n_draws):
         rng = np.random.default_rng(seed)
-        tr = np.concatenate(
-            [rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in range(n_classes)]
-        )
+        tr = _per_class_rows(rng, y, range(n_classes), per_class)
         te = np.setdiff1d(np.arange(y.size), tr)
         scaler = StandardScaler().fit(X[tr])
         yield scaler.transform(X[tr]), y[tr], scaler.transform(X[te]), y[te], [32, 32]
@@ -105,9 +108,7 @@ def _draws_uwave_raw(
     rows = np.flatnonzero(np.isin(y, gestures))
     for seed in range(n_draws):
         rng = np.random.default_rng(seed)
-        tr = np.concatenate(
-            [rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in gestures]
-        )
+        tr = _per_class_rows(rng, y, gestures, per_class)
         te = np.setdiff1d(rows, tr)
         yield X[tr], y[tr], X[te], y[te], widths
 
